@@ -1,0 +1,56 @@
+"""hetcoll: collective communication on heterogeneous networks.
+
+Describe a platform, plan a collective with the algorithms of the literature, predict its
+time with one simulator, and run it over MPI.
+
+>>> import hetcoll
+>>> p = hetcoll.load_platform("fig1")            # Banikazemi et al. 1998, Fig. 1
+>>> s = hetcoll.plan(p, "1", method="fnf")
+>>> round(hetcoll.simulate(p, s).makespan * 1e6, 6)
+400.0
+"""
+
+from __future__ import annotations
+
+from .errors import (
+    HetcollError,
+    ModelError,
+    PlannerError,
+    PlatformError,
+    ScheduleError,
+    UnknownNodeError,
+    UnknownPlannerError,
+)
+from .models import get_model
+from .planners import REGISTRY, plan, plan_multiple
+from .platform import Link, Node, Platform, load_platform, save_platform
+from .schedule import Flow, Program, Schedule, Tree
+from .simulate import Prediction, simulate
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "REGISTRY",
+    "Flow",
+    "HetcollError",
+    "Link",
+    "ModelError",
+    "Node",
+    "Platform",
+    "PlannerError",
+    "PlatformError",
+    "Prediction",
+    "Program",
+    "Schedule",
+    "ScheduleError",
+    "Tree",
+    "UnknownNodeError",
+    "UnknownPlannerError",
+    "__version__",
+    "get_model",
+    "load_platform",
+    "plan",
+    "plan_multiple",
+    "save_platform",
+    "simulate",
+]

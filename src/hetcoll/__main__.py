@@ -1,0 +1,7 @@
+"""``python -m hetcoll``: the same as the ``hetcoll`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

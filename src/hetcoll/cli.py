@@ -1,0 +1,429 @@
+"""The ``hetcoll`` command line.
+
+Exit codes: 0 success; 1 an operation ran and failed (e.g. data mismatch after a collective);
+2 bad input, with one line ``hetcoll: error: ...`` on stderr and nothing written.
+With ``--json`` one JSON document goes to stdout and everything for humans to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .errors import HetcollError, PlannerError, ScheduleError
+from .report import dump_json, format_table, json_document
+from .units import format_bandwidth, format_size, format_time, parse_size
+
+__all__ = ["main", "cli"]
+
+
+class _Size(click.ParamType):
+    name = "bytes"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_size(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+SIZE = _Size()
+JSON_OPT = click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+
+
+def _ids(text: str | None, what: str) -> list[str] | None:
+    if text is None:
+        return None
+    ids = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in ids):
+        raise PlannerError(f"{what}: expected comma-separated node ids, got {text!r}")
+    return ids
+
+
+def _platform(path: str):
+    from .platform import load_platform
+
+    return load_platform(path)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="hetcoll", prog_name="hetcoll")
+def cli() -> None:
+    """Plan, simulate and run collectives on heterogeneous networks."""
+
+
+# -- planners ------------------------------------------------------------------------------------
+
+
+@cli.command("planners")
+@JSON_OPT
+def planners_cmd(as_json: bool) -> None:
+    """List the registered planners with their papers and complexity."""
+    from .planners import REGISTRY
+
+    infos = [REGISTRY[k] for k in sorted(REGISTRY)]
+    if as_json:
+        dump_json(json_document("planners", {"planners": [i.to_dict() for i in infos]}))
+        return
+    rows = [[i.name, ",".join(i.collectives), i.complexity, i.paper] for i in infos]
+    click.echo(format_table(["planner", "operations", "complexity", "reference"], rows))
+
+
+# -- plan ----------------------------------------------------------------------------------------
+
+
+def _plan_options(func):
+    for deco in reversed(
+        [
+            click.argument("platform"),
+            click.option(
+                "--op",
+                "op",
+                default="bcast",
+                show_default=True,
+                help="bcast, multicast or multi-multicast.",
+            ),
+            click.option("--root", help="Source node id."),
+            click.option("--members", help="Comma-separated ids of a multicast's members."),
+            click.option(
+                "--group",
+                "groups",
+                multiple=True,
+                help="ROOT:ID,ID,... one multicast of a multi-multicast (repeat).",
+            ),
+            click.option(
+                "--size",
+                type=SIZE,
+                default="0",
+                show_default=True,
+                help="Message size (bytes, or 4KiB, 1MB, ...).",
+            ),
+            click.option(
+                "--segment-size",
+                type=SIZE,
+                default=None,
+                help="Pipeline the message in segments of this size.",
+            ),
+            click.option(
+                "--model",
+                "model",
+                default=None,
+                help="Cost model to plan and simulate with (default: the platform's).",
+            ),
+            JSON_OPT,
+        ]
+    ):
+        func = deco(func)
+    return func
+
+
+def _request(platform, op: str, root: str | None, members: str | None, groups: tuple[str, ...]):
+    """Check the --op/--root/--members/--group combination; return (root, members, groups)."""
+    op = op.replace("-", "_")
+    if op == "multi_multicast":
+        if not groups:
+            raise PlannerError("--op multi-multicast needs one --group ROOT:ID,ID,... per source")
+        parsed = []
+        for g in groups:
+            head, sep, tail = g.partition(":")
+            if not sep or not head.strip():
+                raise PlannerError(f"--group: expected ROOT:ID,ID,..., got {g!r}")
+            parsed.append((head.strip(), _ids(tail, f"--group {head.strip()} members")))
+        return None, None, parsed
+    if op not in ("bcast", "multicast"):
+        raise PlannerError(
+            f"unknown operation {op!r} for a tree planner; choose from: bcast, multicast, "
+            "multi-multicast"
+        )
+    if groups:
+        raise PlannerError("--group is only for --op multi-multicast")
+    if root is None:
+        raise PlannerError(f"--op {op} needs --root ID")
+    member_list = _ids(members, "--members")
+    if op == "multicast" and member_list is None:
+        raise PlannerError("--op multicast needs --members ID,ID,...")
+    if op == "bcast" and member_list is not None:
+        raise PlannerError("--op bcast sends to every node; use --op multicast with --members")
+    return root, member_list, None
+
+
+def _make_schedule(platform, algo, root, members, groups, size, segment_size, model):
+    from .planners import plan, plan_multiple
+
+    if groups is not None:
+        return plan_multiple(
+            platform, groups, method=algo, model=model, nbytes=size, segment_size=segment_size
+        )
+    return plan(
+        platform, root, members, method=algo, model=model, nbytes=size, segment_size=segment_size
+    )
+
+
+def _prediction_doc(schedule, pred) -> dict[str, Any]:
+    doc = pred.to_dict()
+    doc["root"] = schedule.root
+    doc["roots"] = [schedule.roots[b] for b in schedule.buffers]
+    doc["members"] = list(schedule.participants)
+    doc["schedule"] = schedule.to_dict()
+    return doc
+
+
+def _print_prediction(schedule, pred, platform_name: str) -> None:
+    click.echo(
+        f"{pred.algorithm}: {schedule.collective} of {format_size(schedule.nbytes)} "
+        f"from {', '.join(schedule.roots[b] for b in schedule.buffers)} on {platform_name}"
+    )
+    click.echo(
+        f"predicted time: {format_time(pred.makespan)}"
+        + (
+            f"   throughput: {format_bandwidth(pred.throughput)}"
+            if schedule.flows[0].segment_size
+            else ""
+        )
+    )
+    for f in schedule.flows:
+        for parent, kids in f.tree.children.items():
+            click.echo(f"  {parent} -> {', '.join(kids)}")
+    order = sorted(pred.arrival, key=lambda k: (pred.arrival[k], k))
+    click.echo("arrivals: " + ", ".join(f"{k}@{format_time(pred.arrival[k])}" for k in order))
+
+
+@cli.command("plan")
+@_plan_options
+@click.option("--algo", default="fnf", show_default=True, help="Planner name (hetcoll planners).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the schedule here.")
+def plan_cmd(
+    platform, op, root, members, groups, size, segment_size, model, as_json, algo, output
+) -> None:
+    """Plan a collective on PLATFORM and predict its time."""
+    from .platform import write_atomic
+    from .simulate import simulate
+
+    p = _platform(platform)
+    root, member_list, group_list = _request(p, op, root, members, groups)
+    schedule = _make_schedule(p, algo, root, member_list, group_list, size, segment_size, model)
+    pred = simulate(p, schedule, model)
+    if output:
+        write_atomic(output, schedule.to_json() + "\n")
+    if as_json:
+        dump_json(json_document("plan", _prediction_doc(schedule, pred)))
+    else:
+        _print_prediction(schedule, pred, platform)
+
+
+# -- simulate ------------------------------------------------------------------------------------
+
+
+def _read_schedule(path: str):
+    from .schedule import Schedule
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScheduleError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScheduleError(f"{path}: not valid JSON: {exc}") from None
+    if isinstance(data, dict) and "schedule" in data and "format" not in data:
+        data = data["schedule"]  # the output of `hetcoll plan --json`
+    try:
+        return Schedule.from_dict(data)
+    except ScheduleError as exc:
+        raise ScheduleError(f"{path}: {exc}") from None
+
+
+@cli.command("simulate")
+@click.argument("platform")
+@click.argument("schedule_file", metavar="SCHEDULE.json")
+@click.option("--model", default=None, help="Cost model (default: the platform's).")
+@JSON_OPT
+def simulate_cmd(platform, schedule_file, model, as_json) -> None:
+    """Predict the time of a saved schedule on PLATFORM."""
+    from .simulate import simulate
+
+    p = _platform(platform)
+    schedule = _read_schedule(schedule_file)
+    schedule.validate(p)
+    pred = simulate(p, schedule, model)
+    if as_json:
+        dump_json(json_document("simulation", _prediction_doc(schedule, pred)))
+    else:
+        _print_prediction(schedule, pred, platform)
+
+
+# -- compare -------------------------------------------------------------------------------------
+
+
+def compare_planners(p, root, member_list, groups, size, segment_size, model, algos=None):
+    """Simulate every applicable planner; rows sorted by predicted time, ratio to the best."""
+    from .models import get_model
+    from .planners import applicable
+    from .simulate import simulate
+
+    model_name = (get_model(model) if model else p.model).name
+    n = len(p) if member_list is None and groups is None else len(member_list or []) + 1
+    names = algos or applicable("multicast" if member_list else "bcast", model_name, n)
+    results, skipped = [], {}
+    for name in names:
+        try:
+            schedule = _make_schedule(p, name, root, member_list, groups, size, segment_size, model)
+        except PlannerError as exc:
+            skipped[name] = str(exc)
+            continue
+        pred = simulate(p, schedule, model)
+        results.append(
+            {"algorithm": name, "predicted_time": pred.makespan, "throughput": pred.throughput}
+        )
+    if not results:
+        raise PlannerError("no planner applies to this request: " + "; ".join(skipped.values()))
+    best = min(r["predicted_time"] for r in results)
+    for r in results:
+        r["ratio"] = r["predicted_time"] / best if best > 0 else 1.0
+    results.sort(key=lambda r: (r["predicted_time"], r["algorithm"]))
+    return results, skipped
+
+
+@cli.command("compare")
+@_plan_options
+@click.option("--algos", default=None, help="Comma-separated planners (default: all applicable).")
+def compare_cmd(
+    platform, op, root, members, groups, size, segment_size, model, as_json, algos
+) -> None:
+    """Plan with every applicable planner and compare predicted times."""
+    from .planners import get_planner
+
+    p = _platform(platform)
+    root, member_list, group_list = _request(p, op, root, members, groups)
+    names = _ids(algos, "--algos")
+    for name in names or ():
+        get_planner(name)
+    results, skipped = compare_planners(
+        p, root, member_list, group_list, size, segment_size, model, names
+    )
+    if as_json:
+        dump_json(
+            json_document(
+                "comparison",
+                {
+                    "platform": platform,
+                    "operation": op,
+                    "root": root,
+                    "nbytes": size,
+                    "results": results,
+                    "best": results[0]["algorithm"],
+                    "skipped": skipped,
+                },
+            )
+        )
+        return
+    rows = [
+        [r["algorithm"], format_time(r["predicted_time"]), f"{r['ratio']:.3f}"] for r in results
+    ]
+    title = f"{op} of {format_size(size)} from {root or 'several roots'} on {platform}"
+    click.echo(format_table(["planner", "predicted", "ratio to best"], rows, title=title))
+    for name, why in skipped.items():
+        click.echo(f"(skipped {name}: {why})", err=True)
+
+
+# -- reproduce -----------------------------------------------------------------------------------
+
+
+@cli.command("reproduce")
+@click.argument("name")
+@click.option("--trials", type=int, default=None, help="Trials per point (default: the paper's).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--workers", type=int, default=None, help="Worker processes (default: all cores).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Directory for the JSON and PNG files (default: results/NAME).",
+)
+@click.option("--no-plot", is_flag=True, help="Skip the PNG figures.")
+@JSON_OPT
+def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, as_json) -> None:
+    """Reproduce a paper's experiment (hetcoll reproduce list: the choices)."""
+    from .experiments import EXPERIMENTS, Config, get_experiment
+
+    if name == "list":
+        rows = [[e.name, e.paper, e.summary] for e in EXPERIMENTS.values()]
+        click.echo(format_table(["experiment", "reference", "what"], rows))
+        return
+    exp = get_experiment(name)
+    if trials is not None and trials <= 0:
+        raise HetcollError(f"--trials: must be >= 1, got {trials}")
+    if workers is not None and workers <= 0:
+        raise HetcollError(f"--workers: must be >= 1, got {workers}")
+    config = Config(trials=trials, seed=seed, workers=workers, progress=not as_json)
+    result = exp.func(config)
+    out = Path(out_dir or Path("results") / name)
+    written = _write_result(result, out, plot=not no_plot)
+    if as_json:
+        dump_json(
+            json_document(
+                "experiment", {"experiment": name, "seed": seed, "files": written, **result.data}
+            )
+        )
+        return
+    for table in result.tables:
+        click.echo(table)
+        click.echo()
+    for f in written:
+        click.echo(f"wrote {f}", err=True)
+
+
+def _write_result(result, out: Path, plot: bool) -> list[str]:
+    from .platform import write_atomic
+
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{result.name}.json"
+    write_atomic(path, json.dumps(json_document("experiment", result.data), indent=1) + "\n")
+    written = [str(path)]
+    if plot and result.figures:
+        from .plots import draw_figures
+
+        written += [str(p) for p in draw_figures(result, out)]
+    return written
+
+
+# -- entry point ---------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point: click, with every user error as one line and exit code 2."""
+    try:
+        rv = cli.main(args=argv, prog_name="hetcoll", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:  # bare `hetcoll`: help, not an error
+        click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+        return 0
+    except click.UsageError as exc:
+        return _fail(exc.format_message())
+    except click.ClickException as exc:
+        return _fail(exc.format_message())
+    except HetcollError as exc:
+        return _fail(str(exc))
+    except click.exceptions.Abort:
+        click.echo("hetcoll: aborted", err=True)
+        return 130
+    except BrokenPipeError:
+        return 0
+    code = rv if isinstance(rv, int) else 0
+    return code
+
+
+def _fail(message: str) -> int:
+    first = " ".join(str(message).split())
+    click.echo(f"hetcoll: error: {first}", err=True)
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

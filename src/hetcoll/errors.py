@@ -1,0 +1,49 @@
+"""Exception hierarchy.
+
+Every error a user can cause derives from :class:`HetcollError`; the CLI turns
+it into one line on stderr and exit code 2.  Messages name the culprit and what
+was expected, e.g. ``platform.json: links[3].bandwidth: must be > 0, got -1``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "HetcollError",
+    "PlatformError",
+    "UnknownNodeError",
+    "ScheduleError",
+    "PlannerError",
+    "UnknownPlannerError",
+    "ModelError",
+]
+
+
+class HetcollError(Exception):
+    """Base class of every error caused by bad input to hetcoll."""
+
+
+class PlatformError(HetcollError, ValueError):
+    """A platform description is malformed or inconsistent."""
+
+
+class UnknownNodeError(HetcollError, KeyError):
+    """A node id (root, member) that the platform does not have."""
+
+    def __str__(self) -> str:  # KeyError would add quotes around the message
+        return str(self.args[0]) if self.args else ""
+
+
+class ScheduleError(HetcollError, ValueError):
+    """A schedule is invalid: a member misses data, a send precedes its data, a deadlock."""
+
+
+class ModelError(HetcollError, ValueError):
+    """Unknown cost model, bad model parameters, or a model the platform cannot feed."""
+
+
+class PlannerError(HetcollError, ValueError):
+    """A planner cannot handle the request (operation, model, size of instance)."""
+
+
+class UnknownPlannerError(PlannerError):
+    """A planner name that is not registered."""

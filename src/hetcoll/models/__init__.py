@@ -1,0 +1,57 @@
+"""Cost models: how one point-to-point transfer occupies the sender, the path and the receiver.
+
+=========  ===========================================================================
+name       model
+=========  ===========================================================================
+tini       sender-only ``t_ini + n t_byte`` (Banikazemi et al. 1998)
+hockney    ``alpha + n / beta`` per route, one-port, link contention
+postal     pairwise latency, non-blocking sends, LogP overhead/gap (Park et al. eq. 2)
+=========  ===========================================================================
+
+``get_model("postal")``, ``get_model({"name": "postal", "gap": 2e-6})`` or a model instance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ModelError
+from .base import BoundModel, CostModel
+from .hockney import HockneyModel
+from .postal import PostalModel
+from .tini import TiniModel
+
+__all__ = [
+    "MODELS",
+    "BoundModel",
+    "CostModel",
+    "HockneyModel",
+    "PostalModel",
+    "TiniModel",
+    "get_model",
+]
+
+MODELS: dict[str, type[CostModel]] = {
+    cls.name: cls for cls in (TiniModel, HockneyModel, PostalModel)
+}
+
+
+def get_model(spec: Any) -> CostModel:
+    """A :class:`CostModel` from a name, a ``{"name": ..., **params}`` mapping or an instance."""
+    if isinstance(spec, CostModel):
+        return spec
+    if isinstance(spec, str):
+        name, params = spec, {}
+    elif isinstance(spec, Mapping):
+        if "name" not in spec:
+            raise ModelError('model: a model object needs a \'name\' (e.g. {"name": "postal"})')
+        name, params = spec["name"], {k: v for k, v in spec.items() if k != "name"}
+    else:
+        raise ModelError(f"model: expected a name or an object, got {spec!r}")
+    if name not in MODELS:
+        raise ModelError(f"unknown model {name!r}; choose from: {', '.join(sorted(MODELS))}")
+    try:
+        return MODELS[name].from_params(params)
+    except TypeError as exc:
+        raise ModelError(f"model {name!r}: {exc}") from None

@@ -1,0 +1,140 @@
+"""Planners: pure functions ``(platform, root, members, model, **options) -> Schedule``.
+
+Use them directly (``hetcoll.planners.fnf(platform, "1")``) or through the front door
+:func:`plan`, which looks the method up in :data:`REGISTRY` like
+``scipy.optimize.minimize(method=...)``.  ``hetcoll planners`` lists them with their papers.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..errors import PlannerError
+from ..platform import Platform
+from ..schedule import Schedule
+from . import classic, fnf, spoc  # noqa: F401  (importing registers the planners)
+from ._registry import REGISTRY, PlannerInfo, get_planner, register
+
+__all__ = [
+    "REGISTRY",
+    "PlannerInfo",
+    "get_planner",
+    "plan",
+    "plan_multiple",
+    "register",
+    "applicable",
+]
+
+
+def plan(
+    platform: Platform,
+    root: str,
+    members: Iterable[str] | None = None,
+    *,
+    method: str = "fnf",
+    model: Any = None,
+    nbytes: int = 0,
+    segment_size: int | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> Schedule:
+    """Plan a broadcast (``members`` None) or multicast from ``root`` with planner ``method``.
+
+    Parameters
+    ----------
+    platform : Platform
+    root : str
+        The source node id.
+    members : iterable of str, optional
+        The nodes that must receive (the root is added); None for every node.
+    method : str
+        A name from :data:`REGISTRY` (``hetcoll planners``), e.g. ``"fnf"``, or ``"auto"``.
+    model : optional
+        Cost model to plan for; defaults to the platform's.
+    nbytes : int
+        Message size in bytes.
+    segment_size : int, optional
+        Pipeline the message in segments of this many bytes.
+    options : mapping, optional
+        Planner-specific options; unknown ones raise a warning and are ignored.
+
+    Returns
+    -------
+    Schedule
+
+    Raises
+    ------
+    UnknownPlannerError, UnknownNodeError, PlannerError
+
+    Examples
+    --------
+    >>> from hetcoll import load_platform
+    >>> plan(load_platform("fig1"), "1", method="fnf").tree.children["1"]
+    ('6', '2', '4', '7')
+    """
+    info = get_planner(method)
+    collective = "bcast" if members is None else "multicast"
+    if collective not in info.collectives and not (
+        collective == "multicast" and "bcast" in info.collectives
+    ):
+        raise PlannerError(f"planner {method!r} does not plan a {collective}")
+    opts = dict(options or {})
+    unknown = sorted(set(opts) - set(info.options))
+    for key in unknown:
+        warnings.warn(
+            f"planner {method!r} ignores unknown option {key!r} "
+            f"(it accepts: {', '.join(info.options) or 'none'})",
+            stacklevel=2,
+        )
+        del opts[key]
+    return info.func(
+        platform, root, members, model, nbytes=nbytes, segment_size=segment_size, **opts
+    )
+
+
+def plan_multiple(
+    platform: Platform,
+    groups: Sequence[tuple[str, Iterable[str] | None]],
+    *,
+    method: str = "fnf",
+    model: Any = None,
+    nbytes: int = 0,
+    segment_size: int | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> Schedule:
+    """Multiple multicast: one tree per ``(root, members)`` group, all run at the same time.
+
+    Each group is planned on its own, as Banikazemi et al. (1998, Sec. 4 and 6.2) do; the
+    simulator makes the trees share every node's sending capacity.
+    """
+    if not groups:
+        raise PlannerError("multiple multicast: no groups given")
+    parts = [
+        plan(
+            platform,
+            root,
+            members,
+            method=method,
+            model=model,
+            nbytes=nbytes,
+            segment_size=segment_size,
+            options=options,
+        )
+        for root, members in groups
+    ]
+    return Schedule.concurrent(parts, algorithm=method)
+
+
+def applicable(collective: str, model_name: str, n_members: int) -> list[str]:
+    """Registered planners that can plan ``collective`` for ``n_members`` under the model."""
+    out = []
+    for name, info in sorted(REGISTRY.items()):
+        if name == "auto" or collective not in info.collectives:
+            continue
+        if info.exact_models and info.kind == "exact" and model_name not in info.exact_models:
+            continue
+        if info.max_members is not None and n_members > info.max_members:
+            continue
+        out.append(name)
+    return out

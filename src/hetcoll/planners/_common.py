@@ -1,0 +1,125 @@
+"""What every tree planner does first and last: normalise the request, wrap the tree."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import PlannerError
+from ..models import BoundModel, CostModel, get_model
+from ..platform import Platform
+from ..schedule import Flow, Schedule, Tree
+
+__all__ = ["Request", "prepare", "tree_schedule", "relative_order"]
+
+
+@dataclass(frozen=True)
+class Request:
+    """A normalised planning request.
+
+    ``members`` holds node indices in rank (platform) order and includes ``root``.
+    """
+
+    platform: Platform
+    root: int
+    members: tuple[int, ...]
+    collective: str
+    nbytes: int
+    model: CostModel
+    bound: BoundModel
+    segment_size: int | None
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.platform.ids
+
+    def others(self) -> list[int]:
+        """Members other than the root, in rank order."""
+        return [m for m in self.members if m != self.root]
+
+    def message_size(self) -> int:
+        """Bytes of one message: the segment size when the message is pipelined."""
+        if self.segment_size:
+            return min(self.segment_size, self.nbytes)
+        return self.nbytes
+
+    def node_cost(self) -> np.ndarray:
+        return self.bound.node_cost(self.message_size())
+
+
+def prepare(
+    platform: Platform,
+    root: str,
+    members: Iterable[str] | None = None,
+    model: Any = None,
+    nbytes: int = 0,
+    segment_size: int | None = None,
+) -> Request:
+    """Validate and normalise planner arguments.
+
+    ``members`` None means every node (a broadcast); otherwise the root is added if missing
+    and the collective is a multicast.  Raises UnknownNodeError / PlannerError.
+    """
+    r = platform.index(root)
+    if members is None:
+        idx = tuple(range(len(platform)))
+        collective = "bcast"
+    else:
+        if isinstance(members, str):
+            members = [members]
+        names = list(members)
+        if not names:
+            raise PlannerError("members: empty; give at least one destination")
+        idx_set: dict[int, None] = {}
+        for m in names:
+            i = platform.index(m)
+            if i in idx_set:
+                raise PlannerError(f"members: {m!r} is listed twice")
+            idx_set[i] = None
+        idx_set[r] = None
+        idx = tuple(sorted(idx_set))
+        if len(idx) == 1 and len(platform) > 1:
+            raise PlannerError("members: no destination besides the root")
+        collective = "bcast" if len(idx) == len(platform) else "multicast"
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int | np.integer) or nbytes < 0:
+        raise PlannerError(f"size: must be a whole number of bytes >= 0, got {nbytes!r}")
+    if segment_size is not None and (
+        isinstance(segment_size, bool)
+        or not isinstance(segment_size, int | np.integer)
+        or segment_size <= 0
+    ):
+        raise PlannerError(
+            f"segment size: must be a positive number of bytes, got {segment_size!r}"
+        )
+    cost_model = get_model(model) if model is not None else platform.model
+    return Request(
+        platform,
+        r,
+        idx,
+        collective,
+        int(nbytes),
+        cost_model,
+        cost_model.bind(platform),
+        int(segment_size) if segment_size else None,
+    )
+
+
+def relative_order(req: Request) -> list[int]:
+    """Members in MPI relative-rank order: rank order rotated so the root comes first."""
+    pos = req.members.index(req.root)
+    return list(req.members[pos:] + req.members[:pos])
+
+
+def tree_schedule(
+    req: Request, algorithm: str, edges: Iterable[tuple[int, int]], **params: Any
+) -> Schedule:
+    """Wrap ``(parent, child)`` index pairs, in each parent's send order, as a Schedule."""
+    ids = req.ids
+    tree = Tree.from_edges(ids[req.root], ((ids[p], ids[c]) for p, c in edges))
+    if len(tree.nodes) != len(req.members):
+        raise AssertionError(f"{algorithm}: tree spans {len(tree.nodes)} of {len(req.members)}")
+    flow = Flow(tree, req.nbytes, segment_size=req.segment_size)
+    return Schedule(req.collective, algorithm, req.nbytes, (flow,), params, req.model.to_spec())

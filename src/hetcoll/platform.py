@@ -1,0 +1,697 @@
+"""The network as data: nodes with their own costs, links or a pairwise matrix, clusters.
+
+A :class:`Platform` is immutable and validated when built.  Files are JSON or YAML::
+
+    {"model": "tini",
+     "nodes": [{"id": "1", "t_ini": 100e-6}, {"id": "2", "t_ini": "300us"}, ...]}
+
+    {"model": "postal",
+     "nodes": [{"id": "A", "site": "yonsei"}, {"id": "B"}, ...],
+     "latency": [[0, 0.012, ...], [0.012, 0, ...], ...]}
+
+    {"model": "hockney",
+     "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
+     "links": [{"u": "a", "v": "b", "latency": "5us", "bandwidth": "1GBps"}, ...]}
+
+Times are seconds, sizes bytes, bandwidths bytes per second; strings with units
+(``"100us"``, ``"10Gbps"``) are accepted and converted.  Node ids are strings
+(integers in a file are converted), kept in file order: that order is the "rank
+order" of MPI-style planners such as ``binomial``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import PlatformError, UnknownNodeError
+from .units import parse_bandwidth, parse_time
+
+__all__ = [
+    "Node",
+    "Link",
+    "Platform",
+    "Routes",
+    "load_platform",
+    "save_platform",
+    "builtin_platforms",
+]
+
+_DATA = Path(__file__).with_name("data")
+_NODE_FIELDS = {"id", "t_ini", "t_byte", "site", "cluster", "host"}
+_LINK_FIELDS = {"u", "v", "latency", "bandwidth"}
+_TOP_FIELDS = {"model", "nodes", "links", "latency", "bandwidth", "name", "description"}
+
+
+@dataclass(frozen=True)
+class Node:
+    """A process/host and its own communication costs.
+
+    ``t_ini`` is the message initiation cost (seconds per message the node sends) and
+    ``t_byte`` the per-byte cost (seconds per byte sent), as in Banikazemi et al. (1998),
+    Sec. 3.  ``site`` and ``cluster`` are optional grouping labels (Park et al.), ``host``
+    an optional machine name for the MPI runtime.
+    """
+
+    id: str
+    t_ini: float = 0.0
+    t_byte: float = 0.0
+    site: str | None = None
+    cluster: str | None = None
+    host: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id}
+        if self.t_ini:
+            out["t_ini"] = self.t_ini
+        if self.t_byte:
+            out["t_byte"] = self.t_byte
+        for key in ("site", "cluster", "host"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out
+
+
+@dataclass(frozen=True)
+class Link:
+    """An undirected point-to-point link: ``latency`` seconds, ``bandwidth`` bytes/s."""
+
+    u: str
+    v: str
+    latency: float = 0.0
+    bandwidth: float = math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"u": self.u, "v": self.v, "latency": self.latency}
+        if math.isfinite(self.bandwidth):
+            out["bandwidth"] = self.bandwidth
+        return out
+
+
+@dataclass(frozen=True)
+class Routes:
+    """All-pairs routing on a platform: end-to-end latency, bottleneck bandwidth, paths.
+
+    ``latency[u, v]`` and ``bandwidth[u, v]`` are indexed by node index.  ``paths[u][v]`` is
+    the tuple of directed-link resources a message from ``u`` to ``v`` occupies (empty for a
+    pairwise-matrix platform, whose pairs share nothing).
+    """
+
+    latency: np.ndarray
+    bandwidth: np.ndarray
+    paths: tuple[tuple[tuple[int, ...], ...], ...] | None = None
+
+    def path(self, u: int, v: int) -> tuple[int, ...]:
+        return () if self.paths is None else self.paths[u][v]
+
+
+@dataclass(frozen=True, eq=False)
+class Platform:
+    """A heterogeneous platform: nodes, optional links or pairwise matrices, a default model.
+
+    Parameters
+    ----------
+    nodes : sequence of Node
+        In rank order.  Ids must be unique.
+    links : sequence of Link, optional
+        A sparse network; messages follow the lowest-latency path.  Must be connected.
+    latency, bandwidth : array_like, optional
+        Full ``N x N`` pairwise matrices (seconds, bytes/s), asymmetric allowed, zero diagonal
+        for latency.  Mutually exclusive with ``links``.
+    model : str or mapping, optional
+        The default cost model (``"tini"``, ``"hockney"``, ``"postal"`` or
+        ``{"name": "postal", "gap": 1e-6}``); see :mod:`hetcoll.models`.
+    name : str, optional
+
+    Raises
+    ------
+    PlatformError
+        Duplicate ids, unknown link ends, bad matrices, negative or non-finite costs, a
+        disconnected network.
+    """
+
+    nodes: tuple[Node, ...]
+    links: tuple[Link, ...] = ()
+    latency: np.ndarray | None = None
+    bandwidth: np.ndarray | None = None
+    model: Any = "tini"
+    name: str = ""
+    _index: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        nodes = tuple(self.nodes)
+        object.__setattr__(self, "nodes", nodes)
+        object.__setattr__(self, "links", tuple(self.links))
+        if not nodes:
+            raise PlatformError("nodes: must list at least one node")
+        index: dict[str, int] = {}
+        for i, node in enumerate(nodes):
+            if not isinstance(node.id, str) or not node.id:
+                raise PlatformError(f"nodes[{i}].id: must be a non-empty string, got {node.id!r}")
+            if node.id in index:
+                raise PlatformError(f"nodes[{i}].id: duplicate id {node.id!r}")
+            index[node.id] = i
+            for attr in ("t_ini", "t_byte"):
+                _check_cost(getattr(node, attr), f"nodes[{i}].{attr}")
+        object.__setattr__(self, "_index", index)
+        self._check_links()
+        self._check_matrices()
+        from .models import get_model  # models import platform: late import avoids a cycle
+
+        object.__setattr__(self, "model", get_model(self.model))
+
+    # -- validation ---------------------------------------------------------------------------
+
+    def _check_links(self) -> None:
+        if not self.links:
+            return
+        if self.latency is not None or self.bandwidth is not None:
+            raise PlatformError("give either 'links' or 'latency'/'bandwidth' matrices, not both")
+        seen = set()
+        for k, link in enumerate(self.links):
+            for end in ("u", "v"):
+                if getattr(link, end) not in self._index:
+                    raise PlatformError(f"links[{k}].{end}: unknown node {getattr(link, end)!r}")
+            if link.u == link.v:
+                raise PlatformError(f"links[{k}]: a link from {link.u!r} to itself")
+            key = frozenset((link.u, link.v))
+            if key in seen:
+                raise PlatformError(f"links[{k}]: duplicate link between {link.u!r} and {link.v!r}")
+            seen.add(key)
+            _check_cost(link.latency, f"links[{k}].latency")
+            _check_positive(link.bandwidth, f"links[{k}].bandwidth", allow_inf=True)
+        components = self._components()
+        if len(components) > 1:
+            a, b = components[0], components[1]
+            raise PlatformError(
+                f"network is disconnected: {len(components)} components, e.g. node "
+                f"{self.nodes[b[0]].id!r} cannot reach node {self.nodes[a[0]].id!r}"
+            )
+
+    def _components(self) -> list[list[int]]:
+        parent = list(range(len(self.nodes)))
+
+        def find(x: int) -> int:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        for link in self.links:
+            a, b = find(self._index[link.u]), find(self._index[link.v])
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+        groups: dict[int, list[int]] = {}
+        for i in range(len(self.nodes)):
+            groups.setdefault(find(i), []).append(i)
+        return sorted(groups.values())
+
+    def _check_matrices(self) -> None:
+        n = len(self.nodes)
+        for name in ("latency", "bandwidth"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            try:
+                matrix = np.array(value, dtype=float)
+            except (TypeError, ValueError):
+                raise PlatformError(f"{name}: must be an N x N matrix of numbers") from None
+            if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+                raise PlatformError(f"{name}: must be a square matrix, got shape {matrix.shape}")
+            if matrix.shape[0] != n:
+                raise PlatformError(
+                    f"{name}: is {matrix.shape[0]} x {matrix.shape[1]} but the platform has "
+                    f"{n} nodes"
+                )
+            if np.isnan(matrix).any():
+                i, j = np.argwhere(np.isnan(matrix))[0]
+                raise PlatformError(f"{name}[{i}][{j}]: must be a number, got nan")
+            if name == "latency":
+                bad = np.argwhere(~np.isfinite(matrix) | (matrix < 0))
+                if len(bad):
+                    i, j = bad[0]
+                    raise PlatformError(
+                        f"latency[{i}][{j}]: must be a finite number >= 0, got {matrix[i, j]}"
+                    )
+                diag = np.flatnonzero(np.diag(matrix) != 0)
+                if len(diag):
+                    i = diag[0]
+                    raise PlatformError(
+                        f"latency[{i}][{i}]: diagonal must be 0, got {matrix[i, i]}"
+                    )
+            else:
+                off = ~np.eye(n, dtype=bool)
+                bad = np.argwhere(off & ~(matrix > 0))
+                if len(bad):
+                    i, j = bad[0]
+                    raise PlatformError(f"bandwidth[{i}][{j}]: must be > 0, got {matrix[i, j]}")
+            matrix.setflags(write=False)
+            object.__setattr__(self, name, matrix)
+        if self.bandwidth is not None and self.latency is None:
+            raise PlatformError("bandwidth: a bandwidth matrix needs a 'latency' matrix too")
+
+    # -- lookup -------------------------------------------------------------------------------
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """Node ids in rank order."""
+        return tuple(n.id for n in self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self._index
+
+    def index(self, node_id: str) -> int:
+        """Rank of ``node_id``; :class:`UnknownNodeError` naming the id if it is not here."""
+        try:
+            return self._index[node_id]
+        except (KeyError, TypeError):
+            sample = ", ".join(repr(i) for i in self.ids[:6])
+            more = ", ..." if len(self) > 6 else ""
+            raise UnknownNodeError(
+                f"unknown node {node_id!r}: the platform has {len(self)} nodes ({sample}{more})"
+            ) from None
+
+    def node(self, node_id: str) -> Node:
+        return self.nodes[self.index(node_id)]
+
+    @cached_property
+    def t_ini(self) -> np.ndarray:
+        """Per-node message initiation cost (seconds), in rank order."""
+        a = np.array([n.t_ini for n in self.nodes], dtype=float)
+        a.setflags(write=False)
+        return a
+
+    @cached_property
+    def t_byte(self) -> np.ndarray:
+        """Per-node per-byte sending cost (seconds per byte), in rank order."""
+        a = np.array([n.t_byte for n in self.nodes], dtype=float)
+        a.setflags(write=False)
+        return a
+
+    @property
+    def has_network(self) -> bool:
+        """True when the platform describes links or pairwise latencies."""
+        return bool(self.links) or self.latency is not None
+
+    def labels(self, level: str) -> tuple[str | None, ...]:
+        """The ``site`` or ``cluster`` label of each node, in rank order (None when absent)."""
+        if level not in ("site", "cluster", "host"):
+            raise ValueError(f"level must be 'site', 'cluster' or 'host', got {level!r}")
+        return tuple(getattr(n, level) for n in self.nodes)
+
+    # -- routing ------------------------------------------------------------------------------
+
+    @cached_property
+    def routes(self) -> Routes:
+        """End-to-end latency and bandwidth for every ordered pair.
+
+        A matrix platform gives them directly.  A link platform routes along the
+        lowest-latency path (Dijkstra from every node, ties broken by node index so every
+        rank computes the same routes); bandwidth is the path's bottleneck, and each path is
+        recorded as directed-link resources for contention.  O(N (E + N) log N).
+        """
+        n = len(self.nodes)
+        if self.latency is not None:
+            bw = self.bandwidth if self.bandwidth is not None else np.full((n, n), np.inf)
+            return Routes(self.latency, bw, None)
+        if not self.links:
+            raise PlatformError(
+                "the platform has no 'links' and no 'latency' matrix: no network to route on"
+            )
+        return _dijkstra_routes(
+            n, [(self._index[lk.u], self._index[lk.v], lk) for lk in self.links]
+        )
+
+    # -- conversion ---------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict that :meth:`from_dict` reads back to an equal platform."""
+        out: dict[str, Any] = {}
+        if self.name:
+            out["name"] = self.name
+        out["model"] = self.model.to_spec()
+        out["nodes"] = [n.to_dict() for n in self.nodes]
+        if self.links:
+            out["links"] = [lk.to_dict() for lk in self.links]
+        if self.latency is not None:
+            out["latency"] = self.latency.tolist()
+        if self.bandwidth is not None:
+            out["bandwidth"] = [[_json_float(x) for x in row] for row in self.bandwidth.tolist()]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Platform:
+        """Build from the file format, checking every field and naming the bad one."""
+        return _platform_from_dict(data)
+
+    def with_model(self, model: Any) -> Platform:
+        """The same network with another default cost model."""
+        return Platform(self.nodes, self.links, self.latency, self.bandwidth, model, self.name)
+
+    def to_networkx(self):
+        """A networkx ``Graph`` (``DiGraph`` for an asymmetric matrix) with SI attributes.
+
+        Node attributes: ``t_ini``, ``t_byte`` and the labels present.  Edge attributes:
+        ``latency`` (s) and ``bandwidth`` (bytes/s).  A matrix platform becomes a complete graph.
+        """
+        import networkx as nx
+
+        asym = self.latency is not None and not (
+            np.array_equal(self.latency, self.latency.T)
+            and (self.bandwidth is None or np.array_equal(self.bandwidth, self.bandwidth.T))
+        )
+        g = nx.DiGraph() if asym else nx.Graph()
+        g.graph["model"] = self.model.to_spec()
+        if self.name:
+            g.graph["name"] = self.name
+        for node in self.nodes:
+            attrs = node.to_dict()
+            del attrs["id"]
+            attrs.setdefault("t_ini", 0.0)
+            attrs.setdefault("t_byte", 0.0)
+            g.add_node(node.id, **attrs)
+        if self.links:
+            for lk in self.links:
+                g.add_edge(lk.u, lk.v, latency=lk.latency, bandwidth=lk.bandwidth)
+        elif self.latency is not None:
+            bw = self.routes.bandwidth
+            for i, u in enumerate(self.ids):
+                for j, v in enumerate(self.ids):
+                    if i != j and (asym or i < j):
+                        g.add_edge(
+                            u, v, latency=float(self.latency[i, j]), bandwidth=float(bw[i, j])
+                        )
+        return g
+
+    @classmethod
+    def from_networkx(
+        cls,
+        graph,
+        *,
+        latency: str = "latency",
+        bandwidth: str = "bandwidth",
+        model: Any = None,
+    ) -> Platform:
+        """A link platform from a networkx graph whose edges carry ``latency``/``bandwidth``."""
+        nodes = [
+            Node(
+                str(v),
+                float(d.get("t_ini", 0.0)),
+                float(d.get("t_byte", 0.0)),
+                d.get("site"),
+                d.get("cluster"),
+                d.get("host"),
+            )
+            for v, d in graph.nodes(data=True)
+        ]
+        links = [
+            Link(str(u), str(v), float(d.get(latency, 0.0)), float(d.get(bandwidth, math.inf)))
+            for u, v, d in graph.edges(data=True)
+        ]
+        if model is None:
+            model = graph.graph.get("model", "hockney" if links else "tini")
+        return cls(tuple(nodes), tuple(links), model=model, name=graph.graph.get("name", ""))
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _json_float(x: float) -> float | str:
+    return x if math.isfinite(x) else "inf"
+
+
+def _check_cost(value: float, where: str) -> None:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise PlatformError(f"{where}: must be a number, got {value!r}")
+    if not math.isfinite(value) or value < 0:
+        raise PlatformError(f"{where}: must be a finite number >= 0, got {value}")
+
+
+def _check_positive(value: float, where: str, allow_inf: bool = False) -> None:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise PlatformError(f"{where}: must be a number, got {value!r}")
+    if math.isnan(value) or value <= 0 or (math.isinf(value) and not allow_inf):
+        raise PlatformError(f"{where}: must be > 0, got {value}")
+
+
+def _dijkstra_routes(n: int, edges: list[tuple[int, int, Link]]) -> Routes:
+    adj: list[list[tuple[int, float, float, int]]] = [[] for _ in range(n)]
+    for k, (a, b, lk) in enumerate(edges):
+        adj[a].append((b, lk.latency, lk.bandwidth, 2 * k))  # resource 2k: a -> b
+        adj[b].append((a, lk.latency, lk.bandwidth, 2 * k + 1))  # resource 2k+1: b -> a
+    lat = np.zeros((n, n))
+    bw = np.full((n, n), np.inf)
+    paths: list[tuple[tuple[int, ...], ...]] = []
+    for s in range(n):
+        dist = [math.inf] * n
+        hops = [0] * n
+        prev: list[tuple[int, int, float] | None] = [None] * n
+        dist[s] = 0.0
+        heap = [(0.0, 0, s)]
+        done = [False] * n
+        while heap:
+            d, h, u = heapq.heappop(heap)
+            if done[u]:
+                continue
+            done[u] = True
+            for v, w, b, res in adj[u]:
+                nd = d + w
+                # fewest hops, then lowest predecessor index, break latency ties deterministically
+                if nd < dist[v] or (nd == dist[v] and not done[v] and h + 1 < hops[v]):
+                    dist[v], hops[v], prev[v] = nd, h + 1, (u, res, b)
+                    heapq.heappush(heap, (nd, h + 1, v))
+        row: list[tuple[int, ...]] = []
+        for t in range(n):
+            path: list[int] = []
+            bottleneck = math.inf
+            v = t
+            while v != s:
+                u, res, b = prev[v]  # type: ignore[misc]
+                path.append(res)
+                bottleneck = min(bottleneck, b)
+                v = u
+            path.reverse()
+            row.append(tuple(path))
+            lat[s, t] = dist[t]
+            bw[s, t] = bottleneck
+        paths.append(tuple(row))
+    lat.setflags(write=False)
+    bw.setflags(write=False)
+    return Routes(lat, bw, tuple(paths))
+
+
+def _expect_mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise PlatformError(f"{where}: must be an object, got {type(value).__name__}")
+    return value
+
+
+def _unknown(data: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    extra = sorted(set(data) - allowed)
+    if extra:
+        prefix = f"{where}." if where else ""
+        raise PlatformError(
+            f"{prefix}{extra[0]}: unknown field (expected one of: {', '.join(sorted(allowed))})"
+        )
+
+
+def _number(value: Any, where: str, parse) -> float:
+    if value is None or isinstance(value, bool):
+        raise PlatformError(f"{where}: must be a number, got {value!r}")
+    try:
+        return parse(value)
+    except (ValueError, TypeError) as exc:
+        raise PlatformError(f"{where}: {exc}") from None
+
+
+def _node_id(value: Any, where: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise PlatformError(f"{where}: must be a string, got {value!r}")
+    text = str(value)
+    if not text:
+        raise PlatformError(f"{where}: must be a non-empty string")
+    return text
+
+
+def _label(value: Any, where: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise PlatformError(f"{where}: must be a string, got {value!r}")
+    return str(value)
+
+
+def _matrix(value: Any, where: str, parse) -> np.ndarray:
+    if not isinstance(value, Sequence) or isinstance(value, str):
+        raise PlatformError(f"{where}: must be a list of rows")
+    rows = []
+    width = None
+    for i, row in enumerate(value):
+        if not isinstance(row, Sequence) or isinstance(row, str):
+            raise PlatformError(f"{where}[{i}]: must be a list of numbers")
+        if width is None:
+            width = len(row)
+        elif len(row) != width:
+            raise PlatformError(
+                f"{where}: is not square (row {i} has {len(row)} entries, row 0 has {width})"
+            )
+        rows.append([_number(x, f"{where}[{i}][{j}]", parse) for j, x in enumerate(row)])
+    return np.array(rows, dtype=float).reshape(len(rows), width or 0)
+
+
+def _platform_from_dict(data: Any) -> Platform:
+    data = _expect_mapping(data, "platform")
+    _unknown(data, _TOP_FIELDS, "")
+    if "nodes" not in data:
+        raise PlatformError("nodes: missing (a platform must list its nodes)")
+    raw_nodes = data["nodes"]
+    if not isinstance(raw_nodes, list) or not raw_nodes:
+        raise PlatformError("nodes: must be a non-empty list")
+    nodes = []
+    for i, raw in enumerate(raw_nodes):
+        where = f"nodes[{i}]"
+        raw = _expect_mapping(raw, where)
+        _unknown(raw, _NODE_FIELDS, where)
+        if "id" not in raw:
+            raise PlatformError(f"{where}.id: missing")
+        nodes.append(
+            Node(
+                id=_node_id(raw["id"], f"{where}.id"),
+                t_ini=_number(raw.get("t_ini", 0.0), f"{where}.t_ini", parse_time),
+                t_byte=_number(raw.get("t_byte", 0.0), f"{where}.t_byte", parse_time),
+                site=_label(raw.get("site"), f"{where}.site"),
+                cluster=_label(raw.get("cluster"), f"{where}.cluster"),
+                host=_label(raw.get("host"), f"{where}.host"),
+            )
+        )
+    links = []
+    raw_links = data.get("links", [])
+    if not isinstance(raw_links, list):
+        raise PlatformError("links: must be a list")
+    for k, raw in enumerate(raw_links):
+        where = f"links[{k}]"
+        raw = _expect_mapping(raw, where)
+        _unknown(raw, _LINK_FIELDS, where)
+        for end in ("u", "v"):
+            if end not in raw:
+                raise PlatformError(f"{where}.{end}: missing")
+        links.append(
+            Link(
+                _node_id(raw["u"], f"{where}.u"),
+                _node_id(raw["v"], f"{where}.v"),
+                _number(raw.get("latency", 0.0), f"{where}.latency", parse_time),
+                _number(raw.get("bandwidth", math.inf), f"{where}.bandwidth", parse_bandwidth),
+            )
+        )
+    latency = bandwidth = None
+    if "latency" in data:
+        latency = _matrix(data["latency"], "latency", parse_time)
+    if "bandwidth" in data:
+        bandwidth = _matrix(data["bandwidth"], "bandwidth", parse_bandwidth)
+    name = data.get("name", "")
+    if not isinstance(name, str):
+        raise PlatformError(f"name: must be a string, got {name!r}")
+    return Platform(tuple(nodes), tuple(links), latency, bandwidth, data.get("model", "tini"), name)
+
+
+# -- files -------------------------------------------------------------------------------------
+
+
+def builtin_platforms() -> dict[str, Path]:
+    """The platforms shipped with hetcoll (``fig1``, ``testbed16``, ...): name -> file."""
+    return {p.stem: p for p in sorted(_DATA.glob("*.json"))}
+
+
+def _read_document(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PlatformError(f"no such file: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PlatformError(f"cannot read: {exc}") from None
+    if path.suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+            problem = getattr(exc, "problem", None) or "syntax error"
+            raise PlatformError(f"not valid YAML: {problem}{where}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PlatformError(f"not valid JSON: {exc}") from None
+
+
+def load_platform(source: str | os.PathLike | Mapping | Platform) -> Platform:
+    """Load a platform from a JSON/YAML file, a built-in name, a dict, or pass one through.
+
+    A path that does not exist but names a built-in platform (``fig1``, ``testbed16``) loads
+    that one.  Errors are :class:`PlatformError` prefixed with the file name.
+    """
+    if isinstance(source, Platform):
+        return source
+    if isinstance(source, Mapping):
+        return Platform.from_dict(source)
+    path = Path(source)
+    if not path.exists() and str(source) in builtin_platforms():
+        path = builtin_platforms()[str(source)]
+    elif not path.exists():
+        names = ", ".join(builtin_platforms())
+        raise PlatformError(f"{source}: no such file (built-in platforms: {names})")
+    try:
+        return Platform.from_dict(_read_document(path))
+    except PlatformError as exc:
+        raise PlatformError(f"{path.name}: {exc}") from None
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file and ``os.replace``: never half-written."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_platform(platform: Platform, path: str | os.PathLike) -> None:
+    """Write ``platform`` as JSON (or YAML for ``.yaml``/``.yml``), atomically."""
+    path = Path(path)
+    data = platform.to_dict()
+    if path.suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        text = yaml.safe_dump(data, sort_keys=False)
+    else:
+        text = json.dumps(data, indent=1) + "\n"
+    write_atomic(path, text)
+
+
+def nodes_from_costs(
+    t_ini: Iterable[float], t_byte: Iterable[float] | float = 0.0, ids: Iterable[str] | None = None
+) -> tuple[Node, ...]:
+    """Nodes ``"0".."N-1"`` (or ``ids``) with the given costs: a shortcut for generators."""
+    t_ini = [float(x) for x in t_ini]
+    if isinstance(t_byte, int | float):
+        t_byte = [float(t_byte)] * len(t_ini)
+    ids = [str(i) for i in range(len(t_ini))] if ids is None else list(ids)
+    return tuple(Node(i, a, b) for i, a, b in zip(ids, t_ini, t_byte, strict=True))

@@ -1,0 +1,83 @@
+"""PNG figures drawn from the JSON an experiment wrote; plots never compute costs.
+
+``matplotlib.figure.Figure`` objects (no pyplot state, no display), axes labelled with units,
+one fixed colour per planner across every figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["COLORS", "color", "figure", "draw_figures", "register_figure", "FIGURES"]
+
+#: One colour per planner, the same in every figure.
+COLORS: dict[str, str] = {
+    "binomial": "#7f7f7f",
+    "flat": "#bcbd22",
+    "chain": "#8c564b",
+    "spoc": "#1f77b4",
+    "fnf": "#d62728",
+    "optimal": "#2ca02c",
+    "auto": "#9467bd",
+    "native": "#17becf",
+}
+_SPARE = ["#e377c2", "#ff7f0e", "#9edae5", "#c49c94", "#aec7e8", "#98df8a", "#ffbb78"]
+
+#: figure name -> function(data, out_dir) -> list of written paths
+FIGURES: dict[str, Callable[[dict[str, Any], Path], list[Path]]] = {}
+
+
+def color(name: str) -> str:
+    """The colour of planner ``name`` (a stable spare colour for names not in :data:`COLORS`)."""
+    if name in COLORS:
+        return COLORS[name]
+    return _SPARE[sum(map(ord, name)) % len(_SPARE)]
+
+
+def figure(ncols: int = 1, nrows: int = 1, size: tuple[float, float] | None = None):
+    """A new Agg-backed ``Figure`` and its axes."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size or (5.0 * ncols, 3.6 * nrows), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    return fig, axes
+
+
+def save(fig, path: Path) -> Path:
+    """Write ``fig`` as PNG atomically (temporary file, then rename)."""
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=110, format="png")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def register_figure(name: str):
+    """Decorator: ``func(data, out_dir) -> [paths]`` draws figure ``name`` from result data."""
+
+    def deco(func):
+        FIGURES[name] = func
+        return func
+
+    return deco
+
+
+def draw_figures(result, out_dir: Path) -> list[Path]:
+    """Draw every figure a :class:`~hetcoll.experiments.Result` names, from its data."""
+    from . import figures  # noqa: F401  (registers the figure functions)
+
+    written: list[Path] = []
+    for name in result.figures:
+        written += FIGURES[name](result.data, Path(out_dir))
+    return written

@@ -1,0 +1,513 @@
+"""The one intermediate representation every planner returns.
+
+A :class:`Schedule` says *what* moves where:
+
+- an **ordered tree** (:class:`Tree`): each sender's children in the order it sends to them;
+- a **pipelined tree**: a :class:`Flow` whose message is cut into segments;
+- **several trees at once**: several flows, either carrying disjoint byte ranges of one
+  buffer (multi-tree, steady state) or different buffers (multiple multicast, one buffer per
+  source).
+
+Underneath, every schedule lowers (:meth:`Schedule.program`) to one :class:`Program`: for each
+rank an ordered list of :class:`Op` (``send`` / ``recv`` / ``recv_reduce`` of a :class:`Chunk`),
+each with explicit dependencies on earlier ops of the same rank.  Both the simulator and the
+MPI runtime execute exactly that program, with the same rules:
+
+1. an op may start only when the ops it depends on have completed;
+2. a transfer starts no earlier than its send may start *and* its matching receive is posted
+   (rendezvous), and no earlier than the resources it needs (ports, links) are free;
+3. when a rank's send port is free it starts the first startable send in program order.
+
+Schedules are immutable, deterministic, validated, and round-trip through JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ScheduleError
+
+__all__ = [
+    "Tree",
+    "Flow",
+    "Chunk",
+    "Op",
+    "Program",
+    "Schedule",
+    "COLLECTIVES",
+]
+
+#: Collective operations a schedule can describe.
+COLLECTIVES = ("bcast", "multicast", "multi_multicast", "allreduce", "allgather", "barrier")
+FORMAT = "hetcoll-schedule"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class Tree:
+    """An ordered tree: ``children[p]`` lists ``p``'s children in the order ``p`` sends to them.
+
+    Build one with :meth:`from_edges` from ``(sender, receiver)`` pairs given in send order.
+    """
+
+    root: str
+    children: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        kids = {str(p): tuple(str(c) for c in cs) for p, cs in self.children.items() if cs}
+        seen = {self.root}
+        order = [self.root]
+        for p in order:  # breadth first, so every listed parent must be reachable from the root
+            for c in kids.get(p, ()):
+                if c in seen:
+                    raise ScheduleError(f"tree rooted at {self.root!r}: node {c!r} appears twice")
+                seen.add(c)
+                order.append(c)
+        unreachable = [p for p in kids if p not in seen]
+        if unreachable:
+            raise ScheduleError(
+                f"tree rooted at {self.root!r}: {unreachable[0]!r} has children but is not "
+                "reached from the root"
+            )
+        canonical = {p: kids[p] for p in order if p in kids}
+        object.__setattr__(self, "children", canonical)
+        object.__setattr__(self, "_order", tuple(order))
+
+    @classmethod
+    def from_edges(cls, root: str, edges: Iterable[tuple[str, str]]) -> Tree:
+        """A tree from ``(parent, child)`` pairs; a parent's pairs must come in its send order."""
+        kids: dict[str, list[str]] = {}
+        for p, c in edges:
+            kids.setdefault(p, []).append(c)
+        return cls(root, {p: tuple(cs) for p, cs in kids.items()})
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """Every node of the tree, root first, breadth-first in send order."""
+        return self._order  # type: ignore[attr-defined]
+
+    def edges(self) -> list[tuple[str, str]]:
+        """``(parent, child)`` pairs, parents breadth-first, each parent's in send order."""
+        return [(p, c) for p, cs in self.children.items() for c in cs]
+
+    def parent(self) -> dict[str, str]:
+        return {c: p for p, cs in self.children.items() for c in cs}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"root": self.root, "children": {p: list(cs) for p, cs in self.children.items()}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Tree:
+        return cls(str(data["root"]), {str(p): tuple(cs) for p, cs in data["children"].items()})
+
+
+@dataclass(frozen=True)
+class Flow:
+    """A tree carrying bytes ``[offset, offset + nbytes)`` of buffer ``buffer``.
+
+    With ``segment_size`` the bytes travel in segments of that size (the last may be shorter)
+    and every node forwards a segment as soon as it has it: a pipelined broadcast.  A flow of
+    0 bytes still sends one empty message along every edge (a synchronisation).
+    """
+
+    tree: Tree
+    nbytes: int
+    offset: int = 0
+    buffer: int = 0
+    segment_size: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("nbytes", "offset", "buffer"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ScheduleError(f"flow.{name}: must be an integer >= 0, got {value!r}")
+        seg = self.segment_size
+        if seg is not None and (isinstance(seg, bool) or not isinstance(seg, int) or seg <= 0):
+            raise ScheduleError(f"flow.segment_size: must be a positive integer, got {seg!r}")
+
+    def segments(self) -> list[tuple[int, int]]:
+        """``(offset, nbytes)`` of each segment, in order; at least one."""
+        step = self.segment_size or self.nbytes
+        if self.nbytes == 0:
+            return [(self.offset, 0)]
+        return [(self.offset + k, min(step, self.nbytes - k)) for k in range(0, self.nbytes, step)]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.tree.to_dict()
+        out.update(nbytes=self.nbytes, offset=self.offset, buffer=self.buffer)
+        if self.segment_size is not None:
+            out["segment_size"] = self.segment_size
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Flow:
+        return cls(
+            Tree.from_dict(data),
+            data["nbytes"],
+            data.get("offset", 0),
+            data.get("buffer", 0),
+            data.get("segment_size"),
+        )
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A byte range of one buffer: the unit a single message carries."""
+
+    buffer: int
+    offset: int
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation of a rank's program.
+
+    ``kind`` is ``"send"``, ``"recv"`` or ``"recv_reduce"`` (receive and combine into the
+    local data); ``peer`` the other rank's id; ``chunk`` an index into ``Program.chunks``;
+    ``deps`` indices of earlier ops of the same rank that must complete first.
+    """
+
+    kind: str
+    peer: str
+    chunk: int
+    deps: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Program:
+    """Per-rank ordered operations: what the simulator and the runtime both execute."""
+
+    ops: Mapping[str, tuple[Op, ...]]
+    chunks: tuple[Chunk, ...]
+    initial: Mapping[str, frozenset[int]]
+
+    def matches(self) -> dict[tuple[str, int], tuple[str, int]]:
+        """Map each send ``(rank, op index)`` to its receive and each receive to its send.
+
+        Sends and receives pair up by ``(sender, receiver, chunk)``, in program order.
+        """
+        pending: dict[tuple[str, str, int], list[tuple[str, int]]] = {}
+        for rank, ops in self.ops.items():
+            for i, op in enumerate(ops):
+                if op.kind == "send":
+                    pending.setdefault((rank, op.peer, op.chunk), []).append((rank, i))
+        out: dict[tuple[str, int], tuple[str, int]] = {}
+        for rank, ops in self.ops.items():
+            for i, op in enumerate(ops):
+                if op.kind in ("recv", "recv_reduce"):
+                    queue = pending.get((op.peer, rank, op.chunk))
+                    if not queue:
+                        raise ScheduleError(
+                            f"rank {rank!r} receives chunk {op.chunk} from {op.peer!r}, "
+                            "which never sends it"
+                        )
+                    send = queue.pop(0)
+                    out[send] = (rank, i)
+                    out[(rank, i)] = send
+        for (src, dst, chunk), queue in pending.items():
+            if queue:
+                raise ScheduleError(
+                    f"rank {src!r} sends chunk {chunk} to {dst!r}, which never receives it"
+                )
+        return out
+
+    def validate(self) -> None:
+        """Check op shapes, matching, data availability and freedom from deadlock.
+
+        Raises :class:`ScheduleError` naming the first offending rank and op.
+        """
+        for rank, ops in self.ops.items():
+            for i, op in enumerate(ops):
+                where = f"rank {rank!r} op {i} ({op.kind} chunk {op.chunk} with {op.peer!r})"
+                if op.kind not in ("send", "recv", "recv_reduce"):
+                    raise ScheduleError(f"{where}: unknown kind {op.kind!r}")
+                if op.peer == rank or op.peer not in self.ops:
+                    raise ScheduleError(f"{where}: peer must be another rank of the program")
+                if not 0 <= op.chunk < len(self.chunks):
+                    raise ScheduleError(f"{where}: no such chunk")
+                if any(not 0 <= d < i for d in op.deps):
+                    raise ScheduleError(f"{where}: deps must name earlier ops of the rank")
+        matches = self.matches()
+        self._check_holdings()
+        self._check_deadlock(matches)
+
+    def _check_holdings(self) -> None:
+        for rank, ops in self.ops.items():
+            have: list[frozenset[int]] = []
+            initial = self.initial.get(rank, frozenset())
+            received: set[int] = set()
+            for i, op in enumerate(ops):
+                held = set(initial)
+                for d in op.deps:
+                    held |= have[d]
+                if op.kind == "send" and op.chunk not in held:
+                    raise ScheduleError(
+                        f"rank {rank!r} op {i} sends chunk {op.chunk} to {op.peer!r} before "
+                        "it holds it (no earlier receive of that chunk among its dependencies)"
+                    )
+                if op.kind == "recv":
+                    if op.chunk in received:
+                        raise ScheduleError(f"rank {rank!r} receives chunk {op.chunk} twice")
+                    received.add(op.chunk)
+                    held.add(op.chunk)
+                elif op.kind == "recv_reduce":
+                    held.add(op.chunk)
+                have.append(frozenset(held))
+
+    def _check_deadlock(self, matches: dict[tuple[str, int], tuple[str, int]]) -> None:
+        # An op can start once its deps are done; a transfer also needs its receive posted
+        # (rendezvous); a receive completes after its send starts.  Kahn's algorithm on that
+        # graph finds any cycle, i.e. a deadlock.
+        succ: dict[tuple[str, int], list[tuple[str, int]]] = {}
+        indeg: dict[tuple[str, int], int] = {}
+        for rank, ops in self.ops.items():
+            for i, op in enumerate(ops):
+                key = (rank, i)
+                indeg.setdefault(key, 0)
+                preds = [(rank, d) for d in op.deps]
+                if op.kind == "send":
+                    r_rank, r_i = matches[key]
+                    preds += [(r_rank, d) for d in self.ops[r_rank][r_i].deps]
+                else:
+                    preds.append(matches[key])
+                for p in preds:
+                    succ.setdefault(p, []).append(key)
+                    indeg[key] += 1
+        ready = [k for k, d in indeg.items() if d == 0]
+        done = 0
+        while ready:
+            k = ready.pop()
+            done += 1
+            for s in succ.get(k, ()):
+                indeg[s] -= 1
+                if indeg[s] == 0:
+                    ready.append(s)
+        if done < len(indeg):
+            rank, i = min(k for k, d in indeg.items() if d > 0)
+            op = self.ops[rank][i]
+            raise ScheduleError(
+                f"schedule deadlocks: rank {rank!r} op {i} ({op.kind} chunk {op.chunk} with "
+                f"{op.peer!r}) can never start"
+            )
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """What a planner returns: a collective expressed as flows over ordered trees.
+
+    Parameters
+    ----------
+    collective : str
+        One of :data:`COLLECTIVES`.
+    algorithm : str
+        The planner that produced it.
+    nbytes : int
+        Message size per buffer, in bytes.
+    flows : sequence of Flow
+        The trees; flows of one buffer share root and members and partition its bytes.
+    params : mapping
+        The planner options used, for provenance (JSON-serialisable).
+    model : str or mapping, optional
+        The cost model the planner planned for (``CostModel.to_spec()``), for provenance.
+    """
+
+    collective: str
+    algorithm: str
+    nbytes: int
+    flows: tuple[Flow, ...] = ()
+    params: Mapping[str, Any] = field(default_factory=dict)
+    model: Any = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "flows", tuple(self.flows))
+        object.__setattr__(self, "params", dict(self.params))
+        if self.collective not in COLLECTIVES:
+            raise ScheduleError(
+                f"unknown collective {self.collective!r}; choose from: {', '.join(COLLECTIVES)}"
+            )
+        if isinstance(self.nbytes, bool) or not isinstance(self.nbytes, int) or self.nbytes < 0:
+            raise ScheduleError(f"nbytes: must be an integer >= 0, got {self.nbytes!r}")
+        if not self.flows:
+            raise ScheduleError("a schedule needs at least one flow")
+        self._check_buffers()
+
+    def _check_buffers(self) -> None:
+        by_buffer: dict[int, list[Flow]] = {}
+        for f in self.flows:
+            by_buffer.setdefault(f.buffer, []).append(f)
+        for b, flows in by_buffer.items():
+            first = flows[0].tree
+            for f in flows[1:]:
+                if f.tree.root != first.root or set(f.tree.nodes) != set(first.nodes):
+                    raise ScheduleError(
+                        f"buffer {b}: its flows must share the root and the members"
+                    )
+            covered = 0
+            for f in sorted(flows, key=lambda f: f.offset):
+                if f.offset != covered:
+                    raise ScheduleError(
+                        f"buffer {b}: flows must partition bytes [0, {self.nbytes}); "
+                        f"gap or overlap at byte {min(covered, f.offset)}"
+                    )
+                covered += f.nbytes
+            if covered != self.nbytes:
+                raise ScheduleError(
+                    f"buffer {b}: flows cover {covered} bytes, the message has {self.nbytes}"
+                )
+
+    # -- views --------------------------------------------------------------------------------
+
+    @property
+    def buffers(self) -> tuple[int, ...]:
+        return tuple(sorted({f.buffer for f in self.flows}))
+
+    @property
+    def roots(self) -> dict[int, str]:
+        """Root (source) of each buffer."""
+        return {f.buffer: f.tree.root for f in self.flows}
+
+    @property
+    def root(self) -> str:
+        """The root of buffer 0 (the source of a broadcast or multicast)."""
+        return self.roots[min(self.roots)]
+
+    def members(self, buffer: int = 0) -> tuple[str, ...]:
+        """Nodes taking part in ``buffer``'s collective, root first."""
+        for f in self.flows:
+            if f.buffer == buffer:
+                return f.tree.nodes
+        raise KeyError(buffer)
+
+    @property
+    def participants(self) -> tuple[str, ...]:
+        """Every node with something to do, in order of first appearance."""
+        seen: dict[str, None] = {}
+        for f in self.flows:
+            seen.update(dict.fromkeys(f.tree.nodes))
+        return tuple(seen)
+
+    @property
+    def tree(self) -> Tree:
+        """The tree of a single-flow schedule."""
+        if len(self.flows) != 1:
+            raise ScheduleError("this schedule has several flows; use .flows")
+        return self.flows[0].tree
+
+    # -- lowering -----------------------------------------------------------------------------
+
+    def program(self) -> Program:
+        """Lower to per-rank ordered ops (see the module docstring for the execution rules).
+
+        Each rank first posts every receive (so data can stream in while it forwards), then
+        sends segment by segment, flow by flow, child by child: a sender forwards segment
+        ``k`` to all its children before segment ``k + 1``.
+        """
+        chunks: list[Chunk] = []
+        recvs: dict[str, list[Op]] = {}
+        sends: dict[str, list[tuple[int, int, int, str, int]]] = {}
+        initial: dict[str, set[int]] = {}
+        for fi, flow in enumerate(self.flows):
+            base = len(chunks)
+            segs = flow.segments()
+            chunks += [Chunk(flow.buffer, off, n) for off, n in segs]
+            parent = flow.tree.parent()
+            initial.setdefault(flow.tree.root, set()).update(range(base, base + len(segs)))
+            for node in flow.tree.nodes:
+                recvs.setdefault(node, [])
+                sends.setdefault(node, [])
+                if node in parent:
+                    recvs[node] += [Op("recv", parent[node], base + k) for k in range(len(segs))]
+                for ci, child in enumerate(flow.tree.children.get(node, ())):
+                    sends[node] += [(k, fi, ci, child, base + k) for k in range(len(segs))]
+        ops: dict[str, tuple[Op, ...]] = {}
+        for node, rlist in recvs.items():
+            where = {op.chunk: i for i, op in enumerate(rlist)}
+            slist = [
+                Op("send", child, chunk, (where[chunk],) if chunk in where else ())
+                for _, _, _, child, chunk in sorted(sends[node])
+            ]
+            ops[node] = tuple(rlist) + tuple(slist)
+        return Program(ops, tuple(chunks), {k: frozenset(v) for k, v in initial.items()})
+
+    def validate(self, platform=None) -> None:
+        """Check the schedule, and that every node is in ``platform`` when one is given."""
+        if platform is not None:
+            for node in self.participants:
+                platform.index(node)
+        self.program().validate()
+
+    # -- serialisation ------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "format": FORMAT,
+            "version": VERSION,
+            "collective": self.collective,
+            "algorithm": self.algorithm,
+            "nbytes": self.nbytes,
+        }
+        if self.model is not None:
+            out["model"] = self.model
+        out["params"] = dict(self.params)
+        out["flows"] = [f.to_dict() for f in self.flows]
+        return out
+
+    def to_json(self, indent: int | None = 1) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Schedule:
+        """Read a schedule written by :meth:`to_dict`; :class:`ScheduleError` on a bad document."""
+        if not isinstance(data, Mapping) or data.get("format") != FORMAT:
+            raise ScheduleError(f'not a hetcoll schedule (expected "format": "{FORMAT}")')
+        if data.get("version") != VERSION:
+            raise ScheduleError(f"unsupported schedule version {data.get('version')!r}")
+        try:
+            return cls(
+                data["collective"],
+                data["algorithm"],
+                data["nbytes"],
+                tuple(Flow.from_dict(f) for f in data["flows"]),
+                data.get("params", {}),
+                data.get("model"),
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ScheduleError(f"malformed schedule: missing or bad field {exc}") from None
+
+    @classmethod
+    def from_json(cls, text: str) -> Schedule:
+        try:
+            return cls.from_dict(json.loads(text))
+        except json.JSONDecodeError as exc:
+            raise ScheduleError(f"not valid JSON: {exc}") from None
+
+    @staticmethod
+    def concurrent(schedules: Sequence[Schedule], algorithm: str | None = None) -> Schedule:
+        """Several schedules run at the same time (multiple multicast): one buffer each.
+
+        Their flows are renumbered onto buffers ``0..k-1`` in the given order; every schedule
+        must have the same message size.
+        """
+        if not schedules:
+            raise ScheduleError("concurrent: no schedules given")
+        sizes = {s.nbytes for s in schedules}
+        if len(sizes) != 1:
+            raise ScheduleError(f"concurrent: schedules have different sizes {sorted(sizes)}")
+        flows = []
+        for b, s in enumerate(schedules):
+            if len(s.buffers) != 1:
+                raise ScheduleError("concurrent: each schedule must move a single buffer")
+            flows += [Flow(f.tree, f.nbytes, f.offset, b, f.segment_size) for f in s.flows]
+        names = sorted({s.algorithm for s in schedules})
+        return Schedule(
+            "multi_multicast",
+            algorithm or "+".join(names),
+            schedules[0].nbytes,
+            tuple(flows),
+            {"parts": [s.params for s in schedules]},
+            schedules[0].model,
+        )
