@@ -1,0 +1,11 @@
+"""Random and structured platform generators, one module per family of papers.
+
+Every generator is a pure function of its parameters and ``seed`` (through
+:func:`hetcoll.rng.as_rng`) returning a :class:`~hetcoll.platform.Platform`.
+"""
+
+from __future__ import annotations
+
+from .hnow import classes_tini, two_class_tini
+
+__all__ = ["classes_tini", "two_class_tini"]
