@@ -33,7 +33,7 @@ def two_class_tini(
         raise ValueError(f"n must be >= 1, got {n}")
     if not 0.0 <= fast_fraction <= 1.0:
         raise ValueError(f"fast_fraction must be in [0, 1], got {fast_fraction}")
-    n_fast = int(round(n * fast_fraction))
+    n_fast = round(n * fast_fraction)
     fast = np.zeros(n, dtype=bool)
     fast[:n_fast] = True
     if shuffle:
