@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import PlatformError, UnknownNodeError
+from .errors import ModelError, PlatformError, UnknownNodeError
 from .units import parse_bandwidth, parse_time
 
 __all__ = [
@@ -168,7 +168,10 @@ class Platform:
         self._check_matrices()
         from .models import get_model  # models import platform: late import avoids a cycle
 
-        object.__setattr__(self, "model", get_model(self.model))
+        try:
+            object.__setattr__(self, "model", get_model(self.model))
+        except ModelError as exc:
+            raise PlatformError(f"model: {exc}") from None
 
     # -- validation ---------------------------------------------------------------------------
 

@@ -60,7 +60,7 @@ _BW_UNITS = {
 
 
 def _split(text: str, what: str) -> tuple[float, str]:
-    m = re.fullmatch(_NUMBER + r"\s*([A-Za-zµ/]*)", text.strip())
+    m = re.fullmatch(_NUMBER + r"\s*([A-Za-zµ/]*)", text.strip(), flags=re.IGNORECASE)
     if not m:
         raise ValueError(f"cannot read {text!r} as a {what}")
     return float(m.group(1)), m.group(2)

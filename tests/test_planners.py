@@ -1,0 +1,218 @@
+"""Tree planners: the paper's worked example, eq. (1), structure, invariants of every planner."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hetcoll import REGISTRY, PlannerError, Platform, Schedule, UnknownPlannerError, plan, simulate
+from hetcoll.errors import UnknownNodeError
+from hetcoll.planners import plan_multiple
+from hetcoll.planners.classic import binomial_edges
+from hetcoll.planners.spoc import spoc_bound
+from hetcoll.platform import load_platform, nodes_from_costs
+
+TREE_PLANNERS = sorted(k for k, v in REGISTRY.items() if "bcast" in v.collectives)
+
+
+def tini(costs, t_byte=0.0):
+    return Platform(nodes_from_costs(costs, t_byte), model="tini")
+
+
+@st.composite
+def instances(draw, max_n=12, classes=(1, 2, 3, 4, 5, 6, 7, 8)):
+    n = draw(st.integers(2, max_n))
+    costs = [draw(st.sampled_from(classes)) * 100e-6 for _ in range(n)]
+    t_byte = draw(st.sampled_from([0.0, 1e-9, 5e-8]))
+    root = draw(st.integers(0, n - 1))
+    k = draw(st.integers(1, n - 1))
+    others = [i for i in range(n) if i != root]
+    members = draw(st.one_of(st.none(), st.permutations(others).map(lambda xs: xs[:k])))
+    nbytes = draw(st.sampled_from([0, 1, 1024]))
+    p = tini(costs, t_byte)
+    return p, str(root), None if members is None else [str(m) for m in members], nbytes
+
+
+def test_fig1_exact():
+    p = load_platform("fig1")
+    times = {m: simulate(p, plan(p, "1", method=m)).makespan for m in ("binomial", "spoc", "fnf")}
+    assert times == pytest.approx({"binomial": 700e-6, "spoc": 500e-6, "fnf": 400e-6})
+    assert spoc_bound(
+        100e-6, [300e-6, 300e-6, 300e-6, 300e-6, 100e-6, 300e-6, 300e-6]
+    ) == pytest.approx(500e-6)
+
+
+def test_fig1_trees():
+    p = load_platform("fig1")
+    assert plan(p, "1", method="binomial").tree.children == {
+        "1": ("5", "3", "2"),
+        "5": ("7", "6"),
+        "3": ("4",),
+        "7": ("8",),
+    }
+    # SPOC: fast node 6 takes binomial position 4 (3 descendants)
+    assert plan(p, "1", method="spoc").tree.children["6"] == ("3", "7")
+    fnf = plan(p, "1", method="fnf").tree
+    assert fnf.children == {"1": ("6", "2", "4", "7"), "6": ("3", "5", "8")}
+
+
+def test_binomial_edges_mpich_order():
+    assert binomial_edges(8) == [(0, 4), (0, 2), (0, 1), (2, 3), (4, 6), (4, 5), (6, 7)]
+    assert binomial_edges(5) == [(0, 4), (0, 2), (0, 1), (2, 3)]
+    assert binomial_edges(1) == []
+
+
+@given(instances())
+def test_every_planner_gives_a_valid_deterministic_schedule(inst):
+    p, root, members, nbytes = inst
+    expected = {root} | set(members or p.ids)
+    for method in TREE_PLANNERS:
+        s = plan(p, root, members, method=method, nbytes=nbytes)
+        assert set(s.participants) == expected
+        assert s.root == root
+        s.validate(p)
+        again = plan(p, root, members, method=method, nbytes=nbytes)
+        assert again.to_json() == s.to_json()
+        assert Schedule.from_json(s.to_json()) == s
+
+
+@given(instances(max_n=40))
+def test_spoc_never_exceeds_eq1(inst):
+    """Eq. (1) is SPOC's time on Fig. 1 and an upper bound in general."""
+    p, root, members, nbytes = inst
+    s = plan(p, root, members, method="spoc", nbytes=nbytes)
+    cost = p.t_ini + nbytes * p.t_byte
+    idx = [p.index(m) for m in s.participants if m != root]
+    bound = spoc_bound(cost[p.index(root)], cost[idx])
+    assert simulate(p, s).makespan <= bound * (1 + 1e-12)
+
+
+def test_eq1_is_not_always_exact():
+    """A counterexample to eq. (1) as an exact formula: a fast node deep in the tree."""
+    # three nodes: the root sends twice (2 t_0); eq. (1) charges t_0 + t_1 instead
+    p = tini([1e-4, 9e-4, 9e-4])
+    s = plan(p, "0", method="spoc")
+    assert simulate(p, s).makespan == pytest.approx(2e-4)
+    assert spoc_bound(1e-4, [9e-4, 9e-4]) == pytest.approx(10e-4)
+
+
+@given(st.integers(2, 64), st.integers(1, 9))
+def test_homogeneous_fnf_and_spoc_match_binomial(n, t):
+    """Sec. 6.4: with equal costs FNF and SPOC give the binomial tree's time."""
+    p = tini([t * 1e-4] * n)
+    times = {m: simulate(p, plan(p, "0", method=m)).makespan for m in ("binomial", "spoc", "fnf")}
+    assert times["spoc"] == pytest.approx(times["binomial"])
+    assert times["fnf"] == pytest.approx(times["binomial"])
+
+
+@given(st.integers(1, 5), st.data())
+def test_half_fast_including_source_spoc_equals_fnf(k, data):
+    """Sec. 6.4: when half the nodes, the source among them, are fast, SPOC and FNF agree."""
+    n = 2**k
+    order = data.draw(st.permutations(range(1, n)))
+    fast = {0, *order[: n // 2 - 1]}
+    p = tini([1e-4 if i in fast else 4e-4 for i in range(n)])
+    assert simulate(p, plan(p, "0", method="spoc")).makespan == pytest.approx(
+        simulate(p, plan(p, "0", method="fnf")).makespan
+    )
+
+
+@given(instances(max_n=30))
+def test_fnf_receivers_join_fastest_first(inst):
+    p, root, members, nbytes = inst
+    s = plan(p, root, members, method="fnf", nbytes=nbytes)
+    cost = p.t_ini + nbytes * p.t_byte
+    arrival = simulate(p, s).arrival
+    by_speed = sorted(
+        (m for m in s.participants if m != root), key=lambda m: (cost[p.index(m)], p.index(m))
+    )
+    times = [arrival[m] for m in by_speed]
+    assert times == sorted(times)
+
+
+def test_fnf_pairwise_model_uses_the_matrix():
+    lat = np.array([[0, 1, 9, 9], [1, 0, 1, 9], [9, 1, 0, 1], [9, 9, 1, 0]], dtype=float)
+    p = Platform.from_dict(
+        {"model": "postal", "nodes": [{"id": x} for x in "abcd"], "latency": lat.tolist()}
+    )
+    pred = simulate(p, plan(p, "a", method="fnf"))
+    assert pred.makespan == pytest.approx(3.0)  # along the cheap path a-b-c-d
+
+
+def test_multicast_reaches_exactly_the_members():
+    p = load_platform("fig1")
+    s = plan(p, "3", ["8", "1", "5"], method="fnf")
+    assert s.collective == "multicast"
+    assert set(s.participants) == {"3", "8", "1", "5"}
+    # 3 -> 1 (fast) at 300 µs; 1 then serves 5 at 400 µs and 8 at 500 µs
+    assert simulate(p, s).arrival == pytest.approx({"3": 0, "1": 3e-4, "5": 4e-4, "8": 5e-4})
+
+
+def test_multiple_multicast_plans_one_tree_per_group():
+    p = load_platform("fig1")
+    s = plan_multiple(p, [("1", ["2", "3"]), ("6", ["7", "8", "1"])], method="fnf")
+    assert s.roots == {0: "1", 1: "6"}
+    assert set(s.members(1)) == {"6", "7", "8", "1"}
+    s.validate(p)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"method": "fnff"}, UnknownPlannerError, "unknown planner 'fnff'; choose from: .*fnf"),
+        ({"root": "9"}, UnknownNodeError, "unknown node '9'"),
+        ({"members": ["2", "x"]}, UnknownNodeError, "unknown node 'x'"),
+        ({"members": []}, PlannerError, "members: empty"),
+        ({"members": ["1"]}, PlannerError, "no destination besides the root"),
+        ({"members": ["2", "2"]}, PlannerError, "listed twice"),
+        ({"nbytes": -1}, PlannerError, "size"),
+        ({"segment_size": 0}, PlannerError, "segment size"),
+    ],
+)
+def test_bad_requests(kwargs, error, message):
+    p = load_platform("fig1")
+    args = {"root": "1", "members": None, "method": "fnf", **kwargs}
+    with pytest.raises(error, match=message):
+        plan(p, args.pop("root"), args.pop("members"), **args)
+
+
+def test_unknown_option_warns():
+    p = load_platform("fig1")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plan(p, "1", method="fnf", options={"depth": 3})
+    assert any("ignores unknown option 'depth'" in str(w.message) for w in caught)
+
+
+def test_registry_metadata_is_complete():
+    for name, info in REGISTRY.items():
+        assert info.name == name
+        assert info.paper and info.complexity and info.summary
+        assert (info.func.__doc__ and "Examples" in info.func.__doc__) or name not in (
+            "binomial",
+            "spoc",
+            "fnf",
+        )
+
+
+def test_pipelined_chain_beats_binomial_for_long_messages():
+    off_diagonal = np.ones((8, 8)) - np.eye(8)
+    p = Platform.from_dict(
+        {
+            "model": "hockney",
+            "nodes": [{"id": str(i)} for i in range(8)],
+            "latency": (off_diagonal * 1e-5).tolist(),
+            "bandwidth": np.full((8, 8), 1e9).tolist(),
+        }
+    )
+    n = 8 * 2**20
+    chain = simulate(p, plan(p, "0", method="chain", nbytes=n, segment_size=64 * 1024)).makespan
+    binom = simulate(p, plan(p, "0", method="binomial", nbytes=n)).makespan
+    assert binom == pytest.approx(3 * (1e-5 + n / 1e9))
+    assert chain < binom / 2
+    assert math.isfinite(chain)
