@@ -12,7 +12,7 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 demo: $(BIN)/.installed
-	$(BIN)/hetcoll demo
+	$(BIN)/hetcoll compare testbed16 --root 0 --size 1KiB
 
 test: $(BIN)/.installed
 	$(BIN)/python -m pytest -q

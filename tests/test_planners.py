@@ -216,3 +216,16 @@ def test_pipelined_chain_beats_binomial_for_long_messages():
     assert binom == pytest.approx(3 * (1e-5 + n / 1e9))
     assert chain < binom / 2
     assert math.isfinite(chain)
+
+
+@given(instances(max_n=10))
+def test_auto_is_the_best_of_the_registered_planners(inst):
+    p, root, members, nbytes = inst
+    s = plan(p, root, members, method="auto", nbytes=nbytes)
+    best = min(
+        simulate(p, plan(p, root, members, method=m, nbytes=nbytes)).makespan
+        for m in TREE_PLANNERS
+        if m != "auto"
+    )
+    assert simulate(p, s).makespan == pytest.approx(best)
+    assert s.params["chosen"] in TREE_PLANNERS

@@ -3,13 +3,16 @@ of Workstations", ICPP 1998: Fig. 1, Table 2 and the Section 7.2 simulations."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..planners import REGISTRY, plan
 from ..platform import load_platform
+from ..rng import spawn_seeds
 from ..simulate import simulate
 from ..units import format_time
-from ._base import Config, Result, experiment
+from ._base import Config, Result, experiment, run_trials
 
-__all__ = ["fig1"]
+__all__ = ["fig1", "sim"]
 
 PAPER = "Banikazemi, Moorthy & Panda, ICPP 1998"
 
@@ -52,3 +55,180 @@ def fig1(config: Config) -> Result:
         title="Banikazemi et al. 1998, Fig. 1 (broadcast from node 1)",
     )
     return Result("banikazemi-fig1", {"platform": "fig1", "root": "1", "results": data}, [table])
+
+
+# -- Section 7.2: simulated 64-node HNOW -------------------------------------------------------
+
+SIM_PLANNERS = ("binomial", "spoc", "fnf")
+SIM_DESTINATIONS = (2, 4, 8, 16, 32, 48, 63)
+#: Per-byte cost: the Myrinet flit pipeline of Sec. 7.2.1 moves one 1-byte flit per 12.5 ns.
+SIM_T_BYTE = 12.5e-9
+SIM_T_FAST = 400e-6
+
+#: (panel, what varies, values, fixed settings) — the paper's Figs. 7, 8 and 9, plus larger
+#: messages than the paper's to show where the trend goes.
+SIM_PANELS = (
+    ("speed_factor", "speed factor", (2, 4, 6), {"fast": 0.25, "size": 1024}),
+    ("fast_fraction", "fast nodes", (0.10, 0.25, 0.50), {"speed": 4, "size": 1024}),
+    ("message_size", "message size (B)", (64, 1024, 4096, 65536), {"fast": 0.25, "speed": 4}),
+    ("source", "source", ("random", "fast", "slow"), {"fast": 0.25, "speed": 4, "size": 1024}),
+)
+SIM_MULTI_SOURCES = (4, 16, 32, 64)
+SIM_MULTI_DESTINATIONS = (8, 16, 32, 63)
+
+
+def _sim_point(task: tuple) -> dict:
+    """Mean latency of each planner over ``trials`` random (platform, source, members) draws.
+
+    Each of ``configs`` random platforms (which nodes are fast) gets ``trials / configs``
+    random participant sets, as the paper's 10 x 10 design.  ``sources`` > 1: a multiple
+    multicast, one random destination set of ``dest`` nodes per source.
+    """
+    from ..generators import two_class_tini
+    from ..planners import plan_multiple
+    from ..rng import as_rng
+
+    fast, speed, size, dest, sources, source, trials, seed = task
+    rng = as_rng(seed)
+    configs = max(1, min(10, trials))
+    totals = dict.fromkeys(SIM_PLANNERS, 0.0)
+    for k in range(trials):
+        if k % max(1, trials // configs) == 0:
+            platform = two_class_tini(
+                64, fast, t_fast=SIM_T_FAST, speed_factor=speed, t_byte=SIM_T_BYTE, seed=rng
+            )
+        ids = platform.ids
+        if source == "random":
+            roots = rng.choice(64, size=sources, replace=False)
+        else:  # a single source drawn among the fast (or slow) nodes
+            speed_of = platform.t_ini
+            pool = np.flatnonzero(
+                speed_of == (speed_of.min() if source == "fast" else speed_of.max())
+            )
+            roots = rng.choice(pool, size=1)
+        groups = []
+        for r in roots:
+            others = np.delete(np.arange(64), r)
+            members = rng.choice(others, size=dest, replace=False)
+            groups.append((ids[r], [ids[m] for m in sorted(members)]))
+        for name in SIM_PLANNERS:
+            if sources == 1:
+                root, members = groups[0]
+                schedule = plan(
+                    platform, root, None if dest == 63 else members, method=name, nbytes=size
+                )
+            else:
+                schedule = plan_multiple(platform, groups, method=name, nbytes=size)
+            totals[name] += simulate(platform, schedule).makespan
+    return {name: total / trials for name, total in totals.items()}
+
+
+def _foi(latency: dict) -> dict:
+    return {name: latency["binomial"] / latency[name] for name in ("spoc", "fnf")}
+
+
+@experiment(
+    "banikazemi-sim",
+    paper=f"{PAPER}, Sec. 7.2, Figs. 7-10",
+    summary="64-node HNOW: factor of improvement of SPOC/FNF over binomial vs destinations",
+)
+def sim(config: Config) -> Result:
+    """Sec. 7.2: single multicast on a 64-node HNOW (t_fast = 400 µs; speed factor 2/4/6;
+    10/25/50 % fast; 64 B - 4 KB, plus 64 KB; a random, fast or slow source), and multiple
+    multicast (4-64 sources).
+
+    Latency per point is averaged over ``trials`` draws (default 100: 10 platforms x 10
+    participant sets; 20 for multiple multicast); the factor of improvement (FoI) is the
+    binomial tree's mean latency over the planner's.
+    """
+    trials = config.trials or 100
+    multi_trials = config.trials or 20
+    tasks, keys = [], []
+    for panel, _, values, fixed in SIM_PANELS:
+        for value in values:
+            setting = {"fast": 0.25, "speed": 4, "size": 1024, "source": "random", **fixed}
+            setting[
+                {
+                    "speed_factor": "speed",
+                    "fast_fraction": "fast",
+                    "message_size": "size",
+                    "source": "source",
+                }[panel]
+            ] = value
+            for dest in SIM_DESTINATIONS:
+                tasks.append(
+                    (
+                        setting["fast"],
+                        setting["speed"],
+                        setting["size"],
+                        dest,
+                        1,
+                        setting["source"],
+                        trials,
+                    )
+                )
+                keys.append((panel, value, dest))
+    for fast in (0.25, 0.50):
+        for sources in SIM_MULTI_SOURCES:
+            for dest in SIM_MULTI_DESTINATIONS:
+                tasks.append((fast, 4, 1024, dest, sources, "random", multi_trials))
+                keys.append((f"multiple_{int(fast * 100)}", sources, dest))
+    seeds = spawn_seeds(config.seed, len(tasks))
+    means = run_trials(
+        _sim_point,
+        [(*t, s) for t, s in zip(tasks, seeds, strict=True)],
+        workers=config.workers,
+        progress=config.progress,
+        description="banikazemi-sim",
+        chunksize=1,
+    )
+    panels: dict[str, dict] = {}
+    for (panel, value, dest), latency in zip(keys, means, strict=True):
+        p = panels.setdefault(panel, {"panel": panel, "series": {}})
+        p["series"].setdefault(str(value), []).append(
+            {"destinations": dest, "latency": latency, "foi": _foi(latency)}
+        )
+    labels = {name: label for name, label, _, _ in SIM_PANELS}
+    for fast in (25, 50):
+        labels[f"multiple_{fast}"] = f"sources (multiple multicast, {fast} % fast)"
+    for name, p in panels.items():
+        p["series_label"] = labels[name]
+    data = {
+        "setup": {
+            "nodes": 64,
+            "t_fast": SIM_T_FAST,
+            "t_byte": SIM_T_BYTE,
+            "trials": trials,
+            "multiple_trials": multi_trials,
+            "seed": config.seed,
+            "fixed": {"fast": 0.25, "speed_factor": 4, "size": 1024},
+        },
+        "panels": list(panels.values()),
+        "paper": {"foi_1KB_25pct_sf4": {"spoc": 2.3, "fnf": 3.3}, "foi_multiple_50pct_sf4": 2.4},
+    }
+    return Result("banikazemi-sim", data, _sim_tables(data), ["banikazemi-sim"])
+
+
+def _sim_tables(data: dict) -> list[str]:
+    from ..report import format_table
+
+    tables = []
+    for p in data["panels"]:
+        series = list(p["series"])
+        headers = ["dest."] + [f"{h} {s}" for s in series for h in ("SPOC", "FNF")]
+        rows = []
+        for i, point in enumerate(p["series"][series[0]]):
+            row = [point["destinations"]]
+            for s in series:
+                foi = p["series"][s][i]["foi"]
+                row += [f"{foi['spoc']:.2f}", f"{foi['fnf']:.2f}"]
+            rows.append(row)
+        tables.append(
+            format_table(
+                headers,
+                rows,
+                title=f"Factor of improvement over binomial "
+                f"vs destinations, by {p['series_label']}",
+            )
+        )
+    return tables

@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import PlannerError
 from ..platform import Platform
 from ..schedule import Schedule
-from . import classic, fnf, spoc  # noqa: F401  (importing registers the planners)
+from . import auto, classic, fnf, spoc  # noqa: F401  (importing registers the planners)
 from ._registry import REGISTRY, PlannerInfo, get_planner, register
 
 __all__ = [
