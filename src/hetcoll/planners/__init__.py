@@ -16,6 +16,10 @@ from ..platform import Platform
 from ..schedule import Schedule
 from . import auto, classic, fnf, spoc  # noqa: F401  (importing registers the planners)
 from ._registry import REGISTRY, PlannerInfo, get_planner, register
+from .auto import auto
+from .classic import binomial, chain, flat
+from .fnf import fnf
+from .spoc import spoc
 
 __all__ = [
     "REGISTRY",
