@@ -14,8 +14,9 @@ from typing import Any
 from ..errors import PlannerError
 from ..platform import Platform
 from ..schedule import Schedule
-from . import auto, classic, fnf, spoc  # noqa: F401  (importing registers the planners)
 from ._registry import REGISTRY, PlannerInfo, get_planner, register
+
+# importing a planner module registers its planners
 from .auto import auto
 from .classic import binomial, chain, flat
 from .fnf import fnf
@@ -29,6 +30,12 @@ __all__ = [
     "plan_multiple",
     "register",
     "applicable",
+    "auto",
+    "binomial",
+    "chain",
+    "flat",
+    "fnf",
+    "spoc",
 ]
 
 
