@@ -494,7 +494,7 @@ class HetComm:
 
     def _agreed_size(self, view, root, what) -> int:
         # Non-members may not know the size; take the largest any rank knows (the root's).
-        n = -1 if view is None else len(view)
+        n = -1 if view is None else view if isinstance(view, int) else len(view)
         send = np.array([n], dtype=np.int64)
         recv = np.zeros(1, dtype=np.int64)
         req = self.comm.Iallreduce([send, MPI.INT64_T], [recv, MPI.INT64_T], op=MPI.MAX)
