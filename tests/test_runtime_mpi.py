@@ -55,7 +55,7 @@ def test_different_platforms_give_a_clear_error_on_every_rank(tmp_path):
     assert proc.returncode != 0
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("hetcoll: error:")]
     assert len(lines) == 4, proc.stderr[-2000:]
-    assert all("different platforms" in ln for ln in lines)
+    assert all("different platforms" in ln for ln in lines), lines
     assert "no error" not in proc.stderr
 
 

@@ -27,7 +27,7 @@ from mpi4py import MPI
 
 from ..errors import CollectiveTimeoutError, HetcollError, MismatchError, PlatformError
 from ..platform import Platform, load_platform
-from ..schedule import Schedule
+from ..schedule import Program, Schedule
 from .emulation import Emulator, clock_offsets, set_timer_slack
 from .executor import ByteRanges, DataHandler, RankPlan, Trace, execute, rank_plan
 
@@ -175,16 +175,18 @@ class HetComm:
         # Everyone takes part in the comparison, even a rank that failed to load its platform,
         # so that no rank is left waiting.
         digests = self._allgather_digest(digest, "the platform agreement check")
-        if error is not None:
-            raise error
         bad = [r for r, d in enumerate(digests) if d == b"\0" * _DIGEST]
+        if error is not None:
+            if len(bad) == self.size:
+                raise error  # the same bad input everywhere
+            raise MismatchError(f"rank {self.rank}: {error}")
         if bad:
             raise MismatchError(f"rank {bad[0]} could not load its platform; see its error")
         if len(set(digests)) > 1:
             groups: dict[bytes, list[int]] = {}
             for r, d in enumerate(digests):
                 groups.setdefault(d, []).append(r)
-            desc = "; ".join(f"ranks {_ranges(rs)} have {d.hex()[:8]}" for d, rs in groups.items())
+            desc = "; ".join(f"rank(s) {_ranges(rs)}: {d.hex()[:8]}" for d, rs in groups.items())
             raise MismatchError(
                 "ranks were given different platforms or settings (platform, algo, model, "
                 f"emulate, segment size): {desc}; every rank must use the same platform file "
@@ -365,10 +367,13 @@ class HetComm:
 
     # -- running ------------------------------------------------------------------------------
 
-    def run(self, schedule: Schedule, handler: DataHandler, what: str = "collective") -> Trace:
-        """Execute ``schedule`` (planned on every rank, e.g. by :meth:`schedule`) with
-        ``handler`` moving this rank's bytes."""
-        plan = rank_plan(schedule.program(), self.node, self.rank_of)
+    def run(
+        self, schedule: Schedule | Program, handler: DataHandler, what: str = "collective"
+    ) -> Trace:
+        """Execute a schedule or program (the same on every rank) with ``handler`` moving
+        this rank's bytes: the extension point for collectives with their own handler."""
+        program = schedule.program() if isinstance(schedule, Schedule) else schedule
+        plan = rank_plan(program, self.node, self.rank_of)
         return self._execute(plan, handler, what)
 
     def _execute(self, plan: RankPlan, handler: DataHandler, what: str) -> Trace:

@@ -145,12 +145,16 @@ def rank_plan(program: Program, node: str, rank_of: Mapping[str, int]) -> RankPl
 
 @dataclass
 class Trace:
-    """When the call started, each op was issued (real time, ns) and completed (logical,
-    i.e. modelled, times under emulation) on the clock of the call."""
+    """When the call started, and for each op when it was issued (``Isend``/``Irecv``, real
+    time), started (a send's modelled start under emulation, else its issue), completed
+    (modelled under emulation) and was seen to complete (real time); ns on the call's clock.
+    """
 
     entry: int
     done: list[int]
     issued: list[int]
+    observed: list[int]
+    started: list[int]
 
 
 def execute(
@@ -199,8 +203,8 @@ def execute(
     now = clock()
     if start_at is not None and start_at > now:
         now = start_at
-    trace = Trace(now, [0] * n, [0] * n)
-    issued = trace.issued
+    trace = Trace(now, [0] * n, [0] * n, [0] * n, [0] * n)
+    issued, observed, started = trace.issued, trace.observed, trace.started
     if n == 0:
         return trace
     deadline = now + int(timeout * _NS)
@@ -247,6 +251,7 @@ def execute(
     def complete(i: int, t: int) -> None:
         nonlocal remaining
         done[i] = t
+        observed[i] = clock()
         remaining -= 1
         for j in plan.dependents[i]:
             if t > ready[j]:
@@ -280,6 +285,7 @@ def execute(
         owners.append(i)
         parts[i] += 1
         issued[i] = clock()
+        started[i] = issued[i] if emu is None else int(stamps[i])
         port_busy, port_op = True, i
         return True
 
