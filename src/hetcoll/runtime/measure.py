@@ -16,9 +16,11 @@ Two details of this implementation:
   slow recipient costs *its* ``t_ini``, while half the emulated round trip averages the
   root's and the recipient's.
 
-A barrier (non-blocking, with the timeout) precedes every broadcast.  With a clock shared by
-all ranks (one host, or emulation with synchronised clocks) the ack also carries the time
-the recipient finished, which gives a second, direct estimate (``clock_time``).
+A barrier (non-blocking, with the timeout) precedes every broadcast, then the root sends
+every rank a start time ``settle`` seconds ahead (:meth:`HetComm.start_together`), so that
+every recipient is waiting when the root starts.  With a clock shared by all ranks (one
+host, or emulation with synchronised clocks) the ack also carries the time the recipient
+finished, which gives a second, direct estimate (``clock_time``).
 """
 
 from __future__ import annotations
@@ -138,6 +140,7 @@ def measure_bcast(
         for r in range(hc.size):
             if r == root:
                 continue
+            hc.barrier()  # everyone is done with the previous broadcast
             t0 = hc.start_together(settle)
             once()
             if me == r:

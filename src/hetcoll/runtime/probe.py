@@ -11,9 +11,10 @@ Method
 2. **Forecast.**  The whole measurement is repeated ``rounds`` times and every round-trip
    series is fed to an NWS-style :class:`~hetcoll.runtime.forecast.Forecaster`.
 3. **Fit.**  Per pair, ``RTT(n) = a + b n`` by least squares over the sizes.  Per node,
-   ``a_uv = o_u + o_v`` and ``b_uv = beta_u + beta_v`` by least squares over all pairs: the
-   per-node overhead ``t_ini = o`` and per-byte cost ``t_byte = beta`` of the sender-only
-   model (a round trip pays one send of each end).  What the nodes do not explain is the
+   ``a_uv = o_u + o_v`` and ``b_uv = beta_u + beta_v``, solved robustly (for each node the
+   median over pairs ``v, w`` of ``(a_uv + a_uw - a_vw) / 2``): the per-node overhead
+   ``t_ini = o`` and per-byte cost ``t_byte = beta`` of the sender-only model (a round trip
+   pays one send of each end).  What the nodes do not explain is the
    network's: ``latency_uv = (a_uv - o_u - o_v) / 2`` and
    ``1 / bandwidth_uv = (b_uv - beta_u - beta_v) / 2`` (clipped at 0; infinite bandwidth
    when nothing is left), so that ``hockney`` and ``postal`` can use the file too.
@@ -122,9 +123,7 @@ def _measure_round(hc: HetComm, sizes, repeat: int, serial: bool) -> np.ndarray:
                     rtt[u, v, s] = rtt[v, u, s] = min(trips) / 1e9
     # every rank measured only its own pairs: combine (NaN elsewhere)
     out = np.empty_like(rtt)
-    hc._wait(
-        hc.comm.Iallreduce(np.nan_to_num(rtt, nan=-1.0), out, op=_max()), "combining probes"
-    )
+    hc._wait(hc.comm.Iallreduce(np.nan_to_num(rtt, nan=-1.0), out, op=_max()), "combining probes")
     for s in range(len(sizes)):
         np.fill_diagonal(out[:, :, s], 0.0)
     return out
@@ -163,11 +162,7 @@ def fit_platform(
     elif n == 2:
         o, beta = np.full(2, a[0] / 2), np.full(2, b[0] / 2)
     else:
-        m = np.zeros((len(iu), n))
-        m[np.arange(len(iu)), iu] = 1.0
-        m[np.arange(len(iu)), iv] = 1.0
-        o = np.linalg.lstsq(m, a, rcond=None)[0]
-        beta = np.linalg.lstsq(m, b, rcond=None)[0]
+        o, beta = _node_costs(a, iu, iv, n), _node_costs(b, iu, iv, n)
     o = np.maximum(o, 0.0)
     beta = np.maximum(beta, 0.0)
     raw = {"t_ini": o.tolist(), "t_byte": beta.tolist()}
@@ -197,6 +192,21 @@ def fit_platform(
     return platform, fit
 
 
+def _node_costs(pair: np.ndarray, iu: np.ndarray, iv: np.ndarray, n: int) -> np.ndarray:
+    """Per-node shares ``o`` of pair sums ``pair_uv = o_u + o_v``: for each ``u`` the median
+    over pairs ``v, w`` of ``(p_uv + p_uw - p_vw) / 2``, robust to a few bad pairs (a least
+    squares fit would spread one slow measurement over every node)."""
+    m = np.zeros((n, n))
+    m[iu, iv] = m[iv, iu] = pair
+    out = np.empty(n)
+    for u in range(n):
+        others = np.array([x for x in range(n) if x != u])
+        v, w = np.triu_indices(len(others), 1)
+        v, w = others[v], others[w]
+        out[u] = np.median((m[u, v] + m[u, w] - m[v, w]) / 2)
+    return out
+
+
 def speed_classes(values: np.ndarray, tolerance: float) -> np.ndarray:
     """Replace values by the mean of their class: sorted values split where the next one is
     more than ``tolerance`` (relative) above the class's first."""
@@ -216,7 +226,7 @@ def probe(
     hc: HetComm,
     *,
     sizes=DEFAULT_SIZES,
-    repeat: int = 3,
+    repeat: int = 4,
     rounds: int = 3,
     serial: bool = False,
     model: Any = "tini",
