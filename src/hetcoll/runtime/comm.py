@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import pickle
 import sys
 import time
@@ -105,6 +106,14 @@ class HetComm:
         Planner options.
     time_scale : float
         Emulation only: multiply every modelled cost.
+    clock : {"auto", "shared", "sync"}
+        Emulation only: how ranks agree on time.  ``auto``: the shared monotonic clock on one
+        host, offsets estimated by ping-pong across hosts (``sync`` forces the estimate).
+    spin, poll : float, optional
+        Without emulation, how an idle rank waits: it polls (yielding the CPU) for ``spin``
+        seconds, then sleeps ``poll`` seconds between looks.  Defaults suit an
+        oversubscribed host (``HETCOLL_SPIN``/``HETCOLL_POLL`` override them); on dedicated
+        cores a long ``spin`` is fastest.
     """
 
     def __init__(
@@ -123,6 +132,8 @@ class HetComm:
         options: dict[str, Any] | None = None,
         time_scale: float = 1.0,
         clock: str = "auto",
+        spin: float | None = None,
+        poll: float | None = None,
     ) -> None:
         if check not in ("first", "always", "never"):
             raise HetcollError(f"check: expected 'first', 'always' or 'never', got {check!r}")
@@ -141,6 +152,8 @@ class HetComm:
         self.on_timeout = on_timeout
         self.options = dict(options or {})
         self.time_scale = float(time_scale)
+        self.spin = float(os.environ.get("HETCOLL_SPIN", 20e-6) if spin is None else spin)
+        self.poll = float(os.environ.get("HETCOLL_POLL", 20e-6) if poll is None else poll)
         self.last_trace: Trace | None = None
         self.last_schedule: Schedule | None = None
         self._cache: dict[Any, tuple[Schedule, RankPlan, tuple]] = {}
@@ -244,13 +257,15 @@ class HetComm:
         ~7 µs, so 15 ranks looking every 30 µs would take more than one core of two."""
         timeout = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + timeout
+        looks = 0
         while not req.Test():
             if time.monotonic() > deadline:
                 self._timed_out(
                     f"rank {self.rank}: {what} timed out after {timeout:g} s "
                     "(does every rank call it?)"
                 )
-            time.sleep(nap)
+            looks += 1
+            time.sleep(min(nap, 20e-6) if looks < 50 else nap)  # quick looks first
 
     def _timed_out(self, message: str) -> None:
         self._broken = message
@@ -390,6 +405,8 @@ class HetComm:
                 what=what,
                 on_timeout=_abort if self.on_timeout == "abort" else None,
                 start_at=start_at,
+                spin=self.spin,
+                poll=self.poll,
             )
         except CollectiveTimeoutError as exc:
             self._broken = str(exc)

@@ -167,7 +167,7 @@ def execute(
     what: str = "collective",
     on_timeout: Callable[[str], None] | None = None,
     poll: float = 100e-6,
-    spin: float = 200e-6,
+    spin: float = 0.05,
     start_at: int | None = None,
 ) -> Trace:
     """Run ``plan`` on ``comm`` until every op of this rank has completed.
