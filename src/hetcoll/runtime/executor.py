@@ -54,6 +54,7 @@ _NAMES = {v: k for k, v in _KINDS.items()}
 _NS = 1_000_000_000
 _PORT, _RELEASE = 0, 1  # timer kinds
 _MIN_NAP, _MAX_NAP = 30_000, 1_000_000  # ns, bounds of an idle sleep under emulation
+_REAL_LATENCY = 50_000  # ns: what a message between two local ranks is granted to travel
 
 
 def data_tag(chunk: int) -> int:
@@ -218,7 +219,8 @@ def execute(
     reqs: list[MPI.Request] = []
     owners: list[int] = []  # op index of each request
     parts = [0] * n  # outstanding requests (and port timer) per op
-    stamps = np.zeros(n, dtype=np.int64)
+    # a stamp: the transfer's modelled start and the real time its Isend was issued
+    stamps = np.zeros((n, 2), dtype=np.int64)
     naps = [_MIN_NAP] * n  # how long the rank may sleep while op i's requests are pending
     timers: list[tuple[int, int, int]] = []  # (time, kind, op)
     port_busy = False
@@ -230,7 +232,7 @@ def execute(
         buf = handler.recv_buffer(chunks[i], _NAMES[kinds[i]])
         tag = data_tag(chunks[i])
         if emu is not None:
-            reqs.append(comm.Irecv([stamps[i : i + 1], MPI.INT64_T], peers[i], tag + 1))
+            reqs.append(comm.Irecv([stamps[i], MPI.INT64_T], peers[i], tag + 1))
             owners.append(i)
             parts[i] += 1
             if plan.ndeps[i]:
@@ -275,8 +277,9 @@ def execute(
         if emu is not None:
             start = max(ready[i], port_free)
             busy = emu.costs(plan.me, peers[i], nbytes[i])[0]
-            stamps[i] = start
-            reqs.append(comm.Isend([stamps[i : i + 1], MPI.INT64_T], peers[i], tag + 1))
+            stamps[i, 0] = start
+            stamps[i, 1] = clock()
+            reqs.append(comm.Isend([stamps[i], MPI.INT64_T], peers[i], tag + 1))
             owners.append(i)
             port_free = start + busy
             heapq.heappush(timers, (port_free, _PORT, i))
@@ -285,7 +288,7 @@ def execute(
         owners.append(i)
         parts[i] += 1
         issued[i] = clock()
-        started[i] = issued[i] if emu is None else int(stamps[i])
+        started[i] = issued[i] if emu is None else int(stamps[i, 0])
         port_busy, port_op = True, i
         return True
 
@@ -307,11 +310,14 @@ def execute(
             complete(i, t_obs)
             return
         _, delay, rbusy = emu.costs(peers[i], plan.me, nbytes[i])
-        start = max(int(stamps[i]), posted[i])
+        start = max(int(stamps[i, 0]), posted[i])
         if rbusy > 0:
             port = port_free if emu.unidirectional else recv_free
             start = max(start, port - delay + rbusy)
-        release = max(start + delay, t_obs)
+        # Never before the data really arrived: it left when the sender issued it (a late
+        # look at the network by this rank is not the network's delay), and it is here now.
+        sent = int(stamps[i, 1])
+        release = max(start + delay, min(t_obs, sent + _REAL_LATENCY))
         if rbusy > 0:
             if emu.unidirectional:
                 port_free = max(port_free, release)

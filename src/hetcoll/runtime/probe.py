@@ -167,8 +167,13 @@ def fit_platform(
     beta = np.maximum(beta, 0.0)
     raw = {"t_ini": o.tolist(), "t_byte": beta.tolist()}
     if tolerance > 0:
-        o = speed_classes(o, tolerance)
-        beta = speed_classes(beta, tolerance)
+        # classes by t_ini, then by t_byte within each (1e-10 s/B ~ 10 GB/s: below that,
+        # per-byte differences are noise), so that equally fast nodes become identical
+        groups = speed_classes(o, tolerance)
+        o = groups
+        for value in np.unique(groups):
+            members = np.flatnonzero(groups == value)
+            beta[members] = speed_classes(beta[members], tolerance, floor=1e-10)
     lat = np.zeros((n, n))
     inv_bw = np.zeros((n, n))
     lat[iu, iv] = lat[iv, iu] = np.maximum((a - o[iu] - o[iv]) / 2, 0.0)
@@ -207,15 +212,16 @@ def _node_costs(pair: np.ndarray, iu: np.ndarray, iv: np.ndarray, n: int) -> np.
     return out
 
 
-def speed_classes(values: np.ndarray, tolerance: float) -> np.ndarray:
+def speed_classes(values: np.ndarray, tolerance: float, floor: float = 0.0) -> np.ndarray:
     """Replace values by the mean of their class: sorted values split where the next one is
-    more than ``tolerance`` (relative) above the class's first."""
+    more than ``tolerance`` (relative) and ``floor`` (absolute) above the class's first."""
     values = np.asarray(values, dtype=float)
     order = np.argsort(values, kind="stable")
     out = values.copy()
     start = 0
     for k in range(1, len(order) + 1):
-        if k == len(order) or values[order[k]] > values[order[start]] * (1 + tolerance) + 1e-15:
+        first = values[order[start]]
+        if k == len(order) or values[order[k]] > first + max(first * tolerance, floor, 1e-15):
             members = order[start:k]
             out[members] = values[members].mean()
             start = k
