@@ -29,9 +29,20 @@ from .simulate import Prediction, simulate
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    # HetComm imports mpi4py.MPI (initialising MPI): load it only when it is used.
+    if name == "HetComm":
+        from .runtime import HetComm
+
+        return HetComm
+    raise AttributeError(f"module 'hetcoll' has no attribute {name!r}")
+
+
 __all__ = [
     "REGISTRY",
     "Flow",
+    "HetComm",
     "HetcollError",
     "Link",
     "ModelError",

@@ -8,6 +8,7 @@ With ``--json`` one JSON document goes to stdout and everything for humans to st
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -394,6 +395,260 @@ def _write_result(result, out: Path, plot: bool) -> list[str]:
     return written
 
 
+# -- runtime: run, probe, demo (MPI) ---------------------------------------------------------------
+
+
+def _positive(value, name: str) -> None:
+    if value is not None and not value > 0:
+        raise HetcollError(f"{name}: must be > 0, got {value}")
+
+
+@cli.command("run")
+@click.option("--platform", "platform_file", required=True, help="Platform file or name.")
+@click.option("--op", type=click.Choice(["bcast"]), default="bcast", show_default=True)
+@click.option("--root", default=None, help="Source node id (default: the first node).")
+@click.option("--algo", default="fnf", show_default=True, help="Planner to measure.")
+@click.option("--size", type=SIZE, default="4", show_default=True, help="Message size.")
+@click.option("--segment-size", type=SIZE, default=None, help="Pipeline in segments.")
+@click.option("--repeat", type=int, default=10, show_default=True, help="Repetitions.")
+@click.option("--emulate", is_flag=True, help="Impose the platform's costs on this machine.")
+@click.option(
+    "--time-scale",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="With --emulate: multiply every modelled cost.",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=60.0,
+    show_default=True,
+    help="Seconds one collective may take before the job is stopped.",
+)
+@JSON_OPT
+def run_cmd(
+    platform_file, op, root, algo, size, segment_size, repeat, emulate, time_scale, timeout, as_json
+) -> None:
+    """Measure a broadcast under mpiexec, next to the simulator's prediction.
+
+    \b
+    mpiexec -n 16 python -m mpi4py -m hetcoll run --platform testbed16 --emulate
+
+    Latency as Banikazemi et al. (1998), Sec. 7.1.2 measure it; baselines: native
+    MPI_Bcast and the binomial tree through the same runtime.  Rank 0 prints.
+    """
+    from .planners import get_planner
+
+    p = _platform(platform_file)
+    get_planner(algo)
+    if root is not None:
+        p.index(root)
+    if repeat < 1:
+        raise HetcollError(f"--repeat: must be >= 1, got {repeat}")
+    _positive(time_scale, "--time-scale")
+    _positive(timeout, "--timeout")
+    _positive(segment_size, "--segment-size")
+    from .runtime.commands import run_measurement
+
+    doc = run_measurement(
+        p,
+        root=root,
+        algo=algo,
+        nbytes=size,
+        segment_size=segment_size,
+        repeat=repeat,
+        emulate=emulate,
+        time_scale=time_scale,
+        timeout=timeout,
+    )
+    if doc is None:
+        return
+    doc["platform"] = platform_file
+    if as_json:
+        dump_json(json_document("measurement", doc))
+        return
+    rows = [
+        [
+            algo,
+            format_time(doc["measured_time"]),
+            format_time(doc["predicted_time"]),
+            f"{doc['ratio']:.3f}" if doc["ratio"] else "-",
+        ],
+    ]
+    b = doc["baselines"]["binomial"]
+    rows.append(
+        [
+            "binomial",
+            format_time(b["measured_time"]),
+            format_time(b["predicted_time"]),
+            f"{b['measured_time'] / b['predicted_time']:.3f}",
+        ]
+    )
+    rows.append(["native", format_time(doc["baselines"]["native"]["measured_time"]), "-", "-"])
+    how = f"emulated, costs x{time_scale:g}" if emulate else "not emulated"
+    title = (
+        f"bcast of {format_size(size)} from {doc['root']} on {platform_file}: "
+        f"{doc['ranks']} ranks, {how}, {repeat} repetitions"
+    )
+    click.echo(
+        format_table(
+            ["algorithm", "measured", "predicted", "measured/predicted"], rows, title=title
+        )
+    )
+    click.echo(f"method: {doc['method']}", err=True)
+
+
+@cli.command("probe")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the platform here.")
+@click.option(
+    "--emulate",
+    "emulate_file",
+    default=None,
+    help="Emulate this platform while probing (to check the probe).",
+)
+@click.option(
+    "--sizes", default="0,4096,16384", show_default=True, help="Comma-separated message sizes."
+)
+@click.option("--repeat", type=int, default=4, show_default=True, help="Round trips per size.")
+@click.option(
+    "--rounds",
+    type=int,
+    default=3,
+    show_default=True,
+    help="Repeated probes fed to the forecaster.",
+)
+@click.option(
+    "--serial", is_flag=True, help="One pair at a time (default: disjoint pairs at once)."
+)
+@click.option("--model", default="tini", show_default=True, help="Model of the written platform.")
+@click.option(
+    "--tolerance",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="Merge nodes whose costs agree within this fraction (0: never).",
+)
+@click.option("--time-scale", type=float, default=1.0, show_default=True)
+@click.option("--timeout", type=float, default=60.0, show_default=True)
+@JSON_OPT
+def probe_cmd(
+    output,
+    emulate_file,
+    sizes,
+    repeat,
+    rounds,
+    serial,
+    model,
+    tolerance,
+    time_scale,
+    timeout,
+    as_json,
+) -> None:
+    """Measure every pair of ranks and write a platform file (run under mpiexec).
+
+    \b
+    mpiexec -n 8 python -m mpi4py -m hetcoll probe -o platform.json
+    """
+    from .models import get_model
+    from .platform import save_platform
+
+    emulated = _platform(emulate_file) if emulate_file else None
+    size_list = tuple(parse_size(s) for s in sizes.split(",") if s.strip())
+    if len(size_list) < 1:
+        raise HetcollError("--sizes: give at least one size")
+    if repeat < 1 or rounds < 1:
+        raise HetcollError("--repeat and --rounds: must be >= 1")
+    if tolerance < 0:
+        raise HetcollError(f"--tolerance: must be >= 0, got {tolerance}")
+    _positive(time_scale, "--time-scale")
+    _positive(timeout, "--timeout")
+    get_model(model)
+    from .runtime.commands import run_probe
+
+    doc = run_probe(
+        platform=emulated,
+        sizes=size_list,
+        repeat=repeat,
+        rounds=rounds,
+        serial=serial,
+        model=model,
+        tolerance=tolerance,
+        time_scale=time_scale,
+        timeout=timeout,
+    )
+    if doc is None:
+        return
+    probed = doc.pop("_platform")
+    if output:
+        save_platform(probed, output)
+        doc["output"] = output
+    if as_json:
+        dump_json(json_document("probe", doc))
+        return
+    rows = [[n.id, n.host or "", format_time(n.t_ini), f"{n.t_byte:.3g} s/B"] for n in probed.nodes]
+    click.echo(
+        format_table(
+            ["node", "host", "t_ini", "t_byte"],
+            rows,
+            title=f"{probed.name} ({doc['seconds']:.1f} s)",
+        )
+    )
+    if doc.get("t_ini_max_rel_error") is not None:
+        click.echo(
+            f"largest t_ini error against the emulated platform: {doc['t_ini_max_rel_error']:.1%}"
+        )
+    click.echo(f"forecast winners: {doc['forecast_winners']}", err=True)
+    if output:
+        click.echo(f"wrote {output}", err=True)
+
+
+@cli.command("demo")
+@click.option("--ranks", type=int, default=16, show_default=True, help="Local MPI ranks.")
+@click.option("--platform", "platform_file", default="testbed16", show_default=True)
+@click.option("--size", type=SIZE, default="4", show_default=True, help="Message size.")
+@click.option("--repeat", type=int, default=5, show_default=True, help="Repetitions.")
+@click.option(
+    "--time-scale",
+    type=float,
+    default=2.0,
+    show_default=True,
+    help="Multiply the emulated costs (ms-scale costs dwarf this machine's noise).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default="results/demo",
+    show_default=True,
+    help="Directory for the JSON and PNG files.",
+)
+@click.option("--no-plot", is_flag=True, help="Skip the PNG figures.")
+@JSON_OPT
+def demo_cmd(ranks, platform_file, size, repeat, time_scale, out_dir, no_plot, as_json) -> None:
+    """Probe, plan with every planner, simulate and run each under emulation, compare.
+
+    Starts its own ranks with this environment's mpiexec: run it directly (make demo).
+    """
+    from .demo import run_demo
+
+    if ranks < 2:
+        raise HetcollError(f"--ranks: must be >= 2, got {ranks}")
+    if repeat < 1:
+        raise HetcollError(f"--repeat: must be >= 1, got {repeat}")
+    _positive(time_scale, "--time-scale")
+    run_demo(
+        ranks=ranks,
+        platform=platform_file,
+        nbytes=size,
+        repeat=repeat,
+        time_scale=time_scale,
+        out_dir=Path(out_dir),
+        plot=not no_plot,
+        as_json=as_json,
+    )
+
+
 # -- entry point ---------------------------------------------------------------------------------
 
 
@@ -409,7 +664,10 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as exc:
         return _fail(exc.format_message())
     except HetcollError as exc:
-        return _fail(str(exc))
+        from .errors import CommunicationError
+
+        # a communication error may be one rank's own: every rank says it
+        return _fail(str(exc), everywhere=isinstance(exc, CommunicationError))
     except click.exceptions.Abort:
         click.echo("hetcoll: aborted", err=True)
         return 130
@@ -419,10 +677,26 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, everywhere: bool = False) -> int:
     first = " ".join(str(message).split())
-    click.echo(f"hetcoll: error: {first}", err=True)
+    if everywhere or _mpi_rank() == 0:
+        click.echo(f"hetcoll: error: {first}", err=True)
     return 2
+
+
+def _mpi_rank() -> int:
+    """This process's rank under mpiexec once MPI is initialised (0 otherwise).
+
+    Under mpiexec every rank parses the same arguments and hits the same bad input: only
+    rank 0 prints it, every rank exits 2."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+        return mpi.COMM_WORLD.rank
+    # before MPI is initialised: what the launcher told this process (MPICH, Open MPI, PMIx)
+    for var in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"):
+        if os.environ.get(var, "").isdigit():
+            return int(os.environ[var])
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,6 +15,9 @@ __all__ = [
     "PlannerError",
     "UnknownPlannerError",
     "ModelError",
+    "CommunicationError",
+    "MismatchError",
+    "CollectiveTimeoutError",
 ]
 
 
@@ -47,3 +50,15 @@ class PlannerError(HetcollError, ValueError):
 
 class UnknownPlannerError(PlannerError):
     """A planner name that is not registered."""
+
+
+class CommunicationError(HetcollError):
+    """The MPI runtime could not run a collective (see the subclasses)."""
+
+
+class MismatchError(CommunicationError):
+    """Ranks disagree on what to run: different platforms, planners or arguments."""
+
+
+class CollectiveTimeoutError(CommunicationError, TimeoutError):
+    """An operation of a collective did not complete before its deadline."""

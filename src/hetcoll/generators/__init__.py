@@ -7,5 +7,6 @@ Every generator is a pure function of its parameters and ``seed`` (through
 from __future__ import annotations
 
 from .hnow import classes_tini, two_class_tini
+from .testbed import testbed
 
-__all__ = ["classes_tini", "two_class_tini"]
+__all__ = ["classes_tini", "testbed", "two_class_tini"]

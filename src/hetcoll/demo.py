@@ -1,0 +1,205 @@
+"""``hetcoll demo``: the whole flow on one machine, predicted against measured.
+
+Starts ``--ranks`` local MPI ranks with this environment's ``mpiexec`` (one job,
+:mod:`hetcoll.runtime.job`), which emulate the built-in ``testbed16`` platform (Banikazemi et
+al. 1998, Sec. 7.1.1: 16 nodes, 8 fast, slow/fast 2.15): they probe it, then measure a
+broadcast planned by every applicable planner (Sec. 7.1.2 method) plus native ``MPI_Bcast``.
+This process simulates every schedule, prints predicted against measured, and draws the
+trees and the comparison (matplotlib, here only: the ranks never import it).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .errors import HetcollError
+from .platform import load_platform, write_atomic
+from .report import dump_json, format_table, json_document
+from .units import format_size, format_time
+
+__all__ = ["run_demo", "trees_figure", "comparison_figure"]
+
+
+def run_demo(
+    *,
+    ranks: int,
+    platform: str,
+    nbytes: int,
+    repeat: int,
+    time_scale: float,
+    out_dir: Path,
+    plot: bool,
+    as_json: bool,
+) -> dict[str, Any]:
+    from .planners import applicable
+    from .runtime.launch import run_mpi
+
+    t0 = time.monotonic()
+    p = load_platform(platform)
+    if len(p) != ranks:
+        raise HetcollError(
+            f"platform {platform!r} has {len(p)} nodes; the demo runs one rank per node "
+            f"(--ranks {len(p)})"
+        )
+    planners = applicable("bcast", p.model.name, ranks)
+    spec = {
+        "runs": [
+            {
+                "platform": p.to_dict(),
+                "emulate": True,
+                "time_scale": time_scale,
+                "root": p.ids[0],
+                "sizes": [nbytes],
+                "repeat": repeat,
+                "planners": planners,
+                "native": True,
+                "timeout": 120,
+                "probe": {"sizes": [0, 4096, 16384], "repeat": 4, "rounds": 3},
+            }
+        ]
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _say(
+        f"starting {ranks} ranks (emulating {p.name or platform}, costs x{time_scale:g})...",
+        as_json,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        spec_path, result_path = Path(tmp) / "spec.json", Path(tmp) / "result.json"
+        spec_path.write_text(json.dumps(spec))
+        proc = run_mpi(ranks, ["hetcoll.runtime.job", spec_path, result_path], timeout=600)
+        if proc.returncode != 0 or not result_path.exists():
+            tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
+            raise HetcollError(f"the MPI job failed (exit {proc.returncode}): {tail}")
+        result = json.loads(result_path.read_text())
+    run = result["runs"][0]
+    data = {
+        "platform": platform,
+        "platform_name": p.name,
+        "ranks": ranks,
+        "nbytes": nbytes,
+        "repeat": repeat,
+        "time_scale": time_scale,
+        "fast": [i for i, t in enumerate(p.t_ini) if t == p.t_ini.min()],
+        "probe": _probe_summary(run["probe"]),
+        "results": run["results"],
+        "mpi_seconds": result["seconds"],
+    }
+    written = [out_dir / "demo.json"]
+    if plot:
+        written += [trees_figure(data, out_dir), comparison_figure(data, out_dir)]
+    data["seconds"] = time.monotonic() - t0
+    write_atomic(written[0], json.dumps(json_document("demo", data), indent=1) + "\n")
+    if as_json:
+        dump_json(json_document("demo", {**data, "files": [str(w) for w in written]}))
+    else:
+        click.echo(_table(data))
+        pr = data["probe"]
+        click.echo(
+            f"probe: {pr['seconds']:.1f} s, largest t_ini error {pr['t_ini_max_rel_error']:.1%}; "
+            "same tree from the probed platform as from the true one: "
+            + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in pr["same_tree"].items())
+        )
+        click.echo(f"total {data['seconds']:.1f} s")
+        for w in written:
+            click.echo(f"wrote {w}", err=True)
+    return data
+
+
+def _say(text: str, quiet: bool) -> None:
+    if not quiet:
+        click.echo(text, err=True)
+
+
+def _probe_summary(probe: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "seconds": probe["seconds"],
+        "t_ini_max_rel_error": probe["t_ini_max_rel_error"],
+        "same_tree": probe["same_tree_as_truth"],
+        "forecast_winners": probe["forecast_winners"],
+        "platform": probe["platform"],
+    }
+
+
+def _table(data: dict[str, Any]) -> str:
+    rows = []
+    for r in data["results"]:
+        pred = r["predicted_time"]
+        rows.append(
+            [
+                r["algorithm"],
+                format_time(pred) if pred is not None else "-",
+                format_time(r["measured_time"]),
+                f"{r['measured_time'] / pred:.3f}" if pred else "-",
+            ]
+        )
+    title = (
+        f"broadcast of {format_size(data['nbytes'])} on {data['platform']} "
+        f"({data['ranks']} ranks, emulated, costs x{data['time_scale']:g}, "
+        f"best of {data['repeat']})"
+    )
+    return format_table(["planner", "predicted", "measured", "measured/predicted"], rows, title)
+
+
+def trees_figure(data: dict[str, Any], out_dir: Path) -> Path:
+    """Each planner's tree: a node at (its predicted arrival, its rank), edges to children."""
+    from .planners import plan
+    from .plots import color, figure, save
+    from .simulate import simulate
+
+    p = load_platform(data["platform"])
+    trees = [r for r in data["results"] if r.get("tree")]
+    ncols = min(3, len(trees))
+    nrows = -(-len(trees) // ncols)
+    fig, axes = figure(ncols, nrows, size=(4.2 * ncols, 3.4 * nrows))
+    fast = set(data["fast"])
+    for ax, r in zip(axes.flat, trees, strict=False):
+        sched = plan(p, p.ids[0], method=r["algorithm"], nbytes=data["nbytes"])
+        pred = simulate(p, sched)
+        t = {k: v * data["time_scale"] * 1e3 for k, v in pred.arrival.items()}
+        for parent, kids in sched.tree.children.items():
+            for c in kids:
+                ax.plot(
+                    [t[parent], t[c]],
+                    [p.index(parent), p.index(c)],
+                    color=color(r["algorithm"]),
+                    lw=1.2,
+                    alpha=0.7,
+                )
+        xs = [t[n] for n in p.ids]
+        ys = list(range(len(p)))
+        ax.scatter(xs, ys, c=["#d62728" if i in fast else "#4c4c4c" for i in ys], s=22, zorder=3)
+        ax.set_title(f"{r['algorithm']}: {format_time(pred.makespan * data['time_scale'])}")
+        ax.set_xlabel("predicted arrival (ms)")
+        ax.set_ylabel("rank (red: fast)")
+        ax.invert_yaxis()
+    for ax in list(axes.flat)[len(trees) :]:
+        ax.set_visible(False)
+    return save(fig, out_dir / "demo-trees.png")
+
+
+def comparison_figure(data: dict[str, Any], out_dir: Path) -> Path:
+    """Predicted against measured broadcast latency per planner (bars, ms)."""
+    import numpy as np
+
+    from .plots import color, figure, save
+
+    rows = data["results"]
+    names = [r["algorithm"] for r in rows]
+    pred = [(r["predicted_time"] or np.nan) * 1e3 for r in rows]
+    meas = [r["measured_time"] * 1e3 for r in rows]
+    fig, axes = figure(1, 1, size=(1.1 * len(rows) + 3, 3.6))
+    ax = axes[0, 0]
+    x = np.arange(len(rows))
+    ax.bar(x - 0.2, pred, 0.4, color=[color(n) for n in names], alpha=0.45, label="predicted")
+    ax.bar(x + 0.2, meas, 0.4, color=[color(n) for n in names], label="measured")
+    ax.set_xticks(x, names)
+    ax.set_ylabel("broadcast latency (ms)")
+    ax.set_title(f"{data['platform']}: predicted (light) vs measured, {data['ranks']} ranks")
+    ax.legend()
+    return save(fig, out_dir / "demo-comparison.png")

@@ -1,0 +1,156 @@
+"""Emulated heterogeneity: make a homogeneous machine behave like a platform file.
+
+With emulation on, the executor runs every transfer of a schedule under the platform's cost
+model (the same :class:`~hetcoll.models.BoundModel` the simulator uses):
+
+- the **sender is held**: its send port stays busy ``send_busy(u, v, n)`` after the transfer
+  starts, so its next send of the schedule cannot begin earlier (and the collective call
+  does not return earlier);
+- the **message is released** to the receiver no earlier than its modelled arrival
+  ``start + delay(u, v, n)``, and never before it has really arrived;
+- with a model that has a receive port (``recv_busy > 0``), receptions are serialised on it;
+  a unidirectional one-port model shares one port between sending and receiving.
+
+Every data message travels with a companion *stamp*: the modelled start of the transfer on
+a clock all ranks share.  Stamps are **logical** times (the modelled start, computed from
+the modelled completion of the operations it depends on), not the moment the sender's
+process happened to wake up; a rank still waits in real time until each logical time has
+come.  So wake-up jitter of an oversubscribed machine delays only the final observation,
+it does not accumulate along a path of the tree.
+
+Clock: ranks on one host share ``CLOCK_MONOTONIC`` (``time.monotonic_ns``, system-wide on
+Linux).  Across hosts, :func:`clock_offsets` estimates each rank's offset to rank 0 with
+ping-pongs (Cristian's method, the exchange of least round-trip time wins); stamps are
+then written on rank 0's clock.  The error of that estimate (half the best round trip, a
+few microseconds on a cluster network) adds to every emulated arrival, so emulated costs
+should be much larger than it.
+
+Approximations (the simulator is exact, the emulation is as close as a real run allows):
+a receive with dependencies counts as posted at the logical time its dependencies
+complete, and the receiver, not the sender, applies that rendezvous (a sender is not held
+back by a late receiver); link contention (``path``) is not emulated; receptions queue on
+the receive port in the order their stamps are observed, not strictly by start time.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+import time
+from typing import Any
+
+from ..models import get_model
+from ..platform import Platform
+
+__all__ = ["Emulator", "clock_offsets", "set_timer_slack", "sleep_until"]
+
+_NS = 1_000_000_000
+
+
+def set_timer_slack(ns: int = 1) -> bool:
+    """Ask Linux for ``ns`` of timer slack (default 50 µs) so short sleeps wake on time.
+
+    ``time.sleep(50e-6)`` then overshoots by ~20 µs instead of ~70 µs.  Best effort: returns
+    False where ``prctl`` is not available.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(29, ctypes.c_ulong(ns), 0, 0, 0) == 0  # PR_SET_TIMERSLACK
+    except (OSError, AttributeError):
+        return False
+
+
+def sleep_until(t_ns: int, now_ns: int | None = None) -> None:
+    """Sleep until the monotonic clock reads ``t_ns`` (returns at once if it has)."""
+    now = time.monotonic_ns() if now_ns is None else now_ns
+    if t_ns > now:
+        time.sleep((t_ns - now) / _NS)
+
+
+class Emulator:
+    """A platform's costs for transfers between MPI ranks, in integer nanoseconds.
+
+    Parameters
+    ----------
+    platform : Platform
+    node_of_rank : sequence of int
+        Platform node index of each MPI rank.
+    model : optional
+        Cost model (default: the platform's).
+    offset_ns : int
+        Added to ``time.monotonic_ns()`` to get the shared clock (0 on a single host).
+    time_scale : float
+        Multiply every modelled cost (a slower or faster replica of the platform).
+    """
+
+    def __init__(
+        self,
+        platform: Platform,
+        node_of_rank: list[int],
+        model: Any = None,
+        *,
+        offset_ns: int = 0,
+        time_scale: float = 1.0,
+    ) -> None:
+        self.platform = platform
+        self.model = get_model(model) if model is not None else platform.model
+        self.bound = self.model.bind(platform)
+        self.node_of_rank = list(node_of_rank)
+        self.offset_ns = int(offset_ns)
+        self.scale = float(time_scale) * _NS
+        self.unidirectional = bool(self.bound.unidirectional)
+        self._memo: dict[tuple[int, int, int], tuple[int, int, int]] = {}
+
+    def now(self) -> int:
+        """The shared clock, in nanoseconds."""
+        return time.monotonic_ns() + self.offset_ns
+
+    def costs(self, src: int, dst: int, nbytes: int) -> tuple[int, int, int]:
+        """``(send_busy, delay, recv_busy)`` in ns for ``nbytes`` from rank ``src`` to ``dst``."""
+        key = (src, dst, nbytes)
+        got = self._memo.get(key)
+        if got is None:
+            b = self.bound
+            u, v = self.node_of_rank[src], self.node_of_rank[dst]
+            got = (
+                round(b.send_busy(u, v, nbytes) * self.scale),
+                round(b.delay(u, v, nbytes) * self.scale),
+                round(b.recv_busy(u, v, nbytes) * self.scale),
+            )
+            self._memo[key] = got
+        return got
+
+
+def clock_offsets(comm, rounds: int = 20, deadline_s: float = 30.0) -> int:
+    """This rank's offset (ns) to rank 0's monotonic clock, estimated by ping-pong.
+
+    Rank 0 answers each of ``rounds`` pings of every other rank with its clock reading; the
+    exchange with the shortest round trip gives ``offset = t0 - (t_send + t_recv) / 2``
+    (Cristian 1989).  Collective over ``comm``; rank 0 gets 0.
+    """
+    import numpy as np
+    from mpi4py import MPI
+
+    tag = 7
+    if comm.size == 1:
+        return 0
+    stamp = np.zeros(1, dtype=np.int64)
+    if comm.rank == 0:
+        for _ in range(rounds * (comm.size - 1)):
+            status = MPI.Status()
+            comm.Recv([stamp, MPI.INT64_T], source=MPI.ANY_SOURCE, tag=tag, status=status)
+            stamp[0] = time.monotonic_ns()
+            comm.Send([stamp, MPI.INT64_T], dest=status.Get_source(), tag=tag)
+        return 0
+    best_rtt, offset = None, 0
+    for _ in range(rounds):
+        t_send = time.monotonic_ns()
+        comm.Send([stamp, MPI.INT64_T], dest=0, tag=tag)
+        comm.Recv([stamp, MPI.INT64_T], source=0, tag=tag)
+        t_recv = time.monotonic_ns()
+        rtt = t_recv - t_send
+        if best_rtt is None or rtt < best_rtt:
+            best_rtt, offset = rtt, int(stamp[0]) - (t_send + t_recv) // 2
+    return offset

@@ -1,0 +1,130 @@
+"""One MPI job that measures several things at once (what ``demo`` and ``reproduce`` launch).
+
+``mpiexec -n N python -m mpi4py -m hetcoll.runtime.job SPEC.json OUT.json``: every rank reads
+the same spec; rank 0 writes the results.  A spec is ``{"runs": [RUN, ...]}`` and a run::
+
+    {"platform": <platform dict or file or built-in name>, "emulate": true,
+     "time_scale": 1.0, "root": "0", "sizes": [4, 1024], "repeat": 5,
+     "planners": ["binomial", "spoc", "fnf"], "native": true, "timeout": 60,
+     "probe": {"sizes": [0, 4096, 16384], "repeat": 4, "rounds": 3}}
+
+With ``probe`` the run first probes the (emulated) platform, then plans from the probed
+platform too and reports whether each planner's tree is the same as from the true one.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+from mpi4py import MPI
+
+from ..planners import plan
+from ..platform import load_platform
+from ..simulate import simulate
+from .comm import HetComm
+from .measure import measure_bcast, round_trips
+
+__all__ = ["run_spec", "main"]
+
+
+def run_one(spec: dict[str, Any], comm: MPI.Comm) -> dict[str, Any]:
+    platform = load_platform(spec["platform"])
+    scale = float(spec.get("time_scale", 1.0))
+    hc = HetComm(
+        comm,
+        platform,
+        "binomial",
+        emulate=bool(spec.get("emulate", True)),
+        timeout=float(spec.get("timeout", 60.0)),
+        time_scale=scale,
+    )
+    out: dict[str, Any] = {
+        "platform": platform.name,
+        "ranks": hc.size,
+        "emulate": hc.emulate,
+        "time_scale": scale,
+        "results": [],
+    }
+    try:
+        root_id = str(spec.get("root", platform.ids[0]))
+        root = hc.rank_of[root_id]
+        if spec.get("probe"):
+            from .probe import probe
+
+            t0 = time.monotonic()
+            res = probe(hc, **spec["probe"])
+            true_p = platform
+            probed = res.platform
+            same = {}
+            for name in spec["planners"]:
+                a = plan(true_p, root_id, method=name, nbytes=int(spec["sizes"][0]))
+                b = plan(probed, root_id, method=name, nbytes=int(spec["sizes"][0]))
+                same[name] = a.to_dict()["flows"] == b.to_dict()["flows"]
+            err = (abs(probed.t_ini * 1.0 - true_p.t_ini * scale) / (true_p.t_ini * scale)).max()
+            out["probe"] = {
+                **res.to_dict(),
+                "seconds": time.monotonic() - t0,
+                "t_ini_max_rel_error": float(err),
+                "same_tree_as_truth": same,
+            }
+        rtt = round_trips(hc, root)
+        for nbytes in spec["sizes"]:
+            nbytes = int(nbytes)
+            repeat = int(spec.get("repeat", 5))
+            for name in spec["planners"]:
+                m = measure_bcast(hc, root, nbytes, repeat, algo=name, rtt=rtt)
+                sched = hc.schedule(root, None, nbytes, algo=name)
+                pred = simulate(platform, sched).makespan * scale
+                out["results"].append(
+                    {
+                        "algorithm": name,
+                        "nbytes": nbytes,
+                        "measured_time": m.measured_time,
+                        "clock_time": m.clock_time,
+                        "predicted_time": pred,
+                        "per_repeat": m.per_repeat,
+                        "tree": {p: list(c) for p, c in sched.tree.children.items()},
+                    }
+                )
+            if spec.get("native", True):
+                m = measure_bcast(hc, root, nbytes, repeat, native=True, rtt=rtt)
+                out["results"].append(
+                    {
+                        "algorithm": "native",
+                        "nbytes": nbytes,
+                        "measured_time": m.measured_time,
+                        "clock_time": m.clock_time,
+                        "predicted_time": None,
+                    }
+                )
+    finally:
+        hc.close()
+    return out
+
+
+def run_spec(spec: dict[str, Any], comm: MPI.Comm | None = None) -> dict[str, Any]:
+    comm = comm or MPI.COMM_WORLD
+    t0 = time.monotonic()
+    runs = [run_one(r, comm) for r in spec["runs"]]
+    return {"runs": runs, "seconds": time.monotonic() - t0}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    spec_path, out_path = argv
+    with open(spec_path) as fh:
+        spec = json.load(fh)
+    result = run_spec(spec)
+    if MPI.COMM_WORLD.rank == 0:
+        from ..platform import write_atomic
+        from ..report import to_jsonable
+
+        write_atomic(out_path, json.dumps(to_jsonable(result)) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""Broadcast latency measured as Banikazemi, Moorthy & Panda (ICPP 1998), Sec. 7.1.2, do.
+
+For an ``N``-rank system, ``N - 1`` broadcasts are performed; after the ``k``-th one,
+recipient ``k`` sends an acknowledgement back to the root, which times the interval from
+starting the broadcast to receiving that ack.  The broadcast latency is the largest of those
+times less half the round trip between the root and that recipient; the experiment is
+repeated and the minimum kept.
+
+Two details of this implementation:
+
+- half the round trip is subtracted per recipient before taking the maximum (the paper
+  subtracts the one of the recipient with the largest reading; the two agree when the round
+  trips are equal, and per recipient is right when they are not);
+- the ack and the round-trip ping-pongs are plain MPI messages, never emulated.  Under
+  emulation the paper's subtraction would otherwise be biased: the emulated way back from a
+  slow recipient costs *its* ``t_ini``, while half the emulated round trip averages the
+  root's and the recipient's.
+
+A barrier (non-blocking, with the timeout) precedes every broadcast, then the root sends
+every rank a start time ``settle`` seconds ahead (:meth:`HetComm.start_together`), so that
+every recipient is waiting when the root starts.  With a clock shared by all ranks (one
+host, or emulation with synchronised clocks) the ack also carries the time the recipient
+finished, which gives a second, direct estimate (``clock_time``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from mpi4py import MPI
+
+from .comm import HetComm
+from .emulation import sleep_until
+
+__all__ = ["Measurement", "measure_bcast", "round_trips"]
+
+TAG_ACK, TAG_PING = 3, 4
+_NS = 1e9
+
+
+@dataclass
+class Measurement:
+    """Broadcast latency (seconds) on the root; ``None`` elsewhere in the fields that only
+    the root knows."""
+
+    method: str
+    nbytes: int
+    root: int
+    repeat: int
+    measured_time: float | None = None
+    clock_time: float | None = None
+    per_repeat: list[float] = field(default_factory=list)
+    rtt: dict[int, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "nbytes": self.nbytes,
+            "root": self.root,
+            "repeat": self.repeat,
+            "measured_time": self.measured_time,
+            "clock_time": self.clock_time,
+            "per_repeat": self.per_repeat,
+        }
+
+
+def round_trips(hc: HetComm, root: int, repeat: int = 10) -> dict[int, float]:
+    """Minimum round trip (seconds) of an 8-byte ping-pong between ``root`` and every rank."""
+    buf = np.zeros(1, dtype=np.int64)
+    out: dict[int, float] = {}
+    for r in range(hc.size):
+        if r == root:
+            continue
+        best = None
+        for _ in range(repeat):
+            if hc.rank == root:
+                t0 = time.monotonic_ns()
+                hc._wait(hc.comm.Isend([buf, MPI.INT64_T], r, TAG_PING), f"ping to rank {r}")
+                hc._wait(
+                    hc.comm.Irecv([buf, MPI.INT64_T], r, TAG_PING), f"pong from {r}", nap=30e-6
+                )
+                rtt = time.monotonic_ns() - t0
+                best = rtt if best is None else min(best, rtt)
+            elif hc.rank == r:
+                hc._wait(
+                    hc.comm.Irecv([buf, MPI.INT64_T], root, TAG_PING), "ping from root", nap=30e-6
+                )
+                hc._wait(hc.comm.Isend([buf, MPI.INT64_T], root, TAG_PING), "pong to root")
+        if hc.rank == root:
+            out[r] = best / _NS
+    return out
+
+
+def measure_bcast(
+    hc: HetComm,
+    root: int = 0,
+    nbytes: int = 0,
+    repeat: int = 10,
+    *,
+    algo: str | None = None,
+    native: bool = False,
+    segment_size: int | None = None,
+    rtt: dict[int, float] | None = None,
+    settle: float = 2e-3,
+) -> Measurement:
+    """Latency of a broadcast of ``nbytes`` from ``root`` (Sec. 7.1.2); collective.
+
+    ``native=True`` measures ``MPI_Bcast`` of the wrapper's communicator instead (never
+    emulated), ``algo`` another planner through the same runtime.  ``rtt`` reuses round
+    trips measured before.  Each broadcast starts at a time agreed ``settle`` seconds
+    ahead (:meth:`HetComm.start_together`), so every recipient is waiting when the root
+    starts, however late an oversubscribed host wakes it.
+    """
+    me = hc.rank
+    buf = np.zeros(nbytes, dtype=np.uint8)
+    if me == root:
+        buf[:] = np.arange(nbytes) % 251
+    ack = np.zeros(1, dtype=np.int64)
+    if rtt is None:
+        rtt = round_trips(hc, root)
+
+    def once() -> None:
+        if native:
+            if hc._start_at is not None:
+                sleep_until(hc._start_at, hc.now())
+                hc._start_at = None
+            hc.comm.Bcast([buf, MPI.BYTE], root)
+        else:
+            hc.Bcast(buf, root, segment_size=segment_size, algo=algo)
+
+    once()  # warm up: plans, checks agreement, first-touch of the buffers
+    per_repeat: list[float] = []
+    clock: list[float] = []
+    for _ in range(repeat):
+        readings, stamps = {}, {}
+        t0s = {}
+        for r in range(hc.size):
+            if r == root:
+                continue
+            hc.barrier()  # everyone is done with the previous broadcast
+            t0 = hc.start_together(settle)
+            once()
+            if me == r:
+                ack[0] = hc.now()
+                hc._wait(hc.comm.Isend([ack, MPI.INT64_T], root, TAG_ACK), "ack to root")
+            elif me == root:
+                hc._wait(
+                    hc.comm.Irecv([ack, MPI.INT64_T], r, TAG_ACK), f"ack from rank {r}", nap=30e-6
+                )
+                readings[r] = (hc.now() - t0) / _NS
+                stamps[r] = (int(ack[0]) - t0) / _NS
+                t0s[r] = t0
+        if me == root:
+            per_repeat.append(max(readings[r] - rtt[r] / 2 for r in readings))
+            clock.append(max(stamps.values()))
+    m = Measurement("native" if native else (algo or hc.algo), nbytes, root, repeat)
+    if me == root:
+        m.per_repeat = per_repeat
+        m.measured_time = min(per_repeat)
+        m.clock_time = min(clock) if hc.shared_clock else None
+        m.rtt = rtt
+    return m

@@ -1,0 +1,270 @@
+"""Probe a communicator: all-pairs ping-pong, fitted costs, a platform file.
+
+Method
+------
+1. **Ping-pong.**  Pairs are measured in a round-robin tournament (``N - 1`` rounds of
+   ``N / 2`` disjoint pairs, in parallel; ``serial=True`` measures one pair at a time).  For
+   each message size, each pair does ``repeat`` round trips through the same executor as
+   the collectives (so under emulation they pay the emulated costs); a round trip is timed
+   on the initiator's clock from issuing its send to seeing the reply, and the minimum over
+   the repeats is kept (the first messages are slow and the spread is large).
+2. **Forecast.**  The whole measurement is repeated ``rounds`` times and every round-trip
+   series is fed to an NWS-style :class:`~hetcoll.runtime.forecast.Forecaster`.
+3. **Fit.**  Per pair, ``RTT(n) = a + b n`` by least squares over the sizes.  Per node,
+   ``a_uv = o_u + o_v`` and ``b_uv = beta_u + beta_v``, solved robustly (for each node the
+   median over pairs ``v, w`` of ``(a_uv + a_uw - a_vw) / 2``): the per-node overhead
+   ``t_ini = o`` and per-byte cost ``t_byte = beta`` of the sender-only model (a round trip
+   pays one send of each end).  What the nodes do not explain is the
+   network's: ``latency_uv = (a_uv - o_u - o_v) / 2`` and
+   ``1 / bandwidth_uv = (b_uv - beta_u - beta_v) / 2`` (clipped at 0; infinite bandwidth
+   when nothing is left), so that ``hockney`` and ``postal`` can use the file too.
+4. **Classes.**  Nodes whose fitted costs agree within ``tolerance`` are given their class
+   mean, as the paper's testbed has speed classes (Banikazemi et al. 1998, Sec. 7.1.1):
+   measurement noise then cannot reorder nodes that are equally fast, and a planner breaks
+   their ties by rank as it would on the true platform.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..platform import Node, Platform
+from ..schedule import Chunk, Op, Program
+from .comm import HetComm
+from .executor import ByteRanges
+from .forecast import Forecaster
+
+__all__ = ["ProbeResult", "probe", "tournament", "fit_platform", "speed_classes"]
+
+DEFAULT_SIZES = (0, 4096, 16384)
+
+
+@dataclass
+class ProbeResult:
+    """Everything the probe measured and fitted (rank 0 holds the full result)."""
+
+    platform: Platform
+    sizes: tuple[int, ...]
+    rtt: np.ndarray  # forecast round trips, N x N x sizes (seconds)
+    rounds: list[np.ndarray] = field(repr=False, default_factory=list)
+    winners: dict[str, int] = field(default_factory=dict)
+    fit: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "platform": self.platform.to_dict(),
+            "sizes": list(self.sizes),
+            "rtt": self.rtt.tolist(),
+            "rounds": len(self.rounds),
+            "forecast_winners": self.winners,
+            "fit": self.fit,
+            "seconds": self.seconds,
+        }
+
+
+def tournament(n: int) -> list[list[tuple[int, int]]]:
+    """Rounds of disjoint pairs covering every pair once (the circle method)."""
+    ids = list(range(n)) + ([None] if n % 2 else [])
+    m = len(ids)
+    rounds = []
+    for _ in range(m - 1):
+        pairs = []
+        for k in range(m // 2):
+            a, b = ids[k], ids[m - 1 - k]
+            if a is not None and b is not None:
+                pairs.append((min(a, b), max(a, b)))
+        rounds.append(sorted(pairs))
+        ids = [ids[0], ids[-1], *ids[1:-1]]
+    return rounds
+
+
+def _pingpong_program(pairs, nodes, repeat: int, nbytes: int) -> Program:
+    """For each pair (u, v): u sends, v answers, ``repeat`` times in a chain."""
+    chunks = [Chunk(0, 0, nbytes)] * (2 * repeat)
+    ops: dict[str, list[Op]] = {node: [] for node in nodes}
+    for u, v in pairs:
+        a, b = nodes[u], nodes[v]
+        for k in range(repeat):
+            # u: send 2k (after receiving 2k-1), receive 2k+1; v: receive 2k, send 2k+1
+            deps_u = (len(ops[a]) - 1,) if k else ()
+            ops[a].append(Op("send", b, 2 * k, deps_u))
+            ops[a].append(Op("recv", b, 2 * k + 1))
+            ops[b].append(Op("recv", a, 2 * k))
+            ops[b].append(Op("send", a, 2 * k + 1, (len(ops[b]) - 1,)))
+    initial = {nodes[u]: frozenset(range(0, 2 * repeat, 2)) for u, _ in pairs}
+    initial.update({nodes[v]: frozenset(range(1, 2 * repeat, 2)) for _, v in pairs})
+    return Program({k: tuple(v) for k, v in ops.items()}, tuple(chunks), initial)
+
+
+def _measure_round(hc: HetComm, sizes, repeat: int, serial: bool) -> np.ndarray:
+    n = hc.size
+    rtt = np.full((n, n, len(sizes)), np.nan)
+    me = hc.rank
+    buf = memoryview(bytearray(max(sizes) if sizes else 0))
+    schedule = tournament(n)
+    if serial:
+        schedule = [[p] for rnd in schedule for p in rnd]
+    for pairs in schedule:
+        for s, nbytes in enumerate(sizes):
+            program = _pingpong_program(pairs, hc.nodes, repeat, nbytes)
+            hc.start_together(1e-3)
+            trace = hc.run(program, ByteRanges(program.chunks, {0: buf}), "probe ping-pong")
+            for u, v in pairs:
+                if me == u:
+                    # ops alternate send, recv: round trip k = seen(recv k) - start(send k)
+                    trips = [
+                        trace.observed[2 * k + 1] - trace.started[2 * k] for k in range(repeat)
+                    ]
+                    rtt[u, v, s] = rtt[v, u, s] = min(trips) / 1e9
+    # every rank measured only its own pairs: combine (NaN elsewhere)
+    out = np.empty_like(rtt)
+    hc._wait(hc.comm.Iallreduce(np.nan_to_num(rtt, nan=-1.0), out, op=_max()), "combining probes")
+    for s in range(len(sizes)):
+        np.fill_diagonal(out[:, :, s], 0.0)
+    return out
+
+
+def _max():
+    from mpi4py import MPI
+
+    return MPI.MAX
+
+
+def fit_platform(
+    rtt: np.ndarray,
+    sizes,
+    ids,
+    *,
+    model: Any = "tini",
+    tolerance: float = 0.05,
+    hosts=None,
+    name: str = "probed",
+) -> tuple[Platform, dict[str, Any]]:
+    """Fit per-node and per-pair costs to round trips ``rtt[u, v, size]`` (see module doc)."""
+    n = rtt.shape[0]
+    sizes = np.asarray(sizes, dtype=float)
+    iu, iv = np.triu_indices(n, 1)
+    y = rtt[iu, iv, :]  # pairs x sizes
+    if len(sizes) >= 2:
+        design = np.stack([np.ones_like(sizes), sizes], axis=1)
+        coef, *_ = np.linalg.lstsq(design, y.T, rcond=None)
+        a, b = coef[0], coef[1]
+    else:
+        a, b = y[:, 0], np.zeros(len(iu))
+    b = np.maximum(b, 0.0)
+    if n == 1:
+        o, beta = np.zeros(1), np.zeros(1)
+    elif n == 2:
+        o, beta = np.full(2, a[0] / 2), np.full(2, b[0] / 2)
+    else:
+        o, beta = _node_costs(a, iu, iv, n), _node_costs(b, iu, iv, n)
+    o = np.maximum(o, 0.0)
+    beta = np.maximum(beta, 0.0)
+    raw = {"t_ini": o.tolist(), "t_byte": beta.tolist()}
+    if tolerance > 0:
+        # classes by t_ini, then by t_byte within each (1e-10 s/B ~ 10 GB/s: below that,
+        # per-byte differences are noise), so that equally fast nodes become identical
+        groups = speed_classes(o, tolerance)
+        o = groups
+        for value in np.unique(groups):
+            members = np.flatnonzero(groups == value)
+            beta[members] = speed_classes(beta[members], tolerance, floor=1e-10)
+    lat = np.zeros((n, n))
+    inv_bw = np.zeros((n, n))
+    lat[iu, iv] = lat[iv, iu] = np.maximum((a - o[iu] - o[iv]) / 2, 0.0)
+    inv_bw[iu, iv] = inv_bw[iv, iu] = np.maximum((b - beta[iu] - beta[iv]) / 2, 0.0)
+    # residuals within the noise of the node fit are no network cost
+    lat[lat < tolerance * np.maximum(o[:, None], o[None, :])] = 0.0
+    with np.errstate(divide="ignore"):
+        bw = np.where(inv_bw > 1e-15, 1.0 / np.where(inv_bw > 0, inv_bw, 1.0), np.inf)
+    np.fill_diagonal(bw, np.inf)
+    hosts = hosts or [None] * n
+    nodes = tuple(
+        Node(str(i), float(o[k]), float(beta[k]), host=hosts[k]) for k, i in enumerate(ids)
+    )
+    platform = Platform(nodes, latency=lat, bandwidth=bw, model=model, name=name)
+    fit = {
+        "pair_intercept": a.tolist(),
+        "pair_slope": b.tolist(),
+        "node_raw": raw,
+        "residual_latency_max": float(lat.max()),
+    }
+    return platform, fit
+
+
+def _node_costs(pair: np.ndarray, iu: np.ndarray, iv: np.ndarray, n: int) -> np.ndarray:
+    """Per-node shares ``o`` of pair sums ``pair_uv = o_u + o_v``: for each ``u`` the median
+    over pairs ``v, w`` of ``(p_uv + p_uw - p_vw) / 2``, robust to a few bad pairs (a least
+    squares fit would spread one slow measurement over every node)."""
+    m = np.zeros((n, n))
+    m[iu, iv] = m[iv, iu] = pair
+    out = np.empty(n)
+    for u in range(n):
+        others = np.array([x for x in range(n) if x != u])
+        v, w = np.triu_indices(len(others), 1)
+        v, w = others[v], others[w]
+        out[u] = np.median((m[u, v] + m[u, w] - m[v, w]) / 2)
+    return out
+
+
+def speed_classes(values: np.ndarray, tolerance: float, floor: float = 0.0) -> np.ndarray:
+    """Replace values by the mean of their class: sorted values split where the next one is
+    more than ``tolerance`` (relative) and ``floor`` (absolute) above the class's first."""
+    values = np.asarray(values, dtype=float)
+    order = np.argsort(values, kind="stable")
+    out = values.copy()
+    start = 0
+    for k in range(1, len(order) + 1):
+        first = values[order[start]]
+        if k == len(order) or values[order[k]] > first + max(first * tolerance, floor, 1e-15):
+            members = order[start:k]
+            out[members] = values[members].mean()
+            start = k
+    return out
+
+
+def probe(
+    hc: HetComm,
+    *,
+    sizes=DEFAULT_SIZES,
+    repeat: int = 4,
+    rounds: int = 3,
+    serial: bool = False,
+    model: Any = "tini",
+    tolerance: float = 0.05,
+    name: str = "probed",
+) -> ProbeResult:
+    """Measure every pair of ``hc``'s ranks and fit a :class:`Platform` (collective).
+
+    Node ids are ``hc.nodes`` (the platform ids of the ranks) and each node's ``host`` is
+    the processor name.  Returns the same result on every rank.
+    """
+    from mpi4py import MPI
+
+    t0 = time.monotonic()
+    sizes = tuple(int(s) for s in sizes)
+    forecaster = Forecaster()
+    measured = []
+    for _ in range(rounds):
+        r = _measure_round(hc, sizes, repeat, serial)
+        measured.append(r)
+        forecaster.update(r)
+    rtt = forecaster.forecast()
+    hosts = hc.comm.allgather(MPI.Get_processor_name())
+    platform, fit = fit_platform(
+        rtt, sizes, hc.nodes, model=model, tolerance=tolerance, hosts=hosts, name=name
+    )
+    return ProbeResult(
+        platform,
+        sizes,
+        rtt,
+        measured,
+        forecaster.winner_counts(),
+        fit,
+        time.monotonic() - t0,
+    )

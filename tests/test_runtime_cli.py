@@ -1,0 +1,142 @@
+"""``hetcoll run``, ``probe`` and ``demo`` under mpiexec (<= 8 ranks, with timeouts)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from hetcoll import load_platform, plan
+from hetcoll.cli import cli
+from hetcoll.platform import Platform, nodes_from_costs, save_platform
+from hetcoll.runtime.launch import run_mpi
+
+pytestmark = pytest.mark.mpi
+
+#: six nodes in three speed classes, millisecond costs (emulation is faithful at that scale)
+T_INI = np.array([0.7, 1.5, 0.7, 3.0, 1.5, 0.7]) * 1e-3
+T_BYTE = np.array([5.0, 5.0, 5.0, 10.0, 5.0, 5.0]) * 1e-8
+
+
+@pytest.fixture(scope="module")
+def six(tmp_path_factory):
+    path = tmp_path_factory.mktemp("plat") / "six.json"
+    save_platform(Platform(nodes_from_costs(T_INI, T_BYTE), model="tini", name="six"), path)
+    return path
+
+
+def _json(stdout: str) -> dict:
+    return json.loads(stdout)
+
+
+def test_probe_recovers_an_emulated_platform(six, tmp_path):
+    out = tmp_path / "probed.json"
+    proc = run_mpi(6, ["hetcoll", "probe", "--emulate", six, "-o", out, "--json"], timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = _json(proc.stdout)
+    probed = load_platform(out)
+    assert probed.ids == load_platform(six).ids
+    assert np.allclose(probed.t_ini, T_INI, rtol=0.10), probed.t_ini
+    assert np.allclose(probed.t_byte, T_BYTE, rtol=0.10), probed.t_byte
+    assert doc["t_ini_max_rel_error"] < 0.10
+    true = load_platform(six)
+    for root in ("0", "3"):
+        assert plan(probed, root, method="fnf").tree == plan(true, root, method="fnf").tree
+    assert doc["forecast_winners"]
+
+
+def test_run_reports_measured_predicted_and_baselines(six):
+    proc = run_mpi(
+        6,
+        [
+            "hetcoll",
+            "run",
+            "--platform",
+            six,
+            "--emulate",
+            "--repeat",
+            "2",
+            "--root",
+            "3",
+            "--size",
+            "100",
+            "--json",
+        ],
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = _json(proc.stdout)  # rank 0 alone prints
+    assert doc["algorithm"] == "fnf" and doc["root"] == "3" and doc["nbytes"] == 100
+    for key in ("measured_time", "predicted_time"):
+        assert doc[key] > 0
+    assert doc["baselines"]["native"]["measured_time"] > 0
+    assert doc["baselines"]["binomial"]["measured_time"] > 0
+    # the emulation never beats the model: the last recipient finishes after its arrival
+    assert doc["clock_time"] >= doc["predicted_time"] * (1 - 1e-9)
+
+
+def test_run_bad_input_under_mpiexec_is_one_line_and_exit_2(tmp_path):
+    proc = run_mpi(3, ["hetcoll", "run", "--platform", tmp_path / "nope.json"], timeout=60)
+    assert proc.returncode == 2
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("hetcoll: error:")]
+    assert len(errors) == 1 and "nope.json" in errors[0]
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "--platform", "fig1", "--repeat", "0"], "--repeat"),
+        (["run", "--platform", "fig1", "--algo", "nope"], "unknown planner"),
+        (["run", "--platform", "fig1", "--root", "99"], "unknown node"),
+        (["probe", "--sizes", "", "-o", "x.json"], "--sizes"),
+        (["demo", "--ranks", "1"], "--ranks"),
+    ],
+)
+def test_bad_input_is_rejected_before_mpi(args, message):
+    from hetcoll.cli import main
+
+    runner = CliRunner()
+    result = runner.invoke(cli, args, standalone_mode=False, catch_exceptions=True)
+    assert result.exception is not None
+    assert message in str(result.exception)
+    assert main(args) == 2
+
+
+def test_demo_runs_end_to_end(tmp_path):
+    plat = tmp_path / "p4.json"
+    save_platform(Platform(nodes_from_costs([0.7e-3, 1.5e-3, 0.7e-3, 1.5e-3]), name="p4"), plat)
+    out = tmp_path / "demo"
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hetcoll",
+            "demo",
+            "--ranks",
+            "4",
+            "--platform",
+            str(plat),
+            "--repeat",
+            "1",
+            "--out",
+            str(out),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(proc.stdout)
+    names = {r["algorithm"] for r in doc["results"]}
+    assert {"binomial", "spoc", "fnf", "native"} <= names
+    assert all(r["measured_time"] > 0 for r in doc["results"])
+    assert (out / "demo-trees.png").stat().st_size > 0
+    assert (out / "demo-comparison.png").stat().st_size > 0
+    assert doc["probe"]["same_tree"]["fnf"]

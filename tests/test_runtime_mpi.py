@@ -1,0 +1,71 @@
+"""MPI tests: launch ``mpiexec -n K python -m mpi4py program`` (K <= 8, with a timeout) and
+assert on the JSON the ranks write."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hetcoll.runtime.launch import run_mpi
+
+PROGRAMS = Path(__file__).with_name("mpi_programs")
+pytestmark = pytest.mark.mpi
+
+
+def _records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def delivery(tmp_path_factory) -> list[dict]:
+    out = tmp_path_factory.mktemp("mpi") / "delivery.jsonl"
+    proc = run_mpi(6, [PROGRAMS / "collectives.py", "delivery", out], module=False, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return _records(out)
+
+
+def test_every_case_delivers_bit_identical_data(delivery):
+    failed = [r for r in delivery if not r["ok"]]
+    assert not failed, failed[:5]
+
+
+def test_cases_cover_every_planner_root_size_and_kind(delivery):
+    from hetcoll.planners import REGISTRY
+
+    names = {r["case"] for r in delivery}
+    for algo, info in REGISTRY.items():
+        if "bcast" not in info.collectives or (info.max_members or 99) < 6:
+            continue
+        for root in range(6):
+            for n in (0, 1, 7, 1000):
+                assert f"Bcast {algo} root={root} n={n}" in names
+        assert f"Bcast {algo} pipelined n=4099 seg=1024" in names
+        assert f"Bcast {algo} dtype=complex128" in names
+        assert f"multicasts {algo}" in names
+        assert f"agreement {algo}" in names
+    assert any(r["case"].startswith("emulated Bcast fnf") for r in delivery)
+    assert any(r["case"] == "freed" and r["ok"] for r in delivery)
+
+
+def test_different_platforms_give_a_clear_error_on_every_rank(tmp_path):
+    proc = run_mpi(
+        4, [PROGRAMS / "collectives.py", "mismatch", tmp_path / "x"], module=False, timeout=60
+    )
+    assert proc.returncode != 0
+    assert proc.stderr.count("hetcoll: error:") == 4, proc.stderr[-2000:]
+    assert proc.stderr.count("were given different platforms") == 4
+    assert "rank(s) 1:" in proc.stderr
+    assert "no error" not in proc.stderr
+
+
+def test_a_rank_that_never_joins_stops_the_job_with_a_named_timeout(tmp_path):
+    proc = run_mpi(
+        4, [PROGRAMS / "collectives.py", "timeout", tmp_path / "x"], module=False, timeout=60
+    )
+    assert proc.returncode != 0
+    assert "timed out after 2 s" in proc.stderr, proc.stderr[-2000:]
+    assert "Bcast(root=3, 10 B, binomial)" in proc.stderr
+    assert "recv of chunk 0" in proc.stderr and "from rank" in proc.stderr
+    assert "no timeout" not in proc.stderr
