@@ -12,7 +12,7 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 demo: $(BIN)/.installed
-	$(BIN)/hetcoll compare testbed16 --root 0 --size 1KiB
+	$(BIN)/hetcoll demo
 
 test: $(BIN)/.installed
 	$(BIN)/python -m pytest -q
