@@ -14,7 +14,12 @@ from typing import Any
 from ..errors import PlannerError
 from ..platform import Platform
 from ..schedule import Schedule
-from . import classic, fnf, spoc  # noqa: F401  (importing registers the planners)
+from . import (  # noqa: F401  (importing registers the planners)
+    classic,
+    fnf,
+    latency,
+    spoc,
+)
 from ._registry import REGISTRY, PlannerInfo, get_planner, register
 
 __all__ = [
