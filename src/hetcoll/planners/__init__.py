@@ -17,6 +17,7 @@ from ..schedule import Schedule
 from . import (  # noqa: F401  (importing registers the planners)
     classic,
     fnf,
+    gap_aware,
     latency,
     spoc,
 )
