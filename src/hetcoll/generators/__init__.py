@@ -6,6 +6,14 @@ Every generator is a pure function of its parameters and ``seed`` (through
 
 from __future__ import annotations
 
+from .grid import drift, drift_series, eight_sites, grid_platform
 from .hnow import classes_tini, two_class_tini
 
-__all__ = ["classes_tini", "two_class_tini"]
+__all__ = [
+    "classes_tini",
+    "drift",
+    "drift_series",
+    "eight_sites",
+    "grid_platform",
+    "two_class_tini",
+]
