@@ -19,6 +19,7 @@ from . import (  # noqa: F401  (importing registers the planners)
     fnf,
     gap_aware,
     latency,
+    multilevel,
     spoc,
 )
 from ._registry import REGISTRY, PlannerInfo, get_planner, register
