@@ -115,6 +115,8 @@ def improve_tree(
     kids = [list(c) for c in children]
     s = subtree_times(root, kids, delay, busy, reorder=True)
     parent = {c: v for v in s for c in kids[v]}
+    # no tree delivers to q before its shortest-path distance: a cheap bound to skip moves
+    dist = _distances(root, list(s), delay)
     steps = 0
     while steps < max_steps:
         movers = _critical_movers(root, kids, delay, busy, s)
@@ -123,11 +125,16 @@ def improve_tree(
         for x in movers:
             p = parent[x]
             removed = _path_without(x, p, kids, parent, delay, busy, s)
+            if removed[root] >= best_val:
+                continue  # re-inserting x can only add time: no move of x can win
             lo, hi = tin[x], tout[x]
+            tail = s[x]
             for q in nodes:
                 if q == p or lo <= tin[q] <= hi:
                     continue
-                val = _value_with(x, p, q, kids, parent, delay, busy, s, removed)
+                if dist[q] + delay[q][x] + tail >= best_val:
+                    continue
+                val = _value_with(x, p, q, root, kids, parent, delay, busy, s, removed)
                 if val < best_val:
                     best_val, best_move = val, (x, q)
         if best_move is None:
@@ -139,6 +146,21 @@ def improve_tree(
         s = subtree_times(root, kids, delay, busy, reorder=True)
         steps += 1
     return kids, steps
+
+
+def _distances(root: int, nodes: list[int], delay) -> dict[int, float]:
+    """Shortest-path distances from ``root`` over ``nodes`` (dense Dijkstra).  O(N^2)."""
+    dist = dict.fromkeys(nodes, float("inf"))
+    dist[root] = 0.0
+    todo = set(nodes)
+    while todo:
+        u = min(todo, key=lambda v: (dist[v], v))
+        todo.remove(u)
+        du, row = dist[u], delay[u]
+        for v in todo:
+            if du + row[v] < dist[v]:
+                dist[v] = du + row[v]
+    return dist
 
 
 def _critical_movers(root, kids, delay, busy, s) -> list[int]:
@@ -193,7 +215,7 @@ def _path_without(x, p, kids, parent, delay, busy, s) -> dict[int, float]:
     return out
 
 
-def _value_with(x, p, q, kids, parent, delay, busy, s, removed) -> float:
+def _value_with(x, p, q, root, kids, parent, delay, busy, s, removed) -> float:
     """The root's subtree time once ``x`` moves from ``p`` to ``q``."""
     out: dict[int, float] = {}
 
@@ -212,6 +234,9 @@ def _value_with(x, p, q, kids, parent, delay, busy, s, removed) -> float:
         out[v] = _node_time(v, ks, delay, busy, value)
         if v not in parent:
             return out[v]
+        if out[v] == removed.get(v, s[v]):
+            # the insertion is absorbed here: every ancestor keeps its removal-only time
+            return removed[root]
         v = parent[v]
 
 
