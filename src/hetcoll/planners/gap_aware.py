@@ -176,8 +176,9 @@ def _critical_movers(root, kids, delay, busy, s) -> list[int]:
         idx = kids[v].index(crit)
         movers.extend(kids[v][: idx + 1])
         v = crit
-    # the critical child last at each level, so earlier siblings (cheap fixes) come first
-    return list(dict.fromkeys(movers))
+    # at each level of the critical path: the children sent before the critical one (moving
+    # one away starts the critical send earlier), then the critical child itself
+    return movers
 
 
 def _euler(root, kids) -> tuple[dict[int, int], dict[int, int], list[int]]:
