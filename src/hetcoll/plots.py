@@ -22,6 +22,13 @@ COLORS: dict[str, str] = {
     "optimal": "#2ca02c",
     "auto": "#9467bd",
     "native": "#17becf",
+    "mst": "#9edae5",
+    "spt": "#e377c2",
+    "hlot": "#98df8a",
+    "magpie": "#c49c94",
+    "mpich-g2": "#ff7f0e",
+    "mpich-gx": "#393b79",
+    "gap_aware": "#252525",
 }
 _SPARE = ["#e377c2", "#ff7f0e", "#9edae5", "#c49c94", "#aec7e8", "#98df8a", "#ffbb78"]
 

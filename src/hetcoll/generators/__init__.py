@@ -6,7 +6,16 @@ Every generator is a pure function of its parameters and ``seed`` (through
 
 from __future__ import annotations
 
+from .grid import drift, drift_series, eight_sites, grid_platform
 from .hnow import classes_tini, two_class_tini
 from .testbed import testbed
 
-__all__ = ["classes_tini", "testbed", "two_class_tini"]
+__all__ = [
+    "classes_tini",
+    "drift",
+    "drift_series",
+    "eight_sites",
+    "grid_platform",
+    "testbed",
+    "two_class_tini",
+]

@@ -20,6 +20,9 @@ from ._registry import REGISTRY, PlannerInfo, get_planner, register
 from .auto import auto
 from .classic import binomial, chain, flat
 from .fnf import fnf
+from .gap_aware import gap_aware
+from .latency import hlot, mst, spt
+from .multilevel import magpie, mpich_g2, mpich_gx
 from .spoc import spoc
 
 __all__ = [
@@ -35,7 +38,14 @@ __all__ = [
     "chain",
     "flat",
     "fnf",
+    "gap_aware",
+    "hlot",
+    "magpie",
+    "mpich_g2",
+    "mpich_gx",
+    "mst",
     "spoc",
+    "spt",
 ]
 
 
@@ -138,10 +148,17 @@ def plan_multiple(
 
 
 def applicable(collective: str, model_name: str, n_members: int) -> list[str]:
-    """Registered planners that can plan ``collective`` for ``n_members`` under the model."""
+    """Registered planners designed for ``collective`` of ``n_members`` under the model.
+
+    A planner whose metadata lists ``models`` is applicable only under those (``spoc`` ranks
+    nodes by sender speed, ``hlot`` reads a latency matrix); one that lists none works under
+    any model.
+    """
     out = []
     for name, info in sorted(REGISTRY.items()):
         if name == "auto" or collective not in info.collectives:
+            continue
+        if info.models is not None and model_name not in info.models:
             continue
         if info.exact_models and info.kind == "exact" and model_name not in info.exact_models:
             continue

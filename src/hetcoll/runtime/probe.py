@@ -166,20 +166,28 @@ def fit_platform(
     o = np.maximum(o, 0.0)
     beta = np.maximum(beta, 0.0)
     raw = {"t_ini": o.tolist(), "t_byte": beta.tolist()}
+    # What the largest probe can resolve: a per-byte cost adding less than ``tolerance`` of
+    # the per-message cost at the largest size is indistinguishable from noise.
+    largest = float(sizes.max()) if len(sizes) and sizes.max() > 0 else 0.0
     if tolerance > 0:
-        # classes by t_ini, then by t_byte within each (1e-10 s/B ~ 10 GB/s: below that,
-        # per-byte differences are noise), so that equally fast nodes become identical
+        # classes by t_ini, then by t_byte within each, so equally fast nodes become identical
         groups = speed_classes(o, tolerance)
         o = groups
         for value in np.unique(groups):
             members = np.flatnonzero(groups == value)
-            beta[members] = speed_classes(beta[members], tolerance, floor=1e-10)
+            resolution = tolerance * value / largest if largest else np.inf
+            costs = speed_classes(beta[members], tolerance, floor=resolution)
+            costs[costs < resolution] = 0.0
+            beta[members] = costs
     lat = np.zeros((n, n))
     inv_bw = np.zeros((n, n))
     lat[iu, iv] = lat[iv, iu] = np.maximum((a - o[iu] - o[iv]) / 2, 0.0)
     inv_bw[iu, iv] = inv_bw[iv, iu] = np.maximum((b - beta[iu] - beta[iv]) / 2, 0.0)
     # residuals within the noise of the node fit are no network cost
-    lat[lat < tolerance * np.maximum(o[:, None], o[None, :])] = 0.0
+    pair_o = np.maximum(o[:, None], o[None, :])
+    lat[lat < tolerance * pair_o] = 0.0
+    if largest:
+        inv_bw[inv_bw < tolerance * pair_o / largest] = 0.0
     with np.errstate(divide="ignore"):
         bw = np.where(inv_bw > 1e-15, 1.0 / np.where(inv_bw > 0, inv_bw, 1.0), np.inf)
     np.fill_diagonal(bw, np.inf)
