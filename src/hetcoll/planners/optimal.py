@@ -1,0 +1,352 @@
+"""Exact minimum-latency broadcast and multicast trees under the ``tini`` model
+(Banikazemi, Moorthy & Panda, ICPP 1998, Sec. 5), by dynamic programming over cost classes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import PlannerError
+from ..platform import Platform
+from ..schedule import Schedule
+from ._common import prepare, tree_schedule
+from ._registry import register
+
+__all__ = ["optimal", "optimal_time", "DEFAULT_MAX_PAIRS"]
+
+#: Default cap on the (multiset, sub-multiset) pairs the dynamic programme evaluates: about
+#: 1.3e8 for 24 members in 8 classes of 3 (the worst case of that size), a few seconds.
+DEFAULT_MAX_PAIRS = 200_000_000
+
+#: Pairs handled per numpy batch: bounds the working memory to a few hundred MB.
+_BLOCK_PAIRS = 1 << 21
+
+
+@register(
+    "optimal",
+    collectives=("bcast", "multicast"),
+    paper="Banikazemi, Moorthy & Panda, ICPP 1998, Sec. 5 (recurrence) and Lemma 2",
+    complexity="O(prod_k (n_k+1)(n_k+2)/2) for n_k members of cost class k (3^N if all differ)",
+    summary="exact minimum-latency tree by dynamic programming over cost classes",
+    models=("tini",),
+    exact_models=("tini",),
+    options=("max_pairs",),
+    max_members=24,
+    kind="exact",
+)
+def optimal(
+    platform: Platform,
+    root: str,
+    members: Iterable[str] | None = None,
+    model: Any = None,
+    *,
+    nbytes: int = 0,
+    segment_size: int | None = None,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
+) -> Schedule:
+    """The minimum-latency broadcast (or multicast) tree under sender-only costs.
+
+    Under the ``tini`` model a node ``i`` is busy ``c_i = t_ini_i + m t_byte_i`` per send of
+    an ``m``-byte message and the receiver may forward it at once.  Banikazemi et al. give the
+    recurrence for the latency ``L(i, A)`` of the best tree in which ``i`` (holding the
+    message) reaches the set ``A``::
+
+        L(i, A) = min over j in A, B + C = A - {j} of  c_i + max(L(i, B), L(j, C))
+
+    (``i`` first sends to ``j``, then ``j`` covers ``C`` while ``i`` goes on with ``B``),
+    which costs O(N^2 4^N).  This implementation solves the same recurrence exactly, faster:
+
+    - nodes of equal cost are interchangeable, so a set ``A`` becomes the vector of its
+      counts per cost class, mixed-radix encoded so that ``index(A - D) = index(A) - index(D)``;
+    - with ``S(D)`` the best latency of a subtree covering ``D`` including its own root,
+      ``L(i, A) = c_i + min over nonempty D <= A of max(L(i, A - D), S(D))``;
+    - by Lemma 2 (some optimal tree has every non-source node no slower than its children)
+      the root of ``D`` is a node of its cheapest class, and a non-source node of class ``k``
+      only covers classes ``>= k``;
+    - every level ``|A|`` is evaluated at once with numpy (gather, maximum,
+      ``np.minimum.reduceat``); the tree is then rebuilt top-down, recomputing the choice only
+      for the states on the solution.
+
+    Among equally fast choices the sender's next subtree is the one with the most members of
+    the cheapest classes, and the members of a class are dealt out in rank order by the time
+    they receive, so the result is deterministic.
+
+    Parameters
+    ----------
+    platform, root, members, model, nbytes
+        As for every planner (:func:`hetcoll.plan`).  The model must have sender-only costs
+        (``tini``).
+    segment_size : None
+        Must be None: the recurrence is for unsegmented messages.
+    max_pairs : int
+        Refuse instances needing more than this many (multiset, sub-multiset) evaluations
+        (time and memory grow with it; the default allows 24 members in 8 classes).
+
+    Returns
+    -------
+    Schedule
+        The ordered tree: each sender's children in the order it sends to them.  Its
+        simulated latency is the optimum.
+
+    Raises
+    ------
+    PlannerError
+        Under a model whose costs are not the sender's alone, for a segmented message, or
+        for an instance beyond ``max_pairs``.
+
+    Notes
+    -----
+    With ``n_k`` non-source members in class ``k`` (``K`` classes) the programme has
+    ``prod_k (n_k + 1)`` states per sender class and evaluates about
+    ``2 prod_k (n_k + 1)(n_k + 2) / 2`` (state, sub-state) pairs; memory is
+    ``O((K + 2) prod_k (n_k + 1))`` floats.  24 members in 8 classes of 3 make 1.3e8 pairs, a
+    few seconds; when all ``N`` costs differ this is ``O(3^N)``, so about 18 members.  Lemma 2
+    was checked against the lemma-free recurrence on random instances (``tests/test_optimal.py``).
+
+    References
+    ----------
+    M. Banikazemi, V. Moorthy, D. K. Panda, "Efficient Collective Communication on
+    Heterogeneous Networks of Workstations", ICPP 1998, Sec. 5 (recurrence, Lemmas 1-2).
+
+    Examples
+    --------
+    Fig. 1: nodes 1 and 6 take 100 µs per send, the six others 300 µs; the optimum is 400 µs.
+
+    >>> from hetcoll import load_platform, simulate
+    >>> p = load_platform("fig1")
+    >>> s = optimal(p, "1")
+    >>> round(simulate(p, s).makespan * 1e6, 6)
+    400.0
+    >>> s.tree.children
+    {'1': ('6', '2', '4', '7'), '6': ('3', '5', '8')}
+    """
+    req = prepare(platform, root, members, model, nbytes, segment_size)
+    if not req.bound.sender_only:
+        raise PlannerError(
+            f"planner 'optimal' is exact only under the 'tini' model (sender-only costs), "
+            f"not {req.model.name!r}; plan with model='tini' or use 'fnf'"
+        )
+    if segment_size is not None:
+        raise PlannerError(
+            f"planner 'optimal' plans unsegmented messages only, got segment_size={segment_size}"
+        )
+    cost = req.node_cost()
+    others = req.others()
+    dp = _ClassDP(float(cost[req.root]), [float(cost[m]) for m in others], max_pairs=max_pairs)
+    edges = dp.edges(req.root, others)
+    return tree_schedule(req, "optimal", edges)
+
+
+def optimal_time(
+    root_cost: float, other_costs: Sequence[float], *, max_pairs: int = DEFAULT_MAX_PAIRS
+) -> float:
+    """The optimal latency (seconds) for a source of cost ``root_cost`` and the others' costs.
+
+    The value of :func:`optimal`'s dynamic programme without building a schedule (for
+    experiments that only need the number).
+
+    >>> optimal_time(100e-6, [100e-6] + [300e-6] * 6) * 1e6
+    400.0
+    """
+    return _ClassDP(float(root_cost), [float(c) for c in other_costs], max_pairs=max_pairs).value
+
+
+class _ClassDP:
+    """The dynamic programme over count vectors of cost classes (see :func:`optimal`).
+
+    Classes are sorted by cost, cheapest first; the cheapest has the largest mixed-radix
+    stride, so the states of class ``k``'s table under Lemma 2 (no member of a cheaper class)
+    are exactly the indices below ``size[k]``.  ``lemma2=False`` drops Lemma 2 (every table
+    over every state, the subtree root of ``D`` any class of ``D``): for checking it.
+    """
+
+    def __init__(
+        self,
+        root_cost: float,
+        other_costs: Sequence[float],
+        *,
+        max_pairs: int = DEFAULT_MAX_PAIRS,
+        lemma2: bool = True,
+    ) -> None:
+        costs = np.asarray(other_costs, dtype=float)
+        values, self.member_class, counts = np.unique(
+            costs, return_inverse=True, return_counts=True
+        )
+        self.values = values
+        self.counts = counts
+        self.lemma2 = lemma2
+        k = len(values)
+        radix = counts + 1
+        # stride[k] = prod_{l > k} radix[l]; size[k] = prod_{l >= k} radix[l]
+        size = np.ones(k + 1, dtype=np.int64)
+        for j in range(k - 1, -1, -1):
+            size[j] = size[j + 1] * radix[j]
+        self.stride = size[1:]
+        self.size = size  # size[k]: states with no member of a class below k
+        self.n_states = int(size[0])
+        pairs = _pair_count(counts)
+        tables = self._table_specs(root_cost)
+        work = sum(pairs[k:].prod() if k < len(counts) else 1 for _, k in tables)
+        if work > max_pairs:
+            raise PlannerError(
+                f"planner 'optimal': {len(other_costs) + 1} participants in {len(values)} "
+                f"cost classes need {work:.3g} (multiset, sub-multiset) evaluations, more than "
+                f"max_pairs={max_pairs:.3g}; use 'fnf' (near-optimal) or raise max_pairs"
+            )
+        self.table_cost = np.array([c for c, _ in tables], dtype=float)
+        self.table_lo = [k for _, k in tables]  # table t covers classes >= table_lo[t]
+        self._solve()
+
+    def _table_specs(self, root_cost: float) -> list[tuple[float, int]]:
+        """``(cost, lowest class covered)`` per table: one per class, then the source's."""
+        k = len(self.values)
+        specs = [(float(v), j if self.lemma2 else 0) for j, v in enumerate(self.values)]
+        self.root_table = next(
+            (j for j, (c, lo) in enumerate(specs) if c == root_cost and lo == 0), None
+        )
+        if self.root_table is None:
+            self.root_table = k
+            specs.append((root_cost, 0))
+        return specs
+
+    # -- forward pass ---------------------------------------------------------------------
+
+    def _solve(self) -> None:
+        n_states = self.n_states
+        index = np.arange(n_states, dtype=np.int64)
+        digits = (index[:, None] // self.stride) % (self.counts + 1)  # (states, classes)
+        self.digits = digits
+        level = digits.sum(axis=1)
+        order = np.argsort(level, kind="stable")
+        bounds = np.searchsorted(level[order], np.arange(level.max() + 2))
+        n_tables = len(self.table_cost)
+        self.L = np.full((n_tables, n_states), np.inf)
+        self.L[:, 0] = 0.0
+        self.S = np.full(n_states, np.inf)  # S[0] = inf makes the empty D never chosen
+        limit = np.array([self.size[lo] for lo in self.table_lo], dtype=np.int64)
+        for s in range(1, len(bounds) - 1):
+            states = order[bounds[s] : bounds[s + 1]]
+            self.S[states] = self._subtree_best(states)
+            per_state = np.prod(digits[states] + 1, axis=1)
+            for lo, hi in _blocks(per_state, _BLOCK_PAIRS):
+                block = states[lo:hi]
+                rows, sub = _sub_multisets(digits[block], self.stride)
+                offsets = np.zeros(len(block), dtype=np.int64)
+                np.cumsum(per_state[lo : hi - 1], out=offsets[1:])
+                rest = block[rows] - sub
+                s_sub = self.S[sub]
+                for t in range(n_tables):
+                    n_a = int(np.searchsorted(block, limit[t]))
+                    if n_a == 0:
+                        continue
+                    n_p = len(sub) if n_a == len(block) else int(offsets[n_a])
+                    vals = np.maximum(self.L[t, rest[:n_p]], s_sub[:n_p])
+                    self.L[t, block[:n_a]] = self.table_cost[t] + np.minimum.reduceat(
+                        vals, offsets[:n_a]
+                    )
+        self.value = float(self.L[self.root_table, n_states - 1])
+
+    def _subtree_candidates(self, states: np.ndarray) -> np.ndarray:
+        """``L(k, A - e_k)`` per state ``A`` and class ``k`` (inf where ``A`` has no ``k``)."""
+        d = self.digits[states]
+        present = d > 0
+        below = np.where(present, states[:, None] - self.stride, 0)
+        cand = self.L[np.arange(len(self.values)), below]
+        return np.where(present, cand, np.inf)
+
+    def _subtree_best(self, states: np.ndarray) -> np.ndarray:
+        if self.lemma2:  # the subtree root is from the cheapest class present
+            k = np.argmax(self.digits[states] > 0, axis=1)
+            return self.L[k, states - self.stride[k]]
+        return self._subtree_candidates(states).min(axis=1)
+
+    def _subtree_root(self, state: int) -> int:
+        if self.lemma2:
+            return int(np.argmax(self.digits[state] > 0))
+        return int(np.argmin(self._subtree_candidates(np.array([state]))[0]))
+
+    # -- reconstruction -------------------------------------------------------------------
+
+    def edges(self, root: int, others: Sequence[int]) -> list[tuple[int, int]]:
+        """The optimal tree as ``(parent, child)`` node pairs in each parent's send order.
+
+        ``others[i]`` is the node whose cost was ``other_costs[i]``.  The tree is first built
+        on abstract nodes (class, receive time), then the members of each class are dealt out
+        in rank order to its abstract nodes in order of receive time.
+        """
+        # abstract node: (class or -1 for the source, receive time); edges between their ids
+        klass = [-1]
+        recv = [0.0]
+        abstract_edges = []
+        stack = [(0, self.root_table, self.n_states - 1)]
+        while stack:
+            node, table, state = stack.pop()
+            t, cost = recv[node], self.table_cost[table]
+            pending = []
+            while state:
+                sub = self._best_split(table, state)
+                k = self._subtree_root(sub)
+                t += cost
+                child = len(klass)
+                klass.append(k)
+                recv.append(t)
+                abstract_edges.append((node, child))
+                pending.append((child, k, sub - int(self.stride[k])))
+                state -= sub
+            stack.extend(reversed(pending))
+        by_class: dict[int, list[int]] = {}
+        for node, c in zip(others, self.member_class.tolist(), strict=True):
+            by_class.setdefault(c, []).append(node)
+        for nodes in by_class.values():
+            nodes.sort(reverse=True)  # pop() hands out the lowest rank first
+        node_of = {0: root}
+        for a in sorted(range(1, len(klass)), key=lambda a: (recv[a], a)):
+            node_of[a] = by_class[klass[a]].pop()
+        return [(node_of[p], node_of[c]) for p, c in abstract_edges]
+
+    def _best_split(self, table: int, state: int) -> int:
+        """The sub-multiset ``D`` attaining ``L[table, state]``: recomputed with the forward
+        pass's arithmetic; among ties the last in index order, the one with most of the
+        cheapest classes (so fast nodes are reached first, as in FNF)."""
+        _, sub = _sub_multisets(self.digits[[state]], self.stride)
+        vals = np.maximum(self.L[table, state - sub], self.S[sub])
+        return int(sub[len(sub) - 1 - int(np.argmin(vals[::-1]))])
+
+
+def _pair_count(counts: np.ndarray) -> np.ndarray:
+    """Per class, ``(n+1)(n+2)/2``: the (a, d) pairs with ``0 <= d <= a <= n``."""
+    return (counts + 1) * (counts + 2) // 2
+
+
+def _blocks(per_state: np.ndarray, budget: int) -> Iterable[tuple[int, int]]:
+    """Split consecutive states into runs of at most ``budget`` pairs (at least one state)."""
+    ends = np.cumsum(per_state)
+    lo, done = 0, 0
+    n = len(per_state)
+    while lo < n:
+        hi = int(np.searchsorted(ends, done + budget, side="right"))
+        hi = max(hi, lo + 1)
+        yield lo, hi
+        done = int(ends[hi - 1])
+        lo = hi
+
+
+def _sub_multisets(digits: np.ndarray, stride: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``D <= A`` for each row ``A`` of ``digits``: ``(row of A, index of D)``.
+
+    Grouped by row in order, and within a row in mixed-radix index order of ``D`` (the empty
+    ``D``, index 0, first).
+    """
+    rows = np.arange(len(digits), dtype=np.int64)
+    sub = np.zeros(len(digits), dtype=np.int64)
+    for k in range(digits.shape[1]):
+        cnt = digits[rows, k] + 1
+        if np.all(cnt == 1):
+            continue
+        starts = np.cumsum(cnt) - cnt
+        ramp = np.arange(int(starts[-1] + cnt[-1]), dtype=np.int64) - np.repeat(starts, cnt)
+        rows = np.repeat(rows, cnt)
+        sub = np.repeat(sub, cnt) + ramp * stride[k]
+    return rows, sub
