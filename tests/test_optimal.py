@@ -230,3 +230,14 @@ def test_registry_entry():
     assert "optimal" in applicable("bcast", "tini", 24)
     assert "optimal" not in applicable("bcast", "hockney", 8)
     assert "optimal" not in applicable("bcast", "tini", 25)
+
+
+def test_refuses_a_bad_max_pairs():
+    with pytest.raises(PlannerError, match="max_pairs: must be a whole number"):
+        plan(load_platform("fig1"), "1", method="optimal", options={"max_pairs": "many"})
+
+
+def test_huge_instances_are_refused_before_any_allocation():
+    costs = [float(c) for c in range(2, 102)]  # 100 distinct costs: 3^100 pairs
+    with pytest.raises(PlannerError, match=r"101 participants in 100 cost classes"):
+        optimal_time(1.0, costs)

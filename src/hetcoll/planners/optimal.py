@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -170,6 +171,8 @@ class _ClassDP:
         max_pairs: int = DEFAULT_MAX_PAIRS,
         lemma2: bool = True,
     ) -> None:
+        if isinstance(max_pairs, bool) or not isinstance(max_pairs, int | np.integer):
+            raise PlannerError(f"max_pairs: must be a whole number, got {max_pairs!r}")
         costs = np.asarray(other_costs, dtype=float)
         values, self.member_class, counts = np.unique(
             costs, return_inverse=True, return_counts=True
@@ -177,39 +180,31 @@ class _ClassDP:
         self.values = values
         self.counts = counts
         self.lemma2 = lemma2
-        k = len(values)
-        radix = counts + 1
-        # stride[k] = prod_{l > k} radix[l]; size[k] = prod_{l >= k} radix[l]
-        size = np.ones(k + 1, dtype=np.int64)
-        for j in range(k - 1, -1, -1):
-            size[j] = size[j + 1] * radix[j]
-        self.stride = size[1:]
-        self.size = size  # size[k]: states with no member of a class below k
-        self.n_states = int(size[0])
-        pairs = _pair_count(counts)
-        tables = self._table_specs(root_cost)
-        work = sum(pairs[k:].prod() if k < len(counts) else 1 for _, k in tables)
-        if work > max_pairs:
+        tables, self.root_table = _table_specs(values, root_cost, lemma2)
+        self.work = _work(counts, tables)
+        if self.work > max_pairs:
             raise PlannerError(
-                f"planner 'optimal': {len(other_costs) + 1} participants in {len(values)} "
-                f"cost classes need {work:.3g} (multiset, sub-multiset) evaluations, more than "
+                f"planner 'optimal': {len(costs) + 1} participants in {len(values)} cost "
+                f"classes need {self.work:.3g} (multiset, sub-multiset) evaluations, more than "
                 f"max_pairs={max_pairs:.3g}; use 'fnf' (near-optimal) or raise max_pairs"
             )
         self.table_cost = np.array([c for c, _ in tables], dtype=float)
-        self.table_lo = [k for _, k in tables]  # table t covers classes >= table_lo[t]
+        self.table_lo = [lo for _, lo in tables]  # table t covers classes >= table_lo[t]
+        # stride[k] = prod_{l > k} (n_l + 1); size[k] = prod_{l >= k} (n_l + 1) (no overflow:
+        # the states are fewer than the pairs, which max_pairs bounds)
+        size = np.ones(len(values) + 1, dtype=np.int64)
+        for j in range(len(values) - 1, -1, -1):
+            size[j] = size[j + 1] * (counts[j] + 1)
+        self.stride = size[1:]
+        self.size = size  # size[k]: states with no member of a class below k
+        self.n_states = int(size[0])
         self._solve()
 
-    def _table_specs(self, root_cost: float) -> list[tuple[float, int]]:
-        """``(cost, lowest class covered)`` per table: one per class, then the source's."""
-        k = len(self.values)
-        specs = [(float(v), j if self.lemma2 else 0) for j, v in enumerate(self.values)]
-        self.root_table = next(
-            (j for j, (c, lo) in enumerate(specs) if c == root_cost and lo == 0), None
-        )
-        if self.root_table is None:
-            self.root_table = k
-            specs.append((root_cost, 0))
-        return specs
+    @staticmethod
+    def work_for(root_cost: float, other_costs: Sequence[float], lemma2: bool = True) -> int:
+        """The (multiset, sub-multiset) evaluations the programme would make, without it."""
+        values, counts = np.unique(np.asarray(other_costs, dtype=float), return_counts=True)
+        return _work(counts, _table_specs(values, float(root_cost), lemma2)[0])
 
     # -- forward pass ---------------------------------------------------------------------
 
@@ -237,14 +232,17 @@ class _ClassDP:
                 np.cumsum(per_state[lo : hi - 1], out=offsets[1:])
                 rest = block[rows] - sub
                 s_sub = self.S[sub]
+                vals = np.empty(len(sub))
                 for t in range(n_tables):
                     n_a = int(np.searchsorted(block, limit[t]))
                     if n_a == 0:
                         continue
                     n_p = len(sub) if n_a == len(block) else int(offsets[n_a])
-                    vals = np.maximum(self.L[t, rest[:n_p]], s_sub[:n_p])
+                    v = vals[:n_p]
+                    np.take(self.L[t], rest[:n_p], out=v)
+                    np.maximum(v, s_sub[:n_p], out=v)
                     self.L[t, block[:n_a]] = self.table_cost[t] + np.minimum.reduceat(
-                        vals, offsets[:n_a]
+                        v, offsets[:n_a]
                     )
         self.value = float(self.L[self.root_table, n_states - 1])
 
@@ -315,9 +313,23 @@ class _ClassDP:
         return int(sub[len(sub) - 1 - int(np.argmin(vals[::-1]))])
 
 
-def _pair_count(counts: np.ndarray) -> np.ndarray:
-    """Per class, ``(n+1)(n+2)/2``: the (a, d) pairs with ``0 <= d <= a <= n``."""
-    return (counts + 1) * (counts + 2) // 2
+def _table_specs(
+    values: np.ndarray, root_cost: float, lemma2: bool
+) -> tuple[list[tuple[float, int]], int]:
+    """``(cost, lowest class covered)`` per table, one per class then (unless a class table
+    serves) the source's, and the source's table number."""
+    specs = [(float(v), j if lemma2 else 0) for j, v in enumerate(values)]
+    for j, (c, lo) in enumerate(specs):
+        if c == root_cost and lo == 0:
+            return specs, j
+    return [*specs, (root_cost, 0)], len(specs)
+
+
+def _work(counts: np.ndarray, tables: list[tuple[float, int]]) -> int:
+    """Pairs ``D <= A`` over the states of each table: ``prod_k (n_k+1)(n_k+2)/2`` per table
+    over the classes it covers (Python integers: no overflow on hopeless instances)."""
+    pairs = [(int(n) + 1) * (int(n) + 2) // 2 for n in counts]
+    return sum(math.prod(pairs[lo:]) for _, lo in tables)
 
 
 def _blocks(per_state: np.ndarray, budget: int) -> Iterable[tuple[int, int]]:
@@ -337,16 +349,20 @@ def _sub_multisets(digits: np.ndarray, stride: np.ndarray) -> tuple[np.ndarray, 
     """Every ``D <= A`` for each row ``A`` of ``digits``: ``(row of A, index of D)``.
 
     Grouped by row in order, and within a row in mixed-radix index order of ``D`` (the empty
-    ``D``, index 0, first).
+    ``D``, index 0, first): the cartesian product of ``range(a_k + 1)``, built one class at a
+    time with ``np.repeat``.
     """
-    rows = np.arange(len(digits), dtype=np.int64)
-    sub = np.zeros(len(digits), dtype=np.int64)
+    n = len(digits)
+    sub = np.zeros(n, dtype=np.int64)
+    group = np.ones(n, dtype=np.int64)  # elements per row so far
+    counts = np.asfortranarray(digits + 1)  # contiguous columns
     for k in range(digits.shape[1]):
-        cnt = digits[rows, k] + 1
+        cnt = counts[:, k]
         if np.all(cnt == 1):
             continue
-        starts = np.cumsum(cnt) - cnt
-        ramp = np.arange(int(starts[-1] + cnt[-1]), dtype=np.int64) - np.repeat(starts, cnt)
-        rows = np.repeat(rows, cnt)
-        sub = np.repeat(sub, cnt) + ramp * stride[k]
-    return rows, sub
+        each = np.repeat(cnt, group)  # the count of class k, per element so far
+        starts = np.cumsum(each) - each
+        ramp = np.arange(int(starts[-1] + each[-1]), dtype=np.int64) - np.repeat(starts, each)
+        sub = np.repeat(sub, each) + ramp * stride[k]
+        group *= cnt
+    return np.repeat(np.arange(n, dtype=np.int64), group), sub
