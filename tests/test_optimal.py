@@ -241,3 +241,11 @@ def test_huge_instances_are_refused_before_any_allocation():
     costs = [float(c) for c in range(2, 102)]  # 100 distinct costs: 3^100 pairs
     with pytest.raises(PlannerError, match=r"101 participants in 100 cost classes"):
         optimal_time(1.0, costs)
+
+
+@pytest.mark.parametrize("bad", [-1.0, math.inf, math.nan])
+def test_optimal_time_refuses_bad_costs(bad):
+    with pytest.raises(PlannerError, match="finite and >= 0"):
+        optimal_time(1.0, [2.0, bad])
+    with pytest.raises(PlannerError, match="finite and >= 0"):
+        optimal_time(bad, [2.0])

@@ -17,8 +17,8 @@ from ._registry import register
 
 __all__ = ["optimal", "optimal_time", "DEFAULT_MAX_PAIRS"]
 
-#: Default cap on the (multiset, sub-multiset) pairs the dynamic programme evaluates: about
-#: 1.3e8 for 24 members in 8 classes of 3 (the worst case of that size), a few seconds.
+#: Default cap on the (multiset, sub-multiset) pairs the dynamic programme evaluates: 24
+#: members in 8 classes of 3 (the worst case of that size) need 1.3e8, about a second.
 DEFAULT_MAX_PAIRS = 200_000_000
 
 #: Pairs handled per numpy batch: bounds the working memory to a few hundred MB.
@@ -99,12 +99,16 @@ def optimal(
 
     Notes
     -----
-    With ``n_k`` non-source members in class ``k`` (``K`` classes) the programme has
-    ``prod_k (n_k + 1)`` states per sender class and evaluates about
-    ``2 prod_k (n_k + 1)(n_k + 2) / 2`` (state, sub-state) pairs; memory is
-    ``O((K + 2) prod_k (n_k + 1))`` floats.  24 members in 8 classes of 3 make 1.3e8 pairs, a
-    few seconds; when all ``N`` costs differ this is ``O(3^N)``, so about 18 members.  Lemma 2
-    was checked against the lemma-free recurrence on random instances (``tests/test_optimal.py``).
+    With ``n_k`` non-source members in class ``k`` (``K`` classes, cheapest first) the
+    programme has ``prod_k (n_k + 1)`` states and evaluates
+    ``P_0 + P_s + sum_{k >= 1} P_k`` (state, sub-state) pairs, where
+    ``P_k = prod_{l >= k} (n_l + 1)(n_l + 2) / 2`` (the cheapest class's table, the
+    source's unless it is in the cheapest class, the others' tables), about 10 ns each;
+    memory is ``O(K prod_k (n_k + 1))`` floats plus a bounded working set.  24 members in 8
+    classes of 3 (the worst case of that size) make 1.3e8 pairs, about a second; when all
+    ``N`` costs differ this is ``O(3^N)``, 17 members within the default ``max_pairs``.
+    Lemma 2 was checked against the lemma-free recurrence on random instances
+    (``tests/test_optimal.py``).
 
     References
     ----------
@@ -174,6 +178,9 @@ class _ClassDP:
         if isinstance(max_pairs, bool) or not isinstance(max_pairs, int | np.integer):
             raise PlannerError(f"max_pairs: must be a whole number, got {max_pairs!r}")
         costs = np.asarray(other_costs, dtype=float)
+        every = np.append(costs, root_cost)
+        if not np.all(np.isfinite(every) & (every >= 0)):
+            raise PlannerError(f"planner 'optimal': costs must be finite and >= 0, got {every}")
         values, self.member_class, counts = np.unique(
             costs, return_inverse=True, return_counts=True
         )
