@@ -12,7 +12,7 @@ from ..simulate import simulate
 from ..units import format_time
 from ._base import Config, Result, experiment, run_trials
 
-__all__ = ["fig1", "sim"]
+__all__ = ["fig1", "sim", "table2"]
 
 PAPER = "Banikazemi, Moorthy & Panda, ICPP 1998"
 
@@ -232,3 +232,171 @@ def _sim_tables(data: dict) -> list[str]:
             )
         )
     return tables
+
+
+# -- Section 6.3, Table 2: FNF against the optimum ---------------------------------------------
+
+#: Participants -> (L_FNF, L_opt) in µs, Banikazemi et al. 1998, Table 2 (10 000 cases each).
+TABLE2_PAPER = {
+    2: (453.37, 453.37),
+    3: (705.60, 705.60),
+    4: (805.70, 805.70),
+    5: (871.01, 871.01),
+    6: (914.90, 913.15),
+    7: (947.56, 942.26),
+    8: (976.90, 967.27),
+    9: (984.29, 977.12),
+}
+TABLE2_COSTS = tuple(k * 100e-6 for k in range(1, 9))
+#: Trials per task: enough to amortise a task's overhead and share its memo of optima.
+TABLE2_CHUNK = 1000
+
+
+def _table2_chunk(task: tuple[int, int, int]) -> dict:
+    """``trials`` random broadcasts among ``n`` participants: sums for the means.
+
+    Every participant's t_ini is drawn uniformly from :data:`TABLE2_COSTS` (choosing the
+    source and members of a random 9-node system at random is the same as i.i.d. costs);
+    participant 0 is the source.  FNF's latency is simulated from its schedule; the optimum
+    is :func:`~hetcoll.planners.optimal.optimal_time` (equal to its schedule's simulated
+    time, tests/test_optimal.py), memoised on (source cost, sorted other costs).
+    """
+    from ..planners import fnf
+    from ..planners.optimal import optimal_time
+    from ..platform import Platform, nodes_from_costs
+    from ..rng import as_rng
+
+    n, trials, seed = task
+    costs = as_rng(seed).choice(np.asarray(TABLE2_COSTS), size=(trials, n))
+    memo: dict[tuple, float] = {}
+    out = {"n": n, "trials": trials, "fnf": 0.0, "opt": 0.0, "fnf_sq": 0.0, "opt_sq": 0.0}
+    out.update(equal=0, fnf_below_opt=0)
+    for row in costs.tolist():
+        platform = Platform(nodes_from_costs(row), model="tini")
+        t_fnf = simulate(platform, fnf(platform, "0")).makespan
+        key = (row[0], *sorted(row[1:]))
+        t_opt = memo.get(key)
+        if t_opt is None:
+            t_opt = memo[key] = optimal_time(row[0], row[1:])
+        out["fnf"] += t_fnf
+        out["opt"] += t_opt
+        out["fnf_sq"] += t_fnf * t_fnf
+        out["opt_sq"] += t_opt * t_opt
+        out["equal"] += t_fnf <= t_opt * (1 + 1e-9)
+        out["fnf_below_opt"] += t_fnf < t_opt * (1 - 1e-9)
+    return out
+
+
+@experiment(
+    "banikazemi-table2",
+    paper=f"{PAPER}, Sec. 6.3, Table 2",
+    summary="FNF vs the optimal tree, t_ini uniform in {100..800} µs, 2-9 participants",
+)
+def table2(config: Config) -> Result:
+    """Table 2: mean latency of FNF and of the optimal tree over random broadcasts.
+
+    For 2 to 9 participants, ``trials`` (default 10 000, the paper's) random cases each:
+    every participant's message initiation cost uniform in {100, 200, ..., 800} µs, a random
+    source, ``t_byte = 0``.  Reports the means, FNF's relative gap, the paper's values, the
+    deviation from them and how often FNF's latency equals the optimum.
+    """
+    trials = config.trials or 10_000
+    tasks = []
+    for n in sorted(TABLE2_PAPER, reverse=True):  # the dearest rows first: better balance
+        done = 0
+        while done < trials:
+            k = min(TABLE2_CHUNK, trials - done)
+            tasks.append((n, k))
+            done += k
+    seeds = spawn_seeds(config.seed, len(tasks))
+    parts = run_trials(
+        _table2_chunk,
+        [(n, k, s) for (n, k), s in zip(tasks, seeds, strict=True)],
+        workers=config.workers,
+        progress=config.progress,
+        description="banikazemi-table2",
+        chunksize=1,
+    )
+    rows = []
+    for n, (paper_fnf, paper_opt) in TABLE2_PAPER.items():
+        mine = [p for p in parts if p["n"] == n]
+        count = sum(p["trials"] for p in mine)
+        total = {key: sum(p[key] for p in mine) for key in mine[0] if key not in ("n", "trials")}
+        fnf_mean, opt_mean = total["fnf"] / count, total["opt"] / count
+        rows.append(
+            {
+                "participants": n,
+                "trials": count,
+                "fnf_mean": fnf_mean,
+                "opt_mean": opt_mean,
+                "fnf_sem": _sem(total["fnf"], total["fnf_sq"], count),
+                "opt_sem": _sem(total["opt"], total["opt_sq"], count),
+                "gap_pct": 100 * (fnf_mean - opt_mean) / opt_mean,
+                "paper_fnf": paper_fnf * 1e-6,
+                "paper_opt": paper_opt * 1e-6,
+                "paper_gap_pct": 100 * (paper_fnf - paper_opt) / paper_opt,
+                "fnf_dev_pct": 100 * (fnf_mean / (paper_fnf * 1e-6) - 1),
+                "opt_dev_pct": 100 * (opt_mean / (paper_opt * 1e-6) - 1),
+                "fnf_optimal_pct": 100 * total["equal"] / count,
+                "fnf_below_opt": total["fnf_below_opt"],
+            }
+        )
+    data = {
+        "setup": {
+            "t_ini": list(TABLE2_COSTS),
+            "t_byte": 0.0,
+            "trials": trials,
+            "seed": config.seed,
+        },
+        "rows": rows,
+    }
+    return Result("banikazemi-table2", data, [_table2_table(data)], ["banikazemi-table2"])
+
+
+def _sem(total: float, total_sq: float, count: int) -> float:
+    """Standard error of a mean from the sum and the sum of squares."""
+    if count < 2:
+        return float("nan")
+    var = max(0.0, (total_sq - total * total / count) / (count - 1))
+    return float(np.sqrt(var / count))
+
+
+def _table2_table(data: dict) -> str:
+    from ..report import format_table
+
+    def us(x: float) -> str:
+        return f"{x * 1e6:.2f}"
+
+    rows = [
+        [
+            r["participants"],
+            us(r["fnf_mean"]),
+            us(r["opt_mean"]),
+            f"{r['gap_pct']:.2f}",
+            us(r["paper_fnf"]),
+            us(r["paper_opt"]),
+            f"{r['paper_gap_pct']:.2f}",
+            f"{r['fnf_dev_pct']:+.2f}",
+            f"{r['opt_dev_pct']:+.2f}",
+            f"{r['fnf_optimal_pct']:.1f}",
+        ]
+        for r in data["rows"]
+    ]
+    setup = data["setup"]
+    return format_table(
+        [
+            "nodes",
+            "L_FNF µs",
+            "L_opt µs",
+            "gap %",
+            "paper L_FNF",
+            "paper L_opt",
+            "paper gap %",
+            "dev FNF %",
+            "dev opt %",
+            "FNF = opt %",
+        ],
+        rows,
+        title=f"Banikazemi et al. 1998, Table 2: FNF vs optimal tree, t_ini uniform in "
+        f"{{100..800}} µs ({setup['trials']} trials per row, seed {setup['seed']})",
+    )

@@ -23,6 +23,7 @@ from .fnf import fnf
 from .gap_aware import gap_aware
 from .latency import hlot, mst, spt
 from .multilevel import magpie, mpich_g2, mpich_gx
+from .optimal import optimal
 from .spoc import spoc
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "mpich_g2",
     "mpich_gx",
     "mst",
+    "optimal",
     "spoc",
     "spt",
 ]
