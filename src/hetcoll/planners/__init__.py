@@ -3,6 +3,8 @@
 Use them directly (``hetcoll.planners.fnf(platform, "1")``) or through the front door
 :func:`plan`, which looks the method up in :data:`REGISTRY` like
 ``scipy.optimize.minimize(method=...)``.  ``hetcoll planners`` lists them with their papers.
+Hypercube planners (allreduce, allgather, barrier; no root) have their own front doors:
+:func:`plan_allreduce`, :func:`plan_allgather`, :func:`plan_barrier`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,13 @@ from ..platform import Platform
 from ..schedule import Schedule
 from . import classic, fnf, spoc  # noqa: F401  (importing registers the planners)
 from ._registry import REGISTRY, PlannerInfo, get_planner, register
+from .hypercube import (
+    hypercube_planners,
+    plan_allgather,
+    plan_allreduce,
+    plan_barrier,
+    plan_hypercube,
+)
 
 __all__ = [
     "REGISTRY",
@@ -23,6 +32,11 @@ __all__ = [
     "get_planner",
     "plan",
     "plan_multiple",
+    "plan_hypercube",
+    "plan_allreduce",
+    "plan_allgather",
+    "plan_barrier",
+    "hypercube_planners",
     "register",
     "applicable",
 ]
