@@ -22,6 +22,11 @@ COLORS: dict[str, str] = {
     "optimal": "#2ca02c",
     "auto": "#9467bd",
     "native": "#17becf",
+    "blind": "#7f7f7f",
+    "dim2_cube": "#1f77b4",
+    "tsts_cube": "#ff7f0e",
+    "eff_cube": "#d62728",
+    "eff_cube_ls": "#2ca02c",
 }
 _SPARE = ["#e377c2", "#ff7f0e", "#9edae5", "#c49c94", "#aec7e8", "#98df8a", "#ffbb78"]
 
