@@ -429,6 +429,10 @@ def plan_hypercube(
     ...  for m in ("blind", "eff_cube", "eff_cube_ls")]
     [1.68, 1.4, 1.155]
     """
+    if collective not in HYPERCUBE_COLLECTIVES:
+        raise PlannerError(
+            f"a hypercube plans {', '.join(HYPERCUBE_COLLECTIVES)}, not {collective!r}"
+        )
     info = get_planner(method)
     if info.kind != "hypercube" or collective not in info.collectives:
         raise PlannerError(
