@@ -22,7 +22,7 @@ def figueira_cost(data: dict[str, Any], out_dir: Path) -> list[Path]:
     """Fig. 6: average gain over blind (%) against the number of nodes, one panel per
     maximum cost."""
     panels = data["max_links"]
-    fig, axes = figure(ncols=len(panels), size=(5.2 * len(panels), 3.8))
+    fig, axes = figure(ncols=len(panels), size=(5.2 * len(panels), 4.1))
     for ax, max_links in zip(axes[0], panels, strict=True):
         points = [p for p in data["points"] if p["max_links"] == max_links]
         sizes = [p["n"] for p in points]
@@ -44,5 +44,6 @@ def figueira_cost(data: dict[str, Any], out_dir: Path) -> list[Path]:
         ax.set_title(f"maximum cost {max_links} links ({data['trials']} topologies per N)")
         ax.grid(True, alpha=0.3)
         ax.set_ylim(bottom=min(0.0, ax.get_ylim()[0]))
-    axes[0][0].legend(fontsize="small")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize="small")
     return [save(fig, Path(out_dir) / "figueira-cost.png")]

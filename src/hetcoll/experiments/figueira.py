@@ -55,14 +55,14 @@ def cost_gain(config: Config) -> Result:
     the blind hypercube on random topologies (1000 per point in the paper).
 
     ``config.params``: ``sizes`` (default 8, 16, ..., 1024), ``max_links`` (5, 20) and
-    ``ours_trials`` (default 100): our local search (``eff_cube_ls``) runs on the first
+    ``ours_trials`` (default 50): our local search (``eff_cube_ls``) runs on the first
     ``ours_trials`` topologies of each point only (it costs about a second per topology at
     1024 nodes), and is compared with ``eff_cube`` on those same topologies.
     """
     trials = config.trials or 1000
     sizes = tuple(int(n) for n in config.params.get("sizes", SIZES))
     max_links = tuple(int(m) for m in config.params.get("max_links", MAX_LINKS))
-    ours_trials = int(config.params.get("ours_trials", 100))
+    ours_trials = int(config.params.get("ours_trials", 50))
     points = [(m, n) for m in max_links for n in sizes]
     seeds = spawn_seeds(config.seed, len(points) * trials)
     tasks = [

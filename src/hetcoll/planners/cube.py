@@ -443,7 +443,7 @@ def improve_embedding(
     positions: np.ndarray,
     folds: Folds = (),
     *,
-    candidates: int = 16,
+    candidates: int = 8,
     max_evals: int | None = None,
     time_limit: float | None = None,
 ) -> tuple[np.ndarray, dict[str, Any]]:

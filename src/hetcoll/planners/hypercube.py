@@ -335,7 +335,7 @@ def eff_cube_ls(
     collective: str = "allreduce",
     nbytes: int = 0,
     op: Any = None,
-    candidates: int = 16,
+    candidates: int = 8,
     max_evals: int | None = None,
     time_limit: float | None = None,
 ) -> Schedule:
