@@ -300,3 +300,23 @@ def test_hockney_on_a_matrix_matches_calc_cost_of_its_delays():
     delays = np.asarray(p.model.bind(p).delay_matrix(1000))
     np.fill_diagonal(delays, 0)
     assert simulate(p, s).makespan == pytest.approx(cube.calc_cost(delays, positions))
+
+
+def brute_force_cost(w: np.ndarray) -> float:
+    """The cheapest embedding of 8 nodes, over all 8! placements (vectorised)."""
+    perms = np.array(list(itertools.permutations(range(len(w)))))
+    idx = np.arange(perms.shape[1])
+    c = np.zeros(perms.shape)
+    for i in range(perms.shape[1].bit_length() - 1):
+        q = idx ^ (1 << i)
+        c = np.maximum(c, c[:, q]) + w[perms[:, q], perms]
+    return float(c.max(axis=1).min())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_no_heuristic_beats_the_optimum(seed):
+    w = sym(8, 100 + seed, high=20)
+    best = brute_force_cost(w)
+    costs = {m: cube.calc_cost(w, cube.embed(w, m)[0]) for m in METHODS}
+    assert min(costs.values()) >= best
+    assert costs["eff_cube_ls"] <= costs["eff_cube"]
