@@ -38,6 +38,8 @@ def cube_schedule(collective="allreduce", nbytes=8, combine=None, folds=()):
         ({"positions": ("A", "B"), "folds": (("C", "D"),)}, "must be a node of the cube"),
         ({"positions": ("A", "B"), "folds": (("C", "A"), ("D", "A"))}, "already has an extra"),
         ({"positions": ("A", "B"), "combine": "avg"}, "unknown operator 'avg'"),
+        ({"positions": "AB"}, "must be a list, not a string"),
+        ({"positions": ("A", "B"), "folds": (("C",),)}, r"folds\[0\]: must be an \[extra"),
     ],
 )
 def test_bad_hypercube(kwargs, message):

@@ -200,7 +200,13 @@ class Hypercube:
     combine: str = "sum"
 
     def __post_init__(self) -> None:
+        for name in ("positions", "folds"):
+            if isinstance(getattr(self, name), str | bytes):
+                raise ScheduleError(f"hypercube.{name}: must be a list, not a string")
         pos = tuple(str(p) for p in self.positions)
+        for k, pair in enumerate(self.folds):
+            if isinstance(pair, str) or len(pair) != 2:
+                raise ScheduleError(f"hypercube.folds[{k}]: must be an [extra, partner] pair")
         folds = tuple((str(e), str(p)) for e, p in self.folds)
         object.__setattr__(self, "positions", pos)
         object.__setattr__(self, "folds", folds)
