@@ -22,9 +22,17 @@ from .errors import (
     UnknownPlannerError,
 )
 from .models import get_model
-from .planners import REGISTRY, plan, plan_multiple
+from .planners import (
+    REGISTRY,
+    plan,
+    plan_allgather,
+    plan_allreduce,
+    plan_barrier,
+    plan_multiple,
+)
+from .planners.cube import calc_cost
 from .platform import Link, Node, Platform, load_platform, save_platform
-from .schedule import Flow, Program, Schedule, Tree
+from .schedule import Flow, Hypercube, Program, Schedule, Tree
 from .simulate import Prediction, simulate
 
 __version__ = "0.1.0"
@@ -44,6 +52,7 @@ __all__ = [
     "Flow",
     "HetComm",
     "HetcollError",
+    "Hypercube",
     "Link",
     "ModelError",
     "Node",
@@ -58,9 +67,13 @@ __all__ = [
     "UnknownNodeError",
     "UnknownPlannerError",
     "__version__",
+    "calc_cost",
     "get_model",
     "load_platform",
     "plan",
+    "plan_allgather",
+    "plan_allreduce",
+    "plan_barrier",
     "plan_multiple",
     "save_platform",
     "simulate",

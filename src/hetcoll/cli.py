@@ -88,7 +88,8 @@ def _plan_options(func):
                 "op",
                 default="bcast",
                 show_default=True,
-                help="bcast, multicast or multi-multicast.",
+                help="bcast, multicast, multi-multicast (trees) or allreduce, allgather, barrier "
+                "(hypercubes).",
             ),
             click.option("--root", help="Source node id."),
             click.option("--members", help="Comma-separated ids of a multicast's members."),
@@ -116,6 +117,11 @@ def _plan_options(func):
                 "model",
                 default=None,
                 help="Cost model to plan and simulate with (default: the platform's).",
+            ),
+            click.option(
+                "--reduce-op",
+                default=None,
+                help="Operator of an allreduce: sum (default), prod, max, min, ... or user.",
             ),
             JSON_OPT,
         ]
@@ -154,6 +160,30 @@ def _request(platform, op: str, root: str | None, members: str | None, groups: t
     return root, member_list, None
 
 
+_CUBE_OPS = ("allreduce", "allgather", "barrier")
+
+
+def _cube_request(op, root, members, groups, segment_size, reduce_op) -> list[str] | None:
+    """Check the options of a hypercube operation; return its members (None = every node)."""
+    if root is not None:
+        raise PlannerError(f"--root: an {op} has no root")
+    if groups:
+        raise PlannerError("--group is only for --op multi-multicast")
+    if segment_size is not None:
+        raise PlannerError(f"--segment-size: an {op} over a hypercube is not pipelined")
+    if reduce_op is not None and op != "allreduce":
+        raise PlannerError(f"--reduce-op: only an allreduce takes an operator, not --op {op}")
+    return _ids(members, "--members")
+
+
+def _make_cube_schedule(platform, op, algo, members, size, model, reduce_op):
+    from .planners import plan_hypercube
+
+    return plan_hypercube(
+        platform, op, members, method=algo, model=model, nbytes=size, op=reduce_op
+    )
+
+
 def _make_schedule(platform, algo, root, members, groups, size, segment_size, model):
     from .planners import plan, plan_multiple
 
@@ -168,6 +198,15 @@ def _make_schedule(platform, algo, root, members, groups, size, segment_size, mo
 
 def _prediction_doc(schedule, pred) -> dict[str, Any]:
     doc = pred.to_dict()
+    if schedule.hypercube is not None:
+        cube = schedule.hypercube
+        doc["embedding"] = list(cube.positions)
+        doc["folds"] = [list(f) for f in cube.folds]
+        doc["dims"] = cube.dims
+        doc["combine"] = cube.combine
+        doc["members"] = list(schedule.participants)
+        doc["schedule"] = schedule.to_dict()
+        return doc
     doc["root"] = schedule.root
     doc["roots"] = [schedule.roots[b] for b in schedule.buffers]
     doc["members"] = list(schedule.participants)
@@ -176,6 +215,18 @@ def _prediction_doc(schedule, pred) -> dict[str, Any]:
 
 
 def _print_prediction(schedule, pred, platform_name: str) -> None:
+    if schedule.hypercube is not None:
+        cube = schedule.hypercube
+        click.echo(
+            f"{pred.algorithm}: {schedule.collective} ({cube.combine}) of "
+            f"{format_size(schedule.nbytes)} per member over a {cube.dims}-cube on "
+            f"{platform_name}"
+        )
+        click.echo(f"predicted time: {format_time(pred.makespan)}")
+        click.echo("embedding (node at each position): " + " ".join(cube.positions))
+        if cube.folds:
+            click.echo("folded: " + ", ".join(f"{e} -> {p}" for e, p in cube.folds))
+        return
     click.echo(
         f"{pred.algorithm}: {schedule.collective} of {format_size(schedule.nbytes)} "
         f"from {', '.join(schedule.roots[b] for b in schedule.buffers)} on {platform_name}"
@@ -197,18 +248,43 @@ def _print_prediction(schedule, pred, platform_name: str) -> None:
 
 @cli.command("plan")
 @_plan_options
-@click.option("--algo", default="fnf", show_default=True, help="Planner name (hetcoll planners).")
+@click.option(
+    "--algo",
+    default=None,
+    help="Planner name (hetcoll planners); default fnf for trees, eff_cube for hypercubes.",
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the schedule here.")
 def plan_cmd(
-    platform, op, root, members, groups, size, segment_size, model, as_json, algo, output
+    platform,
+    op,
+    root,
+    members,
+    groups,
+    size,
+    segment_size,
+    model,
+    reduce_op,
+    as_json,
+    algo,
+    output,
 ) -> None:
     """Plan a collective on PLATFORM and predict its time."""
     from .platform import write_atomic
     from .simulate import simulate
 
     p = _platform(platform)
-    root, member_list, group_list = _request(p, op, root, members, groups)
-    schedule = _make_schedule(p, algo, root, member_list, group_list, size, segment_size, model)
+    if op in _CUBE_OPS:
+        member_list = _cube_request(op, root, members, groups, segment_size, reduce_op)
+        schedule = _make_cube_schedule(
+            p, op, algo or "eff_cube", member_list, size, model, reduce_op
+        )
+    else:
+        if reduce_op is not None:
+            raise PlannerError(f"--reduce-op: only for --op allreduce, not {op}")
+        root, member_list, group_list = _request(p, op, root, members, groups)
+        schedule = _make_schedule(
+            p, algo or "fnf", root, member_list, group_list, size, segment_size, model
+        )
     pred = simulate(p, schedule, model)
     if output:
         write_atomic(output, schedule.to_json() + "\n")
@@ -291,23 +367,69 @@ def compare_planners(p, root, member_list, groups, size, segment_size, model, al
     return results, skipped
 
 
+def compare_hypercube(p, op, member_list, size, model, reduce_op=None, algos=None):
+    """Simulate every hypercube planner for ``op``; rows sorted by predicted time, with the
+    ratio to the best and the gain over ``blind`` in % (Figueira & Reddi's measure)."""
+    from .planners import hypercube_planners
+    from .simulate import simulate
+
+    names = algos or hypercube_planners()
+    results, skipped = [], {}
+    for name in names:
+        try:
+            schedule = _make_cube_schedule(p, op, name, member_list, size, model, reduce_op)
+        except PlannerError as exc:
+            skipped[name] = str(exc)
+            continue
+        pred = simulate(p, schedule, model)
+        results.append(
+            {
+                "algorithm": name,
+                "predicted_time": pred.makespan,
+                "throughput": pred.throughput,
+                "embedding": list(schedule.hypercube.positions),
+            }
+        )
+    if not results:
+        raise PlannerError("no planner applies to this request: " + "; ".join(skipped.values()))
+    best = min(r["predicted_time"] for r in results)
+    blind = next((r["predicted_time"] for r in results if r["algorithm"] == "blind"), None)
+    for r in results:
+        r["ratio"] = r["predicted_time"] / best if best > 0 else 1.0
+        if blind is not None:
+            r["gain_vs_blind"] = 100 * (blind - r["predicted_time"]) / blind if blind else 0.0
+    results.sort(key=lambda r: (r["predicted_time"], r["algorithm"]))
+    return results, skipped
+
+
 @cli.command("compare")
 @_plan_options
 @click.option("--algos", default=None, help="Comma-separated planners (default: all applicable).")
 def compare_cmd(
-    platform, op, root, members, groups, size, segment_size, model, as_json, algos
+    platform, op, root, members, groups, size, segment_size, model, reduce_op, as_json, algos
 ) -> None:
     """Plan with every applicable planner and compare predicted times."""
     from .planners import get_planner
 
     p = _platform(platform)
-    root, member_list, group_list = _request(p, op, root, members, groups)
     names = _ids(algos, "--algos")
     for name in names or ():
         get_planner(name)
+    if op in _CUBE_OPS:
+        member_list = _cube_request(op, root, members, groups, segment_size, reduce_op)
+        results, skipped = compare_hypercube(p, op, member_list, size, model, reduce_op, names)
+        _print_comparison(platform, op, None, size, results, skipped, as_json)
+        return
+    if reduce_op is not None:
+        raise PlannerError(f"--reduce-op: only for --op allreduce, not {op}")
+    root, member_list, group_list = _request(p, op, root, members, groups)
     results, skipped = compare_planners(
         p, root, member_list, group_list, size, segment_size, model, names
     )
+    _print_comparison(platform, op, root, size, results, skipped, as_json)
+
+
+def _print_comparison(platform, op, root, size, results, skipped, as_json) -> None:
     if as_json:
         dump_json(
             json_document(
@@ -327,8 +449,16 @@ def compare_cmd(
     rows = [
         [r["algorithm"], format_time(r["predicted_time"]), f"{r['ratio']:.3f}"] for r in results
     ]
-    title = f"{op} of {format_size(size)} from {root or 'several roots'} on {platform}"
-    click.echo(format_table(["planner", "predicted", "ratio to best"], rows, title=title))
+    headers = ["planner", "predicted", "ratio to best"]
+    if op in _CUBE_OPS:
+        title = f"{op} of {format_size(size)} per member on {platform}"
+        if all("gain_vs_blind" in r for r in results):
+            headers.append("gain vs blind")
+            for row, r in zip(rows, results, strict=True):
+                row.append(f"{r['gain_vs_blind']:.1f} %")
+    else:
+        title = f"{op} of {format_size(size)} from {root or 'several roots'} on {platform}"
+    click.echo(format_table(headers, rows, title=title))
     for name, why in skipped.items():
         click.echo(f"(skipped {name}: {why})", err=True)
 

@@ -6,4 +6,9 @@ experiment module itself) and read only the experiment's result data.
 
 from __future__ import annotations
 
-from .experiments import banikazemi_figures, park_figures, testbed  # noqa: F401
+from .experiments import (  # noqa: F401
+    banikazemi_figures,
+    figueira_figures,
+    park_figures,
+    testbed,
+)

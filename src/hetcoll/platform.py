@@ -663,6 +663,13 @@ def load_platform(source: str | os.PathLike | Mapping | Platform) -> Platform:
         raise PlatformError(f"{path.name}: {exc}") from None
 
 
+def umask_mode(mode: int = 0o666) -> int:
+    """``mode`` with the process umask applied: the permissions ``open()`` would give."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mode & ~mask
+
+
 def write_atomic(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` to ``path`` via a temporary file and ``os.replace``: never half-written."""
     path = Path(path)
@@ -670,6 +677,7 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        os.chmod(tmp, umask_mode())  # mkstemp makes 0600; the result is an ordinary file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -29,8 +29,13 @@ COLORS: dict[str, str] = {
     "mpich-g2": "#ff7f0e",
     "mpich-gx": "#393b79",
     "gap_aware": "#252525",
+    "blind": "#525252",
+    "dim2_cube": "#6baed6",
+    "tsts_cube": "#fdae6b",
+    "eff_cube": "#e7298a",
+    "eff_cube_ls": "#1b9e77",
 }
-_SPARE = ["#e377c2", "#ff7f0e", "#9edae5", "#c49c94", "#aec7e8", "#98df8a", "#ffbb78"]
+_SPARE = ["#aec7e8", "#ffbb78", "#c5b0d5", "#f7b6d2", "#dbdb8d", "#c7c7c7", "#8c6d31"]
 
 #: figure name -> function(data, out_dir) -> list of written paths
 FIGURES: dict[str, Callable[[dict[str, Any], Path], list[Path]]] = {}
@@ -59,10 +64,13 @@ def save(fig, path: Path) -> Path:
     import os
     import tempfile
 
+    from .platform import umask_mode
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
     os.close(fd)
     try:
         fig.savefig(tmp, dpi=110, format="png")
+        os.chmod(tmp, umask_mode())  # mkstemp makes 0600; a figure is an ordinary file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -6,7 +6,9 @@ A :class:`Schedule` says *what* moves where:
 - a **pipelined tree**: a :class:`Flow` whose message is cut into segments;
 - **several trees at once**: several flows, either carrying disjoint byte ranges of one
   buffer (multi-tree, steady state) or different buffers (multiple multicast, one buffer per
-  source).
+  source);
+- a **hypercube embedding** (:class:`Hypercube`): node per cube position, exchange rounds
+  dimension by dimension, a combine operator (allreduce, allgather, barrier).
 
 Underneath, every schedule lowers (:meth:`Schedule.program`) to one :class:`Program`: for each
 rank an ordered list of :class:`Op` (``send`` / ``recv`` / ``recv_reduce`` of a :class:`Chunk`),
@@ -33,6 +35,7 @@ from .errors import ScheduleError
 __all__ = [
     "Tree",
     "Flow",
+    "Hypercube",
     "Chunk",
     "Op",
     "Program",
@@ -42,6 +45,24 @@ __all__ = [
 
 #: Collective operations a schedule can describe.
 COLLECTIVES = ("bcast", "multicast", "multi_multicast", "allreduce", "allgather", "barrier")
+#: Collectives a hypercube schedule describes.
+HYPERCUBE_COLLECTIVES = ("allreduce", "allgather", "barrier")
+#: Combine operators of an allreduce (mpi4py's predefined ops, lower case, or "user").
+REDUCE_OPS = (
+    "sum",
+    "prod",
+    "max",
+    "min",
+    "land",
+    "lor",
+    "lxor",
+    "band",
+    "bor",
+    "bxor",
+    "maxloc",
+    "minloc",
+    "user",
+)
 FORMAT = "hetcoll-schedule"
 VERSION = 1
 
@@ -154,12 +175,190 @@ class Flow:
 
 
 @dataclass(frozen=True)
+class Hypercube:
+    """A hypercube embedding: which node sits at each position, and how the rest fold in.
+
+    Every rank runs Foster's hypercube algorithm (Figueira & Reddi, Sec. 3): at step
+    ``i = 0 .. dims-1`` the node at position ``p`` exchanges its state with the node at
+    position ``p XOR 2**i`` and combines what it receives into its state.
+
+    Parameters
+    ----------
+    positions : sequence of str
+        The node at each cube position; ``2**dims`` distinct ids.
+    folds : sequence of (str, str)
+        ``(extra, partner)`` pairs for member counts that are not powers of two: ``extra`` is
+        not in the cube; it sends its contribution to ``partner`` (a cube node, at most one
+        extra each) before the cube and receives the result from it afterwards.
+    combine : str
+        ``"concat"`` for an allgather, ``"none"`` for a barrier, else the reduction operator of
+        an allreduce (one of :data:`REDUCE_OPS`).
+    """
+
+    positions: tuple[str, ...]
+    folds: tuple[tuple[str, str], ...] = ()
+    combine: str = "sum"
+
+    def __post_init__(self) -> None:
+        for name in ("positions", "folds"):
+            if isinstance(getattr(self, name), str | bytes):
+                raise ScheduleError(f"hypercube.{name}: must be a list, not a string")
+        pos = tuple(str(p) for p in self.positions)
+        for k, pair in enumerate(self.folds):
+            if isinstance(pair, str) or len(pair) != 2:
+                raise ScheduleError(f"hypercube.folds[{k}]: must be an [extra, partner] pair")
+        folds = tuple((str(e), str(p)) for e, p in self.folds)
+        object.__setattr__(self, "positions", pos)
+        object.__setattr__(self, "folds", folds)
+        n = len(pos)
+        if n == 0 or n & (n - 1):
+            raise ScheduleError(
+                f"hypercube.positions: need a power of two of nodes (1, 2, 4, ...), got {n}"
+            )
+        seen: set[str] = set()
+        for k, node in enumerate(pos):
+            if node in seen:
+                raise ScheduleError(f"hypercube.positions[{k}]: node {node!r} appears twice")
+            seen.add(node)
+        partners: set[str] = set()
+        for k, (extra, partner) in enumerate(folds):
+            if extra in seen:
+                raise ScheduleError(
+                    f"hypercube.folds[{k}]: extra node {extra!r} is already in the cube or folded"
+                )
+            if partner not in pos:
+                raise ScheduleError(
+                    f"hypercube.folds[{k}]: partner {partner!r} must be a node of the cube"
+                )
+            if partner in partners:
+                raise ScheduleError(
+                    f"hypercube.folds[{k}]: partner {partner!r} already has an extra node"
+                )
+            seen.add(extra)
+            partners.add(partner)
+        ops = (*REDUCE_OPS, "concat", "none")
+        if self.combine not in ops:
+            raise ScheduleError(
+                f"hypercube.combine: unknown operator {self.combine!r}; choose from: "
+                + ", ".join(ops)
+            )
+
+    @property
+    def dims(self) -> int:
+        """Dimension of the cube: ``log2(len(positions))``."""
+        return len(self.positions).bit_length() - 1
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """Every participant: the cube in position order, then the extras in fold order."""
+        return self.positions + tuple(e for e, _ in self.folds)
+
+    def partner(self, position: int, step: int) -> str:
+        """The node that the node at ``position`` exchanges with at ``step``."""
+        return self.positions[position ^ (1 << step)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dims": self.dims,
+            "positions": list(self.positions),
+            "folds": [list(f) for f in self.folds],
+            "combine": self.combine,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Hypercube:
+        cube = cls(
+            tuple(data["positions"]),
+            tuple(tuple(f) for f in data.get("folds", ())),
+            data.get("combine", "sum"),
+        )
+        if "dims" in data and data["dims"] != cube.dims:
+            raise ScheduleError(
+                f"hypercube.dims: is {data['dims']!r} but {len(cube.positions)} positions "
+                f"make a cube of dimension {cube.dims}"
+            )
+        return cube
+
+    def program(self, nbytes: int) -> Program:
+        """Lower to per-rank ops; ``nbytes`` is each member's contribution (see
+        :meth:`Schedule.program` for the layout).
+
+        A chunk is a state: the combination of the contributions of its ``origin``, listed in
+        *cube order* (positions in order, each partner followed by its extra), so that the
+        state of a subcube is its lower half's state followed by its upper half's.
+        """
+        extra_of = {p: e for e, p in self.folds}
+        chunks: list[Chunk] = []
+        states: dict[tuple[int, int], int] = {}
+
+        def new_chunk(origin: tuple[str, ...]) -> int:
+            if self.combine == "none":
+                size = 0
+            elif self.combine == "concat":
+                size = nbytes * len(origin)
+            else:
+                size = nbytes
+            chunks.append(Chunk(0, 0, size, origin))
+            return len(chunks) - 1
+
+        def state(p: int, level: int) -> int:
+            # what the node at position p holds before step `level` (after its fold-in): the
+            # contributions of its subcube (positions equal to p above bit `level`) and extras
+            key = (level, p >> level)
+            if key not in states:
+                node = self.positions[p]
+                if level == 0 and node not in extra_of:
+                    states[key] = own[node]
+                elif level == 0:
+                    states[key] = new_chunk((node, extra_of[node]))
+                else:
+                    low = chunks[state(p & ~(1 << (level - 1)), level - 1)].origin
+                    high = chunks[state(p | (1 << (level - 1)), level - 1)].origin
+                    states[key] = new_chunk(low + high)
+            return states[key]
+
+        own = {node: new_chunk((node,)) for node in self.nodes}
+        ops: dict[str, tuple[Op, ...]] = {}
+        for p, node in enumerate(self.positions):
+            mine: list[Op] = []
+            prev: tuple[int, ...] = ()
+            if node in extra_of:  # fold in: the extra's contribution first
+                extra = extra_of[node]
+                mine.append(Op("recv_reduce", extra, own[extra], (), state(p, 0)))
+                prev = (0,)
+            for step in range(self.dims):
+                q = p ^ (1 << step)
+                peer = self.positions[q]
+                mine.append(Op("send", peer, state(p, step), prev))
+                mine.append(Op("recv_reduce", peer, state(q, step), prev, state(p, step + 1)))
+                prev = (len(mine) - 1,)
+            if node in extra_of:  # fold out: the result back to the extra
+                mine.append(Op("send", extra_of[node], state(p, self.dims), prev))
+            ops[node] = tuple(mine)
+        for extra, partner in self.folds:
+            ops[extra] = (
+                Op("send", partner, own[extra]),
+                Op("recv", partner, state(0, self.dims)),
+            )
+        initial = {node: frozenset({own[node]}) for node in self.nodes}
+        return Program(ops, tuple(chunks), initial)
+
+
+@dataclass(frozen=True)
 class Chunk:
-    """A byte range of one buffer: the unit a single message carries."""
+    """The unit a single message carries: a byte range of one buffer, or a combined state.
+
+    Without ``origin``, bytes ``[offset, offset + nbytes)`` of buffer ``buffer``.  With
+    ``origin`` (hypercube schedules), the combination of the contributions of the ``origin``
+    nodes, in the members' rank order: their reduction (allreduce, ``nbytes`` = the message),
+    their blocks one after the other (allgather, ``nbytes`` = block size x len(origin)) or
+    nothing (barrier, 0 bytes); ``buffer`` and ``offset`` are then 0.
+    """
 
     buffer: int
     offset: int
     nbytes: int
+    origin: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -168,13 +367,17 @@ class Op:
 
     ``kind`` is ``"send"``, ``"recv"`` or ``"recv_reduce"`` (receive and combine into the
     local data); ``peer`` the other rank's id; ``chunk`` an index into ``Program.chunks``;
-    ``deps`` indices of earlier ops of the same rank that must complete first.
+    ``deps`` indices of earlier ops of the same rank that must complete first.  A
+    ``recv_reduce`` may name the chunk its combination produces, ``result``: the rank's
+    state (its latest ``result``, or its own contribution) combined with the received chunk;
+    the rank holds ``result`` once the op completes.
     """
 
     kind: str
     peer: str
     chunk: int
     deps: tuple[int, ...] = ()
+    result: int | None = None
 
 
 @dataclass(frozen=True)
@@ -231,6 +434,10 @@ class Program:
                     raise ScheduleError(f"{where}: no such chunk")
                 if any(not 0 <= d < i for d in op.deps):
                     raise ScheduleError(f"{where}: deps must name earlier ops of the rank")
+                if op.result is not None and (
+                    op.kind != "recv_reduce" or not 0 <= op.result < len(self.chunks)
+                ):
+                    raise ScheduleError(f"{where}: result must be a chunk of a recv_reduce")
         matches = self.matches()
         self._check_holdings()
         self._check_deadlock(matches)
@@ -256,6 +463,8 @@ class Program:
                     held.add(op.chunk)
                 elif op.kind == "recv_reduce":
                     held.add(op.chunk)
+                    if op.result is not None:
+                        held.add(op.result)
                 have.append(frozenset(held))
 
     def _check_deadlock(self, matches: dict[tuple[str, int], tuple[str, int]]) -> None:
@@ -297,7 +506,7 @@ class Program:
 
 @dataclass(frozen=True)
 class Schedule:
-    """What a planner returns: a collective expressed as flows over ordered trees.
+    """What a planner returns: a collective as flows over ordered trees, or a hypercube.
 
     Parameters
     ----------
@@ -309,10 +518,15 @@ class Schedule:
         Message size per buffer, in bytes.
     flows : sequence of Flow
         The trees; flows of one buffer share root and members and partition its bytes.
+        Empty for a hypercube schedule.
     params : mapping
         The planner options used, for provenance (JSON-serialisable).
     model : str or mapping, optional
         The cost model the planner planned for (``CostModel.to_spec()``), for provenance.
+    hypercube : Hypercube, optional
+        For ``allreduce``, ``allgather`` and ``barrier``: the embedding every member runs the
+        hypercube algorithm on (then ``flows`` is empty); ``nbytes`` is each member's
+        contribution (0 for a barrier).
     """
 
     collective: str
@@ -321,6 +535,7 @@ class Schedule:
     flows: tuple[Flow, ...] = ()
     params: Mapping[str, Any] = field(default_factory=dict)
     model: Any = None
+    hypercube: Hypercube | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "flows", tuple(self.flows))
@@ -331,9 +546,32 @@ class Schedule:
             )
         if isinstance(self.nbytes, bool) or not isinstance(self.nbytes, int) or self.nbytes < 0:
             raise ScheduleError(f"nbytes: must be an integer >= 0, got {self.nbytes!r}")
+        if self.hypercube is not None:
+            self._check_hypercube()
+            return
         if not self.flows:
             raise ScheduleError("a schedule needs at least one flow")
         self._check_buffers()
+
+    def _check_hypercube(self) -> None:
+        cube = self.hypercube
+        if not isinstance(cube, Hypercube):
+            raise ScheduleError(f"hypercube: expected a Hypercube, got {type(cube).__name__}")
+        if self.flows:
+            raise ScheduleError("a hypercube schedule has no flows")
+        if self.collective not in HYPERCUBE_COLLECTIVES:
+            raise ScheduleError(
+                f"a hypercube plans {', '.join(HYPERCUBE_COLLECTIVES)}, not {self.collective!r}"
+            )
+        expected = {"allgather": ("concat",), "barrier": ("none",)}.get(self.collective, REDUCE_OPS)
+        if cube.combine not in expected:
+            raise ScheduleError(
+                f"hypercube.combine: an {self.collective} combines with "
+                f"{' or '.join(expected) if len(expected) < 3 else 'a reduction operator'}, "
+                f"got {cube.combine!r}"
+            )
+        if self.collective == "barrier" and self.nbytes:
+            raise ScheduleError(f"nbytes: a barrier moves no data, got {self.nbytes}")
 
     def _check_buffers(self) -> None:
         by_buffer: dict[int, list[Flow]] = {}
@@ -367,16 +605,20 @@ class Schedule:
 
     @property
     def roots(self) -> dict[int, str]:
-        """Root (source) of each buffer."""
+        """Root (source) of each buffer (none for a hypercube schedule)."""
         return {f.buffer: f.tree.root for f in self.flows}
 
     @property
     def root(self) -> str:
         """The root of buffer 0 (the source of a broadcast or multicast)."""
+        if self.hypercube is not None:
+            raise ScheduleError(f"an {self.collective} over a hypercube has no root")
         return self.roots[min(self.roots)]
 
     def members(self, buffer: int = 0) -> tuple[str, ...]:
         """Nodes taking part in ``buffer``'s collective, root first."""
+        if self.hypercube is not None and buffer == 0:
+            return self.hypercube.nodes
         for f in self.flows:
             if f.buffer == buffer:
                 return f.tree.nodes
@@ -385,6 +627,8 @@ class Schedule:
     @property
     def participants(self) -> tuple[str, ...]:
         """Every node with something to do, in order of first appearance."""
+        if self.hypercube is not None:
+            return self.hypercube.nodes
         seen: dict[str, None] = {}
         for f in self.flows:
             seen.update(dict.fromkeys(f.tree.nodes))
@@ -393,6 +637,8 @@ class Schedule:
     @property
     def tree(self) -> Tree:
         """The tree of a single-flow schedule."""
+        if self.hypercube is not None:
+            raise ScheduleError("a hypercube schedule has no tree; use .hypercube")
         if len(self.flows) != 1:
             raise ScheduleError("this schedule has several flows; use .flows")
         return self.flows[0].tree
@@ -405,7 +651,17 @@ class Schedule:
         Each rank first posts every receive (so data can stream in while it forwards), then
         sends segment by segment, flow by flow, child by child: a sender forwards segment
         ``k`` to all its children before segment ``k + 1``.
+
+        A hypercube schedule lowers to, for the node at position ``p`` and each step ``i``
+        with partner ``q = p XOR 2**i``: ``send(q, state_i(p))`` and
+        ``recv_reduce(q, state_i(q), result=state_{i+1}(p))``, both depending on the
+        previous ``recv_reduce`` (so the receive is posted when the rank is ready, and the
+        exchange starts when both are: Figueira & Reddi's ``calc_cost``).  A partner first
+        ``recv_reduce``s its extra's contribution and ends by sending it the result; an
+        extra sends its contribution and receives the result (see :meth:`Hypercube.program`).
         """
+        if self.hypercube is not None:
+            return self.hypercube.program(self.nbytes)
         chunks: list[Chunk] = []
         recvs: dict[str, list[Op]] = {}
         sends: dict[str, list[tuple[int, int, int, str, int]]] = {}
@@ -454,6 +710,8 @@ class Schedule:
             out["model"] = self.model
         out["params"] = dict(self.params)
         out["flows"] = [f.to_dict() for f in self.flows]
+        if self.hypercube is not None:
+            out["hypercube"] = self.hypercube.to_dict()
         return out
 
     def to_json(self, indent: int | None = 1) -> str:
@@ -471,9 +729,10 @@ class Schedule:
                 data["collective"],
                 data["algorithm"],
                 data["nbytes"],
-                tuple(Flow.from_dict(f) for f in data["flows"]),
+                tuple(Flow.from_dict(f) for f in data.get("flows", ())),
                 data.get("params", {}),
                 data.get("model"),
+                Hypercube.from_dict(data["hypercube"]) if "hypercube" in data else None,
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ScheduleError(f"malformed schedule: missing or bad field {exc}") from None

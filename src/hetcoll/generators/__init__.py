@@ -9,13 +9,16 @@ from __future__ import annotations
 from .grid import drift, drift_series, eight_sites, grid_platform
 from .hnow import classes_tini, two_class_tini
 from .testbed import testbed
+from .topology import figueira_platform, random_link_costs
 
 __all__ = [
     "classes_tini",
     "drift",
     "drift_series",
     "eight_sites",
+    "figueira_platform",
     "grid_platform",
+    "random_link_costs",
     "testbed",
     "two_class_tini",
 ]

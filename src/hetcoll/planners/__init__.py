@@ -3,6 +3,8 @@
 Use them directly (``hetcoll.planners.fnf(platform, "1")``) or through the front door
 :func:`plan`, which looks the method up in :data:`REGISTRY` like
 ``scipy.optimize.minimize(method=...)``.  ``hetcoll planners`` lists them with their papers.
+Hypercube planners (allreduce, allgather, barrier; no root) have their own front doors:
+:func:`plan_allreduce`, :func:`plan_allgather`, :func:`plan_barrier`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,13 @@ from .auto import auto
 from .classic import binomial, chain, flat
 from .fnf import fnf
 from .gap_aware import gap_aware
+from .hypercube import (
+    hypercube_planners,
+    plan_allgather,
+    plan_allreduce,
+    plan_barrier,
+    plan_hypercube,
+)
 from .latency import hlot, mst, spt
 from .multilevel import magpie, mpich_g2, mpich_gx
 from .optimal import optimal
@@ -32,6 +41,11 @@ __all__ = [
     "get_planner",
     "plan",
     "plan_multiple",
+    "plan_hypercube",
+    "plan_allreduce",
+    "plan_allgather",
+    "plan_barrier",
+    "hypercube_planners",
     "register",
     "applicable",
     "auto",
