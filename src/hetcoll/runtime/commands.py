@@ -14,8 +14,10 @@ from .measure import measure_bcast, round_trips
 __all__ = ["run_measurement", "run_probe", "METHOD"]
 
 METHOD = (
-    "Banikazemi et al. 1998, Sec. 7.1.2: per recipient, broadcast then that recipient acks; "
-    "max over recipients of (time to ack - RTT/2); minimum over repetitions"
+    "Banikazemi et al. 1998, Sec. 7.1.2: per recipient, broadcast then that recipient acks "
+    "with its receipt time; latency = max over recipients of the receipt time on the shared "
+    "clock (clock_time), or across hosts of (time to ack - RTT/2 - time the recipient kept "
+    "forwarding) (ack_time); minimum over repetitions"
 )
 
 
@@ -69,6 +71,7 @@ def run_measurement(
             "measured_time": main.measured_time,
             "predicted_time": pred,
             "clock_time": main.clock_time,
+            "ack_time": main.ack_time,
             "ratio": main.measured_time / pred if pred > 0 else None,
             "baselines": {
                 "native": {"measured_time": native.measured_time},

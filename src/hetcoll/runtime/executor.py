@@ -149,6 +149,9 @@ class Trace:
     """When the call started, and for each op when it was issued (``Isend``/``Irecv``, real
     time), started (a send's modelled start under emulation, else its issue), completed
     (modelled under emulation) and was seen to complete (real time); ns on the call's clock.
+    ``received`` is when the rank saw its last receive complete (real time; ``entry`` for a
+    rank that receives nothing): when it *had the data*, which for a forwarding rank is
+    before the call returns.
     """
 
     entry: int
@@ -156,6 +159,7 @@ class Trace:
     issued: list[int]
     observed: list[int]
     started: list[int]
+    received: int = 0
 
 
 def execute(
@@ -207,6 +211,7 @@ def execute(
     trace = Trace(now, [0] * n, [0] * n, [0] * n, [0] * n)
     issued, observed, started = trace.issued, trace.observed, trace.started
     if n == 0:
+        trace.received = now
         return trace
     deadline = now + int(timeout * _NS)
     kinds, peers, chunks, nbytes = plan.kinds, plan.peers, plan.chunks, plan.nbytes
@@ -293,13 +298,16 @@ def execute(
         return True
 
     def finish_send(i: int, t: int) -> None:
-        nonlocal port_busy, port_free
+        nonlocal port_busy
         port_busy = False
         if emu is None:
             complete(i, t)
             return
-        if t > port_free:  # the real send took longer than the model says
-            port_free = t
+        # The port is free at the modelled time, start + send_busy, even when this rank
+        # saw its Isend complete later: a late look must not shift every later send of the
+        # rank (under the postal model, where sends cost nothing, it would add up over a
+        # flat tree).  Real lateness counts where it delays data: a receiver releases a
+        # message no earlier than it really arrived.
         complete(i, port_free)
 
     def arrived(i: int, t_obs: int) -> None:
@@ -387,6 +395,7 @@ def execute(
         else:
             os.sched_yield()
         now = clock()
+    trace.received = max((observed[i] for i in range(n) if kinds[i] != _SEND), default=trace.entry)
     return trace
 
 

@@ -25,7 +25,7 @@ from ..planners import plan
 from ..platform import load_platform
 from ..simulate import simulate
 from .comm import HetComm
-from .measure import measure_bcast, round_trips
+from .measure import Measurement, measure_bcast, round_trips
 
 __all__ = ["run_spec", "main"]
 
@@ -75,7 +75,9 @@ def run_one(spec: dict[str, Any], comm: MPI.Comm) -> dict[str, Any]:
             nbytes = int(nbytes)
             repeat = int(spec.get("repeat", 5))
             for name in spec["planners"]:
-                m = measure_bcast(hc, root, nbytes, repeat, algo=name, rtt=rtt)
+                m = _from_root(
+                    hc, root, measure_bcast(hc, root, nbytes, repeat, algo=name, rtt=rtt)
+                )
                 sched = hc.schedule(root, None, nbytes, algo=name)
                 pred = simulate(platform, sched).makespan * scale
                 out["results"].append(
@@ -84,25 +86,37 @@ def run_one(spec: dict[str, Any], comm: MPI.Comm) -> dict[str, Any]:
                         "nbytes": nbytes,
                         "measured_time": m.measured_time,
                         "clock_time": m.clock_time,
+                        "ack_time": m.ack_time,
                         "predicted_time": pred,
                         "per_repeat": m.per_repeat,
                         "tree": {p: list(c) for p, c in sched.tree.children.items()},
                     }
                 )
             if spec.get("native", True):
-                m = measure_bcast(hc, root, nbytes, repeat, native=True, rtt=rtt)
+                m = _from_root(
+                    hc, root, measure_bcast(hc, root, nbytes, repeat, native=True, rtt=rtt)
+                )
                 out["results"].append(
                     {
                         "algorithm": "native",
                         "nbytes": nbytes,
                         "measured_time": m.measured_time,
                         "clock_time": m.clock_time,
+                        "ack_time": m.ack_time,
                         "predicted_time": None,
                     }
                 )
     finally:
         hc.close()
     return out
+
+
+def _from_root(hc: HetComm, root: int, m: Measurement) -> Measurement:
+    """Only the root knows the measurement; rank 0 writes the results: share it."""
+    m.measured_time, m.ack_time, m.clock_time, m.per_repeat = hc.comm.bcast(
+        (m.measured_time, m.ack_time, m.clock_time, m.per_repeat), root=root
+    )
+    return m
 
 
 def run_spec(spec: dict[str, Any], comm: MPI.Comm | None = None) -> dict[str, Any]:
