@@ -73,3 +73,20 @@ def test_a_rank_that_never_joins_stops_the_job_with_a_named_timeout(tmp_path):
     assert "Bcast(root=3, 10 B, binomial)" in proc.stderr
     assert "recv of chunk 0" in proc.stderr and "from rank" in proc.stderr
     assert "no timeout" not in proc.stderr
+
+
+def test_grid_schedules_under_postal_emulation_follow_the_model(tmp_path):
+    """Park et al.'s schedules run under postal emulation (non-blocking sends, arrival after
+    the pair's latency; eq. 2 and eq. 4): every rank gets the bytes, and the arrival times
+    the emulation imposes equal the simulator's to the nanosecond."""
+    out = tmp_path / "postal.json"
+    proc = run_mpi(6, [PROGRAMS / "postal.py", out], module=False, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    records = json.loads(out.read_text())
+    assert len(records) == 2 * 2 * 10
+    assert all(r["ok"] for r in records), [r for r in records if not r["ok"]][:3]
+    worst = max(records, key=lambda r: r["max_error"])
+    assert worst["max_error"] < 1e-6, worst
+    # the two models really differ (eq. 2's gap delays a node's later children)
+    by = {(r["algorithm"], r["root"], "gap" in r["model"]): r["makespan"] for r in records}
+    assert by[("flat", 0, True)] > by[("flat", 0, False)] + 4 * 3e-3 - 1e-9
