@@ -741,7 +741,7 @@ def probe_cmd(
 @click.option(
     "--time-scale",
     type=float,
-    default=2.0,
+    default=4.0,
     show_default=True,
     help="Multiply the emulated costs (ms-scale costs dwarf this machine's noise).",
 )
