@@ -213,3 +213,16 @@ def test_bad_schedule_file(capsys, tmp_path):
     )
     code, out, err = run(capsys, "simulate", "fig1", foreign)
     assert code == 2 and out == "" and "unknown node 'Z'" in err
+
+
+def test_model_parameters_on_the_command_line(capsys):
+    """--model takes a JSON object: eq. (2)'s gap delays the flat tree's later children."""
+    args = ["plan", "park-fig2", "--root", "A", "--algo", "flat", "--json"]
+    _, out, _ = run(capsys, *args)
+    plain = json.loads(out)["predicted_time"]
+    code, out, _ = run(capsys, *args, "--model", '{"name": "postal", "gap": 0.01}')
+    doc = json.loads(out)
+    assert code == 0 and doc["model"] == {"name": "postal", "gap": 0.01}
+    assert doc["predicted_time"] > plain
+    code, out, err = run(capsys, *args[:-1], "--model", '{"name": "postal", "lag": 1}')
+    assert code == 2 and "unknown parameter 'lag'" in err and err.count("\n") == 1

@@ -35,6 +35,27 @@ class _Size(click.ParamType):
 
 
 SIZE = _Size()
+
+
+class _Model(click.ParamType):
+    """A model name (``postal``) or a JSON object with parameters
+    (``'{"name": "postal", "gap": 2e-6}'``), validated by :func:`hetcoll.models.get_model`."""
+
+    name = "model"
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str) or not value.lstrip().startswith("{"):
+            return value
+        try:
+            spec = json.loads(value)
+        except json.JSONDecodeError as exc:
+            self.fail(f"not a model name or a JSON object: {exc}", param, ctx)
+        if not isinstance(spec, dict):
+            self.fail("a model object must be a JSON object", param, ctx)
+        return spec
+
+
+MODEL = _Model()
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 
 
@@ -115,8 +136,9 @@ def _plan_options(func):
             click.option(
                 "--model",
                 "model",
+                type=MODEL,
                 default=None,
-                help="Cost model to plan and simulate with (default: the platform's).",
+                help="Cost model: a name or a JSON object (default: the platform's).",
             ),
             click.option(
                 "--reduce-op",
@@ -319,7 +341,12 @@ def _read_schedule(path: str):
 @cli.command("simulate")
 @click.argument("platform")
 @click.argument("schedule_file", metavar="SCHEDULE.json")
-@click.option("--model", default=None, help="Cost model (default: the platform's).")
+@click.option(
+    "--model",
+    type=MODEL,
+    default=None,
+    help="Cost model: a name or a JSON object (default: the platform's).",
+)
 @JSON_OPT
 def simulate_cmd(platform, schedule_file, model, as_json) -> None:
     """Predict the time of a saved schedule on PLATFORM."""
@@ -651,7 +678,13 @@ def run_cmd(
 @click.option(
     "--serial", is_flag=True, help="One pair at a time (default: disjoint pairs at once)."
 )
-@click.option("--model", default="tini", show_default=True, help="Model of the written platform.")
+@click.option(
+    "--model",
+    type=MODEL,
+    default="tini",
+    show_default=True,
+    help="Model of the written platform (a name or a JSON object).",
+)
 @click.option(
     "--tolerance",
     type=float,
