@@ -653,7 +653,7 @@ def run_cmd(
             ["algorithm", "measured", "predicted", "measured/predicted"], rows, title=title
         )
     )
-    click.echo(f"method: {doc['method']}", err=True)
+    click.echo(f"method: {doc['method']}")
 
 
 @cli.command("probe")
