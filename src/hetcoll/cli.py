@@ -362,6 +362,49 @@ def simulate_cmd(platform, schedule_file, model, as_json) -> None:
         _print_prediction(schedule, pred, platform)
 
 
+# -- export --------------------------------------------------------------------------------------
+
+_EXPORT_SUFFIX = {".xml": "simgrid", ".json": "json", ".yaml": "yaml", ".yml": "yaml"}
+
+
+@cli.command("export")
+@click.argument("platform")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="File to write (the format follows its suffix unless --format is given).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["simgrid", "networkx", "json", "yaml"]),
+    default=None,
+    help="simgrid (platform XML 4.1), networkx (node-link JSON), "
+    "json or yaml (hetcoll's own format).",
+)
+def export_cmd(platform, output, fmt) -> None:
+    """Write PLATFORM for other tools: SimGrid XML, networkx JSON, or hetcoll JSON/YAML."""
+    from .export import SIMGRID_CONFIG, to_node_link, to_simgrid
+    from .platform import platform_text, write_atomic
+
+    p = _platform(platform)
+    fmt = fmt or _EXPORT_SUFFIX.get(Path(output).suffix.lower())
+    if fmt is None:
+        raise HetcollError(
+            f"{output}: cannot tell the format from the suffix; give --format "
+            "simgrid, networkx, json or yaml"
+        )
+    if fmt == "simgrid":
+        write_atomic(output, to_simgrid(p))
+        click.echo(f"wrote {output}; in SimGrid use {' '.join(SIMGRID_CONFIG)}", err=True)
+    elif fmt == "networkx":
+        write_atomic(output, json.dumps(to_node_link(p), indent=1) + "\n")
+    else:
+        write_atomic(output, platform_text(p, fmt))
+
+
 # -- compare -------------------------------------------------------------------------------------
 
 

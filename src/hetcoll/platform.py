@@ -420,8 +420,12 @@ class Platform:
             )
             for v, d in graph.nodes(data=True)
         ]
+
+        def number(value: Any, default: float) -> float:
+            return default if value is None else float(value)  # JSON writes inf as null
+
         links = [
-            Link(str(u), str(v), float(d.get(latency, 0.0)), float(d.get(bandwidth, math.inf)))
+            Link(str(u), str(v), number(d.get(latency), 0.0), number(d.get(bandwidth), math.inf))
             for u, v, d in graph.edges(data=True)
         ]
         if model is None:
@@ -684,17 +688,21 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
         raise
 
 
+def platform_text(platform: Platform, fmt: str = "json") -> str:
+    """The platform file's text, ``fmt`` ``"json"`` or ``"yaml"``."""
+    data = platform.to_dict()
+    if fmt == "yaml":
+        import yaml
+
+        return yaml.safe_dump(data, sort_keys=False)
+    return json.dumps(data, indent=1) + "\n"
+
+
 def save_platform(platform: Platform, path: str | os.PathLike) -> None:
     """Write ``platform`` as JSON (or YAML for ``.yaml``/``.yml``), atomically."""
     path = Path(path)
-    data = platform.to_dict()
-    if path.suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
-        text = yaml.safe_dump(data, sort_keys=False)
-    else:
-        text = json.dumps(data, indent=1) + "\n"
-    write_atomic(path, text)
+    yaml_suffix = path.suffix.lower() in (".yaml", ".yml")
+    write_atomic(path, platform_text(platform, "yaml" if yaml_suffix else "json"))
 
 
 def nodes_from_costs(
