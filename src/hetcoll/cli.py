@@ -416,7 +416,8 @@ def compare_planners(p, root, member_list, groups, size, segment_size, model, al
 
     model_name = (get_model(model) if model else p.model).name
     n = len(p) if member_list is None and groups is None else len(member_list or []) + 1
-    names = algos or applicable("multicast" if member_list else "bcast", model_name, n)
+    collective = "multi_multicast" if groups else "multicast" if member_list else "bcast"
+    names = algos or applicable(collective, model_name, n)
     results, skipped = [], {}
     for name in names:
         try:

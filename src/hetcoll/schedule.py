@@ -527,6 +527,11 @@ class Schedule:
         For ``allreduce``, ``allgather`` and ``barrier``: the embedding every member runs the
         hypercube algorithm on (then ``flows`` is empty); ``nbytes`` is each member's
         contribution (0 for a barrier).
+    order : mapping, optional
+        For several flows: ``order[node]`` lists ``(flow index, child)`` pairs, every send of
+        ``node`` across its flows, in the order it should issue them (a planner that
+        interleaves trees on shared senders says so here).  Without it a node's sends go
+        flow by flow.
     """
 
     collective: str
@@ -536,10 +541,20 @@ class Schedule:
     params: Mapping[str, Any] = field(default_factory=dict)
     model: Any = None
     hypercube: Hypercube | None = None
+    order: Mapping[str, tuple[tuple[int, str], ...]] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "flows", tuple(self.flows))
         object.__setattr__(self, "params", dict(self.params))
+        if self.order is not None:
+            object.__setattr__(
+                self,
+                "order",
+                {
+                    str(n): tuple((int(f), str(c)) for f, c in pairs)
+                    for n, pairs in self.order.items()
+                },
+            )
         if self.collective not in COLLECTIVES:
             raise ScheduleError(
                 f"unknown collective {self.collective!r}; choose from: {', '.join(COLLECTIVES)}"
@@ -552,6 +567,19 @@ class Schedule:
         if not self.flows:
             raise ScheduleError("a schedule needs at least one flow")
         self._check_buffers()
+        if self.order is not None:
+            self._check_order()
+
+    def _check_order(self) -> None:
+        edges: dict[str, set[tuple[int, str]]] = {}
+        for fi, flow in enumerate(self.flows):
+            for parent, kids in flow.tree.children.items():
+                edges.setdefault(parent, set()).update((fi, c) for c in kids)
+        for node, pairs in self.order.items():
+            if len(set(pairs)) != len(pairs) or set(pairs) != edges.get(node, set()):
+                raise ScheduleError(
+                    f"order[{node!r}]: must list each (flow, child) send of {node!r} once"
+                )
 
     def _check_hypercube(self) -> None:
         cube = self.hypercube
@@ -684,10 +712,19 @@ class Schedule:
             where = {op.chunk: i for i, op in enumerate(rlist)}
             slist = [
                 Op("send", child, chunk, (where[chunk],) if chunk in where else ())
-                for _, _, _, child, chunk in sorted(sends[node])
+                for _, _, _, child, chunk in sorted(sends[node], key=self._send_key(node))
             ]
             ops[node] = tuple(rlist) + tuple(slist)
         return Program(ops, tuple(chunks), {k: frozenset(v) for k, v in initial.items()})
+
+    def _send_key(self, node: str):
+        """Sort key of ``node``'s ``(segment, flow, child index, child, chunk)`` sends:
+        segment first, then the node's ``order`` if the schedule gives one, else flow and
+        child order."""
+        if not self.order or node not in self.order:
+            return None
+        rank = {pair: i for i, pair in enumerate(self.order[node])}
+        return lambda send: (send[0], rank[(send[1], send[3])])
 
     def validate(self, platform=None) -> None:
         """Check the schedule, and that every node is in ``platform`` when one is given."""
@@ -712,6 +749,8 @@ class Schedule:
         out["flows"] = [f.to_dict() for f in self.flows]
         if self.hypercube is not None:
             out["hypercube"] = self.hypercube.to_dict()
+        if self.order is not None:
+            out["order"] = {n: [list(p) for p in pairs] for n, pairs in self.order.items()}
         return out
 
     def to_json(self, indent: int | None = 1) -> str:
@@ -733,6 +772,7 @@ class Schedule:
                 data.get("params", {}),
                 data.get("model"),
                 Hypercube.from_dict(data["hypercube"]) if "hypercube" in data else None,
+                data.get("order"),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ScheduleError(f"malformed schedule: missing or bad field {exc}") from None

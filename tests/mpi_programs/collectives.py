@@ -177,6 +177,26 @@ def delivery(rec: Recorder) -> None:
             elapsed = time.monotonic() - t0
             # The broadcast cannot beat the model: the root sends at least once (t_ini >= 20us)
             rec.case(f"emulated delay {algo}", me != 0 or elapsed >= 20e-6, f"{elapsed}")
+    # several multicasts planned jointly (order across trees on shared senders)
+    with HetComm(WORLD, platform(), "fnf_joint", timeout=30) as hc:
+        for emulate_note, groups in (
+            ("", [(0, None), (nranks - 1, [1, 2 % nranks]), (1, [0, nranks - 1])]),
+            (" all sources", [(r, None) for r in range(nranks)]),
+        ):
+            bufs, specs = [], []
+            for g, (root, mem) in enumerate(groups):
+                members_g = set(range(nranks)) if mem is None else set(mem) | {root}
+                expected = pattern(301, 200 + g)
+                if me == root:
+                    b = expected.copy()
+                else:
+                    b = np.zeros(301, dtype=np.uint8) if me in members_g else None
+                bufs.append((b, expected, members_g))
+                specs.append((b, root, mem))
+            hc.multicasts(specs)
+            ok = all(b is None or np.array_equal(b, e) for b, e, m in bufs if me in m)
+            ok = ok and hc.last_schedule.order is not None
+            rec.case(f"multicasts fnf_joint{emulate_note}", bool(ok))
     with HetComm(WORLD, platform(), "fnf", timeout=30) as hc:
         obj = hc.bcast({"size": nranks} if me == 0 else None, 0)
         rec.case("context manager", obj == {"size": nranks})

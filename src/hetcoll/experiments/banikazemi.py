@@ -91,7 +91,9 @@ def _sim_point(task: tuple) -> dict:
     fast, speed, size, dest, sources, source, trials, seed = task
     rng = as_rng(seed)
     configs = max(1, min(10, trials))
-    totals = dict.fromkeys(SIM_PLANNERS, 0.0)
+    # several multicasts at once: also our joint FNF (planners/joint.py)
+    planners = SIM_PLANNERS + (("fnf_joint",) if sources > 1 else ())
+    totals = dict.fromkeys(planners, 0.0)
     for k in range(trials):
         if k % max(1, trials // configs) == 0:
             platform = two_class_tini(
@@ -111,7 +113,7 @@ def _sim_point(task: tuple) -> dict:
             others = np.delete(np.arange(64), r)
             members = rng.choice(others, size=dest, replace=False)
             groups.append((ids[r], [ids[m] for m in sorted(members)]))
-        for name in SIM_PLANNERS:
+        for name in planners:
             if sources == 1:
                 root, members = groups[0]
                 schedule = plan(
@@ -124,7 +126,7 @@ def _sim_point(task: tuple) -> dict:
 
 
 def _foi(latency: dict) -> dict:
-    return {name: latency["binomial"] / latency[name] for name in ("spoc", "fnf")}
+    return {name: latency["binomial"] / t for name, t in latency.items() if name != "binomial"}
 
 
 @experiment(
@@ -135,7 +137,7 @@ def _foi(latency: dict) -> dict:
 def sim(config: Config) -> Result:
     """Sec. 7.2: single multicast on a 64-node HNOW (t_fast = 400 µs; speed factor 2/4/6;
     10/25/50 % fast; 64 B - 4 KB, plus 64 KB; a random, fast or slow source), and multiple
-    multicast (4-64 sources).
+    multicast (4-64 sources), where our ``fnf_joint`` plans the trees together.
 
     Latency per point is averaged over ``trials`` draws (default 100: 10 platforms x 10
     participant sets; 20 for multiple multicast); the factor of improvement (FoI) is the
@@ -215,13 +217,15 @@ def _sim_tables(data: dict) -> list[str]:
     tables = []
     for p in data["panels"]:
         series = list(p["series"])
-        headers = ["dest."] + [f"{h} {s}" for s in series for h in ("SPOC", "FNF")]
+        names = list(p["series"][series[0]][0]["foi"])
+        label = {"spoc": "SPOC", "fnf": "FNF", "fnf_joint": "joint"}
+        headers = ["dest."] + [f"{label[h]} {s}" for s in series for h in names]
         rows = []
         for i, point in enumerate(p["series"][series[0]]):
             row = [point["destinations"]]
             for s in series:
                 foi = p["series"][s][i]["foi"]
-                row += [f"{foi['spoc']:.2f}", f"{foi['fnf']:.2f}"]
+                row += [f"{foi[h]:.2f}" for h in names]
             rows.append(row)
         tables.append(
             format_table(

@@ -16,8 +16,9 @@ def banikazemi_sim(data: dict[str, Any], out: Path) -> list[Path]:
     """One PNG per panel of Sec. 7.2: factor of improvement over binomial vs destinations."""
     written = []
     for panel in data["panels"]:
-        fig, axes = figure(ncols=2, size=(10.0, 3.8))
-        for ax, planner in zip(axes[0], ("spoc", "fnf"), strict=True):
+        planners = list(next(iter(panel["series"].values()))[0]["foi"])
+        fig, axes = figure(ncols=len(planners), size=(5.0 * len(planners), 3.8))
+        for ax, planner in zip(axes[0], planners, strict=True):
             for k, (value, points) in enumerate(panel["series"].items()):
                 ax.plot(
                     [p["destinations"] for p in points],

@@ -30,6 +30,7 @@ from .hypercube import (
     plan_barrier,
     plan_hypercube,
 )
+from .joint import fnf_joint
 from .latency import hlot, mst, spt
 from .multilevel import magpie, mpich_g2, mpich_gx
 from .optimal import optimal
@@ -53,6 +54,7 @@ __all__ = [
     "chain",
     "flat",
     "fnf",
+    "fnf_joint",
     "gap_aware",
     "hlot",
     "magpie",
@@ -116,15 +118,7 @@ def plan(
         collective == "multicast" and "bcast" in info.collectives
     ):
         raise PlannerError(f"planner {method!r} does not plan a {collective}")
-    opts = dict(options or {})
-    unknown = sorted(set(opts) - set(info.options))
-    for key in unknown:
-        warnings.warn(
-            f"planner {method!r} ignores unknown option {key!r} "
-            f"(it accepts: {', '.join(info.options) or 'none'})",
-            stacklevel=2,
-        )
-        del opts[key]
+    opts = _known_options(info, options)
     return info.func(
         platform, root, members, model, nbytes=nbytes, segment_size=segment_size, **opts
     )
@@ -142,11 +136,22 @@ def plan_multiple(
 ) -> Schedule:
     """Multiple multicast: one tree per ``(root, members)`` group, all run at the same time.
 
-    Each group is planned on its own, as Banikazemi et al. (1998, Sec. 4 and 6.2) do; the
-    simulator makes the trees share every node's sending capacity.
+    A tree planner (``fnf``, ...) plans each group on its own, as Banikazemi et al. (1998,
+    Sec. 4 and 6.2) do, and the simulator makes the trees share every node's sending
+    capacity; a joint planner (``fnf_joint``) plans them together.
     """
     if not groups:
         raise PlannerError("multiple multicast: no groups given")
+    info = get_planner(method)
+    if info.kind == "joint":
+        return info.func(
+            platform,
+            groups,
+            model,
+            nbytes=nbytes,
+            segment_size=segment_size,
+            **_known_options(info, options),
+        )
     parts = [
         plan(
             platform,
@@ -163,6 +168,19 @@ def plan_multiple(
     return Schedule.concurrent(parts, algorithm=method)
 
 
+def _known_options(info: PlannerInfo, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The options ``info``'s planner accepts; a warning for each other one (then ignored)."""
+    opts = dict(options or {})
+    for key in sorted(set(opts) - set(info.options)):
+        warnings.warn(
+            f"planner {info.name!r} ignores unknown option {key!r} "
+            f"(it accepts: {', '.join(info.options) or 'none'})",
+            stacklevel=3,
+        )
+        del opts[key]
+    return opts
+
+
 def applicable(collective: str, model_name: str, n_members: int) -> list[str]:
     """Registered planners designed for ``collective`` of ``n_members`` under the model.
 
@@ -172,7 +190,11 @@ def applicable(collective: str, model_name: str, n_members: int) -> list[str]:
     """
     out = []
     for name, info in sorted(REGISTRY.items()):
-        if name == "auto" or collective not in info.collectives:
+        # a multiple multicast is one multicast per group for a tree planner
+        serves = collective in info.collectives or (
+            collective == "multi_multicast" and "multicast" in info.collectives
+        )
+        if name == "auto" or not serves:
             continue
         if info.models is not None and model_name not in info.models:
             continue

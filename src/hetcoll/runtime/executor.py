@@ -151,7 +151,10 @@ class Trace:
     (modelled under emulation) and was seen to complete (real time); ns on the call's clock.
     ``received`` is when the rank saw its last receive complete (real time; ``entry`` for a
     rank that receives nothing): when it *had the data*, which for a forwarding rank is
-    before the call returns.
+    before the call returns.  ``late`` is how far this rank fell behind the model on a busy
+    host: the most a release had to wait past its modelled time because the data really came
+    later (emulation), or how late the rank began after an agreed start (``start_at``); 0
+    when its part ran exactly as modelled.
     """
 
     entry: int
@@ -160,6 +163,7 @@ class Trace:
     observed: list[int]
     started: list[int]
     received: int = 0
+    late: int = 0
 
 
 def execute(
@@ -206,9 +210,11 @@ def execute(
     emu = emulator
     clock = emu.now if emu is not None else time.monotonic_ns
     now = clock()
-    if start_at is not None and start_at > now:
-        now = start_at
-    trace = Trace(now, [0] * n, [0] * n, [0] * n, [0] * n)
+    entered_late = 0
+    if start_at is not None:
+        entered_late = max(now - start_at, 0)  # woke after the agreed start: all shifts
+        now = max(now, start_at)
+    trace = Trace(now, [0] * n, [0] * n, [0] * n, [0] * n, late=entered_late)
     issued, observed, started = trace.issued, trace.observed, trace.started
     if n == 0:
         trace.received = now
@@ -326,6 +332,7 @@ def execute(
         # look at the network by this rank is not the network's delay), and it is here now.
         sent = int(stamps[i, 1])
         release = max(start + delay, min(t_obs, sent + _REAL_LATENCY))
+        trace.late = max(trace.late, release - (start + delay))
         if rbusy > 0:
             if emu.unidirectional:
                 port_free = max(port_free, release)
