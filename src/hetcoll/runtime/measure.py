@@ -156,7 +156,7 @@ def measure_bcast(
         for r in range(hc.size):
             if r == root:
                 continue
-            hc.barrier()  # everyone is done with the previous broadcast
+            hc._sync()  # everyone is done with the previous broadcast
             t0 = hc.start_together(settle)
             once()
             if me == r:
