@@ -29,7 +29,7 @@ from ..errors import ScheduleError
 from ..schedule import Program
 from .executor import DataHandler
 
-__all__ = ["CubeHandler", "ReduceHandler", "GatherHandler", "BarrierHandler"]
+__all__ = ["CubeHandler", "ReduceHandler", "GatherHandler", "BarrierHandler", "sized_program"]
 
 _EMPTY = np.zeros(0, dtype=np.uint8)
 
