@@ -14,6 +14,7 @@ on every rank instead of a deadlock.  Then each rank executes its part of the sc
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -31,7 +32,14 @@ from ..platform import Platform, load_platform
 from ..schedule import HYPERCUBE_COLLECTIVES, Program, Schedule
 from .emulation import Emulator, clock_offsets, set_timer_slack
 from .executor import ByteRanges, DataHandler, RankPlan, Trace, execute, rank_plan
-from .reduce import BarrierHandler, CubeHandler, GatherHandler, ReduceHandler, sized_program
+from .reduce import (
+    BarrierHandler,
+    BufferPool,
+    CubeHandler,
+    GatherHandler,
+    ReduceHandler,
+    sized_program,
+)
 
 __all__ = ["HetComm", "as_bytes", "op_name", "typed_buffer"]
 
@@ -242,6 +250,8 @@ class HetComm:
         self._cache: dict[Any, tuple[Schedule, RankPlan, Program]] = {}
         self._broken: str | None = None
         self._start_at: int | None = None  # see start_together()
+        self._pool = BufferPool()  # scratch memory of the hypercube collectives
+        self._pool_depth = 0
         set_timer_slack()
         try:
             self._setup(platform, nodes, clock)
@@ -662,6 +672,20 @@ class HetComm:
         self._execute(plan, handler, what)
         return handler
 
+    @contextlib.contextmanager
+    def _scratch(self):
+        """The scratch memory of one call: back to the pool when the call returns (nothing
+        reads it any more), forgotten after an error (messages may still arrive into it)."""
+        self._pool_depth += 1
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            self._pool_depth -= 1
+            if self._pool_depth == 0:
+                self._pool.release() if ok else self._pool.drop()
+
     def _gather_blocks(self, block: memoryview, algo, what) -> list[memoryview]:
         """Every rank's ``block`` (same size everywhere), in rank order."""
         n = len(block)
@@ -672,7 +696,7 @@ class HetComm:
             None,
             algo,
             what,
-            lambda program: GatherHandler(program, self.node, block, sizes),
+            lambda program: GatherHandler(program, self.node, block, sizes, self._pool),
         )
         got = handler.blocks()
         return [got[node] for node in self.nodes]
@@ -684,7 +708,7 @@ class HetComm:
         sched, _, program = self._planned_cube("allgather", max(sizes.values()), None, algo, what)
         self.last_schedule = sched
         program = sized_program(program, sizes)
-        handler = GatherHandler(program, self.node, block, sizes)
+        handler = GatherHandler(program, self.node, block, sizes, self._pool)
         self._execute(rank_plan(program, self.node, self.rank_of), handler, what)
         got = handler.blocks()
         return [got[node] for node in self.nodes]
@@ -719,22 +743,26 @@ class HetComm:
             return
         what = f"Allreduce({len(recv)} B, {name}, {algo or self.cube_algo})"
         spec = (count, datatype)
-        if not op.is_commutative:
-            blocks = self._gather_blocks(send, algo, what)
-            acc = np.frombuffer(blocks[-1], dtype=np.uint8).copy()
-            for block in reversed(blocks[:-1]):
-                op.Reduce_local([block, *spec], [acc, *spec])  # acc = block op acc
-            recv[:] = acc
-            return
-        handler = self._cube(
-            "allreduce",
-            len(recv),
-            name,
-            algo,
-            what,
-            lambda program: ReduceHandler(program, self.node, send, op, count, datatype),
-        )
-        recv[:] = memoryview(handler.state).cast("B")
+        with self._scratch():
+            if not op.is_commutative:
+                blocks = self._gather_blocks(send, algo, what)
+                acc = self._pool.take(len(recv))
+                acc[:] = blocks[-1]
+                for block in reversed(blocks[:-1]):
+                    op.Reduce_local([block, *spec], [acc, *spec])  # acc = block op acc
+                recv[:] = acc
+                return
+            handler = self._cube(
+                "allreduce",
+                len(recv),
+                name,
+                algo,
+                what,
+                lambda program: ReduceHandler(
+                    program, self.node, send, op, count, datatype, self._pool
+                ),
+            )
+            recv[:] = memoryview(handler.state).cast("B")
 
     def allreduce(self, obj: Any, op: Any = MPI.SUM, *, algo=None) -> Any:
         """Combine every rank's Python object with ``op`` (mpi4py's ``Comm.allreduce``).
@@ -780,9 +808,10 @@ class HetComm:
             recv[:n] = send
             return
         what = f"Allgather({n} B, {algo or self.cube_algo})"
-        blocks = self._gather_blocks(send, algo, what)
-        for r, block in enumerate(blocks):
-            recv[r * n : (r + 1) * n] = block
+        with self._scratch():
+            blocks = self._gather_blocks(send, algo, what)
+            for r, block in enumerate(blocks):
+                recv[r * n : (r + 1) * n] = block
 
     def allgather(self, obj: Any, *, algo=None) -> list[Any]:
         """Every rank's Python object, as a list in rank order (mpi4py's ``Comm.allgather``).
@@ -800,16 +829,17 @@ class HetComm:
         first = min(len(payload), INLINE)
         head[8 : 8 + first] = np.frombuffer(payload, dtype=np.uint8, count=first)
         what = f"allgather(object, {algo or self.cube_algo})"
-        heads = self._gather_blocks(memoryview(head), algo, what)
-        lengths = [int.from_bytes(h[:8], "little") for h in heads]
-        tails: list[Any] = [b""] * self.size
-        if max(lengths) > INLINE:
-            sizes = {node: max(n - INLINE, 0) for node, n in zip(self.nodes, lengths, strict=True)}
-            tails = self._gather_sized(memoryview(payload)[first:], sizes, algo, what)
-        return [
-            pickle.loads(bytes(h[8 : 8 + min(n, INLINE)]) + bytes(t))
-            for h, n, t in zip(heads, lengths, tails, strict=True)
-        ]
+        with self._scratch():
+            heads = self._gather_blocks(memoryview(head), algo, what)
+            lengths = [int.from_bytes(h[:8], "little") for h in heads]
+            tails: list[Any] = [b""] * self.size
+            if max(lengths) > INLINE:
+                sizes = {v: max(n - INLINE, 0) for v, n in zip(self.nodes, lengths, strict=True)}
+                tails = self._gather_sized(memoryview(payload)[first:], sizes, algo, what)
+            return [
+                pickle.loads(bytes(h[8 : 8 + min(n, INLINE)]) + bytes(t))
+                for h, n, t in zip(heads, lengths, tails, strict=True)
+            ]
 
     def barrier(self, *, algo=None) -> None:
         """Synchronise every rank over the hypercube of :attr:`cube_algo` (empty messages,
