@@ -86,7 +86,8 @@ def test_grid_schedules_under_postal_emulation_follow_the_model(tmp_path):
     assert len(records) == 2 * 2 * 10
     assert all(r["ok"] for r in records), [r for r in records if not r["ok"]][:3]
     worst = max(records, key=lambda r: r["max_error"])
-    assert worst["max_error"] < 1e-6, worst
+    assert worst["max_error"] < 1e-6, worst  # in one of a few attempts (see postal.py)
+    assert min(r["early"] for r in records) > -1e-9  # and never ahead of the model
     # the two models really differ (eq. 2's gap delays a node's later children)
     by = {(r["algorithm"], r["root"], "gap" in r["model"]): r["makespan"] for r in records}
     assert by[("flat", 0, True)] > by[("flat", 0, False)] + 4 * 3e-3 - 1e-9
