@@ -350,9 +350,10 @@ class Chunk:
 
     Without ``origin``, bytes ``[offset, offset + nbytes)`` of buffer ``buffer``.  With
     ``origin`` (hypercube schedules), the combination of the contributions of the ``origin``
-    nodes, in the members' rank order: their reduction (allreduce, ``nbytes`` = the message),
-    their blocks one after the other (allgather, ``nbytes`` = block size x len(origin)) or
-    nothing (barrier, 0 bytes); ``buffer`` and ``offset`` are then 0.
+    nodes, in cube order (:meth:`Hypercube.program`): their reduction (allreduce,
+    ``nbytes`` = the message), their blocks one after the other (allgather, ``nbytes`` =
+    block size x len(origin)) or nothing (barrier, 0 bytes); ``buffer`` and ``offset`` are
+    then 0.
     """
 
     buffer: int

@@ -4,6 +4,12 @@
 >>> with HetComm(MPI.COMM_WORLD, "testbed16", algo="fnf") as hc:  # doctest: +SKIP
 ...     data = hc.bcast(data, root=0)
 ...     hc.Bcast(array, root=3, segment_size=64 * 1024)
+...     hc.Allreduce(MPI.IN_PLACE, array, op=MPI.MAX)   # over a hypercube (cube_algo)
+...     hc.barrier()
+
+Trees (``Bcast``, multicasts) come from the planner ``algo``; ``Allreduce``/``allreduce``,
+``Allgather``/``allgather`` and ``barrier`` run Figueira & Reddi's hypercube of the planner
+``cube_algo`` (:mod:`hetcoll.runtime.reduce`).
 
 Every rank plans the same schedule from the same platform (planners are deterministic) and
 checks that it did: the first time a schedule is planned, the ranks compare a digest of it
