@@ -128,9 +128,14 @@ def rank_plan(program: Program, node: str, rank_of: Mapping[str, int]) -> RankPl
     for op in ops:
         c = program.chunks[op.chunk]
         direction = "to" if op.kind == "send" else "from"
+        what = (
+            f"the state of {len(c.origin)} member(s), {c.nbytes} B"
+            if c.origin
+            else f"bytes [{c.offset}, {c.offset + c.nbytes}) of buffer {c.buffer}"
+        )
         texts.append(
-            f"{op.kind} of chunk {op.chunk} (bytes [{c.offset}, {c.offset + c.nbytes}) of "
-            f"buffer {c.buffer}) {direction} rank {rank_of[op.peer]} (node {op.peer!r})"
+            f"{op.kind} of chunk {op.chunk} ({what}) {direction} rank {rank_of[op.peer]} "
+            f"(node {op.peer!r})"
         )
     return RankPlan(
         me=rank_of[node],
