@@ -77,3 +77,27 @@ def test_reproduce_command(tmp_path, capsys, monkeypatch):
     doc = json.loads((tmp_path / "figueira-cost.json").read_text())
     assert doc["kind"] == "experiment" and len(doc["points"]) == 4
     assert (tmp_path / "figueira-cost.png").exists()
+
+
+@pytest.mark.mpi
+def test_barrier_experiment_small(tmp_path):
+    """Fig. 7 in miniature, tiny: 4 emulated ranks, 3 topologies, two planners."""
+    from hetcoll.experiments.figueira import barrier_gain
+
+    assert "figueira-barrier" in EXPERIMENTS
+    params = {"sizes": [4], "draws": 3, "loop": 3, "methods": ["dim2_cube", "eff_cube_ls"]}
+    result = barrier_gain(Config(trials=2, seed=3, params=params))
+    data = result.data
+    json.dumps(data)
+    assert [(p["n"], p["method"]) for p in data["points"]] == [(4, "dim2_cube"), (4, "eff_cube_ls")]
+    for p in data["points"]:
+        # each planner ran on its best draw: never below the mean over the draws
+        assert 0 <= p["draw"] < 3 and p["predicted_gain"] >= p["mean_predicted_gain"] - 1e-9
+        for row in (p["blind"], p["planner"]):
+            # the emulation never beats the model: one barrier, and the loop
+            assert row["min"] >= row["predicted"] * (1 - 1e-9)
+            assert row["loop"] >= row["loop_predicted"] * (1 - 1e-9)
+            assert row["loop_predicted"] <= row["predicted"] + 1e-12
+    assert "Fig. 7 in miniature" in result.tables[0]
+    (png,) = draw_figures(result, tmp_path)
+    assert png.name == "figueira-barrier.png" and png.stat().st_size > 1000

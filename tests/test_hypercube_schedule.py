@@ -13,6 +13,7 @@ from hetcoll.errors import ScheduleError
 from hetcoll.generators import figueira_platform
 from hetcoll.planners import plan_allgather, plan_allreduce, plan_barrier
 from hetcoll.schedule import Flow, Hypercube, Op, Program, Schedule, Tree
+from hetcoll.simulate import simulate
 
 
 def cube_schedule(collective="allreduce", nbytes=8, combine=None, folds=()):
@@ -224,3 +225,26 @@ def test_lowered_program_computes_allreduce_and_allgather(n, seed, method):
     for origin, blocks in gathered.values():
         assert sorted(origin) == sorted(p.ids)
         assert blocks == tuple(value[v] for v in origin)
+
+
+@pytest.mark.parametrize("n", [2, 3, 8, 11])
+def test_repeated_program_is_a_loop_of_calls(n):
+    from hetcoll.simulate import simulate_program
+
+    p = figueira_platform(n, 20, seed=n)
+    sched = plan_barrier(p, method="eff_cube")
+    one = sched.program()
+    assert one.repeated(1) == one
+    loop = one.repeated(5)
+    loop.validate()
+    assert len(loop.chunks) == 5 * len(one.chunks)
+    _, done = simulate_program(p.model.bind(p), loop)
+    total = max(max(t) for t in done.values())
+    single = simulate(p, sched).makespan
+    # the runs overlap across ranks (never within one), so the loop is no slower than
+    # 5 separate calls and no faster than one
+    assert single <= total <= 5 * single + 1e-12
+    if n == 2:  # one exchange per call: nothing can overlap
+        assert total == pytest.approx(5 * single)
+    with pytest.raises(ScheduleError, match="times: must be an integer >= 1"):
+        one.repeated(0)

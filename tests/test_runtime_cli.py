@@ -77,6 +77,27 @@ def test_run_reports_measured_predicted_and_baselines(six):
     assert doc["clock_time"] >= doc["predicted_time"] * (1 - 1e-9)
 
 
+@pytest.mark.parametrize("op", ["barrier", "allreduce"])
+def test_run_measures_a_hypercube_collective(tmp_path, op):
+    from hetcoll.generators import figueira_platform
+
+    plat = tmp_path / "cube.json"
+    save_platform(figueira_platform(5, 5, base_latency=2e-3, seed=2), plat)
+    args = ["hetcoll", "run", "--platform", plat, "--op", op, "--emulate", "--repeat", "2"]
+    proc = run_mpi(5, [*args, "--algo", "eff_cube_ls", "--json"], timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = _json(proc.stdout)
+    assert doc["operation"] == op and doc["algorithm"] == "eff_cube_ls" and doc["ranks"] == 5
+    assert doc["nbytes"] == (0 if op == "barrier" else 8)
+    assert sorted(doc["embedding"] + [e for e, _ in doc["folds"]]) == list("01234")
+    blind = doc["baselines"]["blind"]
+    # the emulation never beats the model: the last rank leaves after the cube's cost
+    for d in (doc, blind):
+        assert d["measured_time"] >= d["predicted_time"] * (1 - 1e-9)
+    assert doc["predicted_time"] < blind["predicted_time"]
+    assert doc["baselines"]["native"]["measured_time"] > 0
+
+
 def test_run_bad_input_under_mpiexec_is_one_line_and_exit_2(tmp_path):
     proc = run_mpi(3, ["hetcoll", "run", "--platform", tmp_path / "nope.json"], timeout=60)
     assert proc.returncode == 2
@@ -91,6 +112,11 @@ def test_run_bad_input_under_mpiexec_is_one_line_and_exit_2(tmp_path):
         (["run", "--platform", "fig1", "--repeat", "0"], "--repeat"),
         (["run", "--platform", "fig1", "--algo", "nope"], "unknown planner"),
         (["run", "--platform", "fig1", "--root", "99"], "unknown node"),
+        (["run", "--platform", "fig1", "--op", "scan"], "'scan' is not one of"),
+        (["run", "--platform", "fig1", "--op", "barrier", "--root", "1"], "has no root"),
+        (["run", "--platform", "fig1", "--op", "allreduce", "--algo", "fnf"], "choose from"),
+        (["run", "--platform", "fig1", "--algo", "eff_cube"], "does not plan a bcast"),
+        (["run", "--platform", "fig1", "--op", "barrier", "--size", "8"], "moves no data"),
         (["probe", "--sizes", "", "-o", "x.json"], "--sizes"),
         (["demo", "--ranks", "1"], "--ranks"),
     ],

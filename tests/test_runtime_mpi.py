@@ -87,10 +87,11 @@ def test_grid_schedules_under_postal_emulation_follow_the_model(tmp_path):
     records = json.loads(out.read_text())
     assert len(records) == 2 * 2 * 10
     assert all(r["ok"] for r in records), [r for r in records if not r["ok"]][:3]
-    # exact, except by as much as a busy host made a message really arrive late (reported)
-    for r in records:
-        assert r["max_error"] <= r["late"] + 1e-6, r
-    assert sum(r["max_error"] < 1e-6 for r in records) >= len(records) // 2
+    worst = max(records, key=lambda r: r["max_error"])
+    assert worst["max_error"] < 1e-6, worst  # in one of a few attempts (see postal.py)
+    assert min(r["early"] for r in records) > -1e-9  # and never ahead of the model
+    # any inexact attempt is explained by the lateness the ranks reported (Trace.late)
+    assert all(r["explained"] for r in records), [r for r in records if not r["explained"]][:3]
     # the two models really differ (eq. 2's gap delays a node's later children)
     by = {(r["algorithm"], r["root"], "gap" in r["model"]): r["makespan"] for r in records}
     assert by[("flat", 0, True)] > by[("flat", 0, False)] + 4 * 3e-3 - 1e-9

@@ -604,13 +604,29 @@ def _positive(value, name: str) -> None:
         raise HetcollError(f"{name}: must be > 0, got {value}")
 
 
+CUBE_OPS = ("allreduce", "allgather", "barrier")
+
+
 @cli.command("run")
 @click.option("--platform", "platform_file", required=True, help="Platform file or name.")
-@click.option("--op", type=click.Choice(["bcast"]), default="bcast", show_default=True)
-@click.option("--root", default=None, help="Source node id (default: the first node).")
-@click.option("--algo", default="fnf", show_default=True, help="Planner to measure.")
-@click.option("--size", type=SIZE, default="4", show_default=True, help="Message size.")
-@click.option("--segment-size", type=SIZE, default=None, help="Pipeline in segments.")
+@click.option(
+    "--op",
+    type=click.Choice(["bcast", *CUBE_OPS]),
+    default="bcast",
+    show_default=True,
+    help="bcast (a tree planner) or a hypercube collective (a hypercube planner).",
+)
+@click.option("--root", default=None, help="Bcast: source node id (default: the first node).")
+@click.option(
+    "--algo", default=None, help="Planner to measure (default: fnf; eff_cube for hypercubes)."
+)
+@click.option(
+    "--size",
+    type=SIZE,
+    default=None,
+    help="Message size (bcast, default 4 B) or each rank's contribution (default 8 B).",
+)
+@click.option("--segment-size", type=SIZE, default=None, help="Bcast: pipeline in segments.")
 @click.option("--repeat", type=int, default=10, show_default=True, help="Repetitions.")
 @click.option("--emulate", is_flag=True, help="Impose the platform's costs on this machine.")
 @click.option(
@@ -631,25 +647,49 @@ def _positive(value, name: str) -> None:
 def run_cmd(
     platform_file, op, root, algo, size, segment_size, repeat, emulate, time_scale, timeout, as_json
 ) -> None:
-    """Measure a broadcast under mpiexec, next to the simulator's prediction.
+    """Measure a collective under mpiexec, next to the simulator's prediction.
 
     \b
     mpiexec -n 16 python -m mpi4py -m hetcoll run --platform testbed16 --emulate
+    mpiexec -n 8 python -m mpi4py -m hetcoll run --platform net.json --op barrier --emulate
 
-    Latency as Banikazemi et al. (1998), Sec. 7.1.2 measure it; baselines: native
-    MPI_Bcast and the binomial tree through the same runtime.  Rank 0 prints.
+    Bcast: latency as Banikazemi et al. (1998), Sec. 7.1.2 measure it; baselines: native
+    MPI_Bcast and the binomial tree through the same runtime.  Allreduce (int64 sum),
+    allgather, barrier: every rank starts at an agreed time, the call lasts until the last
+    rank returns; baselines: MPI's own and the blind hypercube.  Rank 0 prints.
     """
-    from .planners import get_planner
+    from .planners import get_planner, hypercube_planners
 
     p = _platform(platform_file)
-    get_planner(algo)
+    cube = op in CUBE_OPS
+    an_op = f"a {op}" if op == "barrier" else f"an {op}"
+    algo = algo or ("eff_cube" if cube else "fnf")
+    info = get_planner(algo)
+    if cube and info.kind != "hypercube":
+        raise PlannerError(
+            f"--algo: {algo!r} does not plan {an_op}; choose from: "
+            + ", ".join(hypercube_planners())
+        )
+    if not cube and "bcast" not in info.collectives:
+        raise PlannerError(f"--algo: {algo!r} does not plan a bcast (try --op allreduce)")
     if root is not None:
+        if cube:
+            raise HetcollError(f"--root: {an_op} has no root")
         p.index(root)
+    if cube and segment_size is not None:
+        raise HetcollError(f"--segment-size: {an_op} over a hypercube is not pipelined")
+    if op == "barrier" and size:
+        raise HetcollError(f"--size: a barrier moves no data, got {size} bytes")
     if repeat < 1:
         raise HetcollError(f"--repeat: must be >= 1, got {repeat}")
     _positive(time_scale, "--time-scale")
     _positive(timeout, "--timeout")
     _positive(segment_size, "--segment-size")
+    if cube:
+        nbytes = 0 if op == "barrier" else (8 if size is None else size)
+        args = (nbytes, repeat, emulate, time_scale, timeout, as_json)
+        return _run_cube(p, platform_file, op, algo, *args)
+    size = 4 if size is None else size
     from .runtime.commands import run_measurement
 
     doc = run_measurement(
@@ -698,6 +738,53 @@ def run_cmd(
         )
     )
     click.echo(f"method: {doc['method']}")
+
+
+def _run_cube(p, platform_file, op, algo, nbytes, repeat, emulate, time_scale, timeout, as_json):
+    from .runtime.commands import run_cube_measurement
+
+    doc = run_cube_measurement(
+        p,
+        collective=op,
+        algo=algo,
+        nbytes=nbytes,
+        repeat=repeat,
+        emulate=emulate,
+        time_scale=time_scale,
+        timeout=timeout,
+    )
+    if doc is None:
+        return
+    doc["platform"] = platform_file
+    if as_json:
+        dump_json(json_document("measurement", doc))
+        return
+
+    def row(name, d, pred):
+        ratio = f"{d['measured_time'] / pred:.3f}" if pred else "-"
+        return [
+            name,
+            format_time(d["measured_time"]),
+            format_time(d["median_time"]),
+            format_time(pred) if pred is not None else "-",
+            ratio,
+        ]
+
+    b, native = doc["baselines"]["blind"], doc["baselines"]["native"]
+    rows = [
+        row(algo, doc, doc["predicted_time"]),
+        row("blind", b, b["predicted_time"]),
+        row("native", native, None),
+    ]
+    how = f"emulated, costs x{time_scale:g}" if emulate else "not emulated"
+    what = op if op == "barrier" else f"{op} of {format_size(nbytes)} per rank"
+    title = (
+        f"{what} on {platform_file}: {doc['ranks']} ranks, {how}, {repeat} repetitions; "
+        f"embedding {' '.join(doc['embedding'])}"
+    )
+    headers = ["algorithm", "measured (min)", "median", "predicted", "min/predicted"]
+    click.echo(format_table(headers, rows, title=title))
+    click.echo(f"method: {doc['method']}", err=True)
 
 
 @cli.command("probe")

@@ -350,9 +350,10 @@ class Chunk:
 
     Without ``origin``, bytes ``[offset, offset + nbytes)`` of buffer ``buffer``.  With
     ``origin`` (hypercube schedules), the combination of the contributions of the ``origin``
-    nodes, in the members' rank order: their reduction (allreduce, ``nbytes`` = the message),
-    their blocks one after the other (allgather, ``nbytes`` = block size x len(origin)) or
-    nothing (barrier, 0 bytes); ``buffer`` and ``offset`` are then 0.
+    nodes, in cube order (:meth:`Hypercube.program`): their reduction (allreduce,
+    ``nbytes`` = the message), their blocks one after the other (allgather, ``nbytes`` =
+    block size x len(origin)) or nothing (barrier, 0 bytes); ``buffer`` and ``offset`` are
+    then 0.
     """
 
     buffer: int
@@ -417,6 +418,39 @@ class Program:
                     f"rank {src!r} sends chunk {chunk} to {dst!r}, which never receives it"
                 )
         return out
+
+    def repeated(self, times: int) -> Program:
+        """``times`` runs of this program back to back, as a loop of calls executes them:
+        each rank starts run ``k + 1`` once all its ops of run ``k`` have completed (its
+        call returned).  Run ``k`` uses its own copy of every chunk (ids ``+ k * C``) and
+        holds its own copy of the initial chunks.  Simulate it for the period of a loop
+        (the runs of different ranks overlap, so it can be shorter than one run's time).
+        """
+        if isinstance(times, bool) or not isinstance(times, int) or times < 1:
+            raise ScheduleError(f"times: must be an integer >= 1, got {times!r}")
+        c = len(self.chunks)
+        ops: dict[str, tuple[Op, ...]] = {}
+        for rank, mine in self.ops.items():
+            n = len(mine)
+            out: list[Op] = []
+            for k in range(times):
+                before = tuple(range((k - 1) * n, k * n)) if k else ()
+                for op in mine:
+                    out.append(
+                        Op(
+                            op.kind,
+                            op.peer,
+                            op.chunk + k * c,
+                            tuple(d + k * n for d in op.deps) if op.deps else before,
+                            None if op.result is None else op.result + k * c,
+                        )
+                    )
+            ops[rank] = tuple(out)
+        initial = {
+            rank: frozenset(x + k * c for x in held for k in range(times))
+            for rank, held in self.initial.items()
+        }
+        return Program(ops, self.chunks * times, initial)
 
     def validate(self) -> None:
         """Check op shapes, matching, data availability and freedom from deadlock.

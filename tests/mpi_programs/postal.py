@@ -50,7 +50,33 @@ def platform():
     return grid_platform(layout=[[2]] * (WORLD.size // 2), latency=lat, access=0.5e-3, seed=3)
 
 
-def main() -> None:
+def once(hc: HetComm, p, model, root: int) -> tuple[bool, float, float, float, float]:
+    """One broadcast: (bytes ok everywhere, largest |modelled - predicted| arrival, least
+    modelled - predicted, makespan, lateness the ranks reported), the same on every rank."""
+    expected = np.arange(7, dtype=np.uint8) + root
+    buf = expected.copy() if WORLD.rank == root else np.zeros(7, np.uint8)
+    start = hc.start_together(20e-3)
+    hc.Bcast(buf, root)
+    sched, trace = hc.last_schedule, hc.last_trace
+    ops = sched.program().ops.get(hc.node, ())
+    recv = [trace.done[i] for i, op in enumerate(ops) if op.kind != "send"]
+    logical = (max(recv) - start) / 1e9 if recv else 0.0
+    got = WORLD.allgather((hc.node, logical, bool((buf == expected).all()), trace.late / 1e9))
+    pred = simulate(p, sched, model).arrival
+    return (
+        all(ok for _, _, ok, _ in got),
+        max(abs(t - pred[n]) for n, t, _, _ in got),
+        min(t - pred[n] for n, t, _, _ in got),
+        max(pred.values()),
+        sum(late for *_, late in got),
+    )
+
+
+def main(attempts: int = 4) -> None:
+    """Modelled arrivals never precede the prediction; they exceed it only when a rank
+    woke up later than a whole latency (the data was not there yet), which a loaded
+    machine can cause: so each case is tried up to ``attempts`` times until one is exact,
+    and no attempt may be early."""
     out = sys.argv[1]
     p = platform()
     records = []
@@ -58,30 +84,27 @@ def main() -> None:
         for algo in PLANNERS:
             with HetComm(WORLD, p, algo, model=model, emulate=True, timeout=60) as hc:
                 for root in (0, WORLD.size - 1):
-                    expected = np.arange(7, dtype=np.uint8) + root
-                    buf = expected.copy() if WORLD.rank == root else np.zeros(7, np.uint8)
-                    start = hc.start_together(20e-3)
-                    hc.Bcast(buf, root)
-                    sched, trace = hc.last_schedule, hc.last_trace
-                    ops = sched.program().ops.get(hc.node, ())
-                    recv = [trace.done[i] for i, op in enumerate(ops) if op.kind != "send"]
-                    logical = (max(recv) - start) / 1e9 if recv else 0.0
-                    ok = bool((buf == expected).all())
-                    got = WORLD.gather((hc.node, logical, ok, trace.late / 1e9), 0)
-                    if WORLD.rank == 0:
-                        pred = simulate(p, sched, model).arrival
-                        records.append(
-                            {
-                                "algorithm": algo,
-                                "root": root,
-                                "model": model,
-                                "ok": all(ok for _, _, ok, _ in got),
-                                "max_error": max(abs(t - pred[n]) for n, t, _, _ in got),
-                                # how far the host fell behind the model, over all ranks
-                                "late": sum(late for *_, late in got),
-                                "makespan": max(pred.values()),
-                            }
-                        )
+                    errors, early, ok, explained = [], 0.0, True, True
+                    for _ in range(attempts):
+                        delivered, error, lowest, makespan, late = once(hc, p, model, root)
+                        ok, early = ok and delivered, min(early, lowest)
+                        explained = explained and error <= late + 1e-6
+                        errors.append(error)
+                        if error < 1e-6:
+                            break
+                    records.append(
+                        {
+                            "algorithm": algo,
+                            "root": root,
+                            "model": model,
+                            "ok": ok,
+                            "max_error": min(errors),
+                            "attempts": len(errors),
+                            "early": early,
+                            "explained": explained,
+                            "makespan": makespan,
+                        }
+                    )
     if WORLD.rank == 0:
         with open(out, "w") as fh:
             json.dump(records, fh)

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..plots import color, figure, register_figure, save
 
-__all__ = ["figueira_cost"]
+__all__ = ["figueira_barrier", "figueira_cost"]
 
 LABELS = {
     "dim2_cube": "Dim2_Cube",
@@ -15,6 +15,7 @@ LABELS = {
     "eff_cube": "Eff_Cube",
     "eff_cube_ls": "Eff_Cube + local search (ours)",
 }
+SHORT = {"eff_cube_ls": "Eff_Cube + LS (ours)"}
 
 
 @register_figure("figueira-cost")
@@ -47,3 +48,55 @@ def figueira_cost(data: dict[str, Any], out_dir: Path) -> list[Path]:
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize="small")
     return [save(fig, Path(out_dir) / "figueira-cost.png")]
+
+
+@register_figure("figueira-barrier")
+def figueira_barrier(data: dict[str, Any], out_dir: Path) -> list[Path]:
+    """Fig. 7 in miniature: per planner, the predicted gain over blind (calc_cost) next to
+    the measured gain of one barrier and of a loop of barriers, one panel per size."""
+    import numpy as np
+
+    sizes = data["sizes"]
+    fig, axes = figure(ncols=len(sizes), size=(5.4 * len(sizes), 4.3))
+    bars = (
+        ("predicted_gain", "predicted (calc_cost)", {"alpha": 0.4}),
+        ("measured_gain", "measured, one barrier", {}),
+        ("loop_measured_gain", f"measured, {data['loop']} in a row", {"hatch": "//"}),
+    )
+    width = 0.26
+    for ax, n in zip(axes[0], sizes, strict=True):
+        points = [p for p in data["points"] if p["n"] == n]
+        x = np.arange(len(points))
+        for k, (key, label, style) in enumerate(bars):
+            ax.bar(
+                x + (k - 1) * width,
+                [p[key] for p in points],
+                width,
+                color=[color(p["method"]) for p in points],
+                edgecolor="black",
+                linewidth=0.5,
+                label=label,
+                **style,
+            )
+        ax.scatter(
+            x + width,
+            [p["loop_predicted_gain"] for p in points],
+            marker="_",
+            s=200,
+            color="black",
+            zorder=3,
+            label=f"predicted, {data['loop']} in a row",
+        )
+        ax.set_xticks(x, [SHORT.get(p["method"], LABELS[p["method"]]) for p in points], fontsize=8)
+        ax.axhline(0, color="black", lw=0.6)
+        ax.set_ylabel("gain over blind (%)")
+        ax.set_title(f"{n} emulated ranks")
+        ax.grid(True, axis="y", alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize="small")
+    fig.suptitle(
+        f"Barrier gain over blind, each planner on its best of {data['draws']} random "
+        "topologies (bar colours: planner)",
+        fontsize="medium",
+    )
+    return [save(fig, Path(out_dir) / "figueira-barrier.png")]

@@ -4,6 +4,12 @@
 >>> with HetComm(MPI.COMM_WORLD, "testbed16", algo="fnf") as hc:  # doctest: +SKIP
 ...     data = hc.bcast(data, root=0)
 ...     hc.Bcast(array, root=3, segment_size=64 * 1024)
+...     hc.Allreduce(MPI.IN_PLACE, array, op=MPI.MAX)   # over a hypercube (cube_algo)
+...     hc.barrier()
+
+Trees (``Bcast``, multicasts) come from the planner ``algo``; ``Allreduce``/``allreduce``,
+``Allgather``/``allgather`` and ``barrier`` run Figueira & Reddi's hypercube of the planner
+``cube_algo`` (:mod:`hetcoll.runtime.reduce`).
 
 Every rank plans the same schedule from the same platform (planners are deterministic) and
 checks that it did: the first time a schedule is planned, the ranks compare a digest of it
@@ -14,6 +20,7 @@ on every rank instead of a deadlock.  Then each rank executes its part of the sc
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -28,15 +35,25 @@ from mpi4py import MPI
 
 from ..errors import CollectiveTimeoutError, HetcollError, MismatchError, PlatformError
 from ..platform import Platform, load_platform
-from ..schedule import Program, Schedule
+from ..schedule import HYPERCUBE_COLLECTIVES, Program, Schedule
 from .emulation import Emulator, clock_offsets, set_timer_slack
 from .executor import ByteRanges, DataHandler, RankPlan, Trace, execute, rank_plan
+from .reduce import (
+    BarrierHandler,
+    BufferPool,
+    CubeHandler,
+    GatherHandler,
+    ReduceHandler,
+    sized_program,
+)
 
-__all__ = ["HetComm", "as_bytes"]
+__all__ = ["HetComm", "as_bytes", "op_name", "typed_buffer"]
 
 _CACHE_LIMIT = 64
 _TAG_START = 5  # a control tag (below executor.CONTROL_TAGS)
 _DIGEST = 16
+#: bytes of each pickled object that ride in the first allgather of :meth:`HetComm.allgather`
+INLINE = 248
 
 
 def as_bytes(buf: Any, writable: bool, where: str) -> memoryview:
@@ -74,6 +91,79 @@ def as_bytes(buf: Any, writable: bool, where: str) -> memoryview:
     return view
 
 
+def typed_buffer(buf: Any, writable: bool, where: str) -> tuple[memoryview, int, MPI.Datatype]:
+    """``(bytes, count, datatype)`` of an mpi4py buffer spec, for a reduction.
+
+    The datatype is the spec's (an ``MPI.Datatype`` or a type code such as ``"i"``), else
+    the one mpi4py infers from the buffer's format (``MPI.Datatype.fromcode``); the count
+    is the spec's, else as many whole elements as the buffer holds.
+    """
+    datatype = None
+    count = None
+    if isinstance(buf, list | tuple):
+        if len(buf) == 2:
+            datatype = buf[1]
+        elif len(buf) == 3:
+            count, datatype = buf[1], buf[2]
+    view = as_bytes(buf, writable, where)
+    if datatype is None:
+        base = buf[0] if isinstance(buf, list | tuple) else buf
+        fmt = memoryview(base).format
+        code = fmt.lstrip("@=")
+        if code[:1] == ("<" if sys.byteorder == "little" else ">"):
+            code = code[1:]
+        try:
+            datatype = MPI.Datatype.fromcode(code)
+        except (ValueError, KeyError):
+            raise HetcollError(
+                f"{where}: cannot map the buffer's format {fmt!r} to an MPI datatype; give "
+                "[buf, MPI.TYPE]"
+            ) from None
+    elif not isinstance(datatype, MPI.Datatype):
+        try:
+            datatype = MPI.Datatype.fromcode(str(datatype))
+        except (ValueError, KeyError):
+            raise HetcollError(f"{where}: unknown datatype {datatype!r}") from None
+    extent = datatype.Get_extent()[1]
+    if count is None:
+        if extent <= 0 or len(view) % extent:
+            raise HetcollError(
+                f"{where}: {len(view)} bytes are not a whole number of elements of {extent} bytes"
+            )
+        count = len(view) // extent
+    return view, int(count), datatype
+
+
+#: mpi4py's predefined reduction operators and their names in a schedule
+_OPS = (
+    ("sum", MPI.SUM),
+    ("prod", MPI.PROD),
+    ("max", MPI.MAX),
+    ("min", MPI.MIN),
+    ("land", MPI.LAND),
+    ("lor", MPI.LOR),
+    ("lxor", MPI.LXOR),
+    ("band", MPI.BAND),
+    ("bor", MPI.BOR),
+    ("bxor", MPI.BXOR),
+    ("maxloc", MPI.MAXLOC),
+    ("minloc", MPI.MINLOC),
+)
+
+
+def op_name(op: Any) -> str:
+    """The schedule's name of an mpi4py reduction operator (``"user"`` for ``Op.Create``)."""
+    if isinstance(op, MPI.Op):
+        for name, known in _OPS:
+            if op == known:
+                return name
+        if op != MPI.OP_NULL and not op.is_predefined:
+            return "user"
+    raise HetcollError(
+        f"op: expected an MPI reduction operator (MPI.SUM, ..., MPI.Op.Create(...)), got {op!r}"
+    )
+
+
 class HetComm:
     """A communicator wrapper running hetcoll schedules.
 
@@ -86,7 +176,12 @@ class HetComm:
         The platform (or a file / built-in name).  By default rank ``r`` is platform node
         ``r``; ``nodes`` gives another mapping (one node id per rank).
     algo : str
-        The planner (``hetcoll planners``).
+        The planner of the rooted collectives (``Bcast``, multicasts; ``hetcoll planners``).
+    cube_algo : str, optional
+        The hypercube planner of ``Allreduce``/``allreduce``, ``Allgather``/``allgather``
+        and ``Barrier``/``barrier`` (``blind``, ``dim2_cube``, ``tsts_cube``, ``eff_cube``,
+        ``eff_cube_ls``).  Default: ``algo`` when it names a hypercube planner, else
+        ``eff_cube``.
     emulate : bool
         Impose the platform's costs on this machine (:mod:`hetcoll.runtime.emulation`).
     model : optional
@@ -122,6 +217,7 @@ class HetComm:
         platform: Platform | str,
         algo: str = "fnf",
         *,
+        cube_algo: str | None = None,
         emulate: bool = False,
         model: Any = None,
         segment_size: int | None = None,
@@ -144,6 +240,7 @@ class HetComm:
         self.comm = comm.Dup()
         self.rank, self.size = self.comm.rank, self.comm.size
         self.algo = algo
+        self.cube_algo = cube_algo
         self.emulate = bool(emulate)
         self.model = model
         self.segment_size = segment_size
@@ -156,9 +253,11 @@ class HetComm:
         self.poll = float(os.environ.get("HETCOLL_POLL", 20e-6) if poll is None else poll)
         self.last_trace: Trace | None = None
         self.last_schedule: Schedule | None = None
-        self._cache: dict[Any, tuple[Schedule, RankPlan, tuple]] = {}
+        self._cache: dict[Any, tuple[Schedule, RankPlan, Program]] = {}
         self._broken: str | None = None
         self._start_at: int | None = None  # see start_together()
+        self._pool = BufferPool()  # scratch memory of the hypercube collectives
+        self._pool_depth = 0
         set_timer_slack()
         try:
             self._setup(platform, nodes, clock)
@@ -171,10 +270,12 @@ class HetComm:
     def _setup(self, platform, nodes, clock) -> None:
         error = None
         try:
+            self.cube_algo = _cube_planner(self.cube_algo, default=self.algo)
             p = load_platform(platform)
             spec = {
                 "platform": p.to_dict(),
                 "algo": self.algo,
+                "cube_algo": self.cube_algo,
                 "model": None if self.model is None else str(self.model),
                 "emulate": self.emulate,
                 "segment_size": self.segment_size,
@@ -290,7 +391,7 @@ class HetComm:
     def __repr__(self) -> str:
         return (
             f"HetComm(rank={self.rank}/{self.size}, node={self.node!r}, algo={self.algo!r}, "
-            f"emulate={self.emulate})"
+            f"cube_algo={self.cube_algo!r}, emulate={self.emulate})"
         )
 
     # -- planning -----------------------------------------------------------------------------
@@ -311,8 +412,21 @@ class HetComm:
         *,
         groups: Sequence[tuple[int, Sequence[int] | None]] | None = None,
         algo: str | None = None,
+        collective: str = "bcast",
+        op: Any = None,
     ) -> Schedule:
-        """The schedule this wrapper runs for a call (planned once, then cached)."""
+        """The schedule this wrapper runs for a call (planned once, then cached).
+
+        ``collective="allreduce"`` (with ``op``, default ``MPI.SUM``), ``"allgather"`` or
+        ``"barrier"``: the hypercube schedule of ``Allreduce``/``Allgather``/``Barrier`` with
+        ``nbytes`` per rank (``root``, ``members`` and ``segment_size`` do not apply; a
+        non-commutative ``op`` runs an allgather, see :meth:`Allreduce`).
+        """
+        if collective in HYPERCUBE_COLLECTIVES:
+            run, name = _cube_call(collective, op)
+            return self._planned_cube(run, nbytes, name, algo, "schedule")[0]
+        if collective not in ("bcast", "multicast", "multi_multicast"):
+            raise HetcollError(f"collective: unknown {collective!r}")
         return self._planned(root, members, nbytes, segment_size, groups, algo, "schedule")[0]
 
     def _planned(self, root, members, nbytes, segment_size, groups, algo, what):
@@ -327,8 +441,8 @@ class HetComm:
             segment_size,
             None if groups is None else tuple((r, tuple(m or ())) for r, m in groups),
         )
-        hit = self._cache.get(key)
-        if hit is None:
+
+        def build() -> Schedule:
             if groups is not None:
                 node_groups = [
                     (
@@ -337,7 +451,7 @@ class HetComm:
                     )
                     for r, m in groups
                 ]
-                sched = plan_multiple(
+                return plan_multiple(
                     self.platform,
                     node_groups,
                     method=algo,
@@ -346,20 +460,51 @@ class HetComm:
                     segment_size=segment_size,
                     options=self.options,
                 )
-            else:
-                ids = None if members is None else [self._node(m, "members") for m in members]
-                sched = plan(
-                    self.platform,
-                    self._node(root, "root"),
-                    ids,
-                    method=algo,
-                    model=self.model,
-                    nbytes=nbytes,
-                    segment_size=segment_size,
-                    options=self.options,
-                )
+            ids = None if members is None else [self._node(m, "members") for m in members]
+            return plan(
+                self.platform,
+                self._node(root, "root"),
+                ids,
+                method=algo,
+                model=self.model,
+                nbytes=nbytes,
+                segment_size=segment_size,
+                options=self.options,
+            )
+
+        sched, plan_, program = self._cached(key, build, what)
+        return sched, plan_, program.chunks
+
+    def _planned_cube(
+        self, collective: str, nbytes: int, op: str | None, algo: str | None, what: str
+    ) -> tuple[Schedule, RankPlan, Program]:
+        """The hypercube schedule of ``collective`` over every rank (cached, agreed)."""
+        from ..planners import get_planner, plan_hypercube
+
+        algo = self.cube_algo if algo is None else _cube_planner(algo)
+        key = ("cube", collective, algo, nbytes, op)
+
+        def build() -> Schedule:
+            accepted = set(get_planner(algo).options)
+            return plan_hypercube(
+                self.platform,
+                collective,
+                None if self.nodes == self.platform.ids else list(self.nodes),
+                method=algo,
+                model=self.model,
+                nbytes=nbytes,
+                op=op,
+                options={k: v for k, v in self.options.items() if k in accepted},
+            )
+
+        return self._cached(key, build, what)
+
+    def _cached(self, key, build, what) -> tuple[Schedule, RankPlan, Program]:
+        hit = self._cache.get(key)
+        if hit is None:
+            sched = build()
             program = sched.program()
-            hit = (sched, rank_plan(program, self.node, self.rank_of), program.chunks)
+            hit = (sched, rank_plan(program, self.node, self.rank_of), program)
             if self.check == "first":
                 self._agree(sched, what)
             if len(self._cache) >= _CACHE_LIMIT:
@@ -523,10 +668,200 @@ class HetComm:
         self._wait(req, f"the size agreement of {what}")
         return int(recv[0])
 
+    # -- hypercube collectives (Figueira & Reddi) -----------------------------------------------
+
+    def _cube(self, collective, nbytes, op, algo, what, handler_for) -> CubeHandler:
+        """Run the hypercube ``collective``; ``handler_for(program)`` makes the handler."""
+        sched, plan, program = self._planned_cube(collective, nbytes, op, algo, what)
+        self.last_schedule = sched
+        handler = handler_for(program)
+        self._execute(plan, handler, what)
+        return handler
+
+    @contextlib.contextmanager
+    def _scratch(self):
+        """The scratch memory of one call: back to the pool when the call returns (nothing
+        reads it any more), forgotten after an error (messages may still arrive into it)."""
+        self._pool_depth += 1
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            self._pool_depth -= 1
+            if self._pool_depth == 0:
+                self._pool.release() if ok else self._pool.drop()
+
+    def _gather_blocks(self, block: memoryview, algo, what) -> list[memoryview]:
+        """Every rank's ``block`` (same size everywhere), in rank order."""
+        n = len(block)
+        sizes = dict.fromkeys(self.nodes, n)
+        handler = self._cube(
+            "allgather",
+            n,
+            None,
+            algo,
+            what,
+            lambda program: GatherHandler(program, self.node, block, sizes, self._pool),
+        )
+        got = handler.blocks()
+        return [got[node] for node in self.nodes]
+
+    def _gather_sized(self, block: memoryview, sizes: dict[str, int], algo, what):
+        """Every rank's ``block`` of ``sizes[node]`` bytes (known to every rank), in rank order.
+
+        The allgather's program with each state's size the sum of its blocks."""
+        sched, _, program = self._planned_cube("allgather", max(sizes.values()), None, algo, what)
+        self.last_schedule = sched
+        program = sized_program(program, sizes)
+        handler = GatherHandler(program, self.node, block, sizes, self._pool)
+        self._execute(rank_plan(program, self.node, self.rank_of), handler, what)
+        got = handler.blocks()
+        return [got[node] for node in self.nodes]
+
+    def Allreduce(self, sendbuf: Any, recvbuf: Any, op: MPI.Op = MPI.SUM, *, algo=None) -> None:
+        """Combine every rank's ``sendbuf`` with ``op`` into every rank's ``recvbuf`` over the
+        hypercube of :attr:`cube_algo` (mpi4py's ``Comm.Allreduce``).
+
+        Buffer specs ``buf``, ``[buf, type]``, ``[buf, count, type]`` (the datatype is
+        inferred from the buffer's format as mpi4py does), ``sendbuf=MPI.IN_PLACE``; ``op`` a
+        predefined operator or ``MPI.Op.Create(func, commute)``, applied with
+        ``op.Reduce_local`` on the typed data.  A commutative ``op`` runs the hypercube
+        reduction (each exchange combines the two states); a non-commutative one gathers
+        every contribution over the same hypercube (an allgather) and reduces them in rank
+        order on every rank, ``x0 op (x1 op (... op x[n-1]))``, the order MPI prescribes, so
+        results equal MPI's for any associative ``op``.  ``algo`` overrides the planner.
+        """
+        recv, count, datatype = typed_buffer(recvbuf, True, "Allreduce recvbuf")
+        name = op_name(op)
+        if sendbuf is MPI.IN_PLACE:
+            send = recv
+        else:
+            send, scount, stype = typed_buffer(sendbuf, False, "Allreduce sendbuf")
+            if stype != datatype or scount != count:
+                raise HetcollError(
+                    f"Allreduce: sendbuf has {scount} elements of {_type_name(stype)} but "
+                    f"recvbuf {count} of {_type_name(datatype)}; they must match"
+                )
+        if self.size == 1:
+            if send is not recv:
+                recv[:] = send
+            return
+        what = f"Allreduce({len(recv)} B, {name}, {algo or self.cube_algo})"
+        spec = (count, datatype)
+        with self._scratch():
+            if not op.is_commutative:
+                blocks = self._gather_blocks(send, algo, what)
+                acc = self._pool.take(len(recv))
+                acc[:] = blocks[-1]
+                for block in reversed(blocks[:-1]):
+                    op.Reduce_local([block, *spec], [acc, *spec])  # acc = block op acc
+                recv[:] = acc
+                return
+            handler = self._cube(
+                "allreduce",
+                len(recv),
+                name,
+                algo,
+                what,
+                lambda program: ReduceHandler(
+                    program, self.node, send, op, count, datatype, self._pool
+                ),
+            )
+            recv[:] = memoryview(handler.state).cast("B")
+
+    def allreduce(self, obj: Any, op: Any = MPI.SUM, *, algo=None) -> Any:
+        """Combine every rank's Python object with ``op`` (mpi4py's ``Comm.allreduce``).
+
+        Objects are gathered over the hypercube (:meth:`allgather`) and reduced in rank
+        order on every rank, ``op(...op(op(x0, x1), x2)..., x[n-1])``, as mpi4py applies an
+        operator to objects (``MPI.SUM`` is ``+``, so lists and tuples concatenate in rank
+        order; ``MPI.Op.Create`` functions are called as ``func(a, b, None)``; any callable
+        works).  Results equal mpi4py's for any associative ``op``.
+        """
+        if self.size == 1:
+            return obj
+        items = self.allgather(obj, algo=algo)
+        result = items[0]
+        for item in items[1:]:
+            result = op(result, item)
+        return result
+
+    def Allgather(self, sendbuf: Any, recvbuf: Any, *, algo=None) -> None:
+        """Every rank's ``sendbuf`` into every rank's ``recvbuf``, in rank order, over the
+        hypercube of :attr:`cube_algo` (mpi4py's ``Comm.Allgather``; ``MPI.IN_PLACE``:
+        each rank's block is already at its place in ``recvbuf``).
+
+        Only bytes move: ``recvbuf`` holds ``size`` blocks of ``sendbuf``'s size (a
+        ``[buf, count, type]`` spec counts the elements of one block, as in MPI).
+        """
+        recv = _gather_recv(recvbuf, self.size)
+        if sendbuf is MPI.IN_PLACE:
+            if len(recv) % self.size:
+                raise HetcollError(
+                    f"Allgather recvbuf: {len(recv)} bytes are not {self.size} equal blocks"
+                )
+            n = len(recv) // self.size
+            send = recv[self.rank * n : (self.rank + 1) * n]
+        else:
+            send = as_bytes(sendbuf, False, "Allgather sendbuf")
+            n = len(send)
+            if len(recv) < self.size * n:
+                raise HetcollError(
+                    f"Allgather recvbuf: {len(recv)} bytes cannot hold {self.size} blocks of {n}"
+                )
+        if self.size == 1:
+            recv[:n] = send
+            return
+        what = f"Allgather({n} B, {algo or self.cube_algo})"
+        with self._scratch():
+            blocks = self._gather_blocks(send, algo, what)
+            for r, block in enumerate(blocks):
+                recv[r * n : (r + 1) * n] = block
+
+    def allgather(self, obj: Any, *, algo=None) -> list[Any]:
+        """Every rank's Python object, as a list in rank order (mpi4py's ``Comm.allgather``).
+
+        Pickled (protocol 5).  The hypercube allgather moves a fixed block per rank: an
+        8-byte length and the first :data:`INLINE` bytes of the pickle; only when some
+        pickle is longer, a second allgather moves the rest of each (its blocks sized
+        from those lengths).  Small objects thus cost one hypercube allgather.
+        """
+        if self.size == 1:
+            return [obj]
+        payload = pickle.dumps(obj, protocol=5)
+        head = np.zeros(8 + INLINE, dtype=np.uint8)
+        head[:8] = np.frombuffer(len(payload).to_bytes(8, "little"), dtype=np.uint8)
+        first = min(len(payload), INLINE)
+        head[8 : 8 + first] = np.frombuffer(payload, dtype=np.uint8, count=first)
+        what = f"allgather(object, {algo or self.cube_algo})"
+        with self._scratch():
+            heads = self._gather_blocks(memoryview(head), algo, what)
+            lengths = [int.from_bytes(h[:8], "little") for h in heads]
+            tails: list[Any] = [b""] * self.size
+            if max(lengths) > INLINE:
+                sizes = {v: max(n - INLINE, 0) for v, n in zip(self.nodes, lengths, strict=True)}
+                tails = self._gather_sized(memoryview(payload)[first:], sizes, algo, what)
+            return [
+                pickle.loads(bytes(h[8 : 8 + min(n, INLINE)]) + bytes(t))
+                for h, n, t in zip(heads, lengths, tails, strict=True)
+            ]
+
+    def barrier(self, *, algo=None) -> None:
+        """Synchronise every rank over the hypercube of :attr:`cube_algo` (empty messages,
+        Figueira & Reddi Sec. 5.2): no rank returns before every rank has called it."""
+        if self.size == 1:
+            return
+        what = f"barrier({algo or self.cube_algo})"
+        self._cube("barrier", 0, None, algo, what, lambda p: BarrierHandler(p, self.node))
+
+    Barrier = barrier
+
     # -- helpers for measurement ----------------------------------------------------------------
 
-    def barrier(self) -> None:
-        """A barrier that honours the timeout."""
+    def _sync(self) -> None:
+        """MPI's own barrier (``Ibarrier``), honouring the timeout: for measurement code
+        (:meth:`barrier` is the hypercube barrier)."""
         self._wait(self.comm.Ibarrier(), "barrier")
 
     def now(self) -> int:
@@ -539,7 +874,7 @@ class HetComm:
         before).  Needs a shared clock (:attr:`shared_clock`); falls back to a barrier.
         Returns the start time (ns on :meth:`now`'s clock)."""
         if not self.shared_clock:
-            self.barrier()
+            self._sync()
             return self.now()
         # Point to point from the root rather than a broadcast: each rank needs only its own
         # look at the network to learn the time, not a chain of ranks that are asleep.
@@ -562,12 +897,68 @@ class HetComm:
         nbytes: int = 0,
         segment_size: int | None = None,
         algo: str | None = None,
+        *,
+        collective: str = "bcast",
+        op: Any = None,
     ) -> float:
-        """The simulator's time (seconds, times ``time_scale``) of this wrapper's ``Bcast``."""
+        """The simulator's time (seconds, times ``time_scale``) of this wrapper's ``Bcast``,
+        or of its hypercube ``collective`` (``"allreduce"``, ``"allgather"``, ``"barrier"``;
+        ``nbytes`` per rank) as :meth:`schedule` gives it."""
         from ..simulate import simulate
 
-        sched = self.schedule(root, None, nbytes, segment_size, algo=algo)
+        sched = self.schedule(
+            root, None, nbytes, segment_size, algo=algo, collective=collective, op=op
+        )
         return simulate(self.platform, sched, self.model).makespan * self.time_scale
+
+
+def _type_name(datatype: MPI.Datatype) -> str:
+    return datatype.Get_name() or f"a datatype of {datatype.Get_size()} bytes"
+
+
+def _cube_call(collective: str, op: Any) -> tuple[str, str | None]:
+    """What a hypercube call runs: ``(collective, operator name)``; an allreduce with a
+    non-commutative operator runs an allgather (see :meth:`HetComm.Allreduce`)."""
+    if collective != "allreduce":
+        return collective, None
+    op = MPI.SUM if op is None else op
+    if isinstance(op, str):
+        return collective, op
+    name = op_name(op)
+    return (collective, name) if op.is_commutative else ("allgather", None)
+
+
+def _gather_recv(recvbuf: Any, size: int) -> memoryview:
+    """The bytes of an allgather's receive spec: ``[buf, count, type]`` counts one block."""
+    if isinstance(recvbuf, list | tuple) and len(recvbuf) == 3:
+        buf, count, datatype = recvbuf
+        view = as_bytes([buf, datatype], True, "Allgather recvbuf")
+        extent = datatype.Get_extent()[1] if isinstance(datatype, MPI.Datatype) else 1
+        need = int(count) * extent * size
+        if need > len(view):
+            raise HetcollError(
+                f"Allgather recvbuf: {size} blocks of {count} elements need {need} bytes, "
+                f"buffer has {len(view)}"
+            )
+        return view[:need]
+    return as_bytes(recvbuf, True, "Allgather recvbuf")
+
+
+def _cube_planner(name: str | None, default: str | None = None) -> str:
+    """A hypercube planner's name: ``name``, else ``default`` when it names one, else
+    ``eff_cube``.  :class:`PlannerError` when ``name`` is not a hypercube planner."""
+    from ..errors import PlannerError
+    from ..planners import REGISTRY, get_planner, hypercube_planners
+
+    if name is None:
+        info = REGISTRY.get(default) if default is not None else None
+        return default if info is not None and info.kind == "hypercube" else "eff_cube"
+    if get_planner(name).kind != "hypercube":
+        raise PlannerError(
+            f"cube_algo: {name!r} is not a hypercube planner; choose from: "
+            + ", ".join(hypercube_planners())
+        )
+    return name
 
 
 def _digest(text: str) -> bytes:

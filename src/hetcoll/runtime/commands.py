@@ -9,9 +9,9 @@ from mpi4py import MPI
 from ..platform import Platform
 from ..simulate import simulate
 from .comm import HetComm
-from .measure import measure_bcast, round_trips
+from .measure import measure_bcast, measure_cube, round_trips
 
-__all__ = ["run_measurement", "run_probe", "METHOD"]
+__all__ = ["run_measurement", "run_cube_measurement", "run_probe", "METHOD", "CUBE_METHOD"]
 
 METHOD = (
     "Banikazemi et al. 1998, Sec. 7.1.2: per recipient, broadcast then that recipient acks "
@@ -85,6 +85,72 @@ def run_measurement(
         }
         hc.bcast(doc, r)
         return doc if hc.rank == 0 else None
+
+
+CUBE_METHOD = (
+    "every rank starts at an agreed time (shared clock); the call lasts until the last rank "
+    "returns; minimum (measured_time) and median over repetitions"
+)
+
+
+def run_cube_measurement(
+    platform: Platform,
+    *,
+    collective: str,
+    algo: str,
+    nbytes: int,
+    repeat: int,
+    emulate: bool,
+    time_scale: float,
+    timeout: float,
+) -> dict[str, Any] | None:
+    """Measure the hypercube ``collective`` of ``algo``, of ``blind`` and MPI's own; the
+    document on rank 0."""
+    with HetComm(
+        MPI.COMM_WORLD,
+        platform,
+        cube_algo=algo,
+        emulate=emulate,
+        timeout=timeout,
+        time_scale=time_scale,
+    ) as hc:
+        main = measure_cube(hc, collective, nbytes, repeat)
+        blind = measure_cube(hc, collective, nbytes, repeat, algo="blind")
+        native = measure_cube(hc, collective, nbytes, repeat, native=True)
+        # planning may check agreement (collective): every rank, before rank 0 reports
+        sched = hc.schedule(nbytes=nbytes, collective=collective)
+        pred = hc.predict(nbytes=nbytes, collective=collective)
+        pred_blind = hc.predict(nbytes=nbytes, collective=collective, algo="blind")
+        if hc.rank != 0:
+            return None
+        return {
+            "algorithm": algo,
+            "operation": collective,
+            "platform": platform.name,
+            "ranks": hc.size,
+            "nbytes": nbytes,
+            "repeat": repeat,
+            "emulate": emulate,
+            "time_scale": time_scale,
+            "measured_time": main.measured_time,
+            "median_time": main.median_time,
+            "predicted_time": pred,
+            "ratio": main.measured_time / pred if pred > 0 else None,
+            "baselines": {
+                "native": {
+                    "measured_time": native.measured_time,
+                    "median_time": native.median_time,
+                },
+                "blind": {
+                    "measured_time": blind.measured_time,
+                    "median_time": blind.median_time,
+                    "predicted_time": pred_blind,
+                },
+            },
+            "method": CUBE_METHOD,
+            "embedding": list(sched.hypercube.positions),
+            "folds": [list(f) for f in sched.hypercube.folds],
+        }
 
 
 def run_probe(

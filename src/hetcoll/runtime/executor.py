@@ -128,9 +128,14 @@ def rank_plan(program: Program, node: str, rank_of: Mapping[str, int]) -> RankPl
     for op in ops:
         c = program.chunks[op.chunk]
         direction = "to" if op.kind == "send" else "from"
+        what = (
+            f"the state of {len(c.origin)} member(s), {c.nbytes} B"
+            if c.origin
+            else f"bytes [{c.offset}, {c.offset + c.nbytes}) of buffer {c.buffer}"
+        )
         texts.append(
-            f"{op.kind} of chunk {op.chunk} (bytes [{c.offset}, {c.offset + c.nbytes}) of "
-            f"buffer {c.buffer}) {direction} rank {rank_of[op.peer]} (node {op.peer!r})"
+            f"{op.kind} of chunk {op.chunk} ({what}) {direction} rank {rank_of[op.peer]} "
+            f"(node {op.peer!r})"
         )
     return RankPlan(
         me=rank_of[node],
@@ -223,7 +228,9 @@ def execute(
     kinds, peers, chunks, nbytes = plan.kinds, plan.peers, plan.chunks, plan.nbytes
     waiting = list(plan.ndeps)
     ready = [now] * n  # logical time the op's deps completed
-    posted = [0] * n  # logical time a receive with deps was posted (0: at the start)
+    # logical time each receive was posted: when its deps completed, or when the call began
+    # (a message sent earlier, by a rank already in its next call, waits for it)
+    posted = [now] * n
     done = trace.done
     remaining = n
     startable: list[int] = []  # heap of send op indices
@@ -246,8 +253,7 @@ def execute(
             reqs.append(comm.Irecv([stamps[i], MPI.INT64_T], peers[i], tag + 1))
             owners.append(i)
             parts[i] += 1
-            if plan.ndeps[i]:
-                posted[i] = ready[i]
+            posted[i] = ready[i]
             delay = emu.costs(peers[i], plan.me, nbytes[i])[1]
             naps[i] = min(max(delay // 2, _MIN_NAP), _MAX_NAP)
         reqs.append(comm.Irecv([buf, MPI.BYTE], peers[i], tag))

@@ -10,6 +10,11 @@ the same spec; rank 0 writes the results.  A spec is ``{"runs": [RUN, ...]}`` an
 
 With ``probe`` the run first probes the (emulated) platform, then plans from the probed
 platform too and reports whether each planner's tree is the same as from the true one.
+
+A run with ``"collective": "barrier"`` (or ``"allreduce"``, ``"allgather"``) measures the
+hypercube collective instead (:func:`~hetcoll.runtime.measure.measure_cube`) for each of
+its hypercube ``planners``, with ``"repeat"`` timed calls, ``"loop"`` calls back to back
+(default 0: none), ``"sizes"`` (default ``[0]``) and ``"native"``.
 """
 
 from __future__ import annotations
@@ -25,12 +30,14 @@ from ..planners import plan
 from ..platform import load_platform
 from ..simulate import simulate
 from .comm import HetComm
-from .measure import Measurement, measure_bcast, round_trips
+from .measure import Measurement, measure_bcast, measure_cube, round_trips
 
 __all__ = ["run_spec", "main"]
 
 
 def run_one(spec: dict[str, Any], comm: MPI.Comm) -> dict[str, Any]:
+    if spec.get("collective", "bcast") != "bcast":
+        return run_cube(spec, comm)
     platform = load_platform(spec["platform"])
     scale = float(spec.get("time_scale", 1.0))
     hc = HetComm(
@@ -106,6 +113,59 @@ def run_one(spec: dict[str, Any], comm: MPI.Comm) -> dict[str, Any]:
                         "predicted_time": None,
                     }
                 )
+    finally:
+        hc.close()
+    return out
+
+
+def run_cube(spec: dict[str, Any], comm: MPI.Comm) -> dict[str, Any]:
+    """A hypercube collective per planner (and native): measured and predicted times."""
+    platform = load_platform(spec["platform"])
+    scale = float(spec.get("time_scale", 1.0))
+    collective = spec["collective"]
+    planners = list(spec["planners"])
+    hc = HetComm(
+        comm,
+        platform,
+        cube_algo=planners[0],
+        emulate=bool(spec.get("emulate", True)),
+        timeout=float(spec.get("timeout", 60.0)),
+        time_scale=scale,
+    )
+    out: dict[str, Any] = {
+        "platform": platform.name,
+        "ranks": hc.size,
+        "emulate": hc.emulate,
+        "time_scale": scale,
+        "collective": collective,
+        "results": [],
+    }
+    repeat, loop = int(spec.get("repeat", 10)), int(spec.get("loop", 0))
+    settle = float(spec.get("settle", 5e-3))
+    try:
+        for nbytes in spec.get("sizes", [0]):
+            nbytes = int(nbytes)
+            runs = [(name, False) for name in planners]
+            if spec.get("native", True):
+                runs.append(("native", True))
+            for name, native in runs:
+                m = measure_cube(
+                    hc,
+                    collective,
+                    nbytes,
+                    repeat,
+                    algo=None if native else name,
+                    native=native,
+                    loop=loop,
+                    settle=settle,
+                )
+                row = {"algorithm": name, **m.to_dict(), "predicted_time": None}
+                if not native:
+                    sched = hc.schedule(nbytes=nbytes, algo=name, collective=collective)
+                    row["predicted_time"] = simulate(platform, sched).makespan * scale
+                    row["embedding"] = list(sched.hypercube.positions)
+                    row["folds"] = [list(f) for f in sched.hypercube.folds]
+                out["results"].append(row)
     finally:
         hc.close()
     return out

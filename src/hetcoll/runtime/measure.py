@@ -46,10 +46,11 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
+from ..errors import HetcollError
 from .comm import HetComm
 from .emulation import sleep_until
 
-__all__ = ["Measurement", "measure_bcast", "round_trips"]
+__all__ = ["CubeMeasurement", "Measurement", "measure_bcast", "measure_cube", "round_trips"]
 
 TAG_ACK, TAG_PING = 3, 4
 _NS = 1e9
@@ -156,7 +157,7 @@ def measure_bcast(
         for r in range(hc.size):
             if r == root:
                 continue
-            hc.barrier()  # everyone is done with the previous broadcast
+            hc._sync()  # everyone is done with the previous broadcast
             t0 = hc.start_together(settle)
             once()
             if me == r:
@@ -183,4 +184,104 @@ def measure_bcast(
         m.clock_time = min(clock) if hc.shared_clock else None
         m.measured_time = m.clock_time if m.clock_time is not None else m.ack_time
         m.rtt = rtt
+    return m
+
+
+@dataclass
+class CubeMeasurement:
+    """Time (seconds) of a hypercube collective, the same on every rank.
+
+    ``measured_time`` is the least, ``median_time`` the median over ``repeat`` calls of the
+    call's duration: every rank starts at an agreed time and the call lasts until the last
+    rank returns.  ``loop_time``: ``loop`` calls back to back (each rank starts the next
+    as soon as it returns, as a program would), the last return over ``loop``.
+    """
+
+    collective: str
+    method: str
+    nbytes: int
+    repeat: int
+    measured_time: float | None = None
+    median_time: float | None = None
+    loop_time: float | None = None
+    loop: int = 0
+    per_repeat: list[float] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "collective": self.collective,
+            "method": self.method,
+            "nbytes": self.nbytes,
+            "repeat": self.repeat,
+            "measured_time": self.measured_time,
+            "median_time": self.median_time,
+            "loop_time": self.loop_time,
+            "loop": self.loop,
+            "per_repeat": self.per_repeat,
+        }
+
+
+def measure_cube(
+    hc: HetComm,
+    collective: str = "barrier",
+    nbytes: int = 0,
+    repeat: int = 10,
+    *,
+    algo: str | None = None,
+    native: bool = False,
+    loop: int = 0,
+    settle: float = 5e-3,
+) -> CubeMeasurement:
+    """Time ``hc.barrier()``, ``hc.Allreduce`` (int64 ``MPI.SUM``, or bytes when ``nbytes``
+    is not a multiple of 8) or ``hc.Allgather`` of ``nbytes`` per rank; collective.
+
+    Each call starts at a time agreed ``settle`` seconds ahead
+    (:meth:`HetComm.start_together`) and lasts until the last rank returns (each rank's
+    return time on the shared clock, gathered afterwards): the simulator's makespan.
+    Without a shared clock (several hosts, no emulation) the start is a barrier and each
+    rank times its own call, an approximation.  ``native=True`` times MPI's own
+    ``MPI_Barrier``/``MPI_Allreduce``/``MPI_Allgather`` of the wrapper's communicator
+    (never emulated); ``algo`` another hypercube planner; ``loop > 0`` also times that many
+    calls back to back.
+    """
+    if collective not in ("barrier", "allreduce", "allgather"):
+        raise HetcollError(f"collective: expected barrier, allreduce or allgather: {collective!r}")
+    dtype = np.int64 if nbytes % 8 == 0 else np.uint8
+    send = np.full(nbytes // np.dtype(dtype).itemsize, hc.rank + 1, dtype=dtype)
+    recv = np.zeros(len(send) * (hc.size if collective == "allgather" else 1), dtype=dtype)
+
+    def once() -> None:
+        if native:
+            if collective == "barrier":
+                hc.comm.Barrier()
+            elif collective == "allreduce":
+                hc.comm.Allreduce(send, recv, op=MPI.SUM)
+            else:
+                hc.comm.Allgather(send, recv)
+        elif collective == "barrier":
+            hc.barrier(algo=algo)
+        elif collective == "allreduce":
+            hc.Allreduce(send, recv, op=MPI.SUM, algo=algo)
+        else:
+            hc.Allgather(send, recv, algo=algo)
+
+    def timed(calls: int) -> float:
+        hc._sync()  # everyone is done with the previous call
+        t0 = hc.start_together(settle)
+        if native or hc.size == 1:  # the executor waits for the start itself
+            sleep_until(t0, hc.now())
+            hc._start_at = None
+        for _ in range(calls):
+            once()
+        mine = (hc.now() - t0) / _NS
+        return max(hc.comm.allgather(mine)) / calls
+
+    once()  # warm up: plans, checks agreement, first-touch of the buffers
+    per_repeat = [timed(1) for _ in range(repeat)]
+    name = "native" if native else (algo or hc.cube_algo)
+    m = CubeMeasurement(collective, name, nbytes, repeat, per_repeat=per_repeat, loop=loop)
+    m.measured_time = min(per_repeat)
+    m.median_time = float(np.median(per_repeat))
+    if loop > 0:
+        m.loop_time = timed(loop)
     return m
