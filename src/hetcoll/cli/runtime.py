@@ -1,0 +1,353 @@
+"""MPI commands: run and probe (under mpiexec) and demo (starts its own ranks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import HetcollError, PlannerError
+from ..report import dump_json, format_table, json_document
+from ..units import format_size, format_time, parse_size
+from ._base import JSON_OPT, MODEL, SIZE, _platform, _positive, cli
+
+# -- runtime: run, probe, demo (MPI) ---------------------------------------------------------------
+
+
+CUBE_OPS = ("allreduce", "allgather", "barrier")
+
+
+@cli.command("run")
+@click.option("--platform", "platform_file", required=True, help="Platform file or name.")
+@click.option(
+    "--op",
+    type=click.Choice(["bcast", *CUBE_OPS]),
+    default="bcast",
+    show_default=True,
+    help="bcast (a tree planner) or a hypercube collective (a hypercube planner).",
+)
+@click.option("--root", default=None, help="Bcast: source node id (default: the first node).")
+@click.option(
+    "--algo", default=None, help="Planner to measure (default: fnf; eff_cube for hypercubes)."
+)
+@click.option(
+    "--size",
+    type=SIZE,
+    default=None,
+    help="Message size (bcast, default 4 B) or each rank's contribution (default 8 B).",
+)
+@click.option("--segment-size", type=SIZE, default=None, help="Bcast: pipeline in segments.")
+@click.option("--repeat", type=int, default=10, show_default=True, help="Repetitions.")
+@click.option("--emulate", is_flag=True, help="Impose the platform's costs on this machine.")
+@click.option(
+    "--time-scale",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="With --emulate: multiply every modelled cost.",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=60.0,
+    show_default=True,
+    help="Seconds one collective may take before the job is stopped.",
+)
+@JSON_OPT
+def run_cmd(
+    platform_file, op, root, algo, size, segment_size, repeat, emulate, time_scale, timeout, as_json
+) -> None:
+    """Measure a collective under mpiexec, next to the simulator's prediction.
+
+    \b
+    mpiexec -n 16 python -m mpi4py -m hetcoll run --platform testbed16 --emulate
+    mpiexec -n 8 python -m mpi4py -m hetcoll run --platform net.json --op barrier --emulate
+
+    Bcast: latency as Banikazemi et al. (1998), Sec. 7.1.2 measure it; baselines: native
+    MPI_Bcast and the binomial tree through the same runtime.  Allreduce (int64 sum),
+    allgather, barrier: every rank starts at an agreed time, the call lasts until the last
+    rank returns; baselines: MPI's own and the blind hypercube.  Rank 0 prints.
+    """
+    from ..planners import get_planner, hypercube_planners
+
+    p = _platform(platform_file)
+    cube = op in CUBE_OPS
+    an_op = f"a {op}" if op == "barrier" else f"an {op}"
+    algo = algo or ("eff_cube" if cube else "fnf")
+    info = get_planner(algo)
+    if cube and info.kind != "hypercube":
+        raise PlannerError(
+            f"--algo: {algo!r} does not plan {an_op}; choose from: "
+            + ", ".join(hypercube_planners())
+        )
+    if not cube and "bcast" not in info.collectives:
+        raise PlannerError(f"--algo: {algo!r} does not plan a bcast (try --op allreduce)")
+    if root is not None:
+        if cube:
+            raise HetcollError(f"--root: {an_op} has no root")
+        p.index(root)
+    if cube and segment_size is not None:
+        raise HetcollError(f"--segment-size: {an_op} over a hypercube is not pipelined")
+    if op == "barrier" and size:
+        raise HetcollError(f"--size: a barrier moves no data, got {size} bytes")
+    if repeat < 1:
+        raise HetcollError(f"--repeat: must be >= 1, got {repeat}")
+    _positive(time_scale, "--time-scale")
+    _positive(timeout, "--timeout")
+    _positive(segment_size, "--segment-size")
+    if cube:
+        nbytes = 0 if op == "barrier" else (8 if size is None else size)
+        args = (nbytes, repeat, emulate, time_scale, timeout, as_json)
+        return _run_cube(p, platform_file, op, algo, *args)
+    size = 4 if size is None else size
+    from ..runtime.commands import run_measurement
+
+    doc = run_measurement(
+        p,
+        root=root,
+        algo=algo,
+        nbytes=size,
+        segment_size=segment_size,
+        repeat=repeat,
+        emulate=emulate,
+        time_scale=time_scale,
+        timeout=timeout,
+    )
+    if doc is None:
+        return
+    doc["platform"] = platform_file
+    if as_json:
+        dump_json(json_document("measurement", doc))
+        return
+    rows = [
+        [
+            algo,
+            format_time(doc["measured_time"]),
+            format_time(doc["predicted_time"]),
+            f"{doc['ratio']:.3f}" if doc["ratio"] else "-",
+        ],
+    ]
+    b = doc["baselines"]["binomial"]
+    rows.append(
+        [
+            "binomial",
+            format_time(b["measured_time"]),
+            format_time(b["predicted_time"]),
+            f"{b['measured_time'] / b['predicted_time']:.3f}",
+        ]
+    )
+    rows.append(["native", format_time(doc["baselines"]["native"]["measured_time"]), "-", "-"])
+    how = f"emulated, costs x{time_scale:g}" if emulate else "not emulated"
+    title = (
+        f"bcast of {format_size(size)} from {doc['root']} on {platform_file}: "
+        f"{doc['ranks']} ranks, {how}, {repeat} repetitions"
+    )
+    click.echo(
+        format_table(
+            ["algorithm", "measured", "predicted", "measured/predicted"], rows, title=title
+        )
+    )
+    click.echo(f"method: {doc['method']}")
+
+
+def _run_cube(p, platform_file, op, algo, nbytes, repeat, emulate, time_scale, timeout, as_json):
+    from ..runtime.commands import run_cube_measurement
+
+    doc = run_cube_measurement(
+        p,
+        collective=op,
+        algo=algo,
+        nbytes=nbytes,
+        repeat=repeat,
+        emulate=emulate,
+        time_scale=time_scale,
+        timeout=timeout,
+    )
+    if doc is None:
+        return
+    doc["platform"] = platform_file
+    if as_json:
+        dump_json(json_document("measurement", doc))
+        return
+
+    def row(name, d, pred):
+        ratio = f"{d['measured_time'] / pred:.3f}" if pred else "-"
+        return [
+            name,
+            format_time(d["measured_time"]),
+            format_time(d["median_time"]),
+            format_time(pred) if pred is not None else "-",
+            ratio,
+        ]
+
+    b, native = doc["baselines"]["blind"], doc["baselines"]["native"]
+    rows = [
+        row(algo, doc, doc["predicted_time"]),
+        row("blind", b, b["predicted_time"]),
+        row("native", native, None),
+    ]
+    how = f"emulated, costs x{time_scale:g}" if emulate else "not emulated"
+    what = op if op == "barrier" else f"{op} of {format_size(nbytes)} per rank"
+    title = (
+        f"{what} on {platform_file}: {doc['ranks']} ranks, {how}, {repeat} repetitions; "
+        f"embedding {' '.join(doc['embedding'])}"
+    )
+    headers = ["algorithm", "measured (min)", "median", "predicted", "min/predicted"]
+    click.echo(format_table(headers, rows, title=title))
+    click.echo(f"method: {doc['method']}", err=True)
+
+
+@cli.command("probe")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the platform here.")
+@click.option(
+    "--emulate",
+    "emulate_file",
+    default=None,
+    help="Emulate this platform while probing (to check the probe).",
+)
+@click.option(
+    "--sizes", default="0,4096,16384", show_default=True, help="Comma-separated message sizes."
+)
+@click.option("--repeat", type=int, default=4, show_default=True, help="Round trips per size.")
+@click.option(
+    "--rounds",
+    type=int,
+    default=3,
+    show_default=True,
+    help="Repeated probes fed to the forecaster.",
+)
+@click.option(
+    "--serial", is_flag=True, help="One pair at a time (default: disjoint pairs at once)."
+)
+@click.option(
+    "--model",
+    type=MODEL,
+    default="tini",
+    show_default=True,
+    help="Model of the written platform (a name or a JSON object).",
+)
+@click.option(
+    "--tolerance",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="Merge nodes whose costs agree within this fraction (0: never).",
+)
+@click.option("--time-scale", type=float, default=1.0, show_default=True)
+@click.option("--timeout", type=float, default=60.0, show_default=True)
+@JSON_OPT
+def probe_cmd(
+    output,
+    emulate_file,
+    sizes,
+    repeat,
+    rounds,
+    serial,
+    model,
+    tolerance,
+    time_scale,
+    timeout,
+    as_json,
+) -> None:
+    """Measure every pair of ranks and write a platform file (run under mpiexec).
+
+    \b
+    mpiexec -n 8 python -m mpi4py -m hetcoll probe -o platform.json
+    """
+    from ..models import get_model
+    from ..platform import save_platform
+
+    emulated = _platform(emulate_file) if emulate_file else None
+    size_list = tuple(parse_size(s) for s in sizes.split(",") if s.strip())
+    if len(size_list) < 1:
+        raise HetcollError("--sizes: give at least one size")
+    if repeat < 1 or rounds < 1:
+        raise HetcollError("--repeat and --rounds: must be >= 1")
+    if tolerance < 0:
+        raise HetcollError(f"--tolerance: must be >= 0, got {tolerance}")
+    _positive(time_scale, "--time-scale")
+    _positive(timeout, "--timeout")
+    get_model(model)
+    from ..runtime.commands import run_probe
+
+    doc = run_probe(
+        platform=emulated,
+        sizes=size_list,
+        repeat=repeat,
+        rounds=rounds,
+        serial=serial,
+        model=model,
+        tolerance=tolerance,
+        time_scale=time_scale,
+        timeout=timeout,
+    )
+    if doc is None:
+        return
+    probed = doc.pop("_platform")
+    if output:
+        save_platform(probed, output)
+        doc["output"] = output
+    if as_json:
+        dump_json(json_document("probe", doc))
+        return
+    rows = [[n.id, n.host or "", format_time(n.t_ini), f"{n.t_byte:.3g} s/B"] for n in probed.nodes]
+    click.echo(
+        format_table(
+            ["node", "host", "t_ini", "t_byte"],
+            rows,
+            title=f"{probed.name} ({doc['seconds']:.1f} s)",
+        )
+    )
+    if doc.get("t_ini_max_rel_error") is not None:
+        click.echo(
+            f"largest t_ini error against the emulated platform: {doc['t_ini_max_rel_error']:.1%}"
+        )
+    click.echo(f"forecast winners: {doc['forecast_winners']}", err=True)
+    if output:
+        click.echo(f"wrote {output}", err=True)
+
+
+@cli.command("demo")
+@click.option("--ranks", type=int, default=16, show_default=True, help="Local MPI ranks.")
+@click.option("--platform", "platform_file", default="testbed16", show_default=True)
+@click.option("--size", type=SIZE, default="4", show_default=True, help="Message size.")
+@click.option("--repeat", type=int, default=5, show_default=True, help="Repetitions.")
+@click.option(
+    "--time-scale",
+    type=float,
+    default=4.0,
+    show_default=True,
+    help="Multiply the emulated costs (ms-scale costs dwarf this machine's noise).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default="results/demo",
+    show_default=True,
+    help="Directory for the JSON and PNG files.",
+)
+@click.option("--no-plot", is_flag=True, help="Skip the PNG figures.")
+@JSON_OPT
+def demo_cmd(ranks, platform_file, size, repeat, time_scale, out_dir, no_plot, as_json) -> None:
+    """Probe, plan with every planner, simulate and run each under emulation, compare.
+
+    Starts its own ranks with this environment's mpiexec: run it directly (make demo).
+    """
+    from ..demo import run_demo
+
+    if ranks < 2:
+        raise HetcollError(f"--ranks: must be >= 2, got {ranks}")
+    if repeat < 1:
+        raise HetcollError(f"--repeat: must be >= 1, got {repeat}")
+    _positive(time_scale, "--time-scale")
+    run_demo(
+        ranks=ranks,
+        platform=platform_file,
+        nbytes=size,
+        repeat=repeat,
+        time_scale=time_scale,
+        out_dir=Path(out_dir),
+        plot=not no_plot,
+        as_json=as_json,
+    )
