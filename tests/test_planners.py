@@ -229,3 +229,28 @@ def test_auto_is_the_best_of_the_registered_planners(inst):
     )
     assert simulate(p, s).makespan == pytest.approx(best)
     assert s.params["chosen"] in TREE_PLANNERS
+
+
+@given(
+    st.integers(2, 400),
+    st.lists(st.sampled_from([100, 150, 200, 300, 333, 450, 800, 1700]), min_size=1, max_size=8),
+    st.integers(0, 10**6),
+    st.booleans(),
+)
+def test_fnf_window_path_equals_the_heap(n, classes, seed, jitter):
+    """FNF's vectorised slot assignment builds exactly the tree of Fig. 3's heap loop."""
+    from hetcoll.planners.fnf import _slots_by_heap, _slots_by_window
+
+    rng = np.random.default_rng(seed)
+    cost = rng.choice(np.array(classes) * 1e-6, size=n)
+    if jitter:  # near-ties across classes
+        cost = cost + rng.uniform(0, 1e-9, size=n)
+    root = int(rng.integers(0, n))
+    order = [int(i) for i in np.argsort(cost, kind="stable") if i != root]
+    assert _slots_by_window(root, np.array(order), cost) == _slots_by_heap(root, order, cost)
+
+
+def test_fnf_with_zero_costs_falls_back_to_the_heap():
+    p = tini([0.0] * 70 + [1e-4] * 30)
+    s = plan(p, "80", method="fnf")
+    assert simulate(p, s).makespan == pytest.approx(1e-4)  # one slow send, then free relays

@@ -78,15 +78,23 @@ class Tree:
     children: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        kids = {str(p): tuple(str(c) for c in cs) for p, cs in self.children.items() if cs}
+        kids = {p: tuple(cs) for p, cs in self.children.items() if cs}
+        if not isinstance(self.root, str):
+            raise ScheduleError(f"tree: node ids are strings, got root {self.root!r}")
         seen = {self.root}
         order = [self.root]
         for p in order:  # breadth first, so every listed parent must be reachable from the root
-            for c in kids.get(p, ()):
-                if c in seen:
-                    raise ScheduleError(f"tree rooted at {self.root!r}: node {c!r} appears twice")
-                seen.add(c)
-                order.append(c)
+            cs = kids.get(p)
+            if cs is None:
+                continue
+            if not seen.isdisjoint(cs) or len(set(cs)) != len(cs):
+                twice = next(c for i, c in enumerate(cs) if c in seen or c in cs[:i])
+                raise ScheduleError(f"tree rooted at {self.root!r}: node {twice!r} appears twice")
+            seen.update(cs)
+            order.extend(cs)
+        if not set(map(type, order)) <= {str}:
+            bad = next(c for c in order if not isinstance(c, str))
+            raise ScheduleError(f"tree rooted at {self.root!r}: node {bad!r} is not a string id")
         unreachable = [p for p in kids if p not in seen]
         if unreachable:
             raise ScheduleError(
@@ -122,7 +130,8 @@ class Tree:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Tree:
-        return cls(str(data["root"]), {str(p): tuple(cs) for p, cs in data["children"].items()})
+        children = {str(p): tuple(str(c) for c in cs) for p, cs in data["children"].items()}
+        return cls(str(data["root"]), children)
 
 
 @dataclass(frozen=True)
