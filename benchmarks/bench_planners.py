@@ -1,5 +1,5 @@
 """Planner speed: ``optimal`` against the number of participants, ``fnf`` and ``spoc`` up to
-100 000 nodes.  Prints tables and writes ``benchmarks/results/planners.json``.
+100 000 nodes.  Prints tables and writes ``results/bench_planners.json``.
 
 Costs are drawn (seeded) from the 8 classes {100, ..., 800} µs of Banikazemi et al. (1998,
 Sec. 6.3).  Only the planner call is timed (``prepare`` and building the Schedule included,
@@ -29,7 +29,6 @@ from hetcoll.platform import Platform, nodes_from_costs, write_atomic
 from hetcoll.report import format_table
 
 CLASSES = np.arange(1, 9) * 100e-6
-HERE = Path(__file__).resolve().parent
 
 
 def best_time(func, repeat: int) -> tuple[float, float]:
@@ -125,7 +124,7 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=float, default=None, help="seconds per optimal solve (60)")
     ap.add_argument("--budget", type=float, default=None, help="seconds for the sweep (400)")
     ap.add_argument("--repeat", type=int, default=3, help="best of this many runs")
-    ap.add_argument("--out", type=Path, default=HERE / "results" / "planners.json")
+    ap.add_argument("--out", type=Path, default=Path("results") / "bench_planners.json")
     args = ap.parse_args(argv)
     limit = args.limit or (5.0 if args.quick else 60.0)
     budget = args.budget or (20.0 if args.quick else 400.0)
