@@ -35,26 +35,36 @@ from .measure import Measurement, measure_bcast, measure_cube, round_trips
 __all__ = ["run_spec", "main"]
 
 
+def _open(spec: dict[str, Any], comm: MPI.Comm, platform, **kwargs: Any) -> HetComm:
+    """The run's wrapper, with the spec's emulation, timeout and time scale."""
+    return HetComm(
+        comm,
+        platform,
+        emulate=bool(spec.get("emulate", True)),
+        timeout=float(spec.get("timeout", 60.0)),
+        time_scale=float(spec.get("time_scale", 1.0)),
+        **kwargs,
+    )
+
+
+def _header(hc: HetComm, platform, **extra: Any) -> dict[str, Any]:
+    return {
+        "platform": platform.name,
+        "ranks": hc.size,
+        "emulate": hc.emulate,
+        "time_scale": hc.time_scale,
+        **extra,
+        "results": [],
+    }
+
+
 def run_one(spec: dict[str, Any], comm: MPI.Comm) -> dict[str, Any]:
     if spec.get("collective", "bcast") != "bcast":
         return run_cube(spec, comm)
     platform = load_platform(spec["platform"])
     scale = float(spec.get("time_scale", 1.0))
-    hc = HetComm(
-        comm,
-        platform,
-        "binomial",
-        emulate=bool(spec.get("emulate", True)),
-        timeout=float(spec.get("timeout", 60.0)),
-        time_scale=scale,
-    )
-    out: dict[str, Any] = {
-        "platform": platform.name,
-        "ranks": hc.size,
-        "emulate": hc.emulate,
-        "time_scale": scale,
-        "results": [],
-    }
+    hc = _open(spec, comm, platform, algo="binomial")
+    out = _header(hc, platform)
     try:
         root_id = str(spec.get("root", platform.ids[0]))
         root = hc.rank_of[root_id]
@@ -124,22 +134,8 @@ def run_cube(spec: dict[str, Any], comm: MPI.Comm) -> dict[str, Any]:
     scale = float(spec.get("time_scale", 1.0))
     collective = spec["collective"]
     planners = list(spec["planners"])
-    hc = HetComm(
-        comm,
-        platform,
-        cube_algo=planners[0],
-        emulate=bool(spec.get("emulate", True)),
-        timeout=float(spec.get("timeout", 60.0)),
-        time_scale=scale,
-    )
-    out: dict[str, Any] = {
-        "platform": platform.name,
-        "ranks": hc.size,
-        "emulate": hc.emulate,
-        "time_scale": scale,
-        "collective": collective,
-        "results": [],
-    }
+    hc = _open(spec, comm, platform, cube_algo=planners[0])
+    out = _header(hc, platform, collective=collective)
     repeat, loop = int(spec.get("repeat", 10)), int(spec.get("loop", 0))
     settle = float(spec.get("settle", 5e-3))
     try:
