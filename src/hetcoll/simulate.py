@@ -152,9 +152,7 @@ def simulate(
     cost_model = get_model(model) if model is not None else platform.model
     bound = cost_model.bind(platform)
     program = schedule.program()
-    for node in program.ops:
-        platform.index(node)
-    transfers, done = simulate_program(bound, program)
+    transfers, done = simulate_program(bound, program)  # names unknown nodes first
     arrival = {}
     for rank, ops in program.ops.items():
         times = [done[rank][i] for i, op in enumerate(ops) if op.kind != "send"]
