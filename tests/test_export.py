@@ -157,9 +157,7 @@ def test_park_postal_with_overheads_follows_eq2():
 
 def test_hockney_adds_node_and_link_costs():
     """g -> f at 1 MiB: t_ini + n t_byte + alpha + n / beta, not n / min(1 / t_byte, beta)."""
-    p = Platform(
-        (Node("g", 1e-5, 5e-9), Node("f")), (Link("g", "f", 2e-4, 2e8),), model="hockney"
-    )
+    p = Platform((Node("g", 1e-5, 5e-9), Node("f")), (Link("g", "f", 2e-4, 2e8),), model="hockney")
     n = 1 << 20
     arrival, busy = _simgrid_one_message(_parse(to_simgrid(p)), "g", "f", n)
     assert arrival == busy == pytest.approx(1e-5 + n * 5e-9 + 2e-4 + n / 2e8, rel=1e-12)

@@ -145,20 +145,15 @@ def to_simgrid(platform: Platform, model: Any = None) -> str:
         _prop("hetcoll_send", net.send, "    "),
         _prop("hetcoll_ports", net.ports, "    "),
     ]
+    names = (
+        "hetcoll_exec_before",
+        "hetcoll_exec_before_per_byte",
+        "hetcoll_exec_after",
+        "hetcoll_exec_after_per_byte",
+    )
     for i, node_id in enumerate(ids):
-        props = [
-            (name, value)
-            for name, value in zip(
-                ("hetcoll_exec_before", "hetcoll_exec_before_per_byte"), net.before[i]
-            )
-            if value
-        ] + [
-            (name, value)
-            for name, value in zip(
-                ("hetcoll_exec_after", "hetcoll_exec_after_per_byte"), net.after[i]
-            )
-            if value
-        ]
+        values = (*net.before[i], *net.after[i])
+        props = [(name, value) for name, value in zip(names, values, strict=True) if value]
         if props:
             out.append(f'    <host id={quoteattr(node_id)} speed="1f">')
             out += [_prop(name, repr(float(value)), "      ") for name, value in props]
@@ -172,8 +167,7 @@ def to_simgrid(platform: Platform, model: Any = None) -> str:
         )
     for (a, b), hops in net.routes.items():
         ctn = "".join(
-            f"<link_ctn id={quoteattr(n)}" + (f' direction="{d}"/>' if d else "/>")
-            for n, d in hops
+            f"<link_ctn id={quoteattr(n)}" + (f' direction="{d}"/>' if d else "/>") for n, d in hops
         )
         out.append(
             f"    <route src={quoteattr(ids[a])} dst={quoteattr(ids[b])} "
