@@ -205,9 +205,17 @@ def test_link_platform_routes_like_hetcoll_each_direction_its_own_link():
     assert directions[("a", "d")] == ["UP", "UP", "UP"]
     assert directions[("d", "a")] == ["DOWN", "DOWN", "DOWN"]
     assert {lk[2] for lk in doc["links"].values()} == {"SPLITDUPLEX"}
-    # postal has no contention: no message slows another, in SimGrid too
-    doc = _parse(to_simgrid(p, "postal"))
+
+
+def test_postal_messages_share_no_link():
+    """Postal has no contention.  Under CM02 flows that share even a FATPIPE link slow each
+    other when their route latencies differ, so every pair has a FATPIPE link of its own
+    (and the recv_overhead link, of unbounded bandwidth, at the end)."""
+    doc = _parse(to_simgrid(_link_platform(), POSTAL))
     assert {lk[2] for lk in doc["links"].values()} == {"FATPIPE"}
+    firsts = [hops[0] for hops in doc["routes"].values()]
+    assert len(set(firsts)) == len(firsts) == 5 * 4
+    assert {tuple(hops[1:]) for hops in doc["routes"].values()} == {("recv_overhead",)}
 
 
 def test_tini_ignores_the_network():

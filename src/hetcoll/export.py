@@ -40,9 +40,12 @@ Per model:
   link contention has it) and an explicit route per ordered pair along hetcoll's own route;
   a matrix platform one link per ordered pair.
 - ``postal``: ``exec_after = overhead + gap + n t_byte``, non-blocking; ``t_ini`` is not part
-  of the model and is not exported.  Links are ``FATPIPE`` (the model has no contention: a
-  message never slows another), routes as for hockney, and ``recv_overhead`` is the latency
-  of one more link, ``recv_overhead``, at the end of every route.
+  of the model and is not exported.  The model has no contention (a message never slows
+  another), so every ordered pair gets its own ``FATPIPE`` link with the latency and
+  bottleneck bandwidth of hetcoll's route, on link platforms too: under CM02 a flow's rate
+  is weighted by its route latency, so flows that share even a ``FATPIPE`` link slow each
+  other when their latencies differ.  ``recv_overhead`` is the latency of one more link,
+  ``recv_overhead``, at the end of every route.
 
 Units are always written (``s``; ``Bps`` is bytes per second, SimGrid's ``bps`` would be
 bits).  SimGrid needs a finite bandwidth and fails on a route whose only bandwidth is
@@ -191,14 +194,16 @@ def _encode(platform: Platform, model: CostModel) -> _Net:
     if model.name == "hockney":
         net.before, net.after = node_costs, zero
         net.ports = model.ports
-        _network(platform, net, "SPLITDUPLEX")
+        _network(platform, net)
         return net
     if model.name == "postal":
         busy = model.overhead + model.gap
         net.before = zero
         net.after = [(busy, t_byte) for _, t_byte in node_costs]
         net.send = "nonblocking"
-        _network(platform, net, "FATPIPE")
+        # the model has no contention: every pair gets its own FATPIPE link (under CM02 flows
+        # that share even a FATPIPE link slow each other when their route latencies differ)
+        _pairs(platform, net, "FATPIPE")
         if model.recv_overhead:
             net.links.append(("recv_overhead", model.recv_overhead, math.inf, "FATPIPE"))
             for hops in net.routes.values():
@@ -210,33 +215,37 @@ def _encode(platform: Platform, model: CostModel) -> _Net:
     raise ValueError(f"no SimGrid encoding for model {model.name!r}")  # pragma: no cover
 
 
-def _network(platform: Platform, net: _Net, policy: str) -> None:
-    """Links and hetcoll's own routes: one link per link (split by direction when the policy
-    is SPLITDUPLEX) or, for matrix platforms, one link per ordered pair."""
+def _network(platform: Platform, net: _Net) -> None:
+    """hetcoll's links, each direction its own resource (SPLITDUPLEX), and hetcoll's own
+    routes over them; a matrix platform gets one link per ordered pair (:func:`_pairs`)."""
+    if not platform.links:
+        _pairs(platform, net, "SHARED")  # a pair link carries one direction only
+        return
+    n = len(platform)
+    names = [f"l{k}_{lk.u}_{lk.v}" for k, lk in enumerate(platform.links)]
+    for name, lk in zip(names, platform.links, strict=True):
+        net.links.append((name, lk.latency, lk.bandwidth, "SPLITDUPLEX"))
+    routes = platform.routes
+    for a in range(n):
+        for b in range(n):
+            if a != b:
+                # resource 2k is link k from its u to its v (UP), 2k + 1 the way back
+                net.routes[(a, b)] = [
+                    (names[res // 2], "DOWN" if res % 2 else "UP") for res in routes.path(a, b)
+                ]
+
+
+def _pairs(platform: Platform, net: _Net, policy: str) -> None:
+    """One link per ordered pair with the pair's end-to-end latency and bottleneck bandwidth
+    (hetcoll's routes), used by that pair's messages only."""
     n = len(platform)
     ids = platform.ids
-    if platform.links:
-        split = policy == "SPLITDUPLEX"
-        names = [f"l{k}_{lk.u}_{lk.v}" for k, lk in enumerate(platform.links)]
-        for name, lk in zip(names, platform.links, strict=True):
-            net.links.append((name, lk.latency, lk.bandwidth, policy))
-        routes = platform.routes
-        for a in range(n):
-            for b in range(n):
-                if a != b:
-                    # resource 2k is link k from its u to its v (UP), 2k + 1 the way back
-                    net.routes[(a, b)] = [
-                        (names[res // 2], ("DOWN" if res % 2 else "UP") if split else None)
-                        for res in routes.path(a, b)
-                    ]
-        return
-    lat, bw = platform.latency, platform.routes.bandwidth
-    pair_policy = "SHARED" if policy == "SPLITDUPLEX" else policy  # a pair link is one-way
+    lat, bw = platform.routes.latency, platform.routes.bandwidth
     for a in range(n):
         for b in range(n):
             if a != b:
                 name = f"p{a}_{b}_{ids[a]}_{ids[b]}"
-                net.links.append((name, float(lat[a, b]), float(bw[a, b]), pair_policy))
+                net.links.append((name, float(lat[a, b]), float(bw[a, b]), policy))
                 net.routes[(a, b)] = [(name, None)]
 
 
