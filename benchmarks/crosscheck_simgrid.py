@@ -71,8 +71,8 @@ def replay(plan: dict) -> dict:
         os.unlink(f.name)
     zone = ET.fromstring(plan["xml"]).find("zone")
     zprops = {p.get("id"): p.get("value") for p in zone.findall("prop")}
-    blocking = zprops["hetcoll_send"] == "blocking"
-    ports = zprops["hetcoll_ports"]
+    blocking = zprops.get("hetcoll_send", "blocking") == "blocking"
+    ports = zprops.get("hetcoll_ports", "none")
     if ports == "unidirectional":
         raise SystemExit("replay: unidirectional ports are not replayed")
     hprops = {
