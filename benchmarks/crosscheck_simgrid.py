@@ -47,6 +47,7 @@ from pathlib import Path
 DEFAULT_PYTHON = os.environ.get("HETCOLL_SIMGRID_PYTHON", "/usr/bin/python3")
 SIZES = (1, 1 << 10, 64 << 10, 1 << 20, 8 << 20)
 QUICK_SIZES = (1, 1 << 20)
+SEGMENTS = 16  # a pipelined chain cuts the message into this many segments
 #: zero-time scheduling rounds a port lets pass before it chooses: sends that become
 #: startable at the same instant through a chain of zero-time events are then all seen
 #: (the simulator breaks such ties by program order)
@@ -256,15 +257,12 @@ def schedules(platform, model, root, nbytes):
             out.append((method, plan(platform, root, method=method, model=model, nbytes=nbytes)))
         except HetcollError:
             continue
-    if nbytes >= 1 << 20:
-        seg = nbytes // 16
-        label = f"chain/{seg >> 10}KiB"
-        out.append(
-            (
-                label,
-                plan(platform, root, method="chain", model=model, nbytes=nbytes, segment_size=seg),
-            )
+    if nbytes >= SEGMENTS << 10:  # pipelined: segments of at least 1 KiB
+        seg = nbytes // SEGMENTS
+        schedule = plan(
+            platform, root, method="chain", model=model, nbytes=nbytes, segment_size=seg
         )
+        out.append((f"chain, {SEGMENTS} segments", schedule))
     for method in hypercube_planners():
         if method in ("blind", "eff_cube_ls"):
             out.append(
