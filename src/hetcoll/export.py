@@ -111,9 +111,9 @@ class _Net:
 def to_simgrid(platform: Platform, model: Any = None) -> str:
     """The platform as SimGrid v4.1 platform XML for ``model`` (default: the platform's).
 
-    One message alone matches the model's ``delay`` and ``send_busy`` exactly under
-    :data:`SIMGRID_CONFIG`, once the sender applies its host's ``hetcoll_exec_*``
-    properties (module docstring).
+    One message alone matches the model's ``delay`` and ``send_busy`` exactly under the
+    options the XML's ``<config>`` sets (:data:`SIMGRID_OPTIONS`), once the sender applies
+    its host's ``hetcoll_exec_*`` properties (module docstring).
 
     Raises
     ------
@@ -195,6 +195,10 @@ def _encode(platform: Platform, model: CostModel) -> _Net:
         net.before, net.after = node_costs, zero
         net.ports = model.ports
         _network(platform, net)
+        net.notes += [
+            "Messages that overlap on a link share its bandwidth in SimGrid (CM02: in inverse",
+            "proportion to their route latency); hetcoll's hockney contention is the model's.",
+        ]
         return net
     if model.name == "postal":
         busy = model.overhead + model.gap
@@ -208,7 +212,8 @@ def _encode(platform: Platform, model: CostModel) -> _Net:
             net.links.append(("recv_overhead", model.recv_overhead, math.inf, "FATPIPE"))
             for hops in net.routes.values():
                 hops.append(("recv_overhead", None))
-        net.notes.append("t_ini is not part of the postal model: it is not exported.")
+        if platform.t_ini.any():
+            net.notes.append("t_ini is not part of the postal model: it is not exported.")
         if model.recv_overhead:
             net.notes.append("Every route ends with the recv_overhead link.")
         return net
