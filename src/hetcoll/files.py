@@ -226,10 +226,6 @@ def read_text(path: str | os.PathLike, error: type[HetcollError]) -> str:
     """The text of ``path`` (UTF-8), or ``error`` naming what is wrong with the file."""
     try:
         data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise error(f"no such file: {os.fspath(path)}") from None
-    except IsADirectoryError:
-        raise error(f"{os.fspath(path)}: is a directory, not a file") from None
     except OSError as exc:
         raise error(f"cannot read: {exc.strerror or exc}") from None
     try:
