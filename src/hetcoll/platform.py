@@ -688,8 +688,7 @@ def platform_text(platform: Platform, fmt: str = "json") -> str:
 def save_platform(platform: Platform, path: str | os.PathLike) -> None:
     """Write ``platform`` as JSON (or YAML for ``.yaml``/``.yml``) by
     :func:`hetcoll.files.write_atomic`: atomically, following symlinks, through to a device."""
-    path = Path(path)
-    yaml_suffix = path.suffix.lower() in (".yaml", ".yml")
+    yaml_suffix = Path(path).suffix.lower() in (".yaml", ".yml")
     write_atomic(path, platform_text(platform, "yaml" if yaml_suffix else "json"))
 
 
