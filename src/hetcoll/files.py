@@ -190,18 +190,23 @@ def open_output(path: str | os.PathLike, *, binary: bool = False) -> Iterator[IO
             with open(target, mode, encoding=encoding) as fh:
                 yield fh
             return
-        yield from _atomic(target, mode, encoding)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        except OSError as exc:
+            raise OutputError(
+                f"{shown}: cannot write in {target.parent}: {exc.strerror or exc}"
+            ) from None
+        yield from _atomic(target, fd, tmp, mode, encoding)
     except OSError as exc:
         raise OutputError(f"{shown}: cannot write: {exc.strerror or exc}") from None
 
 
-def _atomic(target: Path, mode: str, encoding: str | None) -> Iterator[IO[Any]]:
+def _atomic(target: Path, fd: int, tmp: str, mode: str, encoding: str | None) -> Iterator[IO[Any]]:
     try:
-        perms = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        perms = umask_mode()  # mkstemp makes 0600; a new file is an ordinary file
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
+        try:
+            perms = stat.S_IMODE(target.stat().st_mode)
+        except FileNotFoundError:
+            perms = umask_mode()  # mkstemp makes 0600; a new file is an ordinary file
         with os.fdopen(fd, mode, encoding=encoding) as fh:
             yield fh
         os.chmod(tmp, perms)

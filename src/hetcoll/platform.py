@@ -176,8 +176,9 @@ class Platform:
 
         try:
             object.__setattr__(self, "model", get_model(self.model))
-        except ModelError as exc:
-            raise PlatformError(f"model: {exc}") from None
+        except ModelError as exc:  # "model: ..." once, whatever get_model's message starts with
+            message = str(exc) if str(exc).startswith("model") else f"model: {exc}"
+            raise PlatformError(message) from None
 
     # -- validation ---------------------------------------------------------------------------
 
@@ -402,6 +403,8 @@ class Platform:
         model: Any = None,
     ) -> Platform:
         """A link platform from a networkx graph whose edges carry ``latency``/``bandwidth``."""
+        if not (hasattr(graph, "nodes") and hasattr(graph, "edges") and hasattr(graph, "graph")):
+            raise TypeError(f"from_networkx: expected a networkx graph, got {type(graph).__name__}")
         nodes = [
             Node(
                 str(v),
@@ -663,6 +666,11 @@ def load_platform(source: str | os.PathLike | Mapping | Platform) -> Platform:
         return source
     if isinstance(source, Mapping):
         return Platform.from_dict(source)
+    if not isinstance(source, str | os.PathLike):
+        raise TypeError(
+            f"load_platform: expected a file name, a built-in name, a mapping or a Platform, "
+            f"got {type(source).__name__}"
+        )
     path = Path(source)
     if not path.exists() and str(source) in builtin_platforms():
         path = builtin_platforms()[str(source)]
@@ -688,6 +696,8 @@ def platform_text(platform: Platform, fmt: str = "json") -> str:
 def save_platform(platform: Platform, path: str | os.PathLike) -> None:
     """Write ``platform`` as JSON (or YAML for ``.yaml``/``.yml``) by
     :func:`hetcoll.files.write_atomic`: atomically, following symlinks, through to a device."""
+    if not isinstance(platform, Platform):
+        raise TypeError(f"save_platform: expected a Platform, got {type(platform).__name__}")
     yaml_suffix = Path(path).suffix.lower() in (".yaml", ".yml")
     write_atomic(path, platform_text(platform, "yaml" if yaml_suffix else "json"))
 

@@ -169,6 +169,11 @@ class Tree:
                     f"tree rooted at {self.root!r}: children[{p!r}] must be a list of node "
                     f"ids, got {_kind(cs)}"
                 )
+            bad = next((c for c in (p, *cs) if not isinstance(c, str)), None)
+            if bad is not None:
+                raise ScheduleError(
+                    f"tree rooted at {self.root!r}: node {bad!r} is not a string id"
+                )
         kids = {p: tuple(cs) for p, cs in self.children.items() if cs}
         seen = {self.root}
         order = [self.root]
@@ -198,7 +203,12 @@ class Tree:
     def from_edges(cls, root: str, edges: Iterable[tuple[str, str]]) -> Tree:
         """A tree from ``(parent, child)`` pairs; a parent's pairs must come in its send order."""
         kids: dict[str, list[str]] = {}
-        for p, c in edges:
+        for k, edge in enumerate(edges):
+            if not isinstance(edge, list | tuple) or len(edge) != 2:
+                raise ScheduleError(f"edges[{k}]: must be a (parent, child) pair, got {edge!r}")
+            p, c = edge
+            if not isinstance(p, str):
+                raise ScheduleError(f"edges[{k}]: node {p!r} is not a string id")
             kids.setdefault(p, []).append(c)
         return cls(root, {p: tuple(cs) for p, cs in kids.items()})
 
@@ -830,7 +840,7 @@ class Schedule:
         for f in self.flows:
             if f.buffer == buffer:
                 return f.tree.nodes
-        raise KeyError(buffer)
+        raise ScheduleError(f"buffer {buffer!r}: no such buffer (the schedule has {self.buffers})")
 
     @property
     def participants(self) -> tuple[str, ...]:
@@ -926,15 +936,14 @@ class Schedule:
             A node the platform does not have.
         """
         if platform is not None or members is not None:
-            self.check_delivery(platform, members)
+            check_delivery(self, platform, members)
         self.program().validate()
 
     def check_delivery(self, platform=None, members: Iterable[str] | None = None) -> None:
-        """Check that the schedule delivers where it must: every node it names is one of
-        ``platform``'s, a ``bcast`` reaches every node of ``platform`` and every buffer reaches
-        every one of ``members``.  :class:`ScheduleError` names the first node (in platform
-        order, or in ``members`` order) that receives nothing.  O(N + size of the trees).
-        """
+        """See :func:`check_delivery`."""
+        check_delivery(self, platform, members)
+
+    def _check_delivery(self, platform, members) -> None:
         if platform is not None:
             for node in self.participants:
                 platform.index(node)
@@ -1022,6 +1031,9 @@ class Schedule:
         """
         if not schedules:
             raise ScheduleError("concurrent: no schedules given")
+        for k, s in enumerate(schedules):
+            if not isinstance(s, Schedule):
+                raise TypeError(f"concurrent: schedules[{k}] is not a Schedule: {s!r}")
         sizes = {s.nbytes for s in schedules}
         if len(sizes) != 1:
             raise ScheduleError(f"concurrent: schedules have different sizes {sorted(sizes)}")
@@ -1039,6 +1051,25 @@ class Schedule:
             {"parts": [s.params for s in schedules]},
             schedules[0].model,
         )
+
+
+def check_delivery(schedule: Schedule, platform=None, members: Iterable[str] | None = None) -> None:
+    """Check that ``schedule`` delivers where it must: every node it names is one of
+    ``platform``'s, a ``bcast`` reaches every node of ``platform``, and every buffer reaches
+    every one of ``members``.
+
+    Raises :class:`ScheduleError` naming the first node (in platform order, or in ``members``
+    order) that receives nothing, :class:`~hetcoll.errors.UnknownNodeError` for a node the
+    platform does not have, ``TypeError`` for arguments of the wrong kind.  O(N + size of the
+    trees).
+    """
+    from .platform import Platform
+
+    if not isinstance(schedule, Schedule):
+        raise TypeError(f"schedule: expected a Schedule, got {type(schedule).__name__}")
+    if platform is not None and not isinstance(platform, Platform):
+        raise TypeError(f"platform: expected a Platform, got {type(platform).__name__}")
+    schedule._check_delivery(platform, members)
 
 
 def _model_spec(model: Any) -> str | dict[str, Any]:
