@@ -234,3 +234,28 @@ def test_a_bad_value_raises_a_hetcoll_error_naming_it(call, error, text):
 def test_an_object_of_the_wrong_kind_is_a_type_error(call):
     with pytest.raises(TypeError):
         call()
+
+
+@pytest.mark.parametrize(
+    ("setting", "text"),
+    [
+        ({"timeout": "x"}, "timeout: cannot read 'x'"),
+        ({"timeout": float("nan")}, "timeout: must be a number"),
+        ({"timeout": -1}, "timeout: must be a finite number > 0"),
+        ({"time_scale": float("inf")}, "time_scale: must be a finite number > 0"),
+        ({"segment_size": -5}, "segment_size: must be"),
+        ({"segment_size": "x"}, "segment_size: must be a positive integer"),
+        ({"algo": "nope"}, "unknown planner 'nope'"),
+        ({"options": 5}, "options: must be a dict"),
+        ({"model": "magic"}, "unknown model 'magic'"),
+        ({"spin": -1}, "spin: must be"),
+        ({"poll": "x"}, "poll: cannot read 'x'"),
+    ],
+)
+def test_hetcomm_settings_are_checked_on_one_rank(setting, text):
+    from mpi4py import MPI
+
+    from hetcoll import HetComm
+
+    with pytest.raises(HetcollError, match=text.replace("(", r"\(")):
+        HetComm(MPI.COMM_SELF, {"nodes": [{"id": "a"}]}, **setting)
