@@ -28,10 +28,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import _fuzz  # noqa: E402  (the shared fuzzer lives with the tests)
+import _fuzz  # the shared fuzzer lives with the tests
 
 
-class _Timeout(Exception):
+class _Timeout(TimeoutError):  # run_case lets a TimeoutError through
     pass
 
 
@@ -49,11 +49,11 @@ def fuzz(n: int, seed: int, limit: float, show: int) -> dict:
     for i in range(n):
         rng = random.Random(seed * 1_000_003 + i)
         s = seeds[rng.randrange(len(seeds))]
-        suffix, content = _fuzz.mutate(s, rng)
+        case = _fuzz.mutate(s, rng)
         with tempfile.TemporaryDirectory() as tmp:
             signal.setitimer(signal.ITIMER_REAL, limit)
             try:
-                outcome, detail = _fuzz.run_case(s, suffix, content, Path(tmp))
+                outcome, detail = _fuzz.run_case(s, case, Path(tmp))
             except _Timeout:
                 outcome, detail = "timeout", f"over {limit:g} s"
             finally:
@@ -61,7 +61,8 @@ def fuzz(n: int, seed: int, limit: float, show: int) -> dict:
         counts[outcome] += 1
         by_seed[s.name][outcome] += 1
         if outcome not in ("valid", "clean error") and len(examples[outcome]) < show:
-            examples[outcome].append(f"case {i} ({s.name}{suffix}): {detail}")
+            opts = " ".join(case.options)
+            examples[outcome].append(f"case {i} ({s.name}{case.suffix} {opts}): {detail}")
         if (i + 1) % 1000 == 0:
             print(f"{i + 1} files, {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     return {

@@ -84,6 +84,33 @@ SPECIAL = [
 ]
 
 
+# planners (fast ones) and options a platform case may add to ``hetcoll plan``
+ALGOS = ("fnf", "binomial", "flat", "chain", "spoc", "mst", "spt", "hlot", "gap_aware",
+         "magpie", "mpich-g2", "mpich-gx", "auto")  # fmt: skip
+SIZES = ("0", "1", "4096", "1MiB", "1GiB")
+MODELS = (
+    "tini",
+    "postal",
+    "hockney",
+    '{"name": "postal", "gap": "2ms", "overhead": 1e-3}',
+    '{"name": "postal", "gap": "nan"}',
+    '{"name": "postal", "recv_overhead": "-1s"}',
+    '{"name": "hockney", "ports": "unidirectional"}',
+    '{"name": ["tini"]}',
+    '{"name": "postal", "gap": 1e308}',
+    "{" * 200,
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One mutated document and the extra command-line options to feed it with."""
+
+    suffix: str
+    content: bytes
+    options: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class Seed:
     """A document to mutate and how to feed it: ``kind`` is ``platform`` or ``schedule``;
@@ -222,8 +249,8 @@ def _dump(data: Any, fmt: str) -> str:
         sys.setrecursionlimit(limit)
 
 
-def mutate(seed: Seed, rng: random.Random) -> tuple[str, bytes]:
-    """A mutated copy of ``seed``: ``(file suffix, file content)``."""
+def mutate(seed: Seed, rng: random.Random) -> Case:
+    """A mutated copy of ``seed`` and the options to run it with."""
     data = json.loads(json.dumps(seed.data))
     for _ in range(rng.choice([1, 1, 2, 3])):
         data = _mutate_tree(data, rng)  # (in place: a deep nesting shares no structure)
@@ -240,7 +267,12 @@ def mutate(seed: Seed, rng: random.Random) -> tuple[str, bytes]:
         for _ in range(rng.randrange(1, 4)):
             buf[rng.randrange(len(buf))] = rng.randrange(256)
         text = bytes(buf)
-    return "." + fmt, text
+    options: list[str] = []
+    if seed.kind == "platform":
+        options += ["--algo", rng.choice(ALGOS), "--size", rng.choice(SIZES)]
+    if rng.random() < 0.15:
+        options += ["--model", rng.choice(MODELS)]
+    return Case("." + fmt, text, tuple(options))
 
 
 # -- running -------------------------------------------------------------------------------------
@@ -254,17 +286,18 @@ def _times_ok(doc: Any) -> bool:
     )
 
 
-def run_case(seed: Seed, suffix: str, content: bytes, workdir: Path) -> tuple[str, str]:
+def run_case(seed: Seed, case: Case, workdir: Path) -> tuple[str, str]:
     """Feed one mutated document to the CLI in-process: ``(outcome, detail)``."""
     from hetcoll.cli import main
 
-    path = workdir / f"input{suffix}"
-    path.write_bytes(content)
+    path = workdir / f"input{case.suffix}"
+    path.write_bytes(case.content)
     out_file = workdir / "out.json"
     if seed.kind == "platform":
         argv = ["plan", str(path), "--root", seed.root, "-o", str(out_file), "--json"]
     else:
         argv = ["simulate", seed.platform, str(path), "--json"]
+    argv += case.options
     stdout, stderr = io.StringIO(), io.StringIO()
     with (
         warnings.catch_warnings(record=True) as caught,
@@ -276,7 +309,7 @@ def run_case(seed: Seed, suffix: str, content: bytes, workdir: Path) -> tuple[st
             code = main(argv)
         except SystemExit as exc:  # click's own exit, if any
             code = exc.code if isinstance(exc.code, int) else 1
-        except BaseException as exc:  # noqa: BLE001 - that is the outcome being counted
+        except BaseException as exc:  # that is the outcome being counted
             if isinstance(exc, KeyboardInterrupt | TimeoutError):
                 raise
             return "traceback", f"{type(exc).__name__}: {exc}"[:300]

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _fuzz import mutate, run_case, seeds
+from _fuzz import Case, mutate, run_case, seeds
 
 SEEDS = seeds()
 
@@ -24,15 +24,15 @@ SEEDS = seeds()
 @settings(max_examples=150)
 @given(st.sampled_from(SEEDS), st.randoms(use_true_random=False))
 def test_mutated_inputs_give_a_valid_plan_or_one_clean_line(seed, rng):
-    suffix, content = mutate(seed, rng)
+    case = mutate(seed, rng)
     with tempfile.TemporaryDirectory() as tmp:
-        outcome, detail = run_case(seed, suffix, content, Path(tmp))
-    assert outcome in ("valid", "clean error"), f"{outcome}: {detail}"
+        outcome, detail = run_case(seed, case, Path(tmp))
+    assert outcome in ("valid", "clean error"), f"{outcome}: {detail} ({case.options})"
 
 
 @pytest.mark.parametrize("seed", SEEDS, ids=[s.name for s in SEEDS])
 def test_every_seed_is_valid_unmutated(seed, tmp_path):
     import json
 
-    outcome, detail = run_case(seed, ".json", json.dumps(seed.data).encode(), tmp_path)
+    outcome, detail = run_case(seed, Case(".json", json.dumps(seed.data).encode()), tmp_path)
     assert outcome == "valid", detail
