@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from _cli import one_line_error, run
 from hetcoll import load_platform, save_platform
-from hetcoll.cli import main
 from hetcoll.errors import OutputError
 from hetcoll.files import (
     check_output,
@@ -33,20 +33,6 @@ WRITERS = {
     "export": ["export", "fig1", "--format", "json", "-o"],
     "probe": ["probe", "-o"],
 }
-
-
-def run(capsys, *args):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line_error(code, out, err, *needles):
-    assert code == 2, (code, out, err)
-    assert out == ""
-    assert err.startswith("hetcoll: error: ") and err.count("\n") == 1, err
-    for needle in needles:
-        assert needle in err, (needle, err)
 
 
 def leftovers(directory: Path) -> list[str]:

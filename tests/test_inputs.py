@@ -14,26 +14,10 @@ import warnings
 import numpy as np
 import pytest
 
+from _cli import one_line_error, run
 from hetcoll import Platform, Schedule, ScheduleError, load_platform, plan, simulate
-from hetcoll.cli import main
 from hetcoll.errors import HetcollError, ModelError, PlatformError
 from hetcoll.models import get_model
-
-
-def run(capsys, *args):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line_error(code, out, err, *needles):
-    """Exit 2, nothing on stdout, exactly one line on stderr containing every needle."""
-    assert code == 2, (code, out, err)
-    assert out == ""
-    assert err.startswith("hetcoll: error: ") and err.count("\n") == 1, err
-    assert "Traceback" not in err
-    for needle in needles:
-        assert needle in err, (needle, err)
 
 
 def schedule_doc(children, collective="bcast", root="1", **extra):
