@@ -462,13 +462,11 @@ def _checked_node(node: Any, i: int) -> Node:
         label = getattr(node, key)
         if label is not None and not isinstance(label, str):
             raise PlatformError(f"nodes[{i}].{key}: must be a string, got {_kind(label)}")
-    costs = {
-        key: check_quantity(getattr(node, key), "time", f"nodes[{i}].{key}", error=PlatformError)
-        for key in ("t_ini", "t_byte")
-    }
-    if all(costs[k] is getattr(node, k) for k in costs):
+    t_ini = check_quantity(node.t_ini, "time", f"nodes[{i}].t_ini", error=PlatformError)
+    t_byte = check_quantity(node.t_byte, "time", f"nodes[{i}].t_byte", error=PlatformError)
+    if t_ini is node.t_ini and t_byte is node.t_byte:
         return node
-    return replace(node, **costs)
+    return replace(node, t_ini=t_ini, t_byte=t_byte)
 
 
 def _checked_link(link: Any, k: int) -> Link:
