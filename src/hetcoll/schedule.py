@@ -1078,8 +1078,8 @@ def _model_spec(model: Any) -> str | dict[str, Any]:
 
     try:
         return get_model(model).to_spec()
-    except HetcollError as exc:
-        raise ScheduleError(f"model: {exc}") from None
+    except HetcollError as exc:  # "model: ..." once, whatever get_model's message starts with
+        raise ScheduleError(str(exc) if str(exc).startswith("model") else f"model: {exc}") from None
 
 
 def _order(order: Any, nflows: int) -> dict[str, tuple[tuple[int, str], ...]]:
