@@ -33,6 +33,7 @@ Only APIs that exist on ``main`` before issue 9 are used, so the benchmark can c
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 import math
@@ -191,9 +192,14 @@ def _set(data: Any, path: tuple, value: Any) -> Any:
     return data
 
 
+def _special(rng: random.Random) -> Any:
+    """One of :data:`SPECIAL`, copied: a later mutation must not change the list itself."""
+    return copy.deepcopy(rng.choice(SPECIAL))
+
+
 def _other_type(value: Any, rng: random.Random) -> Any:
     """A value of another type: a list or object around it, its string, a number, null."""
-    choices = [[value], {"x": value}, None, rng.choice(SPECIAL)]
+    choices = [[value], {"x": value}, None, _special(rng)]
     if isinstance(value, int | float) and not isinstance(value, bool):
         choices += [str(value), f"{value}s", f"{value} parsecs"]
     if isinstance(value, str):
@@ -214,23 +220,23 @@ def _mutate_tree(data: Any, rng: random.Random) -> Any:
     elif move == 1:  # another type
         data = _set(data, path, _other_type(value, rng))
     elif move == 2:  # a special value
-        data = _set(data, path, rng.choice(SPECIAL))
+        data = _set(data, path, _special(rng))
     elif move == 3:  # another plausible number, perhaps written as a string with a unit
         if isinstance(value, int | float) and not isinstance(value, bool):
             other = [str(value), f"{value}ms", value * 1000, value / 1000, 0, 1e11, 1e-12, 7]
             data = _set(data, path, rng.choice(other))
         else:
-            data = _set(data, path, rng.choice(SPECIAL))
+            data = _set(data, path, _special(rng))
     elif move == 4:  # deep nesting
         for _ in range(rng.choice([2, 10, 100, 1500])):
             value = [value] if rng.random() < 0.5 else {"a": value}
         data = _set(data, path, value)
     elif move == 5 and isinstance(value, dict):  # an unknown key
-        value[rng.choice(["buffer", "speed", "model", "tini", "x"])] = rng.choice(SPECIAL)
+        value[rng.choice(["buffer", "speed", "model", "tini", "x"])] = _special(rng)
     elif move == 6 and isinstance(value, list) and value:  # duplicate an element
         value.append(value[rng.randrange(len(value))])
     else:
-        data = _set(data, path, rng.choice(SPECIAL))
+        data = _set(data, path, _special(rng))
     return data
 
 

@@ -36,3 +36,15 @@ def test_every_seed_is_valid_unmutated(seed, tmp_path):
 
     outcome, detail = run_case(seed, Case(".json", json.dumps(seed.data).encode()), tmp_path)
     assert outcome == "valid", detail
+
+
+def test_a_case_is_a_pure_function_of_its_seed_and_draws():
+    import copy
+    import random
+
+    import _fuzz
+
+    before = copy.deepcopy(_fuzz.SPECIAL)
+    first = [mutate(SEEDS[i % len(SEEDS)], random.Random(i)) for i in range(1200)]
+    assert repr(_fuzz.SPECIAL) == repr(before)  # no mutation changed the shared values
+    assert mutate(SEEDS[0], random.Random(0)) == first[0]
