@@ -85,6 +85,16 @@ def main() -> int:
     args = ap.parse_args()
     import hetcoll
 
+    try:  # hetcoll before issue 9 has no files module
+        from hetcoll.files import make_output_dir, write_atomic
+    except ImportError:
+
+        def make_output_dir(path):
+            path.mkdir(parents=True, exist_ok=True)
+
+        def write_atomic(path, text):
+            path.write_text(text)
+
     doc = fuzz(args.n, args.seed, args.limit, args.show)
     doc["hetcoll"] = str(Path(hetcoll.__file__).parent)
     width = max(len(k) for k in _fuzz.OUTCOMES)
@@ -96,8 +106,8 @@ def main() -> int:
         print(f"{outcome}:")
         for line in lines:
             print(f"  {line}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(doc, indent=1) + "\n")
+    make_output_dir(args.out.parent)
+    write_atomic(args.out, json.dumps(doc, indent=1) + "\n")
     return 0
 
 
