@@ -11,7 +11,7 @@ import click
 from ..errors import HetcollError, PlannerError, ScheduleError
 from ..report import dump_json, format_table, json_document
 from ..units import format_bandwidth, format_size, format_time
-from ._base import JSON_OPT, MODEL, SIZE, _ids, _platform, cli
+from ._base import JSON_OPT, MODEL, OUTPUT, SIZE, _ids, _platform, cli
 
 # -- planners ------------------------------------------------------------------------------------
 
@@ -208,7 +208,7 @@ def _print_prediction(schedule, pred, platform_name: str) -> None:
     default=None,
     help="Planner name (hetcoll planners); default fnf for trees, eff_cube for hypercubes.",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the schedule here.")
+@click.option("-o", "--output", type=OUTPUT, help="Write the schedule here.")
 def plan_cmd(
     platform,
     op,
@@ -224,7 +224,7 @@ def plan_cmd(
     output,
 ) -> None:
     """Plan a collective on PLATFORM and predict its time."""
-    from ..platform import write_atomic
+    from ..files import write_atomic
     from ..simulate import simulate
 
     p = _platform(platform)
@@ -241,7 +241,7 @@ def plan_cmd(
             p, algo or "fnf", root, member_list, group_list, size, segment_size, model
         )
     pred = simulate(p, schedule, model)
-    if output:
+    if output is not None:
         write_atomic(output, schedule.to_json() + "\n")
     if as_json:
         dump_json(json_document("plan", _prediction_doc(schedule, pred)))
@@ -253,19 +253,13 @@ def plan_cmd(
 
 
 def _read_schedule(path: str):
+    from ..files import parse_document, read_text
     from ..schedule import Schedule
 
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScheduleError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ScheduleError(f"{path}: not valid JSON: {exc}") from None
-    if isinstance(data, dict) and "schedule" in data and "format" not in data:
-        data = data["schedule"]  # the output of `hetcoll plan --json`
-    try:
+        data = parse_document(read_text(path, ScheduleError), "json", ScheduleError)
+        if isinstance(data, dict) and "schedule" in data and "format" not in data:
+            data = data["schedule"]  # the output of `hetcoll plan --json`
         return Schedule.from_dict(data)
     except ScheduleError as exc:
         raise ScheduleError(f"{path}: {exc}") from None
@@ -306,7 +300,7 @@ _EXPORT_SUFFIX = {".xml": "simgrid", ".json": "json", ".yaml": "yaml", ".yml": "
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False),
+    type=OUTPUT,
     help="File to write (the format follows its suffix unless --format is given).",
 )
 @click.option(
@@ -327,7 +321,8 @@ _EXPORT_SUFFIX = {".xml": "simgrid", ".json": "json", ".yaml": "yaml", ".yml": "
 def export_cmd(platform, output, fmt, model) -> None:
     """Write PLATFORM for other tools: SimGrid XML, networkx JSON, or hetcoll JSON/YAML."""
     from ..export import SIMGRID_CONFIG, to_node_link, to_simgrid
-    from ..platform import platform_text, write_atomic
+    from ..files import write_atomic
+    from ..platform import platform_text
 
     p = _platform(platform)
     if model is not None:

@@ -8,8 +8,20 @@ import click
 
 from ..errors import HetcollError, PlannerError
 from ..report import dump_json, format_table, json_document
-from ..units import format_size, format_time, parse_size
-from ._base import JSON_OPT, MODEL, SIZE, _platform, _positive, cli
+from ..units import format_size, format_time
+from ._base import (
+    JSON_OPT,
+    MODEL,
+    NON_NEGATIVE,
+    OUTPUT,
+    OUTPUT_DIR,
+    POSITIVE,
+    SIZE,
+    _platform,
+    _positive,
+    _sizes,
+    cli,
+)
 
 # -- runtime: run, probe, demo (MPI) ---------------------------------------------------------------
 
@@ -41,14 +53,14 @@ CUBE_OPS = ("allreduce", "allgather", "barrier")
 @click.option("--emulate", is_flag=True, help="Impose the platform's costs on this machine.")
 @click.option(
     "--time-scale",
-    type=float,
+    type=POSITIVE,
     default=1.0,
     show_default=True,
     help="With --emulate: multiply every modelled cost.",
 )
 @click.option(
     "--timeout",
-    type=float,
+    type=POSITIVE,
     default=60.0,
     show_default=True,
     help="Seconds one collective may take before the job is stopped.",
@@ -198,7 +210,7 @@ def _run_cube(p, platform_file, op, algo, nbytes, repeat, emulate, time_scale, t
 
 
 @cli.command("probe")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the platform here.")
+@click.option("-o", "--output", type=OUTPUT, help="Write the platform here.")
 @click.option(
     "--emulate",
     "emulate_file",
@@ -228,13 +240,13 @@ def _run_cube(p, platform_file, op, algo, nbytes, repeat, emulate, time_scale, t
 )
 @click.option(
     "--tolerance",
-    type=float,
+    type=NON_NEGATIVE,
     default=0.05,
     show_default=True,
     help="Merge nodes whose costs agree within this fraction (0: never).",
 )
-@click.option("--time-scale", type=float, default=1.0, show_default=True)
-@click.option("--timeout", type=float, default=60.0, show_default=True)
+@click.option("--time-scale", type=POSITIVE, default=1.0, show_default=True)
+@click.option("--timeout", type=POSITIVE, default=60.0, show_default=True)
 @JSON_OPT
 def probe_cmd(
     output,
@@ -258,9 +270,7 @@ def probe_cmd(
     from ..platform import save_platform
 
     emulated = _platform(emulate_file) if emulate_file else None
-    size_list = tuple(parse_size(s) for s in sizes.split(",") if s.strip())
-    if len(size_list) < 1:
-        raise HetcollError("--sizes: give at least one size")
+    size_list = _sizes(sizes, "--sizes")
     if repeat < 1 or rounds < 1:
         raise HetcollError("--repeat and --rounds: must be >= 1")
     if tolerance < 0:
@@ -284,7 +294,7 @@ def probe_cmd(
     if doc is None:
         return
     probed = doc.pop("_platform")
-    if output:
+    if output is not None:
         save_platform(probed, output)
         doc["output"] = output
     if as_json:
@@ -314,7 +324,7 @@ def probe_cmd(
 @click.option("--repeat", type=int, default=5, show_default=True, help="Repetitions.")
 @click.option(
     "--time-scale",
-    type=float,
+    type=POSITIVE,
     default=4.0,
     show_default=True,
     help="Multiply the emulated costs (ms-scale costs dwarf this machine's noise).",
@@ -322,7 +332,7 @@ def probe_cmd(
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False),
+    type=OUTPUT_DIR,
     default="results/demo",
     show_default=True,
     help="Directory for the JSON and PNG files.",

@@ -140,8 +140,13 @@ def plan_multiple(
     Sec. 4 and 6.2) do, and the simulator makes the trees share every node's sending
     capacity; a joint planner (``fnf_joint``) plans them together.
     """
+    if isinstance(groups, str | Mapping) or not isinstance(groups, Sequence):
+        raise PlannerError(f"groups: must be a list of (root, members) pairs, got {groups!r}")
     if not groups:
         raise PlannerError("multiple multicast: no groups given")
+    for k, group in enumerate(groups):
+        if isinstance(group, str) or not isinstance(group, Sequence) or len(group) != 2:
+            raise PlannerError(f"groups[{k}]: must be a (root, members) pair, got {group!r}")
     info = get_planner(method)
     if info.kind == "joint":
         return info.func(
@@ -170,6 +175,8 @@ def plan_multiple(
 
 def _known_options(info: PlannerInfo, options: Mapping[str, Any] | None) -> dict[str, Any]:
     """The options ``info``'s planner accepts; a warning for each other one (then ignored)."""
+    if options is not None and not isinstance(options, Mapping):
+        raise PlannerError(f"options: must be a mapping of option names to values, got {options!r}")
     opts = dict(options or {})
     for key in sorted(set(opts) - set(info.options)):
         warnings.warn(
