@@ -375,7 +375,7 @@ def main(argv=None) -> int:
 
 
 def crosscheck(args) -> int:
-    from hetcoll.platform import write_atomic
+    from hetcoll.files import write_atomic
 
     sizes = QUICK_SIZES if args.quick else SIZES
     cases = _cases(sizes)
