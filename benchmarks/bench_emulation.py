@@ -17,35 +17,27 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from hetcoll.generators import testbed
+from hetcoll.jobs import Run, entries, launch
 from hetcoll.report import format_table
-from hetcoll.runtime.launch import run_mpi
 
 
 def run(ranks: int, scale: float, repeat: int) -> dict:
-    spec = {
-        "runs": [
-            {
-                "platform": testbed(ranks, ranks // 2).to_dict(),
-                "emulate": True,
-                "time_scale": scale,
-                "sizes": [4],
-                "repeat": repeat,
-                "planners": ["binomial", "spoc", "fnf"],
-                "native": False,
-            }
-        ]
-    }
-    with tempfile.TemporaryDirectory() as tmp:
-        s, o = Path(tmp) / "spec.json", Path(tmp) / "out.json"
-        s.write_text(json.dumps(spec))
-        proc = run_mpi(ranks, ["hetcoll.runtime.job", s, o], timeout=900)
-        if proc.returncode != 0:
-            raise SystemExit(proc.stderr[-3000:])
-        return json.loads(o.read_text())["runs"][0]
+    """One job: the 4-byte broadcast of every planner; {algorithm: entry}."""
+    spec = Run(
+        testbed(ranks, ranks // 2).to_dict(),
+        "bcast",
+        "binomial",
+        baselines=("spoc", "fnf"),
+        native=False,
+        sizes=(4,),
+        repeat=repeat,
+        time_scale=scale,
+    )
+    (result,) = launch([spec], ranks, timeout=900)["runs"]
+    return {e["algorithm"]: e for e in entries(result["documents"][0])}
 
 
 def main() -> int:
@@ -55,8 +47,7 @@ def main() -> int:
     for ranks in (8, 16):
         for scale in scales:
             load = os.getloadavg()[0]
-            res = run(ranks, scale, repeat)
-            by = {r["algorithm"]: r for r in res["results"]}
+            by = run(ranks, scale, repeat)
             for name in ("binomial", "spoc", "fnf"):
                 r = by[name]
                 ratio = r["measured_time"] / r["predicted_time"]
@@ -80,6 +71,7 @@ def main() -> int:
                         "measured_time": r["measured_time"],
                         "clock_time": r["clock_time"],
                         "ratio": ratio,
+                        "late": r["late"],
                         "load_average": load,
                     }
                 )

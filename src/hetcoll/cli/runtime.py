@@ -97,101 +97,82 @@ def run_cmd(
     _positive(segment_size, "--segment-size")
     if cube:
         nbytes = 0 if op == "barrier" else (8 if size is None else size)
-        args = (nbytes, repeat, emulate, time_scale, timeout, as_json)
-        return _run_cube(p, platform_file, op, algo, *args)
-    size = 4 if size is None else size
-    from ..runtime.commands import run_measurement
+    else:
+        nbytes = 4 if size is None else size
+    from ..jobs import Run
+    from ..jobs.ranks import measure
 
-    doc = run_measurement(
+    run = Run(
         p,
+        op,
+        algo,
+        baselines=("blind",) if cube else ("binomial",),
         root=root,
-        algo=algo,
-        nbytes=size,
+        sizes=(nbytes,),
         segment_size=segment_size,
         repeat=repeat,
         emulate=emulate,
         time_scale=time_scale,
         timeout=timeout,
     )
-    if doc is None:
+    result = measure(run)
+    if result is None:  # rank 0 reports
         return
+    doc = result["documents"][0]
     doc["platform"] = platform_file
     if as_json:
         dump_json(json_document("measurement", doc))
-        return
+    elif cube:
+        _print_cube(doc, platform_file)
+    else:
+        _print_bcast(doc, platform_file)
+
+
+def _how(doc) -> str:
+    how = f"emulated, costs x{doc['time_scale']:g}" if doc["emulate"] else "not emulated"
+    return f"{doc['ranks']} ranks, {how}, {doc['repeat']} repetitions"
+
+
+def _ratio(e) -> str:
+    pred = e["predicted_time"]
+    return f"{e['measured_time'] / pred:.3f}" if pred else "-"
+
+
+def _predicted(e) -> str:
+    return format_time(e["predicted_time"]) if e["predicted_time"] is not None else "-"
+
+
+def _print_bcast(doc, platform_file) -> None:
+    from ..jobs import entries
+
     rows = [
-        [
-            algo,
-            format_time(doc["measured_time"]),
-            format_time(doc["predicted_time"]),
-            f"{doc['ratio']:.3f}" if doc["ratio"] else "-",
-        ],
+        [e["algorithm"], format_time(e["measured_time"]), _predicted(e), _ratio(e)]
+        for e in entries(doc)
     ]
-    b = doc["baselines"]["binomial"]
-    rows.append(
-        [
-            "binomial",
-            format_time(b["measured_time"]),
-            format_time(b["predicted_time"]),
-            f"{b['measured_time'] / b['predicted_time']:.3f}",
-        ]
+    title = f"bcast of {format_size(doc['nbytes'])} from {doc['root']} on {platform_file}: " + _how(
+        doc
     )
-    rows.append(["native", format_time(doc["baselines"]["native"]["measured_time"]), "-", "-"])
-    how = f"emulated, costs x{time_scale:g}" if emulate else "not emulated"
-    title = (
-        f"bcast of {format_size(size)} from {doc['root']} on {platform_file}: "
-        f"{doc['ranks']} ranks, {how}, {repeat} repetitions"
-    )
-    click.echo(
-        format_table(
-            ["algorithm", "measured", "predicted", "measured/predicted"], rows, title=title
-        )
-    )
+    headers = ["algorithm", "measured", "predicted", "measured/predicted"]
+    click.echo(format_table(headers, rows, title=title))
     click.echo(f"method: {doc['method']}")
 
 
-def _run_cube(p, platform_file, op, algo, nbytes, repeat, emulate, time_scale, timeout, as_json):
-    from ..runtime.commands import run_cube_measurement
+def _print_cube(doc, platform_file) -> None:
+    from ..jobs import entries
 
-    doc = run_cube_measurement(
-        p,
-        collective=op,
-        algo=algo,
-        nbytes=nbytes,
-        repeat=repeat,
-        emulate=emulate,
-        time_scale=time_scale,
-        timeout=timeout,
-    )
-    if doc is None:
-        return
-    doc["platform"] = platform_file
-    if as_json:
-        dump_json(json_document("measurement", doc))
-        return
-
-    def row(name, d, pred):
-        ratio = f"{d['measured_time'] / pred:.3f}" if pred else "-"
-        return [
-            name,
-            format_time(d["measured_time"]),
-            format_time(d["median_time"]),
-            format_time(pred) if pred is not None else "-",
-            ratio,
-        ]
-
-    b, native = doc["baselines"]["blind"], doc["baselines"]["native"]
     rows = [
-        row(algo, doc, doc["predicted_time"]),
-        row("blind", b, b["predicted_time"]),
-        row("native", native, None),
+        [
+            e["algorithm"],
+            format_time(e["measured_time"]),
+            format_time(e["median_time"]),
+            _predicted(e),
+            _ratio(e),
+        ]
+        for e in entries(doc)
     ]
-    how = f"emulated, costs x{time_scale:g}" if emulate else "not emulated"
-    what = op if op == "barrier" else f"{op} of {format_size(nbytes)} per rank"
-    title = (
-        f"{what} on {platform_file}: {doc['ranks']} ranks, {how}, {repeat} repetitions; "
-        f"embedding {' '.join(doc['embedding'])}"
-    )
+    op = doc["operation"]
+    what = op if op == "barrier" else f"{op} of {format_size(doc['nbytes'])} per rank"
+    title = f"{what} on {platform_file}: {_how(doc)}; embedding {' '.join(doc['embedding'])}"
     headers = ["algorithm", "measured (min)", "median", "predicted", "min/predicted"]
     click.echo(format_table(headers, rows, title=title))
     click.echo(f"method: {doc['method']}", err=True)
@@ -268,9 +249,9 @@ def probe_cmd(
     _positive(time_scale, "--time-scale")
     _positive(timeout, "--timeout")
     get_model(model)
-    from ..runtime.commands import run_probe
+    from ..jobs.ranks import probe_job
 
-    doc = run_probe(
+    doc = probe_job(
         platform=emulated,
         sizes=size_list,
         repeat=repeat,

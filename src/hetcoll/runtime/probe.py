@@ -38,7 +38,14 @@ from .comm import HetComm
 from .executor import ByteRanges
 from .forecast import Forecaster
 
-__all__ = ["ProbeResult", "probe", "tournament", "fit_platform", "speed_classes"]
+__all__ = [
+    "ProbeResult",
+    "fit_platform",
+    "probe",
+    "relative_errors",
+    "speed_classes",
+    "tournament",
+]
 
 DEFAULT_SIZES = (0, 4096, 16384)
 
@@ -276,3 +283,25 @@ def probe(
         fit,
         time.monotonic() - t0,
     )
+
+
+def relative_errors(probed: Platform, true: Platform, time_scale: float = 1.0) -> dict[str, Any]:
+    """The largest relative error of the probed per-node costs against the true platform's
+    (emulated ``time_scale`` times): ``t_ini_max_rel_error``, ``t_byte_max_rel_error`` (None
+    where a true cost is 0).
+
+    Examples
+    --------
+    >>> from hetcoll.platform import nodes_from_costs
+    >>> true = Platform(nodes_from_costs([1e-3, 2e-3]))
+    >>> probed = Platform(nodes_from_costs([1.1e-3, 2e-3]))
+    >>> round(relative_errors(probed, true)["t_ini_max_rel_error"], 3)
+    0.1
+    """
+    out: dict[str, Any] = {}
+    for key in ("t_ini", "t_byte"):
+        want = getattr(true, key) * time_scale
+        got = getattr(probed, key)
+        ok = bool((want > 0).all())
+        out[f"{key}_max_rel_error"] = float((abs(got - want) / want).max()) if ok else None
+    return out
