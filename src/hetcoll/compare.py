@@ -18,6 +18,7 @@ Examples
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,9 +36,12 @@ __all__ = [
     "candidates",
     "compare",
     "plan_request",
+    "same_trees",
 ]
 
 TREE_OPERATIONS = ("bcast", "multicast", "multi_multicast")
+#: what a schedule records of where it came from, not of what it runs
+_PROVENANCE = ("algorithm", "params", "model")
 CUBE_OPERATIONS = ("allreduce", "allgather", "barrier")
 
 Groups = Sequence[tuple[str, Iterable[str] | None]]
@@ -194,6 +198,26 @@ class Comparison:
     def row(self, algorithm: str) -> dict[str, Any]:
         return next(r for r in self.rows() if r["algorithm"] == algorithm)
 
+    def same_schedules(self) -> dict[str, list[str]]:
+        """Candidates that run the very same schedule (trees, order, embedding), grouped
+        under the first name of each group (name order): measuring one measures them all.
+
+        Examples
+        --------
+        >>> from hetcoll import load_platform
+        >>> c = compare(load_platform("fig1"), "bcast", root="1", algos=["flat", "hlot", "fnf"])
+        >>> c.same_schedules()
+        {'flat': ['flat', 'hlot'], 'fnf': ['fnf']}
+        """
+        groups: dict[str, list[str]] = {}
+        first: dict[str, str] = {}
+        for c in sorted(self.ranked, key=lambda c: c.algorithm):
+            doc = c.schedule.to_dict()
+            what = json.dumps({k: v for k, v in doc.items() if k not in _PROVENANCE})
+            head = first.setdefault(what, c.algorithm)
+            groups.setdefault(head, []).append(c.algorithm)
+        return groups
+
 
 def compare(
     platform: Platform,
@@ -268,3 +292,50 @@ def compare(
         )
     ranked.sort(key=lambda c: (c.predicted_time, c.algorithm))
     return Comparison(operation, nbytes, ranked, skipped)
+
+
+def same_trees(
+    true: Platform,
+    probed: Platform,
+    algos: Sequence[str],
+    *,
+    operation: str = "bcast",
+    root: str | None = None,
+    nbytes: int = 0,
+    scale: float = 1.0,
+) -> dict[str, bool]:
+    """Per planner: does it plan the same schedule on a probed platform as on the true one?
+
+    ``scale``: the probe measured an emulation of the true platform with every cost times
+    ``scale``; the probed costs are scaled back first (a planner with thresholds, like the
+    multi-level ones' 1 ms LAN boundary, would otherwise see another platform).
+
+    Examples
+    --------
+    >>> from hetcoll import load_platform
+    >>> p = load_platform("fig1")
+    >>> same_trees(p, p, ["fnf", "spoc"], root="1")
+    {'fnf': True, 'spoc': True}
+    """
+    probed = _unscaled(probed, scale)
+    out = {}
+    for name in algos:
+        a, b = (
+            plan_request(p, operation, name, root=root, nbytes=nbytes).to_dict()["flows"]
+            for p in (true, probed)
+        )
+        out[name] = a == b
+    return out
+
+
+def _unscaled(platform: Platform, scale: float) -> Platform:
+    """``platform`` with every node cost and latency divided by ``scale`` (bandwidths
+    multiplied): a probed, sender-only platform as it was before the emulation scaled it."""
+    if scale == 1.0:
+        return platform
+    from dataclasses import replace
+
+    nodes = [replace(n, t_ini=n.t_ini / scale, t_byte=n.t_byte / scale) for n in platform.nodes]
+    latency = None if platform.latency is None else platform.latency / scale
+    bandwidth = None if platform.bandwidth is None else platform.bandwidth * scale
+    return Platform(nodes, platform.links, latency, bandwidth, platform.model, platform.name)

@@ -37,8 +37,9 @@ def run_demo(
     plot: bool,
     as_json: bool,
 ) -> dict[str, Any]:
-    from .compare import compare
+    from .compare import compare, same_trees
     from .jobs import Run, entries, launch
+    from .platform import Platform
 
     t0 = time.monotonic()
     p = load_platform(platform)
@@ -49,11 +50,14 @@ def run_demo(
         )
     found = compare(p, "bcast", root=p.ids[0], nbytes=nbytes)
     names = sorted(c.algorithm for c in found.ranked)
+    groups = found.same_schedules()  # planners that build the same tree: measure it once
+    head = {name: first for first, group in groups.items() for name in group}
+    main = head[found.best.algorithm]  # what auto would pick, next to every other tree
     run = Run(
         p.to_dict(),
         "bcast",
-        found.best.algorithm,  # what auto would pick, next to every other candidate
-        baselines=tuple(n for n in names if n != found.best.algorithm),
+        main,
+        baselines=tuple(n for n in groups if n != main),
         root=p.ids[0],
         sizes=(nbytes,),
         repeat=repeat,
@@ -70,8 +74,20 @@ def run_demo(
     result = launch([run], ranks, timeout=600)
     (measured,) = result["runs"]
     rows = {e["algorithm"]: e for e in entries(measured["documents"][0])}
+    for name in names:
+        if head[name] != name:
+            rows[name] = {**rows[head[name]], "algorithm": name, "same_tree_as": head[name]}
     for c in found.ranked:  # the trees' predicted arrivals, for the figure
         rows[c.algorithm]["arrival"] = {k: v * time_scale for k, v in c.prediction.arrival.items()}
+    probe = measured["probe"]
+    probe["same_tree_as_truth"] = same_trees(
+        p,
+        Platform.from_dict(probe["platform"]),
+        names,
+        root=p.ids[0],
+        nbytes=nbytes,
+        scale=time_scale,
+    )
     data = {
         "platform": platform,
         "platform_name": p.name,
@@ -82,7 +98,7 @@ def run_demo(
         "nodes": list(p.ids),
         "fast": [i for i, t in enumerate(p.t_ini) if t == p.t_ini.min()],
         "chosen": found.best.algorithm,
-        "probe": _probe_summary(measured["probe"]),
+        "probe": _probe_summary(probe),
         "results": [rows[n] for n in [*names, "native"]],
         "mpi_seconds": result["seconds"],
         "versions": result["versions"],
@@ -97,9 +113,10 @@ def run_demo(
     else:
         click.echo(_table(data))
         pr = data["probe"]
+        reliable = "" if pr["reliable"] else " (UNRELIABLE: the host was too busy)"
         click.echo(
-            f"probe: {pr['seconds']:.1f} s, largest t_ini error {pr['t_ini_max_rel_error']:.1%}; "
-            "same tree from the probed platform as from the true one: "
+            f"probe: {pr['seconds']:.1f} s, largest t_ini error {pr['t_ini_max_rel_error']:.1%}"
+            f"{reliable}; same tree from the probed platform as from the true one: "
             + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in pr["same_tree"].items())
         )
         click.echo(f"total {data['seconds']:.1f} s")
@@ -119,6 +136,8 @@ def _probe_summary(probe: dict[str, Any]) -> dict[str, Any]:
         "t_ini_max_rel_error": probe["t_ini_max_rel_error"],
         "same_tree": probe["same_tree_as_truth"],
         "forecast_winners": probe["forecast_winners"],
+        "reliable": probe["reliability"]["reliable"],
+        "reliability": probe["reliability"],
         "platform": probe["platform"],
     }
 
@@ -127,6 +146,9 @@ def _table(data: dict[str, Any]) -> str:
     rows = []
     for r in data["results"]:
         pred = r["predicted_time"]
+        if r.get("same_tree_as"):  # measured once, under the first name of its tree
+            rows.append([r["algorithm"], format_time(pred), f"= {r['same_tree_as']}", ""])
+            continue
         rows.append(
             [
                 r["algorithm"],
@@ -149,7 +171,11 @@ def trees_figure(data: dict[str, Any], out_dir: Path) -> Path:
 
     ids = data["nodes"]
     index = {k: i for i, k in enumerate(ids)}
-    trees = [r for r in data["results"] if r.get("tree")]
+    trees = [r for r in data["results"] if r.get("tree") and not r.get("same_tree_as")]
+    also = {}
+    for r in data["results"]:
+        if r.get("same_tree_as"):
+            also.setdefault(r["same_tree_as"], []).append(r["algorithm"])
     ncols = min(3, len(trees))
     nrows = -(-len(trees) // ncols)
     fig, axes = figure(ncols, nrows, size=(4.2 * ncols, 3.4 * nrows))
@@ -168,7 +194,8 @@ def trees_figure(data: dict[str, Any], out_dir: Path) -> Path:
         xs = [t[n] for n in ids]
         ys = list(range(len(ids)))
         ax.scatter(xs, ys, c=["#d62728" if i in fast else "#4c4c4c" for i in ys], s=22, zorder=3)
-        ax.set_title(f"{r['algorithm']}: {format_time(r['predicted_time'])}")
+        name = " = ".join([r["algorithm"], *also.get(r["algorithm"], [])])
+        ax.set_title(f"{name}: {format_time(r['predicted_time'])}", fontsize=9)
         ax.set_xlabel("predicted arrival (ms)")
         ax.set_ylabel("rank (red: fast)")
         ax.invert_yaxis()

@@ -214,6 +214,27 @@ def _print_cube(doc, platform_file) -> None:
     show_default=True,
     help="Merge nodes whose costs agree within this fraction (0: never).",
 )
+@click.option(
+    "--spread",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="A round trip counts once two rounds agree within this fraction.",
+)
+@click.option(
+    "--retries",
+    type=int,
+    default=3,
+    show_default=True,
+    help="Extra rounds for the round trips that did not agree yet.",
+)
+@click.option(
+    "--estimate",
+    type=click.Choice(["min", "forecast"]),
+    default="min",
+    show_default=True,
+    help="Fit the least round trip (robust on a busy host) or the NWS forecast (drift).",
+)
 @click.option("--time-scale", type=float, default=1.0, show_default=True)
 @click.option("--timeout", type=float, default=60.0, show_default=True)
 @JSON_OPT
@@ -226,6 +247,9 @@ def probe_cmd(
     serial,
     model,
     tolerance,
+    spread,
+    retries,
+    estimate,
     time_scale,
     timeout,
     as_json,
@@ -246,6 +270,8 @@ def probe_cmd(
         raise HetcollError("--repeat and --rounds: must be >= 1")
     if tolerance < 0:
         raise HetcollError(f"--tolerance: must be >= 0, got {tolerance}")
+    if spread < 0 or retries < 0:
+        raise HetcollError("--spread and --retries: must be >= 0")
     _positive(time_scale, "--time-scale")
     _positive(timeout, "--timeout")
     get_model(model)
@@ -259,12 +285,16 @@ def probe_cmd(
         serial=serial,
         model=model,
         tolerance=tolerance,
+        spread=spread,
+        retries=retries,
+        estimate=estimate,
         time_scale=time_scale,
         timeout=timeout,
     )
     if doc is None:
         return
     probed = doc.pop("_platform")
+    _warn_unreliable(doc["reliability"])
     if output:
         save_platform(probed, output)
         doc["output"] = output
@@ -286,6 +316,19 @@ def probe_cmd(
     click.echo(f"forecast winners: {doc['forecast_winners']}", err=True)
     if output:
         click.echo(f"wrote {output}", err=True)
+
+
+def _warn_unreliable(rel) -> None:
+    """One line on stderr when the host was too busy for the probe to trust its numbers."""
+    if rel["reliable"]:
+        return
+    u, v, size = rel["unconfirmed"][0]
+    click.echo(
+        f"hetcoll: warning: unreliable probe: {len(rel['unconfirmed'])} round trip(s) never "
+        f"agreed within {rel['spread_allowed']:.0%} over {rel['max_rounds']} rounds (first: "
+        f"{u}-{v}, {format_size(size)}); the host is busy, probe again",
+        err=True,
+    )
 
 
 @cli.command("demo")

@@ -18,7 +18,7 @@ from typing import Any
 
 from mpi4py import MPI
 
-from ..compare import Comparison, compare
+from ..compare import Comparison, compare, same_trees
 from ..errors import PlannerError
 from ..platform import Platform, load_platform
 from ..runtime.comm import HetComm
@@ -78,6 +78,8 @@ def _names(run: Run) -> list[str]:
 
 
 def _measure_bcast(hc: HetComm, run: Run, root_id: str) -> list[Measured]:
+    if not run.message_sizes:
+        return []
     root = hc.rank_of[root_id]
     rtt = round_trips(hc, root)
     out = []
@@ -228,16 +230,11 @@ def _probe(hc: HetComm, run: Run, platform: Platform) -> dict[str, Any]:
 
 
 def _same_trees(run: Run, true: Platform, probed: Platform, root: str) -> dict[str, bool]:
-    """Per planner: is its schedule from the probed platform the one from the true one?"""
-    nbytes = run.message_sizes[0]
-    out = {}
-    for name in dict.fromkeys(_names(run)):
-        a, b = (
-            compare(p, run.operation, root=root, nbytes=nbytes, algos=[name]).best.schedule
-            for p in (true, probed)
-        )
-        out[name] = a.to_dict()["flows"] == b.to_dict()["flows"]
-    return out
+    nbytes = run.message_sizes[0] if run.message_sizes else 0
+    names = list(dict.fromkeys(_names(run)))
+    return same_trees(
+        true, probed, names, operation=run.operation, root=root, nbytes=nbytes, scale=run.time_scale
+    )
 
 
 def probe_job(
@@ -251,6 +248,9 @@ def probe_job(
     tolerance: float,
     time_scale: float,
     timeout: float,
+    spread: float = 0.05,
+    retries: int = 3,
+    estimate: str = "min",
 ) -> dict[str, Any] | None:
     """``hetcoll probe``: probe the communicator (emulating ``platform`` when given); the
     result on rank 0, with the probed platform under ``"_platform"``."""
@@ -273,6 +273,9 @@ def probe_job(
             serial=serial,
             model=model,
             tolerance=tolerance,
+            spread=spread,
+            retries=retries,
+            estimate=estimate,
             name=name,
         )
         if hc.rank != 0:

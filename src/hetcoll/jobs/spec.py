@@ -36,7 +36,8 @@ class Run:
         A broadcast's source (default: the first node).
     sizes : tuple of int, optional
         Message sizes (a hypercube: each rank's contribution); default 4 B for a broadcast,
-        8 B for an allreduce or allgather, 0 for a barrier.
+        8 B for an allreduce or allgather, 0 for a barrier.  Empty: measure nothing (a run
+        that only probes).
     segment_size : int, optional
         A broadcast's pipelining.
     repeat : int
