@@ -42,22 +42,8 @@ def run_program(
         When the job exits non-zero, outlives ``timeout`` seconds or writes nothing; the
         message names the exit code and ends with the last lines of the job's stderr.
     """
-    from ..runtime.launch import run_mpi
-
     with tempfile.TemporaryDirectory(prefix="hetcoll-job-") as tmp:
-        out = Path(tmp) / "result.json"
-        try:
-            proc = run_mpi(ranks, [program, *args, out], timeout=timeout, module=module)
-        except HetcollError as exc:
-            raise JobError(str(exc)) from None
-        if proc.returncode != 0 or not out.exists():
-            tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
-            why = f"exit {proc.returncode}" if proc.returncode else "no result written"
-            raise JobError(f"the MPI job failed ({why}): {tail}")
-        try:
-            return json.loads(out.read_text())
-        except json.JSONDecodeError as exc:  # pragma: no cover - rank 0 writes atomically
-            raise JobError(f"the MPI job wrote unreadable JSON: {exc}") from None
+        return _run(ranks, program, args, Path(tmp), timeout, module)
 
 
 def launch(runs: Sequence[Run], ranks: int, *, timeout: float) -> dict[str, Any]:
@@ -68,8 +54,33 @@ def launch(runs: Sequence[Run], ranks: int, *, timeout: float) -> dict[str, Any]
     """
     if not runs:
         raise HetcollError("a job needs at least one run")
-    spec = {"runs": [r.to_dict() for r in runs]}
-    with tempfile.TemporaryDirectory(prefix="hetcoll-spec-") as tmp:
-        path = Path(tmp) / "spec.json"
-        path.write_text(json.dumps(spec))
-        return run_program(ranks, "hetcoll.jobs", [path], timeout=timeout, module=True)
+    with tempfile.TemporaryDirectory(prefix="hetcoll-job-") as tmp:
+        spec = Path(tmp) / "spec.json"
+        spec.write_text(json.dumps({"runs": [r.to_dict() for r in runs]}))
+        return _run(ranks, "hetcoll.jobs", [spec], Path(tmp), timeout, True)
+
+
+def _run(ranks, program, args, tmp: Path, timeout: float, module: bool) -> dict[str, Any]:
+    from ..runtime.launch import run_mpi
+
+    out = tmp / "result.json"
+    try:
+        proc = run_mpi(ranks, [program, *args, out], timeout=timeout, module=module)
+    except HetcollError as exc:
+        raise JobError(str(exc)) from None
+    if proc.returncode != 0 or not out.exists():
+        why = f"exit {proc.returncode}" if proc.returncode else "no result written"
+        raise JobError(f"the MPI job failed ({why}): {_reason(proc.stderr)}")
+    try:
+        return json.loads(out.read_text())
+    except json.JSONDecodeError as exc:  # pragma: no cover - rank 0 writes atomically
+        raise JobError(f"the MPI job wrote unreadable JSON: {exc}") from None
+
+
+def _reason(stderr: str) -> str:
+    """What went wrong: a rank's ``hetcoll: error:`` line, else the end of stderr."""
+    lines = stderr.strip().splitlines()
+    for line in lines:
+        if line.startswith("hetcoll: error: "):
+            return line.removeprefix("hetcoll: error: ")
+    return "\n".join(lines[-5:])

@@ -19,7 +19,7 @@ from typing import Any
 from mpi4py import MPI
 
 from ..compare import Comparison, compare, same_trees
-from ..errors import PlannerError
+from ..errors import HetcollError, PlannerError
 from ..platform import Platform, load_platform
 from ..runtime.comm import HetComm
 from ..runtime.measure import (
@@ -308,7 +308,12 @@ def main(argv: list[str] | None = None) -> int:
     spec_path, out_path = argv
     with open(spec_path) as fh:
         spec = json.load(fh)
-    result = run_job(spec)
+    try:
+        result = run_job(spec)
+    except HetcollError as exc:  # one line, and no rank is left waiting for this one
+        sys.stderr.write(f"hetcoll: error: {' '.join(str(exc).split())}\n")
+        sys.stderr.flush()
+        MPI.COMM_WORLD.Abort(2)
     if result is not None:
         from ..platform import write_atomic
         from ..report import to_jsonable
