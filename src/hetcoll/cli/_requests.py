@@ -79,6 +79,10 @@ class Request:
     def default_planner(self) -> str:
         return "eff_cube" if self.operation in CUBE_OPS else "fnf"
 
+    def nodes(self) -> dict:
+        """The keywords of :func:`hetcoll.compare.plan_request` and ``compare`` it sets."""
+        return {"root": self.root, "members": self.members, "groups": self.groups}
+
 
 def parse_request(op, root, members, groups, segment_size, reduce_op) -> Request:
     """Check the --op/--root/--members/--group/--segment-size/--reduce-op combination."""

@@ -278,7 +278,9 @@ def probe_cmd(
     from ..jobs.ranks import probe_job
 
     doc = probe_job(
-        platform=emulated,
+        emulated,
+        time_scale=time_scale,
+        timeout=timeout,
         sizes=size_list,
         repeat=repeat,
         rounds=rounds,
@@ -288,8 +290,6 @@ def probe_cmd(
         spread=spread,
         retries=retries,
         estimate=estimate,
-        time_scale=time_scale,
-        timeout=timeout,
     )
     if doc is None:
         return

@@ -238,22 +238,11 @@ def _same_trees(run: Run, true: Platform, probed: Platform, root: str) -> dict[s
 
 
 def probe_job(
-    *,
-    platform: Platform | None,
-    sizes: tuple[int, ...],
-    repeat: int,
-    rounds: int,
-    serial: bool,
-    model: str,
-    tolerance: float,
-    time_scale: float,
-    timeout: float,
-    spread: float = 0.05,
-    retries: int = 3,
-    estimate: str = "min",
+    platform: Platform | None, *, time_scale: float, timeout: float, **options: Any
 ) -> dict[str, Any] | None:
-    """``hetcoll probe``: probe the communicator (emulating ``platform`` when given); the
-    result on rank 0, with the probed platform under ``"_platform"``."""
+    """``hetcoll probe``: probe the communicator (emulating ``platform`` when given) with
+    :func:`~hetcoll.runtime.probe.probe`'s ``options``; the result on rank 0, with the
+    probed platform under ``"_platform"``."""
     from ..platform import nodes_from_costs
     from ..runtime.probe import probe, relative_errors
 
@@ -265,19 +254,7 @@ def probe_job(
         world, platform, "flat", emulate=emulate, timeout=timeout, time_scale=time_scale
     ) as hc:
         name = f"probed {hc.size} ranks" + (f" emulating {platform.name!r}" if emulate else "")
-        res = probe(
-            hc,
-            sizes=sizes,
-            repeat=repeat,
-            rounds=rounds,
-            serial=serial,
-            model=model,
-            tolerance=tolerance,
-            spread=spread,
-            retries=retries,
-            estimate=estimate,
-            name=name,
-        )
+        res = probe(hc, name=name, **options)
         if hc.rank != 0:
             return None
     doc = res.to_dict()
