@@ -41,8 +41,8 @@ def emulated(repeat: int) -> tuple[list[list], list[dict]]:
         runs = [
             Run(p, op, first, baselines=tuple(others), native=False, repeat=repeat) for op in ops
         ]
-        for op, rows in zip(ops, job(n, runs), strict=True):
-            for r in rows:
+        for op, measured in zip(ops, job(n, runs), strict=True):
+            for r in measured:
                 pred = r["predicted_time"]
                 rows.append(
                     [
@@ -74,8 +74,8 @@ def native(repeat: int) -> tuple[list[list], list[dict]]:
             repeat=repeat,
             settle=20e-3,
         )
-        (rows,) = job(n, [run])
-        by = {r["algorithm"]: r for r in rows}
+        (measured,) = job(n, [run])
+        by = {r["algorithm"]: r for r in measured}
         nat = by["native"]
         for name in ("eff_cube", "blind", "native"):
             r = by[name]

@@ -1,4 +1,5 @@
-"""How ``plan``, ``simulate`` and ``compare`` show their results: JSON documents and text."""
+"""How the commands show their results to people (``--json`` documents are built where the
+results are: ``plan``/``simulate`` here, ``run``/``probe`` in :mod:`hetcoll.jobs`)."""
 
 from __future__ import annotations
 
@@ -93,3 +94,69 @@ def print_comparison(platform, op, root, size, results, skipped, as_json) -> Non
     click.echo(format_table(headers, rows, title=title))
     for name, why in skipped.items():
         click.echo(f"(skipped {name}: {why})", err=True)
+
+
+# -- run, probe ---------------------------------------------------------------------------------
+
+
+def _how(doc) -> str:
+    how = f"emulated, costs x{doc['time_scale']:g}" if doc["emulate"] else "not emulated"
+    return f"{doc['ranks']} ranks, {how}, {doc['repeat']} repetitions"
+
+
+def _ratio(e) -> str:
+    pred = e["predicted_time"]
+    return f"{e['measured_time'] / pred:.3f}" if pred else "-"
+
+
+def _predicted(e) -> str:
+    return format_time(e["predicted_time"]) if e["predicted_time"] is not None else "-"
+
+
+def print_bcast_measurement(doc, platform_file) -> None:
+    from ..jobs import entries
+
+    rows = [
+        [e["algorithm"], format_time(e["measured_time"]), _predicted(e), _ratio(e)]
+        for e in entries(doc)
+    ]
+    title = f"bcast of {format_size(doc['nbytes'])} from {doc['root']} on {platform_file}: " + _how(
+        doc
+    )
+    headers = ["algorithm", "measured", "predicted", "measured/predicted"]
+    click.echo(format_table(headers, rows, title=title))
+    click.echo(f"method: {doc['method']}")
+
+
+def print_cube_measurement(doc, platform_file) -> None:
+    from ..jobs import entries
+
+    rows = [
+        [
+            e["algorithm"],
+            format_time(e["measured_time"]),
+            format_time(e["median_time"]),
+            _predicted(e),
+            _ratio(e),
+        ]
+        for e in entries(doc)
+    ]
+    op = doc["operation"]
+    what = op if op == "barrier" else f"{op} of {format_size(doc['nbytes'])} per rank"
+    title = f"{what} on {platform_file}: {_how(doc)}; embedding {' '.join(doc['embedding'])}"
+    headers = ["algorithm", "measured (min)", "median", "predicted", "min/predicted"]
+    click.echo(format_table(headers, rows, title=title))
+    click.echo(f"method: {doc['method']}", err=True)
+
+
+def warn_unreliable(rel) -> None:
+    """One line on stderr when the host was too busy for the probe to trust its numbers."""
+    if rel["reliable"]:
+        return
+    u, v, size = rel["unconfirmed"][0]
+    click.echo(
+        f"hetcoll: warning: unreliable probe: {len(rel['unconfirmed'])} round trip(s) never "
+        f"agreed within {rel['spread_allowed']:.0%} over {rel['max_rounds']} rounds (first: "
+        f"{u}-{v}, {format_size(size)}); the host is busy, probe again",
+        err=True,
+    )

@@ -8,8 +8,9 @@ import click
 
 from ..errors import HetcollError, PlannerError
 from ..report import dump_json, format_table, json_document
-from ..units import format_size, format_time, parse_size
+from ..units import format_time, parse_size
 from ._base import JSON_OPT, MODEL, SIZE, _platform, _positive, cli
+from ._reports import print_bcast_measurement, print_cube_measurement, warn_unreliable
 
 # -- runtime: run, probe, demo (MPI) ---------------------------------------------------------------
 
@@ -68,12 +69,45 @@ def run_cmd(
     allgather, barrier: every rank starts at an agreed time, the call lasts until the last
     rank returns; baselines: MPI's own and the blind hypercube.  Rank 0 prints.
     """
+    p = _platform(platform_file)
+    algo = algo or ("eff_cube" if op in CUBE_OPS else "fnf")
+    _check_run(p, op, root, algo, size, segment_size, repeat, time_scale, timeout)
+    from ..jobs import Run
+    from ..jobs.ranks import measure
+
+    cube = op in CUBE_OPS
+    run = Run(
+        p,
+        op,
+        algo,
+        baselines=("blind",) if cube else ("binomial",),
+        root=root,
+        sizes=None if size is None else (size,),  # default: 4 B, 8 B per rank, or 0
+        segment_size=segment_size,
+        repeat=repeat,
+        emulate=emulate,
+        time_scale=time_scale,
+        timeout=timeout,
+    )
+    result = measure(run)
+    if result is None:  # rank 0 reports
+        return
+    doc = result["documents"][0]
+    doc["platform"] = platform_file
+    if as_json:
+        dump_json(json_document("measurement", doc))
+    elif cube:
+        print_cube_measurement(doc, platform_file)
+    else:
+        print_bcast_measurement(doc, platform_file)
+
+
+def _check_run(p, op, root, algo, size, segment_size, repeat, time_scale, timeout) -> None:
+    """Every ``hetcoll run`` option that does not fit, as one error, before MPI starts."""
     from ..planners import get_planner, hypercube_planners
 
-    p = _platform(platform_file)
     cube = op in CUBE_OPS
     an_op = f"a {op}" if op == "barrier" else f"an {op}"
-    algo = algo or ("eff_cube" if cube else "fnf")
     info = get_planner(algo)
     if cube and info.kind != "hypercube":
         raise PlannerError(
@@ -95,87 +129,6 @@ def run_cmd(
     _positive(time_scale, "--time-scale")
     _positive(timeout, "--timeout")
     _positive(segment_size, "--segment-size")
-    if cube:
-        nbytes = 0 if op == "barrier" else (8 if size is None else size)
-    else:
-        nbytes = 4 if size is None else size
-    from ..jobs import Run
-    from ..jobs.ranks import measure
-
-    run = Run(
-        p,
-        op,
-        algo,
-        baselines=("blind",) if cube else ("binomial",),
-        root=root,
-        sizes=(nbytes,),
-        segment_size=segment_size,
-        repeat=repeat,
-        emulate=emulate,
-        time_scale=time_scale,
-        timeout=timeout,
-    )
-    result = measure(run)
-    if result is None:  # rank 0 reports
-        return
-    doc = result["documents"][0]
-    doc["platform"] = platform_file
-    if as_json:
-        dump_json(json_document("measurement", doc))
-    elif cube:
-        _print_cube(doc, platform_file)
-    else:
-        _print_bcast(doc, platform_file)
-
-
-def _how(doc) -> str:
-    how = f"emulated, costs x{doc['time_scale']:g}" if doc["emulate"] else "not emulated"
-    return f"{doc['ranks']} ranks, {how}, {doc['repeat']} repetitions"
-
-
-def _ratio(e) -> str:
-    pred = e["predicted_time"]
-    return f"{e['measured_time'] / pred:.3f}" if pred else "-"
-
-
-def _predicted(e) -> str:
-    return format_time(e["predicted_time"]) if e["predicted_time"] is not None else "-"
-
-
-def _print_bcast(doc, platform_file) -> None:
-    from ..jobs import entries
-
-    rows = [
-        [e["algorithm"], format_time(e["measured_time"]), _predicted(e), _ratio(e)]
-        for e in entries(doc)
-    ]
-    title = f"bcast of {format_size(doc['nbytes'])} from {doc['root']} on {platform_file}: " + _how(
-        doc
-    )
-    headers = ["algorithm", "measured", "predicted", "measured/predicted"]
-    click.echo(format_table(headers, rows, title=title))
-    click.echo(f"method: {doc['method']}")
-
-
-def _print_cube(doc, platform_file) -> None:
-    from ..jobs import entries
-
-    rows = [
-        [
-            e["algorithm"],
-            format_time(e["measured_time"]),
-            format_time(e["median_time"]),
-            _predicted(e),
-            _ratio(e),
-        ]
-        for e in entries(doc)
-    ]
-    op = doc["operation"]
-    what = op if op == "barrier" else f"{op} of {format_size(doc['nbytes'])} per rank"
-    title = f"{what} on {platform_file}: {_how(doc)}; embedding {' '.join(doc['embedding'])}"
-    headers = ["algorithm", "measured (min)", "median", "predicted", "min/predicted"]
-    click.echo(format_table(headers, rows, title=title))
-    click.echo(f"method: {doc['method']}", err=True)
 
 
 @cli.command("probe")
@@ -294,7 +247,7 @@ def probe_cmd(
     if doc is None:
         return
     probed = doc.pop("_platform")
-    _warn_unreliable(doc["reliability"])
+    warn_unreliable(doc["reliability"])
     if output:
         save_platform(probed, output)
         doc["output"] = output
@@ -316,19 +269,6 @@ def probe_cmd(
     click.echo(f"forecast winners: {doc['forecast_winners']}", err=True)
     if output:
         click.echo(f"wrote {output}", err=True)
-
-
-def _warn_unreliable(rel) -> None:
-    """One line on stderr when the host was too busy for the probe to trust its numbers."""
-    if rel["reliable"]:
-        return
-    u, v, size = rel["unconfirmed"][0]
-    click.echo(
-        f"hetcoll: warning: unreliable probe: {len(rel['unconfirmed'])} round trip(s) never "
-        f"agreed within {rel['spread_allowed']:.0%} over {rel['max_rounds']} rounds (first: "
-        f"{u}-{v}, {format_size(size)}); the host is busy, probe again",
-        err=True,
-    )
 
 
 @cli.command("demo")

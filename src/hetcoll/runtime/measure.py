@@ -203,9 +203,17 @@ def measure_bcast(
 
 
 def _late(hc: HetComm) -> int:
-    """How far this rank fell behind in its last collective (ns; the executor's trace)."""
+    """How far this rank fell behind the model in its last collective (ns): what its
+    executor reported (``Trace.late``: a release that waited for data that really came
+    later, a late start) plus the most it saw an op complete after its completion time
+    (``observed - done``: a busy host woke it late; the measurement reads real times)."""
     trace = hc.last_trace
-    return int(getattr(trace, "late", 0) or 0) if trace is not None else 0
+    if trace is None:
+        return 0
+    behind = int(getattr(trace, "late", 0) or 0)
+    seen, done = getattr(trace, "observed", ()), getattr(trace, "done", ())
+    lag = max((s - d for s, d in zip(seen, done, strict=False)), default=0)
+    return behind + max(int(lag), 0)
 
 
 def _wait_for_start(hc: HetComm) -> int:
