@@ -231,12 +231,12 @@ def test_a_negative_seed(capsys, tmp_path):
     [("a,b", "--sizes: cannot read 'a'"), ("1,,2", "--sizes"), ("", "--sizes")],
 )
 def test_probe_sizes_are_checked_before_any_mpi_work(capsys, monkeypatch, sizes, message):
-    import hetcoll.runtime.commands as commands
+    import hetcoll.jobs.ranks as ranks
 
-    def no_mpi_work(**kwargs):  # pragma: no cover - the check must come first
+    def no_mpi_work(*args, **kwargs):  # pragma: no cover - the check must come first
         raise AssertionError("the probe started")
 
-    monkeypatch.setattr(commands, "run_probe", no_mpi_work)
+    monkeypatch.setattr(ranks, "probe_job", no_mpi_work)
     code, out, err = run(capsys, "probe", "--sizes", sizes)
     one_line_error(code, out, err, message)
 

@@ -189,25 +189,18 @@ def _known_options(info: PlannerInfo, options: Mapping[str, Any] | None) -> dict
 
 
 def applicable(collective: str, model_name: str, n_members: int) -> list[str]:
-    """Registered planners designed for ``collective`` of ``n_members`` under the model.
+    """Registered planners that are candidates for ``collective`` of ``n_members`` under the
+    model, by the one rule of :meth:`PlannerInfo.unfit` (sorted by name).
 
-    A planner whose metadata lists ``models`` is applicable only under those (``spoc`` ranks
-    nodes by sender speed, ``hlot`` reads a latency matrix); one that lists none works under
-    any model.
+    Examples
+    --------
+    >>> applicable("bcast", "hockney", 8)[:4]
+    ['binomial', 'chain', 'flat', 'fnf']
+    >>> "optimal" in applicable("bcast", "tini", 8), "optimal" in applicable("bcast", "tini", 25)
+    (True, False)
     """
-    out = []
-    for name, info in sorted(REGISTRY.items()):
-        # a multiple multicast is one multicast per group for a tree planner
-        serves = collective in info.collectives or (
-            collective == "multi_multicast" and "multicast" in info.collectives
-        )
-        if name == "auto" or not serves:
-            continue
-        if info.models is not None and model_name not in info.models:
-            continue
-        if info.exact_models and info.kind == "exact" and model_name not in info.exact_models:
-            continue
-        if info.max_members is not None and n_members > info.max_members:
-            continue
-        out.append(name)
-    return out
+    return [
+        name
+        for name, info in sorted(REGISTRY.items())
+        if info.unfit(collective, model_name, n_members) is None
+    ]
