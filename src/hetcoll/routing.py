@@ -68,6 +68,7 @@ class Routes:
         self._row_of: dict[int, int] = {}
         self._row_lat = np.empty((0, 0))
         self._row_pred = np.empty((0, 0), dtype=np.int32)
+        self._pair_memo: dict[tuple[int, int], tuple[float, float]] = {}
 
     # -- construction ---------------------------------------------------------------------------
 
@@ -158,15 +159,21 @@ class Routes:
             self._build_matrices()
             return
         g = self._graph
-        lats, preds = [self._row_lat], [self._row_pred]
-        for lo in range(0, len(todo), g.batch):
-            lat, pred = g.solve(np.array(todo[lo : lo + g.batch]))
-            lats.append(lat)
-            preds.append(pred)
         first = len(self._row_of)
+        need = first + len(todo)
+        if need > len(self._row_lat):  # grow geometrically: rows may come one at a time
+            size = min(self.n, max(need, 2 * len(self._row_lat), 8))
+            lat = np.empty((size, self.n))
+            pred = np.empty((size, self.n), dtype=np.int32)
+            lat[:first], pred[:first] = self._row_lat[:first], self._row_pred[:first]
+            self._row_lat, self._row_pred = lat, pred
+        for lo in range(0, len(todo), g.batch):
+            rows = todo[lo : lo + g.batch]
+            at = first + lo
+            self._row_lat[at : at + len(rows)], self._row_pred[at : at + len(rows)] = g.solve(
+                np.array(rows)
+            )
         self._row_of.update({s: first + k for k, s in enumerate(todo)})
-        self._row_lat = np.concatenate(lats)
-        self._row_pred = np.concatenate(preds)
 
     def _rows(self, sources: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(latency rows, predecessor rows, row index of each source)."""
@@ -179,6 +186,20 @@ class Routes:
     def path(self, u: int, v: int) -> tuple[int, ...]:
         """Directed-link resources of the route from ``u`` to ``v``, in order."""
         return tuple(self.pairs([u], [v])[2].tolist())
+
+    def pair(self, u: int, v: int) -> tuple[float, float]:
+        """``(latency, bandwidth)`` of the route from ``u`` to ``v`` (memoised; computes
+        ``u``'s row, not the matrices)."""
+        key = (u, v)
+        got = self._pair_memo.get(key)
+        if got is None:
+            if self._graph is None or self._bw is not None:
+                got = (float(self.latency[u, v]), float(self.bandwidth[u, v]))
+            else:
+                lat, bw, _, _ = self.pairs([u], [v])
+                got = (float(lat[0]), float(bw[0]))
+            self._pair_memo[key] = got
+        return got
 
     def pairs(
         self, u: Sequence[int] | np.ndarray, v: Sequence[int] | np.ndarray
