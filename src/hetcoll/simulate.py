@@ -235,6 +235,7 @@ def simulate_program(
 # idle ports choose their next send.
 _FLOW_END, _FLOW_BEGIN, _ATTEMPT, _DECIDE = 0, 1, 2, 3
 _INF = math.inf
+_SHORT_ROUTE = 64  # links
 
 
 class _Simulation:
@@ -250,84 +251,110 @@ class _Simulation:
         self.node = [platform.index(r) for r in ranks]  # names unknown nodes first
         rank_of = {r: k for k, r in enumerate(ranks)}
         self.rank_of = rank_of
-        matches = program.matches()
-
         base, total = [], 0
         for r in ranks:
             base.append(total)
             total += len(program.ops[r])
-        self.base = base
-        self.total = total
-        is_send = [False] * total
-        owner = [0] * total
-        waiting = [0] * total
-        dep_count = [0] * (total + 1)
-        match = [0] * total
-        sends: list[int] = []
+        self.base, self.total = base, total
         chunk_bytes = [c.nbytes for c in program.chunks]
-        nbytes: list[int] = []
-        peer_rank: list[int] = []
-        for k, r in enumerate(ranks):
-            b = base[k]
-            for i, op in enumerate(program.ops[r]):
-                g = b + i
-                owner[g] = k
-                waiting[g] = len(op.deps)
-                for d in op.deps:
-                    dep_count[b + d] += 1
-                mr, mi = matches[(r, i)]
-                match[g] = base[rank_of[mr]] + mi
-                if op.kind == "send":
-                    is_send[g] = True
-                    sends.append(g)
-                    nbytes.append(chunk_bytes[op.chunk])
-                    peer_rank.append(rank_of[op.peer])
-        # dependents in CSR form: dependents of g are dep_list[dep_start[g]:dep_start[g + 1]]
-        dep_start = [0] * (total + 1)
-        acc = 0
+        owner = [k for k, r in enumerate(ranks) for _ in program.ops[r]]
+        is_send = [False] * total
+        waiting = [0] * total
+        peer = [0] * total  # the other rank
+        chunk = [0] * total
+        dep_start = [0] * (total + 1)  # dependents of g: dep_list[dep_start[g]:dep_start[g+1]]
+        with_deps: list[tuple[int, int, tuple[int, ...]]] = []
+        sends: list[int] = []
+        recvs: list[int] = []
+        try:
+            for k, r in enumerate(ranks):
+                b = base[k]
+                for i, op in enumerate(program.ops[r]):
+                    g = b + i
+                    deps = op.deps
+                    if deps:
+                        waiting[g] = len(deps)
+                        with_deps.append((g, b, deps))
+                        for d in deps:
+                            dep_start[b + d + 1] += 1
+                    peer[g] = rank_of[op.peer]
+                    chunk[g] = op.chunk
+                    if op.kind == "send":
+                        is_send[g] = True
+                        sends.append(g)
+                    else:
+                        recvs.append(g)
+            match = self._match(sends, recvs, owner, peer, chunk)
+            nbytes = [chunk_bytes[chunk[g]] for g in sends]
+        except (KeyError, IndexError):
+            program.matches()  # raises the ScheduleError that names the culprit
+            raise
         for g in range(total):
-            dep_start[g] = acc
-            acc += dep_count[g]
-        dep_start[total] = acc
-        fill = dep_start[:-1].copy()
-        dep_list = [0] * acc
-        for k, r in enumerate(ranks):
-            b = base[k]
-            for i, op in enumerate(program.ops[r]):
-                for d in op.deps:
-                    dep_list[fill[b + d]] = b + i
-                    fill[b + d] += 1
+            dep_start[g + 1] += dep_start[g]
+        fill = dep_start[:-1]
+        dep_list = [0] * dep_start[total]
+        for g, b, deps in with_deps:
+            for d in deps:
+                at = b + d
+                dep_list[fill[at]] = g
+                fill[at] += 1
         self.is_send, self.owner, self.waiting, self.match = is_send, owner, waiting, match
+        self.peer, self.chunk = peer, chunk
         self.dep_start, self.dep_list = dep_start, dep_list
-        self.peer = [0] * total  # for sends: the receiving rank
         self.cost = [0] * total  # for sends: index of its distinct cost
-        for s, g in enumerate(sends):
-            self.peer[g] = peer_rank[s]
-        self._costs(sends, nbytes, peer_rank)
+        self._costs(sends, nbytes)
 
-    def _costs(self, sends: list[int], nbytes: list[int], peer_rank: list[int]) -> None:
+    def _match(self, sends, recvs, owner, peer, chunk) -> list[int]:
+        """Each op's partner: sends and receives pair up by (sender, receiver, chunk) in
+        program order (:meth:`Program.matches`); KeyError when one has no partner."""
+        outgoing: dict[tuple[int, int, int], list[int]] = {}
+        for s in sends:
+            key = (owner[s], peer[s], chunk[s])
+            q = outgoing.get(key)
+            if q is None:
+                outgoing[key] = [s]
+            else:
+                q.append(s)
+        for q in outgoing.values():
+            q.reverse()  # pop() takes the first in program order
+        match = [0] * self.total
+        for g in recvs:
+            s = outgoing[(peer[g], owner[g], chunk[g])].pop()
+            match[g] = s
+            match[s] = g
+        if any(outgoing.values()):
+            raise KeyError("a send is never received")
+        return match
+
+    def _costs(self, sends: list[int], nbytes: list[int]) -> None:
         """One vectorised model call per distinct (sender node, receiver node, size)."""
         node = np.array(self.node, dtype=np.int64)
         n_send = len(sends)
         u = node[np.array([self.owner[g] for g in sends], dtype=np.int64)] if n_send else node[:0]
-        v = node[np.array(peer_rank, dtype=np.int64)] if n_send else node[:0]
+        v = node[np.array([self.peer[g] for g in sends], dtype=np.int64)] if n_send else node[:0]
         size = np.array(nbytes, dtype=np.int64)
-        if n_send:
-            keys = np.stack([u, v, size], axis=1)
-            uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
-            inverse = inverse.reshape(-1)
-        else:
-            uniq, inverse = np.empty((0, 3), dtype=np.int64), np.empty(0, dtype=np.int64)
+        sizes, size_idx = np.unique(size, return_inverse=True)
+        n_nodes = len(self.bound.platform)
+        key = (u * n_nodes + v) * max(1, len(sizes)) + size_idx.reshape(-1)
+        first, inverse = np.unique(key, return_index=True, return_inverse=True)[1:]
+        uniq = np.stack([u[first], v[first], size[first]], axis=1).reshape(-1, 3)
+        inverse = inverse.reshape(-1)
         costs: TransferCosts = self.bound.costs(uniq[:, 0], uniq[:, 1], uniq[:, 2])
         self.c_u, self.c_v = uniq[:, 0], uniq[:, 1]
         self.c_bytes = uniq[:, 2].tolist()
         self.c_send = np.asarray(costs.send_busy, dtype=float).tolist()
         self.c_delay = np.asarray(costs.delay, dtype=float).tolist()
         self.c_recv = np.asarray(costs.recv_busy, dtype=float).tolist()
-        self.resources = costs.resources
+        self.resources, self.offsets = costs.resources, costs.offsets
         off = costs.offsets.tolist()
+        # routes: a tuple when short (Python is quicker than numpy on a few links), an
+        # array when long (a line of thousands of nodes must not cost an int object a link)
         self.c_path = [
-            costs.resources[off[c] : off[c + 1]] if off[c + 1] > off[c] else None
+            None
+            if off[c + 1] == off[c]
+            else tuple(costs.resources[off[c] : off[c + 1]].tolist())
+            if off[c + 1] - off[c] <= _SHORT_ROUTE
+            else costs.resources[off[c] : off[c + 1]]
             for c in range(len(uniq))
         ]
         self.shared = self.bound.contention == "shared"
@@ -340,232 +367,250 @@ class _Simulation:
     # -- the run ----------------------------------------------------------------------------
 
     def run(self) -> None:
+        """Process events in time order until none is left (see the module docstring)."""
         total, n_ranks = self.total, len(self.ranks)
-        self.ready = [0.0] * total  # latest dependency completion so far
-        self.ready_by = [-1] * total  # the transfer that set it
-        self.posted = [_INF] * total  # receives: when posted (inf: not yet)
-        self.posted_by = [-1] * total
-        self.enabled = [False] * total  # sends: dependencies done
-        self.done = [math.nan] * total
-        self.pending: list[list[tuple[float, int]]] = [[] for _ in range(n_ranks)]
-        self.startable: list[list[int]] = [[] for _ in range(n_ranks)]
-        self.port_free = [0.0] * n_ranks
-        self.port_by = [-1] * n_ranks
+        heappush, heappop = heapq.heappush, heapq.heappop
+        is_send, owner, peer, match, cost = (
+            self.is_send,
+            self.owner,
+            self.peer,
+            self.match,
+            self.cost,
+        )
+        waiting, dep_start, dep_list = self.waiting, self.dep_start, self.dep_list
+        node = self.node
+        c_send, c_delay, c_recv, c_path = self.c_send, self.c_delay, self.c_recv, self.c_path
+        shared = self.shared
+        ready = [0.0] * total  # latest dependency completion so far
+        ready_by = [-1] * total  # the transfer that set it
+        posted = [_INF] * total  # receives: when posted (inf: not yet)
+        posted_by = [-1] * total
+        enabled = [False] * total  # sends: dependencies done
+        done = [math.nan] * total
+        pending: list[list[tuple[float, int]]] = [[] for _ in range(n_ranks)]
+        startable: list[list[int]] = [[] for _ in range(n_ranks)]
+        port_free = [0.0] * n_ranks
+        port_by = [-1] * n_ranks
         if self.bound.unidirectional:
-            self.recv_free, self.recv_by = self.port_free, self.port_by
+            recv_free, recv_by = port_free, port_by
         else:
-            self.recv_free, self.recv_by = [0.0] * n_ranks, [-1] * n_ranks
-        self.busy = [False] * n_ranks  # a send holds the port (waiting or, shared, in flight)
-        self.decide_at = [_INF] * n_ranks
-        self.link_free = np.zeros(self.n_resources)
-        self.link_by = np.full(self.n_resources, -1, dtype=np.int64)
-        self.waiters: dict[int, list[int]] = {}  # shared: attempts waiting for a rank's port
-        self.taken_at = [0.0] * total  # sends: when the port took it
-        self.taken_port = [(0.0, -1)] * total  # sends: (port free, holder) when taken
-        # transfer records: [g, start, arrival, sender_free, blocked_by, on, link]
-        self.records: list[list[Any]] = []
-        self.events: list[tuple] = []
-        self.flows = _Flows(self) if self.shared else None
+            recv_free, recv_by = [0.0] * n_ranks, [-1] * n_ranks
+        busy = [False] * n_ranks  # a send holds the port (waiting or, shared, in flight)
+        decide_at = [_INF] * n_ranks
+        link_free = [0.0] * self.n_resources
+        link_by = [-1] * self.n_resources
+        waiters: dict[int, list[int]] = {}  # shared: attempts waiting for a rank's port
+        taken_at = [0.0] * total  # sends: when the port took it
+        taken_port: list[tuple[float, int]] = [(0.0, -1)] * total  # (port free, holder) then
+        records: list[list[Any]] = []  # [g, start, arrival, sender free, by, on, link]
+        events: list[tuple] = []
+        # no receive port and no links (tini, postal): a taken send starts at once
+        direct = not shared and not any(c_recv) and not any(p is not None for p in c_path)
 
+        def enable(g: int) -> None:
+            """All of ``g``'s dependencies have completed (``ready[g]`` is final)."""
+            if is_send[g]:
+                enabled[g] = True
+                if posted[match[g]] < _INF:
+                    known(g)
+            else:
+                posted[g] = ready[g]
+                posted_by[g] = ready_by[g]
+                s = match[g]
+                if enabled[s]:
+                    known(s)
+
+        def known(g: int) -> None:
+            """Send ``g``'s startable time is known: queue it on its rank."""
+            r = ready[g]
+            p = posted[match[g]]
+            st = r if r >= p else p
+            k = owner[g]
+            heappush(pending[k], (st, g))
+            if not busy[k]:
+                wake(k, st)
+
+        def wake(k: int, t: float) -> None:
+            """Rank ``k`` chooses a send at ``t``, or when its port is free."""
+            pf = port_free[k]
+            if pf > t:
+                t = pf
+            if t < decide_at[k]:
+                decide_at[k] = t
+                heappush(events, (t, _DECIDE, node[k], k))
+
+        def decide(k: int, now: float) -> None:
+            if busy[k] or decide_at[k] != now:
+                return  # stale: the port was taken, or a nearer decision was scheduled
+            decide_at[k] = _INF
+            pend, queue = pending[k], startable[k]
+            if port_free[k] > now:  # a receive took a unidirectional port meanwhile
+                if (pend or queue) and port_free[k] < _INF:
+                    wake(k, now)
+                return
+            while pend and pend[0][0] <= now:
+                heappush(queue, heappop(pend)[1])
+            if not queue:
+                if pend:
+                    wake(k, pend[0][0])
+                return
+            g = heappop(queue)  # the first startable send in program order
+            busy[k] = True
+            taken_at[g] = now
+            taken_port[g] = (port_free[k], port_by[k])
+            if direct:
+                commit(g, now)
+            else:
+                attempt(g, now)
+
+        def attempt(g: int, now: float) -> None:
+            """Start send ``g`` now if the receiver's port and its links are free, else try
+            again when they may be."""
+            k, c, v = owner[g], cost[g], peer[g]
+            t = now
+            pf = port_free[k]
+            if pf > t:
+                t = pf
+            rb = c_recv[c]
+            if rb > 0:
+                x = recv_free[v]
+                if x == _INF:
+                    t = _INF
+                else:
+                    x = x - c_delay[c] + rb
+                    if x > t:
+                        t = x
+            path = c_path[c]
+            if path is not None and not shared:
+                x = max(map(link_free.__getitem__, _route(path)))
+                if x > t:
+                    t = x
+            if t == _INF:  # shared: a port is held by a flow whose end is not known yet
+                waiters.setdefault(k if pf == _INF else v, []).append(g)
+                return
+            if t > now:
+                heappush(events, (t, _ATTEMPT, taken_at[g], node[k], g))
+                return
+            commit(g, now)
+
+        def blocker(g: int, start: float) -> tuple[int, str | None, int]:
+            """What set ``start``: (transfer, kind, link resource or -1), in BLOCKERS order."""
+            if start <= 0:
+                return -1, None, -1
+            if ready[g] == start:
+                return ready_by[g], "dependency", -1
+            m = match[g]
+            if posted[m] == start:
+                return posted_by[m], "posted", -1
+            k, c, v = owner[g], cost[g], peer[g]
+            pf, pby = taken_port[g]
+            if port_free[k] > pf:
+                pf, pby = port_free[k], port_by[k]
+            if pf == start:
+                return pby, "send_port", -1
+            rb = c_recv[c]
+            if rb > 0 and recv_free[v] - c_delay[c] + rb == start:
+                return recv_by[v], "recv_port", -1
+            path = c_path[c]
+            if path is not None and not shared:
+                path = _route(path)
+                vals = list(map(link_free.__getitem__, path))
+                x = max(vals)
+                if x == start:
+                    res = path[vals.index(x)]
+                    return link_by[res], "link", res
+            return -1, None, -1
+
+        def commit(g: int, start: float) -> None:
+            k, c, v = owner[g], cost[g], peer[g]
+            idx = len(records)
+            by, on, res = blocker(g, start)
+            if by < 0:
+                on, res = None, -1
+            if shared:
+                port_free[k] = _INF
+                port_by[k] = idx
+                if c_recv[c] > 0:
+                    recv_free[v] = _INF
+                    recv_by[v] = idx
+                records.append([g, start, math.nan, math.nan, by, on, res])
+                heappush(events, (start + c_lead[c], _FLOW_BEGIN, idx))  # type: ignore[index]
+                return
+            send_done = start + c_send[c]
+            arrival = start + c_delay[c]
+            if send_done >= port_free[k]:
+                port_free[k] = send_done
+                port_by[k] = idx
+            if c_recv[c] > 0 and arrival >= recv_free[v]:
+                recv_free[v] = arrival
+                recv_by[v] = idx
+            path = c_path[c]
+            if path is not None:
+                for res in _route(path):
+                    link_free[res] = arrival
+                    link_by[res] = idx
+            records.append([g, start, arrival, send_done, by, on, res])
+            busy[k] = False
+            complete(g, send_done, idx)
+            complete(match[g], arrival, idx)
+            if pending[k] or startable[k]:
+                wake(k, send_done)
+
+        def finish_flow(idx: int, now: float) -> None:
+            """Shared contention: transfer ``idx``'s bytes are all in at ``now``."""
+            rec = records[idx]
+            g = rec[0]
+            k, c, v = owner[g], cost[g], peer[g]
+            rec[2] = rec[3] = now
+            port_free[k] = now
+            port_by[k] = idx
+            if c_recv[c] > 0:
+                recv_free[v] = now
+                recv_by[v] = idx
+            busy[k] = False
+            for rank in (k, v):
+                for w in waiters.pop(rank, ()):
+                    heappush(events, (now, _ATTEMPT, taken_at[w], node[owner[w]], w))
+            complete(g, now, idx)
+            complete(match[g], now, idx)
+            for rank in (k, v):
+                if not busy[rank] and (pending[rank] or startable[rank]):
+                    wake(rank, now)
+
+        def complete(g: int, t: float, by: int) -> None:
+            done[g] = t
+            for p in range(dep_start[g], dep_start[g + 1]):
+                j = dep_list[p]
+                if t > ready[j] or ready_by[j] < 0:
+                    if t > ready[j]:
+                        ready[j] = t
+                    ready_by[j] = by
+                waiting[j] -= 1
+                if waiting[j] == 0:
+                    enable(j)
+
+        c_lead = self.c_lead
+        flows = _Flows(self, records, events, finish_flow) if shared else None
         for g in range(total):
-            if self.waiting[g] == 0:
-                self._enable(g)
-        events = self.events
-        pop = heapq.heappop
-        decide, attempt = self._decide, self._attempt
+            if waiting[g] == 0:
+                enable(g)
         while events:
-            ev = pop(events)
+            ev = heappop(events)
             kind = ev[1]
             if kind == _DECIDE:
                 decide(ev[3], ev[0])
             elif kind == _ATTEMPT:
                 attempt(ev[4], ev[0])
             elif kind == _FLOW_BEGIN:
-                self.flows.begin(ev[2], ev[0])  # type: ignore[union-attr]
+                flows.begin(ev[2], ev[0])  # type: ignore[union-attr]
             else:
-                self.flows.end(ev[2], ev[3], ev[0])  # type: ignore[union-attr]
+                flows.end(ev[2], ev[3], ev[0])  # type: ignore[union-attr]
+        self.done, self.records = done, records
         self._check_complete()
 
-    def _enable(self, g: int) -> None:
-        """All of ``g``'s dependencies have completed (``ready[g]`` is final)."""
-        if self.is_send[g]:
-            self.enabled[g] = True
-            if self.posted[self.match[g]] < _INF:
-                self._known(g)
-        else:
-            self.posted[g] = self.ready[g]
-            self.posted_by[g] = self.ready_by[g]
-            s = self.match[g]
-            if self.enabled[s]:
-                self._known(s)
-
-    def _known(self, g: int) -> None:
-        """Send ``g``'s startable time is known: queue it on its rank."""
-        st = max(self.ready[g], self.posted[self.match[g]])
-        k = self.owner[g]
-        heapq.heappush(self.pending[k], (st, g))
-        if not self.busy[k]:
-            self._wake(k, st)
-
-    def _wake(self, k: int, t: float) -> None:
-        """Make rank ``k`` choose a send at ``t`` (or when its port is free) if it has one."""
-        t = max(t, self.port_free[k])
-        if t < self.decide_at[k]:
-            self.decide_at[k] = t
-            heapq.heappush(self.events, (t, _DECIDE, self.node[k], k))
-
-    def _decide(self, k: int, now: float) -> None:
-        if self.busy[k] or self.decide_at[k] != now:
-            return  # stale: the port was taken, or a nearer decision was scheduled
-        self.decide_at[k] = _INF
-        pend, ready = self.pending[k], self.startable[k]
-        if self.port_free[k] > now:  # a receive took a unidirectional port meanwhile
-            if (pend or ready) and self.port_free[k] < _INF:
-                self._wake(k, now)
-            return
-        while pend and pend[0][0] <= now:
-            heapq.heappush(ready, heapq.heappop(pend)[1])
-        if not ready:
-            if pend:
-                self._wake(k, pend[0][0])
-            return
-        g = heapq.heappop(ready)  # the first startable send in program order
-        self.busy[k] = True
-        self.taken_at[g] = now
-        self.taken_port[g] = (self.port_free[k], self.port_by[k])
-        self._attempt(g, now)
-
-    def _attempt(self, g: int, now: float) -> None:
-        """Start send ``g`` now if the receiver's port and the links are free, else retry
-        when they may be."""
-        k, c = self.owner[g], self.cost[g]
-        v = self.peer[g]
-        t = now
-        pf = self.port_free[k]
-        if pf > t:
-            t = pf
-        rb = self.c_recv[c]
-        if rb > 0:
-            x = self.recv_free[v]
-            if x == _INF:
-                t = _INF
-            else:
-                x = x - self.c_delay[c] + rb
-                if x > t:
-                    t = x
-        path = self.c_path[c]
-        if path is not None and not self.shared:
-            x = float(self.link_free[path].max())
-            if x > t:
-                t = x
-        if t == _INF:  # shared: a port is held by a flow whose end is not known yet
-            holder = k if pf == _INF else v
-            self.waiters.setdefault(holder, []).append(g)
-            return
-        if t > now:
-            heapq.heappush(self.events, (t, _ATTEMPT, self.taken_at[g], self.node[k], g))
-            return
-        self._commit(g, now)
-
-    def _blocker(self, g: int, start: float) -> tuple[int, str | None, int]:
-        """Which constraint set ``start``: (transfer, kind, link resource or -1)."""
-        m = self.match[g]
-        k, c = self.owner[g], self.cost[g]
-        if start <= 0:
-            return -1, None, -1
-        if self.ready[g] == start:
-            return self.ready_by[g], "dependency", -1
-        if self.posted[m] == start:
-            return self.posted_by[m], "posted", -1
-        pf, pby = self.taken_port[g]
-        if self.port_free[k] > pf:
-            pf, pby = self.port_free[k], self.port_by[k]
-        if pf == start:
-            return pby, "send_port", -1
-        rb = self.c_recv[c]
-        v = self.peer[g]
-        if rb > 0 and self.recv_free[v] - self.c_delay[c] + rb == start:
-            return self.recv_by[v], "recv_port", -1
-        path = self.c_path[c]
-        if path is not None and not self.shared:
-            vals = self.link_free[path]
-            j = int(vals.argmax())
-            if vals[j] == start:
-                res = int(path[j])
-                return int(self.link_by[res]), "link", res
-        return -1, None, -1
-
-    def _commit(self, g: int, start: float) -> None:
-        k, c = self.owner[g], self.cost[g]
-        v = self.peer[g]
-        idx = len(self.records)
-        by, on, res = self._blocker(g, start)
-        if by < 0:
-            on, res = None, -1
-        self.busy[k] = True
-        if self.shared:
-            self.port_free[k] = _INF
-            self.port_by[k] = idx
-            if self.c_recv[c] > 0:
-                self.recv_free[v] = _INF
-                self.recv_by[v] = idx
-            self.records.append([g, start, math.nan, math.nan, by, on, res])
-            self.flows.commit(idx, g, start)  # type: ignore[union-attr]
-            return
-        send_done = start + self.c_send[c]
-        arrival = start + self.c_delay[c]
-        if send_done >= self.port_free[k]:
-            self.port_free[k] = send_done
-            self.port_by[k] = idx
-        if self.c_recv[c] > 0 and arrival >= self.recv_free[v]:
-            self.recv_free[v] = arrival
-            self.recv_by[v] = idx
-        path = self.c_path[c]
-        if path is not None:
-            self.link_free[path] = arrival
-            self.link_by[path] = idx
-        self.records.append([g, start, arrival, send_done, by, on, res])
-        self.busy[k] = False
-        self._complete(g, send_done, idx)
-        self._complete(self.match[g], arrival, idx)
-        if self.pending[k] or self.startable[k]:
-            self._wake(k, send_done)
-
-    def _finish_flow(self, idx: int, now: float) -> None:
-        """Shared contention: transfer ``idx``'s bytes are all in at ``now``."""
-        rec = self.records[idx]
-        g = rec[0]
-        k, c, v = self.owner[g], self.cost[g], self.peer[g]
-        rec[2] = rec[3] = now
-        self.port_free[k] = now
-        self.port_by[k] = idx
-        if self.c_recv[c] > 0:
-            self.recv_free[v] = now
-            self.recv_by[v] = idx
-        self.busy[k] = False
-        for rank in (k, v):
-            for w in self.waiters.pop(rank, ()):
-                heapq.heappush(self.events, (now, _ATTEMPT, self.taken_at[w], self.node[rank], w))
-        self._complete(g, now, idx)
-        self._complete(self.match[g], now, idx)
-        for rank in (k, v):
-            if not self.busy[rank] and (self.pending[rank] or self.startable[rank]):
-                self._wake(rank, now)
-
-    def _complete(self, g: int, t: float, by: int) -> None:
-        self.done[g] = t
-        ready, ready_by, waiting = self.ready, self.ready_by, self.waiting
-        dep_list = self.dep_list
-        for p in range(self.dep_start[g], self.dep_start[g + 1]):
-            j = dep_list[p]
-            if t > ready[j] or ready_by[j] < 0:
-                ready[j] = max(ready[j], t)
-                ready_by[j] = by
-            waiting[j] -= 1
-            if waiting[j] == 0:
-                self._enable(j)
-
     def _check_complete(self) -> None:
+        if not np.isnan(np.array(self.done, dtype=float)).any():
+            return
         for k, r in enumerate(self.ranks):
             ops = self.program.ops[r]
             b = self.base[k]
@@ -599,7 +644,7 @@ class _Simulation:
                 Transfer(
                     ranks[owner[g]],
                     ranks[peer[g]],
-                    self._chunk(g),
+                    self.chunk[g],
                     self.c_bytes[c],
                     start,
                     arrival,
@@ -610,10 +655,6 @@ class _Simulation:
                 )
             )
         return out
-
-    def _chunk(self, g: int) -> int:
-        k = self.owner[g]
-        return self.program.ops[self.ranks[k]][g - self.base[k]].chunk
 
     def throughput(self, total_bytes: int) -> float | None:
         """Message bytes over the busy time of the busiest resource: a send port (its
@@ -635,24 +676,31 @@ class _Simulation:
             recv = recv_load
         loads = [send, recv]
         if self.n_resources:
-            uses = np.bincount(cost, minlength=n_costs).tolist()  # sends per cost
-            cap = self.bound.capacity()
-            link = np.zeros(self.n_resources)
-            for c in range(n_costs):
-                path = self.c_path[c]
-                if path is not None and uses[c]:
-                    w = self.c_bytes[c] / cap[path] if self.shared else self.c_delay[c]
-                    link[path] += uses[c] * w
-            loads.append(link)
+            uses = np.bincount(cost, minlength=n_costs).astype(float)  # sends per cost
+            lengths = np.diff(self.offsets)
+            if self.shared:
+                per_link = np.repeat(uses * np.array(self.c_bytes, dtype=float), lengths)
+                per_link /= self.bound.capacity()[self.resources]
+            else:
+                per_link = np.repeat(uses * np.array(self.c_delay), lengths)
+            loads.append(np.bincount(self.resources, per_link, minlength=self.n_resources))
         bottleneck = max(float(x.max(initial=0.0)) for x in loads)
         return total_bytes / bottleneck if bottleneck > 0 else None
+
+
+def _route(path: tuple[int, ...] | np.ndarray) -> tuple[int, ...] | list[int]:
+    """A route's resources as Python ints."""
+    return path if path.__class__ is tuple else path.tolist()  # type: ignore[union-attr]
 
 
 class _Flows:
     """Shared contention: flows in progress and their max-min fair rates."""
 
-    def __init__(self, sim: _Simulation) -> None:
+    def __init__(self, sim: _Simulation, records: list, events: list, finish) -> None:
         self.sim = sim
+        self.records = records
+        self.events = events
+        self.finish = finish
         self.capacity = sim.bound.capacity()
         self.active: dict[int, None] = {}  # transfer index -> None, in start order
         self.remaining: dict[int, float] = {}
@@ -660,13 +708,8 @@ class _Flows:
         self.since: dict[int, float] = {}
         self.version: dict[int, int] = {}
 
-    def commit(self, idx: int, g: int, start: float) -> None:
-        c = self.sim.cost[g]
-        begin = start + self.sim.c_lead[c]  # type: ignore[index]
-        heapq.heappush(self.sim.events, (begin, _FLOW_BEGIN, idx))
-
     def begin(self, idx: int, now: float) -> None:
-        g = self.sim.records[idx][0]
+        g = self.records[idx][0]
         self.remaining[idx] = float(self.sim.c_bytes[self.sim.cost[g]])
         self.rate[idx] = 0.0
         self.since[idx] = now
@@ -680,7 +723,7 @@ class _Flows:
         del self.active[idx]
         for d in (self.remaining, self.rate, self.since, self.version):
             del d[idx]
-        self.sim._finish_flow(idx, now)
+        self.finish(idx, now)
         self._reshare(now)
 
     def _reshare(self, now: float) -> None:
@@ -690,9 +733,9 @@ class _Flows:
         sim = self.sim
         paths, caps = [], []
         for idx in flows:
-            c = sim.cost[sim.records[idx][0]]
+            c = sim.cost[self.records[idx][0]]
             path = sim.c_path[c]
-            paths.append(path if path is not None else np.empty(0, dtype=np.int64))
+            paths.append(np.asarray(path if path is not None else (), dtype=np.int64))
             caps.append(sim.c_cap[c])  # type: ignore[index]
         rates = max_min_rates(paths, np.array(caps), self.capacity)
         for idx, rate in zip(flows, rates.tolist(), strict=True):
@@ -705,7 +748,7 @@ class _Flows:
             self.version[idx] += 1
             rem = self.remaining[idx]
             finish = now if rem == 0 or rate == _INF else now + rem / rate
-            heapq.heappush(sim.events, (finish, _FLOW_END, idx, self.version[idx]))
+            heapq.heappush(self.events, (finish, _FLOW_END, idx, self.version[idx]))
 
 
 def max_min_rates(paths: list[np.ndarray], caps: np.ndarray, capacity: np.ndarray) -> np.ndarray:
