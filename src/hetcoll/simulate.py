@@ -546,9 +546,9 @@ class _Simulation:
                 recv_by[v] = idx
             path = c_path[c]
             if path is not None:
-                for res in _route(path):
-                    link_free[res] = arrival
-                    link_by[res] = idx
+                for link in _route(path):
+                    link_free[link] = arrival
+                    link_by[link] = idx
             records.append([g, start, arrival, send_done, by, on, res])
             busy[k] = False
             complete(g, send_done, idx)
