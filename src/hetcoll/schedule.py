@@ -18,7 +18,9 @@ MPI runtime execute exactly that program, with the same rules:
 1. an op may start only when the ops it depends on have completed;
 2. a transfer starts no earlier than its send may start *and* its matching receive is posted
    (rendezvous), and no earlier than the resources it needs (ports, links) are free;
-3. when a rank's send port is free it starts the first startable send in program order.
+3. when a rank's send port is free it takes the first startable send in program order (or,
+   if none is, the first to become startable); that send holds the port while it waits for
+   the receiver and the links, so a later send never overtakes it.
 
 Schedules are immutable, deterministic, validated, and round-trip through JSON.
 """
