@@ -24,6 +24,7 @@ A case that runs past ``--timeout`` seconds is stopped and reported as "> T s".
     python benchmarks/bench_simulator.py             # all: results/bench_simulator.json
     python benchmarks/bench_simulator.py --quick     # smaller sizes, a smoke run
     python benchmarks/bench_simulator.py --timeout 300 --out results/before.json
+    python benchmarks/bench_simulator.py --only slope --small-slopes   # slopes an old one finishes
 
 The script uses only the public API (``plan``, ``simulate``, ``Platform``), so the same file
 measures an older checkout: ``PYTHONPATH=/path/to/old/src python benchmarks/bench_simulator.py``.
@@ -100,7 +101,7 @@ def _pipelined_256(transfers: int) -> dict:
     }
 
 
-def case_specs(quick: bool) -> dict[str, dict]:
+def case_specs(quick: bool, small_slopes: bool = False) -> dict[str, dict]:
     big = 1000 if quick else 5000
     specs: dict[str, dict] = {
         "a fig1 1MiB/1KiB fnf": {
@@ -128,9 +129,12 @@ def case_specs(quick: bool) -> dict[str, dict]:
         "nbytes": 0,
     }
     slope = (3125, 6250, 12_500) if quick else (12_500, 25_000, 50_000, 100_000)
+    if small_slopes:  # sizes an older, quadratic simulator finishes
+        slope = (1562, 3125, 6250, 12_500)
     for m in slope:
         specs[f"slope 256 routed {m}"] = _pipelined_256(m)
-    for segs in (256, 512, 1024) if quick else (1024, 2048, 4096, 8192):
+    segments = (256, 512, 1024) if quick else (1024, 2048, 4096, 8192)
+    for segs in (128, 256, 512, 1024) if small_slopes else segments:
         specs[f"slope fig1 {segs} segments"] = {
             "platform": ("fig1",),
             "root": "1",
@@ -236,6 +240,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="smaller sizes")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per case (300)")
     ap.add_argument("--memory", type=float, default=8.0, help="GB of address space per case (8)")
+    ap.add_argument("--small-slopes", action="store_true", help="slopes from 8x fewer transfers")
     ap.add_argument("--only", default="", help="run only the cases whose name contains this")
     ap.add_argument("--out", type=Path, default=Path("results") / "bench_simulator.json")
     ap.add_argument("--case", help=argparse.SUPPRESS)
@@ -249,7 +254,7 @@ def main(argv=None) -> int:
 
     results: dict[str, dict] = {}
     reference = [reference_loop()]
-    for name, spec in case_specs(args.quick).items():
+    for name, spec in case_specs(args.quick, args.small_slopes).items():
         if args.only and args.only not in name:
             continue
         print(f"  {name} ...", file=sys.stderr, flush=True)
