@@ -31,14 +31,13 @@ it under a cost model as a discrete-event simulation, with the rules the engine 
 Every :class:`Transfer` says what held back its start (``blocked_by``: the transfer that
 completed its last dependency or held the port or link it waited for; ``blocked_on``: which).
 
-Complexity: a program of M operations costs O(M log M) plus the length of the routes the
-transfers cross (each link of a route is looked at when the transfer starts), in O(M + N)
-memory besides the routes; costs and routes are computed once per distinct (sender, receiver,
-size) with numpy.  A transfer that waits for a link is re-examined each time another
-transfer takes that link first.  Under ``"shared"`` contention every flow start or end
-recomputes the max-min fair rates of the flows in progress, O(F P) per round for F flows
-of P links.  Concurrent collectives (several flows, several buffers) share every node's
-ports.
+Complexity: a program of M operations costs O(M log M) time plus the total length of the
+routes its transfers cross (each link of a route is looked at twice), and O(M + N) memory
+besides the routes; costs and routes are computed once per distinct (sender, receiver,
+size) with numpy.  Under ``"shared"`` contention every flow start or end also recomputes
+the max-min fair rates of the flows in progress (O(F P) per round for F flows of P links),
+and a port released by a flow lets every transfer waiting for it try again.  Concurrent
+collectives (several flows, several buffers) share every node's ports.
 """
 
 from __future__ import annotations
@@ -399,13 +398,12 @@ class _Simulation:
         decide_at = [_INF] * n_ranks
         link_free = [0.0] * self.n_resources
         link_by = [-1] * self.n_resources
-        waiters: dict[int, list[int]] = {}  # shared: attempts waiting for a rank's port
+        # shared: sends waiting for a rank's port (held by a flow whose end is not known)
+        waiters: dict[int, list[tuple[float, int, int]]] = {}
         taken_at = [0.0] * total  # sends: when the port took it
         taken_port: list[tuple[float, int]] = [(0.0, -1)] * total  # (port free, holder) then
         records: list[list[Any]] = []  # [g, start, arrival, sender free, by, on, link]
         events: list[tuple] = []
-        # no receive port and no links (tini, postal): a taken send starts at once
-        direct = not shared and not any(c_recv) and not any(p is not None for p in c_path)
 
         def enable(g: int) -> None:
             """All of ``g``'s dependencies have completed (``ready[g]`` is final)."""
@@ -458,40 +456,21 @@ class _Simulation:
             busy[k] = True
             taken_at[g] = now
             taken_port[g] = (port_free[k], port_by[k])
-            if direct:
-                commit(g, now)
-            else:
+            if shared:
                 attempt(g, now)
+            else:
+                commit(g, now)
 
         def attempt(g: int, now: float) -> None:
-            """Start send ``g`` now if the receiver's port and its links are free, else try
-            again when they may be."""
-            k, c, v = owner[g], cost[g], peer[g]
-            t = now
-            pf = port_free[k]
-            if pf > t:
-                t = pf
-            rb = c_recv[c]
-            if rb > 0:
-                x = recv_free[v]
-                if x == _INF:
-                    t = _INF
-                else:
-                    x = x - c_delay[c] + rb
-                    if x > t:
-                        t = x
-            path = c_path[c]
-            if path is not None and not shared:
-                x = max(map(link_free.__getitem__, _route(path)))
-                if x > t:
-                    t = x
-            if t == _INF:  # shared: a port is held by a flow whose end is not known yet
-                waiters.setdefault(k if pf == _INF else v, []).append(g)
-                return
-            if t > now:
-                heappush(events, (t, _ATTEMPT, taken_at[g], node[k], g))
-                return
-            commit(g, now)
+            """Shared contention: start send ``g`` now if its receiver's port (and, on a
+            unidirectional port, its own) is free, else wait in line for the port."""
+            k, v = owner[g], peer[g]
+            if port_free[k] == _INF:  # a flow into k holds its unidirectional port
+                waiters.setdefault(k, []).append((taken_at[g], node[k], g))
+            elif c_recv[cost[g]] > 0 and recv_free[v] == _INF:
+                waiters.setdefault(v, []).append((taken_at[g], node[k], g))
+            else:
+                commit(g, now)
 
         def blocker(g: int, start: float) -> tuple[int, str | None, int]:
             """What set ``start``: (transfer, kind, link resource or -1), in BLOCKERS order."""
@@ -522,12 +501,13 @@ class _Simulation:
             return -1, None, -1
 
         def commit(g: int, start: float) -> None:
+            """Start send ``g``, taken by its port at ``start``.  Exclusive contention books
+            every resource now, from the time all are free (FIFO: in the order transfers
+            ask); shared contention starts the flow now."""
             k, c, v = owner[g], cost[g], peer[g]
             idx = len(records)
-            by, on, res = blocker(g, start)
-            if by < 0:
-                on, res = None, -1
             if shared:
+                by, on, res = blocker(g, start)
                 port_free[k] = _INF
                 port_by[k] = idx
                 if c_recv[c] > 0:
@@ -536,17 +516,28 @@ class _Simulation:
                 records.append([g, start, math.nan, math.nan, by, on, res])
                 heappush(events, (start + c_lead[c], _FLOW_BEGIN, idx))  # type: ignore[index]
                 return
+            rb = c_recv[c]
+            if rb > 0:
+                x = recv_free[v] - c_delay[c] + rb
+                if x > start:
+                    start = x
+            path = c_path[c]
+            if path is not None:
+                path = _route(path)
+                x = max(map(link_free.__getitem__, path))
+                if x > start:
+                    start = x
+            by, on, res = blocker(g, start)
             send_done = start + c_send[c]
             arrival = start + c_delay[c]
             if send_done >= port_free[k]:
                 port_free[k] = send_done
                 port_by[k] = idx
-            if c_recv[c] > 0 and arrival >= recv_free[v]:
+            if rb > 0 and arrival >= recv_free[v]:
                 recv_free[v] = arrival
                 recv_by[v] = idx
-            path = c_path[c]
             if path is not None:
-                for link in _route(path):
+                for link in path:
                     link_free[link] = arrival
                     link_by[link] = idx
             records.append([g, start, arrival, send_done, by, on, res])
@@ -568,8 +559,8 @@ class _Simulation:
                 recv_free[v] = now
                 recv_by[v] = idx
             busy[k] = False
-            for rank in (k, v):
-                for w in waiters.pop(rank, ()):
+            for rank in (k, v):  # who waited for these ports tries now, first asked first
+                for _, _, w in waiters.pop(rank, ()):
                     heappush(events, (now, _ATTEMPT, taken_at[w], node[owner[w]], w))
             complete(g, now, idx)
             complete(match[g], now, idx)
@@ -630,12 +621,18 @@ class _Simulation:
         return self.done[b : b + len(self.program.ops[rank])]
 
     def transfers(self) -> list[Transfer]:
+        """The transfers in start order (ties: the order their ports took them)."""
         ranks, owner, peer = self.ranks, self.owner, self.peer
-        out = []
+        records = self.records
+        order = sorted(range(len(records)), key=lambda i: records[i][1])
+        position = [0] * len(records)
+        for pos, i in enumerate(order):
+            position[i] = pos
         ids = self.bound.platform.ids
         routes = self.bound.platform.routes if self.n_resources else None
-        for g, start, arrival, free, by, on, res in self.records:
-            c = self.cost[g]
+        out = []
+        for i in order:
+            g, start, arrival, free, by, on, res = records[i]
             link = None
             if res >= 0 and routes is not None:
                 a, b = routes.resource_ends(res)
@@ -645,13 +642,13 @@ class _Simulation:
                     ranks[owner[g]],
                     ranks[peer[g]],
                     self.chunk[g],
-                    self.c_bytes[c],
+                    self.c_bytes[self.cost[g]],
                     start,
                     arrival,
                     free,
-                    by if by >= 0 else None,
-                    on,
-                    link,
+                    position[by] if by >= 0 else None,
+                    on if by >= 0 else None,
+                    link if by >= 0 else None,
                 )
             )
         return out
