@@ -211,3 +211,16 @@ def test_holdings_check_follows_the_transitive_definition(case):
         with pytest.raises(ScheduleError) as info:
             prog._check_holdings()
         assert str(info.value).startswith(expected)
+
+
+@given(trees(), st.integers(0, 40), st.one_of(st.none(), st.integers(1, 16)))
+def test_single_flow_lowering_equals_the_general_one(tree, nbytes, seg):
+    """A single flow lowers without sorting; an ``order`` equal to the tree's child order
+    takes the general path and must give the same program, rank order included."""
+    flow = Flow(tree, nbytes, segment_size=seg)
+    fast = Schedule("bcast", "x", nbytes, (flow,)).program()
+    order = {p: tuple((0, c) for c in kids) for p, kids in tree.children.items()}
+    general = Schedule("bcast", "x", nbytes, (flow,), order=order).program()
+    assert list(fast.ops.items()) == list(general.ops.items())
+    assert fast.chunks == general.chunks
+    assert fast.initial == general.initial

@@ -761,6 +761,8 @@ class Schedule:
         """
         if self.hypercube is not None:
             return self.hypercube.program(self.nbytes)
+        if len(self.flows) == 1 and not self.order:
+            return self._tree_program(self.flows[0])
         chunks: list[Chunk] = []
         recvs: dict[str, list[Op]] = {}
         sends: dict[str, list[tuple[int, int, int, str, int]]] = {}
@@ -787,6 +789,31 @@ class Schedule:
             ]
             ops[node] = tuple(rlist) + tuple(slist)
         return Program(ops, tuple(chunks), {k: frozenset(v) for k, v in initial.items()})
+
+    @staticmethod
+    def _tree_program(flow: Flow) -> Program:
+        """:meth:`program` for a single flow (no sort needed: chunk ``k`` is segment ``k``,
+        received by op ``k`` of a non-root node)."""
+        segs = flow.segments()
+        nseg = len(segs)
+        chunks = tuple(Chunk(flow.buffer, off, n) for off, n in segs)
+        tree = flow.tree
+        parent = tree.parent()
+        children = tree.children
+        ops: dict[str, tuple[Op, ...]] = {}
+        segments = range(nseg)
+        for node in tree.nodes:
+            up = parent.get(node)
+            kids = children.get(node, ())
+            if up is None:
+                ops[node] = tuple([Op("send", c, k) for k in segments for c in kids])
+            elif kids:
+                ops[node] = tuple([Op("recv", up, k) for k in segments]) + tuple(
+                    [Op("send", c, k, (k,)) for k in segments for c in kids]
+                )
+            else:
+                ops[node] = tuple([Op("recv", up, k) for k in segments])
+        return Program(ops, chunks, {tree.root: frozenset(segments)})
 
     def _send_key(self, node: str):
         """Sort key of ``node``'s ``(segment, flow, child index, child, chunk)`` sends:

@@ -202,10 +202,7 @@ def simulate(
     sim = _Simulation(bound, program)  # names unknown nodes first
     sim.run()
     transfers = sim.transfers()
-    arrival = {}
-    for rank, ops in program.ops.items():
-        times = [t for op, t in zip(ops, sim.done_of(rank), strict=True) if op.kind != "send"]
-        arrival[rank] = max(times, default=0.0)
+    arrival = sim.arrivals()
     makespan = max(arrival.values(), default=0.0)
     return Prediction(
         algorithm=schedule.algorithm,
@@ -256,38 +253,26 @@ class _Simulation:
             total += len(program.ops[r])
         self.base, self.total = base, total
         chunk_bytes = [c.nbytes for c in program.chunks]
+        flat = [op for r in ranks for op in program.ops[r]]  # global id g: flat[g]
         owner = [k for k, r in enumerate(ranks) for _ in program.ops[r]]
-        is_send = [False] * total
-        waiting = [0] * total
-        peer = [0] * total  # the other rank
-        chunk = [0] * total
-        dep_start = [0] * (total + 1)  # dependents of g: dep_list[dep_start[g]:dep_start[g+1]]
-        with_deps: list[tuple[int, int, tuple[int, ...]]] = []
-        sends: list[int] = []
-        recvs: list[int] = []
+        is_send = [op.kind == "send" for op in flat]
+        chunk = [op.chunk for op in flat]
+        sends = [g for g, x in enumerate(is_send) if x]
+        recvs = [g for g, x in enumerate(is_send) if not x]
         try:
-            for k, r in enumerate(ranks):
-                b = base[k]
-                for i, op in enumerate(program.ops[r]):
-                    g = b + i
-                    deps = op.deps
-                    if deps:
-                        waiting[g] = len(deps)
-                        with_deps.append((g, b, deps))
-                        for d in deps:
-                            dep_start[b + d + 1] += 1
-                    peer[g] = rank_of[op.peer]
-                    chunk[g] = op.chunk
-                    if op.kind == "send":
-                        is_send[g] = True
-                        sends.append(g)
-                    else:
-                        recvs.append(g)
+            peer = [rank_of[op.peer] for op in flat]  # the other rank
             match = self._match(sends, recvs, owner, peer, chunk)
             nbytes = [chunk_bytes[chunk[g]] for g in sends]
         except (KeyError, IndexError):
             program.matches()  # raises the ScheduleError that names the culprit
             raise
+        # dependents in CSR form: those of g are dep_list[dep_start[g]:dep_start[g + 1]]
+        waiting = [len(op.deps) for op in flat]
+        dep_start = [0] * (total + 1)
+        with_deps = [(g, base[owner[g]], flat[g].deps) for g, n in enumerate(waiting) if n]
+        for _, b, deps in with_deps:
+            for d in deps:
+                dep_start[b + d + 1] += 1
         for g in range(total):
             dep_start[g + 1] += dep_start[g]
         fill = dep_start[:-1]
@@ -400,8 +385,7 @@ class _Simulation:
         link_by = [-1] * self.n_resources
         # shared: sends waiting for a rank's port (held by a flow whose end is not known)
         waiters: dict[int, list[tuple[float, int, int]]] = {}
-        taken_at = [0.0] * total  # sends: when the port took it
-        taken_port: list[tuple[float, int]] = [(0.0, -1)] * total  # (port free, holder) then
+        taken_at = [0.0] * total  # shared: when the port took each send
         records: list[list[Any]] = []  # [g, start, arrival, sender free, by, on, link]
         events: list[tuple] = []
 
@@ -426,7 +410,11 @@ class _Simulation:
             k = owner[g]
             heappush(pending[k], (st, g))
             if not busy[k]:
-                wake(k, st)
+                pf = port_free[k]
+                t = pf if pf > st else st
+                if t < decide_at[k]:
+                    decide_at[k] = t
+                    heappush(events, (t, _DECIDE, node[k], k))
 
         def wake(k: int, t: float) -> None:
             """Rank ``k`` chooses a send at ``t``, or when its port is free."""
@@ -454,9 +442,8 @@ class _Simulation:
                 return
             g = heappop(queue)  # the first startable send in program order
             busy[k] = True
-            taken_at[g] = now
-            taken_port[g] = (port_free[k], port_by[k])
             if shared:
+                taken_at[g] = now
                 attempt(g, now)
             else:
                 commit(g, now)
@@ -482,11 +469,8 @@ class _Simulation:
             if posted[m] == start:
                 return posted_by[m], "posted", -1
             k, c, v = owner[g], cost[g], peer[g]
-            pf, pby = taken_port[g]
-            if port_free[k] > pf:
-                pf, pby = port_free[k], port_by[k]
-            if pf == start:
-                return pby, "send_port", -1
+            if port_free[k] == start:  # the port's last holder, unchanged since it took g
+                return port_by[k], "send_port", -1
             rb = c_recv[c]
             if rb > 0 and recv_free[v] - c_delay[c] + rb == start:
                 return recv_by[v], "recv_port", -1
@@ -614,6 +598,15 @@ class _Simulation:
                     )
 
     # -- results ----------------------------------------------------------------------------
+
+    def arrivals(self) -> dict[str, float]:
+        """For every rank, when its last receive completed (0 without one)."""
+        last = [0.0] * len(self.ranks)
+        done, owner = self.done, self.owner
+        for g, x in enumerate(self.is_send):
+            if not x and done[g] > last[owner[g]]:
+                last[owner[g]] = done[g]
+        return dict(zip(self.ranks, last, strict=True))
 
     def done_of(self, rank: str) -> list[float]:
         """Completion time of each of ``rank``'s ops, in program order."""
