@@ -203,3 +203,90 @@ def test_max_min_rates_are_feasible_and_every_flow_has_a_bottleneck(problem):
             and all(rate[j] <= rate[i] * (1 + 1e-12) for j, q in enumerate(paths) if link in q)
         ]
         assert on, (i, rate, load)
+
+
+# -- exclusive contention: invariants on random routed platforms ----------------------------
+
+
+@st.composite
+def routed_cases(draw):
+    """A random connected link platform, a random tree over it, segments, a port model."""
+    n = draw(st.integers(3, 9))
+    pairs = [(draw(st.integers(0, i - 1)), i) for i in range(1, n)]
+    seen = {frozenset(x) for x in pairs}
+    for a, b in draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=n)):
+        if a != b and frozenset((a, b)) not in seen:
+            seen.add(frozenset((a, b)))
+            pairs.append((a, b))
+    links = tuple(
+        Link(
+            str(a),
+            str(b),
+            draw(st.sampled_from([0.0, 0.25, 0.5])),
+            1024.0 * draw(st.integers(1, 4)),
+        )
+        for a, b in pairs
+    )
+    p = Platform(tuple(Node(str(i)) for i in range(n)), links, model="hockney")
+    order = draw(st.permutations([str(i) for i in range(1, n)]))
+    edges, placed = [], ["0"]
+    for x in order:
+        edges.append((draw(st.sampled_from(placed)), x))
+        placed.append(x)
+    nbytes = 1024 * draw(st.integers(0, 4))
+    seg = draw(st.sampled_from([None, 512, 1024]))
+    s = Schedule(
+        "bcast", "t", nbytes, (Flow(Tree.from_edges("0", edges), nbytes, segment_size=seg),)
+    )
+    ports = draw(st.sampled_from(["bidirectional", "unidirectional"]))
+    return p, s, {"name": "hockney", "ports": ports}
+
+
+def _overlap(a, b):
+    """Both take time and their times overlap (a transfer of no duration holds nothing)."""
+    return (
+        a.start < a.arrival and b.start < b.arrival and a.start < b.arrival and b.start < a.arrival
+    )
+
+
+@given(routed_cases())
+def test_exclusive_transfers_never_share_a_link_or_port_and_say_what_held_them(case):
+    p, s, model = case
+    pred = simulate(p, s, model)
+    ts = pred.transfers
+    routes = p.routes
+    path = {k: set(routes.path(p.index(t.sender), p.index(t.receiver))) for k, t in enumerate(ts)}
+    resource_of = {}
+    for i, lk in enumerate(p.links):
+        resource_of[(lk.u, lk.v)], resource_of[(lk.v, lk.u)] = 2 * i, 2 * i + 1
+    uni = model["ports"] == "unidirectional"
+    for i, a in enumerate(ts):
+        for j in range(i + 1, len(ts)):
+            b = ts[j]
+            if not _overlap(a, b):
+                continue
+            assert not (path[i] & path[j]), (a, b)  # a directed link carries one at a time
+            assert a.receiver != b.receiver, (a, b)  # one receive port
+            assert a.sender != b.sender, (a, b)  # one send port
+            if uni:
+                assert {a.sender, a.receiver}.isdisjoint({b.sender, b.receiver}), (a, b)
+    for k, t in enumerate(ts):
+        if t.blocked_by is None:
+            continue
+        b = ts[t.blocked_by]
+        assert t.blocked_by < k or b.start <= t.start
+        if t.blocked_on == "dependency":
+            assert b.receiver == t.sender and b.arrival == t.start
+        elif t.blocked_on == "send_port":
+            assert t.sender in (b.sender, b.receiver) and t.start in (b.sender_free, b.arrival)
+        elif t.blocked_on == "recv_port":
+            assert t.receiver in (b.receiver, b.sender) and b.arrival == t.start
+        elif t.blocked_on == "link":
+            resource = resource_of[t.blocked_link]
+            assert resource in path[k] and resource in path[t.blocked_by]
+            assert b.arrival == t.start
+    # each sender issues its sends in program order (its children, segment by segment)
+    for sender, kids in s.tree.children.items():
+        issued = [t.receiver for t in ts if t.sender == sender]
+        segments = len(s.flows[0].segments())
+        assert issued == [c for _ in range(segments) for c in kids]

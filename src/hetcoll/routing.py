@@ -287,7 +287,7 @@ class _LinkGraph:
         self.e_head = self.head[order]
         self.e_weight = weight[order]
         self.e_res = order.astype(np.int64)
-        self.in_start = np.searchsorted(self.e_head, np.arange(n))
+        self.has_zero = bool((lat == 0).any())
         # explicit zeros stay edges in a sparse graph (zero-latency links)
         self.csr = csr_array((weight, (self.tail, self.head)), shape=(n, n))
         self.batch = max(1, min(n, _BATCH_ELEMENTS // max(1, 2 * m)))
@@ -302,16 +302,22 @@ class _LinkGraph:
             return np.zeros((k, n)), pred
         dist = dijkstra(self.csr, directed=True, indices=sources)
         # tight edges: those on some lowest-latency path (exact floating-point equality, the
-        # sum Dijkstra itself forms); an edge into the source is never a predecessor
+        # sum Dijkstra itself forms); an edge into the source is never a predecessor (only
+        # a zero-latency edge can be tight there)
         tight = (dist[:, self.e_tail] + self.e_weight) == dist[:, self.e_head]
-        tight &= self.e_head[None, :] != sources[:, None]
-        count = np.add.reduceat(tight, self.in_start, axis=1, dtype=np.int32)
-        ties = (count > 1).any(axis=1)
-        unique = np.flatnonzero(~ties)
-        rows, cols = np.nonzero(tight[unique])
-        pred[unique[rows], self.e_head[cols]] = self.e_res[cols]
-        for i in np.flatnonzero(ties).tolist():
-            pred[i] = self._resolve(int(sources[i]), dist[i], tight[i])
+        if self.has_zero:
+            tight &= self.e_head[None, :] != sources[:, None]
+        # every other node has a tight incoming edge: exactly n - 1 of them, no tie
+        ties = tight.sum(axis=1) != n - 1
+        if ties.any():
+            unique = np.flatnonzero(~ties)
+            rows, cols = np.nonzero(tight[unique])
+            pred[unique[rows], self.e_head[cols]] = self.e_res[cols]
+            for i in np.flatnonzero(ties).tolist():
+                pred[i] = self._resolve(int(sources[i]), dist[i], tight[i])
+        else:
+            rows, cols = np.nonzero(tight)
+            pred[rows, self.e_head[cols]] = self.e_res[cols]
         return dist, pred
 
     def _resolve(self, s: int, dist: np.ndarray, tight: np.ndarray) -> np.ndarray:

@@ -44,7 +44,9 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -381,8 +383,12 @@ class _Simulation:
             recv_free, recv_by = [0.0] * n_ranks, [-1] * n_ranks
         busy = [False] * n_ranks  # a send holds the port (waiting or, shared, in flight)
         decide_at = [_INF] * n_ranks
-        link_free = [0.0] * self.n_resources
-        link_by = [-1] * self.n_resources
+        unidirectional = self.bound.unidirectional
+        # exclusive: the bookings (start, end, transfer) of each rank's receive port (its
+        # only port when unidirectional) and of each link: disjoint intervals, by start
+        port_book: list[list[tuple[float, float, int]]] = [[] for _ in range(n_ranks)]
+        link_book: list[list[tuple[float, float, int]]] = [[] for _ in range(self.n_resources)]
+        link_last = [0.0] * self.n_resources  # when each link's last booking ends
         # shared: sends waiting for a rank's port (held by a flow whose end is not known)
         waiters: dict[int, list[tuple[float, int, int]]] = {}
         taken_at = [0.0] * total  # shared: when the port took each send
@@ -460,7 +466,8 @@ class _Simulation:
                 commit(g, now)
 
         def blocker(g: int, start: float) -> tuple[int, str | None, int]:
-            """What set ``start``: (transfer, kind, link resource or -1), in BLOCKERS order."""
+            """What set ``start`` when no booking did: (transfer, kind, -1), the first of
+            dependency, posted, send port (and, shared, receive port) that equals it."""
             if start <= 0:
                 return -1, None, -1
             if ready[g] == start:
@@ -471,23 +478,15 @@ class _Simulation:
             k, c, v = owner[g], cost[g], peer[g]
             if port_free[k] == start:  # the port's last holder, unchanged since it took g
                 return port_by[k], "send_port", -1
-            rb = c_recv[c]
-            if rb > 0 and recv_free[v] - c_delay[c] + rb == start:
+            if shared and c_recv[c] > 0 and recv_free[v] == start:
                 return recv_by[v], "recv_port", -1
-            path = c_path[c]
-            if path is not None and not shared:
-                path = _route(path)
-                vals = list(map(link_free.__getitem__, path))
-                x = max(vals)
-                if x == start:
-                    res = path[vals.index(x)]
-                    return link_by[res], "link", res
             return -1, None, -1
 
         def commit(g: int, start: float) -> None:
-            """Start send ``g``, taken by its port at ``start``.  Exclusive contention books
-            every resource now, from the time all are free (FIFO: in the order transfers
-            ask); shared contention starts the flow now."""
+            """Start send ``g``, taken by its port at ``start``.  Exclusive contention places
+            it once, now, at the earliest time its resources are free (first come, first
+            served; a gap before a later booking is used if the transfer fits in it);
+            shared contention starts the flow now."""
             k, c, v = owner[g], cost[g], peer[g]
             idx = len(records)
             if shared:
@@ -500,30 +499,63 @@ class _Simulation:
                 records.append([g, start, math.nan, math.nan, by, on, res])
                 heappush(events, (start + c_lead[c], _FLOW_BEGIN, idx))  # type: ignore[index]
                 return
-            rb = c_recv[c]
+            # exclusive: the earliest time from which the receiver's port (and, on a
+            # unidirectional port, the sender's own) and every link are free for as long
+            # as the transfer needs them, given the transfers placed before
+            d, rb, sb = c_delay[c], c_recv[c], c_send[c]
+            ports = []  # (rank, offset from the start, length, what)
+            if unidirectional and sb > 0:
+                ports.append((k, 0.0, sb, "send_port"))
             if rb > 0:
-                x = recv_free[v] - c_delay[c] + rb
-                if x > start:
-                    start = x
+                ports.append((v, d - rb, rb, "recv_port"))
             path = c_path[c]
             if path is not None:
                 path = _route(path)
-                x = max(map(link_free.__getitem__, path))
-                if x > start:
-                    start = x
-            by, on, res = blocker(g, start)
-            send_done = start + c_send[c]
-            arrival = start + c_delay[c]
+            now = start
+            by, on, res = -1, None, -1
+            moved = True
+            while moved:
+                moved = False
+                for r, off, length, what in ports:
+                    hit = _conflict(port_book[r], start + off, length, now)
+                    if hit is not None:
+                        start = hit[1] - off
+                        by, on, res = hit[2], what, -1
+                        moved = True
+                if path is not None and d > 0 and max(map(link_last.__getitem__, path)) > start:
+                    for link in path:
+                        if link_last[link] <= start:
+                            continue  # free from start on
+                        hit = _conflict(link_book[link], start, d, now)
+                        if hit is not None:
+                            start = hit[1]
+                            by, on, res = hit[2], "link", link
+                            moved = True
+            if by < 0:
+                by, on, res = blocker(g, start)
+            send_done = start + sb
+            arrival = start + d
             if send_done >= port_free[k]:
                 port_free[k] = send_done
                 port_by[k] = idx
-            if rb > 0 and arrival >= recv_free[v]:
-                recv_free[v] = arrival
-                recv_by[v] = idx
-            if path is not None:
-                for link in path:
-                    link_free[link] = arrival
-                    link_by[link] = idx
+            for r, off, length, _ in ports:
+                _book(port_book[r], (start + off, start + off + length, idx), now)
+            if path is not None and d > 0:
+                booking = (start, arrival, idx)
+                if max(map(link_last.__getitem__, path)) <= now:  # the links are idle
+                    for link in path:
+                        link_book[link] = [booking]
+                        link_last[link] = arrival
+                else:
+                    for link in path:
+                        if link_last[link] <= start:  # after every booking: append
+                            book = link_book[link]
+                            if link_last[link] <= now:
+                                book.clear()
+                            book.append(booking)
+                            link_last[link] = arrival
+                        else:
+                            _book(link_book[link], booking, now)
             records.append([g, start, arrival, send_done, by, on, res])
             busy[k] = False
             complete(g, send_done, idx)
@@ -676,6 +708,37 @@ class _Simulation:
             loads.append(np.bincount(self.resources, per_link, minlength=self.n_resources))
         bottleneck = max(float(x.max(initial=0.0)) for x in loads)
         return total_bytes / bottleneck if bottleneck > 0 else None
+
+
+_END = itemgetter(1)
+
+
+def _conflict(
+    book: list[tuple[float, float, int]], a: float, length: float, now: float
+) -> tuple[float, float, int] | None:
+    """The first booking of ``book`` that overlaps ``[a, a + length)``, or None.  Bookings
+    over by ``now`` are dropped first (no later request can overlap them)."""
+    if not book or book[-1][1] <= a:
+        return None
+    if book[0][1] <= now:
+        del book[: bisect_right(book, now, key=_END)]
+    i = bisect_right(book, a, key=_END)  # the first booking that ends after a
+    if i < len(book) and book[i][0] < a + length:
+        return book[i]
+    return None
+
+
+def _book(book: list[tuple[float, float, int]], booking: tuple[float, float, int], now: float):
+    """Insert ``booking`` (it overlaps none) in start order."""
+    if not book or book[-1][0] <= booking[0]:
+        if book and book[-1][1] <= now:
+            book.clear()
+        book.append(booking)
+    else:
+        book.insert(bisect_right(book, booking[0], key=_START), booking)
+
+
+_START = itemgetter(0)
 
 
 def _route(path: tuple[int, ...] | np.ndarray) -> tuple[int, ...] | list[int]:
