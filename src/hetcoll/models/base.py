@@ -173,11 +173,6 @@ class BoundModel:
         """Bandwidth (bytes/s) of each directed-link resource, for ``"shared"`` contention."""
         return np.empty(0)
 
-    def resource_name(self, resource: int) -> tuple[str, str]:
-        """The ``(from, to)`` node ids of a directed-link resource."""
-        a, b = self.platform.routes.resource_ends(resource)
-        return self.platform.ids[a], self.platform.ids[b]
-
     # -- vectorised estimates for planners --------------------------------------------------
 
     def delay_matrix(self, nbytes: int) -> np.ndarray:
