@@ -57,7 +57,7 @@ import numpy as np
 from .errors import ScheduleError
 from .models import BoundModel, TransferCosts, get_model
 from .platform import Platform
-from .schedule import Program, Schedule
+from .schedule import Program, Schedule, check_delivery
 
 __all__ = ["Transfer", "Prediction", "simulate", "simulate_program", "BLOCKERS"]
 
@@ -183,7 +183,7 @@ def simulate(
     ------
     ScheduleError
         If the schedule is invalid (a node sends data it does not hold, a receive with no
-        send) or deadlocks.
+        send), deadlocks, or is a bcast that does not reach every node of ``platform``.
     UnknownNodeError
         If the schedule names a node the platform does not have.
 
@@ -201,6 +201,7 @@ def simulate(
     >>> round(simulate(p, plan(p, "1", method="binomial")).makespan * 1e6, 6)
     700.0
     """
+    check_delivery(schedule, platform)  # a bcast that misses nodes has no time to predict
     cost_model = get_model(model) if model is not None else platform.model
     bound = cost_model.bind(platform)
     with _gc_paused():

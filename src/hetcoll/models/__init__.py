@@ -49,10 +49,21 @@ def get_model(spec: Any) -> CostModel:
             raise ModelError('model: a model object needs a \'name\' (e.g. {"name": "postal"})')
         name, params = spec["name"], {k: v for k, v in spec.items() if k != "name"}
     else:
-        raise ModelError(f"model: expected a name or an object, got {spec!r}")
+        raise ModelError(f"model: expected a name or an object, got {_kind(spec)}")
+    if not isinstance(name, str):
+        raise ModelError(f"model: name must be a string, got {_kind(name)}")
     if name not in MODELS:
         raise ModelError(f"unknown model {name!r}; choose from: {', '.join(sorted(MODELS))}")
-    try:
-        return MODELS[name].from_params(params)
-    except TypeError as exc:
-        raise ModelError(f"model {name!r}: {exc}") from None
+    bad_key = next((k for k in params if not isinstance(k, str)), None)
+    if bad_key is not None:
+        raise ModelError(f"model {name!r}: parameter names are strings, got {bad_key!r}")
+    return MODELS[name].from_params(params)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "a list"
+    text = repr(value)
+    return text if len(text) <= 40 else type(value).__name__

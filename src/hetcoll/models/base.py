@@ -22,7 +22,6 @@ times a user sees; planners may call the cheap vectorised estimates ``node_cost`
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -31,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from ..errors import ModelError
-from ..units import parse_time
+from ..units import check_quantity
 
 if TYPE_CHECKING:
     from ..platform import Platform
@@ -47,22 +46,13 @@ class CostModel(ABC):
     summary: ClassVar[str]
 
     def __post_init__(self) -> None:
+        # every float parameter is a time: numbers and strings ("20us") alike go through the
+        # one validator, which also refuses NaN, infinities, negatives and huge values
         for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                if isinstance(value, str) and f.type in ("float", float):
-                    value = _param(value, f"{self.name}.{f.name}")
-                    object.__setattr__(self, f.name, value)
-                    continue
-                if f.type in ("float", float):
-                    raise ModelError(
-                        f"model {self.name!r}: {f.name} must be a number, got {value!r}"
-                    )
-                continue
-            if f.type in ("float", float) and (not math.isfinite(value) or value < 0):
-                raise ModelError(
-                    f"model {self.name!r}: {f.name} must be a finite number >= 0, got {value}"
-                )
+            if f.type in ("float", float):
+                where = f"model {self.name!r}: {f.name}"
+                value = check_quantity(getattr(self, f.name), "time", where, error=ModelError)
+                object.__setattr__(self, f.name, value)
 
     def to_spec(self) -> str | dict[str, Any]:
         """``"name"`` when every parameter has its default, else ``{"name": ..., params}``."""
@@ -85,13 +75,6 @@ class CostModel(ABC):
     @abstractmethod
     def bind(self, platform: Platform) -> BoundModel:
         """Attach to ``platform``; :class:`ModelError` if the platform lacks what it needs."""
-
-
-def _param(value: str, where: str) -> float:
-    try:
-        return parse_time(value)
-    except ValueError as exc:
-        raise ModelError(f"{where}: {exc}") from None
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,9 @@ alone does not: ``hetcoll.HetComm`` is loaded on first use.
   and the time of a hypercube collective started together on every rank;
 - :mod:`.probe` and :mod:`.forecast`: measure a communicator and write a platform file;
 - :mod:`.launch`: find the environment's ``mpiexec`` and start jobs.
+
+The engine executes schedules and never plans for a prediction: what it runs is measured
+next to the simulator's prediction one layer up, in :mod:`hetcoll.jobs`.
 """
 
 from __future__ import annotations

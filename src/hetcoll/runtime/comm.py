@@ -244,13 +244,13 @@ class HetComm:
         self.emulate = bool(emulate)
         self.model = model
         self.segment_size = segment_size
-        self.timeout = float(timeout)
+        self.timeout = timeout  # these are checked in _setup (_check_settings)
         self.check = check
         self.on_timeout = on_timeout
-        self.options = dict(options or {})
-        self.time_scale = float(time_scale)
-        self.spin = float(os.environ.get("HETCOLL_SPIN", 20e-6) if spin is None else spin)
-        self.poll = float(os.environ.get("HETCOLL_POLL", 20e-6) if poll is None else poll)
+        self.options = {} if options is None else options
+        self.time_scale = time_scale
+        self.spin = os.environ.get("HETCOLL_SPIN", 20e-6) if spin is None else spin
+        self.poll = os.environ.get("HETCOLL_POLL", 20e-6) if poll is None else poll
         self.last_trace: Trace | None = None
         self.last_schedule: Schedule | None = None
         self._cache: dict[Any, tuple[Schedule, RankPlan, Program]] = {}
@@ -270,6 +270,7 @@ class HetComm:
     def _setup(self, platform, nodes, clock) -> None:
         error = None
         try:
+            _check_settings(self)
             self.cube_algo = _cube_planner(self.cube_algo, default=self.algo)
             p = load_platform(platform)
             spec = {
@@ -942,6 +943,34 @@ def _gather_recv(recvbuf: Any, size: int) -> memoryview:
             )
         return view[:need]
     return as_bytes(recvbuf, True, "Allgather recvbuf")
+
+
+def _check_settings(hc: HetComm) -> None:
+    """The constructor's settings, each through the one validator, checked inside
+    ``_setup`` where every rank's verdict is compared (a rank raising alone before that
+    would leave the others waiting)."""
+    from ..models import get_model
+    from ..planners import get_planner
+    from ..units import check_quantity
+
+    try:
+        hc.timeout = check_quantity(hc.timeout, "time", "timeout", positive=True)
+    except HetcollError:
+        hc.timeout = 60.0  # the agreement check that follows still needs a deadline
+        raise
+    get_planner(hc.algo)
+    if hc.model is not None:
+        get_model(hc.model)
+    if hc.segment_size is not None:
+        if isinstance(hc.segment_size, bool) or not isinstance(hc.segment_size, int):
+            raise HetcollError(f"segment_size: must be a positive integer, got {hc.segment_size!r}")
+        hc.segment_size = check_quantity(hc.segment_size, "size", "segment_size", positive=True)
+    hc.time_scale = check_quantity(hc.time_scale, "factor", "time_scale", positive=True)
+    hc.spin = check_quantity(hc.spin, "time", "spin")
+    hc.poll = check_quantity(hc.poll, "time", "poll")
+    if not isinstance(hc.options, dict):
+        raise HetcollError(f"options: must be a dict of planner options, got {hc.options!r}")
+    hc.options = dict(hc.options)
 
 
 def _cube_planner(name: str | None, default: str | None = None) -> str:
