@@ -337,9 +337,14 @@ def main(argv=None) -> int:
         "slopes": slopes,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_name(args.out.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, args.out)
+    try:
+        from hetcoll.files import write_atomic
+    except ImportError:  # an older checkout (see the module docstring): plain replace
+        tmp = args.out.with_name(args.out.name + ".tmp")
+        tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp, args.out)
+    else:
+        write_atomic(args.out, json.dumps(doc, indent=1) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
