@@ -44,7 +44,7 @@ __all__ = ["Routes"]
 # Sources per batch when building all-pairs matrices: bounds the k x E temporaries.
 _BATCH_ELEMENTS = 1 << 21
 # Sources per batch when filling the trees (node-major rows of 20 bytes per element).
-_TREE_ELEMENTS = 1 << 23
+_TREE_ELEMENTS = 1 << 21
 
 
 class Routes:
