@@ -68,6 +68,7 @@ __all__ = [
     "UpDownRouting",
     "ROUTE_CHOICES",
     "switch_network_from_dict",
+    "tree_path",
 ]
 
 #: Table 1 of Hsu et al.: per speed type, ``(S_c, S_m, R_c, R_m)`` in seconds (per message)
@@ -447,21 +448,7 @@ class UpDownRouting:
         return path
 
     def _tree(self, a: int, b: int) -> tuple[int, ...]:
-        parent, depth = self.parent, self.depth
-        left, right = [a], [b]
-        x, y = a, b
-        while depth[x] > depth[y]:
-            x = int(parent[x])
-            left.append(x)
-        while depth[y] > depth[x]:
-            y = int(parent[y])
-            right.append(y)
-        while x != y:
-            x, y = int(parent[x]), int(parent[y])
-            left.append(x)
-            right.append(y)
-        right.pop()  # the common ancestor is already in ``left``
-        return tuple(left + right[::-1])
+        return tree_path(self.parent, self.depth, a, b)
 
     def resources(self, route: Sequence[int]) -> tuple[int, ...]:
         """The directed-link resources a route of switch indices holds."""
@@ -485,6 +472,25 @@ class UpDownRouting:
             else:
                 down = True
         return True
+
+
+def tree_path(parent: Sequence[int], depth: Sequence[int], a: int, b: int) -> tuple[int, ...]:
+    """The path from ``a`` to ``b`` in a rooted tree (``parent``, ``depth`` per node): up to
+    the lowest common ancestor, then down.  O(length)."""
+    left, right = [a], [b]
+    x, y = a, b
+    while depth[x] > depth[y]:
+        x = int(parent[x])
+        left.append(x)
+    while depth[y] > depth[x]:
+        y = int(parent[y])
+        right.append(y)
+    while x != y:
+        x, y = int(parent[x]), int(parent[y])
+        left.append(x)
+        right.append(y)
+    right.pop()  # the common ancestor is already in ``left``
+    return tuple(left + right[::-1])
 
 
 def _check_choice(choice: str) -> None:

@@ -107,21 +107,27 @@ class BoundSwitch(BoundModel):
         self._sw = net.switch_of
         self._hops = self.routing.hops(model.routes)
         self._x = (model.x_trans, model.x_switch, model.x_port)
+        # plain lists for the scalar methods (the simulator calls them per transfer)
+        self._costs = c.tolist()
+        self._sw_list = self._sw.tolist()
+        self._hops_rows = self._hops.tolist()
         self._paths: dict[tuple[int, int], tuple[int, ...]] = {}
 
     # -- eq. (1)-(5) ------------------------------------------------------------------------------
 
     def o_send(self, u: int, nbytes: int) -> float:
         """Eq. (2)."""
-        return float(self._s_c[u] + self._s_m[u] * nbytes)
+        c = self._costs[u]
+        return c[0] + c[1] * nbytes
 
     def o_receive(self, v: int, nbytes: int) -> float:
         """Eq. (4)."""
-        return float(self._r_c[v] + self._r_m[v] * nbytes)
+        c = self._costs[v]
+        return c[2] + c[3] * nbytes
 
     def hops(self, u: int, v: int) -> int:
         """``d``: switch-to-switch links on the route from ``u``'s switch to ``v``'s."""
-        return int(self._hops[self._sw[u], self._sw[v]])
+        return self._hops_rows[self._sw_list[u]][self._sw_list[v]]
 
     def o_trans(self, d, nbytes: int):
         """Eq. (5) for ``d`` hops (a number or an array)."""
@@ -146,7 +152,7 @@ class BoundSwitch(BoundModel):
 
     def route(self, u: int, v: int) -> tuple[int, ...]:
         """Switch indices from ``u``'s switch to ``v``'s (both included)."""
-        return self.routing.route(int(self._sw[u]), int(self._sw[v]), self.choice)
+        return self.routing.route(self._sw_list[u], self._sw_list[v], self.choice)
 
     def route_ids(self, u: int, v: int) -> list[str]:
         """The switch ids a transfer from ``u`` to ``v`` crosses, in order."""
@@ -155,10 +161,10 @@ class BoundSwitch(BoundModel):
 
     def links(self, u: int, v: int) -> tuple[int, ...]:
         """The directed-link resources of the route, whatever the contention setting."""
-        key = (int(self._sw[u]), int(self._sw[v]))
+        key = (self._sw_list[u], self._sw_list[v])
         found = self._paths.get(key)
         if found is None:
-            found = self.routing.resources(self.route(u, v))
+            found = self.routing.resources(self.routing.route(*key, self.choice))
             self._paths[key] = found
         return found
 

@@ -37,6 +37,7 @@ from .latency import hlot, mst, spt
 from .multilevel import magpie, mpich_g2, mpich_gx
 from .optimal import optimal
 from .spoc import spoc
+from .switch_aware import switch_aware
 
 __all__ = [
     "REGISTRY",
@@ -69,6 +70,7 @@ __all__ = [
     "postorder_doubling",
     "spoc",
     "spt",
+    "switch_aware",
     "two_vbbs",
 ]
 
