@@ -138,7 +138,8 @@ class Platform:
     switches : SwitchNetwork, optional
         A switch-based network (Hsu et al. 2005): switches, links between them, the switch
         and the costs of each node; see :mod:`hetcoll.switches`.  Mutually exclusive with
-        ``links`` and the matrices.
+        ``links`` and the matrices.  A node without ``t_ini``/``t_byte`` gets its ``S_c`` and
+        ``S_m`` there (its sending cost, eq. 2: what the sender-only model ``tini`` sees).
 
     Times and bandwidths may be strings with units (``"100us"``, ``"1GBps"``); every one
     goes through :func:`hetcoll.units.check_quantity` (finite, ``>= 0``, at most
@@ -225,6 +226,13 @@ class Platform:
         if self.links or self.latency is not None:
             raise PlatformError("give either 'switches' or 'links'/'latency', not both")
         self.switches.check(self.ids)
+        # the sender-only view (model tini) of a workstation is its eq. (2) sending cost
+        costs = self.switches.costs.tolist()
+        nodes = tuple(
+            replace(n, t_ini=c[0], t_byte=c[1]) if n.t_ini == 0 and n.t_byte == 0 else n
+            for n, c in zip(self.nodes, costs, strict=True)
+        )
+        object.__setattr__(self, "nodes", nodes)
 
     def _components(self) -> list[list[int]]:
         parent = list(range(len(self.nodes)))
@@ -369,6 +377,9 @@ class Platform:
             out["bandwidth"] = [[_json_float(x) for x in row] for row in self.bandwidth.tolist()]
         if self.switches is not None:
             for i, node in enumerate(out["nodes"]):
+                if (node.get("t_ini"), node.get("t_byte")) == tuple(self.switches.costs[i, :2]):
+                    node.pop("t_ini", None)  # the default: S_c and S_m
+                    node.pop("t_byte", None)
                 node.update(self.switches.node_fields(i))
             out.update(self.switches.top_fields())
         return out

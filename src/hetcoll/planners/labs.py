@@ -19,12 +19,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from ..errors import PlannerError
 from ..platform import Platform
 from ..schedule import Schedule
+from ..switches import tree_path
 from ._common import Request, prepare, relative_order, tree_schedule
 from ._registry import register
 from .chains import SwitchLayout, split_edges, tree_chain
@@ -75,7 +78,7 @@ def binomial_like(
 # -- Sec. 4: the location oriented spanning tree -------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LocationTree:
     """An LST: ``parent[x]`` of each switch (-1 for the root), ``children[x]`` left to right,
     ``levels`` (the root is level 1), and whether the width-restricted shape spanned every
@@ -95,6 +98,20 @@ class LocationTree:
     @property
     def within_bound(self) -> bool:
         return self.levels <= self.bound
+
+    @cached_property
+    def depth(self) -> tuple[int, ...]:
+        depth = [0] * len(self.parent)
+        order = [self.root]
+        for x in order:
+            for c in self.children[x]:
+                depth[c] = depth[x] + 1
+                order.append(c)
+        return tuple(depth)
+
+    def path(self, a: int, b: int) -> tuple[int, ...]:
+        """The switches from ``a`` to ``b`` along the LST (up to their common ancestor)."""
+        return tree_path(self.parent, self.depth, a, b)
 
 
 def location_tree(
@@ -198,8 +215,9 @@ def _heap_order(
     return node
 
 
-def labs_plan(req: Request) -> LabsPlan:
-    """LABS on a planning request (see :func:`labs`)."""
+def labs_plan(req: Request, rearrange: bool = True) -> LabsPlan:
+    """LABS on a planning request (see :func:`labs`); ``rearrange=False`` skips the last
+    step (faster workstations moved up)."""
     layout = SwitchLayout(req)
     speed = np.asarray(req.node_cost(), dtype=float)
     root_switch = int(layout.switch[req.root])
@@ -213,28 +231,36 @@ def labs_plan(req: Request) -> LabsPlan:
     # group heads: the fastest member of each switch (ties: rank order); first in its group
     groups = {}
     for x, us in layout.groups.items():
-        head = req.root if x == root_switch else min(us, key=lambda u: (speed[u], u))
+        head = min(us, key=lambda u: (speed[u], u))
         groups[x] = [head] + [u for u in us if u != head]
-    chain = tree_chain(children, root_switch, groups, req.root)
+    top = groups[root_switch][0]  # the source's head: the fastest on the source's switch
+    chain = tree_chain(children, root_switch, groups, top)
     group_of = {u: x for x, us in groups.items() for u in us}
     heads = [u for u in chain if groups[group_of[u]][0] == u]
     steps: dict[tuple[int, int], int] = {}
     edges: list[tuple[int, int]] = []
+    last = {top: 0}  # the step of each node's latest receive or send
+    if top != req.root:  # a slower source hands the message to its head first
+        edges.append((req.root, top))
+        steps[(req.root, top)] = 1
+        last = {top: 1, req.root: 1}
+        groups[root_switch] = [req.root] + [u for u in groups[root_switch] if u != req.root]
+        groups[root_switch].remove(top)
     first = split_edges(len(heads))
-    heads = _heap_order(heads, first, speed)
-    last = {heads[0]: 0}  # the step of each node's latest receive or send
+    if rearrange:
+        heads = _heap_order(heads, first, speed)
     for a, b, step in first:
         edges.append((heads[a], heads[b]))
-        steps[(heads[a], heads[b])] = step
-        last[heads[a]] = step
-        last[heads[b]] = step
-    for h in heads:
-        members = groups[group_of[h]]
+        steps[(heads[a], heads[b])] = last[top] + step
+        last[heads[a]] = last[heads[b]] = last[top] + step
+    for members in groups.values():
         second = split_edges(len(members))
-        members = _heap_order(members, second, speed)
+        if rearrange:
+            members = _heap_order(members, second, speed)
+        start = last[members[0]]
         for a, b, step in second:
             edges.append((members[a], members[b]))
-            steps[(members[a], members[b])] = last[h] + step
+            steps[(members[a], members[b])] = start + step
     return LabsPlan(lst, tuple(chain), tuple(heads), tuple(edges), steps)
 
 
@@ -253,6 +279,7 @@ def _bottom_up(tree: LocationTree) -> list[int]:
     summary="location aware: LST postorder chain, fastest head per switch, binomial-like "
     "among heads then inside groups, faster nodes moved up",
     models=("switch",),
+    options=("rearrange",),
 )
 def labs(
     platform: Platform,
@@ -262,6 +289,7 @@ def labs(
     *,
     nbytes: int = 0,
     segment_size: int | None = None,
+    rearrange: bool = True,
 ) -> Schedule:
     """LABS (Hsu et al. 2005, Sec. 5.2), as we read it.
 
@@ -271,7 +299,10 @@ def labs(
        according to their group sizes decreasingly from left to right");
     2. its postorder chain: the source's group first, then the other switches' groups in
        postorder (every subtree stays contiguous: an ordered chain for routes along the LST);
-    3. a group per switch, its head the fastest member (the source heads its own group);
+    3. a group per switch, its head the fastest member (ties: rank order); a source that is
+       not its switch's head first sends the message to that head, then serves the rest of
+       its own group (so the first level is made of the fastest workstations, "workstations
+       with fastest speed type are always in the upper level", Sec. 1);
     4. first level: the binomial-like tree (Sec. 5.1) over the heads in chain order; second
        level: a binomial-like tree inside each group from its head, after the head's
        first-level sends;
@@ -280,6 +311,9 @@ def labs(
        We keep the moves within a level so that a head never serves another switch's group.
 
     Speeds are the planning model's per-node sending cost (``O_send`` under ``switch``).
+    ``rearrange=False`` skips step 5 (then, in every step, messages between heads go
+    rightwards along the chain, in disjoint sub-lists: contention-free for routes along the
+    LST, the paper's claim; step 5 can break it, see ``docs/switches.md``).
     Without switches the platform is one group and LABS is the binomial-like tree with
     faster nodes moved up.  O(N log N + S log S + E).
 
@@ -290,5 +324,8 @@ def labs(
     >>> len(s.tree.nodes)
     16
     """
+    if not isinstance(rearrange, bool):
+        raise PlannerError(f"rearrange: must be true or false, got {rearrange!r}")
     req = prepare(platform, root, members, model, nbytes, segment_size)
-    return tree_schedule(req, "labs", labs_plan(req).edges)
+    params = {} if rearrange else {"rearrange": False}
+    return tree_schedule(req, "labs", labs_plan(req, rearrange).edges, **params)
