@@ -329,6 +329,7 @@ class UpDownRouting:
             self._resource[(b, a)] = 2 * k + 1
         self._rows: dict[int, np.ndarray] = {}  # source switch -> predecessor row (states)
         self._cache: dict[tuple[int, int, str], tuple[int, ...]] = {}
+        self._tables: dict[str, np.ndarray] = {}
 
     # -- the spanning tree and the link orientation ---------------------------------------------
 
@@ -385,13 +386,19 @@ class UpDownRouting:
         return row
 
     @cached_property
-    def _hops_shortest(self) -> np.ndarray:
+    def _state_hops(self) -> np.ndarray:
+        """``S x 2S`` hops from each switch (phase 0) to every state (-1: unreachable)."""
         from scipy.sparse.csgraph import shortest_path
 
         d = shortest_path(self._states, unweighted=True, indices=np.arange(self.n))
+        return np.where(np.isfinite(d), d, -1).astype(np.intp)
+
+    @cached_property
+    def _hops_shortest(self) -> np.ndarray:
         s = self.n
-        hops = np.minimum(d[:, :s], d[:, s:])
-        out = hops.astype(np.intp)
+        d = self._state_hops.astype(float)
+        d[d < 0] = np.inf
+        out = np.minimum(d[:, :s], d[:, s:]).astype(np.intp)
         out.setflags(write=False)
         return out
 
@@ -454,6 +461,73 @@ class UpDownRouting:
         """The directed-link resources a route of switch indices holds."""
         res = self._resource
         return tuple(res[(route[i], route[i + 1])] for i in range(len(route) - 1))
+
+    @property
+    def pad(self) -> int:
+        """A resource id no route holds (2 x the number of links): padding in tables."""
+        return 2 * len(self.net.links)
+
+    @cached_property
+    def resource_matrix(self) -> np.ndarray:
+        """``S x S``: the resource of the directed link from ``x`` to ``y`` (-1: no link)."""
+        m = np.full((self.n, self.n), -1, dtype=np.int32)
+        for (a, b), r in self._resource.items():
+            m[a, b] = r
+        m.setflags(write=False)
+        return m
+
+    def route_table(self, choice: str = "shortest") -> np.ndarray:
+        """``S x S x D``: the resources of every route (:meth:`route` order), padded with
+        :attr:`pad`; ``D`` is the longest route (at least 1).  O(S^2 D) memory, vectorised
+        walks along the breadth-first predecessors (the same routes as :meth:`route`)."""
+        found = self._tables.get(choice)
+        if found is not None:
+            return found
+        from scipy.sparse import csr_matrix
+        from scipy.sparse.csgraph import breadth_first_order
+
+        s = self.n
+        hops = self.hops(choice)
+        depth = max(int(hops.max()), 1)
+        out = np.full((s, s, depth), self.pad, dtype=np.int32)
+        res = self.resource_matrix
+        if choice == "shortest":
+            graph = self._states
+            st = self._state_hops
+            # the nearer of the two states of b; phase 0 on ties (as route())
+            d0 = np.where(st[:, :s] < 0, np.iinfo(np.intp).max, st[:, :s])
+            d1 = np.where(st[:, s:] < 0, np.iinfo(np.intp).max, st[:, s:])
+            target = np.where(d0 <= d1, np.arange(s), np.arange(s) + s)
+        else:
+            kids = np.flatnonzero(self.parent >= 0)
+            graph = csr_matrix(
+                (
+                    np.ones(2 * len(kids)),
+                    (np.r_[kids, self.parent[kids]], np.r_[self.parent[kids], kids]),
+                ),
+                shape=(s, s),
+            )
+            graph.sort_indices()
+            target = np.broadcast_to(np.arange(s), (s, s))
+        cols = np.arange(s)
+        for a in range(s):
+            if choice == "shortest":
+                pred = self._row(a)
+            else:
+                pred = breadth_first_order(graph, a, directed=False, return_predecessors=True)[1]
+            cur = np.array(target[a], dtype=np.intp)
+            length = hops[a]
+            for k in range(depth):
+                live = length > k
+                if not live.any():
+                    break
+                c = cur[live]
+                prev = pred[c]
+                out[a, cols[live], length[live] - 1 - k] = res[prev % s, c % s]
+                cur[live] = prev
+        out.setflags(write=False)
+        self._tables[choice] = out
+        return out
 
     def resource_ends(self, resource: int) -> tuple[int, int]:
         """The ``(from, to)`` switch indices of a directed-link resource."""

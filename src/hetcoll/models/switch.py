@@ -112,6 +112,7 @@ class BoundSwitch(BoundModel):
         self._sw_list = self._sw.tolist()
         self._hops_rows = self._hops.tolist()
         self._paths: dict[tuple[int, int], tuple[int, ...]] = {}
+        self._matrix: tuple[int, np.ndarray] | None = None
 
     # -- eq. (1)-(5) ------------------------------------------------------------------------------
 
@@ -183,11 +184,17 @@ class BoundSwitch(BoundModel):
         return np.broadcast_to(row[:, None], (self.n, self.n))
 
     def delay_matrix(self, nbytes: int) -> np.ndarray:
+        """``T_ptp`` for every pair, with the scalar method's floating-point operations
+        (read-only; kept for the last size asked)."""
+        if self._matrix is not None and self._matrix[0] == nbytes:
+            return self._matrix[1]
         sw = self._sw
-        d = self._hops[sw[:, None], sw[None, :]]
-        m = (self._s_c + self._s_m * nbytes)[:, None] + self.o_trans(d, nbytes)
+        trans = self.o_trans(np.arange(int(self._hops.max()) + 1), nbytes)  # per hop count
+        m = (self._s_c + self._s_m * nbytes)[:, None] + trans[self._hops][np.ix_(sw, sw)]
         m += (self._r_c + self._r_m * nbytes)[None, :]
         np.fill_diagonal(m, 0.0)
+        m.setflags(write=False)
+        self._matrix = (nbytes, m)
         return m
 
     def node_cost(self, nbytes: int) -> np.ndarray:

@@ -235,7 +235,9 @@ def step_costs(req: Request) -> np.ndarray:
     """A node's estimated cost of one broadcast step: its mean ``T_ptp`` to the members."""
     m = req.message_size()
     idx = np.asarray(req.members, dtype=np.intp)
-    d = np.asarray(req.bound.delay_matrix(m))[np.ix_(idx, idx)]
+    d = np.asarray(req.bound.delay_matrix(m))
+    if len(idx) < len(req.platform):  # a broadcast reads the whole matrix without a copy
+        d = d[np.ix_(idx, idx)]
     k = len(idx)
     cost = np.zeros(len(req.platform))
     cost[idx] = d.sum(axis=1) / max(k - 1, 1)

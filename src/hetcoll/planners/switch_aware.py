@@ -50,51 +50,49 @@ class _Greedy:
         m = req.message_size()
         bound = req.bound
         self.delay = np.asarray(bound.delay_matrix(m))
-        self.busy = np.asarray(bound.node_cost(m), dtype=float).tolist()
+        self.busy = np.asarray(bound.node_cost(m), dtype=float)
         # routes as directed-link resources, when the model holds links (switch, exclusive)
-        self.links = bound.path if getattr(bound, "exclusive", False) else None
-        self.free: dict[int, float] = {}
-        self.senders = [req.root]
-        self.port = [0.0]  # by join order
+        self.table = None
+        if getattr(bound, "exclusive", False):
+            routing = bound.routing
+            self.table = routing.route_table(bound.choice)
+            self.free = np.zeros(routing.pad + 1)  # the last: padding, always free
+            self.switch = np.asarray(bound.net.switch_of)
+        n = len(req.members)
+        self.senders = np.empty(n, dtype=np.intp)
+        self.senders[0] = req.root
+        self.port = np.empty(n)  # by join order
+        self.port[0] = 0.0
+        self.k = 1
         self.edges: list[tuple[int, int]] = []
-
-    def _wait(self, u: int, v: int) -> float:
-        if self.links is None:
-            return 0.0
-        free = self.free
-        return max((free.get(r, 0.0) for r in self.links(u, v)), default=0.0)
 
     def lower_bounds(self, v: int) -> np.ndarray:
         """Arrivals at ``v`` from each sender if no link were held (a lower bound)."""
-        s = np.asarray(self.senders, dtype=np.intp)
-        return np.asarray(self.port) + self.delay[s, v]
+        return self.port[: self.k] + self.delay[self.senders[: self.k], v]
 
     def best(self, v: int) -> tuple[float, int, float]:
-        """``(arrival, sender's join index, start)`` of the earliest transfer to ``v``,
-        exact: senders are tried in order of their lower bound until none can do better
+        """``(arrival, sender's join index, start)`` of the earliest transfer to ``v``
         (ties: the earliest-joined sender)."""
-        base = self.lower_bounds(v)
-        found = (np.inf, -1, 0.0)
-        for j in np.lexsort((np.arange(len(base)), base)).tolist():
-            if base[j] > found[0]:
-                break
-            u = self.senders[j]
-            start = max(self.port[j], self._wait(u, v))
-            arrive = start + float(self.delay[u, v])
-            if (arrive, j) < found[:2]:
-                found = (arrive, j, start)
-        return found
+        s = self.senders[: self.k]
+        start = self.port[: self.k]
+        if self.table is not None:
+            routes = self.table[self.switch[s], self.switch[v]]
+            start = np.maximum(start, self.free[routes].max(axis=1))
+        arrive = start + self.delay[s, v]
+        j = int(np.argmin(arrive))
+        return float(arrive[j]), j, float(start[j])
 
     def join(self, j: int, v: int, start: float, arrive: float) -> None:
-        u = self.senders[j]
+        u = int(self.senders[j])
         self.edges.append((u, v))
         self.port[j] = start + self.busy[u]
-        if self.links is not None:
-            free = self.free
-            for r in self.links(u, v):
-                free[r] = max(free.get(r, 0.0), arrive)
-        self.senders.append(v)
-        self.port.append(arrive)
+        if self.table is not None:
+            r = self.table[self.switch[u], self.switch[v]]
+            self.free[r] = np.maximum(self.free[r], arrive)
+            self.free[-1] = 0.0
+        self.senders[self.k] = v
+        self.port[self.k] = arrive
+        self.k += 1
 
 
 def greedy_edges(req: Request, order: str = "fastest") -> list[tuple[int, int]]:
@@ -133,7 +131,7 @@ def greedy_edges(req: Request, order: str = "fastest") -> list[tuple[int, int]]:
         del key[v]
         left = left[left != v]
         # the new sender may reach the others earlier than their bounds say
-        new = g.port[-1] + g.delay[v, left]
+        new = g.port[g.k - 1] + g.delay[v, left]
         for w, b in zip(left.tolist(), new.tolist(), strict=True):
             if b < key[w]:
                 key[w] = b
