@@ -386,3 +386,13 @@ def test_matrices_match_the_scalar_costs():
         if u != v:
             assert d[u, v] == bound.delay(u, v, 2048)
     assert np.array_equal(bound.node_cost(2048), bound.send_matrix(2048)[:, 0])
+
+
+@pytest.mark.parametrize(("n", "seed"), [(40, 1), (90, 5)])
+def test_route_tables_hold_the_routes(n, seed):
+    r = switch_platform(n, density=2.5, seed=seed).switches.routing
+    for choice in ("shortest", "tree"):
+        table = r.route_table(choice)
+        for a, b in itertools.product(range(r.n), repeat=2):
+            row = tuple(x for x in table[a, b].tolist() if x != r.pad)
+            assert row == r.resources(r.route(a, b, choice))
