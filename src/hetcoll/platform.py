@@ -21,7 +21,6 @@ order" of MPI-style planners such as ``binomial``.
 
 from __future__ import annotations
 
-import heapq
 import json
 import math
 import os
@@ -35,6 +34,7 @@ import numpy as np
 
 from .errors import ArgumentError, ModelError, PlatformError, UnknownNodeError
 from .files import read_document, umask_mode, write_atomic  # noqa: F401  (moved to files.py)
+from .routing import Routes
 from .switches import NODE_FIELDS as _SWITCH_NODE_FIELDS
 from .switches import TOP_FIELDS as _SWITCH_TOP_FIELDS
 from .switches import SwitchNetwork, switch_network_from_dict
@@ -99,23 +99,6 @@ class Link:
         if math.isfinite(self.bandwidth):
             out["bandwidth"] = self.bandwidth
         return out
-
-
-@dataclass(frozen=True)
-class Routes:
-    """All-pairs routing on a platform: end-to-end latency, bottleneck bandwidth, paths.
-
-    ``latency[u, v]`` and ``bandwidth[u, v]`` are indexed by node index.  ``paths[u][v]`` is
-    the tuple of directed-link resources a message from ``u`` to ``v`` occupies (empty for a
-    pairwise-matrix platform, whose pairs share nothing).
-    """
-
-    latency: np.ndarray
-    bandwidth: np.ndarray
-    paths: tuple[tuple[tuple[int, ...], ...], ...] | None = None
-
-    def path(self, u: int, v: int) -> tuple[int, ...]:
-        return () if self.paths is None else self.paths[u][v]
 
 
 @dataclass(frozen=True, eq=False)
@@ -341,23 +324,26 @@ class Platform:
 
     @cached_property
     def routes(self) -> Routes:
-        """End-to-end latency and bandwidth for every ordered pair.
+        """End-to-end latency and bandwidth for every ordered pair, and the routes.
 
         A matrix platform gives them directly.  A link platform routes along the
-        lowest-latency path (Dijkstra from every node, ties broken by node index so every
-        rank computes the same routes); bandwidth is the path's bottleneck, and each path is
-        recorded as directed-link resources for contention.  O(N (E + N) log N).
+        lowest-latency path, ties broken by a rule every rank applies identically (fewest
+        links, then the predecessor nearest the source, then the lowest index: see
+        :mod:`hetcoll.routing`); bandwidth is the path's bottleneck, and each path is a
+        sequence of directed-link resources for contention, read on demand.
         """
-        n = len(self.nodes)
         if self.latency is not None:
-            bw = self.bandwidth if self.bandwidth is not None else np.full((n, n), np.inf)
-            return Routes(self.latency, bw, None)
+            return Routes.from_matrices(self.latency, self.bandwidth)
         if not self.links:
             raise PlatformError(
                 "the platform has no 'links' and no 'latency' matrix: no network to route on"
             )
-        return _dijkstra_routes(
-            n, [(self._index[lk.u], self._index[lk.v], lk) for lk in self.links]
+        return Routes.from_links(
+            len(self.nodes),
+            [self._index[lk.u] for lk in self.links],
+            [self._index[lk.v] for lk in self.links],
+            [lk.latency for lk in self.links],
+            [lk.bandwidth for lk in self.links],
         )
 
     # -- conversion ---------------------------------------------------------------------------
@@ -519,52 +505,6 @@ def _checked_link(link: Any, k: int) -> Link:
     if latency is link.latency and bandwidth is link.bandwidth:
         return link
     return replace(link, latency=latency, bandwidth=bandwidth)
-
-
-def _dijkstra_routes(n: int, edges: list[tuple[int, int, Link]]) -> Routes:
-    adj: list[list[tuple[int, float, float, int]]] = [[] for _ in range(n)]
-    for k, (a, b, lk) in enumerate(edges):
-        adj[a].append((b, lk.latency, lk.bandwidth, 2 * k))  # resource 2k: a -> b
-        adj[b].append((a, lk.latency, lk.bandwidth, 2 * k + 1))  # resource 2k+1: b -> a
-    lat = np.zeros((n, n))
-    bw = np.full((n, n), np.inf)
-    paths: list[tuple[tuple[int, ...], ...]] = []
-    for s in range(n):
-        dist = [math.inf] * n
-        hops = [0] * n
-        prev: list[tuple[int, int, float] | None] = [None] * n
-        dist[s] = 0.0
-        heap = [(0.0, 0, s)]
-        done = [False] * n
-        while heap:
-            d, h, u = heapq.heappop(heap)
-            if done[u]:
-                continue
-            done[u] = True
-            for v, w, b, res in adj[u]:
-                nd = d + w
-                # fewest hops, then lowest predecessor index, break latency ties deterministically
-                if nd < dist[v] or (nd == dist[v] and not done[v] and h + 1 < hops[v]):
-                    dist[v], hops[v], prev[v] = nd, h + 1, (u, res, b)
-                    heapq.heappush(heap, (nd, h + 1, v))
-        row: list[tuple[int, ...]] = []
-        for t in range(n):
-            path: list[int] = []
-            bottleneck = math.inf
-            v = t
-            while v != s:
-                u, res, b = prev[v]  # type: ignore[misc]
-                path.append(res)
-                bottleneck = min(bottleneck, b)
-                v = u
-            path.reverse()
-            row.append(tuple(path))
-            lat[s, t] = dist[t]
-            bw[s, t] = bottleneck
-        paths.append(tuple(row))
-    lat.setflags(write=False)
-    bw.setflags(write=False)
-    return Routes(lat, bw, tuple(paths))
 
 
 def _expect_mapping(value: Any, where: str) -> Mapping[str, Any]:

@@ -18,7 +18,9 @@ MPI runtime execute exactly that program, with the same rules:
 1. an op may start only when the ops it depends on have completed;
 2. a transfer starts no earlier than its send may start *and* its matching receive is posted
    (rendezvous), and no earlier than the resources it needs (ports, links) are free;
-3. when a rank's send port is free it starts the first startable send in program order.
+3. when a rank's send port is free it takes the first startable send in program order (or,
+   if none is, the first to become startable); that send holds the port while it waits for
+   the receiver and the links, so a later send never overtakes it.
 
 Schedules are immutable, deterministic, validated, and round-trip through JSON.
 """
@@ -26,6 +28,7 @@ Schedules are immutable, deterministic, validated, and round-trip through JSON.
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -529,11 +532,11 @@ class Program:
 
         Sends and receives pair up by ``(sender, receiver, chunk)``, in program order.
         """
-        pending: dict[tuple[str, str, int], list[tuple[str, int]]] = {}
+        pending: dict[tuple[str, str, int], deque[tuple[str, int]]] = {}
         for rank, ops in self.ops.items():
             for i, op in enumerate(ops):
                 if op.kind == "send":
-                    pending.setdefault((rank, op.peer, op.chunk), []).append((rank, i))
+                    pending.setdefault((rank, op.peer, op.chunk), deque()).append((rank, i))
         out: dict[tuple[str, int], tuple[str, int]] = {}
         for rank, ops in self.ops.items():
             for i, op in enumerate(ops):
@@ -544,7 +547,7 @@ class Program:
                             f"rank {rank!r} receives chunk {op.chunk} from {op.peer!r}, "
                             "which never sends it"
                         )
-                    send = queue.pop(0)
+                    send = queue.popleft()
                     out[send] = (rank, i)
                     out[(rank, i)] = send
         for (src, dst, chunk), queue in pending.items():
@@ -612,29 +615,32 @@ class Program:
         self._check_deadlock(matches)
 
     def _check_holdings(self) -> None:
+        # An op holds its rank's initial chunks and every chunk a receive among its
+        # (transitive) dependencies brought.  A send is checked against the ops that bring
+        # its chunk: usually one is a direct dependency; otherwise a search back along the
+        # dependencies, no further back than the earliest of them.  Linear for every
+        # schedule a planner lowers to.
         for rank, ops in self.ops.items():
-            have: list[frozenset[int]] = []
             initial = self.initial.get(rank, frozenset())
+            brings: dict[int, list[int]] = {}  # chunk -> ops (indices) that bring it
             received: set[int] = set()
             for i, op in enumerate(ops):
-                held = set(initial)
-                for d in op.deps:
-                    held |= have[d]
-                if op.kind == "send" and op.chunk not in held:
-                    raise ScheduleError(
-                        f"rank {rank!r} op {i} sends chunk {op.chunk} to {op.peer!r} before "
-                        "it holds it (no earlier receive of that chunk among its dependencies)"
-                    )
-                if op.kind == "recv":
+                if op.kind == "send" and op.chunk not in initial:
+                    if not _depends_on(ops, i, brings.get(op.chunk, ())):
+                        raise ScheduleError(
+                            f"rank {rank!r} op {i} sends chunk {op.chunk} to {op.peer!r} before "
+                            "it holds it (no earlier receive of that chunk among its "
+                            "dependencies)"
+                        )
+                elif op.kind == "recv":
                     if op.chunk in received:
                         raise ScheduleError(f"rank {rank!r} receives chunk {op.chunk} twice")
                     received.add(op.chunk)
-                    held.add(op.chunk)
+                    brings.setdefault(op.chunk, []).append(i)
                 elif op.kind == "recv_reduce":
-                    held.add(op.chunk)
+                    brings.setdefault(op.chunk, []).append(i)
                     if op.result is not None:
-                        held.add(op.result)
-                have.append(frozenset(held))
+                        brings.setdefault(op.result, []).append(i)
 
     def _check_deadlock(self, matches: dict[tuple[str, int], tuple[str, int]]) -> None:
         # An op can start once its deps are done; a transfer also needs its receive posted
@@ -671,6 +677,28 @@ class Program:
                 f"schedule deadlocks: rank {rank!r} op {i} ({op.kind} chunk {op.chunk} with "
                 f"{op.peer!r}) can never start"
             )
+
+
+def _depends_on(ops: Sequence[Op], i: int, targets: Sequence[int]) -> bool:
+    """Whether op ``i`` depends, directly or through other ops, on one of ``targets``."""
+    if not targets:
+        return False
+    goal = set(targets)
+    deps = ops[i].deps
+    if not goal.isdisjoint(deps):
+        return True
+    floor = min(goal)  # deps name earlier ops: nothing before the earliest target helps
+    seen: set[int] = set()
+    stack = [d for d in deps if d > floor]
+    while stack:
+        j = stack.pop()
+        if j in goal:
+            return True
+        if j in seen:
+            continue
+        seen.add(j)
+        stack.extend(d for d in ops[j].deps if d >= floor and d not in seen)
+    return False
 
 
 @dataclass(frozen=True)
@@ -880,6 +908,8 @@ class Schedule:
         """
         if self.hypercube is not None:
             return self.hypercube.program(self.nbytes)
+        if len(self.flows) == 1 and not self.order:
+            return self._tree_program(self.flows[0])
         chunks: list[Chunk] = []
         recvs: dict[str, list[Op]] = {}
         sends: dict[str, list[tuple[int, int, int, str, int]]] = {}
@@ -906,6 +936,31 @@ class Schedule:
             ]
             ops[node] = tuple(rlist) + tuple(slist)
         return Program(ops, tuple(chunks), {k: frozenset(v) for k, v in initial.items()})
+
+    @staticmethod
+    def _tree_program(flow: Flow) -> Program:
+        """:meth:`program` for a single flow (no sort needed: chunk ``k`` is segment ``k``,
+        received by op ``k`` of a non-root node)."""
+        segs = flow.segments()
+        nseg = len(segs)
+        chunks = tuple(Chunk(flow.buffer, off, n) for off, n in segs)
+        tree = flow.tree
+        parent = tree.parent()
+        children = tree.children
+        ops: dict[str, tuple[Op, ...]] = {}
+        segments = range(nseg)
+        for node in tree.nodes:
+            up = parent.get(node)
+            kids = children.get(node, ())
+            if up is None:
+                ops[node] = tuple([Op("send", c, k) for k in segments for c in kids])
+            elif kids:
+                ops[node] = tuple([Op("recv", up, k) for k in segments]) + tuple(
+                    [Op("send", c, k, (k,)) for k in segments for c in kids]
+                )
+            else:
+                ops[node] = tuple([Op("recv", up, k) for k in segments])
+        return Program(ops, chunks, {tree.root: frozenset(segments)})
 
     def _send_key(self, node: str):
         """Sort key of ``node``'s ``(segment, flow, child index, child, chunk)`` sends:

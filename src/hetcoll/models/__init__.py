@@ -1,13 +1,13 @@
 """Cost models: how one point-to-point transfer occupies the sender, the path and the receiver.
 
-=========  ===========================================================================
+=========  ================================================================================
 name       model
-=========  ===========================================================================
+=========  ================================================================================
 tini       sender-only ``t_ini + n t_byte`` (Banikazemi et al. 1998)
-hockney    ``alpha + n / beta`` per route, one-port, link contention
+hockney    ``alpha + n / beta`` per route, one-port, link contention (exclusive or shared)
 postal     pairwise latency, non-blocking sends, LogP overhead/gap (Park et al. eq. 2)
 switch     Hsu et al. eq. (1)-(5): node overheads + per-hop switch costs, wormhole contention
-=========  ===========================================================================
+=========  ================================================================================
 
 ``get_model("postal")``, ``get_model({"name": "postal", "gap": 2e-6})`` or a model instance.
 """
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ModelError
-from .base import BoundModel, CostModel
+from .base import BoundModel, CostModel, TransferCosts
 from .hockney import HockneyModel
 from .postal import PostalModel
 from .switch import SwitchModel
@@ -32,6 +32,7 @@ __all__ = [
     "PostalModel",
     "SwitchModel",
     "TiniModel",
+    "TransferCosts",
     "get_model",
 ]
 
