@@ -181,3 +181,34 @@ def test_check_contention_needs_a_switch_platform(capsys):
         "--check-contention",
         "switch",
     )
+
+
+def test_a_receive_port_booked_after_a_rounding_gap_does_not_loop_forever():
+    """Regression (merge of the event-driven simulator): a receive port is booked from
+    ``start + (T_ptp - O_receive)``; when ``(end - off) + off`` rounds below ``end``, the same
+    booking was hit again forever.  Run in a subprocess so a regression fails, not hangs;
+    then no receiver's port is booked twice at once."""
+    import subprocess
+    import sys
+
+    code = (
+        "from hetcoll import plan, simulate\n"
+        "from hetcoll.generators import switch_platform\n"
+        "p = switch_platform(32, seed=1, types=8)\n"
+        "print(simulate(p, plan(p, 'w1', method='two_vbbs', nbytes=2048)).makespan)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()[-500:]
+    p = switch_platform(32, seed=1, types=8)
+    pred = simulate(p, plan(p, "w1", method="two_vbbs", nbytes=2048))
+    costs = p.switches.costs
+    by_receiver: dict[str, list[tuple[float, float]]] = {}
+    for t in pred.transfers:
+        r_c, r_m = costs[p.index(t.receiver), 2:]
+        by_receiver.setdefault(t.receiver, []).append(
+            (t.arrival - (r_c + r_m * t.nbytes), t.arrival)
+        )
+    for spans in by_receiver.values():
+        spans.sort()
+        assert all(a[1] <= b[0] + 1e-15 for a, b in zip(spans, spans[1:], strict=False))
+    assert pred.makespan == max(t.arrival for t in pred.transfers)

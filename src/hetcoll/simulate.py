@@ -542,6 +542,8 @@ class _Simulation:
                     hit = _conflict(port_book[r], start + off, length, now)
                     if hit is not None:
                         start = hit[1] - off
+                        while start + off < hit[1]:  # rounding: else the same hit forever
+                            start = math.nextafter(start, _INF)
                         by, on, res = hit[2], what, -1
                         moved = True
                 if path is not None and d > 0 and max(map(link_last.__getitem__, path)) > start:
