@@ -190,7 +190,7 @@ def switch_aware(
 
     Examples
     --------
-    >>> from hetcoll import simulate
+    >>> from hetcoll import plan, simulate
     >>> from hetcoll.generators import switch_platform
     >>> p = switch_platform(32, seed=1)
     >>> t = {m: simulate(p, plan(p, "w0", method=m, nbytes=2048)).makespan
