@@ -3,6 +3,7 @@ step accounting, and ``hetcoll plan --check-contention`` / ``--json``."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -210,5 +211,5 @@ def test_a_receive_port_booked_after_a_rounding_gap_does_not_loop_forever():
         )
     for spans in by_receiver.values():
         spans.sort()
-        assert all(a[1] <= b[0] + 1e-15 for a, b in zip(spans, spans[1:], strict=False))
+        assert all(a[1] <= b[0] + 1e-15 for a, b in itertools.pairwise(spans))
     assert pred.makespan == max(t.arrival for t in pred.transfers)

@@ -396,3 +396,14 @@ def test_route_tables_hold_the_routes(n, seed):
         for a, b in itertools.product(range(r.n), repeat=2):
             row = tuple(x for x in table[a, b].tolist() if x != r.pad)
             assert row == r.resources(r.route(a, b, choice))
+
+
+def test_builtin_switch16_is_the_generators_network():
+    """``hetcoll plan switch16 ...`` works out of the box: the shipped file is exactly
+    ``switch_platform(16, seed=1)`` (so a generator change that alters it is seen)."""
+    shipped = load_platform("switch16")
+    made = switch_platform(16, seed=1, types=8)
+    assert shipped.ids == made.ids and shipped.model.name == "switch"
+    for name in ("ids", "ports", "links", "attach", "types"):
+        assert getattr(shipped.switches, name) == getattr(made.switches, name)
+    assert np.array_equal(shipped.switches.costs, made.switches.costs)
