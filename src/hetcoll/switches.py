@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from .errors import PlatformError
+from .units import _describe as _kind  # the one wording of a wrong value
 from .units import check_quantity
 
 __all__ = [
@@ -685,12 +686,3 @@ def _ports(value: Any, where: str) -> int:
         raise PlatformError(f"{where}: must be an integer >= 1, got {_kind(value)}")
     n = int(check_quantity(value, "count", where, error=PlatformError, positive=True))
     return n
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list | tuple):
-        return "a list"
-    text = repr(value)
-    return text if len(text) <= 40 else type(value).__name__
