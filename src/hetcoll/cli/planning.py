@@ -14,7 +14,13 @@ import click
 from ..errors import HetcollError, ScheduleError
 from ..report import dump_json, format_table, json_document
 from ._base import JSON_OPT, MODEL, OUTPUT, _ids, _platform, cli
-from ._reports import prediction_doc, print_comparison, print_prediction
+from ._reports import (
+    prediction_doc,
+    print_comparison,
+    print_contention,
+    print_prediction,
+    switch_doc,
+)
 from ._requests import parse_request, plan_options
 
 # -- planners ------------------------------------------------------------------------------------
@@ -45,6 +51,12 @@ def planners_cmd(as_json: bool) -> None:
     help="Planner name (hetcoll planners); default fnf for trees, eff_cube for hypercubes.",
 )
 @click.option("-o", "--output", type=OUTPUT, help="Write the schedule here.")
+@click.option(
+    "--check-contention",
+    is_flag=True,
+    help="Switch platforms: list the pairs of transfers that share a directed link in time, "
+    "and who delayed whom.",
+)
 def plan_cmd(
     platform,
     op,
@@ -58,6 +70,7 @@ def plan_cmd(
     as_json,
     algo,
     output,
+    check_contention,
 ) -> None:
     """Plan a collective on PLATFORM and predict its time."""
     from ..compare import plan_request
@@ -65,6 +78,8 @@ def plan_cmd(
     from ..simulate import simulate
 
     p = _platform(platform)
+    if check_contention:
+        _check_switch_model(p, model)
     req = parse_request(op, root, members, groups, segment_size, reduce_op)
     schedule = plan_request(
         p,
@@ -77,12 +92,37 @@ def plan_cmd(
         op=req.reduce_op,
     )
     pred = simulate(p, schedule, model)
+    report = None
+    if check_contention:
+        from ..contention import contention
+
+        report = contention(p, schedule, model)
     if output is not None:
         write_atomic(output, schedule.to_json() + "\n")
     if as_json:
-        dump_json(json_document("plan", prediction_doc(schedule, pred)))
+        doc = prediction_doc(schedule, pred)
+        doc.update(switch_doc(p, pred, model))
+        if report is not None:
+            doc["contention"] = report.to_dict()
+        dump_json(json_document("plan", doc))
     else:
         print_prediction(schedule, pred, platform)
+        if report is not None:
+            print_contention(report)
+
+
+def _check_switch_model(platform, model) -> None:
+    """--check-contention needs a switch platform and model: say so before planning."""
+    from ..models import get_model
+
+    name = (get_model(model) if model is not None else platform.model).name
+    if platform.switches is None or name != "switch":
+        raise HetcollError(
+            "--check-contention: needs a switch platform (with 'switches') and the 'switch' "
+            f"model, got {'a platform without switches' if platform.switches is None else ''}"
+            f"{' and ' if platform.switches is None and name != 'switch' else ''}"
+            f"{'model ' + repr(name) if name != 'switch' else ''}"
+        )
 
 
 # -- simulate ------------------------------------------------------------------------------------
@@ -120,7 +160,9 @@ def simulate_cmd(platform, schedule_file, model, as_json) -> None:
     schedule.validate(p)
     pred = simulate(p, schedule, model)
     if as_json:
-        dump_json(json_document("simulation", prediction_doc(schedule, pred)))
+        doc = prediction_doc(schedule, pred)
+        doc.update(switch_doc(p, pred, model))
+        dump_json(json_document("simulation", doc))
     else:
         print_prediction(schedule, pred, platform)
 

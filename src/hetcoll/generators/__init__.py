@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .grid import drift, drift_series, eight_sites, grid_platform
 from .hnow import classes_tini, two_class_tini
+from .switched import switch_platform
 from .testbed import testbed
 from .topology import figueira_platform, random_link_costs
 
@@ -19,6 +20,7 @@ __all__ = [
     "figueira_platform",
     "grid_platform",
     "random_link_costs",
+    "switch_platform",
     "testbed",
     "two_class_tini",
 ]

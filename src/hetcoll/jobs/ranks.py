@@ -194,7 +194,10 @@ def _entry(
         return out
     schedule = predicted.get(m.method).schedule
     if schedule.hypercube is None:
-        out["tree"] = {p: list(c) for p, c in schedule.tree.children.items()}
+        if len(schedule.flows) == 1:
+            out["tree"] = {p: list(c) for p, c in schedule.tree.children.items()}
+        else:  # several trees (two_vbbs: one per half of the message)
+            out["flows"] = [f.to_dict() for f in schedule.flows]
         return out
     out["embedding"] = list(schedule.hypercube.positions)
     out["folds"] = [list(f) for f in schedule.hypercube.folds]

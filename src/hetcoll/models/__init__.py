@@ -6,6 +6,7 @@ name       model
 tini       sender-only ``t_ini + n t_byte`` (Banikazemi et al. 1998)
 hockney    ``alpha + n / beta`` per route, one-port, link contention (exclusive or shared)
 postal     pairwise latency, non-blocking sends, LogP overhead/gap (Park et al. eq. 2)
+switch     Hsu et al. eq. (1)-(5): node overheads + per-hop switch costs, wormhole contention
 =========  ================================================================================
 
 ``get_model("postal")``, ``get_model({"name": "postal", "gap": 2e-6})`` or a model instance.
@@ -20,6 +21,7 @@ from ..errors import ModelError
 from .base import BoundModel, CostModel, TransferCosts
 from .hockney import HockneyModel
 from .postal import PostalModel
+from .switch import SwitchModel
 from .tini import TiniModel
 
 __all__ = [
@@ -28,13 +30,14 @@ __all__ = [
     "CostModel",
     "HockneyModel",
     "PostalModel",
+    "SwitchModel",
     "TiniModel",
     "TransferCosts",
     "get_model",
 ]
 
 MODELS: dict[str, type[CostModel]] = {
-    cls.name: cls for cls in (TiniModel, HockneyModel, PostalModel)
+    cls.name: cls for cls in (TiniModel, HockneyModel, PostalModel, SwitchModel)
 }
 
 

@@ -152,6 +152,13 @@ class BoundModel:
             offsets,
         )
 
+    def resource_name(self, resource: int) -> tuple[str, str]:
+        """The ``(from, to)`` ends of a directed-link resource, as :class:`Transfer`'s
+        ``blocked_link`` names them: node ids on a link platform (a switch model names its
+        switches)."""
+        a, b = self.platform.routes.resource_ends(resource)
+        return self.platform.ids[a], self.platform.ids[b]
+
     def capacity(self) -> np.ndarray:
         """Bandwidth (bytes/s) of each directed-link resource, for ``"shared"`` contention."""
         return np.empty(0)

@@ -20,6 +20,7 @@ from ._registry import REGISTRY, PlannerInfo, get_planner, register
 
 # importing a planner module registers its planners
 from .auto import auto
+from .chains import postorder_doubling, two_vbbs
 from .classic import binomial, chain, flat
 from .fnf import fnf
 from .gap_aware import gap_aware
@@ -31,10 +32,12 @@ from .hypercube import (
     plan_hypercube,
 )
 from .joint import fnf_joint
+from .labs import binomial_like, labs
 from .latency import hlot, mst, spt
 from .multilevel import magpie, mpich_g2, mpich_gx
 from .optimal import optimal
 from .spoc import spoc
+from .switch_aware import switch_aware
 
 __all__ = [
     "REGISTRY",
@@ -51,19 +54,24 @@ __all__ = [
     "applicable",
     "auto",
     "binomial",
+    "binomial_like",
     "chain",
     "flat",
     "fnf",
     "fnf_joint",
     "gap_aware",
     "hlot",
+    "labs",
     "magpie",
     "mpich_g2",
     "mpich_gx",
     "mst",
     "optimal",
+    "postorder_doubling",
     "spoc",
     "spt",
+    "switch_aware",
+    "two_vbbs",
 ]
 
 
@@ -194,8 +202,8 @@ def applicable(collective: str, model_name: str, n_members: int) -> list[str]:
 
     Examples
     --------
-    >>> applicable("bcast", "hockney", 8)[:4]
-    ['binomial', 'chain', 'flat', 'fnf']
+    >>> applicable("bcast", "hockney", 8)[:5]
+    ['binomial', 'binomial_like', 'chain', 'flat', 'fnf']
     >>> "optimal" in applicable("bcast", "tini", 8), "optimal" in applicable("bcast", "tini", 25)
     (True, False)
     """
