@@ -234,7 +234,8 @@ def optimal_times(
     Banikazemi et al.'s Fig. 1 (source 100 µs; one other at 100 µs, six at 300 µs) and the
     same with the source at 300 µs:
 
-    >>> [round(t * 1e6, 6) for t in optimal_times([100e-6, 300e-6], [0, 1], [[1, 6], [2, 5]])]
+    >>> times = optimal_times([100e-6, 300e-6], [0, 1], [[1, 6], [2, 5]])
+    >>> (times * 1e6).round(6).tolist()
     [400.0, 600.0]
     """
     vals = np.asarray(values, dtype=float)
