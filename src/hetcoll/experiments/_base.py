@@ -24,13 +24,17 @@ __all__ = [
 @dataclass(frozen=True)
 class Config:
     """What the user chose: ``trials`` (None = the paper's count), ``seed``, ``workers``,
-    ``progress`` (show a bar on stderr) and experiment-specific ``params``."""
+    ``progress`` (show a bar on stderr), experiment-specific ``params``, and ``executor``:
+    a ``concurrent.futures`` executor the trials run through instead of local processes
+    (``mpi4py.futures.MPIPoolExecutor`` across machines: ``hetcoll reproduce --executor
+    mpi``); pass it on to :func:`run_trials`.  The results do not depend on it."""
 
     trials: int | None = None
     seed: int = 0
     workers: int | None = None
     progress: bool = False
     params: dict[str, Any] = field(default_factory=dict)
+    executor: Executor | None = None
 
 
 @dataclass

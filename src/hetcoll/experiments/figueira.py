@@ -77,6 +77,7 @@ def cost_gain(config: Config) -> Result:
         cost_trial,
         [tasks[i] for i in order],
         workers=config.workers,
+        executor=config.executor,
         progress=config.progress,
         description="figueira-cost",
         chunksize=8,
