@@ -70,3 +70,11 @@ def test_workers_are_the_ranks(capsys, tmp_path):
 def test_unknown_executor(capsys):
     code, out, err = run(capsys, "reproduce", "banikazemi-fig1", "--executor", "dask")
     one_line_error(code, out, err, "--executor")
+
+
+@pytest.mark.parametrize("name", ["banikazemi-testbed", "figueira-barrier"])
+def test_experiments_with_their_own_mpi_job_refuse_it(capsys, name):
+    one_line_error(
+        *run(capsys, "reproduce", name, "--executor", "mpi"),
+        f"--executor mpi: {name} starts MPI ranks of its own",
+    )

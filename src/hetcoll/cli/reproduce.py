@@ -55,6 +55,10 @@ def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, executor, as_js
         raise HetcollError(f"--workers: must be >= 1, got {workers}")
     out = Path(out_dir or Path("results") / name)
     check_output_dir(out)  # before the experiment runs, not after
+    if executor == "mpi" and exp.launches_mpi:
+        raise HetcollError(
+            f"--executor mpi: {name} starts MPI ranks of its own; run it without --executor"
+        )
     if executor == "mpi" and workers is not None:
         raise HetcollError("--workers: not with --executor mpi (the MPI ranks are the workers)")
     with _trial_executor(executor) as pool:

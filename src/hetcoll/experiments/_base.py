@@ -53,17 +53,20 @@ class Experiment:
     func: Callable[[Config], Result]
     paper: str
     summary: str
+    #: it starts an MPI job of its own (emulated ranks): it cannot run inside another
+    launches_mpi: bool = False
 
 
 #: name -> Experiment, filled by ``@experiment`` in the experiment modules.
 EXPERIMENTS: dict[str, Experiment] = {}
 
 
-def experiment(name: str, *, paper: str, summary: str):
-    """Decorator registering ``func(config) -> Result`` as ``hetcoll reproduce NAME``."""
+def experiment(name: str, *, paper: str, summary: str, launches_mpi: bool = False):
+    """Decorator registering ``func(config) -> Result`` as ``hetcoll reproduce NAME``
+    (``launches_mpi``: it starts its own MPI job, so ``--executor mpi`` is refused)."""
 
     def deco(func: Callable[[Config], Result]) -> Callable[[Config], Result]:
-        EXPERIMENTS[name] = Experiment(name, func, paper, summary)
+        EXPERIMENTS[name] = Experiment(name, func, paper, summary, launches_mpi)
         return func
 
     return deco

@@ -190,6 +190,7 @@ PAPER_FIG7 = {"dim2_cube": "up to ~20 %", "tsts_cube": "up to ~15 %", "eff_cube"
     "figueira-barrier",
     paper=f"{PAPER}, Sec. 5.2, Fig. 7",
     summary="repeated barriers on 8 and 16 emulated ranks: measured gain over blind vs predicted",
+    launches_mpi=True,
 )
 def barrier_gain(config: Config) -> Result:
     """Fig. 7 in miniature: hypercube barriers on 8 and 16 MPI ranks emulating random

@@ -35,6 +35,7 @@ PAPER_FOI = {"spoc": 1.7, "fnf": 2.3}
     "banikazemi-testbed",
     paper=f"{PAPER}, Sec. 7.1, Fig. 4",
     summary="16 emulated ranks, 2/4/8 fast: measured broadcast latency, SPOC/FNF over binomial",
+    launches_mpi=True,
 )
 def testbed_experiment(config: Config) -> Result:
     """Run the Sec. 7.1 experiment under emulation (launches ``mpiexec -n 16``).
