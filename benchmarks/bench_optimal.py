@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform as host
 import subprocess
 import sys
 import tempfile
@@ -37,7 +36,7 @@ from hetcoll.platform import Platform, nodes_from_costs, save_platform
 from hetcoll.report import format_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_planners import best_time
+from bench_planners import best_time, machine
 
 US = 1e-6
 #: the command-line targets of issue 13: (members, classes, seconds)
@@ -162,12 +161,7 @@ def main(argv=None) -> int:
     doc = {
         "benchmark": "optimal",
         "hetcoll": __version__,
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": host.python_version(),
-            "numpy": np.__version__,
-            "processor": host.processor() or host.machine(),
-        },
+        "machine": machine(),
         "mode": "quick" if args.quick else "full",
         "load_average": os.getloadavg(),
         "cases": rows,

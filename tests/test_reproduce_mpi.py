@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from _cli import one_line_error, run
+from _golden import TABLE2_ARGS, assert_table2_golden
 
-GOLDEN = Path(__file__).parent / "golden"
 MPIEXEC = Path(sys.executable).with_name("mpiexec")
 
 
@@ -20,35 +20,11 @@ MPIEXEC = Path(sys.executable).with_name("mpiexec")
 def test_three_ranks_give_the_local_runs_bytes(tmp_path):
     """Rank 0 runs the command, ranks 1 and 2 the trials; the golden files are main's local
     output for the same seed (tests/test_table2.py)."""
-    cmd = [
-        str(MPIEXEC),
-        "-n",
-        "3",
-        sys.executable,
-        "-m",
-        "mpi4py.futures",
-        "-m",
-        "hetcoll",
-        "reproduce",
-        "banikazemi-table2",
-        "--trials",
-        "120",
-        "--seed",
-        "7",
-        "--executor",
-        "mpi",
-        "--no-plot",
-        "--out",
-        str(tmp_path),
-    ]
+    cmd = [str(MPIEXEC), "-n", "3", sys.executable, "-m", "mpi4py.futures", "-m", "hetcoll"]
+    cmd += [*TABLE2_ARGS, "--executor", "mpi", "--out", str(tmp_path)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == (GOLDEN / "banikazemi-table2_trials120_seed7.txt").read_text(
-        encoding="utf-8"
-    )
-    assert (tmp_path / "banikazemi-table2.json").read_bytes() == (
-        GOLDEN / "banikazemi-table2_trials120_seed7.json"
-    ).read_bytes()
+    assert_table2_golden(done.stdout, tmp_path)
 
 
 def test_without_mpi4py_futures_it_says_how(capsys, tmp_path):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -99,8 +98,6 @@ def test_fnf_is_not_always_optimal_with_6_participants():
 
 # -- sharing the work across trials changes no byte ------------------------------------------
 
-GOLDEN = Path(__file__).parent / "golden"
-
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_output_is_byte_identical_to_the_trial_by_trial_run(capsys, tmp_path, workers):
@@ -108,26 +105,11 @@ def test_output_is_byte_identical_to_the_trial_by_trial_run(capsys, tmp_path, wo
     issue 13 (every trial planned, simulated and solved on its own): the table on stdout and
     the JSON file are the same bytes now that equal cases are computed once per size."""
     from _cli import run
+    from _golden import TABLE2_ARGS, assert_table2_golden
 
-    code, out, _ = run(
-        capsys,
-        "reproduce",
-        "banikazemi-table2",
-        "--trials",
-        "120",
-        "--seed",
-        "7",
-        "--workers",
-        workers,
-        "--no-plot",
-        "--out",
-        tmp_path,
-    )
+    code, out, _ = run(capsys, *TABLE2_ARGS, "--workers", workers, "--out", tmp_path)
     assert code == 0
-    assert out == (GOLDEN / "banikazemi-table2_trials120_seed7.txt").read_text(encoding="utf-8")
-    assert (tmp_path / "banikazemi-table2.json").read_bytes() == (
-        GOLDEN / "banikazemi-table2_trials120_seed7.json"
-    ).read_bytes()
+    assert_table2_golden(out, tmp_path)
 
 
 def test_each_trial_latency_equals_its_own_plan_and_simulation():
