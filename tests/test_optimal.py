@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -93,6 +94,31 @@ def test_equals_brute_force_over_every_ordered_tree(case):
     assert simulate(platform, optimal(platform, root, members, nbytes=nbytes)).makespan == approx(
         best
     )
+
+
+@settings(max_examples=40)
+@given(instances(max_n=6))
+def test_the_bounds_path_equals_brute_force(case):
+    """The planner with its lower bounds on every instance (as it runs on large ones: the
+    threshold below which it runs the full recurrence set to 0) against every ordered tree."""
+    platform, root, members, nbytes = case
+    best = brute_force_optimum(platform, root, members, nbytes)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sys.modules["hetcoll.planners.optimal"], "_FULL_IS_CHEAP", 0)
+        schedule = optimal(platform, root, members, nbytes=nbytes)
+    assert simulate(platform, schedule).makespan == approx(best)
+
+
+def test_the_bounds_path_equals_the_subset_recurrence_on_300_seeded_instances():
+    """The lower-bound path against the lemma-free recurrence over subsets (an independent
+    solver, tests/_reference.py), up to 8 participants in 1-5 classes."""
+    rng = np.random.default_rng(1313)
+    for _ in range(300):
+        costs = [float(c) for c in _seeded_costs(rng, 7)]
+        r = int(rng.integers(len(costs)))
+        others = costs[:r] + costs[r + 1 :]
+        fast = _ClassDP.of(costs[r], others, certify=True).value
+        assert fast == pytest.approx(subset_optimum(costs, r), rel=1e-12), costs
 
 
 def test_ordered_tree_enumeration_counts():
