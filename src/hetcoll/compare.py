@@ -19,6 +19,7 @@ Examples
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -231,6 +232,7 @@ def compare(
     segment_size: int | None = None,
     op: Any = None,
     algos: Sequence[str] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> Comparison:
     """Plan ``operation`` with every candidate planner, simulate each, rank by time.
 
@@ -244,6 +246,9 @@ def compare(
         The request, as :func:`plan_request` takes it.
     algos : sequence of str, optional
         Compare these planners instead of the candidates the registry gives.
+    options : mapping, optional
+        Planner options: each planner gets those it accepts; one
+        :class:`~hetcoll.errors.PlannerWarning` names those that no compared planner takes.
 
     Returns
     -------
@@ -267,6 +272,8 @@ def compare(
     else:
         names, skipped = list(algos), {}
     ranked = []
+    options = dict(options or {})
+    _warn_unused_options(options, names)
     for name in names:
         try:
             schedule = plan_request(
@@ -280,6 +287,7 @@ def compare(
                 nbytes=nbytes,
                 segment_size=segment_size,
                 op=op,
+                options=_accepted(options, name),
             )
         except PlannerError as exc:
             skipped[name] = str(exc)
@@ -292,6 +300,30 @@ def compare(
         )
     ranked.sort(key=lambda c: (c.predicted_time, c.algorithm))
     return Comparison(operation, nbytes, ranked, skipped)
+
+
+def _accepted(options: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """The options planner ``name`` takes (an unknown name is left to plan_request)."""
+    from .planners import REGISTRY
+
+    info = REGISTRY.get(name)
+    if info is None:
+        return options or None
+    return {k: v for k, v in options.items() if k in info.options} or None
+
+
+def _warn_unused_options(options: dict[str, Any], names: Sequence[str]) -> None:
+    from .errors import PlannerWarning
+    from .planners import REGISTRY
+
+    known = {o for n in names if n in REGISTRY for o in REGISTRY[n].options}
+    unused = sorted(set(options) - known)
+    if unused:
+        warnings.warn(
+            f"no compared planner takes option(s) {', '.join(map(repr, unused))}; ignored",
+            PlannerWarning,
+            stacklevel=3,
+        )
 
 
 def same_trees(

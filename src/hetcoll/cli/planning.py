@@ -13,7 +13,7 @@ import click
 
 from ..errors import HetcollError, ScheduleError
 from ..report import dump_json, format_table, json_document
-from ._base import JSON_OPT, MODEL, OUTPUT, _ids, _platform, cli
+from ._base import JSON_OPT, MODEL, OPTION_OPT, OUTPUT, _ids, _platform, cli, planner_warnings
 from ._reports import (
     prediction_doc,
     print_comparison,
@@ -27,17 +27,44 @@ from ._requests import parse_request, plan_options
 
 
 @cli.command("planners")
+@click.argument("name", required=False)
 @JSON_OPT
-def planners_cmd(as_json: bool) -> None:
-    """List the registered planners with their papers and complexity."""
-    from ..planners import REGISTRY
+def planners_cmd(name: str | None, as_json: bool) -> None:
+    """List the registered planners with their papers and complexity; with NAME, that
+    planner's details and the options it takes (--option KEY=VALUE)."""
+    from ..planners import REGISTRY, get_planner
 
+    if name is not None:
+        _planner_details(get_planner(name), as_json)
+        return
     infos = [REGISTRY[k] for k in sorted(REGISTRY)]
     if as_json:
         dump_json(json_document("planners", {"planners": [i.to_dict() for i in infos]}))
         return
     rows = [[i.name, ",".join(i.collectives), i.complexity, i.paper] for i in infos]
     click.echo(format_table(["planner", "operations", "complexity", "reference"], rows))
+
+
+def _planner_details(info, as_json: bool) -> None:
+    defaults = info.option_defaults()
+    if as_json:
+        doc = info.to_dict() | {"option_defaults": defaults}
+        dump_json(json_document("planner", {"planner": doc}))
+        return
+    lines = [
+        f"{info.name}: {info.summary}",
+        f"  operations: {', '.join(info.collectives)}",
+        f"  models:     {', '.join(info.models) if info.models else 'any'}",
+        f"  optimal:    {', '.join(info.exact_models) or 'never claimed'}",
+        f"  complexity: {info.complexity}",
+        f"  reference:  {info.paper}",
+        "  options:    " + ("none" if not defaults else "(--option KEY=VALUE)"),
+    ]
+    lines += [
+        f"    {k}={v!r}" if v is not None else f"    {k} (default: none)"
+        for k, v in defaults.items()
+    ]
+    click.echo("\n".join(lines))
 
 
 # -- plan ----------------------------------------------------------------------------------------
@@ -50,6 +77,7 @@ def planners_cmd(as_json: bool) -> None:
     default=None,
     help="Planner name (hetcoll planners); default fnf for trees, eff_cube for hypercubes.",
 )
+@OPTION_OPT
 @click.option("-o", "--output", type=OUTPUT, help="Write the schedule here.")
 @click.option(
     "--check-contention",
@@ -69,6 +97,7 @@ def plan_cmd(
     reduce_op,
     as_json,
     algo,
+    planner_options,
     output,
     check_contention,
 ) -> None:
@@ -81,16 +110,18 @@ def plan_cmd(
     if check_contention:
         _check_switch_model(p, model)
     req = parse_request(op, root, members, groups, segment_size, reduce_op)
-    schedule = plan_request(
-        p,
-        req.operation,
-        algo or req.default_planner,
-        **req.nodes(),
-        model=model,
-        nbytes=size,
-        segment_size=segment_size,
-        op=req.reduce_op,
-    )
+    with planner_warnings():
+        schedule = plan_request(
+            p,
+            req.operation,
+            algo or req.default_planner,
+            **req.nodes(),
+            model=model,
+            nbytes=size,
+            segment_size=segment_size,
+            op=req.reduce_op,
+            options=planner_options,
+        )
     pred = simulate(p, schedule, model)
     report = None
     if check_contention:
@@ -230,8 +261,20 @@ def export_cmd(platform, output, fmt, model) -> None:
 @cli.command("compare")
 @plan_options
 @click.option("--algos", default=None, help="Comma-separated planners (default: all applicable).")
+@OPTION_OPT
 def compare_cmd(
-    platform, op, root, members, groups, size, segment_size, model, reduce_op, as_json, algos
+    platform,
+    op,
+    root,
+    members,
+    groups,
+    size,
+    segment_size,
+    model,
+    reduce_op,
+    as_json,
+    algos,
+    planner_options,
 ) -> None:
     """Plan with every applicable planner and compare predicted times."""
     from ..compare import compare
@@ -242,14 +285,16 @@ def compare_cmd(
     for name in names or ():
         get_planner(name)
     req = parse_request(op, root, members, groups, segment_size, reduce_op)
-    found = compare(
-        p,
-        req.operation,
-        **req.nodes(),
-        model=model,
-        nbytes=size,
-        segment_size=segment_size,
-        op=req.reduce_op,
-        algos=names,
-    )
+    with planner_warnings():
+        found = compare(
+            p,
+            req.operation,
+            **req.nodes(),
+            model=model,
+            nbytes=size,
+            segment_size=segment_size,
+            op=req.reduce_op,
+            algos=names,
+            options=planner_options,
+        )
     print_comparison(platform, op, req.root, size, found.rows(), found.skipped, as_json)

@@ -9,7 +9,6 @@ Hypercube planners (allreduce, allgather, barrier; no root) have their own front
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -126,7 +125,7 @@ def plan(
         collective == "multicast" and "bcast" in info.collectives
     ):
         raise PlannerError(f"planner {method!r} does not plan a {collective}")
-    opts = _known_options(info, options)
+    opts = info.known_options(options)
     return info.func(
         platform, root, members, model, nbytes=nbytes, segment_size=segment_size, **opts
     )
@@ -163,7 +162,7 @@ def plan_multiple(
             model,
             nbytes=nbytes,
             segment_size=segment_size,
-            **_known_options(info, options),
+            **info.known_options(options),
         )
     parts = [
         plan(
@@ -179,21 +178,6 @@ def plan_multiple(
         for root, members in groups
     ]
     return Schedule.concurrent(parts, algorithm=method)
-
-
-def _known_options(info: PlannerInfo, options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The options ``info``'s planner accepts; a warning for each other one (then ignored)."""
-    if options is not None and not isinstance(options, Mapping):
-        raise PlannerError(f"options: must be a mapping of option names to values, got {options!r}")
-    opts = dict(options or {})
-    for key in sorted(set(opts) - set(info.options)):
-        warnings.warn(
-            f"planner {info.name!r} ignores unknown option {key!r} "
-            f"(it accepts: {', '.join(info.options) or 'none'})",
-            stacklevel=3,
-        )
-        del opts[key]
-    return opts
 
 
 def applicable(collective: str, model_name: str, n_members: int) -> list[str]:
