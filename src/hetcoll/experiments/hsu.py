@@ -154,6 +154,7 @@ def hsu_labs(config: Config) -> Result:
         tasks,
         workers=config.workers,
         progress=config.progress,
+        executor=config.executor,
         description="hsu-labs",
     )
     panels: dict[str, list[dict[str, Any]]] = {p: [] for p in params["panels"]}
@@ -382,6 +383,7 @@ def hsu_claims(config: Config) -> Result:
         tasks,
         workers=config.workers,
         progress=config.progress,
+        executor=config.executor,
         description="hsu-claims",
     )
     by_size = {}

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from ..plots import color, figure, register_figure, save
+from ..plots import color, figure, register_builder
 
 __all__ = ["times", "gains", "claims"]
 
 _LABELS = {"two_vbbs": "TWO-VBBS (reconstructed)", "switch_aware": "switch_aware (ours)"}
 
 
-@register_figure("hsu-labs-times")
-def times(data: dict[str, Any], out: Path) -> list[Path]:
+@register_builder("hsu-labs-times")
+def times(data: dict[str, Any]) -> dict[str, Any]:
     """One panel per figure of the paper: mean broadcast time against the number of
     workstations at the most speed types, event-driven (solid) and summed per-step maxima
     (dashed, hollow markers), for every planner."""
@@ -39,11 +38,11 @@ def times(data: dict[str, Any], out: Path) -> list[Path]:
         spec = data["panel_specs"][panel]
         ax.set_title(f"{panel}: {spec['flits']} flits, {spec['speeds']}, {most} types")
     axes[0][0].legend(fontsize="x-small")
-    return [save(fig, Path(out) / "hsu-labs-times.png")]
+    return {"hsu-labs-times.png": fig}
 
 
-@register_figure("hsu-labs-gains")
-def gains(data: dict[str, Any], out: Path) -> list[Path]:
+@register_builder("hsu-labs-gains")
+def gains(data: dict[str, Any]) -> dict[str, Any]:
     """LABS's mean gain over TWO-VBBS against the number of speed types, both accountings,
     with the paper's headline gains (12.14 % small messages, 18.29 % large) drawn as lines."""
     fig, axes = figure(ncols=2, size=(11.0, 4.2))
@@ -67,11 +66,11 @@ def gains(data: dict[str, Any], out: Path) -> list[Path]:
         ax.set_ylabel("LABS gain over TWO-VBBS (%)")
         ax.set_title("event-driven" if acc == "event" else "summed per-step maxima")
         ax.legend(fontsize="small")
-    return [save(fig, Path(out) / "hsu-labs-gains.png")]
+    return {"hsu-labs-gains.png": fig}
 
 
-@register_figure("hsu-claims")
-def claims(data: dict[str, Any], out: Path) -> list[Path]:
+@register_builder("hsu-claims")
+def claims(data: dict[str, Any]) -> dict[str, Any]:
     """Bars: the share of random topologies on which each claim holds, per size, with the
     paper's 100 % drawn as a line."""
     entries = data["claims"]
@@ -98,4 +97,4 @@ def claims(data: dict[str, Any], out: Path) -> list[Path]:
     ax.set_ylabel("topologies where it holds (%)")
     ax.set_title(f"{data['trials']} random topologies per size")
     ax.legend(fontsize="x-small", ncols=3)
-    return [save(fig, Path(out) / "hsu-claims.png")]
+    return {"hsu-claims.png": fig}
