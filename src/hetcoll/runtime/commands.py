@@ -6,9 +6,9 @@ from typing import Any
 
 from mpi4py import MPI
 
+from ..hetcomm import HetComm
 from ..platform import Platform
 from ..simulate import simulate
-from .comm import HetComm
 from .measure import measure_bcast, measure_cube, round_trips
 
 __all__ = ["run_measurement", "run_cube_measurement", "run_probe", "METHOD", "CUBE_METHOD"]

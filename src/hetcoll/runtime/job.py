@@ -26,10 +26,10 @@ from typing import Any
 
 from mpi4py import MPI
 
+from ..hetcomm import HetComm
 from ..planners import plan
 from ..platform import load_platform
 from ..simulate import simulate
-from .comm import HetComm
 from .measure import Measurement, measure_bcast, measure_cube, round_trips
 
 __all__ = ["run_spec", "main"]
