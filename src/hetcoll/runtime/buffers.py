@@ -32,6 +32,7 @@ from ..errors import HetcollError
 __all__ = [
     "Message",
     "as_bytes",
+    "check_op",
     "in_place",
     "message",
     "op_name",
@@ -188,6 +189,33 @@ def message(
                 f"buffer has {len(view)}"
             )
     return Message(view, count, datatype, count * size, contiguous, where)
+
+
+def check_op(op: MPI.Op, m: Message, where: str) -> None:
+    """Raise :class:`~hetcoll.errors.HetcollError` if MPI cannot apply the predefined ``op``
+    to ``m``'s datatype (MPICH defines predefined operators on predefined types only, and
+    not every pair: ``MPI.MAX`` on complex numbers): tried on one element, before any
+    message, so that every rank raises alike instead of one failing mid-collective."""
+    if not op.is_predefined or not m.count:
+        return
+    dt = m.datatype
+    if dt.is_predefined and (op.py2f(), dt.py2f()) in _APPLICABLE:
+        return
+    true_lb, true_extent = dt.Get_true_extent()
+    a = np.zeros(max(true_lb + true_extent, 1), dtype=np.uint8)
+    try:
+        op.Reduce_local([a, 1, dt], [a.copy(), 1, dt])
+    except MPI.Exception as exc:
+        raise HetcollError(
+            f"{where}: MPI cannot apply {op_name(op).upper()} to "
+            f"{dt.Get_name() or 'this derived datatype'} "
+            f"({exc.Get_error_string().splitlines()[-1].strip()})"
+        ) from None
+    if dt.is_predefined:
+        _APPLICABLE.add((op.py2f(), dt.py2f()))
+
+
+_APPLICABLE: set[tuple[int, int]] = set()  # (op, datatype) pairs MPI was seen to accept
 
 
 def as_bytes(buf: Any, writable: bool, where: str) -> memoryview:

@@ -20,7 +20,7 @@ from mpi4py import MPI
 
 from ..errors import HetcollError
 from ..schedule import HYPERCUBE_COLLECTIVES, Schedule
-from .buffers import Message, in_place, message, op_name
+from .buffers import Message, check_op, in_place, message, op_name
 from .comm import ScheduleComm
 from .executor import ByteRanges
 from .reduce import BarrierHandler, BufferPool, GatherHandler, ReduceHandler, sized_program
@@ -323,6 +323,7 @@ class Collectives(ScheduleComm):
                     f"{_type_name(send.datatype)} but recvbuf {recv.count} of "
                     f"{_type_name(recv.datatype)}; they must match"
                 )
+        check_op(op, recv, "Allreduce")
         if self.size == 1:
             if send is not recv:
                 recv.unpack(send.pack())
