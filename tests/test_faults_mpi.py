@@ -58,6 +58,15 @@ def test_a_disagreement_on_a_later_call_reaches_every_rank(mode, n, tmp_path):
         assert ranks[1][2][:2] == ["call2", "MismatchError"]
 
 
+@pytest.mark.parametrize("n", [4, 7])
+def test_check_always_raises_on_every_rank_in_the_call_itself(n, tmp_path):
+    proc, ranks = run("always", n, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for r, events in ranks.items():
+        assert events[2][:2] == ["call2", "MismatchError"], (r, events)
+        assert ["call3 data", True] in events and events[-1] == ["close", "ok"], (r, events)
+
+
 def test_a_late_rank_at_construction_times_out_instead_of_hanging(tmp_path):
     proc, _ = run("startup", 4, tmp_path, timeout=60)
     assert proc.returncode != 0

@@ -5,7 +5,7 @@ Modes (each rank writes one JSON line ``{"rank", "events", ...}`` to ``OUT.<rank
 - ``dtype``: rank 1 reduces float64, the others int64 of the same byte count;
 - ``root``/``size``: a first ``Bcast`` agreed by all, then rank 1 calls the second with
   another root (or size), then an agreed third and ``close()``: where each rank learns of
-  the disagreement;
+  the disagreement; ``always``: the same as ``root`` with ``check="always"``;
 - ``startup``: the last rank creates its ``HetComm`` 6 s after the others (timeout 2 s);
 - ``raise``: ``on_timeout="raise"``, the last rank skips a ``Bcast``; the others catch
   :class:`CollectiveTimeoutError` and end the job with ``hc.abort()``, the documented way.
@@ -88,11 +88,12 @@ def main() -> None:
             print(f"rank {me} caught CollectiveTimeoutError: {exc}", file=sys.stderr, flush=True)
             hc.abort(5)  # the documented way out: MPI_Finalize would wait for rank n-1
     else:
-        with HetComm(WORLD, platform(), "binomial", timeout=20) as hc:
+        check = "always" if mode == "always" else "data"
+        with HetComm(WORLD, platform(), "binomial", timeout=20, check=check) as hc:
             if mode == "dtype":
                 dtype(events, hc)
             else:
-                later(events, hc, mode)
+                later(events, hc, "root" if mode == "always" else mode)
     with open(f"{out}.{me}", "w") as fh:
         json.dump({"rank": me, "events": events}, fh)
 

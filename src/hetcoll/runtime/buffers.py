@@ -36,6 +36,7 @@ __all__ = [
     "in_place",
     "message",
     "op_name",
+    "raw",
     "signature",
     "typed_buffer",
 ]
@@ -159,7 +160,7 @@ def message(
         view = memoryview(b"" if not writable else bytearray())
         datatype = MPI.BYTE if datatype is None else _datatype(datatype, where)
         return Message(view, 0, datatype, 0, True, where)
-    view = _view(buf, writable, where)
+    view = raw(buf, writable, where)
     if datatype is None and not typed and count is None and not displ:
         return Message(view, len(view), MPI.BYTE, len(view), True, where)
     datatype = _infer(buf, where) if datatype is None else _datatype(datatype, where)
@@ -291,7 +292,8 @@ def _split(spec: Any, where: str) -> tuple[Any, int | None, int, Any]:
     return buf, count, displ, datatype
 
 
-def _view(buf: Any, writable: bool, where: str) -> memoryview:
+def raw(buf: Any, writable: bool, where: str) -> memoryview:
+    """The bytes of a plain buffer (not a spec), as mpi4py takes it: flat, any contiguity."""
     try:
         b = MPI.buffer(buf)  # the buffer protocol, DLPack and CUDA array interface, as mpi4py
     except BufferError as exc:

@@ -20,7 +20,7 @@ from mpi4py import MPI
 
 from ..errors import HetcollError
 from ..schedule import HYPERCUBE_COLLECTIVES, Schedule
-from .buffers import Message, check_op, in_place, message, op_name
+from .buffers import Message, check_op, in_place, message, op_name, raw
 from .comm import ScheduleComm
 from .executor import ByteRanges
 from .reduce import BarrierHandler, BufferPool, GatherHandler, ReduceHandler, sized_program
@@ -153,12 +153,16 @@ class Collectives(ScheduleComm):
         """
         if self.size == 1:
             return
-        m = message(buf, writable=self.rank != root, where="Bcast buf", typed=False)
-        data = m.data() if m.contiguous else _packed(m, self.rank == root)
+        receiving = self.rank != root
+        if isinstance(buf, list | tuple):
+            m = message(buf, writable=receiving, where="Bcast buf")
+            data = m.data() if m.contiguous else _packed(m, not receiving)
+        else:  # a plain buffer: its bytes (the common case, kept short)
+            m, data = None, raw(buf, receiving, "Bcast buf")
         seg = self.segment_size if segment_size is None else segment_size
-        what = f"Bcast(root={root}, {m.nbytes} B, {self._label(algo)})"
-        self._tree({0: data}, root, None, m.nbytes, seg, None, what, algo)
-        if not m.contiguous and self.rank != root:
+        what = f"Bcast(root={root}, {len(data)} B, {self._label(algo)})"
+        self._tree({0: data}, root, None, len(data), seg, None, what, algo)
+        if m is not None and not m.contiguous and receiving:
             m.unpack(data)
 
     def bcast(self, obj: Any, root: int = 0) -> Any:

@@ -31,21 +31,22 @@ from mpi4py import MPI
 from ..errors import CollectiveTimeoutError, HetcollError, MismatchError
 from ..platform import Platform
 from ..schedule import Program, Schedule
+from .agreement import Agreement
+from .clocks import Clocks
 from .emulation import EmulatedTiming, Emulator, clock_offsets, clock_shift, set_timer_slack
 from .executor import DataHandler, Executor, NativeTiming, RankPlan, Trace, rank_plan
 from .notices import Notices
 from .startup import Planner, digest_of, judge, place, settings_digest
-from .transport import MPITransport
+from .transport import MPITransport, Wire
 
 __all__ = ["Planner", "ScheduleComm"]  # Planner: see startup.py
 
 _CACHE_LIMIT = 64
-_TAG_START = 5  # a control tag (below transport.CONTROL_TAGS)
 _NS = 1_000_000_000
 CHECKS = ("data", "first", "always", "never")
 
 
-class ScheduleComm:
+class ScheduleComm(Clocks):
     """An mpi4py communicator that runs schedules (parameters: see :class:`hetcoll.HetComm`).
 
     ``check``: ``"data"`` (default; ``"first"`` is its former name) carries a digest of each
@@ -91,6 +92,8 @@ class ScheduleComm:
         self.last_trace: Trace | None = None
         self.last_schedule: Schedule | None = None
         self._cache: dict[Any, tuple[Schedule, RankPlan, Program, int]] = {}
+        self._wires: dict[int, Wire] = {}  # id(plan) -> its reusable memory and requests
+        self._agreement: Agreement | None = None  # check="always"
         self._broken: str | None = None
         self._start_at: int | None = None  # see start_together()
         self._seq = 0  # calls run on this wrapper
@@ -152,32 +155,32 @@ class ScheduleComm:
                 time_scale=self.time_scale,
             )
 
-    def _allgather(self, data: bytes, what: str) -> list[bytes]:
+    def _allgather(self, data: bytes, what: str, nap: float = 200e-6) -> list[bytes]:
         n = len(data)
         send = np.frombuffer(data, dtype=np.uint8).copy()
         recv = np.zeros(self.size * n, dtype=np.uint8)
-        self._wait(self.comm.Iallgather([send, MPI.BYTE], [recv, MPI.BYTE]), what)
+        self._wait(self.comm.Iallgather([send, MPI.BYTE], [recv, MPI.BYTE]), what, nap=nap)
         return [recv[k * n : (k + 1) * n].tobytes() for k in range(self.size)]
 
     def _wait(
         self, req: MPI.Request, what: str, timeout: float | None = None, nap: float = 200e-6
     ) -> None:
-        """Wait for ``req`` until the timeout: a few quick looks, then naps of ``nap`` seconds
-        (sleeping leaves the CPU to the other ranks of an oversubscribed host)."""
+        """Wait for ``req`` until the timeout: looks for ``spin`` seconds, then naps of
+        ``nap`` seconds (sleeping leaves the CPU to the other ranks of a busy host)."""
+        if req.Test():
+            return
         timeout = self.timeout if timeout is None else timeout
-        deadline = time.monotonic() + timeout
-        looks = 0
+        now = time.monotonic_ns()
+        deadline, spin_until = now + int(timeout * _NS), now + int(self.spin * _NS)
         while not req.Test():
-            if time.monotonic() > deadline:
+            now = time.monotonic_ns()
+            if now > deadline:
                 self._timed_out(
                     f"rank {self.rank}: {what} timed out after {timeout:g} s "
                     "(does every rank call it?)"
                 )
-            looks += 1
-            if looks < 200:
-                time.sleep(0)
-            else:
-                time.sleep(min(nap, 20e-6) if looks < 400 else nap)
+            if now > spin_until:
+                time.sleep(nap)
 
     def _timed_out(self, message: str) -> None:
         self._broken = message
@@ -207,6 +210,9 @@ class ScheduleComm:
             if len(set(every)) > 1 and not self.notices.reported:
                 unreported = [r for r, d in enumerate(every) if d != every[0]]
         self.notices.close()
+        for wire in self._wires.values():
+            wire.free()
+        self._wires = {}
         self.comm.Free()
         if unreported:
             raise MismatchError(
@@ -266,10 +272,13 @@ class ScheduleComm:
                 sched,
                 rank_plan(program, self.node, self.rank_of),
                 program,
-                int.from_bytes(digest[:8], "little", signed=True),
+                int.from_bytes(digest[:8], "little") >> 2,  # 62 bits: never overflows negated
             )
             if len(self._cache) >= _CACHE_LIMIT:
-                self._cache.pop(next(iter(self._cache)))
+                old = self._cache.pop(next(iter(self._cache)))
+                wire = self._wires.pop(id(old[1]), None)
+                if wire is not None:
+                    wire.free()
             self._cache[key] = hit
         return hit
 
@@ -280,7 +289,12 @@ class ScheduleComm:
         this rank's bytes: the extension point for collectives with their own handler."""
         program = schedule.program() if isinstance(schedule, Schedule) else schedule
         plan = rank_plan(program, self.node, self.rank_of)
-        return self._execute(plan, handler, what, _program_digest(program))
+        try:
+            return self._execute(plan, handler, what, _program_digest(program))
+        finally:
+            wire = self._wires.pop(id(plan), None)  # a one-off plan
+            if wire is not None:
+                wire.free()
 
     def _execute(self, plan: RankPlan, handler: DataHandler, what: str, digest: int) -> Trace:
         if self._broken is not None:
@@ -289,103 +303,60 @@ class ScheduleComm:
         seq = self._seq
         self._history = (self._history * 1_000_003 + digest) % (1 << 63)
         start_at, self._start_at = self._start_at, None
-        token = (seq, digest) if self.check == "data" else None
-        if self.check == "always":
-            self._agree_call(seq, digest, what)
+        token = None if self.check == "never" else (seq, digest)
+        timing = None
+        if self.emulator is not None:
+            timing = EmulatedTiming(self.emulator, plan.me)
+        if self.check == "always":  # agreement.py
+            if self._agreement is None:
+                self._agreement = Agreement(self.nodes, self.node, self.rank_of)
+            check = self._agreement.handler(seq, digest, what, self.notices.reported)
+            if timing is not None:
+                self._run(self._agreement.plan, check, f"the agreement check of {what}", None)
+                check.judge()
+            else:
+                plan, handler = self._agreement.with_call(plan, handler, check)
+        trace = self._run(plan, handler, what, token, timing, start_at)
+        self.last_trace = trace
+        self.notices.raise_earlier(seq)
+        return trace
+
+    def _run(self, plan, handler, what, token, timing=None, start_at=None) -> Trace:
+        """One rank's part of ``plan``; ``token``: ``(call number, digest)`` carried with the
+        data and checked (None: no check); ``timing``: emulated, else native."""
         transport = MPITransport(
             self.comm,
             token,
             stamps=self.emulate,
             stale=self.notices.stale,
             what=what,
-            notices=self.notices if self.check == "data" else None,
-            seq=seq,
+            notices=self.notices if token is not None else None,
+            seq=self._seq,
             early=self.notices.early,
+            wire=self._wires.get(id(plan)),
         )
-        if self.emulator is not None:
-            timing = EmulatedTiming(self.emulator, plan.me)
-        else:
-            timing = NativeTiming(self.spin, self.poll)
+        self._wires[id(plan)] = transport.wire
+        timing = timing or NativeTiming(self.spin, self.poll)
         ex = Executor(plan, handler, transport, timing, start_at=start_at)
         deadline = ex.trace.entry + int(self.timeout * _NS)
         on_timeout = self._timed_out if self.on_timeout == "abort" else None
         try:
-            trace = ex.run(deadline, on_timeout, what)
+            return ex.run(deadline, on_timeout, what)
         except MismatchError:
-            self.notices.abandon(seq, digest, transport.abandon())
+            self.notices.abandon(self._seq, token[1] if token else 0, transport.abandon())
+            del self._wires[id(plan)]  # its requests are freed or in flight
             raise
         except CollectiveTimeoutError as exc:
             self._broken = str(exc)
             raise
-        self.last_trace = trace
-        self.notices.raise_earlier(seq)
-        return trace
-
-    def _agree_call(self, seq: int, digest: int, what: str) -> None:
-        """``check="always"``: every rank compares this call's digest before it runs."""
-        mine = np.array([seq, digest], dtype=np.int64).tobytes()
-        every = self._allgather(mine, f"the agreement check of {what}")
-        if len(set(every)) > 1:
-            others = [r for r, d in enumerate(every) if d != every[0]]
-            self.notices.reported.add(seq)
-            raise MismatchError(
-                f"{what}: ranks planned different schedules (rank 0 and rank {others[0]} "
-                "disagree): every rank must call the same collective with the same root, "
-                "members, size, segment size, datatype and operator"
-            )
-
-    # -- time ---------------------------------------------------------------------------------
-
-    def _sync(self) -> None:
-        """MPI's own barrier (``Ibarrier``), honouring the timeout: for measurement code."""
-        self._wait(self.comm.Ibarrier(), "barrier")
-
-    def now(self) -> int:
-        """The clock collectives are timed with (ns; shared by all ranks under emulation)."""
-        if self.emulator is not None:
-            return self.emulator.now()
-        return time.monotonic_ns() + self.shift_ns
-
-    def start_together(self, settle: float = 2e-3, root: int = 0) -> int:
-        """Agree on a start time ``settle`` seconds from now (on ``root``'s clock) and make the
-        next collective of this wrapper begin then on every rank (its receives are posted
-        before).  Needs a shared clock (:attr:`shared_clock`); falls back to a barrier.
-        Returns the start time (ns on :meth:`now`'s clock)."""
-        if not self.shared_clock:
-            self._sync()
-            return self.now()
-        # Point to point from the root rather than a broadcast: each rank needs only its own
-        # look at the network to learn the time, not a chain of ranks that are asleep.
-        t = np.array([self.now() + int(settle * 1e9)], dtype=np.int64)
-        if self.rank == root:
-            reqs = [
-                self.comm.Isend([t, MPI.INT64_T], r, _TAG_START)
-                for r in range(self.size)
-                if r != root
-            ]
-            self._wait(_All(reqs), "sending the start time")
-        else:
-            self._wait(self.comm.Irecv([t, MPI.INT64_T], root, _TAG_START), "the start time")
-        self._start_at = int(t[0])
-        return self._start_at
 
 
 def _program_digest(program: Program) -> int:
     text = repr(sorted((k, v) for k, v in program.ops.items())) + repr(program.chunks)
-    return int.from_bytes(digest_of(text)[:8], "little", signed=True)
+    return int.from_bytes(digest_of(text)[:8], "little") >> 2
 
 
 def _abort(message: str) -> None:
     sys.stderr.write(f"hetcoll: error: {message}\n")
     sys.stderr.flush()
     MPI.COMM_WORLD.Abort(3)
-
-
-class _All:
-    """``Test()`` of several requests at once (for :meth:`ScheduleComm._wait`)."""
-
-    def __init__(self, reqs: list[MPI.Request]) -> None:
-        self.reqs = reqs
-
-    def Test(self) -> bool:
-        return MPI.Request.Testall(self.reqs)

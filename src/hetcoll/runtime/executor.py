@@ -29,7 +29,6 @@ The executor never blocks: :meth:`Executor.step` does what can be done now,
 from __future__ import annotations
 
 import heapq
-import os
 import time
 from collections.abc import Callable
 from typing import Protocol
@@ -110,10 +109,10 @@ class NativeTiming:
         pass
 
     def idle(self, transport: Transport, now: int, idle_since: int, wake: int | None) -> None:
+        # Poll (without yielding: a yield hands the core to any busy process for a whole
+        # time slice), then sleep: a sleeper wakes promptly on a busy host.
         if now - idle_since > self.spin_ns:
             transport.idle(self.poll)
-        else:
-            os.sched_yield()
 
 
 class Executor:

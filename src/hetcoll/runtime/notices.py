@@ -43,7 +43,13 @@ class Notices:
             self.heard.setdefault(seq, rank)
             self.req = self.comm.Irecv([self.buf, MPI.INT64_T], MPI.ANY_SOURCE, NOTICE_TAG)
         if self.flying:
-            self.flying = [(r, m) for r, m in self.flying if not r.Test()]
+            keep = []
+            for req, mem in self.flying:
+                if not req.Test():
+                    keep.append((req, mem))
+                elif req != MPI.REQUEST_NULL:  # a persistent request, now inactive
+                    req.Free()
+            self.flying = keep
 
     def check(self, seq: int, what: str) -> None:
         """While call ``seq`` waits: raise if another rank found it wrong."""
@@ -91,6 +97,6 @@ class Notices:
         self.req.Cancel()
         self.req.Wait()
         for req, _ in self.flying:
-            if not req.Test():
-                req.Free()  # completes in the background
+            if not req.Test() or req != MPI.REQUEST_NULL:
+                req.Free()  # an active one completes in the background
         self.flying = []

@@ -11,6 +11,8 @@ from ..schedule import Chunk, Program
 
 __all__ = [
     "KIND_NAMES",
+    "Merged",
+    "merged",
     "RECV",
     "RECV_REDUCE",
     "SEND",
@@ -131,3 +133,48 @@ class Trace:
     started: list[int]
     received: int = 0
     late: int = 0
+
+
+def merged(a: RankPlan, b: RankPlan, chunk_offset: int) -> RankPlan:
+    """``a`` and ``b`` run together as one plan (``b``'s ops after ``a``'s, its chunks
+    numbered from ``chunk_offset``): two programs that share the rank's port."""
+    n = len(a)
+    return RankPlan(
+        me=a.me,
+        kinds=a.kinds + b.kinds,
+        peers=a.peers + b.peers,
+        chunks=a.chunks + tuple(c + chunk_offset for c in b.chunks),
+        nbytes=a.nbytes + b.nbytes,
+        ndeps=a.ndeps + b.ndeps,
+        dependents=a.dependents + tuple(tuple(j + n for j in d) for d in b.dependents),
+        ops_text=a.ops_text + b.ops_text,
+    )
+
+
+class Merged(DataHandler):
+    """The handler of a :func:`merged` plan: chunks below ``offset`` are ``a``'s, the others
+    ``b``'s (renumbered); ``b_done()`` is called once ``b`` has received ``b_receives``
+    chunks (an agreement check can raise there)."""
+
+    def __init__(self, a: DataHandler, b: DataHandler, offset: int, b_receives: int, b_done):
+        self.a, self.b, self.offset = a, b, offset
+        self.left, self.b_done = b_receives, b_done
+
+    def send_buffer(self, chunk: int) -> memoryview:
+        if chunk < self.offset:
+            return self.a.send_buffer(chunk)
+        return self.b.send_buffer(chunk - self.offset)
+
+    def recv_buffer(self, chunk: int, kind: str) -> memoryview:
+        if chunk < self.offset:
+            return self.a.recv_buffer(chunk, kind)
+        return self.b.recv_buffer(chunk - self.offset, kind)
+
+    def received(self, chunk: int, kind: str) -> None:
+        if chunk < self.offset:
+            self.a.received(chunk, kind)
+            return
+        self.b.received(chunk - self.offset, kind)
+        self.left -= 1
+        if self.left == 0:
+            self.b_done()

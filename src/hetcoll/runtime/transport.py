@@ -22,9 +22,9 @@ on it): this rank abandons it too, and keeps the message for the call it belongs
 
 from __future__ import annotations
 
+import struct
 import time
 
-import numpy as np
 from mpi4py import MPI
 
 from ..errors import MismatchError
@@ -39,6 +39,35 @@ HEADER = 40
 #: chunks up to this size share one message with their header
 PACK = 16 * 1024
 _EMPTY: list = []
+_HDR = struct.Struct("<5q")
+
+
+class Wire:
+    """The memory and persistent requests of one rank's part of a schedule, reused from call
+    to call (a call's messages are all over when it returns): a header, or a header and a
+    small chunk, per op.  Dropped after a call that was abandoned (requests may be in
+    flight)."""
+
+    def __init__(self, comm: MPI.Comm) -> None:
+        self.comm = comm
+        self.ops: dict[int, tuple[bytearray, memoryview, MPI.Prequest]] = {}
+
+    def get(self, i: int, send: bool, peer: int, tag: int, nbytes: int):
+        """``(memory, view, persistent request)`` of op ``i``'s header message (with the
+        chunk behind it when ``nbytes`` > 0)."""
+        got = self.ops.get(i)
+        if got is None:
+            mem = bytearray(HEADER + nbytes)
+            init = self.comm.Send_init if send else self.comm.Recv_init
+            got = self.ops[i] = (mem, memoryview(mem), init(mem, peer, tag))
+        return got
+
+    def free(self, keep: set[int] = frozenset()) -> None:
+        """Free the requests (except those in ``keep``, by id: still in flight)."""
+        for _, _, req in self.ops.values():
+            if id(req) not in keep:
+                req.Free()
+        self.ops = {}
 
 
 def data_tag(chunk: int) -> int:
@@ -64,8 +93,10 @@ class MPITransport:
         notices=None,
         seq: int = 0,
         early: dict | None = None,
+        wire: Wire | None = None,
     ) -> None:
         self.comm = comm
+        self.wire = wire or Wire(comm)
         self.notices = notices  # heard while waiting (see notices.py)
         self.seq = seq
         self.token = token
@@ -94,15 +125,14 @@ class MPITransport:
         if not self.headers:
             self._add(i, self.comm.Irecv([buf, MPI.BYTE], peer, tag))
             self.recvs[i] = (peer, chunk, buf, None, None)
-        elif n <= PACK:
-            scratch = np.empty(HEADER + n, dtype=np.uint8)
-            self._add(i, self.comm.Irecv([scratch, MPI.BYTE], peer, tag))
-            self.recvs[i] = (peer, chunk, buf, scratch, scratch[:HEADER].view(np.int64))
-        else:
-            header = np.empty(HEADER // 8, dtype=np.int64)
-            self._add(i, self.comm.Irecv([header, MPI.INT64_T], peer, tag))
+            return
+        small = n <= PACK
+        mem, view, req = self.wire.get(i, False, peer, tag, n if small else 0)
+        req.Start()
+        self._add(i, req)
+        if not small:
             self._add(i, self.comm.Irecv([buf, MPI.BYTE], peer, tag))
-            self.recvs[i] = (peer, chunk, buf, None, header)
+        self.recvs[i] = (peer, chunk, buf, view if small else None, mem)
 
     def send(self, i: int, peer: int, chunk: int, buf: memoryview, start: int, sent: int) -> None:
         tag = data_tag(chunk)
@@ -111,16 +141,14 @@ class MPITransport:
             return
         seq, digest = self.token or (0, 0)
         n = len(buf)
-        if n <= PACK:
-            scratch = np.empty(HEADER + n, dtype=np.uint8)
-            scratch[:HEADER].view(np.int64)[:] = (seq, digest, start, sent, n)
-            scratch[HEADER:] = buf
-            self.keep[i] = scratch
-            self._add(i, self.comm.Isend([scratch, MPI.BYTE], peer, tag))
-        else:
-            header = np.array((seq, digest, start, sent, n), dtype=np.int64)
-            self.keep[i] = header
-            self._add(i, self.comm.Isend([header, MPI.INT64_T], peer, tag))
+        small = n <= PACK
+        mem, view, req = self.wire.get(i, True, peer, tag, n if small else 0)
+        _HDR.pack_into(mem, 0, seq, digest, start, sent, n)
+        if small:
+            view[HEADER:] = buf
+        req.Start()
+        self._add(i, req)
+        if not small:
             self._add(i, self.comm.Isend([buf, MPI.BYTE], peer, tag))
 
     def _early(self, i: int, peer: int, chunk: int, buf: memoryview) -> bool:
@@ -161,10 +189,10 @@ class MPITransport:
             got = MPI.Request.Testsome(reqs)
         except MPI.Exception as exc:
             # A message larger than its receive (truncated: its first bytes, the header, are
-            # there).  Completed requests are now null; a leftover of an abandoned call
-            # explains it, anything else is a disagreement on the size.
+            # there).  A leftover of an abandoned call explains it, anything else is a
+            # disagreement on the size.  Which requests completed: ask each.
             error = exc.Get_error_string().splitlines()[0]
-            got = [k for k, r in enumerate(reqs) if r == MPI.REQUEST_NULL]
+            got = [k for k, r in enumerate(reqs) if _completed(r)]
         if not got:
             return _EMPTY
         owners, parts = self.owners, self.parts
@@ -201,7 +229,7 @@ class MPITransport:
         if header is None:
             done.append((i, 0, 0))
             return
-        seq, digest = int(header[0]), int(header[1])
+        seq, digest, start, sent, _ = _HDR.unpack_from(header)
         if self.token is not None and (seq, digest) != self.token:
             mine = self.token[0]
             if seq in self.stale and seq < mine:
@@ -216,7 +244,7 @@ class MPITransport:
             raise self._mismatch(self._describe(peer, seq, digest))
         if scratch is not None:
             buf[:] = scratch[HEADER:]
-        done.append((i, int(header[2]), int(header[3])))
+        done.append((i, start, sent))
 
     def _describe(self, peer: int, seq: int, digest: int) -> str:
         mine = self.token[0]
@@ -246,23 +274,24 @@ class MPITransport:
         sends = []
         status = MPI.Status()
         for req, i in zip(self.reqs, self.owners, strict=True):
-            if req == MPI.REQUEST_NULL:  # completed before the error
-                continue
             if i not in self.recvs:
                 sends.append((req, self.keep.get(i)))
                 continue
-            req.Cancel()
-            req.Wait(status)
-            if not status.Is_cancelled():
-                self.parts[i] -= 1
-                if self.parts[i] == 0:
-                    self._salvage(i)
+            if not _completed(req):
+                req.Cancel()
+                req.Wait(status)
+                if status.Is_cancelled():
+                    continue
+            self.parts[i] -= 1
+            if self.parts[i] == 0:
+                self._salvage(i)
         self.reqs, self.owners = [], []
+        self.wire.free(keep={id(r) for r, _ in sends})
         return sends
 
     def _salvage(self, i: int) -> None:
         peer, chunk, buf, scratch, header = self.recvs.pop(i)
-        if header is None or self.token is None or int(header[0]) <= self.token[0]:
+        if header is None or self.token is None or _HDR.unpack_from(header)[0] <= self.token[0]:
             return
         entry = self._entry(header, scratch, buf)
         self.early.setdefault((peer, chunk), []).append(entry)
@@ -270,6 +299,15 @@ class MPITransport:
     @staticmethod
     def _entry(header, scratch, buf) -> tuple:
         """A message of a later call, kept: its header fields and payload."""
-        n = min(int(header[4]), len(buf))  # a longer one was cut: the size check will fail
+        seq, digest, start, sent, n = _HDR.unpack_from(header)
+        n = min(n, len(buf))  # a longer one was cut: the size check will fail
         data = bytes(scratch[HEADER : HEADER + n] if scratch is not None else buf[:n])
-        return (int(header[0]), int(header[1]), int(header[2]), int(header[3]), data)
+        return (seq, digest, start, sent, data)
+
+
+def _completed(req: MPI.Request) -> bool:
+    """Whether ``req`` is complete (a truncated receive counts), consuming it."""
+    try:
+        return req.Test()
+    except MPI.Exception:
+        return True
