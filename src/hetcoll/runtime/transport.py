@@ -109,6 +109,7 @@ class MPITransport:
         self.recvs: dict[int, tuple] = {}  # op -> (peer, chunk, buf, scratch, header)
         self.keep: dict[int, tuple] = {}  # op -> memory a send in flight reads
         self.dropped = 0  # leftovers dropped by the last poll
+        self.large: set[int] = set()  # ops moving more than PACK bytes, not yet complete
         # messages of later calls that arrived early, kept across calls: (peer, chunk) ->
         # [(call, digest, start, issue, payload)]
         self.early = {} if early is None else early
@@ -122,6 +123,8 @@ class MPITransport:
         n = len(buf)
         if self.early and self._early(i, peer, chunk, buf):
             return
+        if n > PACK:
+            self.large.add(i)
         if not self.headers:
             self._add(i, self.comm.Irecv([buf, MPI.BYTE], peer, tag))
             self.recvs[i] = (peer, chunk, buf, None, None)
@@ -136,6 +139,8 @@ class MPITransport:
 
     def send(self, i: int, peer: int, chunk: int, buf: memoryview, start: int, sent: int) -> None:
         tag = data_tag(chunk)
+        if len(buf) > PACK:
+            self.large.add(i)
         if not self.headers:
             self._add(i, self.comm.Isend([buf, MPI.BYTE], peer, tag))
             return
@@ -205,6 +210,7 @@ class MPITransport:
             parts[i] -= 1
             if parts[i] == 0:
                 del parts[i]
+                self.large.discard(i)
                 try:
                     self._finish(i, done)
                 except MismatchError as exc:  # look at every completion (keep early ones)
