@@ -98,6 +98,7 @@ class ScheduleComm(Clocks):
         self._start_at: int | None = None  # see start_together()
         self._seq = 0  # calls run on this wrapper
         self._history = 0  # a digest of every call's digest, compared by close()
+        self._native = NativeTiming(self.spin, self.poll)  # stateless: shared by calls
         set_timer_slack()
         self.rank, self.size = comm.rank, comm.size
         self.comm = self._dup(comm)
@@ -336,7 +337,7 @@ class ScheduleComm(Clocks):
             wire=self._wires.get(id(plan)),
         )
         self._wires[id(plan)] = transport.wire
-        timing = timing or NativeTiming(self.spin, self.poll)
+        timing = timing or self._native
         ex = Executor(plan, handler, transport, timing, start_at=start_at)
         deadline = ex.trace.entry + int(self.timeout * _NS)
         on_timeout = self._timed_out if self.on_timeout == "abort" else None

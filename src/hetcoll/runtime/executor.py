@@ -157,9 +157,8 @@ class Executor:
         self.port_op = -1  # the send holding the port, -1: free
         self.port_free = now  # when the port was last released
         self.hold_until = now  # emulation: when the send holding the port releases it
-        for i in range(n):
-            if self.waiting[i] == 0:
-                self.enable(i)
+        for i in plan.roots:
+            self.enable(i)
         if start_at is not None and (self.pending or self.due):
             # Only a rank with something to send at once wakes at the start: a crowd of ranks
             # waking together on an oversubscribed host would delay the ones that matter.
@@ -268,7 +267,7 @@ class Executor:
 
     def step(self) -> bool:
         """Do everything that can be done now; whether anything was."""
-        progress = self.start_send()
+        progress = self.port_op < 0 and (self.pending or self.due) and self.start_send()
         got = self.transport.poll()
         if got:
             progress = True

@@ -75,6 +75,7 @@ class RankPlan:
     ndeps: tuple[int, ...]
     dependents: tuple[tuple[int, ...], ...]
     ops_text: tuple[str, ...]  # for error messages
+    roots: tuple[int, ...] = ()  # ops without deps, in program order
 
     def __len__(self) -> int:
         return len(self.kinds)
@@ -109,6 +110,7 @@ def rank_plan(program: Program, node: str, rank_of: Mapping[str, int]) -> RankPl
         ndeps=tuple(len(op.deps) for op in ops),
         dependents=tuple(tuple(d) for d in dependents),
         ops_text=tuple(texts),
+        roots=tuple(i for i, op in enumerate(ops) if not op.deps),
     )
 
 
@@ -148,6 +150,7 @@ def merged(a: RankPlan, b: RankPlan, chunk_offset: int) -> RankPlan:
         ndeps=a.ndeps + b.ndeps,
         dependents=a.dependents + tuple(tuple(j + n for j in d) for d in b.dependents),
         ops_text=a.ops_text + b.ops_text,
+        roots=a.roots + tuple(i + n for i in b.roots),
     )
 
 
