@@ -23,6 +23,7 @@ from ..schedule import HYPERCUBE_COLLECTIVES, Schedule
 from .buffers import Message, check_op, in_place, message, op_name, raw
 from .comm import ScheduleComm
 from .executor import ByteRanges
+from .plan import Label
 from .reduce import BarrierHandler, BufferPool, GatherHandler, ReduceHandler, sized_program
 
 __all__ = ["Collectives", "INLINE"]
@@ -120,8 +121,10 @@ class Collectives(ScheduleComm):
 
     def _label(self, algo: str | None, cube: bool = False) -> str:
         """The planner a call uses, for messages."""
+        if algo:
+            return algo
         default = getattr(self.planner, "cube_algo" if cube else "algo", None)
-        return str(algo or default or "planner")
+        return str(default or "planner")
 
     def _planner(self):
         if self.planner is None:
@@ -160,7 +163,7 @@ class Collectives(ScheduleComm):
         else:  # a plain buffer: its bytes (the common case, kept short)
             m, data = None, raw(buf, receiving, "Bcast buf")
         seg = self.segment_size if segment_size is None else segment_size
-        what = f"Bcast(root={root}, {len(data)} B, {self._label(algo)})"
+        what = Label("Bcast(root={}, {} B, {})", root, len(data), algo or self._label(None))
         self._tree({0: data}, root, None, len(data), seg, None, what, algo)
         if m is not None and not m.contiguous and receiving:
             m.unpack(data)

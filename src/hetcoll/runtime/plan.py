@@ -11,6 +11,7 @@ from ..schedule import Chunk, Program
 
 __all__ = [
     "KIND_NAMES",
+    "Label",
     "Merged",
     "merged",
     "RECV",
@@ -26,6 +27,20 @@ __all__ = [
 SEND, RECV, RECV_REDUCE = 0, 1, 2
 _KINDS = {"send": SEND, "recv": RECV, "recv_reduce": RECV_REDUCE}
 KIND_NAMES = {v: k for k, v in _KINDS.items()}
+
+
+class Label:
+    """A call's description for messages, formatted only when a message is written."""
+
+    __slots__ = ("args", "fmt")
+
+    def __init__(self, fmt: str, *args: object) -> None:
+        self.fmt, self.args = fmt, args
+
+    def __str__(self) -> str:
+        return self.fmt.format(*self.args)
+
+    __format__ = lambda self, spec: format(str(self), spec)  # noqa: E731
 
 
 class DataHandler:

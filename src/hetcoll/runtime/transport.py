@@ -105,6 +105,7 @@ class MPITransport:
         self.what = what
         self.reqs: list[MPI.Request] = []
         self.owners: list[int] = []  # op of each request
+        self.open: list[bool] = []  # request not yet accounted for
         self.parts: dict[int, int] = {}  # requests outstanding per op
         self.recvs: dict[int, tuple] = {}  # op -> (peer, chunk, buf, scratch, header)
         self.keep: dict[int, tuple] = {}  # op -> memory a send in flight reads
@@ -173,8 +174,11 @@ class MPITransport:
         return True
 
     def _add(self, i: int, req: MPI.Request) -> None:
+        # Requests stay listed once complete (MPI ignores inactive and null ones): cheaper
+        # than rebuilding the list; ``open`` says which are not yet accounted for.
         self.reqs.append(req)
         self.owners.append(i)
+        self.open.append(True)
         self.parts[i] = self.parts.get(i, 0) + 1
 
     # -- completion -------------------------------------------------------------------------------
@@ -197,15 +201,15 @@ class MPITransport:
             # there).  A leftover of an abandoned call explains it, anything else is a
             # disagreement on the size.  Which requests completed: ask each.
             error = exc.Get_error_string().splitlines()[0]
-            got = [k for k, r in enumerate(reqs) if _completed(r)]
+            got = [k for k, r in enumerate(reqs) if self.open[k] and _completed(r)]
         if not got:
             return _EMPTY
-        owners, parts = self.owners, self.parts
-        finished = set(got)
+        owners, parts, opened = self.owners, self.parts, self.open
         done: list[tuple[int, int, int]] = []
         self.dropped = 0
         failed = None
         for k in got:
+            opened[k] = False
             i = owners[k]
             parts[i] -= 1
             if parts[i] == 0:
@@ -215,10 +219,11 @@ class MPITransport:
                     self._finish(i, done)
                 except MismatchError as exc:  # look at every completion (keep early ones)
                     failed = failed or exc
-        self.reqs = [r for k, r in enumerate(reqs) if k not in finished] + self.reqs[len(reqs) :]
-        self.owners = [o for k, o in enumerate(owners) if k not in finished] + self.owners[
-            len(owners) :
-        ]
+        if self.dropped:  # a request posted again is listed again: forget its old entry
+            keep = [k for k, o in enumerate(self.open) if o]
+            self.reqs = [self.reqs[k] for k in keep]
+            self.owners = [self.owners[k] for k in keep]
+            self.open = [True] * len(keep)
         if failed is not None:
             raise failed
         if error is not None and not self.dropped:
@@ -279,7 +284,9 @@ class MPITransport:
         hold a message of the peer's next call: it is kept for that call."""
         sends = []
         status = MPI.Status()
-        for req, i in zip(self.reqs, self.owners, strict=True):
+        for req, i, opened in zip(self.reqs, self.owners, self.open, strict=True):
+            if not opened:
+                continue
             if i not in self.recvs:
                 sends.append((req, self.keep.get(i)))
                 continue
@@ -291,7 +298,7 @@ class MPITransport:
             self.parts[i] -= 1
             if self.parts[i] == 0:
                 self._salvage(i)
-        self.reqs, self.owners = [], []
+        self.reqs, self.owners, self.open = [], [], []
         self.wire.free(keep={id(r) for r, _ in sends})
         return sends
 
