@@ -72,8 +72,10 @@ class Transport(Protocol):
 
 class NativeTiming:
     """Real times: a send holds the port until the transport has taken it, a receive
-    completes when its data is here.  An idle rank polls for ``spin`` seconds (yielding the
-    CPU), then sleeps ``poll`` seconds between looks."""
+    completes when its data is here (the executor needs nothing else from this strategy
+    than its clock and how to idle; ``EmulatedTiming`` also says when a send starts and
+    holds the port and when a message is released).  An idle rank polls for ``spin``
+    seconds, then sleeps ``poll`` seconds between looks."""
 
     emulated = False
 
@@ -87,26 +89,6 @@ class NativeTiming:
 
     def posted(self, i: int, peer: int, nbytes: int, ready: int) -> int:
         return ready
-
-    def start(self, port_free: int, ready: int, now: int) -> int:
-        return now
-
-    def hold(self, peer: int, nbytes: int, start: int) -> int | None:
-        return None  # the port is free when the transport has taken the send
-
-    def release(
-        self,
-        peer: int,
-        nbytes: int,
-        stamp: tuple[int, int],
-        posted: int,
-        t: int,
-        port_free: int,
-    ) -> tuple[int, int]:
-        return t, port_free
-
-    def arrived(self, i: int) -> None:
-        pass
 
     def idle(self, transport: Transport, now: int, idle_since: int, wake: int | None) -> None:
         # Poll (without yielding: a yield hands the core to any busy process for a whole
@@ -139,6 +121,7 @@ class Executor:
         start_at: int | None = None,
     ) -> None:
         self.plan, self.handler, self.transport, self.timing = plan, handler, transport, timing
+        self.emulated = timing.emulated
         n = len(plan)
         now = timing.now()
         late = 0
@@ -170,10 +153,12 @@ class Executor:
 
     def enable(self, i: int) -> None:
         """Op ``i``'s deps have all completed."""
-        if self.plan.kinds[i] == SEND:
-            heapq.heappush(self.pending, (self.ready[i], i))
-        else:
+        if self.plan.kinds[i] != SEND:
             self.post(i)
+        elif self.emulated:
+            heapq.heappush(self.pending, (self.ready[i], i))
+        else:  # real time: an enabled send is ready by the time the port is free
+            heapq.heappush(self.due, i)
 
     def post(self, i: int) -> None:
         """Post receive ``i`` (it counts as posted when its deps completed)."""
@@ -200,19 +185,20 @@ class Executor:
         if self.port_op >= 0 or not (self.pending or self.due):
             return False
         timing, plan = self.timing, self.plan
-        if not timing.emulated:
-            self.port_free = timing.now()  # real time: every enabled send is ready by now
-        i = self.choose()
         now = timing.now()
-        start = timing.start(self.port_free, self.ready[i], now)
-        peer, nbytes = plan.peers[i], plan.nbytes[i]
-        self.port_op = i
-        self.parts[i] = 1
-        hold = timing.hold(peer, nbytes, start)
-        if hold is not None:  # the port is busy until then, in modelled time
+        if self.emulated:
+            i = self.choose()
+            peer, nbytes = plan.peers[i], plan.nbytes[i]
+            start = timing.start(self.port_free, self.ready[i], now)
+            self.hold_until = timing.hold(peer, nbytes, start)  # the port is busy until then
+            heapq.heappush(self.timers, (self.hold_until, _PORT, i))
             self.parts[i] = 2
-            self.hold_until = hold
-            heapq.heappush(self.timers, (hold, _PORT, i))
+        else:
+            i = heapq.heappop(self.due)  # all ready now: the first in program order
+            peer, nbytes = plan.peers[i], plan.nbytes[i]
+            start = self.port_free = now
+            self.parts[i] = 1
+        self.port_op = i
         self.transport.send(
             i, peer, plan.chunks[i], self.handler.send_buffer(plan.chunks[i]), start, now
         )
@@ -224,7 +210,7 @@ class Executor:
         """One part of send ``i`` is over (the transport took it, or its port time is up)."""
         self.parts[i] -= 1
         if self.parts[i] == 0:
-            if self.timing.emulated:
+            if self.emulated:
                 # Free at the modelled time even when this rank saw the send complete later:
                 # a late look must not shift every later send of the rank.  Real lateness
                 # counts where it delays data (a receiver releases no earlier than arrival).
@@ -235,15 +221,15 @@ class Executor:
 
     def arrive(self, i: int, stamp: tuple[int, int], t: int) -> None:
         """Receive ``i``'s data is here (seen at ``t``): release it when the timing says."""
+        if not self.emulated:
+            self.receive(i, t)
+            return
         plan = self.plan
         self.timing.arrived(i)
         release, self.port_free = self.timing.release(
             plan.peers[i], plan.nbytes[i], stamp, self.posted[i], t, self.port_free
         )
-        if release <= t and not self.timing.emulated:
-            self.receive(i, t)
-        else:
-            heapq.heappush(self.timers, (release, _RELEASE, i))
+        heapq.heappush(self.timers, (release, _RELEASE, i))
 
     def receive(self, i: int, t: int) -> None:
         self.parts[i] = 0
