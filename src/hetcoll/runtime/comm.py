@@ -35,6 +35,7 @@ from .agreement import Agreement
 from .clocks import Clocks
 from .emulation import EmulatedTiming, Emulator, clock_offsets, clock_shift, set_timer_slack
 from .executor import DataHandler, Executor, NativeTiming, RankPlan, Trace, rank_plan
+from .fast import FastRun
 from .notices import Notices
 from .startup import Planner, digest_of, judge, place, settings_digest
 from .transport import MPITransport, Wire
@@ -93,13 +94,16 @@ class ScheduleComm(Clocks):
         self.last_schedule: Schedule | None = None
         self._cache: dict[Any, tuple[Schedule, RankPlan, Program, int]] = {}
         self._wires: dict[int, Wire] = {}  # id(plan) -> its reusable memory and requests
+        self._fast: dict[int, FastRun | None] = {}  # id(plan) -> fast.py, None: not for it
+        self._fast_ok = os.environ.get("HETCOLL_FAST", "1") != "0"  # 0: the executor always
         self._agreement: Agreement | None = None  # check="always"
         self._broken: str | None = None
         self._start_at: int | None = None  # see start_together()
         self._seq = 0  # calls run on this wrapper
         self._history = 0  # a digest of every call's digest, compared by close()
         self._native = NativeTiming(self.spin, self.poll)  # stateless: shared by calls
-        set_timer_slack()
+        if self.emulate:  # modelled times need short sleeps that wake on time; natively,
+            set_timer_slack()  # a tiny slack makes every zero sleep a slow context switch
         self.rank, self.size = comm.rank, comm.size
         self.comm = self._dup(comm)
         self.notices = Notices(self.comm)
@@ -211,9 +215,10 @@ class ScheduleComm(Clocks):
             if len(set(every)) > 1 and not self.notices.reported:
                 unreported = [r for r, d in enumerate(every) if d != every[0]]
         self.notices.close()
-        for wire in self._wires.values():
-            wire.free()
-        self._wires = {}
+        for kept in (*self._wires.values(), *self._fast.values()):
+            if kept:
+                kept.free()
+        self._wires, self._fast = {}, {}
         self.comm.Free()
         if unreported:
             raise MismatchError(
@@ -276,10 +281,7 @@ class ScheduleComm(Clocks):
                 int.from_bytes(digest[:8], "little") >> 2,  # 62 bits: never overflows negated
             )
             if len(self._cache) >= _CACHE_LIMIT:
-                old = self._cache.pop(next(iter(self._cache)))
-                wire = self._wires.pop(id(old[1]), None)
-                if wire is not None:
-                    wire.free()
+                self._forget(self._cache.pop(next(iter(self._cache)))[1])
             self._cache[key] = hit
         return hit
 
@@ -293,9 +295,7 @@ class ScheduleComm(Clocks):
         try:
             return self._execute(plan, handler, what, _program_digest(program))
         finally:
-            wire = self._wires.pop(id(plan), None)  # a one-off plan
-            if wire is not None:
-                wire.free()
+            self._forget(plan)  # a one-off plan
 
     def _execute(self, plan: RankPlan, handler: DataHandler, what: str, digest: int) -> Trace:
         if self._broken is not None:
@@ -325,7 +325,43 @@ class ScheduleComm(Clocks):
     def _run(self, plan, handler, what, token, timing=None, start_at=None) -> Trace:
         """One rank's part of ``plan``; ``token``: ``(call number, digest)`` carried with the
         data and checked (None: no check); ``timing``: emulated, else native."""
-        transport = MPITransport(
+        on_timeout = self._timed_out if self.on_timeout == "abort" else None
+        fast = None
+        if self._fast_ok and timing is None and token is not None and start_at is None:
+            fast = None if self.notices.early else self._fast.get(id(plan), False)
+            if fast is False:
+                fast = self._fast[id(plan)] = FastRun.compile(self.comm, plan)
+                if fast is not None:
+                    fast.transport = self._transport(token, what, None)
+        if fast is not None:  # fast.py: the commonest call, natively
+            transport = fast.transport
+            transport.reset(token, self._seq)
+            transport.what = what
+        else:
+            transport = self._transport(token, what, self._wires.get(id(plan)))
+            self._wires[id(plan)] = transport.wire
+        try:
+            if fast is not None:
+                args = (self.timeout, self.spin, self.poll, on_timeout, what)
+                return fast.run(handler, transport, *args)
+            ex = Executor(plan, handler, transport, timing or self._native, start_at=start_at)
+            return ex.run(ex.trace.entry + int(self.timeout * _NS), on_timeout, what)
+        except MismatchError:
+            sends = transport.abandon()
+            if fast is not None:  # its memory stays with its sends in flight
+                sends = [(req, fast) for req, _ in sends]
+                fast.free(keep={id(req) for req, _ in sends})
+                del self._fast[id(plan)]
+            else:
+                del self._wires[id(plan)]  # its requests are freed or in flight
+            self.notices.abandon(self._seq, token[1] if token else 0, sends)
+            raise
+        except CollectiveTimeoutError as exc:
+            self._broken = str(exc)
+            raise
+
+    def _transport(self, token, what, wire) -> MPITransport:
+        return MPITransport(
             self.comm,
             token,
             stamps=self.emulate,
@@ -334,22 +370,15 @@ class ScheduleComm(Clocks):
             notices=self.notices if token is not None else None,
             seq=self._seq,
             early=self.notices.early,
-            wire=self._wires.get(id(plan)),
+            wire=wire,
         )
-        self._wires[id(plan)] = transport.wire
-        timing = timing or self._native
-        ex = Executor(plan, handler, transport, timing, start_at=start_at)
-        deadline = ex.trace.entry + int(self.timeout * _NS)
-        on_timeout = self._timed_out if self.on_timeout == "abort" else None
-        try:
-            return ex.run(deadline, on_timeout, what)
-        except MismatchError:
-            self.notices.abandon(self._seq, token[1] if token else 0, transport.abandon())
-            del self._wires[id(plan)]  # its requests are freed or in flight
-            raise
-        except CollectiveTimeoutError as exc:
-            self._broken = str(exc)
-            raise
+
+    def _forget(self, plan: RankPlan) -> None:
+        """Free what was kept for ``plan`` (its memory and persistent requests)."""
+        for cache in (self._wires, self._fast):
+            kept = cache.pop(id(plan), None)
+            if kept:
+                kept.free()
 
 
 def _program_digest(program: Program) -> int:

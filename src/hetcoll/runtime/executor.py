@@ -34,7 +34,16 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ..errors import CollectiveTimeoutError
-from .plan import KIND_NAMES, SEND, ByteRanges, DataHandler, RankPlan, Trace, rank_plan
+from .plan import (
+    KIND_NAMES,
+    SEND,
+    ByteRanges,
+    DataHandler,
+    RankPlan,
+    Trace,
+    rank_plan,
+    timeout_message,
+)
 
 __all__ = [
     "ByteRanges",
@@ -91,10 +100,13 @@ class NativeTiming:
         return ready
 
     def idle(self, transport: Transport, now: int, idle_since: int, wake: int | None) -> None:
-        # Poll (without yielding: a yield hands the core to any busy process for a whole
-        # time slice), then sleep: a sleeper wakes promptly on a busy host.
-        if now - idle_since > self.spin_ns:
-            transport.idle(self.poll)
+        # Look again at once, through a zero sleep (a system call that lets a peer sharing
+        # the core run, unlike a busy loop, and does not queue the rank behind every busy
+        # process of the host, unlike sched_yield); after ``spin`` seconds, sleep ``poll``.
+        # While a large message is in flight, never sleep longer: MPI moves it only while
+        # its ends look (a rendezvous), and a sleep lasts far longer than asked on a busy host.
+        quick = now - idle_since <= self.spin_ns or getattr(transport, "large", None)
+        transport.idle(0.0 if quick else self.poll)
 
 
 class Executor:
@@ -306,20 +318,13 @@ class Executor:
         trace.late += self.timing.late
 
     def timeout_message(self, what: str, timeout: float) -> str:
-        plan, parts = self.plan, self.parts
-        pending = [i for i in range(len(plan)) if parts[i] > 0]
-        if self.port_op >= 0 and self.port_op in pending:
-            pending = [self.port_op] + [i for i in pending if i != self.port_op]
-        blocked = [i for i in range(len(plan)) if self.waiting[i] > 0]
-        if pending:
-            doing = f"waiting for op {pending[0]}, the {plan.ops_text[pending[0]]}"
-        elif blocked:
-            doing = f"op {blocked[0]} ({plan.ops_text[blocked[0]]}) never became ready"
-        else:  # pragma: no cover - defensive
-            doing = "no op pending"
-        completed = len(plan) - self.remaining
-        return (
-            f"rank {plan.me}: {what} timed out after {timeout:g} s, {doing} "
-            f"({completed} of {len(plan)} ops completed; does every rank call the same "
-            "collective?)"
+        parts = self.parts
+        return timeout_message(
+            self.plan,
+            what,
+            timeout,
+            lambda i: parts[i] > 0,
+            self.waiting,
+            self.port_op,
+            len(self.plan) - self.remaining,
         )

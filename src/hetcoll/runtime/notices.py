@@ -37,11 +37,9 @@ class Notices:
         self.early: dict = {}  # messages of later calls received early (transport.py)
 
     def hear(self) -> None:
-        """Take every notice that has arrived."""
+        """Take every notice that has arrived; let go of sends that completed."""
         while self.req.Test():
-            seq, _, rank = (int(x) for x in self.buf)
-            self.heard.setdefault(seq, rank)
-            self.req = self.comm.Irecv([self.buf, MPI.INT64_T], MPI.ANY_SOURCE, NOTICE_TAG)
+            self._take()
         if self.flying:
             keep = []
             for req, mem in self.flying:
@@ -50,6 +48,12 @@ class Notices:
                 elif req != MPI.REQUEST_NULL:  # a persistent request, now inactive
                     req.Free()
             self.flying = keep
+
+    def _take(self) -> None:
+        """Record the notice just received and listen for the next."""
+        seq, _, rank = (int(x) for x in self.buf)
+        self.heard.setdefault(seq, rank)
+        self.req = self.comm.Irecv([self.buf, MPI.INT64_T], MPI.ANY_SOURCE, NOTICE_TAG)
 
     def check(self, seq: int, what: str) -> None:
         """While call ``seq`` waits: raise if another rank found it wrong."""
@@ -66,7 +70,11 @@ class Notices:
     def raise_earlier(self, seq: int) -> None:
         """After call ``seq`` completed: raise, once, for an earlier call that another rank
         found wrong while this rank had finished it."""
-        self.hear()
+        if self.req.Test():
+            self._take()
+            self.hear()
+        elif not self.heard:  # the common case: nothing heard, ever
+            return
         earlier = sorted(s for s in self.heard if s <= seq and s not in self.reported)
         if earlier:
             self.reported.update(earlier)

@@ -22,6 +22,7 @@ __all__ = [
     "RankPlan",
     "Trace",
     "rank_plan",
+    "timeout_message",
 ]
 
 SEND, RECV, RECV_REDUCE = 0, 1, 2
@@ -196,3 +197,26 @@ class Merged(DataHandler):
         self.left -= 1
         if self.left == 0:
             self.b_done()
+
+
+def timeout_message(
+    plan: RankPlan, what, timeout: float, pending, waiting, port_op: int, completed: int
+) -> str:
+    """The error of a call that timed out: what it waited for.  ``pending(i)``: whether op
+    ``i`` has a transfer outstanding; ``waiting[i]``: its deps not yet completed."""
+    ops = range(len(plan))
+    busy = [i for i in ops if pending(i)]
+    if port_op >= 0 and port_op in busy:
+        busy = [port_op] + [i for i in busy if i != port_op]
+    blocked = [i for i in ops if waiting[i] > 0]
+    if busy:
+        doing = f"waiting for op {busy[0]}, the {plan.ops_text[busy[0]]}"
+    elif blocked:
+        doing = f"op {blocked[0]} ({plan.ops_text[blocked[0]]}) never became ready"
+    else:  # pragma: no cover - defensive
+        doing = "no op pending"
+    return (
+        f"rank {plan.me}: {what} timed out after {timeout:g} s, {doing} "
+        f"({completed} of {len(plan)} ops completed; does every rank call the same "
+        "collective?)"
+    )

@@ -103,6 +103,12 @@ class MPITransport:
         self.headers = token is not None or stamps
         self.stale = stale
         self.what = what
+        self.early = {} if early is None else early
+        self.reset(token, seq)
+
+    def reset(self, token: tuple[int, int] | None, seq: int) -> None:
+        """Ready for another call (a transport may serve call after call)."""
+        self.token, self.seq = token, seq
         self.reqs: list[MPI.Request] = []
         self.owners: list[int] = []  # op of each request
         self.open: list[bool] = []  # request not yet accounted for
@@ -111,9 +117,6 @@ class MPITransport:
         self.keep: dict[int, tuple] = {}  # op -> memory a send in flight reads
         self.dropped = 0  # leftovers dropped by the last poll
         self.large: set[int] = set()  # ops moving more than PACK bytes, not yet complete
-        # messages of later calls that arrived early, kept across calls: (peer, chunk) ->
-        # [(call, digest, start, issue, payload)]
-        self.early = {} if early is None else early
         self.instant: list[tuple[int, int, int]] = []  # receives served from ``early``
         self.failed: MismatchError | None = None
 
@@ -220,10 +223,10 @@ class MPITransport:
                 except MismatchError as exc:  # look at every completion (keep early ones)
                     failed = failed or exc
         if self.dropped:  # a request posted again is listed again: forget its old entry
-            keep = [k for k, o in enumerate(self.open) if o]
-            self.reqs = [self.reqs[k] for k in keep]
-            self.owners = [self.owners[k] for k in keep]
-            self.open = [True] * len(keep)
+            keep = [k for k, o in enumerate(self.open) if o]  # (in place: fast.py holds them)
+            self.reqs[:] = [self.reqs[k] for k in keep]
+            self.owners[:] = [self.owners[k] for k in keep]
+            self.open[:] = [True] * len(keep)
         if failed is not None:
             raise failed
         if error is not None and not self.dropped:
