@@ -17,11 +17,17 @@ PROGRAM = Path(__file__).with_name("mpi_programs") / "dropin.py"
 pytestmark = pytest.mark.mpi
 
 
-@pytest.fixture(scope="module", params=range(1, 9), ids=lambda n: f"{n}ranks")
+CASES = [(n, "1") for n in range(1, 9)] + [(4, "0")]  # and once without the fast path
+
+
+@pytest.fixture(
+    scope="module", params=CASES, ids=lambda c: f"{c[0]}ranks" + ("" if c[1] == "1" else "-nofast")
+)
 def records(request, tmp_path_factory) -> tuple[int, dict[str, dict]]:
-    n = request.param
+    n, fast = request.param
     out = tmp_path_factory.mktemp("dropin") / f"dropin{n}.jsonl"
-    proc = run_mpi(n, [PROGRAM, out], module=False, timeout=300)
+    env = {"HETCOLL_FAST": fast}
+    proc = run_mpi(n, [PROGRAM, out], module=False, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return n, {r["case"]: r for r in map(json.loads, out.read_text().splitlines())}
 
