@@ -1,4 +1,5 @@
-"""Time on a :class:`~.comm.ScheduleComm`: its clock, and collectives that start together.
+"""Time on a :class:`~.comm.ScheduleComm`: waiting with a deadline, its clock, and
+collectives that start together.
 
 Under emulation every rank reads one shared clock (one host's ``CLOCK_MONOTONIC``, or
 rank 0's across hosts: :mod:`.emulation`); measurement code starts a collective at an
@@ -7,21 +8,60 @@ agreed instant with :meth:`Clocks.start_together` and times it with :meth:`Clock
 
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
 from mpi4py import MPI
 
+from ..errors import CollectiveTimeoutError
+
 __all__ = ["Clocks"]
 
 _TAG_START = 5  # a control tag (below transport.CONTROL_TAGS)
+_NS = 1_000_000_000
 
 
 class Clocks:
-    """Mixed into :class:`~.comm.ScheduleComm` (uses its ``comm``, ``_wait``, ``emulator``,
-    ``shift_ns``, ``shared_clock``, ``rank`` and ``size``)."""
+    """Mixed into :class:`~.comm.ScheduleComm` (uses its ``comm``, ``timeout``,
+    ``on_timeout``, ``spin``, ``emulator``, ``shift_ns``, ``shared_clock``, ``rank`` and
+    ``size``)."""
 
     _start_at: int | None = None
+    _broken: str | None = None
+
+    def _allgather(self, data: bytes, what: str, nap: float = 200e-6) -> list[bytes]:
+        n = len(data)
+        send = np.frombuffer(data, dtype=np.uint8).copy()
+        recv = np.zeros(self.size * n, dtype=np.uint8)
+        self._wait(self.comm.Iallgather([send, MPI.BYTE], [recv, MPI.BYTE]), what, nap=nap)
+        return [recv[k * n : (k + 1) * n].tobytes() for k in range(self.size)]
+
+    def _wait(
+        self, req: MPI.Request, what: str, timeout: float | None = None, nap: float = 200e-6
+    ) -> None:
+        """Wait for ``req`` until the timeout: looks for ``spin`` seconds, then naps of
+        ``nap`` seconds (sleeping leaves the CPU to the other ranks of a busy host)."""
+        if req.Test():
+            return
+        timeout = self.timeout if timeout is None else timeout
+        now = time.monotonic_ns()
+        deadline, spin_until = now + int(timeout * _NS), now + int(self.spin * _NS)
+        while not req.Test():
+            now = time.monotonic_ns()
+            if now > deadline:
+                self._timed_out(
+                    f"rank {self.rank}: {what} timed out after {timeout:g} s "
+                    "(does every rank call it?)"
+                )
+            if now > spin_until:
+                time.sleep(nap)
+
+    def _timed_out(self, message: str) -> None:
+        self._broken = message
+        if self.on_timeout == "abort":
+            _abort(message)
+        raise CollectiveTimeoutError(message)
 
     def _sync(self) -> None:
         """MPI's own barrier (``Ibarrier``), honouring the timeout: for measurement code."""
@@ -65,3 +105,9 @@ class _All:
 
     def Test(self) -> bool:
         return MPI.Request.Testall(self.reqs)
+
+
+def _abort(message: str) -> None:
+    sys.stderr.write(f"hetcoll: error: {message}\n")
+    sys.stderr.flush()
+    MPI.COMM_WORLD.Abort(3)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -159,39 +158,6 @@ class ScheduleComm(Clocks):
                 offset_ns=self.clock_offset_ns + self.shift_ns,
                 time_scale=self.time_scale,
             )
-
-    def _allgather(self, data: bytes, what: str, nap: float = 200e-6) -> list[bytes]:
-        n = len(data)
-        send = np.frombuffer(data, dtype=np.uint8).copy()
-        recv = np.zeros(self.size * n, dtype=np.uint8)
-        self._wait(self.comm.Iallgather([send, MPI.BYTE], [recv, MPI.BYTE]), what, nap=nap)
-        return [recv[k * n : (k + 1) * n].tobytes() for k in range(self.size)]
-
-    def _wait(
-        self, req: MPI.Request, what: str, timeout: float | None = None, nap: float = 200e-6
-    ) -> None:
-        """Wait for ``req`` until the timeout: looks for ``spin`` seconds, then naps of
-        ``nap`` seconds (sleeping leaves the CPU to the other ranks of a busy host)."""
-        if req.Test():
-            return
-        timeout = self.timeout if timeout is None else timeout
-        now = time.monotonic_ns()
-        deadline, spin_until = now + int(timeout * _NS), now + int(self.spin * _NS)
-        while not req.Test():
-            now = time.monotonic_ns()
-            if now > deadline:
-                self._timed_out(
-                    f"rank {self.rank}: {what} timed out after {timeout:g} s "
-                    "(does every rank call it?)"
-                )
-            if now > spin_until:
-                time.sleep(nap)
-
-    def _timed_out(self, message: str) -> None:
-        self._broken = message
-        if self.on_timeout == "abort":
-            _abort(message)
-        raise CollectiveTimeoutError(message)
 
     # -- context and pass-through -------------------------------------------------------------
 
@@ -384,9 +350,3 @@ class ScheduleComm(Clocks):
 def _program_digest(program: Program) -> int:
     text = repr(sorted((k, v) for k, v in program.ops.items())) + repr(program.chunks)
     return int.from_bytes(digest_of(text)[:8], "little") >> 2
-
-
-def _abort(message: str) -> None:
-    sys.stderr.write(f"hetcoll: error: {message}\n")
-    sys.stderr.flush()
-    MPI.COMM_WORLD.Abort(3)
