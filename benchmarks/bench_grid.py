@@ -27,8 +27,8 @@ import numpy as np
 
 from hetcoll import Node, Platform, plan, simulate
 from hetcoll.experiments import run_trials
+from hetcoll.files import write_atomic
 from hetcoll.generators import grid_platform
-from hetcoll.platform import write_atomic
 from hetcoll.report import format_table
 from hetcoll.rng import spawn_seeds
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from hetcoll.generators import grid_platform
+from hetcoll.jobs import Run, entries, launch
 from hetcoll.report import format_table
-from hetcoll.runtime.launch import run_mpi
 
 PLANNERS = ["flat", "binomial", "spt", "hlot", "mpich-g2", "mpich-gx", "gap_aware"]
 MODELS = {
@@ -34,31 +33,24 @@ def main() -> int:
         "heavy": (2e-3, 15e-3),
     }
     base = grid_platform(layout=[[2]] * 4, latency=lat, access=0.2e-3, seed=5)
-    runs = []
-    for model in MODELS.values():
-        doc = base.with_model(model).to_dict()
-        runs.append(
-            {
-                "platform": doc,
-                "emulate": True,
-                "sizes": [8],
-                "repeat": repeat,
-                "planners": PLANNERS,
-                "native": False,
-                "root": base.ids[-1],
-            }
+    runs = [
+        Run(
+            base.with_model(model).to_dict(),
+            "bcast",
+            PLANNERS[0],
+            baselines=tuple(PLANNERS[1:]),
+            native=False,
+            root=base.ids[-1],
+            sizes=(8,),
+            repeat=repeat,
         )
+        for model in MODELS.values()
+    ]
     load = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory() as tmp:
-        spec, out = Path(tmp) / "spec.json", Path(tmp) / "out.json"
-        spec.write_text(json.dumps({"runs": runs}))
-        proc = run_mpi(8, ["hetcoll.runtime.job", spec, out], timeout=900)
-        if proc.returncode != 0:
-            raise SystemExit(proc.stderr[-3000:])
-        results = json.loads(out.read_text())["runs"]
+    results = [run["documents"][0] for run in launch(runs, 8, timeout=900)["runs"]]
     rows, records = [], []
-    for label, res in zip(MODELS, results, strict=True):
-        for r in res["results"]:
+    for label, doc in zip(MODELS, results, strict=True):
+        for r in entries(doc):
             ratio = r["measured_time"] / r["predicted_time"]
             rows.append(
                 [

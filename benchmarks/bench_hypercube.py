@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hetcoll.files import make_output_dir, write_atomic
 from hetcoll.generators import random_link_costs
 from hetcoll.planners import cube
 from hetcoll.rng import spawn_seeds
@@ -119,10 +120,10 @@ def main() -> None:
             f"{r['moves_mean']:>6.0f}"
         )
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    make_output_dir(out.parent)
     doc = {"benchmark": "hypercube", "seed": args.seed, "embeddings": embed_rows}
     doc["local_search"] = ls_rows
-    out.write_text(json.dumps(doc, indent=1) + "\n")
+    write_atomic(out, json.dumps(doc, indent=1) + "\n")
     print(f"\nwrote {out}")
 
 

@@ -16,50 +16,38 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from hetcoll.generators import figueira_platform
+from hetcoll.jobs import Run, entries, launch
 from hetcoll.planners import hypercube_planners
 from hetcoll.report import format_table
-from hetcoll.runtime.launch import run_mpi
 
 MIB = 1 << 20
 
 
-def job(n: int, runs: list[dict]) -> list[dict]:
-    with tempfile.TemporaryDirectory() as tmp:
-        spec, out = Path(tmp) / "spec.json", Path(tmp) / "out.json"
-        spec.write_text(json.dumps({"runs": runs}))
-        proc = run_mpi(n, ["hetcoll.runtime.job", spec, out], timeout=1800)
-        if proc.returncode != 0:
-            raise SystemExit(proc.stderr[-3000:])
-        return json.loads(out.read_text())["runs"]
+def job(n: int, runs: list[Run]) -> list[list[dict]]:
+    """Per run, its entries (planners, then native) of its one size."""
+    out = launch(runs, n, timeout=1800)["runs"]
+    return [entries(run["documents"][0]) for run in out]
 
 
 def emulated(repeat: int) -> tuple[list[list], list[dict]]:
     rows, records = [], []
     for n in (8, 16):
         p = figueira_platform(n, 5, base_latency=2e-3, seed=n)
+        first, *others = hypercube_planners()
+        ops = ("barrier", "allreduce")
         runs = [
-            {
-                "platform": p.to_dict(),
-                "collective": collective,
-                "sizes": [0 if collective == "barrier" else 8],
-                "emulate": True,
-                "planners": hypercube_planners(),
-                "repeat": repeat,
-                "native": False,
-            }
-            for collective in ("barrier", "allreduce")
+            Run(p, op, first, baselines=tuple(others), native=False, repeat=repeat) for op in ops
         ]
-        for run in job(n, runs):
-            for r in run["results"]:
+        for op, measured in zip(ops, job(n, runs), strict=True):
+            for r in measured:
                 pred = r["predicted_time"]
                 rows.append(
                     [
                         n,
-                        run["collective"],
+                        op,
                         r["algorithm"],
                         f"{pred * 1e3:.1f}",
                         f"{r['measured_time'] * 1e3:.2f}",
@@ -68,7 +56,7 @@ def emulated(repeat: int) -> tuple[list[list], list[dict]]:
                         f"{r['median_time'] / pred:.3f}",
                     ]
                 )
-                records.append({"ranks": n, "collective": run["collective"], **r})
+                records.append({"ranks": n, "collective": op, **r})
     return rows, records
 
 
@@ -76,18 +64,18 @@ def native(repeat: int) -> tuple[list[list], list[dict]]:
     rows, records = [], []
     for n in (4, 8):
         p = figueira_platform(n, 5, seed=n)
-        run = {
-            "platform": p.to_dict(),
-            "collective": "allreduce",
-            "sizes": [MIB],
-            "emulate": False,
-            "planners": ["eff_cube", "blind"],
-            "repeat": repeat,
-            "native": True,
-            "settle": 20e-3,
-        }
-        (res,) = job(n, [run])
-        by = {r["algorithm"]: r for r in res["results"]}
+        run = Run(
+            p,
+            "allreduce",
+            "eff_cube",
+            baselines=("blind",),
+            sizes=(MIB,),
+            emulate=False,
+            repeat=repeat,
+            settle=20e-3,
+        )
+        (measured,) = job(n, [run])
+        by = {r["algorithm"]: r for r in measured}
         nat = by["native"]
         for name in ("eff_cube", "blind", "native"):
             r = by[name]

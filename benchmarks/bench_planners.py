@@ -23,9 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from hetcoll import __version__
+from hetcoll.files import write_atomic
 from hetcoll.planners import fnf, optimal, spoc
 from hetcoll.planners.optimal import _ClassDP
-from hetcoll.platform import Platform, nodes_from_costs, write_atomic
+from hetcoll.platform import Platform, nodes_from_costs
 from hetcoll.report import format_table
 
 CLASSES = np.arange(1, 9) * 100e-6

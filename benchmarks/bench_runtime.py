@@ -12,24 +12,17 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
+from hetcoll.jobs import run_program
 from hetcoll.report import format_table
-from hetcoll.runtime.launch import run_mpi
 
 HERE = Path(__file__).parent
 
 
 def main() -> int:
     ranks = int(os.environ.get("RANKS", "4"))
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "out.json"
-        proc = run_mpi(ranks, [HERE / "mpi_runtime_bench.py", out], module=False, timeout=600)
-        if proc.returncode != 0:
-            print(proc.stderr[-3000:], file=sys.stderr)
-            return 1
-        data = json.loads(out.read_text())
+    data = run_program(ranks, HERE / "mpi_runtime_bench.py", timeout=600)
     data["load_average"] = os.getloadavg()
     big, one = data["bcast_8MiB"], data["one_byte"]
     rows = [

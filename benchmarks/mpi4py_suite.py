@@ -52,24 +52,22 @@ def fetch(into: Path) -> Path:
 
 
 def main() -> int:
+    from hetcoll.errors import HetcollError
+    from hetcoll.jobs import run_program
     from hetcoll.report import format_table
-    from hetcoll.runtime.launch import run_mpi
 
     ranks = [int(x) for x in os.environ.get("RANKS", "1,2,3,4,5,6,7,8").split(",")]
     rows, results = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         tests = fetch(Path(tmp))
         for n in ranks:
-            out = Path(tmp) / f"out{n}.json"
-            proc = run_mpi(
-                n, [Path(__file__), "--rank-side", tests, out], module=False, timeout=1800
-            )
-            if proc.returncode != 0 or not out.exists():
-                print(proc.stderr[-3000:], file=sys.stderr)
-                results[n] = {"error": proc.stderr[-3000:]}
+            try:
+                r = run_program(n, Path(__file__), ["--rank-side", tests], timeout=1800)
+            except HetcollError as exc:  # the job failed: its message ends with its stderr
+                print(exc, file=sys.stderr)
+                results[n] = {"error": str(exc)}
                 rows.append([n, "-", "-", "-", "-", "job failed"])
                 continue
-            r = json.loads(out.read_text())
             results[n] = r
             rows.append([n, r["run"], r["failures"], r["errors"], r["skipped"], r["engine_calls"]])
     print(

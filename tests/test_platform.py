@@ -138,7 +138,7 @@ BAD = [
     ({"nodes": [{"id": "a", "t_ini": "3 parsecs"}]}, r"nodes\[0\]\.t_ini: unknown time unit"),
     ({"nodes": [{"id": True}]}, r"nodes\[0\]\.id: must be a string"),
     ({"nodes": [{"id": "a"}], "model": "magic"}, r"unknown model 'magic'"),
-    ({"nodes": [{"id": "a"}], "model": {"name": "postal", "gap": -1}}, r"gap must be .*>= 0"),
+    ({"nodes": [{"id": "a"}], "model": {"name": "postal", "gap": -1}}, r"gap: must be .*>= 0"),
     ({"nodes": [{"id": "a"}], "model": {"name": "postal", "lag": 1}}, r"unknown parameter 'lag'"),
     (
         {"nodes": [{"id": "a"}, {"id": "b"}], "links": [{"u": "a", "v": "z"}]},

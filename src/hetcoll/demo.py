@@ -1,17 +1,17 @@
 """``hetcoll demo``: the whole flow on one machine, predicted against measured.
 
 Starts ``--ranks`` local MPI ranks with this environment's ``mpiexec`` (one job,
-:mod:`hetcoll.runtime.job`), which emulate the built-in ``testbed16`` platform (Banikazemi et
+:func:`hetcoll.jobs.launch`), which emulate the built-in ``testbed16`` platform (Banikazemi et
 al. 1998, Sec. 7.1.1: 16 nodes, 8 fast, slow/fast 2.15): they probe it, then measure a
-broadcast planned by every applicable planner (Sec. 7.1.2 method) plus native ``MPI_Bcast``.
-This process simulates every schedule, prints predicted against measured, and draws the
-trees and the comparison (matplotlib, here only: the ranks never import it).
+broadcast planned by every applicable planner (:func:`hetcoll.compare.compare`'s candidates;
+Sec. 7.1.2 method) plus native ``MPI_Bcast``.  This process prints predicted against
+measured and draws the trees and the comparison from the results (matplotlib, here only:
+the ranks never import it).
 """
 
 from __future__ import annotations
 
 import json
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,8 @@ from typing import Any
 import click
 
 from .errors import HetcollError
-from .platform import load_platform, write_atomic
+from .files import write_atomic
+from .platform import load_platform
 from .report import dump_json, format_table, json_document
 from .units import format_size, format_time
 
@@ -37,8 +38,9 @@ def run_demo(
     plot: bool,
     as_json: bool,
 ) -> dict[str, Any]:
-    from .planners import applicable
-    from .runtime.launch import run_mpi
+    from .compare import compare, same_trees
+    from .jobs import Run, entries, launch
+    from .platform import Platform
 
     t0 = time.monotonic()
     p = load_platform(platform)
@@ -47,37 +49,46 @@ def run_demo(
             f"platform {platform!r} has {len(p)} nodes; the demo runs one rank per node "
             f"(--ranks {len(p)})"
         )
-    planners = applicable("bcast", p.model.name, ranks)
-    spec = {
-        "runs": [
-            {
-                "platform": p.to_dict(),
-                "emulate": True,
-                "time_scale": time_scale,
-                "root": p.ids[0],
-                "sizes": [nbytes],
-                "repeat": repeat,
-                "planners": planners,
-                "native": True,
-                "timeout": 120,
-                "probe": {"sizes": [0, 4096, 16384], "repeat": 4, "rounds": 3},
-            }
-        ]
-    }
+    found = compare(p, "bcast", root=p.ids[0], nbytes=nbytes)
+    names = sorted(c.algorithm for c in found.ranked)
+    groups = found.same_schedules()  # planners that build the same tree: measure it once
+    head = {name: first for first, group in groups.items() for name in group}
+    main = head[found.best.algorithm]  # what auto would pick, next to every other tree
+    run = Run(
+        p.to_dict(),
+        "bcast",
+        main,
+        baselines=tuple(n for n in groups if n != main),
+        root=p.ids[0],
+        sizes=(nbytes,),
+        repeat=repeat,
+        emulate=True,
+        time_scale=time_scale,
+        timeout=120,
+        probe={"sizes": [0, 4096, 16384], "repeat": 4, "rounds": 3},
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     _say(
         f"starting {ranks} ranks (emulating {p.name or platform}, costs x{time_scale:g})...",
         as_json,
     )
-    with tempfile.TemporaryDirectory() as tmp:
-        spec_path, result_path = Path(tmp) / "spec.json", Path(tmp) / "result.json"
-        spec_path.write_text(json.dumps(spec))
-        proc = run_mpi(ranks, ["hetcoll.runtime.job", spec_path, result_path], timeout=600)
-        if proc.returncode != 0 or not result_path.exists():
-            tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
-            raise HetcollError(f"the MPI job failed (exit {proc.returncode}): {tail}")
-        result = json.loads(result_path.read_text())
-    run = result["runs"][0]
+    result = launch([run], ranks, timeout=600)
+    (measured,) = result["runs"]
+    rows = {e["algorithm"]: e for e in entries(measured["documents"][0])}
+    for name in names:
+        if head[name] != name:
+            rows[name] = {**rows[head[name]], "algorithm": name, "same_tree_as": head[name]}
+    for c in found.ranked:  # the trees' predicted arrivals, for the figure
+        rows[c.algorithm]["arrival"] = {k: v * time_scale for k, v in c.prediction.arrival.items()}
+    probe = measured["probe"]
+    probe["same_tree_as_truth"] = same_trees(
+        p,
+        Platform.from_dict(probe["platform"]),
+        names,
+        root=p.ids[0],
+        nbytes=nbytes,
+        scale=time_scale,
+    )
     data = {
         "platform": platform,
         "platform_name": p.name,
@@ -85,10 +96,13 @@ def run_demo(
         "nbytes": nbytes,
         "repeat": repeat,
         "time_scale": time_scale,
+        "nodes": list(p.ids),
         "fast": [i for i, t in enumerate(p.t_ini) if t == p.t_ini.min()],
-        "probe": _probe_summary(run["probe"]),
-        "results": run["results"],
+        "chosen": found.best.algorithm,
+        "probe": _probe_summary(probe),
+        "results": [rows[n] for n in [*names, "native"]],
         "mpi_seconds": result["seconds"],
+        "versions": result["versions"],
     }
     written = [out_dir / "demo.json"]
     if plot:
@@ -100,9 +114,10 @@ def run_demo(
     else:
         click.echo(_table(data))
         pr = data["probe"]
+        reliable = "" if pr["reliable"] else " (UNRELIABLE: the host was too busy)"
         click.echo(
-            f"probe: {pr['seconds']:.1f} s, largest t_ini error {pr['t_ini_max_rel_error']:.1%}; "
-            "same tree from the probed platform as from the true one: "
+            f"probe: {pr['seconds']:.1f} s, largest t_ini error {pr['t_ini_max_rel_error']:.1%}"
+            f"{reliable}; same tree from the probed platform as from the true one: "
             + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in pr["same_tree"].items())
         )
         click.echo(f"total {data['seconds']:.1f} s")
@@ -122,6 +137,8 @@ def _probe_summary(probe: dict[str, Any]) -> dict[str, Any]:
         "t_ini_max_rel_error": probe["t_ini_max_rel_error"],
         "same_tree": probe["same_tree_as_truth"],
         "forecast_winners": probe["forecast_winners"],
+        "reliable": probe["reliability"]["reliable"],
+        "reliability": probe["reliability"],
         "platform": probe["platform"],
     }
 
@@ -130,6 +147,9 @@ def _table(data: dict[str, Any]) -> str:
     rows = []
     for r in data["results"]:
         pred = r["predicted_time"]
+        if r.get("same_tree_as"):  # measured once, under the first name of its tree
+            rows.append([r["algorithm"], format_time(pred), f"= {r['same_tree_as']}", ""])
+            continue
         rows.append(
             [
                 r["algorithm"],
@@ -148,33 +168,35 @@ def _table(data: dict[str, Any]) -> str:
 
 def trees_figure(data: dict[str, Any], out_dir: Path) -> Path:
     """Each planner's tree: a node at (its predicted arrival, its rank), edges to children."""
-    from .planners import plan
     from .plots import color, figure, save
-    from .simulate import simulate
 
-    p = load_platform(data["platform"])
-    trees = [r for r in data["results"] if r.get("tree")]
+    ids = data["nodes"]
+    index = {k: i for i, k in enumerate(ids)}
+    trees = [r for r in data["results"] if r.get("tree") and not r.get("same_tree_as")]
+    also = {}
+    for r in data["results"]:
+        if r.get("same_tree_as"):
+            also.setdefault(r["same_tree_as"], []).append(r["algorithm"])
     ncols = min(3, len(trees))
     nrows = -(-len(trees) // ncols)
     fig, axes = figure(ncols, nrows, size=(4.2 * ncols, 3.4 * nrows))
     fast = set(data["fast"])
     for ax, r in zip(axes.flat, trees, strict=False):
-        sched = plan(p, p.ids[0], method=r["algorithm"], nbytes=data["nbytes"])
-        pred = simulate(p, sched)
-        t = {k: v * data["time_scale"] * 1e3 for k, v in pred.arrival.items()}
-        for parent, kids in sched.tree.children.items():
+        t = {k: v * 1e3 for k, v in r["arrival"].items()}
+        for parent, kids in r["tree"].items():
             for c in kids:
                 ax.plot(
                     [t[parent], t[c]],
-                    [p.index(parent), p.index(c)],
+                    [index[parent], index[c]],
                     color=color(r["algorithm"]),
                     lw=1.2,
                     alpha=0.7,
                 )
-        xs = [t[n] for n in p.ids]
-        ys = list(range(len(p)))
+        xs = [t[n] for n in ids]
+        ys = list(range(len(ids)))
         ax.scatter(xs, ys, c=["#d62728" if i in fast else "#4c4c4c" for i in ys], s=22, zorder=3)
-        ax.set_title(f"{r['algorithm']}: {format_time(pred.makespan * data['time_scale'])}")
+        name = " = ".join([r["algorithm"], *also.get(r["algorithm"], [])])
+        ax.set_title(f"{name}: {format_time(r['predicted_time'])}", fontsize=9)
         ax.set_xlabel("predicted arrival (ms)")
         ax.set_ylabel("rank (red: fast)")
         ax.invert_yaxis()

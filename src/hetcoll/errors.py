@@ -18,6 +18,8 @@ __all__ = [
     "CommunicationError",
     "MismatchError",
     "CollectiveTimeoutError",
+    "ArgumentError",
+    "OutputError",
 ]
 
 
@@ -50,6 +52,16 @@ class PlannerError(HetcollError, ValueError):
 
 class UnknownPlannerError(PlannerError):
     """A planner name that is not registered."""
+
+
+class ArgumentError(HetcollError, ValueError):
+    """A bad value for an argument of a public function or a command-line option (a
+    negative seed, a size that is not a size, a non-finite scale factor)."""
+
+
+class OutputError(HetcollError):
+    """A file or directory to write that cannot be written: an empty path, a directory
+    where a file goes, a missing or read-only directory, a socket."""
 
 
 class CommunicationError(HetcollError):

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import PlannerError
+from .errors import HetcollError, PlannerError
 from .platform import Platform
 from .runtime.collectives import Collectives
 from .schedule import Schedule
@@ -46,12 +46,17 @@ class Planning:
         self.algo = algo
         self.cube_algo = cube_algo
         self.model = model
-        self.options = dict(options or {})
+        self.options = {} if options is None else options  # checked in check()
 
     def settings(self) -> dict[str, Any]:
         return {"algo": self.algo, "cube_algo": self.cube_algo, "options": self.options}
 
     def check(self, platform: Platform, nodes: Sequence[str]) -> None:
+        from .planners import get_planner
+
+        get_planner(self.algo)
+        if not isinstance(self.options, dict):
+            raise HetcollError(f"options: must be a dict of planner options, got {self.options!r}")
         self.cube_algo = cube_planner(self.cube_algo, default=self.algo)
 
     def tree(self, platform: Platform, call: dict[str, Any]) -> Schedule:
@@ -163,7 +168,7 @@ class HetComm(Collectives):
         options: dict[str, Any] | None = None,
         **engine: Any,
     ) -> None:
-        self.planning = Planning(algo, cube_algo, model, options or {})
+        self.planning = Planning(algo, cube_algo, model, options)
         super().__init__(comm, platform, self.planning, model=model, **engine)
 
     @property

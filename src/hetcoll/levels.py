@@ -48,7 +48,9 @@ from typing import Any
 
 import numpy as np
 
+from .errors import ArgumentError
 from .platform import Platform
+from .units import check_quantities
 
 __all__ = ["Levels", "levels", "merge_heights", "gaps", "components"]
 
@@ -80,7 +82,7 @@ class Levels:
 
     def labels(self, level: str) -> tuple[int, ...]:
         if level not in LEVELS:
-            raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
+            raise ArgumentError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
         return getattr(self, level)
 
     def groups(self, level: str, members: Sequence[int] | None = None) -> list[list[int]]:
@@ -260,10 +262,18 @@ def levels(
     (6, 3)
     """
     if not ratio > 1:
-        raise ValueError(f"ratio must be > 1, got {ratio}")
+        raise ArgumentError(f"ratio must be > 1, got {ratio}")
     if not lan > 0:
-        raise ValueError(f"lan must be > 0, got {lan}")
-    w = _latency_matrix(platform) if matrix is None else np.asarray(matrix, dtype=float)
+        raise ArgumentError(f"lan must be > 0, got {lan}")
+    if matrix is None:
+        w = _latency_matrix(platform)
+    else:
+        w = check_quantities(matrix, "time", "matrix")
+        if w.shape != (len(platform), len(platform)):
+            raise ArgumentError(
+                f"matrix: must be {len(platform)} x {len(platform)} (one row per node), "
+                f"got shape {w.shape}"
+            )
     s = _symmetric(w)
     heights = np.sort(np.array([x for x, _, _ in _mst_edges(s)], dtype=float))
     source: dict[str, str] = {}

@@ -21,21 +21,21 @@ order" of MPI-style planners such as ``binomial``.
 
 from __future__ import annotations
 
-import heapq
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .errors import ModelError, PlatformError, UnknownNodeError
-from .units import parse_bandwidth, parse_time
+from .errors import ArgumentError, ModelError, PlatformError, UnknownNodeError
+from .files import read_document, umask_mode, write_atomic  # noqa: F401  (moved to files.py)
+from .routing import Routes
+from .units import check_quantities, check_quantity
 
 __all__ = [
     "Node",
@@ -98,23 +98,6 @@ class Link:
         return out
 
 
-@dataclass(frozen=True)
-class Routes:
-    """All-pairs routing on a platform: end-to-end latency, bottleneck bandwidth, paths.
-
-    ``latency[u, v]`` and ``bandwidth[u, v]`` are indexed by node index.  ``paths[u][v]`` is
-    the tuple of directed-link resources a message from ``u`` to ``v`` occupies (empty for a
-    pairwise-matrix platform, whose pairs share nothing).
-    """
-
-    latency: np.ndarray
-    bandwidth: np.ndarray
-    paths: tuple[tuple[tuple[int, ...], ...], ...] | None = None
-
-    def path(self, u: int, v: int) -> tuple[int, ...]:
-        return () if self.paths is None else self.paths[u][v]
-
-
 @dataclass(frozen=True, eq=False)
 class Platform:
     """A heterogeneous platform: nodes, optional links or pairwise matrices, a default model.
@@ -133,11 +116,16 @@ class Platform:
         ``{"name": "postal", "gap": 1e-6}``); see :mod:`hetcoll.models`.
     name : str, optional
 
+    Times and bandwidths may be strings with units (``"100us"``, ``"1GBps"``); every one
+    goes through :func:`hetcoll.units.check_quantity` (finite, ``>= 0``, at most
+    ``MAX_TIME``; bandwidths ``> 0``, infinite allowed).  The bandwidth matrix's diagonal is
+    not used and is stored as ``inf``.
+
     Raises
     ------
     PlatformError
-        Duplicate ids, unknown link ends, bad matrices, negative or non-finite costs, a
-        disconnected network.
+        Duplicate ids, unknown link ends, bad matrices, negative, non-finite or huge costs,
+        a disconnected network.
     """
 
     nodes: tuple[Node, ...]
@@ -149,20 +137,21 @@ class Platform:
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        nodes = tuple(self.nodes)
+        nodes = tuple(
+            _checked_node(node, i) for i, node in enumerate(_sequence(self.nodes, "nodes"))
+        )
         object.__setattr__(self, "nodes", nodes)
-        object.__setattr__(self, "links", tuple(self.links))
+        links = _sequence(self.links, "links")
+        object.__setattr__(self, "links", tuple(_checked_link(lk, k) for k, lk in enumerate(links)))
         if not nodes:
             raise PlatformError("nodes: must list at least one node")
+        if not isinstance(self.name, str):
+            raise PlatformError(f"name: must be a string, got {self.name!r}")
         index: dict[str, int] = {}
         for i, node in enumerate(nodes):
-            if not isinstance(node.id, str) or not node.id:
-                raise PlatformError(f"nodes[{i}].id: must be a non-empty string, got {node.id!r}")
             if node.id in index:
                 raise PlatformError(f"nodes[{i}].id: duplicate id {node.id!r}")
             index[node.id] = i
-            for attr in ("t_ini", "t_byte"):
-                _check_cost(getattr(node, attr), f"nodes[{i}].{attr}")
         object.__setattr__(self, "_index", index)
         self._check_links()
         self._check_matrices()
@@ -170,8 +159,9 @@ class Platform:
 
         try:
             object.__setattr__(self, "model", get_model(self.model))
-        except ModelError as exc:
-            raise PlatformError(f"model: {exc}") from None
+        except ModelError as exc:  # "model: ..." once, whatever get_model's message starts with
+            message = str(exc) if str(exc).startswith("model") else f"model: {exc}"
+            raise PlatformError(message) from None
 
     # -- validation ---------------------------------------------------------------------------
 
@@ -191,8 +181,6 @@ class Platform:
             if key in seen:
                 raise PlatformError(f"links[{k}]: duplicate link between {link.u!r} and {link.v!r}")
             seen.add(key)
-            _check_cost(link.latency, f"links[{k}].latency")
-            _check_positive(link.bandwidth, f"links[{k}].bandwidth", allow_inf=True)
         components = self._components()
         if len(components) > 1:
             a, b = components[0], components[1]
@@ -227,7 +215,7 @@ class Platform:
                 continue
             try:
                 matrix = np.array(value, dtype=float)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 raise PlatformError(f"{name}: must be an N x N matrix of numbers") from None
             if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
                 raise PlatformError(f"{name}: must be a square matrix, got shape {matrix.shape}")
@@ -236,16 +224,8 @@ class Platform:
                     f"{name}: is {matrix.shape[0]} x {matrix.shape[1]} but the platform has "
                     f"{n} nodes"
                 )
-            if np.isnan(matrix).any():
-                i, j = np.argwhere(np.isnan(matrix))[0]
-                raise PlatformError(f"{name}[{i}][{j}]: must be a number, got nan")
             if name == "latency":
-                bad = np.argwhere(~np.isfinite(matrix) | (matrix < 0))
-                if len(bad):
-                    i, j = bad[0]
-                    raise PlatformError(
-                        f"latency[{i}][{j}]: must be a finite number >= 0, got {matrix[i, j]}"
-                    )
+                check_quantities(matrix, "time", name, error=PlatformError)
                 diag = np.flatnonzero(np.diag(matrix) != 0)
                 if len(diag):
                     i = diag[0]
@@ -253,11 +233,8 @@ class Platform:
                         f"latency[{i}][{i}]: diagonal must be 0, got {matrix[i, i]}"
                     )
             else:
-                off = ~np.eye(n, dtype=bool)
-                bad = np.argwhere(off & ~(matrix > 0))
-                if len(bad):
-                    i, j = bad[0]
-                    raise PlatformError(f"bandwidth[{i}][{j}]: must be > 0, got {matrix[i, j]}")
+                np.fill_diagonal(matrix, np.inf)  # never used: no message goes to itself
+                check_quantities(matrix, "bandwidth", name, error=PlatformError)
             matrix.setflags(write=False)
             object.__setattr__(self, name, matrix)
         if self.bandwidth is not None and self.latency is None:
@@ -312,30 +289,33 @@ class Platform:
     def labels(self, level: str) -> tuple[str | None, ...]:
         """The ``site`` or ``cluster`` label of each node, in rank order (None when absent)."""
         if level not in ("site", "cluster", "host"):
-            raise ValueError(f"level must be 'site', 'cluster' or 'host', got {level!r}")
+            raise ArgumentError(f"level must be 'site', 'cluster' or 'host', got {level!r}")
         return tuple(getattr(n, level) for n in self.nodes)
 
     # -- routing ------------------------------------------------------------------------------
 
     @cached_property
     def routes(self) -> Routes:
-        """End-to-end latency and bandwidth for every ordered pair.
+        """End-to-end latency and bandwidth for every ordered pair, and the routes.
 
         A matrix platform gives them directly.  A link platform routes along the
-        lowest-latency path (Dijkstra from every node, ties broken by node index so every
-        rank computes the same routes); bandwidth is the path's bottleneck, and each path is
-        recorded as directed-link resources for contention.  O(N (E + N) log N).
+        lowest-latency path, ties broken by a rule every rank applies identically (fewest
+        links, then the predecessor nearest the source, then the lowest index: see
+        :mod:`hetcoll.routing`); bandwidth is the path's bottleneck, and each path is a
+        sequence of directed-link resources for contention, read on demand.
         """
-        n = len(self.nodes)
         if self.latency is not None:
-            bw = self.bandwidth if self.bandwidth is not None else np.full((n, n), np.inf)
-            return Routes(self.latency, bw, None)
+            return Routes.from_matrices(self.latency, self.bandwidth)
         if not self.links:
             raise PlatformError(
                 "the platform has no 'links' and no 'latency' matrix: no network to route on"
             )
-        return _dijkstra_routes(
-            n, [(self._index[lk.u], self._index[lk.v], lk) for lk in self.links]
+        return Routes.from_links(
+            len(self.nodes),
+            [self._index[lk.u] for lk in self.links],
+            [self._index[lk.v] for lk in self.links],
+            [lk.latency for lk in self.links],
+            [lk.bandwidth for lk in self.links],
         )
 
     # -- conversion ---------------------------------------------------------------------------
@@ -409,11 +389,13 @@ class Platform:
         model: Any = None,
     ) -> Platform:
         """A link platform from a networkx graph whose edges carry ``latency``/``bandwidth``."""
+        if not (hasattr(graph, "nodes") and hasattr(graph, "edges") and hasattr(graph, "graph")):
+            raise TypeError(f"from_networkx: expected a networkx graph, got {type(graph).__name__}")
         nodes = [
             Node(
                 str(v),
-                float(d.get("t_ini", 0.0)),
-                float(d.get("t_byte", 0.0)),
+                d.get("t_ini", 0.0),
+                d.get("t_byte", 0.0),
                 d.get("site"),
                 d.get("cluster"),
                 d.get("host"),
@@ -421,8 +403,8 @@ class Platform:
             for v, d in graph.nodes(data=True)
         ]
 
-        def number(value: Any, default: float) -> float:
-            return default if value is None else float(value)  # JSON writes inf as null
+        def number(value: Any, default: float) -> Any:
+            return default if value is None else value  # JSON writes inf as null
 
         links = [
             Link(str(u), str(v), number(d.get(latency), 0.0), number(d.get(bandwidth), math.inf))
@@ -440,64 +422,52 @@ def _json_float(x: float) -> float | str:
     return x if math.isfinite(x) else "inf"
 
 
-def _check_cost(value: float, where: str) -> None:
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise PlatformError(f"{where}: must be a number, got {value!r}")
-    if not math.isfinite(value) or value < 0:
-        raise PlatformError(f"{where}: must be a finite number >= 0, got {value}")
+def _sequence(value: Any, where: str) -> Sequence[Any]:
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise PlatformError(f"{where}: must be a list, got {_kind(value)}")
+    return tuple(value)
 
 
-def _check_positive(value: float, where: str, allow_inf: bool = False) -> None:
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise PlatformError(f"{where}: must be a number, got {value!r}")
-    if math.isnan(value) or value <= 0 or (math.isinf(value) and not allow_inf):
-        raise PlatformError(f"{where}: must be > 0, got {value}")
+def _kind(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return repr(value) if len(repr(value)) <= 40 else type(value).__name__
 
 
-def _dijkstra_routes(n: int, edges: list[tuple[int, int, Link]]) -> Routes:
-    adj: list[list[tuple[int, float, float, int]]] = [[] for _ in range(n)]
-    for k, (a, b, lk) in enumerate(edges):
-        adj[a].append((b, lk.latency, lk.bandwidth, 2 * k))  # resource 2k: a -> b
-        adj[b].append((a, lk.latency, lk.bandwidth, 2 * k + 1))  # resource 2k+1: b -> a
-    lat = np.zeros((n, n))
-    bw = np.full((n, n), np.inf)
-    paths: list[tuple[tuple[int, ...], ...]] = []
-    for s in range(n):
-        dist = [math.inf] * n
-        hops = [0] * n
-        prev: list[tuple[int, int, float] | None] = [None] * n
-        dist[s] = 0.0
-        heap = [(0.0, 0, s)]
-        done = [False] * n
-        while heap:
-            d, h, u = heapq.heappop(heap)
-            if done[u]:
-                continue
-            done[u] = True
-            for v, w, b, res in adj[u]:
-                nd = d + w
-                # fewest hops, then lowest predecessor index, break latency ties deterministically
-                if nd < dist[v] or (nd == dist[v] and not done[v] and h + 1 < hops[v]):
-                    dist[v], hops[v], prev[v] = nd, h + 1, (u, res, b)
-                    heapq.heappush(heap, (nd, h + 1, v))
-        row: list[tuple[int, ...]] = []
-        for t in range(n):
-            path: list[int] = []
-            bottleneck = math.inf
-            v = t
-            while v != s:
-                u, res, b = prev[v]  # type: ignore[misc]
-                path.append(res)
-                bottleneck = min(bottleneck, b)
-                v = u
-            path.reverse()
-            row.append(tuple(path))
-            lat[s, t] = dist[t]
-            bw[s, t] = bottleneck
-        paths.append(tuple(row))
-    lat.setflags(write=False)
-    bw.setflags(write=False)
-    return Routes(lat, bw, tuple(paths))
+def _checked_node(node: Any, i: int) -> Node:
+    """``node`` with its costs through the one validator (strings with units converted)."""
+    if not isinstance(node, Node):
+        raise PlatformError(
+            f"nodes[{i}]: must be a Node, got {_kind(node)} (Platform.from_dict reads file data)"
+        )
+    if not isinstance(node.id, str) or not node.id:
+        raise PlatformError(f"nodes[{i}].id: must be a non-empty string, got {node.id!r}")
+    for key in ("site", "cluster", "host"):
+        label = getattr(node, key)
+        if label is not None and not isinstance(label, str):
+            raise PlatformError(f"nodes[{i}].{key}: must be a string, got {_kind(label)}")
+    t_ini = check_quantity(node.t_ini, "time", f"nodes[{i}].t_ini", error=PlatformError)
+    t_byte = check_quantity(node.t_byte, "time", f"nodes[{i}].t_byte", error=PlatformError)
+    if t_ini is node.t_ini and t_byte is node.t_byte:
+        return node
+    return replace(node, t_ini=t_ini, t_byte=t_byte)
+
+
+def _checked_link(link: Any, k: int) -> Link:
+    if not isinstance(link, Link):
+        raise PlatformError(f"links[{k}]: must be a Link, got {_kind(link)}")
+    for end in ("u", "v"):
+        if not isinstance(getattr(link, end), str):
+            raise PlatformError(f"links[{k}].{end}: must be a node id, got {getattr(link, end)!r}")
+    latency = check_quantity(link.latency, "time", f"links[{k}].latency", error=PlatformError)
+    bandwidth = check_quantity(
+        link.bandwidth, "bandwidth", f"links[{k}].bandwidth", error=PlatformError
+    )
+    if latency is link.latency and bandwidth is link.bandwidth:
+        return link
+    return replace(link, latency=latency, bandwidth=bandwidth)
 
 
 def _expect_mapping(value: Any, where: str) -> Mapping[str, Any]:
@@ -515,13 +485,8 @@ def _unknown(data: Mapping[str, Any], allowed: set[str], where: str) -> None:
         )
 
 
-def _number(value: Any, where: str, parse) -> float:
-    if value is None or isinstance(value, bool):
-        raise PlatformError(f"{where}: must be a number, got {value!r}")
-    try:
-        return parse(value)
-    except (ValueError, TypeError) as exc:
-        raise PlatformError(f"{where}: {exc}") from None
+def _number(value: Any, where: str, kind: str) -> float:
+    return check_quantity(value, kind, where, error=PlatformError)
 
 
 def _node_id(value: Any, where: str) -> str:
@@ -541,22 +506,28 @@ def _label(value: Any, where: str) -> str | None:
     return str(value)
 
 
-def _matrix(value: Any, where: str, parse) -> np.ndarray:
-    if not isinstance(value, Sequence) or isinstance(value, str):
-        raise PlatformError(f"{where}: must be a list of rows")
+def _matrix(value: Any, where: str, kind: str) -> np.ndarray:
+    if not isinstance(value, list):
+        raise PlatformError(f"{where}: must be a list of rows, got {_kind(value)}")
     rows = []
     width = None
     for i, row in enumerate(value):
-        if not isinstance(row, Sequence) or isinstance(row, str):
-            raise PlatformError(f"{where}[{i}]: must be a list of numbers")
+        if not isinstance(row, list):
+            raise PlatformError(f"{where}[{i}]: must be a list of numbers, got {_kind(row)}")
         if width is None:
             width = len(row)
         elif len(row) != width:
             raise PlatformError(
                 f"{where}: is not square (row {i} has {len(row)} entries, row 0 has {width})"
             )
-        rows.append([_number(x, f"{where}[{i}][{j}]", parse) for j, x in enumerate(row)])
+        rows.append([_entry(x, f"{where}[{i}][{j}]", kind, i == j) for j, x in enumerate(row)])
     return np.array(rows, dtype=float).reshape(len(rows), width or 0)
+
+
+def _entry(x: Any, where: str, kind: str, diagonal: bool) -> float:
+    if kind == "bandwidth" and diagonal and not isinstance(x, bool) and x == 0:
+        return math.inf  # a bandwidth to itself is never used: 0 there is fine
+    return _number(x, where, kind)
 
 
 def _platform_from_dict(data: Any) -> Platform:
@@ -577,8 +548,8 @@ def _platform_from_dict(data: Any) -> Platform:
         nodes.append(
             Node(
                 id=_node_id(raw["id"], f"{where}.id"),
-                t_ini=_number(raw.get("t_ini", 0.0), f"{where}.t_ini", parse_time),
-                t_byte=_number(raw.get("t_byte", 0.0), f"{where}.t_byte", parse_time),
+                t_ini=_number(raw.get("t_ini", 0.0), f"{where}.t_ini", "time"),
+                t_byte=_number(raw.get("t_byte", 0.0), f"{where}.t_byte", "time"),
                 site=_label(raw.get("site"), f"{where}.site"),
                 cluster=_label(raw.get("cluster"), f"{where}.cluster"),
                 host=_label(raw.get("host"), f"{where}.host"),
@@ -599,18 +570,19 @@ def _platform_from_dict(data: Any) -> Platform:
             Link(
                 _node_id(raw["u"], f"{where}.u"),
                 _node_id(raw["v"], f"{where}.v"),
-                _number(raw.get("latency", 0.0), f"{where}.latency", parse_time),
-                _number(raw.get("bandwidth", math.inf), f"{where}.bandwidth", parse_bandwidth),
+                _number(raw.get("latency", 0.0), f"{where}.latency", "time"),
+                _number(raw.get("bandwidth", math.inf), f"{where}.bandwidth", "bandwidth"),
             )
         )
     latency = bandwidth = None
     if "latency" in data:
-        latency = _matrix(data["latency"], "latency", parse_time)
+        latency = _matrix(data["latency"], "latency", "time")
     if "bandwidth" in data:
-        bandwidth = _matrix(data["bandwidth"], "bandwidth", parse_bandwidth)
+        bandwidth = _matrix(data["bandwidth"], "bandwidth", "bandwidth")
+    for key in ("name", "description"):
+        if not isinstance(data.get(key, ""), str):
+            raise PlatformError(f"{key}: must be a string, got {_kind(data[key])}")
     name = data.get("name", "")
-    if not isinstance(name, str):
-        raise PlatformError(f"name: must be a string, got {name!r}")
     return Platform(tuple(nodes), tuple(links), latency, bandwidth, data.get("model", "tini"), name)
 
 
@@ -620,29 +592,6 @@ def _platform_from_dict(data: Any) -> Platform:
 def builtin_platforms() -> dict[str, Path]:
     """The platforms shipped with hetcoll (``fig1``, ``testbed16``, ...): name -> file."""
     return {p.stem: p for p in sorted(_DATA.glob("*.json"))}
-
-
-def _read_document(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PlatformError(f"no such file: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PlatformError(f"cannot read: {exc}") from None
-    if path.suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-            problem = getattr(exc, "problem", None) or "syntax error"
-            raise PlatformError(f"not valid YAML: {problem}{where}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PlatformError(f"not valid JSON: {exc}") from None
 
 
 def load_platform(source: str | os.PathLike | Mapping | Platform) -> Platform:
@@ -655,6 +604,11 @@ def load_platform(source: str | os.PathLike | Mapping | Platform) -> Platform:
         return source
     if isinstance(source, Mapping):
         return Platform.from_dict(source)
+    if not isinstance(source, str | os.PathLike):
+        raise TypeError(
+            f"load_platform: expected a file name, a built-in name, a mapping or a Platform, "
+            f"got {type(source).__name__}"
+        )
     path = Path(source)
     if not path.exists() and str(source) in builtin_platforms():
         path = builtin_platforms()[str(source)]
@@ -662,30 +616,9 @@ def load_platform(source: str | os.PathLike | Mapping | Platform) -> Platform:
         names = ", ".join(builtin_platforms())
         raise PlatformError(f"{source}: no such file (built-in platforms: {names})")
     try:
-        return Platform.from_dict(_read_document(path))
+        return Platform.from_dict(read_document(path, PlatformError))
     except PlatformError as exc:
         raise PlatformError(f"{path.name}: {exc}") from None
-
-
-def umask_mode(mode: int = 0o666) -> int:
-    """``mode`` with the process umask applied: the permissions ``open()`` would give."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return mode & ~mask
-
-
-def write_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and ``os.replace``: never half-written."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, umask_mode())  # mkstemp makes 0600; the result is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def platform_text(platform: Platform, fmt: str = "json") -> str:
@@ -699,9 +632,11 @@ def platform_text(platform: Platform, fmt: str = "json") -> str:
 
 
 def save_platform(platform: Platform, path: str | os.PathLike) -> None:
-    """Write ``platform`` as JSON (or YAML for ``.yaml``/``.yml``), atomically."""
-    path = Path(path)
-    yaml_suffix = path.suffix.lower() in (".yaml", ".yml")
+    """Write ``platform`` as JSON (or YAML for ``.yaml``/``.yml``) by
+    :func:`hetcoll.files.write_atomic`: atomically, following symlinks, through to a device."""
+    if not isinstance(platform, Platform):
+        raise TypeError(f"save_platform: expected a Platform, got {type(platform).__name__}")
+    yaml_suffix = Path(path).suffix.lower() in (".yaml", ".yml")
     write_atomic(path, platform_text(platform, "yaml" if yaml_suffix else "json"))
 
 

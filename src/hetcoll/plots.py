@@ -60,21 +60,11 @@ def figure(ncols: int = 1, nrows: int = 1, size: tuple[float, float] | None = No
 
 
 def save(fig, path: Path) -> Path:
-    """Write ``fig`` as PNG atomically (temporary file, then rename)."""
-    import os
-    import tempfile
+    """Write ``fig`` as PNG by :func:`hetcoll.files.open_output` (atomically over a file)."""
+    from .files import open_output
 
-    from .platform import umask_mode
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=110, format="png")
-        os.chmod(tmp, umask_mode())  # mkstemp makes 0600; a figure is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with open_output(path, binary=True) as fh:
+        fig.savefig(fh, dpi=110, format="png")
     return path
 
 

@@ -18,7 +18,9 @@ MPI runtime execute exactly that program, with the same rules:
 1. an op may start only when the ops it depends on have completed;
 2. a transfer starts no earlier than its send may start *and* its matching receive is posted
    (rendezvous), and no earlier than the resources it needs (ports, links) are free;
-3. when a rank's send port is free it starts the first startable send in program order.
+3. when a rank's send port is free it takes the first startable send in program order (or,
+   if none is, the first to become startable); that send holds the port while it waits for
+   the receiver and the links, so a later send never overtakes it.
 
 Schedules are immutable, deterministic, validated, and round-trip through JSON.
 """
@@ -26,11 +28,13 @@ Schedules are immutable, deterministic, validated, and round-trip through JSON.
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ScheduleError
+from .errors import HetcollError, ScheduleError
+from .units import check_quantity
 
 __all__ = [
     "Tree",
@@ -65,6 +69,83 @@ REDUCE_OPS = (
 )
 FORMAT = "hetcoll-schedule"
 VERSION = 1
+#: Most messages (chunks) one schedule may cut its data into: a program and its simulation
+#: grow with it (``nbytes / segment_size`` per flow), so more is refused rather than run.
+MAX_CHUNKS = 2**20
+# the keys of a schedule document, of a flow and of a hypercube: anything else is an error
+_SCHEDULE_KEYS = (
+    "format",
+    "version",
+    "collective",
+    "algorithm",
+    "nbytes",
+    "model",
+    "params",
+    "flows",
+    "hypercube",
+    "order",
+)
+_FLOW_KEYS = ("root", "children", "nbytes", "offset", "buffer", "segment_size")
+_HYPERCUBE_KEYS = ("dims", "positions", "folds", "combine")
+
+
+def _kind(value: Any) -> str:
+    """A wrong value, as a message shows it: containers by kind, scalars by value."""
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, str):
+        return f"a string {value!r}" if len(value) <= 40 else "a string"
+    text = repr(value)
+    return text if len(text) <= 40 else type(value).__name__
+
+
+def _id(value: Any, where: str) -> str:
+    """A node id read from a document: a non-empty string (an integer is converted)."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ScheduleError(f"{where}: must be a node id (a string), got {_kind(value)}")
+    if value == "":
+        raise ScheduleError(f"{where}: must be a non-empty node id")
+    return str(value)
+
+
+def _ids(value: Any, where: str) -> tuple[str, ...]:
+    """A list of node ids: a string is not one (``"2345678"`` is not seven children)."""
+    if not isinstance(value, list | tuple):
+        raise ScheduleError(f"{where}: must be a list of node ids, got {_kind(value)}")
+    return tuple(_id(v, f"{where}[{i}]") for i, v in enumerate(value))
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ScheduleError(f"{where}: must be an object, got {_kind(value)}")
+    return value
+
+
+def _only(data: Mapping[str, Any], keys: Sequence[str], where: str) -> None:
+    """Refuse a key the format does not have (a typo would otherwise be ignored)."""
+    for key in data:
+        if key not in keys:
+            prefix = f"{where}." if where else ""
+            raise ScheduleError(
+                f"{prefix}{key}: unknown field (expected one of: {', '.join(keys)})"
+            )
+
+
+def _required(data: Mapping[str, Any], key: str, where: str) -> Any:
+    if key not in data:
+        prefix = f"{where}." if where else ""
+        raise ScheduleError(f"malformed schedule: {prefix}{key}: missing")
+    return data[key]
+
+
+def _count(value: Any, kind: str, where: str, positive: bool = False) -> int:
+    """A size or index of a schedule: an integer (no units, no fractions) in range."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        what = "a positive integer" if positive else "an integer >= 0"
+        raise ScheduleError(f"{where}: must be {what}, got {_kind(value)}")
+    return int(check_quantity(value, kind, where, error=ScheduleError, positive=positive))
 
 
 @dataclass(frozen=True)
@@ -78,9 +159,25 @@ class Tree:
     children: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        kids = {p: tuple(cs) for p, cs in self.children.items() if cs}
         if not isinstance(self.root, str):
             raise ScheduleError(f"tree: node ids are strings, got root {self.root!r}")
+        if not isinstance(self.children, Mapping):
+            raise ScheduleError(
+                f"tree rooted at {self.root!r}: children must map a node to a list of "
+                f"children, got {_kind(self.children)}"
+            )
+        for p, cs in self.children.items():
+            if not isinstance(cs, list | tuple):  # a string is not a list of one-letter ids
+                raise ScheduleError(
+                    f"tree rooted at {self.root!r}: children[{p!r}] must be a list of node "
+                    f"ids, got {_kind(cs)}"
+                )
+            bad = next((c for c in (p, *cs) if not isinstance(c, str)), None)
+            if bad is not None:
+                raise ScheduleError(
+                    f"tree rooted at {self.root!r}: node {bad!r} is not a string id"
+                )
+        kids = {p: tuple(cs) for p, cs in self.children.items() if cs}
         seen = {self.root}
         order = [self.root]
         for p in order:  # breadth first, so every listed parent must be reachable from the root
@@ -109,7 +206,12 @@ class Tree:
     def from_edges(cls, root: str, edges: Iterable[tuple[str, str]]) -> Tree:
         """A tree from ``(parent, child)`` pairs; a parent's pairs must come in its send order."""
         kids: dict[str, list[str]] = {}
-        for p, c in edges:
+        for k, edge in enumerate(edges):
+            if not isinstance(edge, list | tuple) or len(edge) != 2:
+                raise ScheduleError(f"edges[{k}]: must be a (parent, child) pair, got {edge!r}")
+            p, c = edge
+            if not isinstance(p, str):
+                raise ScheduleError(f"edges[{k}]: node {p!r} is not a string id")
             kids.setdefault(p, []).append(c)
         return cls(root, {p: tuple(cs) for p, cs in kids.items()})
 
@@ -129,9 +231,16 @@ class Tree:
         return {"root": self.root, "children": {p: list(cs) for p, cs in self.children.items()}}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Tree:
-        children = {str(p): tuple(str(c) for c in cs) for p, cs in data["children"].items()}
-        return cls(str(data["root"]), children)
+    def from_dict(cls, data: Mapping[str, Any], where: str = "tree") -> Tree:
+        """Read ``{"root": id, "children": {id: [id, ...]}}`` (ids: strings or integers)."""
+        data = _mapping(data, where)
+        root = _id(_required(data, "root", where), f"{where}.root")
+        raw = _mapping(data.get("children", {}), f"{where}.children")
+        children = {
+            _id(p, f"{where}.children"): _ids(cs, f"{where}.children[{p!r}]")
+            for p, cs in raw.items()
+        }
+        return cls(root, children)
 
 
 @dataclass(frozen=True)
@@ -150,13 +259,20 @@ class Flow:
     segment_size: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("nbytes", "offset", "buffer"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ScheduleError(f"flow.{name}: must be an integer >= 0, got {value!r}")
-        seg = self.segment_size
-        if seg is not None and (isinstance(seg, bool) or not isinstance(seg, int) or seg <= 0):
-            raise ScheduleError(f"flow.segment_size: must be a positive integer, got {seg!r}")
+        if not isinstance(self.tree, Tree):
+            raise ScheduleError(f"flow.tree: must be a Tree, got {_kind(self.tree)}")
+        for name, kind in (("nbytes", "size"), ("offset", "size"), ("buffer", "count")):
+            object.__setattr__(self, name, _count(getattr(self, name), kind, f"flow.{name}"))
+        if self.segment_size is not None:
+            seg = _count(self.segment_size, "size", "flow.segment_size", positive=True)
+            object.__setattr__(self, "segment_size", seg)
+
+    @property
+    def chunks(self) -> int:
+        """How many messages (segments) the flow cuts its bytes into: at least one."""
+        if self.nbytes == 0 or not self.segment_size:
+            return 1
+        return -(-self.nbytes // self.segment_size)
 
     def segments(self) -> list[tuple[int, int]]:
         """``(offset, nbytes)`` of each segment, in order; at least one."""
@@ -173,14 +289,19 @@ class Flow:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Flow:
-        return cls(
-            Tree.from_dict(data),
-            data["nbytes"],
-            data.get("offset", 0),
-            data.get("buffer", 0),
-            data.get("segment_size"),
-        )
+    def from_dict(cls, data: Mapping[str, Any], where: str = "flow") -> Flow:
+        data = _mapping(data, where)
+        _only(data, _FLOW_KEYS, where)
+        try:
+            return cls(
+                Tree.from_dict(data, where),
+                _required(data, "nbytes", where),
+                data.get("offset", 0),
+                data.get("buffer", 0),
+                data.get("segment_size"),
+            )
+        except ScheduleError as exc:  # name the flow: "flows[2].nbytes: ..."
+            raise ScheduleError(str(exc).replace("flow.", f"{where}.", 1)) from None
 
 
 @dataclass(frozen=True)
@@ -212,11 +333,15 @@ class Hypercube:
         for name in ("positions", "folds"):
             if isinstance(getattr(self, name), str | bytes):
                 raise ScheduleError(f"hypercube.{name}: must be a list, not a string")
-        pos = tuple(str(p) for p in self.positions)
+            if not isinstance(getattr(self, name), list | tuple):
+                raise ScheduleError(
+                    f"hypercube.{name}: must be a list, got {_kind(getattr(self, name))}"
+                )
+        pos = _ids(self.positions, "hypercube.positions")
         for k, pair in enumerate(self.folds):
-            if isinstance(pair, str) or len(pair) != 2:
+            if not isinstance(pair, list | tuple) or len(pair) != 2:
                 raise ScheduleError(f"hypercube.folds[{k}]: must be an [extra, partner] pair")
-        folds = tuple((str(e), str(p)) for e, p in self.folds)
+        folds = tuple(_ids(pair, f"hypercube.folds[{k}]") for k, pair in enumerate(self.folds))
         object.__setattr__(self, "positions", pos)
         object.__setattr__(self, "folds", folds)
         n = len(pos)
@@ -246,7 +371,7 @@ class Hypercube:
             seen.add(extra)
             partners.add(partner)
         ops = (*REDUCE_OPS, "concat", "none")
-        if self.combine not in ops:
+        if not isinstance(self.combine, str) or self.combine not in ops:
             raise ScheduleError(
                 f"hypercube.combine: unknown operator {self.combine!r}; choose from: "
                 + ", ".join(ops)
@@ -276,11 +401,15 @@ class Hypercube:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Hypercube:
+        data = _mapping(data, "hypercube")
+        _only(data, _HYPERCUBE_KEYS, "hypercube")
         cube = cls(
-            tuple(data["positions"]),
-            tuple(tuple(f) for f in data.get("folds", ())),
+            _required(data, "positions", "hypercube"),
+            data.get("folds", ()),
             data.get("combine", "sum"),
         )
+        if "dims" in data and (isinstance(data["dims"], bool) or not isinstance(data["dims"], int)):
+            raise ScheduleError(f"hypercube.dims: must be an integer, got {_kind(data['dims'])}")
         if "dims" in data and data["dims"] != cube.dims:
             raise ScheduleError(
                 f"hypercube.dims: is {data['dims']!r} but {len(cube.positions)} positions "
@@ -403,11 +532,11 @@ class Program:
 
         Sends and receives pair up by ``(sender, receiver, chunk)``, in program order.
         """
-        pending: dict[tuple[str, str, int], list[tuple[str, int]]] = {}
+        pending: dict[tuple[str, str, int], deque[tuple[str, int]]] = {}
         for rank, ops in self.ops.items():
             for i, op in enumerate(ops):
                 if op.kind == "send":
-                    pending.setdefault((rank, op.peer, op.chunk), []).append((rank, i))
+                    pending.setdefault((rank, op.peer, op.chunk), deque()).append((rank, i))
         out: dict[tuple[str, int], tuple[str, int]] = {}
         for rank, ops in self.ops.items():
             for i, op in enumerate(ops):
@@ -418,7 +547,7 @@ class Program:
                             f"rank {rank!r} receives chunk {op.chunk} from {op.peer!r}, "
                             "which never sends it"
                         )
-                    send = queue.pop(0)
+                    send = queue.popleft()
                     out[send] = (rank, i)
                     out[(rank, i)] = send
         for (src, dst, chunk), queue in pending.items():
@@ -486,29 +615,32 @@ class Program:
         self._check_deadlock(matches)
 
     def _check_holdings(self) -> None:
+        # An op holds its rank's initial chunks and every chunk a receive among its
+        # (transitive) dependencies brought.  A send is checked against the ops that bring
+        # its chunk: usually one is a direct dependency; otherwise a search back along the
+        # dependencies, no further back than the earliest of them.  Linear for every
+        # schedule a planner lowers to.
         for rank, ops in self.ops.items():
-            have: list[frozenset[int]] = []
             initial = self.initial.get(rank, frozenset())
+            brings: dict[int, list[int]] = {}  # chunk -> ops (indices) that bring it
             received: set[int] = set()
             for i, op in enumerate(ops):
-                held = set(initial)
-                for d in op.deps:
-                    held |= have[d]
-                if op.kind == "send" and op.chunk not in held:
-                    raise ScheduleError(
-                        f"rank {rank!r} op {i} sends chunk {op.chunk} to {op.peer!r} before "
-                        "it holds it (no earlier receive of that chunk among its dependencies)"
-                    )
-                if op.kind == "recv":
+                if op.kind == "send" and op.chunk not in initial:
+                    if not _depends_on(ops, i, brings.get(op.chunk, ())):
+                        raise ScheduleError(
+                            f"rank {rank!r} op {i} sends chunk {op.chunk} to {op.peer!r} before "
+                            "it holds it (no earlier receive of that chunk among its "
+                            "dependencies)"
+                        )
+                elif op.kind == "recv":
                     if op.chunk in received:
                         raise ScheduleError(f"rank {rank!r} receives chunk {op.chunk} twice")
                     received.add(op.chunk)
-                    held.add(op.chunk)
+                    brings.setdefault(op.chunk, []).append(i)
                 elif op.kind == "recv_reduce":
-                    held.add(op.chunk)
+                    brings.setdefault(op.chunk, []).append(i)
                     if op.result is not None:
-                        held.add(op.result)
-                have.append(frozenset(held))
+                        brings.setdefault(op.result, []).append(i)
 
     def _check_deadlock(self, matches: dict[tuple[str, int], tuple[str, int]]) -> None:
         # An op can start once its deps are done; a transfer also needs its receive posted
@@ -545,6 +677,28 @@ class Program:
                 f"schedule deadlocks: rank {rank!r} op {i} ({op.kind} chunk {op.chunk} with "
                 f"{op.peer!r}) can never start"
             )
+
+
+def _depends_on(ops: Sequence[Op], i: int, targets: Sequence[int]) -> bool:
+    """Whether op ``i`` depends, directly or through other ops, on one of ``targets``."""
+    if not targets:
+        return False
+    goal = set(targets)
+    deps = ops[i].deps
+    if not goal.isdisjoint(deps):
+        return True
+    floor = min(goal)  # deps name earlier ops: nothing before the earliest target helps
+    seen: set[int] = set()
+    stack = [d for d in deps if d > floor]
+    while stack:
+        j = stack.pop()
+        if j in goal:
+            return True
+        if j in seen:
+            continue
+        seen.add(j)
+        stack.extend(d for d in ops[j].deps if d >= floor and d not in seen)
+    return False
 
 
 @dataclass(frozen=True)
@@ -587,29 +741,39 @@ class Schedule:
     order: Mapping[str, tuple[tuple[int, str], ...]] | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.flows, list | tuple):
+            raise ScheduleError(f"flows: must be a list of Flow, got {_kind(self.flows)}")
         object.__setattr__(self, "flows", tuple(self.flows))
+        for k, f in enumerate(self.flows):
+            if not isinstance(f, Flow):
+                raise ScheduleError(f"flows[{k}]: must be a Flow, got {_kind(f)}")
+        if not isinstance(self.params, Mapping):
+            raise ScheduleError(f"params: must be an object, got {_kind(self.params)}")
         object.__setattr__(self, "params", dict(self.params))
-        if self.order is not None:
-            object.__setattr__(
-                self,
-                "order",
-                {
-                    str(n): tuple((int(f), str(c)) for f, c in pairs)
-                    for n, pairs in self.order.items()
-                },
-            )
-        if self.collective not in COLLECTIVES:
+        if not isinstance(self.collective, str) or self.collective not in COLLECTIVES:
             raise ScheduleError(
                 f"unknown collective {self.collective!r}; choose from: {', '.join(COLLECTIVES)}"
             )
-        if isinstance(self.nbytes, bool) or not isinstance(self.nbytes, int) or self.nbytes < 0:
-            raise ScheduleError(f"nbytes: must be an integer >= 0, got {self.nbytes!r}")
+        if not isinstance(self.algorithm, str):
+            raise ScheduleError(f"algorithm: must be a string, got {_kind(self.algorithm)}")
+        object.__setattr__(self, "nbytes", _count(self.nbytes, "size", "nbytes"))
+        if self.model is not None:
+            object.__setattr__(self, "model", _model_spec(self.model))
+        if self.order is not None:
+            object.__setattr__(self, "order", _order(self.order, len(self.flows)))
         if self.hypercube is not None:
             self._check_hypercube()
             return
         if not self.flows:
             raise ScheduleError("a schedule needs at least one flow")
         self._check_buffers()
+        chunks = sum(f.chunks for f in self.flows)
+        if chunks > MAX_CHUNKS:
+            raise ScheduleError(
+                f"segment_size: {self.nbytes} bytes in segments of "
+                f"{self.flows[0].segment_size} bytes make {chunks} messages, more than "
+                f"{MAX_CHUNKS} per schedule; use larger segments"
+            )
         if self.order is not None:
             self._check_order()
 
@@ -648,6 +812,17 @@ class Schedule:
         by_buffer: dict[int, list[Flow]] = {}
         for f in self.flows:
             by_buffer.setdefault(f.buffer, []).append(f)
+        many = self.collective == "multi_multicast"
+        for k, f in enumerate(self.flows):
+            if f.buffer >= len(by_buffer) or (f.buffer and not many):
+                raise ScheduleError(
+                    f"flows[{k}].buffer: is {f.buffer} but "
+                    + (
+                        f"the schedule moves {len(by_buffer)} buffers, numbered from 0"
+                        if many
+                        else f"a {self.collective} moves one buffer, number 0"
+                    )
+                )
         for b, flows in by_buffer.items():
             first = flows[0].tree
             for f in flows[1:]:
@@ -693,7 +868,7 @@ class Schedule:
         for f in self.flows:
             if f.buffer == buffer:
                 return f.tree.nodes
-        raise KeyError(buffer)
+        raise ScheduleError(f"buffer {buffer!r}: no such buffer (the schedule has {self.buffers})")
 
     @property
     def participants(self) -> tuple[str, ...]:
@@ -733,6 +908,8 @@ class Schedule:
         """
         if self.hypercube is not None:
             return self.hypercube.program(self.nbytes)
+        if len(self.flows) == 1 and not self.order:
+            return self._tree_program(self.flows[0])
         chunks: list[Chunk] = []
         recvs: dict[str, list[Op]] = {}
         sends: dict[str, list[tuple[int, int, int, str, int]]] = {}
@@ -760,6 +937,31 @@ class Schedule:
             ops[node] = tuple(rlist) + tuple(slist)
         return Program(ops, tuple(chunks), {k: frozenset(v) for k, v in initial.items()})
 
+    @staticmethod
+    def _tree_program(flow: Flow) -> Program:
+        """:meth:`program` for a single flow (no sort needed: chunk ``k`` is segment ``k``,
+        received by op ``k`` of a non-root node)."""
+        segs = flow.segments()
+        nseg = len(segs)
+        chunks = tuple(Chunk(flow.buffer, off, n) for off, n in segs)
+        tree = flow.tree
+        parent = tree.parent()
+        children = tree.children
+        ops: dict[str, tuple[Op, ...]] = {}
+        segments = range(nseg)
+        for node in tree.nodes:
+            up = parent.get(node)
+            kids = children.get(node, ())
+            if up is None:
+                ops[node] = tuple([Op("send", c, k) for k in segments for c in kids])
+            elif kids:
+                ops[node] = tuple([Op("recv", up, k) for k in segments]) + tuple(
+                    [Op("send", c, k, (k,)) for k in segments for c in kids]
+                )
+            else:
+                ops[node] = tuple([Op("recv", up, k) for k in segments])
+        return Program(ops, chunks, {tree.root: frozenset(segments)})
+
     def _send_key(self, node: str):
         """Sort key of ``node``'s ``(segment, flow, child index, child, chunk)`` sends:
         segment first, then the node's ``order`` if the schedule gives one, else flow and
@@ -769,12 +971,54 @@ class Schedule:
         rank = {pair: i for i, pair in enumerate(self.order[node])}
         return lambda send: (send[0], rank[(send[1], send[3])])
 
-    def validate(self, platform=None) -> None:
-        """Check the schedule, and that every node is in ``platform`` when one is given."""
+    def validate(self, platform=None, members: Iterable[str] | None = None) -> None:
+        """Check the schedule; with ``platform``, that it does its job there.
+
+        Parameters
+        ----------
+        platform : Platform, optional
+            Every node the schedule names must be one of its nodes, and a ``bcast`` must
+            deliver to every one of them (see :meth:`check_delivery`).
+        members : iterable of str, optional
+            Nodes that must receive (the member set of a multicast it is run on).
+
+        Raises
+        ------
+        ScheduleError
+            Naming the first node that receives nothing, the first op sent before its data
+            is held, a deadlock, ...
+        UnknownNodeError
+            A node the platform does not have.
+        """
+        if platform is not None or members is not None:
+            check_delivery(self, platform, members)
+        self.program().validate()
+
+    def check_delivery(self, platform=None, members: Iterable[str] | None = None) -> None:
+        """See :func:`check_delivery`."""
+        check_delivery(self, platform, members)
+
+    def _check_delivery(self, platform, members) -> None:
         if platform is not None:
             for node in self.participants:
                 platform.index(node)
-        self.program().validate()
+        required: list[tuple[str, Sequence[str]]] = []
+        if platform is not None and self.collective == "bcast":
+            required.append((f"a bcast on a platform of {len(platform)} nodes", platform.ids))
+        if members is not None:
+            if isinstance(members, str):
+                members = [members]
+            required.append((f"an {self.collective} to these members", list(members)))
+        for what, nodes in required:
+            for buffer in self.buffers or (0,):
+                reached = set(self.members(buffer))
+                missing = next((n for n in nodes if n not in reached), None)
+                if missing is not None:
+                    of = f"buffer {buffer} of " if len(self.buffers) > 1 else ""
+                    raise ScheduleError(
+                        f"node {missing!r} receives nothing: {what} must reach every one, "
+                        f"{of}this {self.algorithm!r} schedule reaches {len(reached)}"
+                    )
 
     # -- serialisation ------------------------------------------------------------------------
 
@@ -801,31 +1045,37 @@ class Schedule:
 
     @classmethod
     def from_dict(cls, data: Any) -> Schedule:
-        """Read a schedule written by :meth:`to_dict`; :class:`ScheduleError` on a bad document."""
+        """Read a schedule written by :meth:`to_dict`.
+
+        Every field is checked, and a field the format does not have is an error (a typo
+        would otherwise be ignored); :class:`ScheduleError` names the culprit
+        (``flows[0].children['1']: must be a list of node ids, got a string '2345678'``).
+        """
         if not isinstance(data, Mapping) or data.get("format") != FORMAT:
             raise ScheduleError(f'not a hetcoll schedule (expected "format": "{FORMAT}")')
-        if data.get("version") != VERSION:
-            raise ScheduleError(f"unsupported schedule version {data.get('version')!r}")
-        try:
-            return cls(
-                data["collective"],
-                data["algorithm"],
-                data["nbytes"],
-                tuple(Flow.from_dict(f) for f in data.get("flows", ())),
-                data.get("params", {}),
-                data.get("model"),
-                Hypercube.from_dict(data["hypercube"]) if "hypercube" in data else None,
-                data.get("order"),
-            )
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ScheduleError(f"malformed schedule: missing or bad field {exc}") from None
+        version = data.get("version")
+        if isinstance(version, bool) or version != VERSION:
+            raise ScheduleError(f"unsupported schedule version {version!r}")
+        _only(data, _SCHEDULE_KEYS, "")
+        flows = data.get("flows", [])
+        if not isinstance(flows, list):
+            raise ScheduleError(f"flows: must be a list, got {_kind(flows)}")
+        return cls(
+            _required(data, "collective", ""),
+            _required(data, "algorithm", ""),
+            _required(data, "nbytes", ""),
+            tuple(Flow.from_dict(f, f"flows[{k}]") for k, f in enumerate(flows)),
+            data.get("params", {}),
+            data.get("model"),
+            Hypercube.from_dict(data["hypercube"]) if "hypercube" in data else None,
+            data.get("order"),
+        )
 
     @classmethod
     def from_json(cls, text: str) -> Schedule:
-        try:
-            return cls.from_dict(json.loads(text))
-        except json.JSONDecodeError as exc:
-            raise ScheduleError(f"not valid JSON: {exc}") from None
+        from .files import parse_document
+
+        return cls.from_dict(parse_document(text, "json", ScheduleError))
 
     @staticmethod
     def concurrent(schedules: Sequence[Schedule], algorithm: str | None = None) -> Schedule:
@@ -836,6 +1086,9 @@ class Schedule:
         """
         if not schedules:
             raise ScheduleError("concurrent: no schedules given")
+        for k, s in enumerate(schedules):
+            if not isinstance(s, Schedule):
+                raise TypeError(f"concurrent: schedules[{k}] is not a Schedule: {s!r}")
         sizes = {s.nbytes for s in schedules}
         if len(sizes) != 1:
             raise ScheduleError(f"concurrent: schedules have different sizes {sorted(sizes)}")
@@ -853,3 +1106,52 @@ class Schedule:
             {"parts": [s.params for s in schedules]},
             schedules[0].model,
         )
+
+
+def check_delivery(schedule: Schedule, platform=None, members: Iterable[str] | None = None) -> None:
+    """Check that ``schedule`` delivers where it must: every node it names is one of
+    ``platform``'s, a ``bcast`` reaches every node of ``platform``, and every buffer reaches
+    every one of ``members``.
+
+    Raises :class:`ScheduleError` naming the first node (in platform order, or in ``members``
+    order) that receives nothing, :class:`~hetcoll.errors.UnknownNodeError` for a node the
+    platform does not have, ``TypeError`` for arguments of the wrong kind.  O(N + size of the
+    trees).
+    """
+    from .platform import Platform
+
+    if not isinstance(schedule, Schedule):
+        raise TypeError(f"schedule: expected a Schedule, got {type(schedule).__name__}")
+    if platform is not None and not isinstance(platform, Platform):
+        raise TypeError(f"platform: expected a Platform, got {type(platform).__name__}")
+    schedule._check_delivery(platform, members)
+
+
+def _model_spec(model: Any) -> str | dict[str, Any]:
+    """The canonical spec of a provenance model (``"tini"``, ``{"name": "postal", ...}``)."""
+    from .models import get_model  # models -> platform -> ...: late import avoids a cycle
+
+    try:
+        return get_model(model).to_spec()
+    except HetcollError as exc:  # "model: ..." once, whatever get_model's message starts with
+        raise ScheduleError(str(exc) if str(exc).startswith("model") else f"model: {exc}") from None
+
+
+def _order(order: Any, nflows: int) -> dict[str, tuple[tuple[int, str], ...]]:
+    """``order`` checked: node -> list of ``[flow index, child]`` pairs."""
+    order = _mapping(order, "order")
+    out: dict[str, tuple[tuple[int, str], ...]] = {}
+    for node, pairs in order.items():
+        where = f"order[{node!r}]"
+        if not isinstance(pairs, list | tuple):
+            raise ScheduleError(f"{where}: must be a list of [flow, child] pairs")
+        checked = []
+        for k, pair in enumerate(pairs):
+            if not isinstance(pair, list | tuple) or len(pair) != 2:
+                raise ScheduleError(f"{where}[{k}]: must be a [flow, child] pair")
+            flow = _count(pair[0], "count", f"{where}[{k}][0]")
+            if flow >= nflows:
+                raise ScheduleError(f"{where}[{k}][0]: no flow {flow} (the schedule has {nflows})")
+            checked.append((flow, _id(pair[1], f"{where}[{k}][1]")))
+        out[_id(node, "order")] = tuple(checked)
+    return out

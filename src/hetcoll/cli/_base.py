@@ -1,28 +1,39 @@
-"""What every hetcoll command shares: the click group, option types, small helpers."""
+"""What every hetcoll command shares: the click group, option types, small helpers.
+
+Option types check their values when click parses them, before a command does any work
+(and, under mpiexec, before any MPI call): sizes, numbers, model objects and output paths
+go through the same validators as files do (:func:`hetcoll.units.check_quantity`,
+:func:`hetcoll.files.check_output`).
+"""
 
 from __future__ import annotations
 
-import json
-
 import click
 
-from ..errors import HetcollError, PlannerError
-from ..units import parse_size
+from ..errors import ArgumentError, HetcollError, ModelError, PlannerError
+from ..units import check_quantity
 
 
-class _Size(click.ParamType):
-    name = "bytes"
+class _Quantity(click.ParamType):
+    """A number checked by :func:`~hetcoll.units.check_quantity` (units allowed)."""
+
+    def __init__(self, kind: str, positive: bool = False) -> None:
+        self.kind, self.positive = kind, positive
+        self.name = {"size": "bytes", "time": "seconds", "factor": "number"}.get(kind, kind)
 
     def convert(self, value, param, ctx):
-        if isinstance(value, int):
-            return value
         try:
-            return parse_size(value)
-        except ValueError as exc:
+            return check_quantity(value, self.kind, "", positive=self.positive)
+        except ArgumentError as exc:
             self.fail(str(exc), param, ctx)
 
 
-SIZE = _Size()
+SIZE = _Quantity("size")
+POSITIVE_SIZE = _Quantity("size", positive=True)
+#: a finite number > 0 (``--time-scale``, ``--timeout``: no NaN, no infinity)
+POSITIVE = _Quantity("factor", positive=True)
+#: a finite number >= 0 (``--tolerance``)
+NON_NEGATIVE = _Quantity("factor")
 
 
 class _Model(click.ParamType):
@@ -32,18 +43,50 @@ class _Model(click.ParamType):
     name = "model"
 
     def convert(self, value, param, ctx):
-        if not isinstance(value, str) or not value.lstrip().startswith("{"):
+        from ..files import parse_document
+        from ..models import get_model
+
+        if not isinstance(value, str):
             return value
+        spec = value
+        if value.lstrip().startswith("{"):
+            try:
+                spec = parse_document(value, "json", ModelError)
+            except ModelError as exc:
+                self.fail(f"not a model name or a JSON object: {exc}", param, ctx)
         try:
-            spec = json.loads(value)
-        except json.JSONDecodeError as exc:
-            self.fail(f"not a model name or a JSON object: {exc}", param, ctx)
-        if not isinstance(spec, dict):
-            self.fail("a model object must be a JSON object", param, ctx)
+            get_model(spec)  # every check now, before any work (or MPI) starts
+        except ModelError as exc:
+            self.fail(str(exc), param, ctx)
         return spec
 
 
 MODEL = _Model()
+
+
+class _Output(click.ParamType):
+    """A file to write (``-o PATH``): refused now if :func:`hetcoll.files.write_atomic`
+    could not write it (empty, a directory, a missing or read-only directory)."""
+
+    name = "path"
+
+    def __init__(self, directory: bool = False) -> None:
+        self.directory = directory
+        self.name = "directory" if directory else "path"
+
+    def convert(self, value, param, ctx):
+        from ..files import check_output, check_output_dir
+
+        try:
+            (check_output_dir if self.directory else check_output)(value)
+        except HetcollError as exc:
+            self.fail(str(exc), param, ctx)
+        return value
+
+
+OUTPUT = _Output()
+OUTPUT_DIR = _Output(directory=True)
+
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 
 
@@ -54,6 +97,14 @@ def _ids(text: str | None, what: str) -> list[str] | None:
     if not text.strip() or any(not t for t in ids):
         raise PlannerError(f"{what}: expected comma-separated node ids, got {text!r}")
     return ids
+
+
+def _sizes(text: str, what: str) -> tuple[int, ...]:
+    """Comma-separated sizes (``0,4KiB,1MiB``), each checked; at least one."""
+    parts = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in parts):
+        raise ArgumentError(f"{what}: expected comma-separated sizes, got {text!r}")
+    return tuple(check_quantity(t, "size", what) for t in parts)
 
 
 def _platform(path: str):
@@ -69,5 +120,5 @@ def cli() -> None:
 
 
 def _positive(value, name: str) -> None:
-    if value is not None and not value > 0:
-        raise HetcollError(f"{name}: must be > 0, got {value}")
+    if value is not None:
+        check_quantity(value, "factor", name, positive=True)

@@ -9,7 +9,7 @@ import click
 
 from ..errors import HetcollError
 from ..report import dump_json, format_table, json_document
-from ._base import JSON_OPT, cli
+from ._base import JSON_OPT, OUTPUT_DIR, cli
 
 # -- reproduce -----------------------------------------------------------------------------------
 
@@ -17,12 +17,12 @@ from ._base import JSON_OPT, cli
 @cli.command("reproduce")
 @click.argument("name")
 @click.option("--trials", type=int, default=None, help="Trials per point (default: the paper's).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--workers", type=int, default=None, help="Worker processes (default: all cores).")
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False),
+    type=OUTPUT_DIR,
     default=None,
     help="Directory for the JSON and PNG files (default: results/NAME).",
 )
@@ -31,6 +31,7 @@ from ._base import JSON_OPT, cli
 def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, as_json) -> None:
     """Reproduce a paper's experiment (hetcoll reproduce list: the choices)."""
     from ..experiments import EXPERIMENTS, Config, get_experiment
+    from ..files import check_output_dir
 
     if name == "list":
         rows = [[e.name, e.paper, e.summary] for e in EXPERIMENTS.values()]
@@ -41,9 +42,10 @@ def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, as_json) -> Non
         raise HetcollError(f"--trials: must be >= 1, got {trials}")
     if workers is not None and workers <= 0:
         raise HetcollError(f"--workers: must be >= 1, got {workers}")
+    out = Path(out_dir or Path("results") / name)
+    check_output_dir(out)  # before the experiment runs, not after
     config = Config(trials=trials, seed=seed, workers=workers, progress=not as_json)
     result = exp.func(config)
-    out = Path(out_dir or Path("results") / name)
     written = _write_result(result, out, plot=not no_plot)
     if as_json:
         dump_json(
@@ -60,9 +62,9 @@ def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, as_json) -> Non
 
 
 def _write_result(result, out: Path, plot: bool) -> list[str]:
-    from ..platform import write_atomic
+    from ..files import make_output_dir, write_atomic
 
-    out.mkdir(parents=True, exist_ok=True)
+    make_output_dir(out)
     path = out / f"{result.name}.json"
     write_atomic(path, json.dumps(json_document("experiment", result.data), indent=1) + "\n")
     written = [str(path)]

@@ -8,8 +8,21 @@ import click
 
 from ..errors import HetcollError, PlannerError
 from ..report import dump_json, format_table, json_document
-from ..units import format_size, format_time, parse_size
-from ._base import JSON_OPT, MODEL, SIZE, _platform, _positive, cli
+from ..units import format_time
+from ._base import (
+    JSON_OPT,
+    MODEL,
+    NON_NEGATIVE,
+    OUTPUT,
+    OUTPUT_DIR,
+    POSITIVE,
+    SIZE,
+    _platform,
+    _positive,
+    _sizes,
+    cli,
+)
+from ._reports import print_bcast_measurement, print_cube_measurement, warn_unreliable
 
 # -- runtime: run, probe, demo (MPI) ---------------------------------------------------------------
 
@@ -41,14 +54,14 @@ CUBE_OPS = ("allreduce", "allgather", "barrier")
 @click.option("--emulate", is_flag=True, help="Impose the platform's costs on this machine.")
 @click.option(
     "--time-scale",
-    type=float,
+    type=POSITIVE,
     default=1.0,
     show_default=True,
     help="With --emulate: multiply every modelled cost.",
 )
 @click.option(
     "--timeout",
-    type=float,
+    type=POSITIVE,
     default=60.0,
     show_default=True,
     help="Seconds one collective may take before the job is stopped.",
@@ -68,12 +81,45 @@ def run_cmd(
     allgather, barrier: every rank starts at an agreed time, the call lasts until the last
     rank returns; baselines: MPI's own and the blind hypercube.  Rank 0 prints.
     """
+    p = _platform(platform_file)
+    algo = algo or ("eff_cube" if op in CUBE_OPS else "fnf")
+    _check_run(p, op, root, algo, size, segment_size, repeat, time_scale, timeout)
+    from ..jobs import Run
+    from ..jobs.ranks import measure
+
+    cube = op in CUBE_OPS
+    run = Run(
+        p,
+        op,
+        algo,
+        baselines=("blind",) if cube else ("binomial",),
+        root=root,
+        sizes=None if size is None else (size,),  # default: 4 B, 8 B per rank, or 0
+        segment_size=segment_size,
+        repeat=repeat,
+        emulate=emulate,
+        time_scale=time_scale,
+        timeout=timeout,
+    )
+    result = measure(run)
+    if result is None:  # rank 0 reports
+        return
+    doc = result["documents"][0]
+    doc["platform"] = platform_file
+    if as_json:
+        dump_json(json_document("measurement", doc))
+    elif cube:
+        print_cube_measurement(doc, platform_file)
+    else:
+        print_bcast_measurement(doc, platform_file)
+
+
+def _check_run(p, op, root, algo, size, segment_size, repeat, time_scale, timeout) -> None:
+    """Every ``hetcoll run`` option that does not fit, as one error, before MPI starts."""
     from ..planners import get_planner, hypercube_planners
 
-    p = _platform(platform_file)
     cube = op in CUBE_OPS
     an_op = f"a {op}" if op == "barrier" else f"an {op}"
-    algo = algo or ("eff_cube" if cube else "fnf")
     info = get_planner(algo)
     if cube and info.kind != "hypercube":
         raise PlannerError(
@@ -95,110 +141,10 @@ def run_cmd(
     _positive(time_scale, "--time-scale")
     _positive(timeout, "--timeout")
     _positive(segment_size, "--segment-size")
-    if cube:
-        nbytes = 0 if op == "barrier" else (8 if size is None else size)
-        args = (nbytes, repeat, emulate, time_scale, timeout, as_json)
-        return _run_cube(p, platform_file, op, algo, *args)
-    size = 4 if size is None else size
-    from ..runtime.commands import run_measurement
-
-    doc = run_measurement(
-        p,
-        root=root,
-        algo=algo,
-        nbytes=size,
-        segment_size=segment_size,
-        repeat=repeat,
-        emulate=emulate,
-        time_scale=time_scale,
-        timeout=timeout,
-    )
-    if doc is None:
-        return
-    doc["platform"] = platform_file
-    if as_json:
-        dump_json(json_document("measurement", doc))
-        return
-    rows = [
-        [
-            algo,
-            format_time(doc["measured_time"]),
-            format_time(doc["predicted_time"]),
-            f"{doc['ratio']:.3f}" if doc["ratio"] else "-",
-        ],
-    ]
-    b = doc["baselines"]["binomial"]
-    rows.append(
-        [
-            "binomial",
-            format_time(b["measured_time"]),
-            format_time(b["predicted_time"]),
-            f"{b['measured_time'] / b['predicted_time']:.3f}",
-        ]
-    )
-    rows.append(["native", format_time(doc["baselines"]["native"]["measured_time"]), "-", "-"])
-    how = f"emulated, costs x{time_scale:g}" if emulate else "not emulated"
-    title = (
-        f"bcast of {format_size(size)} from {doc['root']} on {platform_file}: "
-        f"{doc['ranks']} ranks, {how}, {repeat} repetitions"
-    )
-    click.echo(
-        format_table(
-            ["algorithm", "measured", "predicted", "measured/predicted"], rows, title=title
-        )
-    )
-    click.echo(f"method: {doc['method']}")
-
-
-def _run_cube(p, platform_file, op, algo, nbytes, repeat, emulate, time_scale, timeout, as_json):
-    from ..runtime.commands import run_cube_measurement
-
-    doc = run_cube_measurement(
-        p,
-        collective=op,
-        algo=algo,
-        nbytes=nbytes,
-        repeat=repeat,
-        emulate=emulate,
-        time_scale=time_scale,
-        timeout=timeout,
-    )
-    if doc is None:
-        return
-    doc["platform"] = platform_file
-    if as_json:
-        dump_json(json_document("measurement", doc))
-        return
-
-    def row(name, d, pred):
-        ratio = f"{d['measured_time'] / pred:.3f}" if pred else "-"
-        return [
-            name,
-            format_time(d["measured_time"]),
-            format_time(d["median_time"]),
-            format_time(pred) if pred is not None else "-",
-            ratio,
-        ]
-
-    b, native = doc["baselines"]["blind"], doc["baselines"]["native"]
-    rows = [
-        row(algo, doc, doc["predicted_time"]),
-        row("blind", b, b["predicted_time"]),
-        row("native", native, None),
-    ]
-    how = f"emulated, costs x{time_scale:g}" if emulate else "not emulated"
-    what = op if op == "barrier" else f"{op} of {format_size(nbytes)} per rank"
-    title = (
-        f"{what} on {platform_file}: {doc['ranks']} ranks, {how}, {repeat} repetitions; "
-        f"embedding {' '.join(doc['embedding'])}"
-    )
-    headers = ["algorithm", "measured (min)", "median", "predicted", "min/predicted"]
-    click.echo(format_table(headers, rows, title=title))
-    click.echo(f"method: {doc['method']}", err=True)
 
 
 @cli.command("probe")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the platform here.")
+@click.option("-o", "--output", type=OUTPUT, help="Write the platform here.")
 @click.option(
     "--emulate",
     "emulate_file",
@@ -228,13 +174,34 @@ def _run_cube(p, platform_file, op, algo, nbytes, repeat, emulate, time_scale, t
 )
 @click.option(
     "--tolerance",
-    type=float,
+    type=NON_NEGATIVE,
     default=0.05,
     show_default=True,
     help="Merge nodes whose costs agree within this fraction (0: never).",
 )
-@click.option("--time-scale", type=float, default=1.0, show_default=True)
-@click.option("--timeout", type=float, default=60.0, show_default=True)
+@click.option(
+    "--spread",
+    type=NON_NEGATIVE,
+    default=0.05,
+    show_default=True,
+    help="A round trip counts once two rounds agree within this fraction.",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Extra rounds for the round trips that did not agree yet.",
+)
+@click.option(
+    "--estimate",
+    type=click.Choice(["min", "forecast"]),
+    default="min",
+    show_default=True,
+    help="Fit the least round trip (robust on a busy host) or the NWS forecast (drift).",
+)
+@click.option("--time-scale", type=POSITIVE, default=1.0, show_default=True)
+@click.option("--timeout", type=POSITIVE, default=60.0, show_default=True)
 @JSON_OPT
 def probe_cmd(
     output,
@@ -245,6 +212,9 @@ def probe_cmd(
     serial,
     model,
     tolerance,
+    spread,
+    retries,
+    estimate,
     time_scale,
     timeout,
     as_json,
@@ -258,33 +228,37 @@ def probe_cmd(
     from ..platform import save_platform
 
     emulated = _platform(emulate_file) if emulate_file else None
-    size_list = tuple(parse_size(s) for s in sizes.split(",") if s.strip())
-    if len(size_list) < 1:
-        raise HetcollError("--sizes: give at least one size")
+    size_list = _sizes(sizes, "--sizes")
     if repeat < 1 or rounds < 1:
         raise HetcollError("--repeat and --rounds: must be >= 1")
     if tolerance < 0:
         raise HetcollError(f"--tolerance: must be >= 0, got {tolerance}")
+    if spread < 0 or retries < 0:
+        raise HetcollError("--spread and --retries: must be >= 0")
     _positive(time_scale, "--time-scale")
     _positive(timeout, "--timeout")
     get_model(model)
-    from ..runtime.commands import run_probe
+    from ..jobs.ranks import probe_job
 
-    doc = run_probe(
-        platform=emulated,
+    doc = probe_job(
+        emulated,
+        time_scale=time_scale,
+        timeout=timeout,
         sizes=size_list,
         repeat=repeat,
         rounds=rounds,
         serial=serial,
         model=model,
         tolerance=tolerance,
-        time_scale=time_scale,
-        timeout=timeout,
+        spread=spread,
+        retries=retries,
+        estimate=estimate,
     )
     if doc is None:
         return
     probed = doc.pop("_platform")
-    if output:
+    warn_unreliable(doc["reliability"])
+    if output is not None:
         save_platform(probed, output)
         doc["output"] = output
     if as_json:
@@ -314,7 +288,7 @@ def probe_cmd(
 @click.option("--repeat", type=int, default=5, show_default=True, help="Repetitions.")
 @click.option(
     "--time-scale",
-    type=float,
+    type=POSITIVE,
     default=4.0,
     show_default=True,
     help="Multiply the emulated costs (ms-scale costs dwarf this machine's noise).",
@@ -322,7 +296,7 @@ def probe_cmd(
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False),
+    type=OUTPUT_DIR,
     default="results/demo",
     show_default=True,
     help="Directory for the JSON and PNG files.",

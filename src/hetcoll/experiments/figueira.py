@@ -188,17 +188,12 @@ def barrier_gain(config: Config) -> Result:
 
     ``config.params``: ``sizes`` (8, 16), ``max_links`` (5), ``base_latency`` (2e-3 s: 2-10
     ms per pair, large against the ~0.7 ms it takes 16 ranks woken at once to share this
-    machine's 2 cores), ``draws`` (20), ``loop`` (30), ``methods``.  Launches
-    ``mpiexec -n N`` (``hetcoll.runtime.job``) once per size.
+    machine's 2 cores), ``draws`` (20), ``loop`` (30), ``methods``.  Launches one job of
+    ``N`` ranks per size (:func:`hetcoll.jobs.launch`).
     """
-    import json
-    import tempfile
-    from pathlib import Path
-
-    from ..errors import HetcollError
     from ..generators import figueira_platform
+    from ..jobs import Run, entries, launch
     from ..planners import plan_barrier
-    from ..runtime.launch import run_mpi
     from ..simulate import simulate
 
     params = config.params
@@ -223,33 +218,25 @@ def barrier_gain(config: Config) -> Result:
                 gains[m].append(float(_gain(np.array(blind), np.array(cost))))
         best = {m: int(np.argmax(g)) for m, g in gains.items()}
         chosen = sorted(set(best.values()))
-        runs = []
-        for d in chosen:
-            p = figueira_platform(n, max_links, base_latency=base, seed=seeds[k * draws + d])
-            runs.append(
-                {
-                    "platform": p.to_dict(),
-                    "collective": "barrier",
-                    "emulate": True,
-                    "planners": ["blind", *[m for m in methods if best[m] == d]],
-                    "repeat": trials,
-                    "loop": loop,
-                    "native": False,
-                    "timeout": 120,
-                }
+        runs = [
+            Run(
+                figueira_platform(n, max_links, base_latency=base, seed=seeds[k * draws + d]),
+                "barrier",
+                "blind",
+                baselines=tuple(m for m in methods if best[m] == d),
+                native=False,
+                repeat=trials,
+                loop=loop,
+                emulate=True,
+                timeout=120,
             )
-        with tempfile.TemporaryDirectory() as tmp:
-            spec, out = Path(tmp) / "spec.json", Path(tmp) / "out.json"
-            spec.write_text(json.dumps({"runs": runs}))
-            proc = run_mpi(n, ["hetcoll.runtime.job", spec, out], timeout=1800)
-            if proc.returncode != 0 or not out.exists():
-                tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
-                raise HetcollError(f"the MPI job failed (exit {proc.returncode}): {tail}")
-            result = json.loads(out.read_text())
+            for d in chosen
+        ]
+        result = launch(runs, n, timeout=1800)
         mpi_seconds += result["seconds"]
         for d, run in zip(chosen, result["runs"], strict=True):
-            p = figueira_platform(n, max_links, base_latency=base, seed=seeds[k * draws + d])
-            rows = {r["algorithm"]: _barrier_row(p, r, loop) for r in run["results"]}
+            (doc,) = run["documents"]
+            rows = {e["algorithm"]: _barrier_row(e) for e in entries(doc)}
             for m in methods:
                 if best[m] != d:
                     continue
@@ -290,23 +277,17 @@ def _pct(blind: float, cost: float) -> float:
     return 100.0 * (blind - cost) / blind
 
 
-def _barrier_row(platform, r: dict[str, Any], loop: int) -> dict[str, Any]:
+def _barrier_row(e: dict[str, Any]) -> dict[str, Any]:
     """One embedding's times (seconds): predicted and measured, one barrier and the loop."""
-    from ..planners import plan_barrier
-    from ..simulate import simulate, simulate_program
-
-    sched = plan_barrier(platform, method=r["algorithm"])
-    if list(sched.hypercube.positions) != r["embedding"]:
-        raise AssertionError(f"{r['algorithm']}: the ranks ran another embedding")
-    _, done = simulate_program(platform.model.bind(platform), sched.program().repeated(loop))
     return {
-        "predicted": simulate(platform, sched).makespan,
-        "median": r["median_time"],
-        "min": r["measured_time"],
-        "loop_predicted": max(max(t) for t in done.values()) / loop,
-        "loop": r["loop_time"],
-        "embedding": r["embedding"],
-        "folds": r["folds"],
+        "predicted": e["predicted_time"],
+        "median": e["median_time"],
+        "min": e["measured_time"],
+        "loop_predicted": e["loop_predicted_time"],
+        "loop": e["loop_time"],
+        "embedding": e["embedding"],
+        "folds": e["folds"],
+        "late": e["late"],
     }
 
 

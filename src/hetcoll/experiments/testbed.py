@@ -13,12 +13,9 @@ to 4 KiB in powers of 4, the range of its Sec. 7.2 figures.
 
 from __future__ import annotations
 
-import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import HetcollError
 from ..generators import testbed
 from ..plots import register_figure
 from ..report import format_table
@@ -48,7 +45,7 @@ def testbed_experiment(config: Config) -> Result:
     paper's costs times 4, so that the ~0.7 ms it takes 16 ranks woken at the same instant
     to share 2 cores stays small against them), ``ranks`` (default 16).
     """
-    from ..runtime.launch import run_mpi
+    from ..jobs import Run, entries, launch
 
     params = config.params
     sizes = tuple(params.get("sizes", SIZES))
@@ -57,32 +54,26 @@ def testbed_experiment(config: Config) -> Result:
     scale = float(params.get("time_scale", 4.0))
     repeat = config.trials or 3
     runs = [
-        {
-            "platform": testbed(ranks, k).to_dict(),
-            "emulate": True,
-            "time_scale": scale,
-            "root": "0",
-            "sizes": list(sizes),
-            "repeat": repeat,
-            "planners": list(PLANNERS),
-            "native": True,
-            "timeout": 120,
-        }
+        Run(
+            testbed(ranks, k).to_dict(),
+            "bcast",
+            PLANNERS[0],
+            baselines=PLANNERS[1:],
+            root="0",
+            sizes=sizes,
+            repeat=repeat,
+            emulate=True,
+            time_scale=scale,
+            timeout=120,
+        )
         for k in fast
     ]
-    with tempfile.TemporaryDirectory() as tmp:
-        spec, out = Path(tmp) / "spec.json", Path(tmp) / "out.json"
-        spec.write_text(json.dumps({"runs": runs}))
-        proc = run_mpi(ranks, ["hetcoll.runtime.job", spec, out], timeout=1800)
-        if proc.returncode != 0 or not out.exists():
-            tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
-            raise HetcollError(f"the MPI job failed (exit {proc.returncode}): {tail}")
-        result = json.loads(out.read_text())
+    result = launch(runs, ranks, timeout=1800)
     points = []
     for k, run in zip(fast, result["runs"], strict=True):
-        for n in sizes:
-            rows = {r["algorithm"]: r for r in run["results"] if r["nbytes"] == n}
-            point: dict[str, Any] = {"fast": k, "nbytes": n}
+        for doc in run["documents"]:
+            rows = {e["algorithm"]: e for e in entries(doc)}
+            point: dict[str, Any] = {"fast": k, "nbytes": doc["nbytes"]}
             for name, r in rows.items():
                 point[name] = {"measured": r["measured_time"], "predicted": r["predicted_time"]}
             for name in ("spoc", "fnf"):

@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ArgumentError
 from ..platform import Node, Platform
 from ..rng import as_rng
+from ..units import check_quantity
 
 __all__ = [
     "LATENCY",
@@ -48,12 +50,20 @@ BANDWIDTH: dict[str, tuple[float, float]] = {
 
 def _ranges(given: Mapping[str, Any] | None, default: Mapping[str, tuple[float, float]], what):
     out = dict(default)
+    if given is not None and not isinstance(given, Mapping):
+        raise ArgumentError(f"{what}: must map levels to ranges, got {given!r}")
+    kind = "bandwidth" if what == "bw" else "time"
     for key, value in (given or {}).items():
         if key not in default:
-            raise ValueError(f"{what}: unknown level {key!r} (expected: {', '.join(default)})")
-        lo, hi = (float(value), float(value)) if np.isscalar(value) else map(float, value)
+            raise ArgumentError(f"{what}: unknown level {key!r} (expected: {', '.join(default)})")
+        pair = (value, value) if np.isscalar(value) else value
+        if isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2:
+            raise ArgumentError(f"{what}[{key!r}]: need a number or a (low, high) pair")
+        if any(isinstance(x, int | float) and not isinstance(x, bool) and x < 0 for x in pair):
+            raise ArgumentError(f"{what}[{key!r}]: need 0 <= low <= high < inf, got {value!r}")
+        lo, hi = (check_quantity(x, kind, f"{what}[{key!r}]") for x in pair)
         if not 0 <= lo <= hi or not math.isfinite(hi):
-            raise ValueError(f"{what}[{key!r}]: need 0 <= low <= high < inf, got {value!r}")
+            raise ArgumentError(f"{what}[{key!r}]: need 0 <= low <= high < inf, got {value!r}")
         out[key] = (lo, hi)
     return out
 
@@ -62,11 +72,13 @@ def _layout(sites, clusters, procs, layout) -> list[list[int]]:
     if layout is None:
         for name, v in (("sites", sites), ("clusters", clusters), ("procs", procs)):
             if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+                raise ArgumentError(f"{name} must be an integer >= 1, got {v!r}")
         return [[int(procs)] * int(clusters) for _ in range(int(sites))]
-    out = [[int(n) for n in site] for site in layout]
+    if not isinstance(layout, Sequence) or any(not isinstance(s, Sequence) for s in layout):
+        raise ArgumentError(f"layout: must be a list of lists of process counts, got {layout!r}")
+    out = [[check_quantity(n, "count", "layout") for n in site] for site in layout]
     if not out or any(not site or min(site) < 1 for site in out):
-        raise ValueError("layout: every site needs at least one cluster of >= 1 processes")
+        raise ArgumentError("layout: every site needs at least one cluster of >= 1 processes")
     return out
 
 
@@ -144,22 +156,25 @@ def grid_platform(
     if bandwidth:
         bw_ranges = _ranges(bandwidth if isinstance(bandwidth, Mapping) else None, BANDWIDTH, "bw")
         if any(lo <= 0 for lo, _ in bw_ranges.values()):
-            raise ValueError("bandwidth ranges must be > 0")
+            raise ArgumentError("bandwidth ranges must be > 0")
+    asymmetry = check_quantity(asymmetry, "factor", "asymmetry")
+    access = check_quantity(access, "time", "access")
+    t_byte = check_quantity(t_byte, "time", "t_byte")
     if not 0 <= asymmetry < 1:
-        raise ValueError(f"asymmetry must be in [0, 1), got {asymmetry}")
+        raise ArgumentError(f"asymmetry must be in [0, 1), got {asymmetry}")
     if access < 0:
-        raise ValueError(f"access must be >= 0, got {access}")
+        raise ArgumentError(f"access must be >= 0, got {access}")
     k = len(shape)
     if names is None:
         names = [f"s{i}" for i in range(k)]
     names = [str(x) for x in names]
     if len(names) != k or len(set(names)) != k:
-        raise ValueError(f"names: need {k} distinct site names, got {names!r}")
+        raise ArgumentError(f"names: need {k} distinct site names, got {names!r}")
     if regions is None:
         region_of = list(range(k))
     else:
-        if not 1 <= regions <= k:
-            raise ValueError(f"regions must be between 1 and the number of sites {k}")
+        if isinstance(regions, bool) or not isinstance(regions, int) or not 1 <= regions <= k:
+            raise ArgumentError(f"regions must be between 1 and the number of sites {k}")
         region_of = [0] * k
         for r, block in enumerate(np.array_split(np.arange(k), regions)):
             for s in block:
@@ -290,7 +305,13 @@ def drift_series(
     seed gives the same series, and :func:`drift` at one time agrees with it.
     """
     if platform.latency is None:
-        raise ValueError("drift: the platform needs a 'latency' matrix")
+        raise ArgumentError("drift: the platform needs a 'latency' matrix")
+    step = check_quantity(step, "time", "step", positive=True)
+    period = check_quantity(period, "time", "period", positive=True)
+    for name, value in (("walk", walk), ("reversion", reversion), ("diurnal", diurnal)):
+        check_quantity(value, "factor", name)
+    if isinstance(times, str) or not isinstance(times, Iterable):
+        raise ArgumentError(f"times: must be a list of times (seconds), got {times!r}")
     groups = _drift_groups(platform, level)
     g = int(groups.max()) + 1
     rng = as_rng(seed)
@@ -302,9 +323,9 @@ def drift_series(
     cross = groups[:, None] != groups[None, :]
     last = -math.inf
     for t in times:
-        t = float(t)
+        t = check_quantity(t, "time", "times")
         if t < last or t < 0:
-            raise ValueError(f"times must be nondecreasing and >= 0, got {t} after {last}")
+            raise ArgumentError(f"times must be nondecreasing and >= 0, got {t} after {last}")
         last = t
         while k < math.floor(t / step):
             z = rng.standard_normal((g, g))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from ..errors import ArgumentError
 from ..platform import Platform, nodes_from_costs
+from ..units import check_quantity
 
 __all__ = ["testbed"]
 
@@ -27,8 +29,18 @@ def testbed(
     ``testbed(16, 8)`` is the built-in ``testbed16`` platform; the paper measures 16-node
     configurations with 2, 4 and 8 fast nodes.
     """
+    for name, value in (("n", n), ("n_fast", n_fast)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ArgumentError(f"{name} must be an integer, got {value!r}")
+    if n < 1:
+        raise ArgumentError(f"n must be >= 1, got {n}")
+    t_fast, t_slow, t_byte = (
+        check_quantity(v, "time", name)
+        for name, v in (("t_fast", t_fast), ("t_slow", t_slow), ("t_byte", t_byte))
+    )
+    scale = check_quantity(scale, "factor", "scale", positive=True)
     if not 0 <= n_fast <= n:
-        raise ValueError(f"n_fast must be in [0, {n}], got {n_fast}")
+        raise ArgumentError(f"n_fast must be in [0, {n}], got {n_fast}")
     t_ini = [t_fast * scale] * n_fast + [t_slow * scale] * (n - n_fast)
     name = f"Banikazemi et al. 1998 testbed: {n} nodes, {n_fast} fast"
     if scale != 1.0:

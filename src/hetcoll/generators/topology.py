@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ArgumentError
 from ..platform import Node, Platform
 from ..rng import as_rng
+from ..units import check_quantity
 
 __all__ = ["BASE_LATENCY", "random_link_costs", "figueira_platform"]
 
@@ -35,9 +37,9 @@ def random_link_costs(
     (True, 0, True)
     """
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+        raise ArgumentError(f"n must be an integer >= 1, got {n!r}")
     if isinstance(max_links, bool) or not isinstance(max_links, int | np.integer) or max_links < 1:
-        raise ValueError(f"max_links must be an integer >= 1, got {max_links!r}")
+        raise ArgumentError(f"max_links must be an integer >= 1, got {max_links!r}")
     rng = as_rng(seed)
     iu = np.triu_indices(n, 1)
     m = np.zeros((n, n), dtype=np.int64)
@@ -58,7 +60,7 @@ def figueira_platform(
     nodes = tuple(Node(str(i)) for i in range(n))
     return Platform(
         nodes,
-        latency=costs * float(base_latency),
+        latency=costs * check_quantity(base_latency, "time", "base_latency"),
         model="postal",
         name=f"figueira n={n} max_links={max_links}",
     )

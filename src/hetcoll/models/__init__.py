@@ -1,12 +1,12 @@
 """Cost models: how one point-to-point transfer occupies the sender, the path and the receiver.
 
-=========  ===========================================================================
+=========  ================================================================================
 name       model
-=========  ===========================================================================
+=========  ================================================================================
 tini       sender-only ``t_ini + n t_byte`` (Banikazemi et al. 1998)
-hockney    ``alpha + n / beta`` per route, one-port, link contention
+hockney    ``alpha + n / beta`` per route, one-port, link contention (exclusive or shared)
 postal     pairwise latency, non-blocking sends, LogP overhead/gap (Park et al. eq. 2)
-=========  ===========================================================================
+=========  ================================================================================
 
 ``get_model("postal")``, ``get_model({"name": "postal", "gap": 2e-6})`` or a model instance.
 """
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ModelError
-from .base import BoundModel, CostModel
+from .base import BoundModel, CostModel, TransferCosts
 from .hockney import HockneyModel
 from .postal import PostalModel
 from .tini import TiniModel
@@ -29,6 +29,7 @@ __all__ = [
     "HockneyModel",
     "PostalModel",
     "TiniModel",
+    "TransferCosts",
     "get_model",
 ]
 
@@ -48,10 +49,21 @@ def get_model(spec: Any) -> CostModel:
             raise ModelError('model: a model object needs a \'name\' (e.g. {"name": "postal"})')
         name, params = spec["name"], {k: v for k, v in spec.items() if k != "name"}
     else:
-        raise ModelError(f"model: expected a name or an object, got {spec!r}")
+        raise ModelError(f"model: expected a name or an object, got {_kind(spec)}")
+    if not isinstance(name, str):
+        raise ModelError(f"model: name must be a string, got {_kind(name)}")
     if name not in MODELS:
         raise ModelError(f"unknown model {name!r}; choose from: {', '.join(sorted(MODELS))}")
-    try:
-        return MODELS[name].from_params(params)
-    except TypeError as exc:
-        raise ModelError(f"model {name!r}: {exc}") from None
+    bad_key = next((k for k in params if not isinstance(k, str)), None)
+    if bad_key is not None:
+        raise ModelError(f"model {name!r}: parameter names are strings, got {bad_key!r}")
+    return MODELS[name].from_params(params)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "a list"
+    text = repr(value)
+    return text if len(text) <= 40 else type(value).__name__

@@ -140,8 +140,13 @@ def plan_multiple(
     Sec. 4 and 6.2) do, and the simulator makes the trees share every node's sending
     capacity; a joint planner (``fnf_joint``) plans them together.
     """
+    if isinstance(groups, str | Mapping) or not isinstance(groups, Sequence):
+        raise PlannerError(f"groups: must be a list of (root, members) pairs, got {groups!r}")
     if not groups:
         raise PlannerError("multiple multicast: no groups given")
+    for k, group in enumerate(groups):
+        if isinstance(group, str) or not isinstance(group, Sequence) or len(group) != 2:
+            raise PlannerError(f"groups[{k}]: must be a (root, members) pair, got {group!r}")
     info = get_planner(method)
     if info.kind == "joint":
         return info.func(
@@ -170,6 +175,8 @@ def plan_multiple(
 
 def _known_options(info: PlannerInfo, options: Mapping[str, Any] | None) -> dict[str, Any]:
     """The options ``info``'s planner accepts; a warning for each other one (then ignored)."""
+    if options is not None and not isinstance(options, Mapping):
+        raise PlannerError(f"options: must be a mapping of option names to values, got {options!r}")
     opts = dict(options or {})
     for key in sorted(set(opts) - set(info.options)):
         warnings.warn(
@@ -182,25 +189,18 @@ def _known_options(info: PlannerInfo, options: Mapping[str, Any] | None) -> dict
 
 
 def applicable(collective: str, model_name: str, n_members: int) -> list[str]:
-    """Registered planners designed for ``collective`` of ``n_members`` under the model.
+    """Registered planners that are candidates for ``collective`` of ``n_members`` under the
+    model, by the one rule of :meth:`PlannerInfo.unfit` (sorted by name).
 
-    A planner whose metadata lists ``models`` is applicable only under those (``spoc`` ranks
-    nodes by sender speed, ``hlot`` reads a latency matrix); one that lists none works under
-    any model.
+    Examples
+    --------
+    >>> applicable("bcast", "hockney", 8)[:4]
+    ['binomial', 'chain', 'flat', 'fnf']
+    >>> "optimal" in applicable("bcast", "tini", 8), "optimal" in applicable("bcast", "tini", 25)
+    (True, False)
     """
-    out = []
-    for name, info in sorted(REGISTRY.items()):
-        # a multiple multicast is one multicast per group for a tree planner
-        serves = collective in info.collectives or (
-            collective == "multi_multicast" and "multicast" in info.collectives
-        )
-        if name == "auto" or not serves:
-            continue
-        if info.models is not None and model_name not in info.models:
-            continue
-        if info.exact_models and info.kind == "exact" and model_name not in info.exact_models:
-            continue
-        if info.max_members is not None and n_members > info.max_members:
-            continue
-        out.append(name)
-    return out
+    return [
+        name
+        for name, info in sorted(REGISTRY.items())
+        if info.unfit(collective, model_name, n_members) is None
+    ]

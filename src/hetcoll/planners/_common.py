@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,8 +12,17 @@ from ..errors import PlannerError
 from ..models import BoundModel, CostModel, get_model
 from ..platform import Platform
 from ..schedule import Flow, Schedule, Tree
+from ..units import check_quantity
 
-__all__ = ["Request", "prepare", "tree_schedule", "relative_order"]
+__all__ = [
+    "Request",
+    "prepare",
+    "tree_schedule",
+    "relative_order",
+    "check_platform",
+    "check_size",
+    "member_list",
+]
 
 
 @dataclass(frozen=True)
@@ -63,14 +72,13 @@ def prepare(
     ``members`` None means every node (a broadcast); otherwise the root is added if missing
     and the collective is a multicast.  Raises UnknownNodeError / PlannerError.
     """
+    check_platform(platform)
     r = platform.index(root)
     if members is None:
         idx = tuple(range(len(platform)))
         collective = "bcast"
     else:
-        if isinstance(members, str):
-            members = [members]
-        names = list(members)
+        names = member_list(members)
         if not names:
             raise PlannerError("members: empty; give at least one destination")
         idx_set: dict[int, None] = {}
@@ -84,16 +92,9 @@ def prepare(
         if len(idx) == 1 and len(platform) > 1:
             raise PlannerError("members: no destination besides the root")
         collective = "bcast" if len(idx) == len(platform) else "multicast"
-    if isinstance(nbytes, bool) or not isinstance(nbytes, int | np.integer) or nbytes < 0:
-        raise PlannerError(f"size: must be a whole number of bytes >= 0, got {nbytes!r}")
-    if segment_size is not None and (
-        isinstance(segment_size, bool)
-        or not isinstance(segment_size, int | np.integer)
-        or segment_size <= 0
-    ):
-        raise PlannerError(
-            f"segment size: must be a positive number of bytes, got {segment_size!r}"
-        )
+    nbytes = check_size(nbytes, "size")
+    if segment_size is not None:
+        segment_size = check_size(segment_size, "segment size", positive=True)
     cost_model = get_model(model) if model is not None else platform.model
     return Request(
         platform,
@@ -105,6 +106,34 @@ def prepare(
         cost_model.bind(platform),
         int(segment_size) if segment_size else None,
     )
+
+
+def check_platform(platform: Any) -> None:
+    """A planner plans on a :class:`Platform`: anything else is a ``TypeError``."""
+    if not isinstance(platform, Platform):
+        raise TypeError(
+            f"platform: expected a Platform (hetcoll.load_platform(...)), got "
+            f"{type(platform).__name__}"
+        )
+
+
+def member_list(members: Any) -> list[Any]:
+    """``members`` as a list (one id alone is a list of one); :class:`PlannerError` if it is
+    not a list of ids at all."""
+    if isinstance(members, str):
+        return [members]
+    if isinstance(members, Mapping) or not isinstance(members, Iterable):
+        raise PlannerError(f"members: must be a list of node ids, got {members!r}")
+    return list(members)
+
+
+def check_size(value: Any, what: str, positive: bool = False) -> int:
+    """A size in bytes given to a planner: a whole number (not a string, not a fraction) in
+    range, through :func:`hetcoll.units.check_quantity`; :class:`PlannerError` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < positive:
+        what_is = "a positive number of bytes" if positive else "a whole number of bytes >= 0"
+        raise PlannerError(f"{what}: must be {what_is}, got {value!r}")
+    return int(check_quantity(int(value), "size", what, error=PlannerError, positive=positive))
 
 
 def relative_order(req: Request) -> list[int]:

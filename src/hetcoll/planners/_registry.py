@@ -16,9 +16,13 @@ class PlannerInfo:
     """What the registry knows of a planner.
 
     ``collectives``: operations it plans; ``models``: cost models it is designed for (None =
-    any; others still run but use estimates); ``exact_models``: models under which it claims
-    the optimum; ``options``: keyword options it accepts; ``max_members``: the largest
-    instance it is meant for (``auto`` skips it beyond).
+    any; under others it still runs on the model's estimates, and the simulator judges the
+    result); ``exact_models``: models under which it claims the optimum; ``options``: keyword
+    options it accepts; ``max_members``: the largest instance it is meant for; ``kind``:
+    ``tree`` (one rooted tree per request), ``exact`` (exhaustive search), ``joint``
+    (several multicasts at once), ``hypercube`` (no root) or ``select`` (chooses among the
+    others, like ``auto``).  :meth:`unfit` is the one rule that decides whether a planner is
+    a candidate for a request (``auto``, ``hetcoll compare``, the demo).
     """
 
     name: str
@@ -33,6 +37,39 @@ class PlannerInfo:
     max_members: int | None = None
     kind: str = "tree"
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def serves(self, operation: str) -> bool:
+        """Whether this planner plans ``operation`` (a multicast with a broadcast planner on
+        the members, a multiple multicast with a multicast planner per group)."""
+        if operation in self.collectives:
+            return True
+        if operation == "multicast":
+            return "bcast" in self.collectives
+        return operation == "multi_multicast" and "multicast" in self.collectives
+
+    def unfit(self, operation: str, model: str, members: int) -> str | None:
+        """Why this planner is no candidate for ``operation`` on ``members`` nodes under
+        cost model ``model``, or None when it is one: the one applicability rule.
+
+        A candidate plans the operation, is not a selector itself, admits that many members
+        (``max_members``) and, when it is an exhaustive search, runs only under the models
+        where it is exact (elsewhere it costs exponential time for a heuristic's answer).
+        ``models`` do not exclude: a planner designed for another model still gives a
+        schedule, and the simulator ranks it on the real one (``gap_aware``, designed for
+        the postal model, is often the best under Hockney's).
+        """
+        if self.kind == "select":
+            return f"{self.name} chooses among the others"
+        if not self.serves(operation):
+            return f"does not plan a {operation}"
+        if self.max_members is not None and members > self.max_members:
+            return f"at most {self.max_members} members, the request has {members}"
+        if self.kind == "exact" and model not in self.exact_models:
+            return (
+                f"an exhaustive search, exact only under {', '.join(self.exact_models)}, "
+                f"not {model}"
+            )
+        return None
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -20,6 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ArgumentError
+from ..units import check_quantities
+
 __all__ = [
     "calc_cost",
     "cube_cost",
@@ -52,18 +55,19 @@ def check_weights(weights: Any, *, symmetric: bool = True, name: str = "weights"
     try:
         w = np.asarray(weights, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: must be a square matrix of numbers") from None
+        raise ArgumentError(f"{name}: must be a square matrix of numbers") from None
     if w.ndim != 2 or w.shape[0] != w.shape[1]:
-        raise ValueError(f"{name}: must be a square matrix, got shape {w.shape}")
+        raise ArgumentError(f"{name}: must be a square matrix, got shape {w.shape}")
     bad = np.argwhere(~np.isfinite(w) | (w < 0))
     if len(bad):
         i, j = bad[0]
-        raise ValueError(f"{name}[{i}][{j}]: must be a finite number >= 0, got {w[i, j]}")
+        raise ArgumentError(f"{name}[{i}][{j}]: must be a finite number >= 0, got {w[i, j]}")
+    check_quantities(w, "time", name, error=ArgumentError)  # at most MAX_TIME: sums stay finite
     if symmetric:
         asym = np.argwhere(w != w.T)
         if len(asym):
             i, j = asym[0]
-            raise ValueError(
+            raise ArgumentError(
                 f"{name}: must be symmetric (one cost per pair), but {name}[{i}][{j}] = "
                 f"{w[i, j]} and {name}[{j}][{i}] = {w[j, i]}"
             )
@@ -76,21 +80,24 @@ def _check_embedding(n: int, positions: Any, folds: Any) -> tuple[np.ndarray, Fo
         if pos.dtype.kind not in "iu" and pos.size:
             raise TypeError
     except (TypeError, ValueError):
-        raise ValueError("positions: must be a sequence of node indices") from None
+        raise ArgumentError("positions: must be a sequence of node indices") from None
     pos = pos.astype(np.intp).reshape(-1)
     p = len(pos)
     if p == 0 or p & (p - 1):
-        raise ValueError(f"positions: need a power of two of nodes (1, 2, 4, ...), got {p}")
-    out = tuple((int(e), int(q)) for e, q in folds)
+        raise ArgumentError(f"positions: need a power of two of nodes (1, 2, 4, ...), got {p}")
+    try:
+        out = tuple((int(e), int(q)) for e, q in folds)
+    except (TypeError, ValueError):
+        raise ArgumentError("folds: must be (extra, partner) pairs of node indices") from None
     nodes = np.concatenate([pos, np.array([e for e, _ in out], dtype=np.intp)])
     if nodes.min() < 0 or nodes.max() >= n:
-        raise ValueError(f"positions: node indices must be in 0..{n - 1}")
+        raise ArgumentError(f"positions: node indices must be in 0..{n - 1}")
     if len(np.unique(nodes)) != len(nodes):
-        raise ValueError("positions: a node appears twice in the embedding")
+        raise ArgumentError("positions: a node appears twice in the embedding")
     partners = [q for _, q in out]
     where = set(pos.tolist())
     if any(q not in where for q in partners) or len(set(partners)) != len(partners):
-        raise ValueError("folds: each partner must be a distinct node of the cube")
+        raise ArgumentError("folds: each partner must be a distinct node of the cube")
     return pos, out
 
 
@@ -471,7 +478,7 @@ def improve_embedding(
         or not isinstance(time_limit, int | float)
         or not time_limit >= 0
     ):
-        raise ValueError(f"time_limit: must be a number of seconds >= 0, got {time_limit!r}")
+        raise ArgumentError(f"time_limit: must be a number of seconds >= 0, got {time_limit!r}")
     p = len(positions)
     start = time.perf_counter()
     stats = {"evals": 0, "moves": 0, "seconds": 0.0}
@@ -518,7 +525,7 @@ def improve_embedding(
 
 def _check_count(value: Any, name: str, low: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-        raise ValueError(f"{name}: must be an integer >= {low}, got {value!r}")
+        raise ArgumentError(f"{name}: must be an integer >= {low}, got {value!r}")
 
 
 # -- by name -------------------------------------------------------------------------------------
@@ -558,6 +565,6 @@ def embed(weights: Any, method: str = "eff_cube", **options: Any) -> Embedding:
     eff_cube_ls [0, 2, 1, 3] 8.0
     """
     if method not in EMBEDDINGS:
-        raise ValueError(f"unknown embedding {method!r}; choose from: {', '.join(EMBEDDINGS)}")
+        raise ArgumentError(f"unknown embedding {method!r}; choose from: {', '.join(EMBEDDINGS)}")
     w = check_weights(weights)
     return EMBEDDINGS[method](w, **options)

@@ -44,6 +44,7 @@ from ..models import BoundModel, CostModel, get_model
 from ..platform import Platform
 from ..schedule import HYPERCUBE_COLLECTIVES, REDUCE_OPS, Hypercube, Schedule
 from . import cube
+from ._common import check_platform, check_size, member_list
 from ._registry import REGISTRY, get_planner, register
 
 __all__ = [
@@ -118,17 +119,16 @@ def prepare_cube(
     Raises UnknownNodeError for an unknown member, PlannerError for anything else (empty or
     repeated members, a bad size or operator, a model without pairwise delays).
     """
-    if collective not in HYPERCUBE_COLLECTIVES:
+    check_platform(platform)
+    if not isinstance(collective, str) or collective not in HYPERCUBE_COLLECTIVES:
         raise PlannerError(
             f"a hypercube plans {', '.join(HYPERCUBE_COLLECTIVES)}, not {collective!r}"
         )
     if members is None:
         idx = tuple(range(len(platform)))
     else:
-        if isinstance(members, str):
-            members = [members]
         seen: dict[int, None] = {}
-        for m in members:
+        for m in member_list(members):
             i = platform.index(m)
             if i in seen:
                 raise PlannerError(f"members: {m!r} is listed twice")
@@ -136,8 +136,7 @@ def prepare_cube(
         if not seen:
             raise PlannerError("members: empty; give at least one node")
         idx = tuple(sorted(seen))
-    if isinstance(nbytes, bool) or not isinstance(nbytes, int | np.integer) or nbytes < 0:
-        raise PlannerError(f"size: must be a whole number of bytes >= 0, got {nbytes!r}")
+    nbytes = check_size(nbytes, "size")
     if collective == "barrier" and nbytes:
         raise PlannerError(f"size: a barrier moves no data, got {nbytes} bytes")
     combine = _combine(collective, op)

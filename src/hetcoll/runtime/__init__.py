@@ -14,10 +14,11 @@ initialises MPI; ``import hetcoll.runtime`` alone does not.
   handlers of the hypercube collectives;
 - :mod:`.emulation`: a platform's costs imposed on a homogeneous machine;
 - :mod:`.measure`, :mod:`.probe`, :mod:`.forecast`, :mod:`.launch`: measuring, probing and
-  starting jobs.
+  starting ``mpiexec``.
 
 ``HetComm`` — the engine with hetcoll's planners plugged in — lives one layer up, in
-:mod:`hetcoll.hetcomm`; ``from hetcoll.runtime import HetComm`` still works.
+:mod:`hetcoll.hetcomm`; ``from hetcoll.runtime import HetComm`` still works.  What the
+engine runs is measured next to the simulator's prediction in :mod:`hetcoll.jobs`.
 """
 
 from __future__ import annotations

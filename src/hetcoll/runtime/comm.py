@@ -36,7 +36,16 @@ from .emulation import EmulatedTiming, Emulator, clock_offsets, clock_shift, set
 from .executor import DataHandler, Executor, NativeTiming, RankPlan, Trace, rank_plan
 from .fast import FastRun
 from .notices import Notices
-from .startup import Planner, digest_of, judge, place, settings_digest
+from .startup import (
+    Planner,
+    check_settings,
+    digest_of,
+    judge,
+    place,
+    program_digest,
+    provisional_timeout,
+    settings_digest,
+)
 from .transport import MPITransport, Wire
 
 __all__ = ["Planner", "ScheduleComm"]  # Planner: see startup.py
@@ -82,13 +91,21 @@ class ScheduleComm(Clocks):
         self.base = comm
         self.planner = planner
         self.emulate, self.model = bool(emulate), model
-        self.segment_size = segment_size
-        self.timeout = float(timeout)
+        # checked in _setup (startup.check_settings), where every rank's verdict is compared:
+        # a rank raising alone before that would leave the others waiting; until then the
+        # waits use the defaults
+        self._given = {
+            "timeout": timeout,
+            "segment_size": segment_size,
+            "time_scale": time_scale,
+            "spin": os.environ.get("HETCOLL_SPIN", 20e-6) if spin is None else spin,
+            "poll": os.environ.get("HETCOLL_POLL", 20e-6) if poll is None else poll,
+            "model": model,
+        }
+        self.timeout, self.spin, self.poll = provisional_timeout(timeout), 20e-6, 20e-6
+        self.segment_size, self.time_scale = None, 1.0
         self.check = "data" if check == "first" else check
         self.on_timeout = on_timeout
-        self.time_scale = float(time_scale)
-        self.spin = float(os.environ.get("HETCOLL_SPIN", 20e-6) if spin is None else spin)
-        self.poll = float(os.environ.get("HETCOLL_POLL", 20e-6) if poll is None else poll)
         self.last_trace: Trace | None = None
         self.last_schedule: Schedule | None = None
         self._cache: dict[Any, tuple[Schedule, RankPlan, Program, int]] = {}
@@ -100,7 +117,6 @@ class ScheduleComm(Clocks):
         self._start_at: int | None = None  # see start_together()
         self._seq = 0  # calls run on this wrapper
         self._history = 0  # a digest of every call's digest, compared by close()
-        self._native = NativeTiming(self.spin, self.poll)  # stateless: shared by calls
         if self.emulate:  # modelled times need short sleeps that wake on time; natively,
             set_timer_slack()  # a tiny slack makes every zero sleep a slow context switch
         self.rank, self.size = comm.rank, comm.size
@@ -127,14 +143,22 @@ class ScheduleComm(Clocks):
 
     def _setup(self, platform, nodes, clock) -> None:
         self.shift_ns = clock_shift(self.rank)
-        engine = {
-            "model": None if self.model is None else str(self.model),
-            "emulate": self.emulate,
-            "segment_size": self.segment_size,
-            "time_scale": self.time_scale,
-            "check": self.check,
-        }
-        p, digest, error = settings_digest(platform, self.planner, nodes, engine)
+        given, self._given = self._given, None
+        self._native = NativeTiming()  # replaced once the settings are known to be good
+
+        def engine_settings() -> dict:
+            for name, value in check_settings(given).items():
+                setattr(self, name, value)
+            self._native = NativeTiming(self.spin, self.poll)  # stateless: shared by calls
+            return {
+                "model": None if self.model is None else str(self.model),
+                "emulate": self.emulate,
+                "segment_size": self.segment_size,
+                "time_scale": self.time_scale,
+                "check": self.check,
+            }
+
+        p, digest, error = settings_digest(platform, self.planner, nodes, engine_settings)
         # Everyone takes part in the comparison, even a rank that failed to load its platform,
         # so that no rank is left waiting.  The host (and an injected clock shift) rides along.
         host = digest_of(f"{MPI.Get_processor_name()}/{self.shift_ns}")
@@ -259,7 +283,7 @@ class ScheduleComm(Clocks):
         program = schedule.program() if isinstance(schedule, Schedule) else schedule
         plan = rank_plan(program, self.node, self.rank_of)
         try:
-            return self._execute(plan, handler, what, _program_digest(program))
+            return self._execute(plan, handler, what, program_digest(program))
         finally:
             self._forget(plan)  # a one-off plan
 
@@ -345,8 +369,3 @@ class ScheduleComm(Clocks):
             kept = cache.pop(id(plan), None)
             if kept:
                 kept.free()
-
-
-def _program_digest(program: Program) -> int:
-    text = repr(sorted((k, v) for k, v in program.ops.items())) + repr(program.chunks)
-    return int.from_bytes(digest_of(text)[:8], "little") >> 2

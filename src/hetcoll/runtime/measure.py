@@ -58,8 +58,13 @@ _NS = 1e9
 
 @dataclass
 class Measurement:
-    """Broadcast latency (seconds) on the root; ``None`` elsewhere in the fields that only
-    the root knows."""
+    """Broadcast latency (seconds), the same on every rank.
+
+    ``late``: how far the ranks fell behind on a busy host in the repetition the latency
+    comes from (the most any rank reported: :attr:`Trace.late` of its calls, or how late it
+    woke for an agreed start); a measured time above the prediction by no more than that is
+    explained by the host, not by the schedule.
+    """
 
     method: str
     nbytes: int
@@ -70,6 +75,7 @@ class Measurement:
     clock_time: float | None = None
     per_repeat: list[float] = field(default_factory=list)
     rtt: dict[int, float] = field(default_factory=dict)
+    late: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -81,6 +87,7 @@ class Measurement:
             "ack_time": self.ack_time,
             "clock_time": self.clock_time,
             "per_repeat": self.per_repeat,
+            "late": self.late,
         }
 
 
@@ -139,19 +146,20 @@ def measure_bcast(
     if rtt is None:
         rtt = round_trips(hc, root)
 
-    def once() -> None:
+    def once() -> int:
+        """One broadcast; how late this rank fell behind (ns)."""
         if native:
-            if hc._start_at is not None:
-                sleep_until(hc._start_at, hc.now())
-                hc._start_at = None
+            woke = _wait_for_start(hc)
             hc.comm.Bcast([buf, MPI.BYTE], root)
-        else:
-            hc.Bcast(buf, root, segment_size=segment_size, algo=algo)
+            return woke
+        hc.Bcast(buf, root, segment_size=segment_size, algo=algo)
+        return _late(hc)
 
     once()  # warm up: plans, checks agreement, first-touch of the buffers
     per_repeat: list[float] = []
     clock: list[float] = []
-    for _ in range(repeat):
+    late = np.zeros(repeat, dtype=np.int64)
+    for k in range(repeat):
         readings, stamps = {}, {}
         t0s = {}
         for r in range(hc.size):
@@ -159,7 +167,7 @@ def measure_bcast(
                 continue
             hc._sync()  # everyone is done with the previous broadcast
             t0 = hc.start_together(settle)
-            once()
+            late[k] = max(late[k], once())
             if me == r:
                 # when this rank had the data, and how long it then kept busy (forwarding)
                 # before it could ack: the paper's latency ends at the receipt
@@ -178,13 +186,51 @@ def measure_bcast(
             per_repeat.append(max(readings[r] - rtt[r] / 2 for r in readings))
             clock.append(max(stamps.values()))
     m = Measurement("native" if native else (algo or hc.algo), nbytes, root, repeat)
+    late = _most_late(hc, late)
     if me == root:
         m.per_repeat = per_repeat
         m.ack_time = min(per_repeat)
         m.clock_time = min(clock) if hc.shared_clock else None
         m.measured_time = m.clock_time if m.clock_time is not None else m.ack_time
+        kept = clock if m.clock_time is not None else per_repeat
+        m.late = float(late[int(np.argmin(kept))]) / _NS if repeat else 0.0
         m.rtt = rtt
+    # only the root read the acks: every rank gets the result (rank 0 reports it)
+    m.measured_time, m.ack_time, m.clock_time, m.per_repeat, m.late = hc.comm.bcast(
+        (m.measured_time, m.ack_time, m.clock_time, m.per_repeat, m.late), root=root
+    )
     return m
+
+
+def _late(hc: HetComm) -> int:
+    """How far this rank fell behind the model in its last collective (ns): what its
+    executor reported (``Trace.late``: a release that waited for data that really came
+    later, a late start) plus the most it saw an op complete after its completion time
+    (``observed - done``: a busy host woke it late; the measurement reads real times)."""
+    trace = hc.last_trace
+    if trace is None:
+        return 0
+    behind = int(getattr(trace, "late", 0) or 0)
+    seen, done = getattr(trace, "observed", ()), getattr(trace, "done", ())
+    lag = max((s - d for s, d in zip(seen, done, strict=False)), default=0)
+    return behind + max(int(lag), 0)
+
+
+def _wait_for_start(hc: HetComm) -> int:
+    """Before a native call: wait for the agreed start (:meth:`HetComm.start_together`)
+    that hetcoll's own collectives wait for themselves; how late this rank woke (ns)."""
+    start, hc._start_at = hc._start_at, None
+    if start is None:
+        return 0
+    sleep_until(start, hc.now())
+    return max(hc.now() - start, 0)
+
+
+def _most_late(hc: HetComm, late: np.ndarray) -> np.ndarray:
+    """Per repetition, the most any rank fell behind (collective)."""
+    out = np.empty_like(late)
+    hc._wait(hc.comm.Iallreduce(late, out, op=MPI.MAX), "combining lateness")
+    return out
 
 
 @dataclass
@@ -206,6 +252,7 @@ class CubeMeasurement:
     loop_time: float | None = None
     loop: int = 0
     per_repeat: list[float] = field(default_factory=list)
+    late: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -218,6 +265,7 @@ class CubeMeasurement:
             "loop_time": self.loop_time,
             "loop": self.loop,
             "per_repeat": self.per_repeat,
+            "late": self.late,
         }
 
 
@@ -265,23 +313,28 @@ def measure_cube(
         else:
             hc.Allgather(send, recv, algo=algo)
 
-    def timed(calls: int) -> float:
+    def timed(calls: int) -> tuple[float, float]:
+        """(seconds per call, the most any rank fell behind)."""
         hc._sync()  # everyone is done with the previous call
         t0 = hc.start_together(settle)
+        late = 0
         if native or hc.size == 1:  # the executor waits for the start itself
-            sleep_until(t0, hc.now())
-            hc._start_at = None
+            late = _wait_for_start(hc)
         for _ in range(calls):
             once()
+            late = max(late, 0 if native else _late(hc))
         mine = (hc.now() - t0) / _NS
-        return max(hc.comm.allgather(mine)) / calls
+        took, behind = np.max(hc.comm.allgather((mine, late / _NS)), axis=0)
+        return float(took) / calls, float(behind)
 
     once()  # warm up: plans, checks agreement, first-touch of the buffers
-    per_repeat = [timed(1) for _ in range(repeat)]
+    runs = [timed(1) for _ in range(repeat)]
+    per_repeat = [t for t, _ in runs]
     name = "native" if native else (algo or hc.cube_algo)
     m = CubeMeasurement(collective, name, nbytes, repeat, per_repeat=per_repeat, loop=loop)
     m.measured_time = min(per_repeat)
     m.median_time = float(np.median(per_repeat))
+    m.late = runs[int(np.argmin(per_repeat))][1]
     if loop > 0:
-        m.loop_time = timed(loop)
+        m.loop_time = timed(loop)[0]
     return m

@@ -6,11 +6,25 @@ Method
    ``N / 2`` disjoint pairs, in parallel; ``serial=True`` measures one pair at a time).  For
    each message size, each pair does ``repeat`` round trips through the same executor as
    the collectives (so under emulation they pay the emulated costs); a round trip is timed
-   on the initiator's clock from issuing its send to seeing the reply, and the minimum over
-   the repeats is kept (the first messages are slow and the spread is large).
-2. **Forecast.**  The whole measurement is repeated ``rounds`` times and every round-trip
-   series is fed to an NWS-style :class:`~hetcoll.runtime.forecast.Forecaster`.
-3. **Fit.**  Per pair, ``RTT(n) = a + b n`` by least squares over the sizes.  Per node,
+   on the initiator's clock from the start of its send to the completion of the receive of
+   the reply (when the reply was there: under emulation its modelled arrival, or its real
+   one when the data really came later; not when a busy initiator got round to looking),
+   and the minimum over the repeats is kept (the first messages are slow and the spread is
+   large).
+2. **Repeat until confirmed.**  The whole measurement is repeated ``rounds`` times.  A busy
+   host only ever *delays* a message, so the least round trip of a series (a pair and a
+   size) is the one it disturbed least; it is *confirmed* when a second round's minimum
+   agrees with it within ``spread`` (relative, or 2 µs, the clock's resolution for
+   practical purposes).  Series that are not confirmed are measured again, only those, up
+   to ``retries`` more rounds; what is still unconfirmed then is reported
+   (:attr:`ProbeResult.reliability`: ``reliable`` is False and ``unconfirmed`` names the
+   pairs and sizes): the host was too busy for the probe to trust its numbers.
+3. **Estimate.**  ``estimate="min"`` (default) fits the least round trip of every series;
+   ``"forecast"`` feeds the full rounds to an NWS-style
+   :class:`~hetcoll.runtime.forecast.Forecaster` and fits its forecast (for a network whose
+   costs drift between probes; on a busy host the minimum is the robust choice).  The
+   forecaster's winners are reported either way.
+4. **Fit.**  Per pair, ``RTT(n) = a + b n`` by least squares over the sizes.  Per node,
    ``a_uv = o_u + o_v`` and ``b_uv = beta_u + beta_v``, solved robustly (for each node the
    median over pairs ``v, w`` of ``(a_uv + a_uw - a_vw) / 2``): the per-node overhead
    ``t_ini = o`` and per-byte cost ``t_byte = beta`` of the sender-only model (a round trip
@@ -18,7 +32,7 @@ Method
    network's: ``latency_uv = (a_uv - o_u - o_v) / 2`` and
    ``1 / bandwidth_uv = (b_uv - beta_u - beta_v) / 2`` (clipped at 0; infinite bandwidth
    when nothing is left), so that ``hockney`` and ``postal`` can use the file too.
-4. **Classes.**  Nodes whose fitted costs agree within ``tolerance`` are given their class
+5. **Classes.**  Nodes whose fitted costs agree within ``tolerance`` are given their class
    mean, as the paper's testbed has speed classes (Banikazemi et al. 1998, Sec. 7.1.1):
    measurement noise then cannot reorder nodes that are equally fast, and a planner breaks
    their ties by rank as it would on the true platform.
@@ -38,9 +52,20 @@ from .comm import ScheduleComm as HetComm
 from .executor import ByteRanges
 from .forecast import Forecaster
 
-__all__ = ["ProbeResult", "probe", "tournament", "fit_platform", "speed_classes"]
+__all__ = [
+    "ProbeResult",
+    "fit_platform",
+    "probe",
+    "confirmed",
+    "relative_errors",
+    "reliability",
+    "speed_classes",
+    "tournament",
+]
 
 DEFAULT_SIZES = (0, 4096, 16384)
+#: round trips closer than this (seconds) agree whatever their ratio (timer resolution)
+RESOLUTION = 2e-6
 
 
 @dataclass
@@ -54,6 +79,7 @@ class ProbeResult:
     winners: dict[str, int] = field(default_factory=dict)
     fit: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    reliability: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -64,6 +90,7 @@ class ProbeResult:
             "forecast_winners": self.winners,
             "fit": self.fit,
             "seconds": self.seconds,
+            "reliability": self.reliability,
         }
 
 
@@ -101,7 +128,11 @@ def _pingpong_program(pairs, nodes, repeat: int, nbytes: int) -> Program:
     return Program({k: tuple(v) for k, v in ops.items()}, tuple(chunks), initial)
 
 
-def _measure_round(hc: HetComm, sizes, repeat: int, serial: bool) -> np.ndarray:
+def _measure_round(
+    hc: HetComm, sizes, repeat: int, serial: bool, wanted: np.ndarray | None = None
+) -> np.ndarray:
+    """One round: per pair and size the least of ``repeat`` round trips (seconds), the same
+    on every rank; NaN where ``wanted`` (pairs x pairs x sizes, symmetric) is False."""
     n = hc.size
     rtt = np.full((n, n, len(sizes)), np.nan)
     me = hc.rank
@@ -109,24 +140,71 @@ def _measure_round(hc: HetComm, sizes, repeat: int, serial: bool) -> np.ndarray:
     schedule = tournament(n)
     if serial:
         schedule = [[p] for rnd in schedule for p in rnd]
-    for pairs in schedule:
+    for round_pairs in schedule:
         for s, nbytes in enumerate(sizes):
+            pairs = [(u, v) for u, v in round_pairs if wanted is None or wanted[u, v, s]]
+            if not pairs:
+                continue
             program = _pingpong_program(pairs, hc.nodes, repeat, nbytes)
             hc.start_together(1e-3)
             trace = hc.run(program, ByteRanges(program.chunks, {0: buf}), "probe ping-pong")
             for u, v in pairs:
                 if me == u:
-                    # ops alternate send, recv: round trip k = seen(recv k) - start(send k)
-                    trips = [
-                        trace.observed[2 * k + 1] - trace.started[2 * k] for k in range(repeat)
-                    ]
+                    # ops alternate send, recv: round trip k = done(recv k) - start(send k)
+                    trips = [trace.done[2 * k + 1] - trace.started[2 * k] for k in range(repeat)]
                     rtt[u, v, s] = rtt[v, u, s] = min(trips) / 1e9
     # every rank measured only its own pairs: combine (NaN elsewhere)
     out = np.empty_like(rtt)
     hc._wait(hc.comm.Iallreduce(np.nan_to_num(rtt, nan=-1.0), out, op=_max()), "combining probes")
+    out[out < 0] = np.nan
     for s in range(len(sizes)):
         np.fill_diagonal(out[:, :, s], 0.0)
     return out
+
+
+def confirmed(rounds: np.ndarray, spread: float) -> np.ndarray:
+    """Per series (the trailing axes), whether its least value is confirmed: a second
+    round's value (``rounds`` is rounds x ..., NaN where a round did not measure) agrees
+    with it within ``spread`` (relative) or :data:`RESOLUTION` (absolute).
+
+    Examples
+    --------
+    >>> confirmed(np.array([[1.0, 1.0], [1.3, 1.04], [1.6, np.nan]]), 0.05).tolist()
+    [False, True]
+    """
+    ordered = np.sort(rounds, axis=0)  # NaN last
+    if len(ordered) < 2:
+        return np.zeros(rounds.shape[1:], dtype=bool)
+    least, second = ordered[0], ordered[1]
+    with np.errstate(invalid="ignore"):
+        return second <= least + np.maximum(spread * least, RESOLUTION)
+
+
+def reliability(
+    rounds: np.ndarray, spread: float, ids, sizes, full: int | None = None
+) -> dict[str, Any]:
+    """What :func:`probe` reports of its measurement: ``reliable`` (every series confirmed),
+    ``unconfirmed`` (``[u, v, size]`` of the others), ``spread`` (the largest relative gap
+    between a series' least and second least round), ``remeasured`` (series measured again
+    after the full rounds) and ``max_rounds`` (the most rounds a series took)."""
+    n = rounds.shape[1]
+    full = len(rounds) if full is None else full  # the rounds that measured every pair
+    iu, iv = np.triu_indices(n, 1)
+    series = rounds[:, iu, iv, :]  # rounds x pairs x sizes
+    ok = confirmed(series, spread)
+    ordered = np.sort(series, axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gap = (ordered[1] - ordered[0]) / ordered[0] if len(ordered) > 1 else ordered[0] * np.inf
+    bad = np.argwhere(~ok)
+    counts = np.sum(~np.isnan(series), axis=0)
+    return {
+        "reliable": bool(ok.all()),
+        "unconfirmed": [[ids[iu[p]], ids[iv[p]], int(sizes[s])] for p, s in bad],
+        "spread": float(np.nanmax(gap)) if np.isfinite(gap).any() else None,
+        "spread_allowed": spread,
+        "remeasured": int(np.sum(~np.isnan(series[full:]))),
+        "max_rounds": int(counts.max()) if counts.size else 0,
+    }
 
 
 def _max():
@@ -245,15 +323,27 @@ def probe(
     serial: bool = False,
     model: Any = "tini",
     tolerance: float = 0.05,
+    spread: float = 0.05,
+    retries: int = 3,
+    estimate: str = "min",
     name: str = "probed",
 ) -> ProbeResult:
     """Measure every pair of ``hc``'s ranks and fit a :class:`Platform` (collective).
 
     Node ids are ``hc.nodes`` (the platform ids of the ranks) and each node's ``host`` is
-    the processor name.  Returns the same result on every rank.
+    the processor name (none under emulation: the emulated nodes are separate hosts).
+    ``spread`` and ``retries``: when a series is confirmed, and how many extra rounds the
+    unconfirmed ones get (module doc, step 2); ``estimate``: ``"min"`` or ``"forecast"``
+    (step 3).  Returns the same result on every rank.
     """
     from mpi4py import MPI
 
+    from ..errors import HetcollError
+
+    if estimate not in ("min", "forecast"):
+        raise HetcollError(f"estimate: expected 'min' or 'forecast', got {estimate!r}")
+    if rounds < 1 or repeat < 1 or retries < 0:
+        raise HetcollError("probe: rounds and repeat must be >= 1, retries >= 0")
     t0 = time.monotonic()
     sizes = tuple(int(s) for s in sizes)
     forecaster = Forecaster()
@@ -262,8 +352,14 @@ def probe(
         r = _measure_round(hc, sizes, repeat, serial)
         measured.append(r)
         forecaster.update(r)
-    rtt = forecaster.forecast()
-    hosts = hc.comm.allgather(MPI.Get_processor_name())
+    for _ in range(retries):
+        wanted = ~confirmed(np.stack(measured), spread)
+        if not wanted.any():
+            break
+        measured.append(_measure_round(hc, sizes, repeat, serial, wanted))
+    stack = np.stack(measured)
+    rtt = forecaster.forecast() if estimate == "forecast" else np.nanmin(stack, axis=0)
+    hosts = None if hc.emulate else hc.comm.allgather(MPI.Get_processor_name())
     platform, fit = fit_platform(
         rtt, sizes, hc.nodes, model=model, tolerance=tolerance, hosts=hosts, name=name
     )
@@ -275,4 +371,27 @@ def probe(
         forecaster.winner_counts(),
         fit,
         time.monotonic() - t0,
+        reliability(stack, spread, hc.nodes, sizes, full=rounds),
     )
+
+
+def relative_errors(probed: Platform, true: Platform, time_scale: float = 1.0) -> dict[str, Any]:
+    """The largest relative error of the probed per-node costs against the true platform's
+    (emulated ``time_scale`` times): ``t_ini_max_rel_error``, ``t_byte_max_rel_error`` (None
+    where a true cost is 0).
+
+    Examples
+    --------
+    >>> from hetcoll.platform import nodes_from_costs
+    >>> true = Platform(nodes_from_costs([1e-3, 2e-3]))
+    >>> probed = Platform(nodes_from_costs([1.1e-3, 2e-3]))
+    >>> round(relative_errors(probed, true)["t_ini_max_rel_error"], 3)
+    0.1
+    """
+    out: dict[str, Any] = {}
+    for key in ("t_ini", "t_byte"):
+        want = getattr(true, key) * time_scale
+        got = getattr(probed, key)
+        ok = bool((want > 0).all())
+        out[f"{key}_max_rel_error"] = float((abs(got - want) / want).max()) if ok else None
+    return out

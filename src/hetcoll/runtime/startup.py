@@ -11,14 +11,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from ..errors import HetcollError, MismatchError, PlatformError
 from ..platform import Platform, load_platform
-from ..schedule import Schedule
+from ..schedule import Program, Schedule
 
-__all__ = ["DIGEST", "Planner", "digest_of", "judge", "place", "settings_digest"]
+__all__ = [
+    "DIGEST",
+    "Planner",
+    "check_settings",
+    "digest_of",
+    "judge",
+    "place",
+    "program_digest",
+    "provisional_timeout",
+    "settings_digest",
+]
 
 DIGEST = 16
 _NULL = b"\0" * DIGEST
@@ -50,12 +60,38 @@ def digest_of(text: str) -> bytes:
     return hashlib.blake2b(text.encode(), digest_size=DIGEST).digest()
 
 
+def check_settings(given: dict[str, Any]) -> dict[str, Any]:
+    """The engine's settings, each through the one validator (:func:`~hetcoll.units.
+    check_quantity`); :class:`HetcollError` naming the first bad one."""
+    from ..models import get_model
+    from ..units import check_quantity
+
+    out = {"timeout": check_quantity(given["timeout"], "time", "timeout", positive=True)}
+    seg = given["segment_size"]
+    if seg is not None:
+        if isinstance(seg, bool) or not isinstance(seg, int):
+            raise HetcollError(f"segment_size: must be a positive integer, got {seg!r}")
+        seg = check_quantity(seg, "size", "segment_size", positive=True)
+    out["segment_size"] = seg
+    out["time_scale"] = check_quantity(given["time_scale"], "factor", "time_scale", positive=True)
+    out["spin"] = check_quantity(given["spin"], "time", "spin")
+    out["poll"] = check_quantity(given["poll"], "time", "poll")
+    if given["model"] is not None:
+        get_model(given["model"])
+    return out
+
+
 def settings_digest(
-    platform: Platform | str, planner: Any, nodes: Sequence[str] | None, engine: dict[str, Any]
+    platform: Platform | str,
+    planner: Any,
+    nodes: Sequence[str] | None,
+    engine: Callable[[], dict[str, Any]],
 ) -> tuple[Platform | None, bytes, HetcollError | None]:
     """``(platform, digest of every setting, None)``, or ``(None, null digest, error)`` when
-    the platform cannot be read or the planner refuses the settings."""
+    the platform cannot be read or a setting is refused (``engine()`` checks the engine's
+    and returns them)."""
     try:
+        engine = engine()
         p = load_platform(platform)
         if planner is not None:
             planner.check(p, list(p.ids) if nodes is None else [str(x) for x in nodes])
@@ -118,3 +154,20 @@ def _ranges(ranks: list[int]) -> str:
         if r is not None:
             start = prev = r
     return ",".join(out)
+
+
+def provisional_timeout(timeout: Any) -> float:
+    """The timeout of the waits before the settings are checked: the given one when it is a
+    good number (a late rank is then reported in time), else the default."""
+    from ..units import check_quantity
+
+    try:
+        return float(check_quantity(timeout, "time", "timeout", positive=True))
+    except HetcollError:
+        return 60.0
+
+
+def program_digest(program: Program) -> int:
+    """A digest of a program (for calls that run one directly), 62 bits."""
+    text = repr(sorted((k, v) for k, v in program.ops.items())) + repr(program.chunks)
+    return int.from_bytes(digest_of(text)[:8], "little") >> 2

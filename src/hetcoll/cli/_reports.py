@@ -1,0 +1,162 @@
+"""How the commands show their results to people (``--json`` documents are built where the
+results are: ``plan``/``simulate`` here, ``run``/``probe`` in :mod:`hetcoll.jobs`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..report import dump_json, format_table, json_document
+from ..units import format_bandwidth, format_size, format_time
+from ._requests import CUBE_OPS
+
+
+def prediction_doc(schedule, pred) -> dict[str, Any]:
+    doc = pred.to_dict()
+    if schedule.hypercube is not None:
+        cube = schedule.hypercube
+        doc["embedding"] = list(cube.positions)
+        doc["folds"] = [list(f) for f in cube.folds]
+        doc["dims"] = cube.dims
+        doc["combine"] = cube.combine
+        doc["members"] = list(schedule.participants)
+        doc["schedule"] = schedule.to_dict()
+        return doc
+    doc["root"] = schedule.root
+    doc["roots"] = [schedule.roots[b] for b in schedule.buffers]
+    doc["members"] = list(schedule.participants)
+    doc["schedule"] = schedule.to_dict()
+    return doc
+
+
+def print_prediction(schedule, pred, platform_name: str) -> None:
+    if schedule.hypercube is not None:
+        cube = schedule.hypercube
+        click.echo(
+            f"{pred.algorithm}: {schedule.collective} ({cube.combine}) of "
+            f"{format_size(schedule.nbytes)} per member over a {cube.dims}-cube on "
+            f"{platform_name}"
+        )
+        click.echo(f"predicted time: {format_time(pred.makespan)}")
+        click.echo("embedding (node at each position): " + " ".join(cube.positions))
+        if cube.folds:
+            click.echo("folded: " + ", ".join(f"{e} -> {p}" for e, p in cube.folds))
+        return
+    click.echo(
+        f"{pred.algorithm}: {schedule.collective} of {format_size(schedule.nbytes)} "
+        f"from {', '.join(schedule.roots[b] for b in schedule.buffers)} on {platform_name}"
+    )
+    click.echo(
+        f"predicted time: {format_time(pred.makespan)}"
+        + (
+            f"   throughput: {format_bandwidth(pred.throughput)}"
+            if schedule.flows[0].segment_size
+            else ""
+        )
+    )
+    for f in schedule.flows:
+        for parent, kids in f.tree.children.items():
+            click.echo(f"  {parent} -> {', '.join(kids)}")
+    order = sorted(pred.arrival, key=lambda k: (pred.arrival[k], k))
+    click.echo("arrivals: " + ", ".join(f"{k}@{format_time(pred.arrival[k])}" for k in order))
+
+
+def print_comparison(platform, op, root, size, results, skipped, as_json) -> None:
+    if as_json:
+        dump_json(
+            json_document(
+                "comparison",
+                {
+                    "platform": platform,
+                    "operation": op,
+                    "root": root,
+                    "nbytes": size,
+                    "results": results,
+                    "best": results[0]["algorithm"],
+                    "skipped": skipped,
+                },
+            )
+        )
+        return
+    rows = [
+        [r["algorithm"], format_time(r["predicted_time"]), f"{r['ratio']:.3f}"] for r in results
+    ]
+    headers = ["planner", "predicted", "ratio to best"]
+    if op in CUBE_OPS:
+        title = f"{op} of {format_size(size)} per member on {platform}"
+        if all("gain_vs_blind" in r for r in results):
+            headers.append("gain vs blind")
+            for row, r in zip(rows, results, strict=True):
+                row.append(f"{r['gain_vs_blind']:.1f} %")
+    else:
+        title = f"{op} of {format_size(size)} from {root or 'several roots'} on {platform}"
+    click.echo(format_table(headers, rows, title=title))
+    for name, why in skipped.items():
+        click.echo(f"(skipped {name}: {why})", err=True)
+
+
+# -- run, probe ---------------------------------------------------------------------------------
+
+
+def _how(doc) -> str:
+    how = f"emulated, costs x{doc['time_scale']:g}" if doc["emulate"] else "not emulated"
+    return f"{doc['ranks']} ranks, {how}, {doc['repeat']} repetitions"
+
+
+def _ratio(e) -> str:
+    pred = e["predicted_time"]
+    return f"{e['measured_time'] / pred:.3f}" if pred else "-"
+
+
+def _predicted(e) -> str:
+    return format_time(e["predicted_time"]) if e["predicted_time"] is not None else "-"
+
+
+def print_bcast_measurement(doc, platform_file) -> None:
+    from ..jobs import entries
+
+    rows = [
+        [e["algorithm"], format_time(e["measured_time"]), _predicted(e), _ratio(e)]
+        for e in entries(doc)
+    ]
+    title = f"bcast of {format_size(doc['nbytes'])} from {doc['root']} on {platform_file}: " + _how(
+        doc
+    )
+    headers = ["algorithm", "measured", "predicted", "measured/predicted"]
+    click.echo(format_table(headers, rows, title=title))
+    click.echo(f"method: {doc['method']}")
+
+
+def print_cube_measurement(doc, platform_file) -> None:
+    from ..jobs import entries
+
+    rows = [
+        [
+            e["algorithm"],
+            format_time(e["measured_time"]),
+            format_time(e["median_time"]),
+            _predicted(e),
+            _ratio(e),
+        ]
+        for e in entries(doc)
+    ]
+    op = doc["operation"]
+    what = op if op == "barrier" else f"{op} of {format_size(doc['nbytes'])} per rank"
+    title = f"{what} on {platform_file}: {_how(doc)}; embedding {' '.join(doc['embedding'])}"
+    headers = ["algorithm", "measured (min)", "median", "predicted", "min/predicted"]
+    click.echo(format_table(headers, rows, title=title))
+    click.echo(f"method: {doc['method']}", err=True)
+
+
+def warn_unreliable(rel) -> None:
+    """One line on stderr when the host was too busy for the probe to trust its numbers."""
+    if rel["reliable"]:
+        return
+    u, v, size = rel["unconfirmed"][0]
+    click.echo(
+        f"hetcoll: warning: unreliable probe: {len(rel['unconfirmed'])} round trip(s) never "
+        f"agreed within {rel['spread_allowed']:.0%} over {rel['max_rounds']} rounds (first: "
+        f"{u}-{v}, {format_size(size)}); the host is busy, probe again",
+        err=True,
+    )

@@ -1,0 +1,341 @@
+"""Plan with every applicable planner, simulate each, rank them: the one comparison service.
+
+``auto`` (the planner that keeps the fastest), ``hetcoll compare`` (trees and hypercubes)
+and the demo and jobs layer all go through :func:`compare`, so they agree on which planners
+are candidates (:meth:`~hetcoll.planners.PlannerInfo.unfit`, from the registry's metadata),
+on how a request is planned (:func:`plan_request`) and on the ranking: predicted time, then
+name, so every MPI rank that compares picks the same winner.
+
+Examples
+--------
+>>> from hetcoll import load_platform
+>>> c = compare(load_platform("fig1"), "bcast", root="1")
+>>> c.best.algorithm, round(c.best.predicted_time * 1e6)
+('fnf', 400)
+>>> round(c.row("binomial")["ratio"], 3)
+1.75
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import PlannerError
+from .platform import Platform
+from .schedule import Schedule
+from .simulate import Prediction, simulate
+
+__all__ = [
+    "CUBE_OPERATIONS",
+    "TREE_OPERATIONS",
+    "Candidate",
+    "Comparison",
+    "candidates",
+    "compare",
+    "plan_request",
+    "same_trees",
+]
+
+TREE_OPERATIONS = ("bcast", "multicast", "multi_multicast")
+#: what a schedule records of where it came from, not of what it runs
+_PROVENANCE = ("algorithm", "params", "model")
+CUBE_OPERATIONS = ("allreduce", "allgather", "barrier")
+
+Groups = Sequence[tuple[str, Iterable[str] | None]]
+
+
+def plan_request(
+    platform: Platform,
+    operation: str,
+    method: str,
+    *,
+    root: str | None = None,
+    members: Iterable[str] | None = None,
+    groups: Groups | None = None,
+    model: Any = None,
+    nbytes: int = 0,
+    segment_size: int | None = None,
+    op: Any = None,
+    options: Mapping[str, Any] | None = None,
+) -> Schedule:
+    """Plan ``operation`` with planner ``method`` through the right front door.
+
+    ``bcast``/``multicast``: :func:`~hetcoll.planners.plan` from ``root`` (to ``members``);
+    ``multi_multicast``: :func:`~hetcoll.planners.plan_multiple` of ``groups``;
+    ``allreduce``/``allgather``/``barrier``: :func:`~hetcoll.planners.plan_hypercube` over
+    ``members`` (``op``: an allreduce's operator).
+    """
+    from .planners import plan, plan_hypercube, plan_multiple
+
+    if operation in CUBE_OPERATIONS:
+        return plan_hypercube(
+            platform,
+            operation,
+            members,
+            method=method,
+            model=model,
+            nbytes=nbytes,
+            op=op,
+            options=options,
+        )
+    if operation == "multi_multicast":
+        return plan_multiple(
+            platform,
+            groups or (),
+            method=method,
+            model=model,
+            nbytes=nbytes,
+            segment_size=segment_size,
+            options=options,
+        )
+    if operation not in TREE_OPERATIONS:
+        raise PlannerError(
+            f"unknown operation {operation!r}; choose from: "
+            + ", ".join(TREE_OPERATIONS + CUBE_OPERATIONS)
+        )
+    if root is None:
+        raise PlannerError(f"a {operation} needs a root")
+    return plan(
+        platform,
+        root,
+        members,
+        method=method,
+        model=model,
+        nbytes=nbytes,
+        segment_size=segment_size,
+        options=options,
+    )
+
+
+def _participants(platform: Platform, operation: str, root, members, groups: Groups | None) -> int:
+    """How many nodes one planner call covers (a multiple multicast: its largest group)."""
+    if operation == "multi_multicast":
+        sizes = [len(platform) if m is None else len({r, *m}) for r, m in groups or ()]
+        return max(sizes, default=0)
+    if members is None:
+        return len(platform)
+    members = [members] if isinstance(members, str) else list(members)
+    return len({*members, *([root] if root is not None else [])})
+
+
+def candidates(operation: str, model: str, members: int) -> tuple[list[str], dict[str, str]]:
+    """The registered planners that are candidates for ``operation`` on ``members`` nodes
+    under cost model ``model`` (sorted by name), and the reasons of those that plan the
+    operation but are left out (:meth:`~hetcoll.planners.PlannerInfo.unfit`)."""
+    from .planners import REGISTRY
+
+    names, left_out = [], {}
+    for name, info in sorted(REGISTRY.items()):
+        why = info.unfit(operation, model, members)
+        if why is None:
+            names.append(name)
+        elif info.serves(operation) and info.kind != "select":
+            left_out[name] = why
+    return names, left_out
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One planner's schedule and its prediction."""
+
+    algorithm: str
+    schedule: Schedule
+    prediction: Prediction
+
+    @property
+    def predicted_time(self) -> float:
+        return self.prediction.makespan
+
+
+@dataclass
+class Comparison:
+    """Candidates ranked by predicted time (then name), and the planners left out.
+
+    ``skipped`` maps a planner to why it is not ranked: the applicability rule left it out,
+    or it declined the request (:class:`~hetcoll.errors.PlannerError`).
+    """
+
+    operation: str
+    nbytes: int
+    ranked: list[Candidate]
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def best(self) -> Candidate:
+        return self.ranked[0]
+
+    def get(self, algorithm: str) -> Candidate:
+        for c in self.ranked:
+            if c.algorithm == algorithm:
+                return c
+        raise KeyError(algorithm)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """``hetcoll compare``'s rows: algorithm, predicted time, throughput, ratio to the
+        best; for a hypercube also the embedding and, with ``blind`` among the candidates,
+        the gain over it in % (Figueira & Reddi's measure)."""
+        best = self.best.predicted_time
+        blind = next((c.predicted_time for c in self.ranked if c.algorithm == "blind"), None)
+        out = []
+        for c in self.ranked:
+            t = c.predicted_time
+            row: dict[str, Any] = {
+                "algorithm": c.algorithm,
+                "predicted_time": t,
+                "throughput": c.prediction.throughput,
+            }
+            if c.schedule.hypercube is not None:
+                row["embedding"] = list(c.schedule.hypercube.positions)
+            row["ratio"] = t / best if best > 0 else 1.0
+            if c.schedule.hypercube is not None and blind is not None:
+                row["gain_vs_blind"] = 100 * (blind - t) / blind if blind else 0.0
+            out.append(row)
+        return out
+
+    def row(self, algorithm: str) -> dict[str, Any]:
+        return next(r for r in self.rows() if r["algorithm"] == algorithm)
+
+    def same_schedules(self) -> dict[str, list[str]]:
+        """Candidates that run the very same schedule (trees, order, embedding), grouped
+        under the first name of each group (name order): measuring one measures them all.
+
+        Examples
+        --------
+        >>> from hetcoll import load_platform
+        >>> c = compare(load_platform("fig1"), "bcast", root="1", algos=["flat", "hlot", "fnf"])
+        >>> c.same_schedules()
+        {'flat': ['flat', 'hlot'], 'fnf': ['fnf']}
+        """
+        groups: dict[str, list[str]] = {}
+        first: dict[str, str] = {}
+        for c in sorted(self.ranked, key=lambda c: c.algorithm):
+            doc = c.schedule.to_dict()
+            what = json.dumps({k: v for k, v in doc.items() if k not in _PROVENANCE})
+            head = first.setdefault(what, c.algorithm)
+            groups.setdefault(head, []).append(c.algorithm)
+        return groups
+
+
+def compare(
+    platform: Platform,
+    operation: str = "bcast",
+    *,
+    root: str | None = None,
+    members: Iterable[str] | None = None,
+    groups: Groups | None = None,
+    model: Any = None,
+    nbytes: int = 0,
+    segment_size: int | None = None,
+    op: Any = None,
+    algos: Sequence[str] | None = None,
+) -> Comparison:
+    """Plan ``operation`` with every candidate planner, simulate each, rank by time.
+
+    Parameters
+    ----------
+    platform : Platform
+    operation : str
+        ``bcast``, ``multicast``, ``multi_multicast`` or ``allreduce``, ``allgather``,
+        ``barrier``.
+    root, members, groups, model, nbytes, segment_size, op
+        The request, as :func:`plan_request` takes it.
+    algos : sequence of str, optional
+        Compare these planners instead of the candidates the registry gives.
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    PlannerError
+        When no planner gives a schedule (the reasons are in the message).
+
+    Notes
+    -----
+    One planner call and one simulation per candidate.
+    """
+    from .models import get_model
+
+    model_name = (get_model(model) if model is not None else platform.model).name
+    if algos is None:
+        count = _participants(platform, operation, root, members, groups)
+        names, skipped = candidates(operation, model_name, count)
+    else:
+        names, skipped = list(algos), {}
+    ranked = []
+    for name in names:
+        try:
+            schedule = plan_request(
+                platform,
+                operation,
+                name,
+                root=root,
+                members=members,
+                groups=groups,
+                model=model,
+                nbytes=nbytes,
+                segment_size=segment_size,
+                op=op,
+            )
+        except PlannerError as exc:
+            skipped[name] = str(exc)
+            continue
+        ranked.append(Candidate(name, schedule, simulate(platform, schedule, model)))
+    if not ranked:
+        raise PlannerError(
+            "no planner applies to this request: "
+            + ("; ".join(f"{k}: {v}" for k, v in skipped.items()) or "none is registered")
+        )
+    ranked.sort(key=lambda c: (c.predicted_time, c.algorithm))
+    return Comparison(operation, nbytes, ranked, skipped)
+
+
+def same_trees(
+    true: Platform,
+    probed: Platform,
+    algos: Sequence[str],
+    *,
+    operation: str = "bcast",
+    root: str | None = None,
+    nbytes: int = 0,
+    scale: float = 1.0,
+) -> dict[str, bool]:
+    """Per planner: does it plan the same schedule on a probed platform as on the true one?
+
+    ``scale``: the probe measured an emulation of the true platform with every cost times
+    ``scale``; the probed costs are scaled back first (a planner with thresholds, like the
+    multi-level ones' 1 ms LAN boundary, would otherwise see another platform).
+
+    Examples
+    --------
+    >>> from hetcoll import load_platform
+    >>> p = load_platform("fig1")
+    >>> same_trees(p, p, ["fnf", "spoc"], root="1")
+    {'fnf': True, 'spoc': True}
+    """
+    probed = _unscaled(probed, scale)
+    out = {}
+    for name in algos:
+        a, b = (
+            plan_request(p, operation, name, root=root, nbytes=nbytes).to_dict()["flows"]
+            for p in (true, probed)
+        )
+        out[name] = a == b
+    return out
+
+
+def _unscaled(platform: Platform, scale: float) -> Platform:
+    """``platform`` with every node cost and latency divided by ``scale`` (bandwidths
+    multiplied): a probed, sender-only platform as it was before the emulation scaled it."""
+    if scale == 1.0:
+        return platform
+    from dataclasses import replace
+
+    nodes = [replace(n, t_ini=n.t_ini / scale, t_byte=n.t_byte / scale) for n in platform.nodes]
+    latency = None if platform.latency is None else platform.latency / scale
+    bandwidth = None if platform.bandwidth is None else platform.bandwidth * scale
+    return Platform(nodes, platform.links, latency, bandwidth, platform.model, platform.name)

@@ -1,0 +1,299 @@
+"""The MPI side of a job: what every rank does (``hetcoll run``, ``hetcoll probe`` and
+``python -m mpi4py -m hetcoll.jobs SPEC OUT``, which :func:`hetcoll.jobs.launch` starts).
+
+For each :class:`~hetcoll.jobs.Run` every rank opens one :class:`~hetcoll.runtime.HetComm`,
+probes first if asked, and measures the run's planners (and MPI's own collective) size by
+size with :mod:`hetcoll.runtime.measure`.  Rank 0 then plans and simulates the same
+planners with the comparison service (:func:`hetcoll.compare.compare`) and writes one
+result document per size (:mod:`hetcoll.jobs.document`).  The engine itself never plans
+for a prediction: what it runs and what is predicted meet here.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+from mpi4py import MPI
+
+from ..compare import Comparison, compare, same_trees
+from ..errors import HetcollError, PlannerError
+from ..hetcomm import HetComm
+from ..platform import Platform, load_platform
+from ..runtime.measure import (
+    CubeMeasurement,
+    Measurement,
+    measure_bcast,
+    measure_cube,
+    round_trips,
+)
+from .document import BCAST_METHOD, CUBE_METHOD, versions
+from .spec import Run, runs_from_spec
+
+__all__ = ["main", "measure", "probe_job", "run_job"]
+
+Measured = dict[str, Measurement | CubeMeasurement]
+
+
+def measure(run: Run, comm: MPI.Comm | None = None) -> dict[str, Any] | None:
+    """Measure ``run`` on every rank of ``comm`` (collective).
+
+    Returns, on rank 0, ``{"documents": [one per size], "probe": {...} or None}``; None on
+    the other ranks.
+    """
+    comm = comm or MPI.COMM_WORLD
+    platform = load_platform(run.platform)
+    root = str(run.root if run.root is not None else platform.ids[0])
+    if not run.cube:
+        platform.index(root)
+    with HetComm(
+        comm,
+        platform,
+        run.planner if not run.cube else "fnf",
+        cube_algo=run.planner if run.cube else None,
+        emulate=run.emulate,
+        timeout=run.timeout,
+        time_scale=run.time_scale,
+        segment_size=run.segment_size,
+    ) as hc:
+        probed = _probe(hc, run, platform) if run.probe else None
+        measured = _measure_cube(hc, run) if run.cube else _measure_bcast(hc, run, root)
+        ranks = hc.size
+    if comm.rank != 0:
+        return None
+    docs = [
+        _document(run, platform, ranks, root, nbytes, found)
+        for nbytes, found in zip(run.message_sizes, measured, strict=True)
+    ]
+    if probed is not None:
+        probed["same_tree_as_truth"] = _same_trees(run, platform, probed["_platform"], root)
+        del probed["_platform"]
+    return {"documents": docs, "probe": probed}
+
+
+def _names(run: Run) -> list[str]:
+    return [run.planner, *run.baselines]
+
+
+def _measure_bcast(hc: HetComm, run: Run, root_id: str) -> list[Measured]:
+    if not run.message_sizes:
+        return []
+    root = hc.rank_of[root_id]
+    rtt = round_trips(hc, root)
+    out = []
+    for nbytes in run.message_sizes:
+        found: Measured = {}
+        for name in dict.fromkeys(_names(run)):
+            found[name] = measure_bcast(
+                hc,
+                root,
+                nbytes,
+                run.repeat,
+                algo=name,
+                segment_size=run.segment_size,
+                rtt=rtt,
+                settle=run.settle_time,
+            )
+        if run.native:
+            found["native"] = measure_bcast(
+                hc, root, nbytes, run.repeat, native=True, rtt=rtt, settle=run.settle_time
+            )
+        out.append(found)
+    return out
+
+
+def _measure_cube(hc: HetComm, run: Run) -> list[Measured]:
+    out = []
+    for nbytes in run.message_sizes:
+        found: Measured = {}
+        for name in dict.fromkeys([*_names(run), *(["native"] if run.native else [])]):
+            native = name == "native"
+            found[name] = measure_cube(
+                hc,
+                run.operation,
+                nbytes,
+                run.repeat,
+                algo=None if native else name,
+                native=native,
+                loop=run.loop,
+                settle=run.settle_time,
+            )
+        out.append(found)
+    return out
+
+
+# -- the documents (rank 0) -------------------------------------------------------------------
+
+
+def _predictions(run: Run, platform: Platform, root: str, nbytes: int) -> Comparison:
+    """The run's planners planned and simulated as the wrapper plans them."""
+    names = list(dict.fromkeys(_names(run)))
+    found = compare(
+        platform,
+        run.operation,
+        root=None if run.cube else root,
+        nbytes=nbytes,
+        segment_size=None if run.cube else run.segment_size,
+        op="sum" if run.operation == "allreduce" else None,
+        algos=names,
+    )
+    for name in names:
+        if name in found.skipped:
+            raise PlannerError(f"{name}: {found.skipped[name]}")
+    return found
+
+
+def _document(
+    run: Run, platform: Platform, ranks: int, root: str, nbytes: int, found: Measured
+) -> dict[str, Any]:
+    predicted = _predictions(run, platform, root, nbytes)
+    entry = {name: _entry(run, platform, m, predicted) for name, m in found.items()}
+    doc: dict[str, Any] = {
+        "operation": run.operation,
+        "platform": platform.name,
+        "ranks": ranks,
+        "root": root,
+        "nbytes": nbytes,
+        "segment_size": run.segment_size,
+        "repeat": run.repeat,
+        "emulate": run.emulate,
+        "time_scale": run.time_scale,
+        "algorithm": run.planner,
+        **entry[run.planner],
+        "baselines": {name: entry[name] for name in found if name != run.planner},
+        "method": CUBE_METHOD if run.cube else BCAST_METHOD,
+        "versions": versions(),
+    }
+    for name in run.baselines:  # a baseline that is the main planner: the same measurement
+        doc["baselines"].setdefault(name, entry[name])
+    if run.cube:  # no root, not pipelined
+        del doc["root"], doc["segment_size"]
+    return doc
+
+
+def _entry(
+    run: Run, platform: Platform, m: Measurement | CubeMeasurement, predicted: Comparison
+) -> dict[str, Any]:
+    """One algorithm's fields: measured, predicted (x time_scale), ratio, lateness, details."""
+    native = m.method == "native"
+    pred = None if native else predicted.get(m.method).predicted_time * run.time_scale
+    out: dict[str, Any] = {
+        "measured_time": m.measured_time,
+        "predicted_time": pred,
+        "ratio": m.measured_time / pred if pred else None,
+        "late": m.late,
+    }
+    if isinstance(m, Measurement):
+        out.update(clock_time=m.clock_time, ack_time=m.ack_time, per_repeat=m.per_repeat)
+    else:
+        out.update(median_time=m.median_time, loop=m.loop, loop_time=m.loop_time)
+        out["per_repeat"] = m.per_repeat
+    if native:
+        return out
+    schedule = predicted.get(m.method).schedule
+    if schedule.hypercube is None:
+        out["tree"] = {p: list(c) for p, c in schedule.tree.children.items()}
+        return out
+    out["embedding"] = list(schedule.hypercube.positions)
+    out["folds"] = [list(f) for f in schedule.hypercube.folds]
+    if run.loop > 0:
+        out["loop_predicted_time"] = _loop_time(platform, schedule, run.loop) * run.time_scale
+    return out
+
+
+def _loop_time(platform: Platform, schedule, loop: int) -> float:
+    """The simulator's time per call of ``loop`` calls back to back."""
+    from ..simulate import simulate_program
+
+    program = schedule.program().repeated(loop)
+    _, done = simulate_program(platform.model.bind(platform), program)
+    return max(max(t) for t in done.values()) / loop
+
+
+# -- probing ----------------------------------------------------------------------------------
+
+
+def _probe(hc: HetComm, run: Run, platform: Platform) -> dict[str, Any]:
+    """Probe the (emulated) platform; the result, its accuracy and the probed platform."""
+    from ..runtime.probe import probe, relative_errors
+
+    t0 = time.monotonic()
+    res = probe(hc, **run.probe)
+    return {
+        **res.to_dict(),
+        "seconds": time.monotonic() - t0,
+        **relative_errors(res.platform, platform, run.time_scale),
+        "_platform": res.platform,
+    }
+
+
+def _same_trees(run: Run, true: Platform, probed: Platform, root: str) -> dict[str, bool]:
+    nbytes = run.message_sizes[0] if run.message_sizes else 0
+    names = list(dict.fromkeys(_names(run)))
+    return same_trees(
+        true, probed, names, operation=run.operation, root=root, nbytes=nbytes, scale=run.time_scale
+    )
+
+
+def probe_job(
+    platform: Platform | None, *, time_scale: float, timeout: float, **options: Any
+) -> dict[str, Any] | None:
+    """``hetcoll probe``: probe the communicator (emulating ``platform`` when given) with
+    :func:`~hetcoll.runtime.probe.probe`'s ``options``; the result on rank 0, with the
+    probed platform under ``"_platform"``."""
+    from ..platform import nodes_from_costs
+    from ..runtime.probe import probe, relative_errors
+
+    world = MPI.COMM_WORLD
+    emulate = platform is not None
+    if platform is None:  # probe the real machine: a placeholder of the right size
+        platform = Platform(nodes_from_costs([0.0] * world.size), name="placeholder")
+    with HetComm(
+        world, platform, "flat", emulate=emulate, timeout=timeout, time_scale=time_scale
+    ) as hc:
+        name = f"probed {hc.size} ranks" + (f" emulating {platform.name!r}" if emulate else "")
+        res = probe(hc, name=name, **options)
+        if hc.rank != 0:
+            return None
+    doc = res.to_dict()
+    doc["emulated"] = platform.name if emulate else None
+    if emulate:
+        doc.update(relative_errors(res.platform, platform, time_scale))
+    doc["versions"] = versions()
+    doc["_platform"] = res.platform
+    return doc
+
+
+# -- a whole job --------------------------------------------------------------------------------
+
+
+def run_job(spec: dict[str, Any], comm: MPI.Comm | None = None) -> dict[str, Any] | None:
+    """Every run of ``spec`` in turn; the job's result on rank 0."""
+    comm = comm or MPI.COMM_WORLD
+    t0 = time.monotonic()
+    runs = [measure(r, comm) for r in runs_from_spec(spec)]
+    if comm.rank != 0:
+        return None
+    return {"runs": runs, "seconds": time.monotonic() - t0, "versions": versions()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m mpi4py -m hetcoll.jobs SPEC.json OUT.json``."""
+    argv = sys.argv[1:] if argv is None else argv
+    spec_path, out_path = argv
+    with open(spec_path) as fh:
+        spec = json.load(fh)
+    try:
+        result = run_job(spec)
+    except HetcollError as exc:  # one line, and no rank is left waiting for this one
+        sys.stderr.write(f"hetcoll: error: {' '.join(str(exc).split())}\n")
+        sys.stderr.flush()
+        MPI.COMM_WORLD.Abort(2)
+    if result is not None:
+        from ..files import write_atomic
+        from ..report import to_jsonable
+
+        write_atomic(out_path, json.dumps(to_jsonable(result)) + "\n")
+    return 0

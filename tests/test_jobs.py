@@ -1,0 +1,79 @@
+"""The jobs layer: one launch, one result document, clear errors (<= 4 ranks, timeouts)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hetcoll import load_platform, simulate
+from hetcoll.compare import compare
+from hetcoll.errors import HetcollError
+from hetcoll.generators import figueira_platform
+from hetcoll.jobs import JobError, Run, entries, launch
+from hetcoll.platform import Platform, nodes_from_costs
+
+P4 = Platform(nodes_from_costs([0.7e-3, 1.5e-3, 0.7e-3, 1.5e-3]), name="p4")
+ENTRY = {"measured_time", "predicted_time", "ratio", "late", "per_repeat"}
+
+
+def test_a_run_round_trips_through_json_and_rejects_unknown_keys():
+    run = Run(P4, "bcast", "fnf", baselines=("binomial",), sizes=(4, 100), repeat=2)
+    again = Run.from_dict(run.to_dict())
+    assert again.to_dict() == run.to_dict() and again.platform == P4.to_dict()
+    with pytest.raises(HetcollError, match=r"unknown run key.*planners"):
+        Run.from_dict({**run.to_dict(), "planners": ["fnf"]})
+    with pytest.raises(HetcollError, match="operation"):
+        Run(P4, "scan")
+    assert Run(P4, "barrier").message_sizes == (0,) and Run(P4).message_sizes == (4,)
+
+
+@pytest.mark.mpi
+def test_one_job_two_operations_one_document_shape():
+    """A broadcast run (two sizes) and a barrier run in one job: a document per size, the
+    same header, every entry with its prediction (the simulator's, times the scale)."""
+    cube = figueira_platform(4, 5, base_latency=1e-3, seed=1)
+    runs = [
+        Run(P4, "bcast", "fnf", ("binomial", "fnf"), sizes=(4, 100), repeat=2, time_scale=2.0),
+        Run(cube, "barrier", "eff_cube", ("blind",), native=False, repeat=2, loop=2),
+    ]
+    result = launch(runs, 4, timeout=180)
+    assert set(result["versions"]) == {"hetcoll", "python", "numpy", "mpi4py", "mpi"}
+    (bcast, barrier) = result["runs"]
+    assert [d["nbytes"] for d in bcast["documents"]] == [4, 100]
+    for doc in bcast["documents"]:
+        assert doc["operation"] == "bcast" and doc["ranks"] == 4 and doc["root"] == "0"
+        # fnf as a baseline of itself: the same measurement, listed as asked
+        assert [e["algorithm"] for e in entries(doc)] == ["fnf", "binomial", "native", "fnf"]
+        assert doc["baselines"]["fnf"]["measured_time"] == doc["measured_time"]
+        for e in entries(doc):
+            assert set(e) >= ENTRY and e["late"] >= 0 and e["measured_time"] > 0
+        for name in ("fnf", "binomial"):
+            want = compare(P4, root="0", nbytes=doc["nbytes"], algos=[name]).best
+            e = next(x for x in entries(doc) if x["algorithm"] == name)
+            assert e["predicted_time"] == pytest.approx(2.0 * want.predicted_time)
+            assert e["tree"] == {p: list(c) for p, c in want.schedule.tree.children.items()}
+        assert doc["baselines"]["native"]["predicted_time"] is None
+    (doc,) = barrier["documents"]
+    assert doc["operation"] == "barrier" and doc["nbytes"] == 0 and "root" not in doc
+    assert [e["algorithm"] for e in entries(doc)] == ["eff_cube", "blind"]
+    blind = doc["baselines"]["blind"]
+    assert blind["predicted_time"] == pytest.approx(
+        simulate(cube, compare(cube, "barrier", algos=["blind"]).best.schedule).makespan
+    )
+    assert blind["loop_predicted_time"] <= blind["predicted_time"] + 1e-12
+    header = set(bcast["documents"][0]) - set(entries(bcast["documents"][0])[0])
+    assert header - {"root", "segment_size"} == set(doc) - set(entries(doc)[0])
+
+
+@pytest.mark.mpi
+def test_a_failing_job_is_one_job_error_with_the_ranks_message():
+    with pytest.raises(JobError) as err:
+        launch([Run(P4, repeat=1)], 3, timeout=120)
+    assert str(err.value).startswith("the MPI job failed (exit 2): the platform has 4 nodes")
+    assert "\n" not in str(err.value) and "Traceback" not in str(err.value)
+
+
+@pytest.mark.mpi
+def test_a_job_that_outlives_its_timeout_is_stopped():
+    slow = Run(load_platform("testbed16").to_dict(), repeat=1, time_scale=100.0)
+    with pytest.raises(JobError, match="did not finish within 3 s"):
+        launch([slow], 16, timeout=3)
