@@ -1,5 +1,5 @@
 """Faults and misuse with 4-8 ranks (mpi_programs/faults.py), each with a timeout so a hang
-fails instead of blocking: ranks that disagree on a datatype or on a later call all learn
+fails instead of blocking: ranks that disagree on a datatype, an operator or a later call learn
 it; a late rank at construction and a caught timeout end the job instead of hanging."""
 
 from __future__ import annotations
@@ -26,9 +26,11 @@ def run(mode: str, n: int, tmp_path: Path, timeout: float = 120):
     return proc, ranks
 
 
-@pytest.mark.parametrize("n", [4, 8])
-def test_float64_against_int64_of_the_same_size_raises_on_every_rank(n, tmp_path):
-    proc, ranks = run("dtype", n, tmp_path)
+@pytest.mark.parametrize(("mode", "n"), [("dtype", 4), ("dtype", 8), ("op", 5)])
+def test_float64_against_int64_or_max_against_sum_raises_on_every_rank(mode, n, tmp_path):
+    """Rank 1 reduces float64 where the others reduce int64 of the same byte count (or
+    with MAX where they SUM): every rank raises MismatchError, none keeps garbage."""
+    proc, ranks = run(mode, n, tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert sorted(ranks) == list(range(n))
     for events in ranks.values():

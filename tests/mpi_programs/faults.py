@@ -3,6 +3,7 @@
 Modes (each rank writes one JSON line ``{"rank", "events", ...}`` to ``OUT.<rank>``):
 
 - ``dtype``: rank 1 reduces float64, the others int64 of the same byte count;
+- ``op``: rank 1 reduces with ``MPI.MAX``, the others with ``MPI.SUM`` (same buffers);
 - ``root``/``size``: a first ``Bcast`` agreed by all, then rank 1 calls the second with
   another root (or size), then an agreed third and ``close()``: where each rank learns of
   the disagreement; ``always``: the same as ``root`` with ``check="always"``;
@@ -43,10 +44,12 @@ def attempt(events: list, name: str, call) -> bool:
         return False
 
 
-def dtype(events: list, hc: HetComm) -> None:
-    kind = np.float64 if me == 1 else np.int64
+def disagree(events: list, hc: HetComm, on: str) -> None:
+    """Rank 1's ``Allreduce`` differs from the others' on ``on``: "dtype" or "op"."""
+    kind = np.float64 if me == 1 and on == "dtype" else np.int64
+    op = MPI.MAX if me == 1 and on == "op" else MPI.SUM
     send, out = np.ones(4, dtype=kind), np.zeros(4, dtype=kind)
-    attempt(events, "Allreduce", lambda: hc.Allreduce(send, out))
+    attempt(events, "Allreduce", lambda: hc.Allreduce(send, out, op=op))
     # the wrapper still works for an agreed call
     ok = np.zeros(2, np.int64)
     attempt(events, "after", lambda: hc.Allreduce(np.ones(2, np.int64), ok))
@@ -90,8 +93,8 @@ def main() -> None:
     else:
         check = "always" if mode == "always" else "data"
         with HetComm(WORLD, platform(), "binomial", timeout=20, check=check) as hc:
-            if mode == "dtype":
-                dtype(events, hc)
+            if mode in ("dtype", "op"):
+                disagree(events, hc, mode)
             else:
                 later(events, hc, "root" if mode == "always" else mode)
     with open(f"{out}.{me}", "w") as fh:
