@@ -16,7 +16,7 @@ from hetcoll.runtime.launch import run_mpi
 
 PROGRAM = Path(__file__).with_name("mpi_programs") / "clocks.py"
 pytestmark = pytest.mark.mpi
-SECOND = 1.0  # every injected shift differs from every other by at least this much
+SECOND = 1.0  # every injected shift is at least 2.25 s away from rank 0's (mpi_programs/clocks.py)
 
 
 @pytest.fixture(scope="module", params=["no", "yes"], ids=["same clock", "shifted clocks"])
@@ -45,6 +45,7 @@ def test_modelled_arrivals_equal_the_simulator_with_or_without_the_shift(record)
 
 
 def test_measured_latency_is_the_predicted_one_not_off_by_the_shift(record):
-    # a leaked offset would move it by seconds; a busy host, by milliseconds
+    # Not a speed check: a leaked offset would move it by at least 2.25 s (the smallest
+    # injected shift against rank 0's clock); a busy host moves it by milliseconds.
     assert record["measured"] == record["clock_time"]
-    assert abs(record["measured"] - record["predicted"]) < SECOND / 10, record
+    assert abs(record["measured"] - record["predicted"]) < SECOND, record
