@@ -20,8 +20,8 @@ from mpi4py import MPI
 
 from ..compare import Comparison, compare, same_trees
 from ..errors import HetcollError, PlannerError
+from ..hetcomm import HetComm
 from ..platform import Platform, load_platform
-from ..runtime.comm import HetComm
 from ..runtime.measure import (
     CubeMeasurement,
     Measurement,
