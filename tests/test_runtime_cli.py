@@ -195,3 +195,27 @@ def test_demo_runs_end_to_end(tmp_path):
         scale=doc["time_scale"],
     )
     assert pr["same_tree"] == recomputed
+
+
+def test_run_passes_planner_options_to_the_ranks(tmp_path):
+    """``--option`` reaches the planner inside every rank (max_pairs=1 refuses the exact
+    planner, a large one lets it run); an unknown key is one warning from rank 0."""
+    plat = tmp_path / "four.json"
+    costs = np.array([1.0, 2.0, 3.0, 2.0]) * 1e-3
+    save_platform(Platform(nodes_from_costs(costs, np.zeros(4)), model="tini"), plat)
+    args = ["hetcoll", "run", "--platform", plat, "--emulate", "--repeat", "1", "--algo"]
+    refused = run_mpi(4, [*args, "optimal", "--option", "max_pairs=1"], timeout=120)
+    assert refused.returncode == 2
+    assert "more than max_pairs=1" in refused.stderr and "Traceback" not in refused.stderr
+    ok = run_mpi(
+        4,
+        [*args, "optimal", "--option", "max_pairs=1e6", "--option", "bogus=2", "--json"],
+        timeout=120,
+    )
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    assert _json(ok.stdout)["algorithm"] == "optimal"
+    warned = [ln for ln in ok.stderr.splitlines() if ln.startswith("hetcoll: warning:")]
+    assert warned == [
+        "hetcoll: warning: planner 'optimal' ignores unknown option 'bogus' "
+        "(it accepts: max_pairs, max_states)"
+    ]

@@ -19,12 +19,12 @@ Examples
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import PlannerError
+from .planners._registry import warn_unused_options
 from .platform import Platform
 from .schedule import Schedule
 from .simulate import Prediction, simulate
@@ -273,7 +273,7 @@ def compare(
         names, skipped = list(algos), {}
     ranked = []
     options = dict(options or {})
-    _warn_unused_options(options, names)
+    warn_unused_options(options, names)
     for name in names:
         try:
             schedule = plan_request(
@@ -310,20 +310,6 @@ def _accepted(options: dict[str, Any], name: str) -> dict[str, Any] | None:
     if info is None:
         return options or None
     return {k: v for k, v in options.items() if k in info.options} or None
-
-
-def _warn_unused_options(options: dict[str, Any], names: Sequence[str]) -> None:
-    from .errors import PlannerWarning
-    from .planners import REGISTRY
-
-    known = {o for n in names if n in REGISTRY for o in REGISTRY[n].options}
-    unused = sorted(set(options) - known)
-    if unused:
-        warnings.warn(
-            f"no compared planner takes option(s) {', '.join(map(repr, unused))}; ignored",
-            PlannerWarning,
-            stacklevel=3,
-        )
 
 
 def same_trees(

@@ -53,11 +53,22 @@ class Planning:
 
     def check(self, platform: Platform, nodes: Sequence[str]) -> None:
         from .planners import get_planner
+        from .planners._registry import warn_unused_options
 
         get_planner(self.algo)
         if not isinstance(self.options, dict):
             raise HetcollError(f"options: must be a dict of planner options, got {self.options!r}")
         self.cube_algo = cube_planner(self.cube_algo, default=self.algo)
+        warn_unused_options(
+            self.options, (self.algo, self.cube_algo), who="planner of this HetComm"
+        )
+
+    def _accepted(self, algo: str) -> dict[str, Any]:
+        """The options planner ``algo`` takes (the others were warned about in check())."""
+        from .planners import get_planner
+
+        accepted = set(get_planner(algo).options)
+        return {k: v for k, v in self.options.items() if k in accepted}
 
     def tree(self, platform: Platform, call: dict[str, Any]) -> Schedule:
         from .planners import plan, plan_multiple
@@ -67,17 +78,16 @@ class Planning:
             "model": self.model,
             "nbytes": call["nbytes"],
             "segment_size": call["segment_size"],
-            "options": self.options,
+            "options": self._accepted(call["algo"] or self.algo),
         }
         if call["groups"] is not None:
             return plan_multiple(platform, call["groups"], **common)
         return plan(platform, call["root"], call["members"], **common)
 
     def cube(self, platform: Platform, call: dict[str, Any]) -> Schedule:
-        from .planners import get_planner, plan_hypercube
+        from .planners import plan_hypercube
 
         algo = self.cube_algo if call["algo"] is None else cube_planner(call["algo"])
-        accepted = set(get_planner(algo).options)
         return plan_hypercube(
             platform,
             call["collective"],
@@ -86,7 +96,7 @@ class Planning:
             model=self.model,
             nbytes=call["nbytes"],
             op=call["op"],
-            options={k: v for k, v in self.options.items() if k in accepted},
+            options=self._accepted(algo),
         )
 
 

@@ -13,6 +13,7 @@ from ._base import (
     JSON_OPT,
     MODEL,
     NON_NEGATIVE,
+    OPTION_OPT,
     OUTPUT,
     OUTPUT_DIR,
     POSITIVE,
@@ -21,6 +22,7 @@ from ._base import (
     _positive,
     _sizes,
     cli,
+    planner_warnings,
 )
 from ._reports import print_bcast_measurement, print_cube_measurement, warn_unreliable
 
@@ -66,9 +68,21 @@ CUBE_OPS = ("allreduce", "allgather", "barrier")
     show_default=True,
     help="Seconds one collective may take before the job is stopped.",
 )
+@OPTION_OPT
 @JSON_OPT
 def run_cmd(
-    platform_file, op, root, algo, size, segment_size, repeat, emulate, time_scale, timeout, as_json
+    platform_file,
+    op,
+    root,
+    algo,
+    size,
+    segment_size,
+    repeat,
+    emulate,
+    time_scale,
+    timeout,
+    planner_options,
+    as_json,
 ) -> None:
     """Measure a collective under mpiexec, next to the simulator's prediction.
 
@@ -84,6 +98,7 @@ def run_cmd(
     p = _platform(platform_file)
     algo = algo or ("eff_cube" if op in CUBE_OPS else "fnf")
     _check_run(p, op, root, algo, size, segment_size, repeat, time_scale, timeout)
+    options = _run_options(algo, planner_options)
     from ..jobs import Run
     from ..jobs.ranks import measure
 
@@ -93,6 +108,7 @@ def run_cmd(
         op,
         algo,
         baselines=("blind",) if cube else ("binomial",),
+        options=options,
         root=root,
         sizes=None if size is None else (size,),  # default: 4 B, 8 B per rank, or 0
         segment_size=segment_size,
@@ -112,6 +128,23 @@ def run_cmd(
         print_cube_measurement(doc, platform_file)
     else:
         print_bcast_measurement(doc, platform_file)
+
+
+def _run_options(algo: str, options: dict) -> dict:
+    """The ``--option`` values the measured planner takes; rank 0 warns about the others
+    (the baselines get only the options they take)."""
+    import warnings
+
+    from mpi4py import MPI
+
+    from ..planners import get_planner
+
+    if MPI.COMM_WORLD.rank == 0:
+        with planner_warnings():
+            return get_planner(algo).known_options(options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return get_planner(algo).known_options(options)
 
 
 def _check_run(p, op, root, algo, size, segment_size, repeat, time_scale, timeout) -> None:

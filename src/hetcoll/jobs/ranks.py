@@ -53,6 +53,7 @@ def measure(run: Run, comm: MPI.Comm | None = None) -> dict[str, Any] | None:
         platform,
         run.planner if not run.cube else "fnf",
         cube_algo=run.planner if run.cube else None,
+        options=run.options,
         emulate=run.emulate,
         timeout=run.timeout,
         time_scale=run.time_scale,

@@ -30,6 +30,9 @@ class Run:
         The planner measured (default ``fnf``; ``eff_cube`` for a hypercube).
     baselines : tuple of str
         Other planners measured the same way, next to it.
+    options : dict, optional
+        Planner options (``hetcoll planners NAME`` lists them); each planner measured gets
+        those it accepts.
     native : bool
         Also measure MPI's own collective of the same communicator.
     root : str, optional
@@ -58,6 +61,7 @@ class Run:
     operation: str = "bcast"
     algorithm: str | None = None
     baselines: tuple[str, ...] = ()
+    options: dict[str, Any] | None = None
     native: bool = True
     root: str | None = None
     sizes: tuple[int, ...] | None = None

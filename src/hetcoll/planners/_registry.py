@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import PlannerError, PlannerWarning, UnknownPlannerError
 
-__all__ = ["PlannerInfo", "REGISTRY", "register", "get_planner"]
+__all__ = ["PlannerInfo", "REGISTRY", "register", "get_planner", "warn_unused_options"]
 
 
 @dataclass(frozen=True)
@@ -157,3 +157,18 @@ def get_planner(name: str) -> PlannerInfo:
     except (KeyError, TypeError):
         choices = ", ".join(sorted(REGISTRY))
         raise UnknownPlannerError(f"unknown planner {name!r}; choose from: {choices}") from None
+
+
+def warn_unused_options(
+    options: Mapping[str, Any], names: Sequence[str], who: str = "compared planner"
+) -> None:
+    """One :class:`~hetcoll.errors.PlannerWarning` naming the ``options`` that none of the
+    planners ``names`` takes (each planner is then given only those it accepts)."""
+    known = {o for n in names if n in REGISTRY for o in REGISTRY[n].options}
+    unused = sorted(set(options) - known, key=str)
+    if unused:
+        warnings.warn(
+            f"no {who} takes option(s) {', '.join(map(repr, unused))}; ignored",
+            PlannerWarning,
+            stacklevel=3,
+        )
