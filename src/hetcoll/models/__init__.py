@@ -6,6 +6,9 @@ name       model
 tini       sender-only ``t_ini + n t_byte`` (Banikazemi et al. 1998)
 hockney    ``alpha + n / beta`` per route, one-port, link contention
 postal     pairwise latency, non-blocking sends, LogP overhead/gap (Park et al. eq. 2)
+one_port   bidirectional one-port on the links' digraph (Beaumont et al. 2004)
+one_port_uni  unidirectional one-port on the links' digraph
+multi_port sender busy send_u, links in parallel (Bar-Noy et al.; Beaumont et al. 3.2)
 =========  ===========================================================================
 
 ``get_model("postal")``, ``get_model({"name": "postal", "gap": 2e-6})`` or a model instance.
@@ -18,6 +21,7 @@ from typing import Any
 
 from ..errors import ModelError
 from .base import BoundModel, CostModel
+from .graph import MultiPortModel, OnePortModel, OnePortUniModel
 from .hockney import HockneyModel
 from .postal import PostalModel
 from .tini import TiniModel
@@ -27,13 +31,24 @@ __all__ = [
     "BoundModel",
     "CostModel",
     "HockneyModel",
+    "MultiPortModel",
+    "OnePortModel",
+    "OnePortUniModel",
     "PostalModel",
     "TiniModel",
     "get_model",
 ]
 
 MODELS: dict[str, type[CostModel]] = {
-    cls.name: cls for cls in (TiniModel, HockneyModel, PostalModel)
+    cls.name: cls
+    for cls in (
+        TiniModel,
+        HockneyModel,
+        PostalModel,
+        OnePortModel,
+        OnePortUniModel,
+        MultiPortModel,
+    )
 }
 
 

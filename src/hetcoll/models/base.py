@@ -98,6 +98,11 @@ class BoundModel:
     def path(self, u: int, v: int) -> tuple[int, ...]:
         return ()
 
+    def relay_path(self, u: int, v: int, nbytes: int) -> tuple[int, ...] | None:
+        """None when ``u`` may send to ``v`` directly; else the nodes ``u, ..., v`` that relay
+        it, store and forward (models where only adjacent nodes talk: ``one_port``, ...)."""
+        return None
+
     # -- vectorised estimates for planners --------------------------------------------------
 
     def delay_matrix(self, nbytes: int) -> np.ndarray:
