@@ -34,6 +34,17 @@ from .joint import fnf_joint
 from .latency import hlot, mst, spt
 from .multilevel import magpie, mpich_g2, mpich_gx
 from .optimal import optimal
+from .pipelined import (
+    binomial_graph,
+    grow_tree,
+    grow_tree_multiport,
+    lp_grow,
+    lp_prune,
+    prune_degree,
+    prune_degree_multiport,
+    prune_simple,
+    throughput_tree,
+)
 from .spoc import spoc
 
 __all__ = [
@@ -51,6 +62,15 @@ __all__ = [
     "applicable",
     "auto",
     "binomial",
+    "binomial_graph",
+    "grow_tree",
+    "grow_tree_multiport",
+    "lp_grow",
+    "lp_prune",
+    "prune_degree",
+    "prune_degree_multiport",
+    "prune_simple",
+    "throughput_tree",
     "chain",
     "flat",
     "fnf",
