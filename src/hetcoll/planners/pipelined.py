@@ -60,6 +60,8 @@ __all__ = [
 ]
 
 _OPS = ("bcast", "multicast")
+#: how many of the optimal packing's trees throughput_tree improves (the least busy ones)
+STARTS = 16
 _PAPER = "Beaumont, Marchal & Robert 2004 (LIP RR-2004-46)"
 
 
@@ -591,18 +593,28 @@ def throughput_tree(
 ) -> Schedule:
     """Our single tree for pipelined broadcasts: never worse than the paper's heuristics.
 
-    Starts from every tree of the paper's heuristics (Alg. 1-3, 5-7 with the LP's loads),
+    Starts from every tree of the paper's heuristics (Alg. 1-3, 5-7 with the LP's loads)
+    and from the :data:`STARTS` least busy trees of the optimal multi-tree packing,
     improves each by a local search on the period under the request's model, and keeps the
-    best.  A move re-parents one node ``c`` (with its subtree) to another in-neighbour ``w``
+    best (so it is never worse than the best paper heuristic).  A move re-parents one node
+    ``c`` (with its subtree) to another in-neighbour ``w``
     outside that subtree; it is taken when the busiest of the three nodes it changes
     (old parent, ``w``, ``c``) becomes strictly less busy, so the sorted vector of node
     periods decreases lexicographically and the search ends.  Moves are tried on the
     busiest nodes first.
     """
     req, g = _start(platform, root, members, model, nbytes, segment_size)
-    loads = lp_loads(g) if g.ports != "multi" or g.k <= 400 else None
+    if g.k == 1:
+        return _schedule(req, g, "throughput_tree", [])
+    prob = g.problem()
+    packing = pack_arborescences(prob)
+    starts = paper_trees(g, edge_loads(prob, packing))
+    # the optimal multi-tree solution's own trees, the least busy first
+    columns = sorted(packing.columns, key=lambda t: (tree_period_of(g, t), t.tolist()))
+    for j, tree in enumerate(columns[:STARTS]):
+        starts[f"packing tree {j}"] = tree.tolist()
     best: tuple[float, str, list[int]] | None = None
-    for name, tree in paper_trees(g, loads).items():
+    for name, tree in starts.items():
         better = _local_search(g, tree)
         key = (tree_period_of(g, better), name, better)
         if best is None or key[0] < best[0]:
@@ -672,6 +684,46 @@ def _local_search(g: PlanGraph, tree: list[int], max_rounds: int = 10_000) -> li
                     break
             if improved:
                 break
-        if not improved:
+        if not improved and not _eject(g, periods, parent_edge, kids, in_edges, period, in_subtree):
             break
     return [int(e) for e in parent_edge if e >= 0]
+
+
+def _eject(g, periods, parent_edge, kids, in_edges, period, in_subtree) -> bool:
+    """Two moves at once, when no single one helps: a child ``c`` of the busiest node goes
+    to ``w`` while a child ``d`` of ``w`` makes room by going to ``x``; taken when every
+    node they touch ends below the busiest node's period (an ejection chain of length 2)."""
+    u = int(np.argmax(periods))
+    top = float(periods[u])
+    for c in sorted(kids[u], key=lambda c: (-g.T[parent_edge[c]], c)):
+        if period(u, without=c) >= top:
+            continue
+        for e in in_edges[c]:
+            w = int(g.src[e])
+            if w == u or g.T[e] >= top or in_subtree(w, c):
+                continue
+            for d in sorted(kids[w], key=lambda d: (-g.T[parent_edge[d]], d)):
+                if period(w, extra=e, without=d) >= top:
+                    continue
+                for f in in_edges[d]:
+                    x = int(g.src[f])
+                    if x in (w, u) or g.T[f] >= top or in_subtree(x, d) or in_subtree(x, c):
+                        continue
+                    if period(x, extra=f) >= top:
+                        continue
+                    kids[u].discard(c)
+                    kids[w].add(c)
+                    parent_edge[c] = e
+                    kids[w].discard(d)
+                    kids[x].add(d)
+                    parent_edge[d] = f
+                    if max(period(v) for v in (u, w, x, c, d)) < top:
+                        return True
+                    # undo (a period of c or d grew past the top through its new edge)
+                    kids[x].discard(d)
+                    kids[w].add(d)
+                    kids[w].discard(c)
+                    kids[u].add(c)
+                    parent_edge[d] = int(np.flatnonzero((g.src == w) & (g.dst == d))[0])
+                    parent_edge[c] = int(np.flatnonzero((g.src == u) & (g.dst == c))[0])
+    return False
