@@ -33,6 +33,7 @@ from .hypercube import (
 from .joint import fnf_joint
 from .latency import hlot, mst, spt
 from .multilevel import magpie, mpich_g2, mpich_gx
+from .multitree import multi_tree
 from .optimal import optimal
 from .pipelined import (
     binomial_graph,
@@ -81,6 +82,7 @@ __all__ = [
     "mpich_g2",
     "mpich_gx",
     "mst",
+    "multi_tree",
     "optimal",
     "spoc",
     "spt",

@@ -19,6 +19,7 @@ __all__ = [
     "prepare",
     "tree_schedule",
     "relative_order",
+    "relays",
     "check_platform",
     "check_size",
     "member_list",
@@ -146,6 +147,17 @@ def relative_order(req: Request) -> list[int]:
     return list(req.members[pos:] + req.members[:pos])
 
 
+def relays(req: Request, edges: Iterable[tuple[int, int]]) -> tuple[tuple[str, ...], ...]:
+    """The relay paths (ids) of the tree edges ``(parent, child)`` (indices) that the
+    request's model cannot send directly (:meth:`BoundModel.relay_path`)."""
+    out = []
+    for p, c in edges:
+        path = req.bound.relay_path(p, c, req.message_size())
+        if path is not None:
+            out.append(tuple(req.ids[x] for x in path))
+    return tuple(out)
+
+
 def tree_schedule(
     req: Request, algorithm: str, edges: Iterable[tuple[int, int]], **params: Any
 ) -> Schedule:
@@ -158,10 +170,5 @@ def tree_schedule(
     tree = Tree.from_edges(ids[req.root], ((ids[p], ids[c]) for p, c in edges))
     if len(tree.nodes) != len(req.members):
         raise AssertionError(f"{algorithm}: tree spans {len(tree.nodes)} of {len(req.members)}")
-    relays = []
-    for p, c in edges:
-        path = req.bound.relay_path(p, c, req.message_size())
-        if path is not None:
-            relays.append(tuple(ids[x] for x in path))
-    flow = Flow(tree, req.nbytes, segment_size=req.segment_size, relays=tuple(relays))
+    flow = Flow(tree, req.nbytes, segment_size=req.segment_size, relays=relays(req, edges))
     return Schedule(req.collective, algorithm, req.nbytes, (flow,), params, req.model.to_spec())
