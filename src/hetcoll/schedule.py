@@ -738,7 +738,16 @@ class Schedule:
         flow by flow.  It describes one *period*: a pair listed ``m`` times stands for ``m``
         consecutive segments of its flow, so the ``j``-th listing in period ``p`` sends
         segment ``p m + j`` (a multi-tree schedule whose trees carry different numbers of
-        slices per period; ``m = 1``: segment by segment).
+        slices per period; ``m = 1``: segment by segment).  A listing may carry a third
+        element, a *lag* ``d >= 0``: it sends in period ``p`` the segment of period
+        ``p - d`` (a node forwards what it received in an earlier period: a periodic
+        timetable whose transfers of one slice do not all fit in one period).  With a fourth
+        element, a *slot* (the transfer's rank in one period of a timetable, the same
+        number at its sender and receiver), ``order`` is a **timetable**: every node also
+        receives in slot order, and its sends, and its receives, each run strictly one
+        after the other in that order (each depends on the previous one), so the ports
+        follow the timetable's order and the period it achieves is at most the
+        timetable's (a self-timed execution of a feasible periodic schedule).
     """
 
     collective: str
@@ -787,13 +796,23 @@ class Schedule:
         if self.order is not None:
             self._check_order()
 
+    @property
+    def timetable(self) -> bool:
+        """Whether ``order`` is a timetable (its listings carry slots): see ``order``."""
+        return bool(self.order) and any(len(p) == 4 for seq in self.order.values() for p in seq)
+
     def _check_order(self) -> None:
+        if self.timetable:
+            if any(len(p) != 4 for seq in self.order.values() for p in seq):
+                raise ScheduleError("order: a timetable gives [flow, child, lag, slot] everywhere")
+            if any(f.relays for f in self.flows):
+                raise ScheduleError("order: a timetable cannot have relayed edges")
         edges: dict[str, set[tuple[int, str]]] = {}
         for fi, flow in enumerate(self.flows):
             for parent, kids in flow.tree.children.items():
                 edges.setdefault(parent, set()).update((fi, c) for c in kids)
         for node, pairs in self.order.items():
-            if set(pairs) != edges.get(node, set()):
+            if {p[:2] for p in pairs} != edges.get(node, set()):
                 raise ScheduleError(
                     f"order[{node!r}]: must list each (flow, child) send of {node!r} (and no other)"
                 )
@@ -922,7 +941,9 @@ class Schedule:
         if self.hypercube is not None:
             return self.hypercube.program(self.nbytes)
         chunks: list[Chunk] = []
+        timetable = self.timetable
         recvs: dict[str, list[Op]] = {}
+        recv_keys: dict[str, list[tuple]] = {}
         # a send: (sort key, chunk, receiver, index of the recv it depends on in its rank or
         # None for a chunk held from the start, whether it forwards a relay copy)
         sends: dict[str, list[tuple[tuple, int, str, tuple]]] = {}
@@ -938,10 +959,14 @@ class Schedule:
             for node in (*flow.tree.nodes, *(r for path in flow.relays for r in path)):
                 recvs.setdefault(node, [])
                 sends.setdefault(node, [])
+                recv_keys.setdefault(node, [])
             for node in flow.tree.nodes:
                 up = parent.get(node)
                 if up is not None and (up, node) not in via:
                     recvs[node] += [Op("recv", up, base + k) for k in range(len(segs))]
+                    if timetable:
+                        ci = flow.tree.children[up].index(node)
+                        recv_keys[node] += [key(up, k, ci, node) for k in range(len(segs))]
                 for ci, child in enumerate(flow.tree.children.get(node, ())):
                     for k in range(len(segs)):
                         hops = via.get((node, child))
@@ -960,16 +985,25 @@ class Schedule:
                         recvs[child].append(Op("recv", hops[-1], copy, (), base + k))
         ops: dict[str, tuple[Op, ...]] = {}
         for node, rlist in recvs.items():
+            if timetable:  # receives in slot order, each posted when the previous completed
+                ranked = sorted(range(len(rlist)), key=lambda i: recv_keys[node][i])
+                rlist = [
+                    Op("recv", rlist[i].peer, rlist[i].chunk, (j - 1,) if j else ())
+                    for j, i in enumerate(ranked)
+                ]
             where: dict[int, int] = {}
             for i, op in enumerate(rlist):
                 where[op.chunk if op.result is None else op.result] = i
                 if op.result is not None:
                     where.setdefault(op.chunk, i)
-            slist = []
+            slist: list[Op] = []
             for _, chunk, peer, _copy in sorted(sends[node], key=lambda x: x[0]):
                 held = chunk if chunks[chunk].copy_of is None or _copy else chunks[chunk].copy_of
                 dep = where.get(held)
-                slist.append(Op("send", peer, chunk, () if dep is None else (dep,)))
+                deps = () if dep is None else (dep,)
+                if timetable and slist:  # strictly after the previous send
+                    deps = (*deps, len(rlist) + len(slist) - 1)
+                slist.append(Op("send", peer, chunk, deps))
             ops[node] = tuple(rlist) + tuple(slist)
         return Program(ops, tuple(chunks), {k: frozenset(v) for k, v in initial.items()})
 
@@ -978,19 +1012,22 @@ class Schedule:
         child: segment first, then flow and child order; with an ``order`` for the node,
         period first (``k // m`` for a pair listed ``m`` times), then the position of its
         ``(k % m)``-th listing."""
-        listed: dict[str, dict[str, list[int]]] = {}
+        listed: dict[str, dict[str, list[tuple[int, int]]]] = {}
         if self.order:
             for node, pairs in self.order.items():
-                for pos, (f, child) in enumerate(pairs):
-                    if f == fi:
-                        listed.setdefault(node, {}).setdefault(child, []).append(pos)
+                for pos, pair in enumerate(pairs):
+                    if pair[0] == fi:
+                        lag = pair[2] if len(pair) > 2 else 0
+                        slot = pair[3] if len(pair) > 3 else pos
+                        listed.setdefault(node, {}).setdefault(pair[1], []).append((slot, lag))
 
         def key(node: str, k: int, ci: int, child: str) -> tuple:
             places = listed.get(node, {}).get(child)
             if not places:
                 return (k, fi, ci)
             m = len(places)
-            return (k // m, places[k % m], 0)
+            slot, lag = places[k % m]
+            return (k // m + lag, slot, 0)
 
         return key
 
@@ -1160,8 +1197,9 @@ def _model_spec(model: Any) -> str | dict[str, Any]:
         raise ScheduleError(str(exc) if str(exc).startswith("model") else f"model: {exc}") from None
 
 
-def _order(order: Any, nflows: int) -> dict[str, tuple[tuple[int, str], ...]]:
-    """``order`` checked: node -> list of ``[flow index, child]`` pairs."""
+def _order(order: Any, nflows: int) -> dict[str, tuple[tuple, ...]]:
+    """``order`` checked: node -> list of ``[flow index, child]`` pairs or
+    ``[flow index, child, lag]`` triples."""
     order = _mapping(order, "order")
     out: dict[str, tuple[tuple[int, str], ...]] = {}
     for node, pairs in order.items():
@@ -1170,12 +1208,19 @@ def _order(order: Any, nflows: int) -> dict[str, tuple[tuple[int, str], ...]]:
             raise ScheduleError(f"{where}: must be a list of [flow, child] pairs")
         checked = []
         for k, pair in enumerate(pairs):
-            if not isinstance(pair, list | tuple) or len(pair) != 2:
-                raise ScheduleError(f"{where}[{k}]: must be a [flow, child] pair")
+            if not isinstance(pair, list | tuple) or len(pair) not in (2, 3, 4):
+                raise ScheduleError(
+                    f"{where}[{k}]: must be [flow, child], [flow, child, lag] or "
+                    "[flow, child, lag, slot]"
+                )
             flow = _count(pair[0], "count", f"{where}[{k}][0]")
             if flow >= nflows:
                 raise ScheduleError(f"{where}[{k}][0]: no flow {flow} (the schedule has {nflows})")
-            checked.append((flow, _id(pair[1], f"{where}[{k}][1]")))
+            item: tuple = (flow, _id(pair[1], f"{where}[{k}][1]"))
+            extra = [_count(x, "count", f"{where}[{k}][{j}]") for j, x in enumerate(pair[2:], 2)]
+            if len(extra) == 2 or (extra and extra[0]):
+                item = (*item, *extra)
+            checked.append(item)
         out[_id(node, "order")] = tuple(checked)
     return out
 
