@@ -96,13 +96,18 @@ def multi_tree(
     if g.k == 1 or req.nbytes == 0:
         return _schedule(req, g, "multi_tree", _best_single(g))
     packing = pack_arborescences(prob)
-    m = integer_weights(g, packing, slices_per_period)
+    size = req.message_size()
+    total = -(-req.nbytes // size)
+    # a period longer than the message is never completed: no more slices than it has
+    m = integer_weights(g, packing, slices_per_period, limit=total)
     keep = [i for i in range(len(m)) if m[i] > 0]
     trees = [packing.trees[i] for i in keep]
     m = [int(m[i]) for i in keep]
-    size = req.message_size()
-    total = -(-req.nbytes // size)
     share = _shares(total, m)
+    if sum(1 for x in share if x) == 1:  # one tree carries everything: a plain pipeline
+        only = trees[next(i for i, x in enumerate(share) if x)]
+        optimum = packing.throughput * size
+        return _schedule(req, g, "multi_tree", only.tolist(), trees=1, optimum=optimum)
     flows, flow_of, offset = [], {}, 0
     for i, (tree, s) in enumerate(zip(trees, share, strict=True)):
         if s == 0:
@@ -168,13 +173,18 @@ def _bfs_edges(g: PlanGraph, tree: np.ndarray) -> list[int]:
     return out
 
 
-def integer_weights(g: PlanGraph, packing: Packing, target: int | None = None) -> np.ndarray:
-    """Whole slices per period for each tree of ``packing`` (see the module docstring)."""
+def integer_weights(
+    g: PlanGraph, packing: Packing, target: int | None = None, limit: int | None = None
+) -> np.ndarray:
+    """Whole slices per period for each tree of ``packing`` (see the module docstring):
+    ``target`` slices per period, or the fewest of :data:`PERIODS` (at most ``limit``,
+    when given) that keep :data:`KEEP` of the optimum."""
     lam = np.asarray(packing.weights, dtype=float)
     share = lam / lam.sum()
     prob = g.problem()
     best: tuple[float, np.ndarray] | None = None
-    for periods in (target,) if target else PERIODS:
+    choices = [p for p in PERIODS if limit is None or p <= max(limit, PERIODS[0])]
+    for periods in (target,) if target else choices:
         m = np.floor(share * periods + 0.5)
         if m.sum() == 0:
             m[int(np.argmax(share))] = 1
