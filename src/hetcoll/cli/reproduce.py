@@ -27,8 +27,13 @@ from ._base import JSON_OPT, OUTPUT_DIR, cli
     help="Directory for the JSON and PNG files (default: results/NAME).",
 )
 @click.option("--no-plot", is_flag=True, help="Skip the PNG figures.")
+@click.option(
+    "--full",
+    is_flag=True,
+    help="The paper's whole grid where the default is a CI-sized one (beaumont-*).",
+)
 @JSON_OPT
-def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, as_json) -> None:
+def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, full, as_json) -> None:
     """Reproduce a paper's experiment (hetcoll reproduce list: the choices)."""
     from ..experiments import EXPERIMENTS, Config, get_experiment
     from ..files import check_output_dir
@@ -44,7 +49,8 @@ def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, as_json) -> Non
         raise HetcollError(f"--workers: must be >= 1, got {workers}")
     out = Path(out_dir or Path("results") / name)
     check_output_dir(out)  # before the experiment runs, not after
-    config = Config(trials=trials, seed=seed, workers=workers, progress=not as_json)
+    params = {"full": True} if full else {}
+    config = Config(trials=trials, seed=seed, workers=workers, progress=not as_json, params=params)
     result = exp.func(config)
     written = _write_result(result, out, plot=not no_plot)
     if as_json:

@@ -10,6 +10,8 @@ min_w T_uw`` (Table 2).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..platform import Link, Node, Platform
@@ -103,9 +105,11 @@ def tiers_platform(
     of them), and LANs (stars of up to five nodes) with the rest.  Nodes are placed at
     random in the unit square; each level is a Euclidean minimum spanning tree plus
     redundancy links (every WAN and MAN node to its nearest non-neighbour of its level);
-    each MAN is attached to its two nearest WAN nodes, each LAN's centre to the nearest
-    node of a MAN.  Densities come out between 0.05 and 0.15 for 30 to 65 nodes, as in the
-    paper's Table 3 platforms.  Bandwidths are drawn as for random graphs.
+    each MAN is attached to its two nearest WAN nodes, each LAN's centre to the two nearest
+    MAN nodes, and a LAN's hosts are a star around its centre plus a chain (LAN
+    redundancy: with a bare star every host has one way in and every tree is the same).
+    Densities come out between 0.05 and 0.15 for 30 to 65 nodes, as in the paper's
+    Table 3 platforms.  Bandwidths are drawn as for random graphs.
     """
     n = int(check_quantity(n, "count", "n", positive=True))
     rng = as_rng(seed)
@@ -148,7 +152,10 @@ def tiers_platform(
         centre = lan[0]
         for v in lan[1:]:
             link(centre, v)
-        link(centre, nearest(centre, tops)[0])
+        for a, b in itertools.pairwise(lan[1:]):  # LAN redundancy: a chain of hosts
+            link(a, b)
+        for m in nearest(centre, tops)[:2]:
+            link(centre, m)
     return _platform(n, sorted(pairs), rng, model, f"tiers n={n}")
 
 
