@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["min_arborescence"]
+__all__ = ["min_arborescence", "depths"]
 
 
 def min_arborescence(
-    n: int, src: np.ndarray, dst: np.ndarray, cost: np.ndarray, root: int
+    n: int,
+    src: np.ndarray,
+    dst: np.ndarray,
+    cost: np.ndarray,
+    root: int,
+    depth: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """Edges of a minimum-cost spanning arborescence rooted at ``root``.
 
@@ -29,6 +34,9 @@ def min_arborescence(
     cost : array of float
         Edge costs (any sign).
     root : int
+    depth : array of int, optional
+        Hops from ``root`` of every node (:func:`depths`): pass it when calling many times
+        on one graph.
 
     Returns
     -------
@@ -57,7 +65,7 @@ def min_arborescence(
     s, d, w = src[keep], dst[keep], cost[keep]
     # ties go to the parent nearest the root (then the lowest edge index): with many equal
     # costs (zero prices) arbitrary ties form cycles round after round
-    depth = _depth(n, src, dst, root)
+    depth = depths(n, src, dst, root) if depth is None else depth
     origin = keep  # this level's edge -> the caller's edge index
     levels: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     size, r = n, root
@@ -95,8 +103,8 @@ def min_arborescence(
     return out[np.argsort(dst[out], kind="stable")]
 
 
-def _depth(n: int, src: np.ndarray, dst: np.ndarray, root: int) -> np.ndarray:
-    """Hops from ``root`` (n for the unreachable)."""
+def depths(n: int, src: np.ndarray, dst: np.ndarray, root: int) -> np.ndarray:
+    """Hops from ``root`` along the edges (``n`` for the unreachable)."""
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import breadth_first_order
 

@@ -624,106 +624,117 @@ def throughput_tree(
 
 
 def _local_search(g: PlanGraph, tree: list[int], max_rounds: int = 10_000) -> list[int]:
-    """Re-parent nodes while the max period among the nodes a move touches decreases."""
-    k = g.k
-    parent_edge = np.full(k, -1, dtype=np.int64)
-    for e in tree:
-        parent_edge[g.dst[e]] = e
-    in_edges: list[list[int]] = [[] for _ in range(k)]
-    for e, v in enumerate(g.dst.tolist()):
-        if g.src[e] != v:
-            in_edges[v].append(e)
-    kids: list[set[int]] = [set() for _ in range(k)]
-    for v in range(k):
-        if parent_edge[v] >= 0:
-            kids[int(g.src[parent_edge[v]])].add(v)
+    """Re-parent nodes while the max period among the nodes a move touches decreases
+    (plain Python lists: the moves look at a few numbers each)."""
+    search = _Search(g, tree)
+    for _ in range(max_rounds):
+        if not (search.single_move() or search.eject()):
+            break
+    return [e for e in search.parent_edge if e >= 0]
 
-    def period(u: int, extra: int | None = None, without: int | None = None, pe=None) -> float:
-        es = [int(parent_edge[c]) for c in kids[u] if c != without]
-        if extra is not None:
+
+class _Search:
+    """A tree under local search: each node's parent edge and children."""
+
+    def __init__(self, g: PlanGraph, tree: list[int]) -> None:
+        self.g = g
+        self.k = k = g.k
+        self.T = g.T.tolist()
+        self.send = g.send.tolist()
+        self.src = g.src.tolist()
+        self.multi = g.ports == "multi"
+        self.uni = g.ports == "unidirectional"
+        self.parent_edge = [-1] * k
+        for e in tree:
+            self.parent_edge[int(g.dst[e])] = int(e)
+        self.in_edges: list[list[int]] = [[] for _ in range(k)]
+        for e, v in enumerate(g.dst.tolist()):
+            if self.src[e] != v:
+                self.in_edges[v].append(e)
+        self.kids: list[set[int]] = [set() for _ in range(k)]
+        for v in range(k):
+            if self.parent_edge[v] >= 0:
+                self.kids[self.src[self.parent_edge[v]]].add(v)
+
+    def period(self, u: int, extra: int = -1, without: int = -1, pe: int = -2) -> float:
+        T, pes = self.T, self.parent_edge
+        es = [pes[c] for c in self.kids[u] if c != without]
+        if extra >= 0:
             es.append(extra)
-        inc = g.T[pe] if pe is not None else (g.T[parent_edge[u]] if parent_edge[u] >= 0 else 0.0)
-        if g.ports == "multi":
-            return max(float(g.send[es].sum()), float(g.T[es].max())) if es else 0.0
-        out = float(g.T[es].sum()) if es else 0.0
-        return out + inc if g.ports == "unidirectional" else max(out, inc)
+        if self.multi:
+            return max(sum(self.send[e] for e in es), max(T[e] for e in es)) if es else 0.0
+        out = sum(T[e] for e in es)
+        up = pes[u] if pe == -2 else pe
+        inc = T[up] if up >= 0 else 0.0
+        return out + inc if self.uni else max(out, inc)
 
-    def in_subtree(x: int, top: int) -> bool:
+    def in_subtree(self, x: int, top: int) -> bool:
+        pes, src = self.parent_edge, self.src
         while x >= 0:
             if x == top:
                 return True
-            x = int(g.src[parent_edge[x]]) if parent_edge[x] >= 0 else -1
+            x = src[pes[x]] if pes[x] >= 0 else -1
         return False
 
-    for _ in range(max_rounds):
-        periods = np.array([period(u) for u in range(k)])
-        improved = False
-        for u in np.argsort(-periods, kind="stable").tolist():
+    def move(self, c: int, e: int) -> None:
+        old = self.src[self.parent_edge[c]]
+        self.kids[old].discard(c)
+        self.kids[self.src[e]].add(c)
+        self.parent_edge[c] = e
+
+    def single_move(self) -> bool:
+        """One move that lowers the busiest of the nodes it touches, busiest nodes first."""
+        root, T, pes, src = self.g.root, self.T, self.parent_edge, self.src
+        periods = [self.period(u) for u in range(self.k)]
+        for u in sorted(range(self.k), key=lambda u: (-periods[u], u)):
             # the nodes whose move may relieve u: its children (out-load) or u itself (in)
-            for c in [*sorted(kids[u], key=lambda c: -g.T[parent_edge[c]]), u]:
-                if c == g.root or parent_edge[c] < 0:
+            for c in [*sorted(self.kids[u], key=lambda c: (-T[pes[c]], c)), u]:
+                if c == root or pes[c] < 0:
                     continue
-                old = int(g.src[parent_edge[c]])
+                old = src[pes[c]]
                 before = max(periods[old], periods[c])
-                for e in in_edges[c]:
-                    w = int(g.src[e])
-                    if w == old or in_subtree(w, c):
+                for e in self.in_edges[c]:
+                    w = src[e]
+                    if w == old or self.in_subtree(w, c):
                         continue
                     after = max(
-                        period(old, without=c),
-                        period(w, extra=e),
-                        period(c, pe=e),
+                        self.period(old, without=c), self.period(w, extra=e), self.period(c, pe=e)
                     )
-                    if after < max(before, periods[w]) - 1e-15 * max(before, 1e-300):
-                        kids[old].discard(c)
-                        kids[w].add(c)
-                        parent_edge[c] = e
-                        improved = True
-                        break
-                if improved:
-                    break
-            if improved:
-                break
-        if not improved and not _eject(g, periods, parent_edge, kids, in_edges, period, in_subtree):
-            break
-    return [int(e) for e in parent_edge if e >= 0]
-
-
-def _eject(g, periods, parent_edge, kids, in_edges, period, in_subtree) -> bool:
-    """Two moves at once, when no single one helps: a child ``c`` of the busiest node goes
-    to ``w`` while a child ``d`` of ``w`` makes room by going to ``x``; taken when every
-    node they touch ends below the busiest node's period (an ejection chain of length 2)."""
-    u = int(np.argmax(periods))
-    top = float(periods[u])
-    for c in sorted(kids[u], key=lambda c: (-g.T[parent_edge[c]], c)):
-        if period(u, without=c) >= top:
-            continue
-        for e in in_edges[c]:
-            w = int(g.src[e])
-            if w == u or g.T[e] >= top or in_subtree(w, c):
-                continue
-            for d in sorted(kids[w], key=lambda d: (-g.T[parent_edge[d]], d)):
-                if period(w, extra=e, without=d) >= top:
-                    continue
-                for f in in_edges[d]:
-                    x = int(g.src[f])
-                    if x in (w, u) or g.T[f] >= top or in_subtree(x, d) or in_subtree(x, c):
-                        continue
-                    if period(x, extra=f) >= top:
-                        continue
-                    kids[u].discard(c)
-                    kids[w].add(c)
-                    parent_edge[c] = e
-                    kids[w].discard(d)
-                    kids[x].add(d)
-                    parent_edge[d] = f
-                    if max(period(v) for v in (u, w, x, c, d)) < top:
+                    if after < max(before, periods[w]) * (1 - 1e-15):
+                        self.move(c, e)
                         return True
-                    # undo (a period of c or d grew past the top through its new edge)
-                    kids[x].discard(d)
-                    kids[w].add(d)
-                    kids[w].discard(c)
-                    kids[u].add(c)
-                    parent_edge[d] = int(np.flatnonzero((g.src == w) & (g.dst == d))[0])
-                    parent_edge[c] = int(np.flatnonzero((g.src == u) & (g.dst == c))[0])
-    return False
+        return False
+
+    def eject(self) -> bool:
+        """Two moves at once, when no single one helps: a child ``c`` of the busiest node
+        goes to ``w`` while a child ``d`` of ``w`` makes room by going to ``x``; taken when
+        every node they touch ends below the busiest node's period (an ejection chain of
+        length 2)."""
+        T, pes, src = self.T, self.parent_edge, self.src
+        periods = [self.period(v) for v in range(self.k)]
+        u = max(range(self.k), key=lambda v: (periods[v], -v))
+        top = periods[u]
+        for c in sorted(self.kids[u], key=lambda c: (-T[pes[c]], c)):
+            if self.period(u, without=c) >= top:
+                continue
+            for e in self.in_edges[c]:
+                w = src[e]
+                if w == u or T[e] >= top or self.in_subtree(w, c):
+                    continue
+                for d in sorted(self.kids[w], key=lambda d: (-T[pes[d]], d)):
+                    if self.period(w, extra=e, without=d) >= top:
+                        continue
+                    for f in self.in_edges[d]:
+                        x = src[f]
+                        if x in (w, u) or T[f] >= top or self.in_subtree(x, d):
+                            continue
+                        if self.in_subtree(x, c) or self.period(x, extra=f) >= top:
+                            continue
+                        back_c, back_d = pes[c], pes[d]
+                        self.move(c, e)
+                        self.move(d, f)
+                        if max(self.period(v) for v in (u, w, x, c, d)) < top:
+                            return True
+                        self.move(d, back_d)  # undo: c or d got a slower way in
+                        self.move(c, back_c)
+        return False

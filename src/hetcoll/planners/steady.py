@@ -33,11 +33,12 @@ import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from ..arborescence import min_arborescence
+from ..arborescence import depths, min_arborescence
 from ..errors import PlannerError
 from ..platform import Platform
 
@@ -80,6 +81,11 @@ class SteadyProblem:
     @property
     def m(self) -> int:
         return len(self.src)
+
+    @cached_property
+    def depth(self) -> np.ndarray:
+        """Hops of every node from the root (tie-breaking of the arborescence routine)."""
+        return depths(self.n, self.src, self.dst, self.root)
 
     def loads(self, edges: Iterable[int], weight: float = 1.0) -> np.ndarray:
         """Port loads (rows: out-ports then in-ports, or one port per node when
@@ -211,7 +217,7 @@ def _initial_trees(p: SteadyProblem) -> list[np.ndarray]:
     """Starting columns: the min-sum arborescence, the shortest-path tree, and a tree that
     balances out-degrees (Alg. 3's greedy)."""
     trees = []
-    first = min_arborescence(p.n, p.src, p.dst, p.T, p.root)
+    first = min_arborescence(p.n, p.src, p.dst, p.T, p.root, p.depth)
     if first is None:  # pragma: no cover - steady_problem checked reachability
         raise PlannerError("some node is unreachable from the root")
     trees.append(first)
@@ -396,7 +402,7 @@ def _price(
     p: SteadyProblem, T: np.ndarray, price: np.ndarray, out_row: np.ndarray, in_row: np.ndarray
 ) -> tuple[np.ndarray, float]:
     cost = T * (price[out_row] + price[in_row])
-    tree = min_arborescence(p.n, p.src, p.dst, cost, p.root)
+    tree = min_arborescence(p.n, p.src, p.dst, cost, p.root, p.depth)
     return tree, float(cost[tree].sum())
 
 
@@ -435,7 +441,7 @@ def edge_loads(problem: SteadyProblem, packing: Packing) -> np.ndarray:
         price = np.maximum(-duals[: p.rows], 0.0)
         mu = float(duals[p.rows])
         cost = T * (1 + price[out_row] + price[in_row])
-        tree = min_arborescence(p.n, p.src, p.dst, cost, p.root)
+        tree = min_arborescence(p.n, p.src, p.dst, cost, p.root, p.depth)
         if float(cost[tree].sum()) >= mu - LOAD_TOL * max(1.0, abs(mu)) or not add(tree):
             break
     n = np.zeros(p.m)
