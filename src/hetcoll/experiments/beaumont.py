@@ -148,7 +148,7 @@ def _summarise(rows: list[dict[str, Any]], planners: tuple[str, ...]) -> dict[st
         "trials": len(rows),
         "timeouts": len(rows) - len(ok),
         "stats": stats,
-        "density": density,
+        "measured_density": density,
     }
 
 
