@@ -71,3 +71,50 @@ def brute_force_optimum(platform, root: str, members=None, nbytes: int = 0) -> f
         schedule = tree_schedule(req, "brute-force", edges)
         best = min(best, simulate(platform, schedule).makespan)
     return best
+
+
+def dijkstra_routes(n: int, edges: list[tuple[int, int, float, float]]):
+    """All-pairs routes by a plain Dijkstra per source that pops ``(latency, hops, node)``
+    and replaces a predecessor only on a strictly better ``(latency, hops)``: hetcoll's
+    routing rule written directly (the simulator's routes before they moved to SciPy).
+
+    ``edges`` are undirected ``(a, b, latency, bandwidth)``; resource ``2k`` is ``a -> b``.
+    Returns ``(latency, bandwidth, paths)`` as nested lists.
+    """
+    import heapq
+
+    adj: list[list[tuple[int, float, float, int]]] = [[] for _ in range(n)]
+    for k, (a, b, w, bw) in enumerate(edges):
+        adj[a].append((b, w, bw, 2 * k))
+        adj[b].append((a, w, bw, 2 * k + 1))
+    lat = [[0.0] * n for _ in range(n)]
+    band = [[math.inf] * n for _ in range(n)]
+    paths = [[()] * n for _ in range(n)]
+    for s in range(n):
+        dist = [math.inf] * n
+        hops = [0] * n
+        prev: list = [None] * n
+        dist[s] = 0.0
+        heap = [(0.0, 0, s)]
+        done = [False] * n
+        while heap:
+            d, h, u = heapq.heappop(heap)
+            if done[u]:
+                continue
+            done[u] = True
+            for v, w, b, res in adj[u]:
+                nd = d + w
+                if nd < dist[v] or (nd == dist[v] and not done[v] and h + 1 < hops[v]):
+                    dist[v], hops[v], prev[v] = nd, h + 1, (u, res, b)
+                    heapq.heappush(heap, (nd, h + 1, v))
+        for t in range(n):
+            path, bottleneck, v = [], math.inf, t
+            while v != s:
+                u, res, b = prev[v]
+                path.append(res)
+                bottleneck = min(bottleneck, b)
+                v = u
+            paths[s][t] = tuple(reversed(path))
+            lat[s][t] = dist[t]
+            band[s][t] = bottleneck
+    return lat, band, paths

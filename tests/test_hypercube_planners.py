@@ -297,7 +297,7 @@ def test_hockney_on_a_matrix_matches_calc_cost_of_its_delays():
     p = Platform(tuple(Node(str(i)) for i in range(8)), latency=w, bandwidth=bw, model="hockney")
     s = plan_allreduce(p, method="eff_cube", nbytes=1000)
     positions, _ = indices(s)
-    delays = np.asarray(p.model.bind(p).delay_matrix(1000))
+    delays = np.array(p.model.bind(p).delay_matrix(1000))  # a copy: the matrix is read-only
     np.fill_diagonal(delays, 0)
     assert simulate(p, s).makespan == pytest.approx(cube.calc_cost(delays, positions))
 

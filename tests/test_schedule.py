@@ -147,3 +147,80 @@ def test_validate_detects_deadlock():
 def test_bad_schedule_documents(doc, message):
     with pytest.raises(ScheduleError, match=message):
         Schedule.from_dict(doc)
+
+
+def _held_before(ops, initial):
+    """For each op, the chunks its rank holds when it starts: the initial ones plus what the
+    receives among its transitive dependencies brought (the definition, with sets)."""
+    have = []
+    for op in ops:
+        held = set(initial)
+        for d in op.deps:
+            held |= have[d]
+        before = frozenset(held)
+        if op.kind == "recv":
+            held.add(op.chunk)
+        elif op.kind == "recv_reduce":
+            held.add(op.chunk)
+            if op.result is not None:
+                held.add(op.result)
+        have.append(frozenset(held))
+        yield before
+
+
+@st.composite
+def one_rank_programs(draw):
+    """Rank "a"'s random ops with random earlier dependencies; "b" sends what "a" receives
+    and receives what "a" sends."""
+    n = draw(st.integers(1, 12))
+    ops = []
+    for i in range(n):
+        kind = draw(st.sampled_from(["send", "recv", "recv_reduce"]))
+        deps = tuple(sorted(draw(st.sets(st.integers(0, i - 1), max_size=3)))) if i else ()
+        chunk = draw(st.integers(0, 3))
+        result = draw(st.one_of(st.none(), st.integers(0, 3))) if kind == "recv_reduce" else None
+        ops.append(Op(kind, "b", chunk, deps, result))
+    initial = frozenset(draw(st.sets(st.integers(0, 3), max_size=2)))
+    # b receives with recv_reduce: it may get a chunk twice without breaking a rule
+    other = tuple(Op("recv_reduce" if op.kind == "send" else "send", "a", op.chunk) for op in ops)
+    return ops, initial, other
+
+
+@given(one_rank_programs())
+def test_holdings_check_follows_the_transitive_definition(case):
+    ops, initial, other = case
+    prog = Program(
+        {"a": tuple(ops), "b": other},
+        tuple(Chunk(0, 0, 1) for _ in range(4)),
+        {"a": initial, "b": frozenset(range(4))},
+    )
+    expected = None
+    received = set()
+    for i, (op, held) in enumerate(zip(ops, _held_before(ops, initial), strict=True)):
+        if op.kind == "send" and op.chunk not in held:
+            expected = f"rank 'a' op {i} sends chunk {op.chunk} to 'b' before it holds it"
+            break
+        if op.kind == "recv":
+            if op.chunk in received:
+                expected = f"rank 'a' receives chunk {op.chunk} twice"
+                break
+            received.add(op.chunk)
+    if expected is None:
+        prog._check_holdings()
+    else:
+        with pytest.raises(ScheduleError) as info:
+            prog._check_holdings()
+        assert str(info.value).startswith(expected)
+
+
+@given(trees(), st.integers(0, 40), st.one_of(st.none(), st.integers(1, 16)))
+def test_single_flow_lowering_equals_the_general_one(tree, nbytes, seg):
+    """A single flow lowers without sorting; an ``order`` equal to the tree's child order
+    takes the general path and must give the same program, rank order included."""
+    flow = Flow(tree, nbytes, segment_size=seg)
+    fast = Schedule("bcast", "x", nbytes, (flow,)).program()
+    order = {p: tuple((0, c) for c in kids) for p, kids in tree.children.items()}
+    general = Schedule("bcast", "x", nbytes, (flow,), order=order).program()
+    assert list(fast.ops.items()) == list(general.ops.items())
+    assert fast.chunks == general.chunks
+    assert fast.initial == general.initial

@@ -217,3 +217,56 @@ def test_every_pair_of_flows_of_a_buffer_is_simulated():
     assert pred.arrival["1"] == pytest.approx(3 * per)
     assert len(pred.transfers) == 4
     assert sorted(pred.sends()) == [("0", "1"), ("0", "2"), ("1", "2"), ("2", "1")]
+
+
+# -- send order: program order, no overtaking (issue 8, Sec. 2) --------------------------------
+
+
+def link_platform(links, ids=None, model="hockney"):
+    """Nodes in ``ids`` order (default: as the links first name them)."""
+    if ids is None:
+        ids = list(dict.fromkeys(x for a, b, *_ in links for x in (a, b)))
+    nodes = tuple(Node(x) for x in ids)
+    return Platform(nodes, tuple(Link(a, b, *rest) for a, b, *rest in links), model=model)
+
+
+def test_a_later_child_never_overtakes_an_earlier_one_whose_link_is_busy():
+    """r sends to a, e, b in that order; a forwards to d over a -> r -> e -> d, holding the
+    link r -> e during [1, 4) (a takes it first: at equal times the lower node index goes
+    first).  r keeps its port for e and waits: e at 5, then b at 8 (the old rule sent to b
+    first: b at 4, e at 5, makespan 5 instead of 8)."""
+    p = link_platform(
+        [("r", "a", 1.0), ("r", "e", 1.0), ("e", "d", 1.0), ("r", "b", 3.0)],
+        ids=["a", "r", "e", "d", "b"],
+    )
+    tree = Tree("r", {"r": ("a", "e", "b"), "a": ("d",)})
+    pred = simulate(p, bcast(tree))
+    assert pred.arrival == {"r": 0.0, "a": 1.0, "d": 4.0, "e": 5.0, "b": 8.0}
+    assert pred.makespan == 8.0
+    assert [s for s in pred.sends() if s[0] == "r"] == [("r", "a"), ("r", "e"), ("r", "b")]
+    by = {(t.sender, t.receiver): t for t in pred.transfers}
+    index = {(t.sender, t.receiver): k for k, t in enumerate(pred.transfers)}
+    assert by[("r", "e")].blocked_on == "link"
+    assert by[("r", "e")].blocked_link == ("r", "e")
+    assert by[("r", "e")].blocked_by == index[("a", "d")]
+    assert by[("r", "b")].blocked_on == "send_port"
+    assert by[("r", "b")].blocked_by == index[("r", "e")]
+    assert by[("a", "d")].blocked_on == "dependency"
+    assert by[("a", "d")].blocked_by == index[("r", "a")]
+    assert by[("r", "a")].blocked_by is None
+
+
+def test_a_sender_waits_for_a_link_another_collective_holds():
+    """x -> z crosses r -> a during [0, 3); r's first send (to a) waits for it, holding the
+    port, and its second (to b) follows: a at 4, b at 6."""
+    p = link_platform(
+        [("x", "r", 1.0), ("r", "a", 1.0), ("a", "z", 1.0), ("r", "b", 2.0)],
+        ids=["x", "r", "a", "z", "b"],
+    )
+    s1 = Schedule("multicast", "t", 0, (Flow(Tree("r", {"r": ("a", "b")}), 0),))
+    s2 = Schedule("multicast", "t", 0, (Flow(Tree("x", {"x": ("z",)}), 0),))
+    pred = simulate(p, Schedule.concurrent([s1, s2]))
+    assert pred.arrival["z"] == 3.0
+    assert pred.arrival["a"] == 4.0
+    assert pred.arrival["b"] == 6.0
+    assert pred.sends() == [("x", "z"), ("r", "a"), ("r", "b")]

@@ -21,7 +21,6 @@ order" of MPI-style planners such as ``binomial``.
 
 from __future__ import annotations
 
-import heapq
 import json
 import math
 import os
@@ -35,6 +34,7 @@ import numpy as np
 
 from .errors import ArgumentError, ModelError, PlatformError, UnknownNodeError
 from .files import read_document, umask_mode, write_atomic  # noqa: F401  (moved to files.py)
+from .routing import Routes
 from .units import check_quantities, check_quantity
 
 __all__ = [
@@ -124,23 +124,6 @@ class Link:
             if value is not None:
                 out[key] = value if math.isfinite(value) else "inf"
         return out
-
-
-@dataclass(frozen=True)
-class Routes:
-    """All-pairs routing on a platform: end-to-end latency, bottleneck bandwidth, paths.
-
-    ``latency[u, v]`` and ``bandwidth[u, v]`` are indexed by node index.  ``paths[u][v]`` is
-    the tuple of directed-link resources a message from ``u`` to ``v`` occupies (empty for a
-    pairwise-matrix platform, whose pairs share nothing).
-    """
-
-    latency: np.ndarray
-    bandwidth: np.ndarray
-    paths: tuple[tuple[tuple[int, ...], ...], ...] | None = None
-
-    def path(self, u: int, v: int) -> tuple[int, ...]:
-        return () if self.paths is None else self.paths[u][v]
 
 
 @dataclass(frozen=True, eq=False)
@@ -342,23 +325,32 @@ class Platform:
 
     @cached_property
     def routes(self) -> Routes:
-        """End-to-end latency and bandwidth for every ordered pair.
+        """End-to-end latency and bandwidth for every ordered pair, and the routes.
 
         A matrix platform gives them directly.  A link platform routes along the
-        lowest-latency path (Dijkstra from every node, ties broken by node index so every
-        rank computes the same routes); bandwidth is the path's bottleneck, and each path is
-        recorded as directed-link resources for contention.  O(N (E + N) log N).
+        lowest-latency path, ties broken by a rule every rank applies identically (fewest
+        links, then the predecessor nearest the source, then the lowest index: see
+        :mod:`hetcoll.routing`); bandwidth is the path's bottleneck, and each path is a
+        sequence of directed-link resources for contention, read on demand.
         """
-        n = len(self.nodes)
         if self.latency is not None:
-            bw = self.bandwidth if self.bandwidth is not None else np.full((n, n), np.inf)
-            return Routes(self.latency, bw, None)
+            return Routes.from_matrices(self.latency, self.bandwidth)
         if not self.links:
             raise PlatformError(
                 "the platform has no 'links' and no 'latency' matrix: no network to route on"
             )
-        return _dijkstra_routes(
-            n, [(self._index[lk.u], self._index[lk.v], lk) for lk in self.links]
+        directed = next((k for k, lk in enumerate(self.links) if lk.directed), None)
+        if directed is not None:  # routing (hockney, postal) is over undirected links
+            raise PlatformError(
+                f"links[{directed}] is directed: only the models on the links' digraph "
+                "(one_port, one_port_uni, multi_port) take directed links"
+            )
+        return Routes.from_links(
+            len(self.nodes),
+            [self._index[lk.u] for lk in self.links],
+            [self._index[lk.v] for lk in self.links],
+            [lk.latency for lk in self.links],
+            [lk.bandwidth for lk in self.links],
         )
 
     @cached_property
@@ -542,55 +534,6 @@ def _checked_link(link: Any, k: int) -> Link:
     ):
         return link
     return replace(link, latency=latency, bandwidth=bandwidth, **busy)
-
-
-def _dijkstra_routes(n: int, edges: list[tuple[int, int, Link]]) -> Routes:
-    adj: list[list[tuple[int, float, float, int]]] = [[] for _ in range(n)]
-    for k, (a, b, lk) in enumerate(edges):
-        adj[a].append((b, lk.latency, lk.bandwidth, 2 * k))  # resource 2k: a -> b
-        if not lk.directed:
-            adj[b].append((a, lk.latency, lk.bandwidth, 2 * k + 1))  # resource 2k+1: b -> a
-    lat = np.zeros((n, n))
-    bw = np.full((n, n), np.inf)
-    paths: list[tuple[tuple[int, ...], ...]] = []
-    for s in range(n):
-        dist = [math.inf] * n
-        hops = [0] * n
-        prev: list[tuple[int, int, float] | None] = [None] * n
-        dist[s] = 0.0
-        heap = [(0.0, 0, s)]
-        done = [False] * n
-        while heap:
-            d, h, u = heapq.heappop(heap)
-            if done[u]:
-                continue
-            done[u] = True
-            for v, w, b, res in adj[u]:
-                nd = d + w
-                # fewest hops, then lowest predecessor index, break latency ties deterministically
-                if nd < dist[v] or (nd == dist[v] and not done[v] and h + 1 < hops[v]):
-                    dist[v], hops[v], prev[v] = nd, h + 1, (u, res, b)
-                    heapq.heappush(heap, (nd, h + 1, v))
-        row: list[tuple[int, ...]] = []
-        for t in range(n):
-            path: list[int] = []
-            bottleneck = math.inf
-            v = t
-            if math.isinf(dist[t]):  # only directed links can leave a pair without a route
-                raise PlatformError(f"no route from rank {s} to rank {t} over the directed links")
-            while v != s:
-                u, res, b = prev[v]  # type: ignore[misc]
-                path.append(res)
-                bottleneck = min(bottleneck, b)
-                v = u
-            path.reverse()
-            row.append(tuple(path))
-            lat[s, t] = dist[t]
-            bw[s, t] = bottleneck
-        paths.append(tuple(row))
-    lat.setflags(write=False)
-    bw.setflags(write=False)
-    return Routes(lat, bw, tuple(paths))
 
 
 def _expect_mapping(value: Any, where: str) -> Mapping[str, Any]:

@@ -18,7 +18,9 @@ MPI runtime execute exactly that program, with the same rules:
 1. an op may start only when the ops it depends on have completed;
 2. a transfer starts no earlier than its send may start *and* its matching receive is posted
    (rendezvous), and no earlier than the resources it needs (ports, links) are free;
-3. when a rank's send port is free it starts the first startable send in program order.
+3. when a rank's send port is free it takes the first startable send in program order (or,
+   if none is, the first to become startable); that send holds the port while it waits for
+   the receiver and the links, so a later send never overtakes it.
 
 Schedules are immutable, deterministic, validated, and round-trip through JSON.
 """
@@ -26,6 +28,7 @@ Schedules are immutable, deterministic, validated, and round-trip through JSON.
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -552,11 +555,11 @@ class Program:
 
         Sends and receives pair up by ``(sender, receiver, chunk)``, in program order.
         """
-        pending: dict[tuple[str, str, int], list[tuple[str, int]]] = {}
+        pending: dict[tuple[str, str, int], deque[tuple[str, int]]] = {}
         for rank, ops in self.ops.items():
             for i, op in enumerate(ops):
                 if op.kind == "send":
-                    pending.setdefault((rank, op.peer, op.chunk), []).append((rank, i))
+                    pending.setdefault((rank, op.peer, op.chunk), deque()).append((rank, i))
         out: dict[tuple[str, int], tuple[str, int]] = {}
         for rank, ops in self.ops.items():
             for i, op in enumerate(ops):
@@ -567,7 +570,7 @@ class Program:
                             f"rank {rank!r} receives chunk {op.chunk} from {op.peer!r}, "
                             "which never sends it"
                         )
-                    send = queue.pop(0)
+                    send = queue.popleft()
                     out[send] = (rank, i)
                     out[(rank, i)] = send
         for (src, dst, chunk), queue in pending.items():
@@ -644,32 +647,38 @@ class Program:
         self._check_deadlock(matches)
 
     def _check_holdings(self) -> None:
+        # An op holds its rank's initial chunks and every chunk a receive among its
+        # (transitive) dependencies brought.  A send is checked against the ops that bring
+        # its chunk: usually one is a direct dependency; otherwise a search back along the
+        # dependencies, no further back than the earliest of them.  Linear for every
+        # schedule a planner lowers to.
         for rank, ops in self.ops.items():
-            have: list[frozenset[int]] = []
             initial = self.initial.get(rank, frozenset())
+            brings: dict[int, list[int]] = {}  # chunk -> ops (indices) that bring it
             received: set[int] = set()
             for i, op in enumerate(ops):
-                held = set(initial)
-                for d in op.deps:
-                    held |= have[d]
                 copy_of = self.chunks[op.chunk].copy_of
-                if op.kind == "send" and op.chunk not in held and copy_of not in held:
-                    raise ScheduleError(
-                        f"rank {rank!r} op {i} sends chunk {op.chunk} to {op.peer!r} before "
-                        "it holds it (no earlier receive of that chunk among its dependencies)"
-                    )
-                if op.kind == "recv":
-                    for chunk in (op.chunk, op.result):
+                if op.kind == "send" and op.chunk not in initial and copy_of not in initial:
+                    # a relay copy's first hop sends bytes its sender holds as the original
+                    bringers = [*brings.get(op.chunk, ()), *brings.get(copy_of, ())]
+                    if not _depends_on(ops, i, bringers):
+                        raise ScheduleError(
+                            f"rank {rank!r} op {i} sends chunk {op.chunk} to {op.peer!r} before "
+                            "it holds it (no earlier receive of that chunk among its "
+                            "dependencies)"
+                        )
+                elif op.kind == "recv":
+                    for chunk in (op.chunk, op.result):  # a relay copy's last hop: both
+                        if chunk is None:
+                            continue
                         if chunk in received:
                             raise ScheduleError(f"rank {rank!r} receives chunk {chunk} twice")
-                        if chunk is not None:
-                            received.add(chunk)
-                            held.add(chunk)
+                        received.add(chunk)
+                        brings.setdefault(chunk, []).append(i)
                 elif op.kind == "recv_reduce":
-                    held.add(op.chunk)
+                    brings.setdefault(op.chunk, []).append(i)
                     if op.result is not None:
-                        held.add(op.result)
-                have.append(frozenset(held))
+                        brings.setdefault(op.result, []).append(i)
 
     def _check_deadlock(self, matches: dict[tuple[str, int], tuple[str, int]]) -> None:
         # An op can start once its deps are done; a transfer also needs its receive posted
@@ -706,6 +715,28 @@ class Program:
                 f"schedule deadlocks: rank {rank!r} op {i} ({op.kind} chunk {op.chunk} with "
                 f"{op.peer!r}) can never start"
             )
+
+
+def _depends_on(ops: Sequence[Op], i: int, targets: Sequence[int]) -> bool:
+    """Whether op ``i`` depends, directly or through other ops, on one of ``targets``."""
+    if not targets:
+        return False
+    goal = set(targets)
+    deps = ops[i].deps
+    if not goal.isdisjoint(deps):
+        return True
+    floor = min(goal)  # deps name earlier ops: nothing before the earliest target helps
+    seen: set[int] = set()
+    stack = [d for d in deps if d > floor]
+    while stack:
+        j = stack.pop()
+        if j in goal:
+            return True
+        if j in seen:
+            continue
+        seen.add(j)
+        stack.extend(d for d in ops[j].deps if d >= floor and d not in seen)
+    return False
 
 
 @dataclass(frozen=True)
@@ -940,6 +971,8 @@ class Schedule:
         """
         if self.hypercube is not None:
             return self.hypercube.program(self.nbytes)
+        if len(self.flows) == 1 and not self.order and not self.flows[0].relays:
+            return self._tree_program(self.flows[0])
         chunks: list[Chunk] = []
         timetable = self.timetable
         recvs: dict[str, list[Op]] = {}
@@ -1030,6 +1063,31 @@ class Schedule:
             return (k // m + lag, slot, 0)
 
         return key
+
+    @staticmethod
+    def _tree_program(flow: Flow) -> Program:
+        """:meth:`program` for a single flow (no sort needed: chunk ``k`` is segment ``k``,
+        received by op ``k`` of a non-root node)."""
+        segs = flow.segments()
+        nseg = len(segs)
+        chunks = tuple(Chunk(flow.buffer, off, n) for off, n in segs)
+        tree = flow.tree
+        parent = tree.parent()
+        children = tree.children
+        ops: dict[str, tuple[Op, ...]] = {}
+        segments = range(nseg)
+        for node in tree.nodes:
+            up = parent.get(node)
+            kids = children.get(node, ())
+            if up is None:
+                ops[node] = tuple([Op("send", c, k) for k in segments for c in kids])
+            elif kids:
+                ops[node] = tuple([Op("recv", up, k) for k in segments]) + tuple(
+                    [Op("send", c, k, (k,)) for k in segments for c in kids]
+                )
+            else:
+                ops[node] = tuple([Op("recv", up, k) for k in segments])
+        return Program(ops, chunks, {tree.root: frozenset(segments)})
 
     def validate(self, platform=None, members: Iterable[str] | None = None) -> None:
         """Check the schedule; with ``platform``, that it does its job there.

@@ -1,41 +1,83 @@
 """The simulator: the one place that turns a schedule into the times a user sees.
 
 :func:`simulate` lowers a :class:`~hetcoll.schedule.Schedule` to its per-rank program and runs
-it under a cost model as a discrete-event list schedule:
+it under a cost model as a discrete-event simulation, with the rules the engine follows
+(``DEVELOPING.md``, "one rule shared by the simulator and the engine"):
 
-- a send becomes *startable* when its dependencies have completed and its matching receive
-  is posted (rendezvous);
-- it *starts* at the earliest time its sender's send port, its receiver's receive port (for
-  models that have one; a single port per node for unidirectional one-port models) and every
-  link of its route are free; among the startable sends of a rank the first in program order
-  wins;
-- the sender's port is then busy ``send_busy``, the links until the arrival, the receiver's
-  port for the ``recv_busy`` that ends at the arrival, and the receive completes at the
-  arrival ``start + delay``.
+- a send is *startable* at ``t`` when its dependencies have completed by ``t`` and its
+  matching receive is posted by ``t`` (rendezvous);
+- **send order**: a rank has one send port.  When it is free at ``F`` the rank takes, among
+  its sends startable at ``F``, the *first in program order*; if none is, the first to
+  become startable (ties: program order).  The taken send owns the port: the transfer
+  starts at ``S = max(F, receiver's receive port free, route links free)``, the sender
+  waits holding its port (a later send never overtakes it), and the port is busy until
+  ``S + send_busy``;
+- the receiver's receive port (for models that have one; a single port per node for
+  unidirectional one-port models) is busy for the ``recv_busy`` that ends at the arrival,
+  and the receive completes at the arrival ``S + delay``;
+- resources are granted in start-time order; at equal times a transfer that has waited
+  longer (taken its port earlier) goes first, then the lower node index.
 
-Transfers are committed in nondecreasing start time with a heap (lazy re-keying when a
-resource turns out busier), so the cost is O(M log M) for M operations.  Concurrent
+**Link contention** is the model's (``BoundModel.contention``):
+
+- ``"exclusive"``: a transfer holds every directed link of its route from its start to its
+  arrival, latency included (circuit/wormhole switching); a transfer that needs a held link
+  waits for it, holding its sender's port;
+- ``"shared"``: flow level, as SimGrid's CM02: node costs and latency occupy no link, then
+  the bytes flow at a rate given by max-min fair sharing of each directed link's bandwidth
+  among the flows crossing it at that moment (progressive filling, recomputed whenever a
+  flow starts or ends); sender and receiver ports are busy until the arrival.
+
+Every :class:`Transfer` says what held back its start (``blocked_by``: the transfer that
+completed its last dependency or held the port or link it waited for; ``blocked_on``: which).
+
+Complexity: a program of M operations costs O(M log M) time plus the total length of the
+routes its transfers cross (each link of a route is looked at twice), and O(M + N) memory
+besides the routes; costs and routes are computed once per distinct (sender, receiver,
+size) with numpy.  Under ``"shared"`` contention every flow start or end also recomputes
+the max-min fair rates of the flows in progress (O(F P) per round for F flows of P links),
+and a port released by a flow lets every transfer waiting for it try again.  Concurrent
 collectives (several flows, several buffers) share every node's ports.
 """
 
 from __future__ import annotations
 
+import gc
 import heapq
 import math
+from bisect import bisect_right
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
+import numpy as np
+
 from .errors import ScheduleError
-from .models import BoundModel, get_model
+from .models import BoundModel, TransferCosts, get_model
 from .platform import Platform
 from .schedule import Program, Schedule, check_delivery
 
-__all__ = ["Transfer", "Prediction", "simulate", "simulate_program"]
+__all__ = ["Transfer", "Prediction", "simulate", "simulate_program", "BLOCKERS"]
+
+#: What can hold back a transfer's start, in the order they are reported when several do.
+BLOCKERS = ("dependency", "posted", "send_port", "recv_port", "link")
 
 
 @dataclass(frozen=True)
 class Transfer:
-    """One simulated message: who, which chunk, when it started, arrived, freed the sender."""
+    """One simulated message: who, which chunk, when it started, arrived, freed the sender.
+
+    ``blocked_by`` is the index (in :attr:`Prediction.transfers`) of the transfer that set
+    this one's start, and ``blocked_on`` what it waited for: ``"dependency"`` (the data: the
+    transfer that completed the send's last dependency), ``"posted"`` (the receiver posting
+    its receive: the transfer that completed that receive's last dependency),
+    ``"send_port"`` (the sender's port, held by its previous send, or by a receive on a
+    unidirectional port), ``"recv_port"`` (the receiver's port) or ``"link"`` (the directed
+    link ``blocked_link = (from, to)``, held under exclusive contention).  Both are None
+    when nothing held it back (it started at 0, or its dependencies were met at the start).
+    """
 
     sender: str
     receiver: str
@@ -44,16 +86,24 @@ class Transfer:
     start: float
     arrival: float
     sender_free: float
+    blocked_by: int | None = None
+    blocked_on: str | None = None
+    blocked_link: tuple[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "sender": self.sender,
             "receiver": self.receiver,
             "chunk": self.chunk,
             "nbytes": self.nbytes,
             "start": self.start,
             "arrival": self.arrival,
+            "blocked_by": self.blocked_by,
+            "blocked_on": self.blocked_on,
         }
+        if self.blocked_link is not None:
+            out["blocked_link"] = list(self.blocked_link)
+        return out
 
 
 @dataclass(frozen=True)
@@ -87,7 +137,8 @@ class Prediction:
     def sends(self) -> list[tuple[str, str]]:
         """``(sender, receiver)`` pairs ordered by the start of their first message.
 
-        A sender's pairs appear in the order it issues them.
+        A sender's pairs appear in the order it issues them: a rank starts its sends in
+        program order, one at a time.
         """
         seen: dict[tuple[str, str], None] = {}
         for t in self.transfers:
@@ -138,7 +189,8 @@ def simulate(
 
     Notes
     -----
-    O(M log M) for M = number of messages; see the module docstring for the rules.
+    O(M log M) for M = number of messages, plus the length of their routes; see the module
+    docstring for the rules.
 
     Examples
     --------
@@ -152,12 +204,12 @@ def simulate(
     check_delivery(schedule, platform)  # a bcast that misses nodes has no time to predict
     cost_model = get_model(model) if model is not None else platform.model
     bound = cost_model.bind(platform)
-    program = schedule.program()
-    transfers, done = simulate_program(bound, program)  # names unknown nodes first
-    arrival = {}
-    for rank, ops in program.ops.items():
-        times = [done[rank][i] for i, op in enumerate(ops) if op.kind != "send"]
-        arrival[rank] = max(times, default=0.0)
+    with _gc_paused():
+        program = schedule.program()
+        sim = _Simulation(bound, program)  # names unknown nodes first
+        sim.run()
+        transfers = sim.transfers()
+    arrival = sim.arrivals()
     makespan = max(arrival.values(), default=0.0)
     return Prediction(
         algorithm=schedule.algorithm,
@@ -166,7 +218,7 @@ def simulate(
         nbytes=schedule.nbytes,
         makespan=makespan,
         arrival=arrival,
-        throughput=_throughput(bound, program, schedule.nbytes * len(schedule.buffers)),
+        throughput=sim.throughput(schedule.nbytes * len(schedule.buffers)),
         transfers=transfers,
     )
 
@@ -176,125 +228,641 @@ def simulate_program(
 ) -> tuple[list[Transfer], dict[str, list[float]]]:
     """Run ``program`` under a bound model: the transfers in start order and each op's
     completion time (``done[rank][i]``).  Raises :class:`ScheduleError` on a deadlock."""
-    platform = bound.platform
-    ranks = list(program.ops)
-    ridx = {r: platform.index(r) for r in ranks}
-    matches = program.matches()
-    chunks = program.chunks
+    with _gc_paused():
+        sim = _Simulation(bound, program)
+        sim.run()
+        transfers = sim.transfers()
+    return transfers, {rank: sim.done_of(rank) for rank in program.ops}
 
-    dependents: dict[str, list[list[int]]] = {r: [[] for _ in program.ops[r]] for r in ranks}
-    waiting: dict[str, list[int]] = {}
-    ready_at: dict[str, list[float]] = {}
-    for r in ranks:
-        ops = program.ops[r]
-        waiting[r] = [len(op.deps) for op in ops]
-        ready_at[r] = [0.0] * len(ops)
-        for i, op in enumerate(ops):
-            for d in op.deps:
-                dependents[r][d].append(i)
-    done: dict[str, list[float]] = {r: [math.nan] * len(program.ops[r]) for r in ranks}
-    posted: dict[tuple[str, int], float] = {}  # receive -> time it was posted
-    send_free = dict.fromkeys(ranks, 0.0)
-    recv_free = send_free if bound.unidirectional else dict.fromkeys(ranks, 0.0)
-    link_free: dict[int, float] = {}
-    heap: list[tuple[float, int, int, str]] = []
 
-    def start_time(r: str, i: int) -> float:
-        op = program.ops[r][i]
-        nbytes = chunks[op.chunk].nbytes
-        u, v = ridx[r], ridx[op.peer]
-        recv_r, recv_i = matches[(r, i)]
-        t = max(ready_at[r][i], posted[(recv_r, recv_i)], send_free[r])
-        rb = bound.recv_busy(u, v, nbytes)
-        if rb > 0:
-            t = max(t, recv_free[op.peer] - bound.delay(u, v, nbytes) + rb)
-        for link in bound.path(u, v):
-            t = max(t, link_free.get(link, 0.0))
-        return t
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: a run allocates an object or two per operation,
+    and the collections that allocation triggers would scan every one of them again and
+    again (half the time of a 100 000-transfer run).  Nothing a run makes needs the cycle
+    collector before it ends; reference counting frees the rest as usual."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
-    def consider_send(r: str, i: int) -> None:
-        recv = matches[(r, i)]
-        if waiting[r][i] == 0 and recv in posted:
-            heapq.heappush(heap, (start_time(r, i), ridx[r], i, r))
 
-    def enable(r: str, i: int) -> None:
-        op = program.ops[r][i]
-        if op.kind == "send":
-            consider_send(r, i)
+# Event kinds, in the order they are handled at equal times: a flow that ends frees its
+# ports and bandwidth first, then flows begin, then waiting transfers try again, and last
+# idle ports choose their next send.
+_FLOW_END, _FLOW_BEGIN, _ATTEMPT, _DECIDE = 0, 1, 2, 3
+_INF = math.inf
+_SHORT_ROUTE = 64  # links
+
+
+class _Simulation:
+    """The state of one run: ops flattened to global ids ``g`` (rank by rank, program order),
+    distinct transfer costs ``c`` (one per (sender, receiver, size))."""
+
+    def __init__(self, bound: BoundModel, program: Program) -> None:
+        self.bound = bound
+        self.program = program
+        platform = bound.platform
+        ranks = list(program.ops)
+        self.ranks = ranks
+        self.node = [platform.index(r) for r in ranks]  # names unknown nodes first
+        rank_of = {r: k for k, r in enumerate(ranks)}
+        self.rank_of = rank_of
+        base, total = [], 0
+        for r in ranks:
+            base.append(total)
+            total += len(program.ops[r])
+        self.base, self.total = base, total
+        chunk_bytes = [c.nbytes for c in program.chunks]
+        flat = [op for r in ranks for op in program.ops[r]]  # global id g: flat[g]
+        owner = [k for k, r in enumerate(ranks) for _ in program.ops[r]]
+        is_send = [op.kind == "send" for op in flat]
+        chunk = [op.chunk for op in flat]
+        sends = [g for g, x in enumerate(is_send) if x]
+        recvs = [g for g, x in enumerate(is_send) if not x]
+        try:
+            peer = [rank_of[op.peer] for op in flat]  # the other rank
+            match = self._match(sends, recvs, owner, peer, chunk)
+            nbytes = [chunk_bytes[chunk[g]] for g in sends]
+        except (KeyError, IndexError):
+            program.matches()  # raises the ScheduleError that names the culprit
+            raise
+        # dependents in CSR form: those of g are dep_list[dep_start[g]:dep_start[g + 1]]
+        waiting = [len(op.deps) for op in flat]
+        dep_start = [0] * (total + 1)
+        with_deps = [(g, base[owner[g]], flat[g].deps) for g, n in enumerate(waiting) if n]
+        for _, b, deps in with_deps:
+            for d in deps:
+                dep_start[b + d + 1] += 1
+        for g in range(total):
+            dep_start[g + 1] += dep_start[g]
+        fill = dep_start[:-1]
+        dep_list = [0] * dep_start[total]
+        for g, b, deps in with_deps:
+            for d in deps:
+                at = b + d
+                dep_list[fill[at]] = g
+                fill[at] += 1
+        self.is_send, self.owner, self.waiting, self.match = is_send, owner, waiting, match
+        self.peer, self.chunk = peer, chunk
+        self.dep_start, self.dep_list = dep_start, dep_list
+        self.cost = [0] * total  # for sends: index of its distinct cost
+        self._costs(sends, nbytes)
+
+    def _match(self, sends, recvs, owner, peer, chunk) -> list[int]:
+        """Each op's partner: sends and receives pair up by (sender, receiver, chunk) in
+        program order (:meth:`Program.matches`); KeyError when one has no partner."""
+        outgoing: dict[tuple[int, int, int], list[int]] = {}
+        for s in sends:
+            key = (owner[s], peer[s], chunk[s])
+            q = outgoing.get(key)
+            if q is None:
+                outgoing[key] = [s]
+            else:
+                q.append(s)
+        for q in outgoing.values():
+            q.reverse()  # pop() takes the first in program order
+        match = [0] * self.total
+        for g in recvs:
+            s = outgoing[(peer[g], owner[g], chunk[g])].pop()
+            match[g] = s
+            match[s] = g
+        if any(outgoing.values()):
+            raise KeyError("a send is never received")
+        return match
+
+    def _costs(self, sends: list[int], nbytes: list[int]) -> None:
+        """One vectorised model call per distinct (sender node, receiver node, size)."""
+        node = np.array(self.node, dtype=np.int64)
+        n_send = len(sends)
+        u = node[np.array([self.owner[g] for g in sends], dtype=np.int64)] if n_send else node[:0]
+        v = node[np.array([self.peer[g] for g in sends], dtype=np.int64)] if n_send else node[:0]
+        size = np.array(nbytes, dtype=np.int64)
+        sizes, size_idx = np.unique(size, return_inverse=True)
+        n_nodes = len(self.bound.platform)
+        key = (u * n_nodes + v) * max(1, len(sizes)) + size_idx.reshape(-1)
+        first, inverse = np.unique(key, return_index=True, return_inverse=True)[1:]
+        uniq = np.stack([u[first], v[first], size[first]], axis=1).reshape(-1, 3)
+        inverse = inverse.reshape(-1)
+        costs: TransferCosts = self.bound.costs(uniq[:, 0], uniq[:, 1], uniq[:, 2])
+        self.c_u, self.c_v = uniq[:, 0], uniq[:, 1]
+        self.c_bytes = uniq[:, 2].tolist()
+        self.c_send = np.asarray(costs.send_busy, dtype=float).tolist()
+        self.c_delay = np.asarray(costs.delay, dtype=float).tolist()
+        self.c_recv = np.asarray(costs.recv_busy, dtype=float).tolist()
+        self.resources, self.offsets = costs.resources, costs.offsets
+        off = costs.offsets.tolist()
+        # routes: a tuple when short (Python is quicker than numpy on a few links), an
+        # array when long (a line of thousands of nodes must not cost an int object a link)
+        self.c_path = [
+            None
+            if off[c + 1] == off[c]
+            else tuple(costs.resources[off[c] : off[c + 1]].tolist())
+            if off[c + 1] - off[c] <= _SHORT_ROUTE
+            else costs.resources[off[c] : off[c + 1]]
+            for c in range(len(uniq))
+        ]
+        self.shared = self.bound.contention == "shared"
+        self.c_lead = None if costs.lead is None else np.asarray(costs.lead, float).tolist()
+        self.c_cap = None if costs.cap is None else np.asarray(costs.cap, float).tolist()
+        for s, g in enumerate(sends):
+            self.cost[g] = int(inverse[s])
+        self.n_resources = int(costs.resources.max()) + 1 if len(costs.resources) else 0
+
+    # -- the run ----------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Process events in time order until none is left (see the module docstring)."""
+        total, n_ranks = self.total, len(self.ranks)
+        heappush, heappop = heapq.heappush, heapq.heappop
+        is_send, owner, peer, match, cost = (
+            self.is_send,
+            self.owner,
+            self.peer,
+            self.match,
+            self.cost,
+        )
+        waiting, dep_start, dep_list = self.waiting, self.dep_start, self.dep_list
+        node = self.node
+        c_send, c_delay, c_recv, c_path = self.c_send, self.c_delay, self.c_recv, self.c_path
+        shared = self.shared
+        ready = [0.0] * total  # latest dependency completion so far
+        ready_by = [-1] * total  # the transfer that set it
+        posted = [_INF] * total  # receives: when posted (inf: not yet)
+        posted_by = [-1] * total
+        enabled = [False] * total  # sends: dependencies done
+        done = [math.nan] * total
+        pending: list[list[tuple[float, int]]] = [[] for _ in range(n_ranks)]
+        startable: list[list[int]] = [[] for _ in range(n_ranks)]
+        port_free = [0.0] * n_ranks
+        port_by = [-1] * n_ranks
+        if self.bound.unidirectional:
+            recv_free, recv_by = port_free, port_by
         else:
-            posted[(r, i)] = ready_at[r][i]
-            consider_send(*matches[(r, i)])
+            recv_free, recv_by = [0.0] * n_ranks, [-1] * n_ranks
+        busy = [False] * n_ranks  # a send holds the port (waiting or, shared, in flight)
+        decide_at = [_INF] * n_ranks
+        unidirectional = self.bound.unidirectional
+        # exclusive: the bookings (start, end, transfer) of each rank's receive port (its
+        # only port when unidirectional) and of each link: disjoint intervals, by start
+        port_book: list[list[tuple[float, float, int]]] = [[] for _ in range(n_ranks)]
+        link_book: list[list[tuple[float, float, int]]] = [[] for _ in range(self.n_resources)]
+        link_last = [0.0] * self.n_resources  # when each link's last booking ends
+        # shared: sends waiting for a rank's port (held by a flow whose end is not known)
+        waiters: dict[int, list[tuple[float, int, int]]] = {}
+        taken_at = [0.0] * total  # shared: when the port took each send
+        records: list[list[Any]] = []  # [g, start, arrival, sender free, by, on, link]
+        events: list[tuple] = []
 
-    def complete(r: str, i: int, t: float) -> None:
-        done[r][i] = t
-        for j in dependents[r][i]:
-            ready_at[r][j] = max(ready_at[r][j], t)
-            waiting[r][j] -= 1
-            if waiting[r][j] == 0:
-                enable(r, j)
+        def enable(g: int) -> None:
+            """All of ``g``'s dependencies have completed (``ready[g]`` is final)."""
+            if is_send[g]:
+                enabled[g] = True
+                if posted[match[g]] < _INF:
+                    known(g)
+            else:
+                posted[g] = ready[g]
+                posted_by[g] = ready_by[g]
+                s = match[g]
+                if enabled[s]:
+                    known(s)
 
-    for r in ranks:
-        for i in range(len(program.ops[r])):
-            if waiting[r][i] == 0 and program.ops[r][i].kind != "send":
-                enable(r, i)
-    for r in ranks:
-        for i, op in enumerate(program.ops[r]):
-            if waiting[r][i] == 0 and op.kind == "send":
-                consider_send(r, i)
+        def known(g: int) -> None:
+            """Send ``g``'s startable time is known: queue it on its rank."""
+            r = ready[g]
+            p = posted[match[g]]
+            st = r if r >= p else p
+            k = owner[g]
+            heappush(pending[k], (st, g))
+            if not busy[k]:
+                pf = port_free[k]
+                t = pf if pf > st else st
+                if t < decide_at[k]:
+                    decide_at[k] = t
+                    heappush(events, (t, _DECIDE, node[k], k))
 
-    transfers: list[Transfer] = []
-    started: set[tuple[str, int]] = set()
-    while heap:
-        key, _, i, r = heapq.heappop(heap)
-        if (r, i) in started:
-            continue
-        t = start_time(r, i)
-        if t > key:
-            heapq.heappush(heap, (t, ridx[r], i, r))
-            continue
-        started.add((r, i))
-        op = program.ops[r][i]
-        nbytes = chunks[op.chunk].nbytes
-        u, v = ridx[r], ridx[op.peer]
-        busy = bound.send_busy(u, v, nbytes)
-        arrival = t + bound.delay(u, v, nbytes)
-        send_free[r] = max(send_free[r], t + busy)
-        if bound.recv_busy(u, v, nbytes) > 0:
-            recv_free[op.peer] = max(recv_free[op.peer], arrival)
-        for link in bound.path(u, v):
-            link_free[link] = arrival
-        transfers.append(Transfer(r, op.peer, op.chunk, nbytes, t, arrival, t + busy))
-        complete(r, i, t + busy)
-        complete(*matches[(r, i)], arrival)
+        def wake(k: int, t: float) -> None:
+            """Rank ``k`` chooses a send at ``t``, or when its port is free."""
+            pf = port_free[k]
+            if pf > t:
+                t = pf
+            if t < decide_at[k]:
+                decide_at[k] = t
+                heappush(events, (t, _DECIDE, node[k], k))
 
-    for r in ranks:
-        for i, t in enumerate(done[r]):
-            if math.isnan(t):
-                op = program.ops[r][i]
-                raise ScheduleError(
-                    f"schedule deadlocks: rank {r!r} op {i} ({op.kind} chunk {op.chunk} with "
-                    f"{op.peer!r}) never completes"
-                )
-    return transfers, done
+        def decide(k: int, now: float) -> None:
+            if busy[k] or decide_at[k] != now:
+                return  # stale: the port was taken, or a nearer decision was scheduled
+            decide_at[k] = _INF
+            pend, queue = pending[k], startable[k]
+            if port_free[k] > now:  # a receive took a unidirectional port meanwhile
+                if (pend or queue) and port_free[k] < _INF:
+                    wake(k, now)
+                return
+            while pend and pend[0][0] <= now:
+                heappush(queue, heappop(pend)[1])
+            if not queue:
+                if pend:
+                    wake(k, pend[0][0])
+                return
+            g = heappop(queue)  # the first startable send in program order
+            busy[k] = True
+            if shared:
+                taken_at[g] = now
+                attempt(g, now)
+            else:
+                commit(g, now)
 
+        def attempt(g: int, now: float) -> None:
+            """Shared contention: start send ``g`` now if its receiver's port (and, on a
+            unidirectional port, its own) is free, else wait in line for the port."""
+            k, v = owner[g], peer[g]
+            if port_free[k] == _INF:  # a flow into k holds its unidirectional port
+                waiters.setdefault(k, []).append((taken_at[g], node[k], g))
+            elif c_recv[cost[g]] > 0 and recv_free[v] == _INF:
+                waiters.setdefault(v, []).append((taken_at[g], node[k], g))
+            else:
+                commit(g, now)
 
-def _throughput(bound: BoundModel, program: Program, total_bytes: int) -> float | None:
-    if total_bytes == 0:
-        return None
-    busy: dict[Any, float] = {}
-    for r, ops in program.ops.items():
-        u = bound.platform.index(r)
-        for op in ops:
-            if op.kind != "send":
-                continue
-            v = bound.platform.index(op.peer)
-            n = program.chunks[op.chunk].nbytes
-            busy[("send", r)] = busy.get(("send", r), 0.0) + bound.send_busy(u, v, n)
-            rb = bound.recv_busy(u, v, n)
+        def blocker(g: int, start: float) -> tuple[int, str | None, int]:
+            """What set ``start`` when no booking did: (transfer, kind, -1), the first of
+            dependency, posted, send port (and, shared, receive port) that equals it."""
+            if start <= 0:
+                return -1, None, -1
+            if ready[g] == start:
+                return ready_by[g], "dependency", -1
+            m = match[g]
+            if posted[m] == start:
+                return posted_by[m], "posted", -1
+            k, c, v = owner[g], cost[g], peer[g]
+            if port_free[k] == start:  # the port's last holder, unchanged since it took g
+                return port_by[k], "send_port", -1
+            if shared and c_recv[c] > 0 and recv_free[v] == start:
+                return recv_by[v], "recv_port", -1
+            return -1, None, -1
+
+        def commit(g: int, start: float) -> None:
+            """Start send ``g``, taken by its port at ``start``.  Exclusive contention places
+            it once, now, at the earliest time its resources are free (first come, first
+            served; a gap before a later booking is used if the transfer fits in it);
+            shared contention starts the flow now."""
+            k, c, v = owner[g], cost[g], peer[g]
+            idx = len(records)
+            if shared:
+                by, on, res = blocker(g, start)
+                port_free[k] = _INF
+                port_by[k] = idx
+                if c_recv[c] > 0:
+                    recv_free[v] = _INF
+                    recv_by[v] = idx
+                records.append([g, start, math.nan, math.nan, by, on, res])
+                heappush(events, (start + c_lead[c], _FLOW_BEGIN, idx))  # type: ignore[index]
+                return
+            # exclusive: the earliest time from which the receiver's port (and, on a
+            # unidirectional port, the sender's own) and every link are free for as long
+            # as the transfer needs them, given the transfers placed before
+            d, rb, sb = c_delay[c], c_recv[c], c_send[c]
+            ports = []  # (rank, offset from the start, length, what)
+            if unidirectional and sb > 0:
+                ports.append((k, 0.0, sb, "send_port"))
             if rb > 0:
-                key = ("send", op.peer) if bound.unidirectional else ("recv", op.peer)
-                busy[key] = busy.get(key, 0.0) + rb
-            for link in bound.path(u, v):
-                busy[("link", link)] = busy.get(("link", link), 0.0) + bound.delay(u, v, n)
-    bottleneck = max(busy.values(), default=0.0)
-    return total_bytes / bottleneck if bottleneck > 0 else None
+                ports.append((v, d - rb, rb, "recv_port"))
+            path = c_path[c]
+            if path is not None:
+                path = _route(path)
+            now = start
+            by, on, res = -1, None, -1
+            moved = True
+            while moved:
+                moved = False
+                for r, off, length, what in ports:
+                    hit = _conflict(port_book[r], start + off, length, now)
+                    if hit is not None:
+                        start = hit[1] - off
+                        by, on, res = hit[2], what, -1
+                        moved = True
+                if path is not None and d > 0 and max(map(link_last.__getitem__, path)) > start:
+                    for link in path:
+                        if link_last[link] <= start:
+                            continue  # free from start on
+                        hit = _conflict(link_book[link], start, d, now)
+                        if hit is not None:
+                            start = hit[1]
+                            by, on, res = hit[2], "link", link
+                            moved = True
+            if by < 0:
+                by, on, res = blocker(g, start)
+            send_done = start + sb
+            arrival = start + d
+            if send_done >= port_free[k]:
+                port_free[k] = send_done
+                port_by[k] = idx
+            for r, off, length, _ in ports:
+                _book(port_book[r], (start + off, start + off + length, idx), now)
+            if path is not None and d > 0:
+                booking = (start, arrival, idx)
+                if max(map(link_last.__getitem__, path)) <= now:  # the links are idle
+                    for link in path:
+                        link_book[link] = [booking]
+                        link_last[link] = arrival
+                else:
+                    for link in path:
+                        if link_last[link] <= start:  # after every booking: append
+                            book = link_book[link]
+                            if link_last[link] <= now:
+                                book.clear()
+                            book.append(booking)
+                            link_last[link] = arrival
+                        else:
+                            _book(link_book[link], booking, now)
+            records.append([g, start, arrival, send_done, by, on, res])
+            busy[k] = False
+            complete(g, send_done, idx)
+            complete(match[g], arrival, idx)
+            if pending[k] or startable[k]:
+                wake(k, send_done)
+
+        def finish_flow(idx: int, now: float) -> None:
+            """Shared contention: transfer ``idx``'s bytes are all in at ``now``."""
+            rec = records[idx]
+            g = rec[0]
+            k, c, v = owner[g], cost[g], peer[g]
+            rec[2] = rec[3] = now
+            port_free[k] = now
+            port_by[k] = idx
+            if c_recv[c] > 0:
+                recv_free[v] = now
+                recv_by[v] = idx
+            busy[k] = False
+            for rank in (k, v):  # who waited for these ports tries now, first asked first
+                for _, _, w in waiters.pop(rank, ()):
+                    heappush(events, (now, _ATTEMPT, taken_at[w], node[owner[w]], w))
+            complete(g, now, idx)
+            complete(match[g], now, idx)
+            for rank in (k, v):
+                if not busy[rank] and (pending[rank] or startable[rank]):
+                    wake(rank, now)
+
+        def complete(g: int, t: float, by: int) -> None:
+            done[g] = t
+            for p in range(dep_start[g], dep_start[g + 1]):
+                j = dep_list[p]
+                if t > ready[j] or ready_by[j] < 0:
+                    if t > ready[j]:
+                        ready[j] = t
+                    ready_by[j] = by
+                waiting[j] -= 1
+                if waiting[j] == 0:
+                    enable(j)
+
+        c_lead = self.c_lead
+        flows = _Flows(self, records, events, finish_flow) if shared else None
+        for g in range(total):
+            if waiting[g] == 0:
+                enable(g)
+        while events:
+            ev = heappop(events)
+            kind = ev[1]
+            if kind == _DECIDE:
+                decide(ev[3], ev[0])
+            elif kind == _ATTEMPT:
+                attempt(ev[4], ev[0])
+            elif kind == _FLOW_BEGIN:
+                flows.begin(ev[2], ev[0])  # type: ignore[union-attr]
+            else:
+                flows.end(ev[2], ev[3], ev[0])  # type: ignore[union-attr]
+        self.done, self.records = done, records
+        self._check_complete()
+
+    def _check_complete(self) -> None:
+        if not np.isnan(np.array(self.done, dtype=float)).any():
+            return
+        for k, r in enumerate(self.ranks):
+            ops = self.program.ops[r]
+            b = self.base[k]
+            for i in range(len(ops)):
+                if math.isnan(self.done[b + i]):
+                    op = ops[i]
+                    raise ScheduleError(
+                        f"schedule deadlocks: rank {r!r} op {i} ({op.kind} chunk {op.chunk} "
+                        f"with {op.peer!r}) never completes"
+                    )
+
+    # -- results ----------------------------------------------------------------------------
+
+    def arrivals(self) -> dict[str, float]:
+        """For every rank, when its last receive completed (0 without one)."""
+        last = [0.0] * len(self.ranks)
+        done, owner = self.done, self.owner
+        for g, x in enumerate(self.is_send):
+            if not x and done[g] > last[owner[g]]:
+                last[owner[g]] = done[g]
+        return dict(zip(self.ranks, last, strict=True))
+
+    def done_of(self, rank: str) -> list[float]:
+        """Completion time of each of ``rank``'s ops, in program order."""
+        b = self.base[self.rank_of[rank]]
+        return self.done[b : b + len(self.program.ops[rank])]
+
+    def transfers(self) -> list[Transfer]:
+        """The transfers in start order (ties: the order their ports took them)."""
+        ranks, owner, peer = self.ranks, self.owner, self.peer
+        records = self.records
+        order = sorted(range(len(records)), key=lambda i: records[i][1])
+        position = [0] * len(records)
+        for pos, i in enumerate(order):
+            position[i] = pos
+        out = []
+        for i in order:
+            g, start, arrival, free, by, on, res = records[i]
+            link = None
+            if res >= 0 and self.n_resources:
+                link = self.bound.resource_name(res)
+            out.append(
+                Transfer(
+                    ranks[owner[g]],
+                    ranks[peer[g]],
+                    self.chunk[g],
+                    self.c_bytes[self.cost[g]],
+                    start,
+                    arrival,
+                    free,
+                    position[by] if by >= 0 else None,
+                    on if by >= 0 else None,
+                    link if by >= 0 else None,
+                )
+            )
+        return out
+
+    def throughput(self, total_bytes: int) -> float | None:
+        """Message bytes over the busy time of the busiest resource: a send port (its
+        sends' ``send_busy``), a receive port (``recv_busy``) or a link (exclusive: the
+        transfers' ``delay``; shared: their bytes over the link's bandwidth)."""
+        if total_bytes == 0:
+            return None
+        n_ranks, n_costs = len(self.ranks), len(self.c_send)
+        sends = [g for g in range(self.total) if self.is_send[g]]
+        cost = np.array([self.cost[g] for g in sends], dtype=np.int64)
+        owner = np.array([self.owner[g] for g in sends], dtype=np.int64)
+        peer = np.array([self.peer[g] for g in sends], dtype=np.int64)
+        c_recv = np.array(self.c_recv)
+        send = np.bincount(owner, np.array(self.c_send)[cost], minlength=n_ranks)
+        recv_load = np.bincount(peer, c_recv[cost], minlength=n_ranks)
+        if self.bound.unidirectional:
+            send, recv = send + recv_load, np.zeros(0)
+        else:
+            recv = recv_load
+        loads = [send, recv]
+        if self.n_resources:
+            uses = np.bincount(cost, minlength=n_costs).astype(float)  # sends per cost
+            lengths = np.diff(self.offsets)
+            if self.shared:
+                per_link = np.repeat(uses * np.array(self.c_bytes, dtype=float), lengths)
+                per_link /= self.bound.capacity()[self.resources]
+            else:
+                per_link = np.repeat(uses * np.array(self.c_delay), lengths)
+            loads.append(np.bincount(self.resources, per_link, minlength=self.n_resources))
+        bottleneck = max(float(x.max(initial=0.0)) for x in loads)
+        return total_bytes / bottleneck if bottleneck > 0 else None
+
+
+_END = itemgetter(1)
+
+
+def _conflict(
+    book: list[tuple[float, float, int]], a: float, length: float, now: float
+) -> tuple[float, float, int] | None:
+    """The first booking of ``book`` that overlaps ``[a, a + length)``, or None.  Bookings
+    over by ``now`` are dropped first (no later request can overlap them)."""
+    if not book or book[-1][1] <= a:
+        return None
+    if book[0][1] <= now:
+        del book[: bisect_right(book, now, key=_END)]
+    i = bisect_right(book, a, key=_END)  # the first booking that ends after a
+    if i < len(book) and book[i][0] < a + length:
+        return book[i]
+    return None
+
+
+def _book(book: list[tuple[float, float, int]], booking: tuple[float, float, int], now: float):
+    """Insert ``booking`` (it overlaps none) in start order."""
+    if not book or book[-1][0] <= booking[0]:
+        if book and book[-1][1] <= now:
+            book.clear()
+        book.append(booking)
+    else:
+        book.insert(bisect_right(book, booking[0], key=_START), booking)
+
+
+_START = itemgetter(0)
+
+
+def _route(path: tuple[int, ...] | np.ndarray) -> tuple[int, ...] | list[int]:
+    """A route's resources as Python ints."""
+    return path if path.__class__ is tuple else path.tolist()  # type: ignore[union-attr]
+
+
+class _Flows:
+    """Shared contention: flows in progress and their max-min fair rates."""
+
+    def __init__(self, sim: _Simulation, records: list, events: list, finish) -> None:
+        self.sim = sim
+        self.records = records
+        self.events = events
+        self.finish = finish
+        self.capacity = sim.bound.capacity()
+        self.active: dict[int, None] = {}  # transfer index -> None, in start order
+        self.remaining: dict[int, float] = {}
+        self.rate: dict[int, float] = {}
+        self.since: dict[int, float] = {}
+        self.version: dict[int, int] = {}
+
+    def begin(self, idx: int, now: float) -> None:
+        g = self.records[idx][0]
+        self.remaining[idx] = float(self.sim.c_bytes[self.sim.cost[g]])
+        self.rate[idx] = 0.0
+        self.since[idx] = now
+        self.version[idx] = 0
+        self.active[idx] = None
+        self._reshare(now)
+
+    def end(self, idx: int, version: int, now: float) -> None:
+        if self.version.get(idx) != version or idx not in self.active:
+            return  # its rate changed since this end was predicted
+        del self.active[idx]
+        for d in (self.remaining, self.rate, self.since, self.version):
+            del d[idx]
+        self.finish(idx, now)
+        self._reshare(now)
+
+    def _reshare(self, now: float) -> None:
+        flows = list(self.active)
+        if not flows:
+            return
+        sim = self.sim
+        paths, caps = [], []
+        for idx in flows:
+            c = sim.cost[self.records[idx][0]]
+            path = sim.c_path[c]
+            paths.append(np.asarray(path if path is not None else (), dtype=np.int64))
+            caps.append(sim.c_cap[c])  # type: ignore[index]
+        rates = max_min_rates(paths, np.array(caps), self.capacity)
+        for idx, rate in zip(flows, rates.tolist(), strict=True):
+            old = self.rate[idx]
+            if rate == old and old > 0:
+                continue
+            self.remaining[idx] = max(0.0, self.remaining[idx] - old * (now - self.since[idx]))
+            self.since[idx] = now
+            self.rate[idx] = rate
+            self.version[idx] += 1
+            rem = self.remaining[idx]
+            finish = now if rem == 0 or rate == _INF else now + rem / rate
+            heapq.heappush(self.events, (finish, _FLOW_END, idx, self.version[idx]))
+
+
+def max_min_rates(paths: list[np.ndarray], caps: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """Max-min fair rates of flows over shared links (progressive filling).
+
+    Flow ``i`` crosses the resources ``paths[i]`` and may not exceed ``caps[i]``; resource
+    ``l`` carries at most ``capacity[l]`` in total.  Every round raises the rates of the
+    flows not yet fixed equally until a resource is full (or a flow reaches its cap); the
+    flows through it are fixed at that rate.  Bertsekas & Gallager, *Data Networks*,
+    Sec. 6.5.2.  O(rounds x total path length), at most one round per flow.
+
+    >>> paths = [np.array([0]), np.array([0]), np.array([1])]
+    >>> max_min_rates(paths, np.full(3, np.inf), np.array([10.0, 4.0])).tolist()
+    [5.0, 5.0, 4.0]
+    """
+    f = len(paths)
+    rate = np.zeros(f)
+    lens = np.array([len(p) for p in paths], dtype=np.int64)
+    flow_of = np.repeat(np.arange(f), lens)
+    if len(flow_of):
+        links, local = np.unique(np.concatenate(paths), return_inverse=True)
+        left = np.asarray(capacity, dtype=float)[links].copy()
+    else:
+        links, local, left = np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
+    fixed = np.zeros(f, dtype=bool)
+    caps = np.asarray(caps, dtype=float)
+    while not fixed.all():
+        live = ~fixed[flow_of]
+        count = np.bincount(local[live], minlength=len(links))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(count > 0, left / np.maximum(count, 1), np.inf)
+        best = caps.copy()
+        np.minimum.at(best, flow_of[live], share[local[live]])
+        best[fixed] = np.inf
+        level = best[~fixed].min()
+        if level == np.inf:
+            rate[~fixed] = np.inf
+            break
+        now_fixed = ~fixed & (best <= level)
+        rate[now_fixed] = level
+        fixed |= now_fixed
+        used = now_fixed[flow_of]
+        np.subtract.at(left, local[used], level)
+        np.maximum(left, 0.0, out=left)
+    return rate

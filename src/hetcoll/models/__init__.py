@@ -1,16 +1,15 @@
 """Cost models: how one point-to-point transfer occupies the sender, the path and the receiver.
 
-=========  ===========================================================================
+=========  ================================================================================
 name       model
-=========  ===========================================================================
+=========  ================================================================================
 tini       sender-only ``t_ini + n t_byte`` (Banikazemi et al. 1998)
-hockney    ``alpha + n / beta`` per route, one-port, link contention
+hockney    ``alpha + n / beta`` per route, one-port, link contention (exclusive or shared)
 postal     pairwise latency, non-blocking sends, LogP overhead/gap (Park et al. eq. 2)
 one_port   bidirectional one-port on the links' digraph (Beaumont et al. 2004)
 one_port_uni  unidirectional one-port on the links' digraph
 multi_port sender busy send_u, links in parallel (Bar-Noy et al.; Beaumont et al. 3.2)
-=========  ===========================================================================
-
+=========  ====================================================================
 ``get_model("postal")``, ``get_model({"name": "postal", "gap": 2e-6})`` or a model instance.
 """
 
@@ -20,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ModelError
-from .base import BoundModel, CostModel
+from .base import BoundModel, CostModel, TransferCosts
 from .graph import MultiPortModel, OnePortModel, OnePortUniModel
 from .hockney import HockneyModel
 from .postal import PostalModel
@@ -36,6 +35,7 @@ __all__ = [
     "OnePortUniModel",
     "PostalModel",
     "TiniModel",
+    "TransferCosts",
     "get_model",
 ]
 

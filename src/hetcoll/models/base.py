@@ -10,6 +10,11 @@ node ``u`` to node ``v`` (node indices) that starts at time ``s``:
   arrival (0 when the model has no receive port);
 - ``path(u, v)``: the link resources the transfer occupies from ``s`` to its arrival.
 
+:meth:`BoundModel.costs` answers the same for many transfers at once (numpy arrays, a
+:class:`TransferCosts`); the simulator asks it once per program.  ``contention`` says how
+transfers share links: ``"exclusive"`` (a transfer holds every directed link of its route
+from its start to its arrival) or ``"shared"`` (flow level: see :mod:`hetcoll.simulate`).
+
 The simulator (:mod:`hetcoll.simulate`) is the only consumer of these answers that produces
 times a user sees; planners may call the cheap vectorised estimates ``node_cost`` and
 ``delay_matrix`` to make decisions.
@@ -30,7 +35,7 @@ from ..units import check_quantity
 if TYPE_CHECKING:
     from ..platform import Platform
 
-__all__ = ["CostModel", "BoundModel"]
+__all__ = ["CostModel", "BoundModel", "TransferCosts"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,28 @@ class CostModel(ABC):
         """Attach to ``platform``; :class:`ModelError` if the platform lacks what it needs."""
 
 
+@dataclass(frozen=True)
+class TransferCosts:
+    """The costs of transfers ``i = 0 .. M-1`` (arrays of length M), from :meth:`BoundModel.costs`.
+
+    ``send_busy``, ``delay`` and ``recv_busy`` are what the scalar methods answer; the route
+    of transfer ``i`` is ``resources[offsets[i]:offsets[i + 1]]`` (directed-link resources).
+    For ``"shared"`` contention, ``lead`` is the part of ``delay`` that occupies no link
+    (node costs and latency: the bytes start to flow ``lead`` after the start) and ``cap``
+    a transfer's own rate limit in bytes/s besides its links (a matrix platform's pairwise
+    bandwidth; ``inf`` when the links decide), so that alone it takes
+    ``lead + nbytes / min(cap, its links' bandwidths)``.
+    """
+
+    send_busy: np.ndarray
+    delay: np.ndarray
+    recv_busy: np.ndarray
+    resources: np.ndarray
+    offsets: np.ndarray
+    lead: np.ndarray | None = None
+    cap: np.ndarray | None = None
+
+
 class BoundModel:
     """A cost model attached to a platform (see the module docstring for the contract)."""
 
@@ -80,6 +107,8 @@ class BoundModel:
     #: costs depend on the sender only (``send_busy == delay == f(u, nbytes)``): planners may
     #: then use O(N log N) shortcuts
     sender_only: bool = False
+    #: how transfers share a link: "exclusive" (held start to arrival) or "shared" (max-min)
+    contention: str = "exclusive"
 
     def __init__(self, model: CostModel, platform: Platform) -> None:
         self.model = model
@@ -97,6 +126,40 @@ class BoundModel:
 
     def path(self, u: int, v: int) -> tuple[int, ...]:
         return ()
+
+    def costs(self, u: np.ndarray, v: np.ndarray, nbytes: np.ndarray) -> TransferCosts:
+        """The costs of transfers ``(u[i], v[i], nbytes[i])`` as arrays.
+
+        This default asks the scalar methods one transfer at a time; models override it
+        with vectorised arithmetic that gives the same floating-point values.
+        """
+        items = list(
+            zip(
+                np.asarray(u).tolist(),
+                np.asarray(v).tolist(),
+                np.asarray(nbytes).tolist(),
+                strict=True,
+            )
+        )
+        paths = [self.path(a, b) for a, b, _ in items]
+        offsets = np.zeros(len(items) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in paths], out=offsets[1:])
+        return TransferCosts(
+            np.array([self.send_busy(a, b, n) for a, b, n in items], dtype=float),
+            np.array([self.delay(a, b, n) for a, b, n in items], dtype=float),
+            np.array([self.recv_busy(a, b, n) for a, b, n in items], dtype=float),
+            np.array([r for p in paths for r in p], dtype=np.int64),
+            offsets,
+        )
+
+    def resource_name(self, resource: int) -> tuple[str, str]:
+        """The ``(from, to)`` node ids of a directed-link resource (a route's link)."""
+        a, b = self.platform.routes.resource_ends(resource)
+        return self.platform.ids[a], self.platform.ids[b]
+
+    def capacity(self) -> np.ndarray:
+        """Bandwidth (bytes/s) of each directed-link resource, for ``"shared"`` contention."""
+        return np.empty(0)
 
     def relay_path(self, u: int, v: int, nbytes: int) -> tuple[int, ...] | None:
         """None when ``u`` may send to ``v`` directly; else the nodes ``u, ..., v`` that relay

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ModelError
-from .base import BoundModel, CostModel
+from .base import BoundModel, CostModel, TransferCosts
 
 __all__ = ["PostalModel"]
 
@@ -25,7 +25,7 @@ class PostalModel(CostModel):
     With the default parameters (all 0) a node sends to all its children at once and
     ``T_i = T_j + L_ji`` (eq. 3-4).  The sending overhead is paid between successive sends,
     as eq. (2) has it, not before the first.  Latencies come from the platform's matrix, or
-    from the lowest-latency routes over its links.
+    from the lowest-latency routes over its links.  Messages do not contend for links.
     """
 
     name = "postal"
@@ -55,8 +55,20 @@ class _BoundPostal(BoundModel):
         return float(self._busy + nbytes * self._t_byte[u])
 
     def delay(self, u: int, v: int, nbytes: int) -> float:
-        r = self._routes
-        return float(r.latency[u, v] + nbytes / r.bandwidth[u, v] + self._recv)
+        lat, bw = self._routes.pair(u, v)
+        return float(lat + nbytes / bw + self._recv)
+
+    def costs(self, u: np.ndarray, v: np.ndarray, nbytes: np.ndarray) -> TransferCosts:
+        lat, bw, _, _ = self._routes.pairs(u, v)
+        n = np.asarray(nbytes)
+        empty = np.empty(0, dtype=np.int64)
+        return TransferCosts(
+            self._busy + n * self._t_byte[u],
+            lat + n / bw + self._recv,
+            np.zeros(len(n)),
+            empty,
+            np.zeros(len(n) + 1, dtype=np.int64),
+        )
 
     def send_matrix(self, nbytes: int) -> np.ndarray:
         row = self._busy + nbytes * self._t_byte
@@ -64,8 +76,8 @@ class _BoundPostal(BoundModel):
 
     def delay_matrix(self, nbytes: int) -> np.ndarray:
         r = self._routes
-        with np.errstate(divide="ignore"):
-            m = r.latency + nbytes / r.bandwidth + self._recv
+        m = r.latency + nbytes / r.bandwidth if nbytes else r.latency + 0.0
+        m += self._recv
         np.fill_diagonal(m, 0.0)
         return m
 

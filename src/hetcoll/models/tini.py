@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import BoundModel, CostModel
+from .base import BoundModel, CostModel, TransferCosts
 
 __all__ = ["TiniModel"]
 
@@ -40,6 +40,16 @@ class _BoundTini(BoundModel):
         return float(self._t_ini[u] + nbytes * self._t_byte[u])
 
     delay = send_busy
+
+    def costs(self, u: np.ndarray, v: np.ndarray, nbytes: np.ndarray) -> TransferCosts:
+        busy = self._t_ini[u] + np.asarray(nbytes) * self._t_byte[u]
+        return TransferCosts(
+            busy,
+            busy,
+            np.zeros(len(busy)),
+            np.empty(0, dtype=np.int64),
+            np.zeros(len(busy) + 1, dtype=np.int64),
+        )
 
     def node_cost(self, nbytes: int) -> np.ndarray:
         return self._t_ini + nbytes * self._t_byte
