@@ -13,11 +13,12 @@ of Beaumont et al. (2004, Sec. 3.2).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .schedule import Schedule
+if TYPE_CHECKING:
+    from .schedule import Schedule
 
-__all__ = ["SteadyState", "steady_state"]
+__all__ = ["SteadyState", "measure", "steady_state"]
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,12 @@ def steady_state(prediction, schedule: Schedule) -> SteadyState:
     -------
     SteadyState
     """
-    program = schedule.program()
     slice_size = next((f.segment_size for f in schedule.flows if f.segment_size), None)
+    return measure(schedule.program(), prediction.transfers, slice_size)
+
+
+def measure(program, transfers, slice_size: int | None) -> SteadyState:
+    """:func:`steady_state` from a program and its simulated transfers."""
     mine: dict[str, set[int]] = {}
     for rank, ops in program.ops.items():
         for op in ops:
@@ -62,7 +67,7 @@ def steady_state(prediction, schedule: Schedule) -> SteadyState:
             if op.kind == "recv" and program.chunks[stored].copy_of is None:
                 mine.setdefault(rank, set()).add(op.chunk)
     got: dict[str, list[tuple[float, int]]] = {}
-    for t in prediction.transfers:
+    for t in transfers:
         if t.chunk in mine.get(t.receiver, ()):
             got.setdefault(t.receiver, []).append((t.arrival, t.nbytes))
     worst: tuple[float, str] | None = None
