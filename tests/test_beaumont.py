@@ -511,3 +511,29 @@ def test_unreachable_raises_from_the_python_api():
         optimum(p, "0", L)
     assert math.isfinite(optimum(p, "2", L).throughput)
     SteadyProblem  # noqa: B018  (exported)
+
+
+def test_auto_chooses_the_planner_and_the_slice_by_size():
+    # small message: one piece down a latency tree; large: slices down a pipelined tree,
+    # the best (planner, slice) pair of every candidate the simulator ranks
+    from hetcoll.compare import compare, slice_choices
+
+    p = random_graph_platform(6, 0.4, seed=3)
+    small = plan(p, "0", method="auto", nbytes=1000)
+    assert "segment_size" not in small.params
+    assert not REGISTRY[small.params["chosen"]].pipelined
+    assert "multi_tree" not in small.params["candidates"]
+    big = 16 * 2**20
+    s = plan(p, "0", method="auto", nbytes=big)
+    seg = s.params["segment_size"]
+    assert seg in slice_choices(big) and seg is not None
+    assert REGISTRY[s.params["chosen"]].pipelined
+    assert {"multi_tree", "throughput_tree", "fnf"} <= set(s.params["candidates"])
+    ranked = compare(p, "bcast", root="0", nbytes=big, slices=slice_choices(big)).ranked
+    best = min(c.predicted_time for c in ranked)
+    assert simulate(p, s).makespan == pytest.approx(best)
+    unsliced = min(c.predicted_time for c in ranked if c.segment_size is None)
+    assert best < 0.8 * unsliced
+    given_slice = plan(p, "0", method="auto", nbytes=big, segment_size=2**18)
+    assert "segment_size" not in given_slice.params
+    assert sum(f.nbytes for f in given_slice.flows) == big

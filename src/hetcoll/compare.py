@@ -37,6 +37,7 @@ __all__ = [
     "compare",
     "plan_request",
     "same_trees",
+    "slice_choices",
 ]
 
 TREE_OPERATIONS = ("bcast", "multicast", "multi_multicast")
@@ -121,15 +122,18 @@ def _participants(platform: Platform, operation: str, root, members, groups: Gro
     return len({*members, *([root] if root is not None else [])})
 
 
-def candidates(operation: str, model: str, members: int) -> tuple[list[str], dict[str, str]]:
+def candidates(
+    operation: str, model: str, members: int, pipelined: bool | None = None
+) -> tuple[list[str], dict[str, str]]:
     """The registered planners that are candidates for ``operation`` on ``members`` nodes
     under cost model ``model`` (sorted by name), and the reasons of those that plan the
-    operation but are left out (:meth:`~hetcoll.planners.PlannerInfo.unfit`)."""
+    operation but are left out (:meth:`~hetcoll.planners.PlannerInfo.unfit`; ``pipelined``:
+    whether the message goes in several slices)."""
     from .planners import REGISTRY
 
     names, left_out = [], {}
     for name, info in sorted(REGISTRY.items()):
-        why = info.unfit(operation, model, members)
+        why = info.unfit(operation, model, members, pipelined)
         if why is None:
             names.append(name)
         elif info.serves(operation) and info.kind != "select":
@@ -139,11 +143,12 @@ def candidates(operation: str, model: str, members: int) -> tuple[list[str], dic
 
 @dataclass(frozen=True)
 class Candidate:
-    """One planner's schedule and its prediction."""
+    """One planner's schedule and its prediction (with the slice size it was planned for)."""
 
     algorithm: str
     schedule: Schedule
     prediction: Prediction
+    segment_size: int | None = None
 
     @property
     def predicted_time(self) -> float:
@@ -231,6 +236,7 @@ def compare(
     segment_size: int | None = None,
     op: Any = None,
     algos: Sequence[str] | None = None,
+    slices: Sequence[int | None] | None = None,
 ) -> Comparison:
     """Plan ``operation`` with every candidate planner, simulate each, rank by time.
 
@@ -244,6 +250,10 @@ def compare(
         The request, as :func:`plan_request` takes it.
     algos : sequence of str, optional
         Compare these planners instead of the candidates the registry gives.
+    slices : sequence of int or None, optional
+        Choose the slice size too: every candidate for each of these segment sizes (None:
+        the message in one piece), instead of ``segment_size`` alone.  The pipelined
+        planners are candidates for the sizes that cut the message (``PlannerInfo.unfit``).
 
     Returns
     -------
@@ -261,37 +271,64 @@ def compare(
     from .models import get_model
 
     model_name = (get_model(model) if model is not None else platform.model).name
-    if algos is None:
-        count = _participants(platform, operation, root, members, groups)
-        names, skipped = candidates(operation, model_name, count)
-    else:
-        names, skipped = list(algos), {}
     ranked = []
-    for name in names:
-        try:
-            schedule = plan_request(
-                platform,
-                operation,
-                name,
-                root=root,
-                members=members,
-                groups=groups,
-                model=model,
-                nbytes=nbytes,
-                segment_size=segment_size,
-                op=op,
-            )
-        except PlannerError as exc:
-            skipped[name] = str(exc)
-            continue
-        ranked.append(Candidate(name, schedule, simulate(platform, schedule, model)))
+    skipped: dict[str, str] = {}
+    for size in [segment_size] if slices is None else list(slices):
+        pipelined = size is not None and nbytes > size if operation in TREE_OPERATIONS else None
+        if algos is None:
+            count = _participants(platform, operation, root, members, groups)
+            names, left_out = candidates(operation, model_name, count, pipelined)
+            for name, why in left_out.items():
+                skipped.setdefault(name, why)
+        else:
+            names = list(algos)
+        for name in names:
+            try:
+                schedule = plan_request(
+                    platform,
+                    operation,
+                    name,
+                    root=root,
+                    members=members,
+                    groups=groups,
+                    model=model,
+                    nbytes=nbytes,
+                    segment_size=size,
+                    op=op,
+                )
+            except PlannerError as exc:
+                skipped.setdefault(name, str(exc))
+                continue
+            prediction = simulate(platform, schedule, model)
+            ranked.append(Candidate(name, schedule, prediction, size))
+            skipped.pop(name, None)
     if not ranked:
         raise PlannerError(
             "no planner applies to this request: "
             + ("; ".join(f"{k}: {v}" for k, v in skipped.items()) or "none is registered")
         )
-    ranked.sort(key=lambda c: (c.predicted_time, c.algorithm))
+    ranked.sort(key=lambda c: (c.predicted_time, c.algorithm, c.segment_size or 0))
     return Comparison(operation, nbytes, ranked, skipped)
+
+
+def slice_choices(nbytes: int) -> list[int | None]:
+    """The slice sizes ``auto`` tries for a message of ``nbytes`` when none is given: the
+    message in one piece, and 8, 32 and 128 slices of at least 4 KiB (whole KiB).
+
+    Examples
+    --------
+    >>> slice_choices(1000)
+    [None]
+    >>> slice_choices(8 * 2**20)
+    [None, 1048576, 262144, 65536]
+    """
+    out: list[int | None] = [None]
+    for parts in (8, 32, 128):
+        size = -(-nbytes // parts)
+        size = -(-size // 1024) * 1024
+        if size >= 4096 and size < nbytes and size not in out:
+            out.append(size)
+    return out
 
 
 def same_trees(

@@ -58,6 +58,7 @@ PERIODS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
     summary="the optimal multi-tree packing as pipelined flows in a matching order",
     models=("one_port", "one_port_uni"),
     options=("slices_per_period",),
+    pipelined=True,
 )
 def multi_tree(
     platform: Platform,

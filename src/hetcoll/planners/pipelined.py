@@ -338,6 +338,7 @@ def _planner(name: str, summary: str, alg: str, complexity: str, models=None):
         complexity=complexity,
         summary=summary,
         models=models,
+        pipelined=True,
     )
 
 
@@ -581,6 +582,7 @@ def paper_trees(g: PlanGraph, loads: np.ndarray | None = None) -> dict[str, list
     paper="hetcoll: the best of Beaumont et al.'s trees, then a local search on the period",
     complexity="LP + the heuristics + O(rounds E)",
     summary="best paper tree improved by moving children to less busy parents",
+    pipelined=True,
 )
 def throughput_tree(
     platform: Platform,
