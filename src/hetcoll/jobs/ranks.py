@@ -194,7 +194,11 @@ def _entry(
         return out
     schedule = predicted.get(m.method).schedule
     if schedule.hypercube is None:
-        out["tree"] = {p: list(c) for p, c in schedule.tree.children.items()}
+        trees = [{p: list(c) for p, c in f.tree.children.items()} for f in schedule.flows]
+        if len(trees) == 1:
+            out["tree"] = trees[0]
+        else:  # several pipelined trees at once (multi_tree): each flow's
+            out["trees"] = trees
         return out
     out["embedding"] = list(schedule.hypercube.positions)
     out["folds"] = [list(f) for f in schedule.hypercube.folds]
