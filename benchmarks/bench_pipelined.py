@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from hetcoll import __version__, plan, simulate
+from hetcoll.experiments.beaumont import ONE_PORT
 from hetcoll.files import write_atomic
 from hetcoll.generators import random_graph_platform
 from hetcoll.pipeline import steady_state
@@ -38,15 +39,7 @@ from hetcoll.planners.steady import lp_throughput, pack_arborescences, steady_pr
 from hetcoll.report import format_table
 
 SLICE = 10**6
-SINGLE = (
-    "prune_simple",
-    "prune_degree",
-    "grow_tree",
-    "lp_prune",
-    "lp_grow",
-    "binomial_graph",
-    "throughput_tree",
-)
+SINGLE = ONE_PORT  # the paper's one-port heuristics, binomial_graph, throughput_tree
 
 
 def multi_tree_rate(p, best: float) -> tuple[float, int, int]:
