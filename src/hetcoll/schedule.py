@@ -28,7 +28,7 @@ Schedules are immutable, deterministic, validated, and round-trip through JSON.
 from __future__ import annotations
 
 import json
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -842,11 +842,19 @@ class Schedule:
         for fi, flow in enumerate(self.flows):
             for parent, kids in flow.tree.children.items():
                 edges.setdefault(parent, set()).update((fi, c) for c in kids)
+        times: dict[int, int] = {}  # a flow's sends per period: the same on each of its edges
         for node, pairs in self.order.items():
             if {p[:2] for p in pairs} != edges.get(node, set()):
                 raise ScheduleError(
                     f"order[{node!r}]: must list each (flow, child) send of {node!r} (and no other)"
                 )
+            for (fi, child), m in Counter(p[:2] for p in pairs).items():
+                if times.setdefault(fi, m) != m:
+                    raise ScheduleError(
+                        f"order[{node!r}]: lists ({fi}, {child!r}) {m} time(s) but other sends"
+                        f" of flow {fi} {times[fi]} time(s); a flow sends as many segments"
+                        " per period on each of its edges"
+                    )
 
     def _check_hypercube(self) -> None:
         cube = self.hypercube

@@ -210,19 +210,24 @@ def _known_options(info: PlannerInfo, options: Mapping[str, Any] | None) -> dict
     return opts
 
 
-def applicable(collective: str, model_name: str, n_members: int) -> list[str]:
+def applicable(
+    collective: str, model_name: str, n_members: int, pipelined: bool | None = None
+) -> list[str]:
     """Registered planners that are candidates for ``collective`` of ``n_members`` under the
-    model, by the one rule of :meth:`PlannerInfo.unfit` (sorted by name).
+    model, by the one rule of :meth:`PlannerInfo.unfit` (sorted by name; ``pipelined``:
+    whether the message goes in several slices, None: either).
 
     Examples
     --------
-    >>> applicable("bcast", "hockney", 8)[:4]
+    >>> applicable("bcast", "hockney", 8, pipelined=False)[:4]
     ['binomial', 'chain', 'flat', 'fnf']
+    >>> "multi_tree" in applicable("bcast", "one_port", 8, pipelined=True)
+    True
     >>> "optimal" in applicable("bcast", "tini", 8), "optimal" in applicable("bcast", "tini", 25)
     (True, False)
     """
     return [
         name
         for name, info in sorted(REGISTRY.items())
-        if info.unfit(collective, model_name, n_members) is None
+        if info.unfit(collective, model_name, n_members, pipelined) is None
     ]
