@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from hetcoll import __version__
+from hetcoll.errors import PlannerError
 from hetcoll.files import write_atomic
 from hetcoll.planners import fnf, optimal, spoc
 from hetcoll.planners.optimal import _ClassDP
@@ -44,6 +45,16 @@ def best_time(func, repeat: int) -> tuple[float, float]:
         if wall > 1.0:
             break
     return wall, cpu
+
+
+def machine() -> dict:
+    """What a benchmark's JSON records of the machine it ran on."""
+    return {
+        "cpus": os.cpu_count(),
+        "python": host.python_version(),
+        "numpy": np.__version__,
+        "processor": host.processor() or host.machine(),
+    }
 
 
 def random_platform(n: int, seed: int) -> Platform:
@@ -82,7 +93,12 @@ def sweep_optimal(sizes, limit: float, budget: float, repeat: int) -> tuple[list
             rows.append({"n": n, "pairs": pairs, "seconds": None, "predicted": predicted})
             print(f"  optimal N={n}: predicted {predicted:.0f} s, not run", file=sys.stderr)
             break
-        row = solve(p, repeat)
+        try:
+            row = solve(p, repeat)
+        except PlannerError as exc:  # beyond max_states (memory): the sweep ends here
+            rows.append({"n": n, "pairs": pairs, "seconds": None, "refused": str(exc)})
+            print(f"  optimal N={n}: refused ({exc})", file=sys.stderr)
+            break
         spent += row["seconds"]
         rate = row["seconds"] / row["pairs"]
         rows.append(row)
@@ -153,7 +169,11 @@ def main(argv=None) -> int:
                     sec(r["seconds"]),
                     sec(r.get("cpu_seconds")),
                 ]
-                + ([f"(predicted {r['predicted']:.0f} s, not run)"] if r["seconds"] is None else [])
+                + (
+                    [r.get("refused") or f"(predicted {r['predicted']:.0f} s, not run)"]
+                    if r["seconds"] is None
+                    else []
+                )
                 for r in sweep
             ],
             title=f"optimal, one seeded draw from 8 classes per N (limit {limit:g} s per solve)",
@@ -184,12 +204,7 @@ def main(argv=None) -> int:
     doc = {
         "benchmark": "planners",
         "hetcoll": __version__,
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": host.python_version(),
-            "numpy": np.__version__,
-            "processor": host.processor() or host.machine(),
-        },
+        "machine": machine(),
         "mode": "quick" if args.quick else "full",
         "load_average": os.getloadavg(),
         "limit_seconds": limit,

@@ -13,10 +13,11 @@ port) plus one per receive op, under the project's execution rules:
 - when a rank's port is free it takes the first startable send in program order (none: the
   first to become startable) and owns the port until the send is done;
 - the send follows the XML's properties: the sender executes ``hetcoll_exec_before`` (+ per
-  byte) flops on its 1 flop/s host, then ``put`` (blocking: the port is busy until the
-  arrival) or ``put_async`` followed by ``hetcoll_exec_after`` (+ per byte) flops
-  (non-blocking: postal); with ``hetcoll_ports`` ``bidirectional`` the receiver's receive
-  port is held from the start of the send to the arrival;
+  byte) flops on its 1 flop/s host, waits ``hetcoll_route_latency[receiver]`` seconds if it
+  has that property (``hockney`` with shared contention), then ``put`` (blocking: the port
+  is busy until the arrival) or ``put_async`` followed by ``hetcoll_exec_after`` (+ per
+  byte) flops (non-blocking: postal); with ``hetcoll_ports`` ``bidirectional`` the
+  receiver's receive port is held from the start of the send to the arrival;
 - SimGrid times the network part from the XML's links under its ``<config>`` (CM02 without
   factors, no TCP window, no cross-traffic).
 
@@ -80,7 +81,10 @@ def replay(plan: dict) -> dict:
     if ports == "unidirectional":
         raise SystemExit("replay: unidirectional ports are not replayed")
     hprops = {
-        h.get("id"): {p.get("id"): float(p.get("value")) for p in h.findall("prop")}
+        h.get("id"): {
+            p.get("id"): json.loads(p.get("value"))  # numbers, and hetcoll_route_latency
+            for p in h.findall("prop")
+        }
         for h in zone.findall("host")
     }
 
@@ -147,6 +151,9 @@ def replay(plan: dict) -> dict:
             before = cost(r, "before", op["n"])
             if before > 0:
                 this_actor.execute(before)
+            wait = hprops[r].get("hetcoll_route_latency", {}).get(op["peer"], 0.0)
+            if wait > 0:  # shared contention: the route's latency, off the links
+                this_actor.sleep_for(wait)
             box = Mailbox.by_name(op["box"])
             if blocking:
                 box.put(pick, op["n"])

@@ -83,7 +83,8 @@ def test_hetcoll_run_measures_multi_tree(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(proc.stdout)
     assert doc["algorithm"] == "multi_tree" and doc["measured_time"] > 0
-    assert len(doc["trees"]) >= 2 and "tree" not in doc
-    for tree in doc["trees"]:  # each a spanning arborescence from the root
-        children = [c for kids in tree.values() for c in kids]
-        assert sorted(children) == ["1", "2", "3", "4", "5"] and "0" in tree
+    assert len(doc["flows"]) >= 2 and "tree" not in doc
+    assert sum(f["nbytes"] for f in doc["flows"]) == 100001
+    for flow in doc["flows"]:  # each a spanning arborescence from the root
+        children = [c for kids in flow["children"].values() for c in kids]
+        assert sorted(children) == ["1", "2", "3", "4", "5"] and flow["root"] == "0"

@@ -25,6 +25,7 @@ needs_simgrid = pytest.mark.skipif(
 
 LOGP = {"name": "postal", "overhead": 1e-3, "gap": 2e-3, "recv_overhead": 5e-4}
 MIB = 1 << 20
+SHARED = {"name": "hockney", "contention": "shared"}
 
 
 def _cases():
@@ -53,6 +54,20 @@ def _cases():
             link,
             "postal",
             plan(link, "a", method="chain", model="postal", nbytes=MIB, segment_size=MIB // 8),
+        ),
+        # shared contention: flows of different route latencies share the WAN link
+        # equally in both tools (CM02 would weigh their shares by route latency)
+        (
+            "link8 shared fnf 1 KiB",
+            link,
+            SHARED,
+            plan(link, "a", method="fnf", model=SHARED, nbytes=1 << 10),
+        ),
+        (
+            "link8 shared allreduce 1 MiB",
+            link,
+            SHARED,
+            plan_allreduce(link, method="blind", model=SHARED, nbytes=MIB),
         ),
         # hockney: one-port sends in sequence share no link
         ("link8 hockney flat", link, None, plan(link, "a", method="flat", nbytes=MIB)),

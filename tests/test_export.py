@@ -6,6 +6,7 @@ size, on link and matrix platforms.  Node-link JSON and the export command."""
 
 from __future__ import annotations
 
+import json
 import math
 import xml.etree.ElementTree as ET
 
@@ -32,7 +33,7 @@ def _parse(xml: str) -> dict:
     hosts = {}
     for h in zone.findall("host"):
         assert h.get("speed") == "1f"  # x flops last x seconds
-        hosts[h.get("id")] = {k: float(v) for k, v in _props(h).items()}
+        hosts[h.get("id")] = {k: json.loads(v) for k, v in _props(h).items()}
     links = {}
     for lk in zone.findall("link"):
         bw, lat = lk.get("bandwidth"), lk.get("latency")
@@ -60,8 +61,10 @@ def _simgrid_one_message(doc: dict, u: str, v: str, n: int) -> tuple[float, floa
     sender's executions: before putting the message, and after it when the send does not
     block."""
     hops = doc["routes"][(u, v)]
-    route = sum(doc["links"][h][0] for h in hops) + n / min(doc["links"][h][1] for h in hops)
     props = doc["hosts"][u]
+    wait = props.get("hetcoll_route_latency", {}).get(v, 0.0)  # shared: latency off the links
+    route = wait + sum(doc["links"][h][0] for h in hops)
+    route += n / min(doc["links"][h][1] for h in hops)
     before = props.get("hetcoll_exec_before", 0.0) + n * props.get(
         "hetcoll_exec_before_per_byte", 0.0
     )
@@ -119,6 +122,7 @@ MODELS = [
     "tini",
     "hockney",
     {"name": "hockney", "ports": "unidirectional"},
+    {"name": "hockney", "contention": "shared"},
     "postal",
     POSTAL,
 ]
@@ -216,6 +220,25 @@ def test_postal_messages_share_no_link():
     firsts = [hops[0] for hops in doc["routes"].values()]
     assert len(set(firsts)) == len(firsts) == 5 * 4
     assert {tuple(hops[1:]) for hops in doc["routes"].values()} == {("recv_overhead",)}
+
+
+def test_shared_contention_takes_latency_off_the_links():
+    """CM02 divides a link's bandwidth among its flows in inverse proportion to their route
+    latency; hetcoll's shared contention gives equal shares.  So under shared contention
+    the links carry no latency (every flow's penalty is then 1) and each sender waits its
+    route's latency itself; the exclusive export keeps the latencies on the links."""
+    p = _link_platform()
+    doc = _parse(to_simgrid(p, {"name": "hockney", "contention": "shared"}))
+    assert {lk[0] for lk in doc["links"].values()} == {0.0}
+    lat = p.routes.latency
+    for a, u in enumerate(p.ids):
+        waits = doc["hosts"][u]["hetcoll_route_latency"]
+        assert waits == {v: float(lat[a, b]) for b, v in enumerate(p.ids) if b != a}
+    exclusive = _parse(to_simgrid(p))
+    assert all("hetcoll_route_latency" not in h for h in exclusive["hosts"].values())
+    assert sorted(lk[0] for lk in exclusive["links"].values()) == sorted(
+        lk.latency for lk in p.links
+    )
 
 
 def test_tini_ignores_the_network():

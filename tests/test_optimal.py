@@ -1,8 +1,10 @@
-"""The exact ``optimal`` planner against lemma-free reference solvers (tests/_reference.py)."""
+"""The exact ``optimal`` planner against the full recurrence and lemma-free reference solvers
+(tests/_reference.py)."""
 
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ from hypothesis import strategies as st
 from _reference import brute_force_optimum, ordered_trees, subset_optimum
 from hetcoll import PlannerError, Schedule, load_platform, plan, simulate
 from hetcoll.planners import REGISTRY, applicable
-from hetcoll.planners.optimal import _ClassDP, optimal, optimal_time
+from hetcoll.planners.optimal import _ClassDP, optimal, optimal_time, optimal_times
 from hetcoll.platform import Platform, nodes_from_costs
 
 US = 1e-6
@@ -94,6 +96,31 @@ def test_equals_brute_force_over_every_ordered_tree(case):
     )
 
 
+@settings(max_examples=40)
+@given(instances(max_n=6))
+def test_the_bounds_path_equals_brute_force(case):
+    """The planner with its lower bounds on every instance (as it runs on large ones: the
+    threshold below which it runs the full recurrence set to 0) against every ordered tree."""
+    platform, root, members, nbytes = case
+    best = brute_force_optimum(platform, root, members, nbytes)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sys.modules["hetcoll.planners.optimal"], "_FULL_IS_CHEAP", 0)
+        schedule = optimal(platform, root, members, nbytes=nbytes)
+    assert simulate(platform, schedule).makespan == approx(best)
+
+
+def test_the_bounds_path_equals_the_subset_recurrence_on_300_seeded_instances():
+    """The lower-bound path against the lemma-free recurrence over subsets (an independent
+    solver, tests/_reference.py), up to 8 participants in 1-5 classes."""
+    rng = np.random.default_rng(1313)
+    for _ in range(300):
+        costs = [float(c) for c in _seeded_costs(rng, 7)]
+        r = int(rng.integers(len(costs)))
+        others = costs[:r] + costs[r + 1 :]
+        fast = _ClassDP.of(costs[r], others, certify=True).value
+        assert fast == pytest.approx(subset_optimum(costs, r), rel=1e-12), costs
+
+
 def test_ordered_tree_enumeration_counts():
     # (2n-2)! / (n-1)! ordered trees on n labelled nodes, divided by n for a fixed root
     for n in range(1, 7):
@@ -114,8 +141,8 @@ def test_lemma2_loses_nothing(values, picks, data):
     r = data.draw(st.integers(0, len(costs) - 1))
     others = costs[:r] + costs[r + 1 :]
     reference = subset_optimum(costs, r)
-    assert _ClassDP(costs[r], others, lemma2=False).value == approx(reference)
-    assert _ClassDP(costs[r], others).value == approx(reference)
+    assert _ClassDP.of(costs[r], others, lemma2=False).value == approx(reference)
+    assert _ClassDP.of(costs[r], others).value == approx(reference)
 
 
 def test_lemma2_on_seeded_instances_up_to_11_members():
@@ -123,8 +150,8 @@ def test_lemma2_on_seeded_instances_up_to_11_members():
     for _ in range(300):
         n = int(rng.integers(2, 12))
         costs = list(rng.choice(rng.uniform(1, 10, size=int(rng.integers(1, 5))), size=n))
-        with_lemma = _ClassDP(costs[0], costs[1:]).value
-        assert with_lemma == approx(_ClassDP(costs[0], costs[1:], lemma2=False).value)
+        with_lemma = _ClassDP.of(costs[0], costs[1:]).value
+        assert with_lemma == approx(_ClassDP.of(costs[0], costs[1:], lemma2=False).value)
 
 
 def test_all_costs_distinct():
@@ -134,6 +161,79 @@ def test_all_costs_distinct():
         assert optimal_time(costs[r], costs[:r] + costs[r + 1 :]) == approx(
             subset_optimum(costs, r)
         )
+
+
+# -- the lower bounds settle entries exactly ------------------------------------------------
+
+
+def _seeded_costs(rng: np.random.Generator, max_n: int) -> np.ndarray:
+    """1-5 classes, random or multiples of 100 µs, sometimes a free (cost 0) node."""
+    k = int(rng.integers(1, 6))
+    if rng.random() < 0.5:
+        values = rng.uniform(1e-4, 1e-3, k)
+    else:
+        values = rng.choice(np.asarray(T_INI), k, replace=False)
+    costs = rng.choice(values, size=int(rng.integers(2, max_n + 1)))
+    return np.append(costs, 0.0) if rng.random() < 0.2 else costs
+
+
+def test_tables_equal_the_full_recurrence_entry_by_entry():
+    """400 seeded instances: every entry of the programme that settles entries by its lower
+    bounds equals the full recurrence's (``certify=False``: every entry the minimum over
+    every D, the planner as it was before the bounds), bit for bit, and so do the trees."""
+    rng = np.random.default_rng(13)
+    for _ in range(400):
+        costs = _seeded_costs(rng, 14)
+        fast = _ClassDP.of(costs[0], costs[1:], certify=True)
+        full = _ClassDP.of(costs[0], costs[1:], certify=False)
+        assert np.array_equal(fast.L, full.L), costs
+        assert np.array_equal(fast.S, full.S), costs
+        others = list(range(1, len(costs)))
+        assert fast.edges(0, others) == full.edges(0, others), costs
+
+
+@pytest.mark.parametrize(("n", "k"), [(20, 3), (18, 4), (16, 6)])
+def test_larger_instances_equal_the_full_recurrence(n, k):
+    rng = np.random.default_rng(n * k)
+    costs = rng.choice(rng.uniform(1e-4, 1e-3, k), size=n)
+    for r in (0, int(np.argmax(costs))):
+        others = np.delete(costs, r)
+        fast = _ClassDP.of(costs[r], others, certify=True)
+        full = _ClassDP.of(costs[r], others, certify=False)
+        assert np.array_equal(fast.L, full.L)
+        assert fast.evaluations < full.evaluations  # what the bounds are for
+
+
+@settings(max_examples=60)
+@given(instances(max_n=9))
+def test_schedule_equals_the_full_recurrences(case):
+    platform, root, members, nbytes = case
+    from hetcoll.planners._common import prepare, tree_schedule
+
+    req = prepare(platform, root, members, "tini", nbytes)
+    cost = req.node_cost()
+    others = req.others()
+    full = _ClassDP.of(float(cost[req.root]), [float(cost[m]) for m in others], certify=False)
+    expected = tree_schedule(req, "optimal", full.edges(req.root, others))
+    assert optimal(platform, root, members, nbytes=nbytes).to_json() == expected.to_json()
+
+
+def test_optimal_times_equal_optimal_time_bit_for_bit():
+    """Many instances over the same classes in one programme (banikazemi-table2's use)."""
+    rng = np.random.default_rng(5)
+    values = [T_INI[k] for k in (5, 0, 3, 7, 1)]  # distinct, in no particular order
+    rows = [rng.choice(values, size=int(rng.integers(1, 10))) for _ in range(300)]
+    roots = [values.index(row[0]) for row in rows]
+    counts = [[int(np.sum(row[1:] == v)) for v in values] for row in rows]
+    got = optimal_times(values, roots, counts)
+    for row, t in zip(rows, got, strict=True):
+        assert t == optimal_time(row[0], row[1:])  # exactly
+    assert optimal_times(values, [], np.zeros((0, len(values)))).shape == (0,)
+
+
+def test_optimal_times_refuses_repeated_classes():
+    with pytest.raises(PlannerError, match="distinct cost classes"):
+        optimal_times([1.0, 1.0], [0], [[1, 1]])
 
 
 # -- invariants shared with the other planners ---------------------------------------------
@@ -235,6 +335,21 @@ def test_registry_entry():
 def test_refuses_a_bad_max_pairs():
     with pytest.raises(PlannerError, match="max_pairs: must be a whole number"):
         plan(load_platform("fig1"), "1", method="optimal", options={"max_pairs": "many"})
+    with pytest.raises(PlannerError, match="max_states: must be >= 0"):
+        plan(load_platform("fig1"), "1", method="optimal", options={"max_states": -1})
+
+
+def test_refuses_instances_beyond_max_states():
+    with pytest.raises(PlannerError, match=r"8 participants in 2 cost classes need tables of 21"):
+        plan(load_platform("fig1"), "1", method="optimal", options={"max_states": 20})
+
+
+def test_gives_up_after_max_pairs_evaluations():
+    """The bounds settle most entries; when they do not, the budget is checked as it goes."""
+    costs = np.random.default_rng(1).choice(T_INI[:4], size=16)
+    dp = _ClassDP.of(costs[0], costs[1:], certify=True)
+    with pytest.raises(PlannerError, match=r"took more than max_pairs"):
+        _ClassDP.of(costs[0], costs[1:], certify=True, max_pairs=dp.evaluations // 2)
 
 
 def test_huge_instances_are_refused_before_any_allocation():

@@ -63,6 +63,22 @@ def test_routes_with_distinct_latencies_follow_the_rule(g):
     check_against_reference(*g)
 
 
+@given(graphs(st.sampled_from([0.1, 0.2, 0.3, 0.7, 1.0])), st.data())
+def test_rows_of_a_few_sources_follow_the_rule(g, data):
+    """Rows computed on demand (no matrices: sources in trees start their search from the
+    core with their climb's latency) are the reference's, exactly."""
+    n, edges = g
+    lat, bw, paths = dijkstra_routes(n, edges)
+    r = platform_of(n, edges).routes
+    s = data.draw(st.integers(0, n - 1))
+    got_lat, got_bw, res, off = r.pairs([s] * n, list(range(n)))
+    assert r._pred is None  # rows only
+    assert got_lat.tolist() == lat[s]
+    assert got_bw.tolist() == bw[s]
+    for t in range(n):
+        assert tuple(res[off[t] : off[t + 1]].tolist()) == paths[s][t], (s, t)
+
+
 def test_pairs_are_the_paths_and_rows_are_computed_on_demand():
     n = 40
     rng = np.random.default_rng(3)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from hetcoll.experiments import Config, get_experiment
@@ -93,3 +94,44 @@ def test_fnf_is_not_always_optimal_with_6_participants():
     t_opt = simulate(p, plan(p, "0", method="optimal")).makespan
     assert t_opt == pytest.approx(optimal_time(costs[0], costs[1:]))
     assert (t_fnf * 1e6, t_opt * 1e6) == pytest.approx((800.0, 700.0))
+
+
+# -- sharing the work across trials changes no byte ------------------------------------------
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_output_is_byte_identical_to_the_trial_by_trial_run(capsys, tmp_path, workers):
+    """``tests/golden/banikazemi-table2_trials120_seed7.*`` were written by main before
+    issue 13 (every trial planned, simulated and solved on its own): the table on stdout and
+    the JSON file are the same bytes now that equal cases are computed once per size."""
+    from _cli import run
+    from _golden import TABLE2_ARGS, assert_table2_golden
+
+    code, out, _ = run(capsys, *TABLE2_ARGS, "--workers", workers, "--out", tmp_path)
+    assert code == 0
+    assert_table2_golden(out, tmp_path)
+
+
+def test_each_trial_latency_equals_its_own_plan_and_simulation():
+    """The shared path's per-case values against planning, simulating and solving each
+    drawn trial separately, as main did (FNF by simulate, the optimum by optimal_time)."""
+    from hetcoll import simulate
+    from hetcoll.experiments.banikazemi import (
+        _table2_cases,
+        _table2_draw,
+        _table2_fnf,
+        _table2_optimal,
+    )
+    from hetcoll.planners import fnf
+    from hetcoll.planners.optimal import optimal_time
+    from hetcoll.platform import Platform, nodes_from_costs
+
+    for n in (2, 5, 9):
+        costs = _table2_draw((n, 60, 99 + n))
+        cases, inverse = _table2_cases(costs)
+        t_fnf = np.asarray(_table2_fnf(cases))[inverse]
+        t_opt = _table2_optimal(cases)[inverse]
+        for row, f, o in zip(costs.tolist(), t_fnf, t_opt, strict=True):
+            p = Platform(nodes_from_costs(row), model="tini")
+            assert f == simulate(p, fnf(p, "0")).makespan  # bit for bit
+            assert o == optimal_time(row[0], row[1:])

@@ -41,7 +41,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str):
     # HetComm imports mpi4py.MPI (initialising MPI): load it only when it is used.
     if name == "HetComm":
-        from .runtime import HetComm
+        from .hetcomm import HetComm
 
         return HetComm
     raise AttributeError(f"module 'hetcoll' has no attribute {name!r}")

@@ -4,4 +4,7 @@ import sys
 
 from .cli import main
 
-sys.exit(main())
+# the guard matters under ``python -m mpi4py.futures -m hetcoll``: its workers import this
+# module (as ``__worker__``) and must not run the command line again
+if __name__ == "__main__":
+    sys.exit(main())

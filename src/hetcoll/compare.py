@@ -19,11 +19,12 @@ Examples
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import PlannerError
+from .errors import ModelError, PlannerError
 from .platform import Platform
 from .schedule import Schedule
 from .simulate import Prediction, simulate
@@ -236,6 +237,7 @@ def compare(
     segment_size: int | None = None,
     op: Any = None,
     algos: Sequence[str] | None = None,
+    options: Mapping[str, Any] | None = None,
     slices: Sequence[int | None] | None = None,
 ) -> Comparison:
     """Plan ``operation`` with every candidate planner, simulate each, rank by time.
@@ -250,6 +252,9 @@ def compare(
         The request, as :func:`plan_request` takes it.
     algos : sequence of str, optional
         Compare these planners instead of the candidates the registry gives.
+    options : mapping, optional
+        Planner options: each planner gets those it accepts; one
+        :class:`~hetcoll.errors.PlannerWarning` names those that no compared planner takes.
     slices : sequence of int or None, optional
         Choose the slice size too: every candidate for each of these segment sizes (None:
         the message in one piece), instead of ``segment_size`` alone.  The pipelined
@@ -273,6 +278,7 @@ def compare(
     model_name = (get_model(model) if model is not None else platform.model).name
     ranked = []
     skipped: dict[str, str] = {}
+    per_size = []
     for size in [segment_size] if slices is None else list(slices):
         pipelined = size is not None and nbytes > size if operation in TREE_OPERATIONS else None
         if algos is None:
@@ -282,6 +288,11 @@ def compare(
                 skipped.setdefault(name, why)
         else:
             names = list(algos)
+        per_size.append((size, names))
+    options = dict(options or {})
+    _warn_unused_options(options, sorted({n for _, names in per_size for n in names}))
+    planned: set[str] = set()
+    for size, names in per_size:
         for name in names:
             try:
                 schedule = plan_request(
@@ -295,12 +306,16 @@ def compare(
                     nbytes=nbytes,
                     segment_size=size,
                     op=op,
+                    options=_accepted(options, name),
                 )
-            except PlannerError as exc:
-                skipped.setdefault(name, str(exc))
+                prediction = simulate(platform, schedule, model)
+            except (PlannerError, ModelError) as exc:  # ModelError: a transfer the
+                # platform cannot carry (a planner unaware of links, on a link platform)
+                if name not in planned:
+                    skipped.setdefault(name, str(exc))
                 continue
-            prediction = simulate(platform, schedule, model)
             ranked.append(Candidate(name, schedule, prediction, size))
+            planned.add(name)
             skipped.pop(name, None)
     if not ranked:
         raise PlannerError(
@@ -329,6 +344,30 @@ def slice_choices(nbytes: int) -> list[int | None]:
         if size >= 4096 and size < nbytes and size not in out:
             out.append(size)
     return out
+
+
+def _accepted(options: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """The options planner ``name`` takes (an unknown name is left to plan_request)."""
+    from .planners import REGISTRY
+
+    info = REGISTRY.get(name)
+    if info is None:
+        return options or None
+    return {k: v for k, v in options.items() if k in info.options} or None
+
+
+def _warn_unused_options(options: dict[str, Any], names: Sequence[str]) -> None:
+    from .errors import PlannerWarning
+    from .planners import REGISTRY
+
+    known = {o for n in names if n in REGISTRY for o in REGISTRY[n].options}
+    unused = sorted(set(options) - known)
+    if unused:
+        warnings.warn(
+            f"no compared planner takes option(s) {', '.join(map(repr, unused))}; ignored",
+            PlannerWarning,
+            stacklevel=3,
+        )
 
 
 def same_trees(

@@ -20,6 +20,7 @@ __all__ = [
     "CollectiveTimeoutError",
     "ArgumentError",
     "OutputError",
+    "PlannerWarning",
 ]
 
 
@@ -74,3 +75,8 @@ class MismatchError(CommunicationError):
 
 class CollectiveTimeoutError(CommunicationError, TimeoutError):
     """An operation of a collective did not complete before its deadline."""
+
+
+class PlannerWarning(UserWarning):
+    """A planner option that was ignored: an unknown name (like scipy's ``OptimizeWarning``
+    for unknown solver options).  The command line prints it as ``hetcoll: warning: ...``."""

@@ -23,6 +23,10 @@ to apply:
 ``hetcoll_exec_after`` (s), ``hetcoll_exec_after_per_byte`` (s/B)
     After putting the message without waiting for it, the sender executes this many flops:
     its port is busy meanwhile, the message travels on its own.
+``hetcoll_route_latency`` (JSON: receiver id -> s)
+    After ``exec_before``, the sender waits this long (its port held) before it puts a
+    message to that receiver: the route's latency, taken off the links (``hockney`` with
+    ``contention: "shared"`` on a link platform only, see below).
 
 An absent property is 0.  Zone properties say how a replay uses them:
 ``hetcoll_model`` (the model spec as JSON), ``hetcoll_send`` (``blocking``: the sender waits
@@ -38,7 +42,13 @@ Per model:
 - ``hockney``: ``exec_before = t_ini + n t_byte``, blocking, receive port.  A link platform
   becomes one ``SPLITDUPLEX`` link per link (each direction its own resource, as hetcoll's
   link contention has it) and an explicit route per ordered pair along hetcoll's own route;
-  a matrix platform one link per ordered pair.
+  a matrix platform one link per ordered pair.  With ``contention: "shared"`` (max-min fair
+  sharing, equal shares) the links of a link platform carry no latency and each sender
+  waits its route's latency itself (``hetcoll_route_latency``) before it puts the message:
+  CM02 divides a link's bandwidth among its flows in inverse proportion to their route
+  latency (a flow's "sharing penalty"; 1 for a zero-latency route), so with the latencies
+  on the links flows of different latencies would not get equal shares.  A flow's latency
+  occupies no bandwidth in either tool, so the single message's time is unchanged.
 - ``postal``: ``exec_after = overhead + gap + n t_byte``, non-blocking; ``t_ini`` is not part
   of the model and is not exported.  The model has no contention (a message never slows
   another), so every ordered pair gets its own ``FATPIPE`` link with the latency and
@@ -103,6 +113,7 @@ class _Net:
     routes: dict[tuple[int, int], list[tuple[str, str | None]]] = field(default_factory=dict)
     before: list[tuple[float, float]] = field(default_factory=list)  # per node: s, s/B
     after: list[tuple[float, float]] = field(default_factory=list)
+    route_latency: dict[int, dict[str, float]] = field(default_factory=dict)  # sender's waits
     send: str = "blocking"
     ports: str = "none"
     notes: list[str] = field(default_factory=list)
@@ -156,10 +167,14 @@ def to_simgrid(platform: Platform, model: Any = None) -> str:
     )
     for i, node_id in enumerate(ids):
         values = (*net.before[i], *net.after[i])
-        props = [(name, value) for name, value in zip(names, values, strict=True) if value]
+        props = [
+            (name, repr(float(value))) for name, value in zip(names, values, strict=True) if value
+        ]
+        if net.route_latency.get(i):
+            props.append(("hetcoll_route_latency", json.dumps(net.route_latency[i])))
         if props:
             out.append(f'    <host id={quoteattr(node_id)} speed="1f">')
-            out += [_prop(name, repr(float(value)), "      ") for name, value in props]
+            out += [_prop(name, value, "      ") for name, value in props]
             out.append("    </host>")
         else:
             out.append(f'    <host id={quoteattr(node_id)} speed="1f"/>')
@@ -194,11 +209,22 @@ def _encode(platform: Platform, model: CostModel) -> _Net:
     if model.name == "hockney":
         net.before, net.after = node_costs, zero
         net.ports = model.ports
-        _network(platform, net)
-        net.notes += [
-            "Messages that overlap on a link share its bandwidth in SimGrid (CM02: in inverse",
-            "proportion to their route latency); hetcoll's hockney contention is the model's.",
-        ]
+        shared = model.contention == "shared" and bool(platform.links)
+        _network(platform, net, latency_on_links=not shared)
+        if shared:
+            net.notes += [
+                "Messages that overlap on a link share its bandwidth equally (max-min fair), as",
+                "in hetcoll's shared contention: the links carry no latency (CM02 would weigh",
+                "shares by route latency); host u waits hetcoll_route_latency[v] seconds (its",
+                "property, JSON; absent = 0) after before(u, n) and before it puts the message,",
+                "so the route time is that wait plus size / the route's smallest bandwidth.",
+            ]
+        else:
+            net.notes += [
+                "Messages that overlap on a link share its bandwidth in SimGrid (CM02: in",
+                "inverse proportion to their route latency); hetcoll's hockney contention is",
+                "the model's.",
+            ]
         return net
     if model.name == "postal":
         busy = model.overhead + model.gap
@@ -220,17 +246,27 @@ def _encode(platform: Platform, model: CostModel) -> _Net:
     raise ValueError(f"no SimGrid encoding for model {model.name!r}")  # pragma: no cover
 
 
-def _network(platform: Platform, net: _Net) -> None:
+def _network(platform: Platform, net: _Net, latency_on_links: bool = True) -> None:
     """hetcoll's links, each direction its own resource (SPLITDUPLEX), and hetcoll's own
-    routes over them; a matrix platform gets one link per ordered pair (:func:`_pairs`)."""
+    routes over them; a matrix platform gets one link per ordered pair (:func:`_pairs`).
+    Without ``latency_on_links`` the links have latency 0 and each sender waits its route's
+    latency (``net.route_latency``)."""
     if not platform.links:
         _pairs(platform, net, "SHARED")  # a pair link carries one direction only
         return
     n = len(platform)
     names = [f"l{k}_{lk.u}_{lk.v}" for k, lk in enumerate(platform.links)]
     for name, lk in zip(names, platform.links, strict=True):
-        net.links.append((name, lk.latency, lk.bandwidth, "SPLITDUPLEX"))
+        net.links.append(
+            (name, lk.latency if latency_on_links else 0.0, lk.bandwidth, "SPLITDUPLEX")
+        )
     routes = platform.routes
+    if not latency_on_links:
+        lat, ids = routes.latency, platform.ids
+        net.route_latency = {
+            a: {ids[b]: float(lat[a, b]) for b in range(n) if b != a and lat[a, b] > 0}
+            for a in range(n)
+        }
     for a in range(n):
         for b in range(n):
             if a != b:

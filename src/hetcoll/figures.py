@@ -10,6 +10,7 @@ from .experiments import (  # noqa: F401
     banikazemi_figures,
     beaumont_figures,
     figueira_figures,
+    hsu_figures,
     park_figures,
     testbed,
 )

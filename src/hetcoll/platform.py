@@ -35,6 +35,9 @@ import numpy as np
 from .errors import ArgumentError, ModelError, PlatformError, UnknownNodeError
 from .files import read_document, umask_mode, write_atomic  # noqa: F401  (moved to files.py)
 from .routing import Routes
+from .switches import NODE_FIELDS as _SWITCH_NODE_FIELDS
+from .switches import TOP_FIELDS as _SWITCH_TOP_FIELDS
+from .switches import SwitchNetwork, switch_network_from_dict
 from .units import check_quantities, check_quantity
 
 __all__ = [
@@ -143,6 +146,11 @@ class Platform:
         The default cost model (``"tini"``, ``"hockney"``, ``"postal"`` or
         ``{"name": "postal", "gap": 1e-6}``); see :mod:`hetcoll.models`.
     name : str, optional
+    switches : SwitchNetwork, optional
+        A switch-based network (Hsu et al. 2005): switches, links between them, the switch
+        and the costs of each node; see :mod:`hetcoll.switches`.  Mutually exclusive with
+        ``links`` and the matrices.  A node without ``t_ini``/``t_byte`` gets its ``S_c`` and
+        ``S_m`` there (its sending cost, eq. 2: what the sender-only model ``tini`` sees).
 
     Times and bandwidths may be strings with units (``"100us"``, ``"1GBps"``); every one
     goes through :func:`hetcoll.units.check_quantity` (finite, ``>= 0``, at most
@@ -162,6 +170,7 @@ class Platform:
     bandwidth: np.ndarray | None = None
     model: Any = "tini"
     name: str = ""
+    switches: SwitchNetwork | None = None
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -183,6 +192,7 @@ class Platform:
         object.__setattr__(self, "_index", index)
         self._check_links()
         self._check_matrices()
+        self._check_switches()
         from .models import get_model  # models import platform: late import avoids a cycle
 
         try:
@@ -217,6 +227,24 @@ class Platform:
                 f"network is disconnected: {len(components)} components, e.g. node "
                 f"{self.nodes[b[0]].id!r} cannot reach node {self.nodes[a[0]].id!r}"
             )
+
+    def _check_switches(self) -> None:
+        if self.switches is None:
+            return
+        if not isinstance(self.switches, SwitchNetwork):
+            raise PlatformError(
+                f"switches: must be a SwitchNetwork, got {type(self.switches).__name__}"
+            )
+        if self.links or self.latency is not None:
+            raise PlatformError("give either 'switches' or 'links'/'latency', not both")
+        self.switches.check(self.ids)
+        # the sender-only view (model tini) of a workstation is its eq. (2) sending cost
+        costs = self.switches.costs.tolist()
+        nodes = tuple(
+            replace(n, t_ini=c[0], t_byte=c[1]) if n.t_ini == 0 and n.t_byte == 0 else n
+            for n, c in zip(self.nodes, costs, strict=True)
+        )
+        object.__setattr__(self, "nodes", nodes)
 
     def _components(self) -> list[list[int]]:
         parent = list(range(len(self.nodes)))
@@ -376,6 +404,13 @@ class Platform:
             out["latency"] = self.latency.tolist()
         if self.bandwidth is not None:
             out["bandwidth"] = [[_json_float(x) for x in row] for row in self.bandwidth.tolist()]
+        if self.switches is not None:
+            for i, node in enumerate(out["nodes"]):
+                if (node.get("t_ini"), node.get("t_byte")) == tuple(self.switches.costs[i, :2]):
+                    node.pop("t_ini", None)  # the default: S_c and S_m
+                    node.pop("t_byte", None)
+                node.update(self.switches.node_fields(i))
+            out.update(self.switches.top_fields())
         return out
 
     @classmethod
@@ -385,7 +420,9 @@ class Platform:
 
     def with_model(self, model: Any) -> Platform:
         """The same network with another default cost model."""
-        return Platform(self.nodes, self.links, self.latency, self.bandwidth, model, self.name)
+        return Platform(
+            self.nodes, self.links, self.latency, self.bandwidth, model, self.name, self.switches
+        )
 
     def to_networkx(self):
         """A networkx ``Graph`` (``DiGraph`` for an asymmetric matrix) with SI attributes.
@@ -598,7 +635,7 @@ def _entry(x: Any, where: str, kind: str, diagonal: bool) -> float:
 
 def _platform_from_dict(data: Any) -> Platform:
     data = _expect_mapping(data, "platform")
-    _unknown(data, _TOP_FIELDS, "")
+    _unknown(data, _TOP_FIELDS | _SWITCH_TOP_FIELDS, "")
     if "nodes" not in data:
         raise PlatformError("nodes: missing (a platform must list its nodes)")
     raw_nodes = data["nodes"]
@@ -608,7 +645,7 @@ def _platform_from_dict(data: Any) -> Platform:
     for i, raw in enumerate(raw_nodes):
         where = f"nodes[{i}]"
         raw = _expect_mapping(raw, where)
-        _unknown(raw, _NODE_FIELDS, where)
+        _unknown(raw, _NODE_FIELDS | _SWITCH_NODE_FIELDS, where)
         if "id" not in raw:
             raise PlatformError(f"{where}.id: missing")
         nodes.append(
@@ -661,7 +698,9 @@ def _platform_from_dict(data: Any) -> Platform:
         if not isinstance(data.get(key, ""), str):
             raise PlatformError(f"{key}: must be a string, got {_kind(data[key])}")
     name = data.get("name", "")
-    return Platform(tuple(nodes), tuple(links), latency, bandwidth, data.get("model", "tini"), name)
+    switches = switch_network_from_dict(data, raw_nodes)
+    model = data.get("model", "tini")
+    return Platform(tuple(nodes), tuple(links), latency, bandwidth, model, name, switches)
 
 
 # -- files -------------------------------------------------------------------------------------

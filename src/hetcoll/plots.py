@@ -10,7 +10,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["COLORS", "color", "figure", "draw_figures", "register_figure", "FIGURES"]
+__all__ = [
+    "COLORS",
+    "color",
+    "figure",
+    "draw_figures",
+    "build_figures",
+    "register_figure",
+    "register_builder",
+    "FIGURES",
+    "BUILDERS",
+]
 
 #: One colour per planner, the same in every figure.
 COLORS: dict[str, str] = {
@@ -39,6 +49,10 @@ _SPARE = ["#aec7e8", "#ffbb78", "#c5b0d5", "#f7b6d2", "#dbdb8d", "#c7c7c7", "#8c
 
 #: figure name -> function(data, out_dir) -> list of written paths
 FIGURES: dict[str, Callable[[dict[str, Any], Path], list[Path]]] = {}
+
+#: figure name -> function(data) -> {file name: Figure}: the figures built from the data
+#: alone, not yet written (tests inspect their artists); each is in FIGURES as well
+BUILDERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 
 def color(name: str) -> str:
@@ -76,6 +90,34 @@ def register_figure(name: str):
         return func
 
     return deco
+
+
+def register_builder(name: str):
+    """Decorator: ``func(data) -> {file name: Figure}`` builds figure ``name`` from result
+    data; :func:`draw_figures` writes each Figure as that file (PNG)."""
+
+    def deco(func):
+        def draw(data: dict[str, Any], out_dir: Path) -> list[Path]:
+            return [save(fig, Path(out_dir) / fname) for fname, fig in func(data).items()]
+
+        BUILDERS[name] = func
+        FIGURES[name] = draw
+        return func
+
+    return deco
+
+
+def build_figures(result) -> dict[str, Any]:
+    """The Figures of every built figure a :class:`~hetcoll.experiments.Result` names, by
+    file name, without writing them (figures registered with :func:`register_figure` only
+    are left out)."""
+    from . import figures  # noqa: F401  (registers the figure functions)
+
+    built: dict[str, Any] = {}
+    for name in result.figures:
+        if name in BUILDERS:
+            built |= BUILDERS[name](result.data)
+    return built
 
 
 def draw_figures(result, out_dir: Path) -> list[Path]:

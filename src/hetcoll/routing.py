@@ -35,7 +35,6 @@ predecessors: 4 bytes); a route of ``h`` links is read in O(h).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -44,6 +43,8 @@ __all__ = ["Routes"]
 
 # Sources per batch when building all-pairs matrices: bounds the k x E temporaries.
 _BATCH_ELEMENTS = 1 << 21
+# Sources per batch when filling the trees (node-major rows of 20 bytes per element).
+_TREE_ELEMENTS = 1 << 21
 
 
 class Routes:
@@ -119,29 +120,16 @@ class Routes:
     def bandwidth(self) -> np.ndarray:
         """``N x N`` bottleneck bandwidth (bytes/s; ``inf`` on the diagonal), read-only."""
         if self._bw is None:
-            g = self._graph
-            assert g is not None
-            if self._pred is None:
-                self._build_matrices()
-            bw = np.empty((self.n, self.n))
-            for lo in range(0, self.n, g.batch):
-                rows = np.arange(lo, min(self.n, lo + g.batch))
-                bw[rows] = g.bottleneck(rows, self._pred[rows])  # type: ignore[index]
-            bw.setflags(write=False)
-            self._bw = bw
-        return self._bw
+            self._build_matrices()
+        return self._bw  # type: ignore[return-value]
 
     def _build_matrices(self) -> None:
         g = self._graph
         assert g is not None
-        lat = np.empty((self.n, self.n))
-        pred = np.empty((self.n, self.n), dtype=np.int32)
-        for lo in range(0, self.n, g.batch):
-            rows = np.arange(lo, min(self.n, lo + g.batch))
-            lat[rows], pred[rows] = g.solve(rows)
-        lat.setflags(write=False)
-        pred.setflags(write=False)
-        self._lat, self._pred = lat, pred
+        lat, pred, bw = g.solve(np.arange(self.n), bandwidth=True)
+        for a in (lat, pred, bw):
+            a.setflags(write=False)
+        self._lat, self._pred, self._bw = lat, pred, bw
         self._row_of = {}  # the matrices hold every row from now on
         self._row_lat = self._row_pred = None  # type: ignore[assignment]
 
@@ -167,12 +155,8 @@ class Routes:
             pred = np.empty((size, self.n), dtype=np.int32)
             lat[:first], pred[:first] = self._row_lat[:first], self._row_pred[:first]
             self._row_lat, self._row_pred = lat, pred
-        for lo in range(0, len(todo), g.batch):
-            rows = todo[lo : lo + g.batch]
-            at = first + lo
-            self._row_lat[at : at + len(rows)], self._row_pred[at : at + len(rows)] = g.solve(
-                np.array(rows)
-            )
+        at = slice(first, need)
+        self._row_lat[at], self._row_pred[at] = g.solve(np.array(todo))
         self._row_of.update({s: first + k for k, s in enumerate(todo)})
 
     def _rows(self, sources: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -264,11 +248,21 @@ class Routes:
 
 
 class _LinkGraph:
-    """The directed edges of an undirected link list, and the per-source computations."""
+    """The directed edges of an undirected link list, and the per-source computations.
+
+    Routes are computed on the graph's structure: the *core* (its 2-core: what is left once
+    nodes of degree one are removed again and again) and the trees that hang off it, each
+    from one core node, its *attachment* (a tree platform has one core node, a centre).  A
+    route between two nodes of one tree stays in it; any other route climbs from its source
+    to the source's attachment, crosses the core, and descends the destination's tree:
+    paths in the trees are unique, so Dijkstra (and the tie rule) only ever runs on the
+    core.  Latencies are still the floating-point sums from the source along the route,
+    link after link, as a Dijkstra over the whole graph forms them: a source in a tree
+    enters the core with its climb's latency as the core search's starting value, and the
+    trees are filled level by level from each node's parent (``dist[parent] + latency``).
+    """
 
     def __init__(self, n, u, v, latency, bandwidth) -> None:
-        from scipy.sparse import csr_array
-
         u = np.asarray(u, dtype=np.int64)
         v = np.asarray(v, dtype=np.int64)
         lat = np.asarray(latency, dtype=float)
@@ -280,82 +274,314 @@ class _LinkGraph:
         self.head = np.empty(2 * m, dtype=np.int64)
         self.tail[0::2], self.tail[1::2] = u, v
         self.head[0::2], self.head[1::2] = v, u
-        weight = np.repeat(lat, 2)
-        # edges sorted by head, then tail: incoming edges of each node are contiguous
-        order = np.lexsort((self.tail, self.head))
-        self.e_tail = self.tail[order]
-        self.e_head = self.head[order]
-        self.e_weight = weight[order]
-        self.e_res = order.astype(np.int64)
-        self.has_zero = bool((lat == 0).any())
-        # explicit zeros stay edges in a sparse graph (zero-latency links)
-        self.csr = csr_array((weight, (self.tail, self.head)), shape=(n, n))
-        self.batch = max(1, min(n, _BATCH_ELEMENTS // max(1, 2 * m)))
+        self.weight = np.repeat(lat, 2)
+        self.batch = max(1, min(n, _BATCH_ELEMENTS // max(1, n)))
+        self._forest: _Forest | None = None
 
-    def solve(self, sources: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Latency rows and predecessor-resource rows (-1 at the source) of ``sources``."""
+    @property
+    def forest(self) -> _Forest:
+        if self._forest is None:
+            self._forest = _Forest(self)
+        return self._forest
+
+    def solve(self, sources: np.ndarray, bandwidth: bool = False) -> tuple[np.ndarray, ...]:
+        """Latency rows and predecessor-resource rows (-1 at the source) of ``sources``,
+        and with ``bandwidth`` their bottleneck-bandwidth rows (``inf`` at the source)."""
+        return self.forest.rows(np.asarray(sources, dtype=np.int64), bandwidth)
+
+
+class _Core:
+    """The core's directed edges in core-local node numbers, and Dijkstra on it."""
+
+    def __init__(self, g: _LinkGraph, nodes: np.ndarray) -> None:
+        from scipy.sparse import csr_array
+
+        self.nodes = nodes
+        c = self.c = len(nodes)
+        local = np.full(g.n, -1, dtype=np.int64)
+        local[nodes] = np.arange(c)
+        self.local = local
+        keep = np.flatnonzero((local[g.tail] >= 0) & (local[g.head] >= 0))
+        tail, head = local[g.tail[keep]], local[g.head[keep]]
+        # edges sorted by head, then tail: incoming edges of each node are contiguous
+        order = np.lexsort((tail, head))
+        self.e_tail, self.e_head = tail[order], head[order]
+        self.e_weight = g.weight[keep][order]
+        self.e_res = keep[order]  # the global resource (directed edge) of each core edge
+        self.e_bw = g.link_bandwidth[self.e_res // 2]
+        # explicit zeros stay edges in a sparse graph (zero-latency links)
+        self.csr = csr_array((self.e_weight, (self.e_tail, self.e_head)), shape=(c, c))
+        self.batch = max(1, _BATCH_ELEMENTS // max(1, len(keep) + c)) if c > 1 else g.n
+
+    def search(self, start: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Dijkstra from core node ``start[i]`` (local) whose latency is ``offset[i]``:
+        ``(dist, pred)``, ``k x c``; ``pred`` a core edge index, -1 at the start.
+
+        A start with a non-zero offset is searched from a virtual node linked to it by one
+        link of latency ``offset``: every sum is then formed from the offset, exactly as a
+        search from the source in the tree would form it.
+        """
+        from scipy.sparse import csr_array
         from scipy.sparse.csgraph import dijkstra
 
-        k, n = len(sources), self.n
-        pred = np.full((k, n), -1, dtype=np.int32)
-        if n == 1 or len(self.e_res) == 0:
-            return np.zeros((k, n)), pred
-        dist = dijkstra(self.csr, directed=True, indices=sources)
+        k, c = len(start), self.c
+        if c == 1:
+            return offset.reshape(k, 1).astype(float), np.full((k, 1), -1, dtype=np.int64)
+        plain = offset == 0
+        dist = np.empty((k, c))
+        at = np.flatnonzero(plain)
+        if len(at):
+            dist[at] = dijkstra(self.csr, directed=True, indices=start[at])
+        at = np.flatnonzero(~plain)
+        if len(at):  # one virtual node per source, c + j -> start[j]
+            extra = len(at)
+            tail = np.concatenate([self.e_tail, c + np.arange(extra)])
+            head = np.concatenate([self.e_head, start[at]])
+            weight = np.concatenate([self.e_weight, offset[at]])
+            graph = csr_array((weight, (tail, head)), shape=(c + extra, c + extra))
+            dist[at] = dijkstra(graph, directed=True, indices=c + np.arange(extra))[:, :c]
+        return dist, self.predecessors(start, dist)
+
+    def predecessors(self, start: np.ndarray, dist: np.ndarray) -> np.ndarray:
+        """The tie rule on ``dist`` rows: the one tight incoming edge of each node, or
+        (rows with ties) fewest links, then nearest predecessor, then lowest index."""
+        k, c = dist.shape
+        pred = np.full((k, c), -1, dtype=np.int64)
         # tight edges: those on some lowest-latency path (exact floating-point equality, the
-        # sum Dijkstra itself forms); an edge into the source is never a predecessor (only
-        # a zero-latency edge can be tight there)
+        # sum Dijkstra itself forms); an edge into the start is never a predecessor (only a
+        # zero-latency edge, or one too small to change the sum, can be tight there)
         tight = (dist[:, self.e_tail] + self.e_weight) == dist[:, self.e_head]
-        if self.has_zero:
-            tight &= self.e_head[None, :] != sources[:, None]
-        # every other node has a tight incoming edge: exactly n - 1 of them, no tie
-        ties = tight.sum(axis=1) != n - 1
-        if ties.any():
-            unique = np.flatnonzero(~ties)
-            rows, cols = np.nonzero(tight[unique])
-            pred[unique[rows], self.e_head[cols]] = self.e_res[cols]
-            for i in np.flatnonzero(ties).tolist():
-                pred[i] = self._resolve(int(sources[i]), dist[i], tight[i])
-        else:
-            rows, cols = np.nonzero(tight)
-            pred[rows, self.e_head[cols]] = self.e_res[cols]
-        return dist, pred
+        tight &= self.e_head[None, :] != start[:, None]
+        # every other node has a tight incoming edge: exactly c - 1 of them, no tie
+        ties = tight.sum(axis=1) != c - 1
+        unique = np.flatnonzero(~ties)
+        rows, cols = np.nonzero(tight[unique])
+        pred[unique[rows], self.e_head[cols]] = cols
+        for i in np.flatnonzero(ties).tolist():
+            pred[i] = self._resolve(int(start[i]), dist[i], tight[i])
+        return pred
 
     def _resolve(self, s: int, dist: np.ndarray, tight: np.ndarray) -> np.ndarray:
-        """Predecessors of one source with ties: fewest links, then nearest, lowest index."""
+        """Predecessors of one start with ties: fewest links, then nearest, lowest index."""
         from scipy.sparse import csr_array
         from scipy.sparse.csgraph import shortest_path
 
         idx = np.flatnonzero(tight)
         a, b = self.e_tail[idx], self.e_head[idx]
-        sub = csr_array((np.ones(len(idx)), (a, b)), shape=(self.n, self.n))
+        sub = csr_array((np.ones(len(idx)), (a, b)), shape=(self.c, self.c))
         hops = shortest_path(sub, directed=True, unweighted=True, indices=s)
         keep = hops[a] + 1 == hops[b]
-        a, b, res = a[keep], b[keep], self.e_res[idx[keep]]
+        a, b, edge = a[keep], b[keep], idx[keep]
         order = np.lexsort((a, dist[a], b))  # by destination, then (latency from s, index)
-        a, b, res = a[order], b[order], res[order]
+        a, b, edge = a[order], b[order], edge[order]
         first = np.ones(len(b), dtype=bool)
         first[1:] = b[1:] != b[:-1]
-        row = np.full(self.n, -1, dtype=np.int32)
-        row[b[first]] = res[first]
+        row = np.full(self.c, -1, dtype=np.int64)
+        row[b[first]] = edge[first]
         return row
 
-    def bottleneck(self, sources: np.ndarray, pred: np.ndarray) -> np.ndarray:
-        """Smallest link bandwidth on each route of ``sources`` (``inf`` at the source).
+    def resources(self, edge: np.ndarray) -> np.ndarray:
+        """The global resource of each core edge index (-1 stays -1)."""
+        if self.c == 1:
+            return edge
+        return np.where(edge >= 0, self.e_res[np.maximum(edge, 0)], -1)
+
+    def bottleneck(self, start: np.ndarray, pred: np.ndarray, base: np.ndarray) -> np.ndarray:
+        """Smallest link bandwidth on each route (``base[i]`` at the start, and every route
+        of row ``i`` also counts ``base[i]``: the bandwidth of the climb before it).
 
         Pointer doubling on the predecessor rows: after round ``r`` each node holds the
         minimum over the last ``2**r`` links of its route and points ``2**r`` links up.
         """
-        k, n = pred.shape
-        base = (np.arange(k) * n)[:, None]
-        at_source = pred < 0
-        res = np.where(at_source, 0, pred)
-        up = np.where(at_source, sources[:, None], self.tail[res]) + base
-        bw = np.where(at_source, math.inf, self.link_bandwidth[res // 2]).ravel()
-        up = up.ravel()
+        k, c = pred.shape
+        if c == 1:
+            return base.reshape(k, 1).astype(float)
+        offset = (np.arange(k) * c)[:, None]
+        at_start = pred < 0
+        edge = np.where(at_start, 0, pred)
+        up = (np.where(at_start, start[:, None], self.e_tail[edge]) + offset).ravel()
+        bw = np.where(at_start, base[:, None], self.e_bw[edge]).ravel()
         while True:
             nxt = up[up]
             if np.array_equal(nxt, up):
                 break
             np.minimum(bw, bw[up], out=bw)
             up = nxt
-        return bw.reshape(k, n)
+        np.minimum(bw, bw[up], out=bw)  # the start's base
+        return bw.reshape(k, c)
+
+
+class _Forest:
+    """The core and the trees hanging off it (see :class:`_LinkGraph`).
+
+    For every node outside the core: ``parent`` (the next node towards the core), ``up``
+    (the resource from it to its parent; ``up ^ 1`` is the way down), ``depth`` (links to
+    the core) and ``attach`` (its tree's core node); core nodes have depth 0 and are their
+    own attachment.  Each tree's nodes are numbered in preorder (``first``): the subtree of
+    ``x`` is ``first[x] <= first[y] < first[x] + size[x]``.
+    """
+
+    def __init__(self, g: _LinkGraph) -> None:
+        from collections import deque
+
+        n = g.n
+        self.n = n
+        order = np.argsort(g.tail, kind="stable")
+        starts = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(g.tail, minlength=n), out=starts[1:])
+        out_edges = order.tolist()
+        starts_l = starts.tolist()
+        head = g.head.tolist()
+        degree = np.diff(starts).tolist()
+        removed = [False] * n
+        parent = [-1] * n
+        up = [-1] * n
+        # peel nodes of degree one, first in first out: on a tree the last one is a centre
+        leaves = deque(x for x in range(n) if degree[x] <= 1)
+        peeled: list[int] = []
+        while leaves:
+            x = leaves.popleft()
+            removed[x] = True
+            peeled.append(x)
+            for e in out_edges[starts_l[x] : starts_l[x + 1]]:
+                y = head[e]
+                if not removed[y]:
+                    parent[x], up[x] = y, e
+                    degree[y] -= 1
+                    if degree[y] == 1:
+                        leaves.append(y)
+        if len(peeled) == n:  # a tree: its last node is the core
+            root = peeled.pop()
+            removed[root] = False
+        core = np.flatnonzero(~np.array(removed, dtype=bool))
+        self.core = _Core(g, core)
+        self.parent = np.array(parent, dtype=np.int64)
+        self.up = np.array(up, dtype=np.int64)
+        depth = [0] * n
+        attach = list(range(n))
+        size = [1] * n
+        for x in peeled:  # children before parents
+            size[parent[x]] += size[x]
+        first = [0] * n
+        cursor = [0] * n
+        at = 0
+        for a in core.tolist():
+            first[a] = at
+            cursor[a] = at + 1
+            at += size[a]
+        for x in reversed(peeled):  # parents before children
+            p = parent[x]
+            depth[x] = depth[p] + 1
+            attach[x] = attach[p]
+            first[x] = cursor[p]
+            cursor[p] += size[x]
+            cursor[x] = first[x] + 1
+        self.depth = np.array(depth, dtype=np.int64)
+        self.attach = np.array(attach, dtype=np.int64)
+        self.first = np.array(first, dtype=np.int64)
+        self.last = self.first + np.array(size, dtype=np.int64)  # one past the subtree
+        self.latency = np.where(self.up >= 0, g.weight[np.maximum(self.up, 0)], 0.0)
+        self.bw = np.where(self.up >= 0, g.link_bandwidth[np.maximum(self.up, 0) // 2], np.inf)
+        pendant = np.flatnonzero(self.depth > 0)
+        by_depth = pendant[np.argsort(self.depth[pendant], kind="stable")]
+        bounds = np.flatnonzero(np.diff(self.depth[by_depth])) + 1
+        self.levels = np.split(by_depth, bounds) if len(by_depth) else []
+        # each level sorted by parent, and where each parent's children start
+        self.by_parent, self.groups = [], []
+        for x in self.levels:
+            y = x[np.argsort(self.parent[x], kind="stable")]
+            self.by_parent.append(y)
+            p = self.parent[y]
+            self.groups.append(np.flatnonzero(np.r_[True, p[1:] != p[:-1]]))
+        self.batch = max(1, _TREE_ELEMENTS // max(1, n))
+
+    def rows(self, sources: np.ndarray, bandwidth: bool) -> tuple[np.ndarray, ...]:
+        k, n = len(sources), self.n
+        lat = np.empty((k, n))
+        pred = np.empty((k, n), dtype=np.int32)
+        bw = np.empty((k, n)) if bandwidth else None
+        for lo in range(0, k, self.batch):
+            hi = min(k, lo + self.batch)
+            got = self._rows_t(sources[lo:hi], bandwidth)
+            _transpose_into(lat[lo:hi], got[0])
+            _transpose_into(pred[lo:hi], got[1])
+            if bw is not None:
+                _transpose_into(bw[lo:hi], got[2])
+        return (lat, pred, bw) if bandwidth else (lat, pred)
+
+    def _rows_t(self, sources: np.ndarray, bandwidth: bool) -> tuple[np.ndarray, ...]:
+        """Rows of ``sources`` transposed (node-major: ``lt[x, i]`` is the latency from
+        ``sources[i]`` to ``x``), so that filling a tree level fills whole rows.
+
+        First the climbs: level by level from the deepest, a node's entry for a source
+        below it is its child's plus the link (the sum from the source, link after link);
+        then the core from each source's attachment, starting from the climb's latency;
+        then the descents: level by level from the core, the entries of sources not below
+        a node are its parent's plus the link.
+        """
+        k, n = len(sources), self.n
+        core = self.core
+        lt = np.empty((n, k))
+        pt = np.empty((n, k), dtype=np.int32)
+        bt = np.empty((n, k))
+        cols = np.arange(k)
+        lt[sources, cols] = 0.0
+        pt[sources, cols] = -1
+        bt[sources, cols] = np.inf
+        first = self.first[sources]
+        # inside[d][j, i]: source i lies in the subtree of the j-th node of level d + 1
+        inside = [
+            (self.first[y][:, None] <= first) & (first < self.last[y][:, None])
+            for y in self.by_parent
+        ]
+        for depth in range(len(self.levels), 0, -1):
+            y, into = self.by_parent[depth - 1], inside[depth - 1]
+            if not into.any():
+                inside[depth - 1] = None  # no source below this level
+                continue
+            groups = self.groups[depth - 1]
+            val = lt[y] + self.latency[y][:, None]
+            res = np.broadcast_to(self.up[y][:, None], into.shape)
+            low = np.minimum(bt[y], self.bw[y][:, None])
+            if len(groups) < len(y):  # siblings hold disjoint sources: one per parent
+                val = np.add.reduceat(np.where(into, val, 0.0), groups, axis=0)
+                res = np.add.reduceat(np.where(into, res, 0), groups, axis=0)
+                low = np.minimum.reduceat(np.where(into, low, np.inf), groups, axis=0)
+                into = np.logical_or.reduceat(into, groups, axis=0)
+                y = y[groups]
+            p = self.parent[y]
+            lt[p] = np.where(into, val, lt[p])
+            pt[p] = np.where(into, res, pt[p])
+            bt[p] = np.where(into, low, bt[p])
+        attach = self.attach[sources]
+        offset, low = lt[attach, cols], bt[attach, cols]
+        climbed = pt[attach, cols]  # the climb's last link (-1 for a core source)
+        start = core.local[attach]
+        for lo in range(0, k, core.batch):
+            at = slice(lo, min(k, lo + core.batch))
+            dist, edge = core.search(start[at], offset[at])
+            lt[core.nodes, at] = dist.T
+            pt[core.nodes, at] = core.resources(edge).T
+            if bandwidth:
+                bt[core.nodes, at] = core.bottleneck(start[at], edge, low[at]).T
+        pt[attach, cols] = climbed
+        for depth, x in enumerate(self.by_parent):
+            p = self.parent[x]
+            # a source below x (the climb wrote its entry) reaches x from below; any
+            # other reaches it from x's parent
+            into = inside[depth]
+            new = lt[p] + self.latency[x][:, None]
+            lt[x] = new if into is None else np.where(into, lt[x], new)
+            down = (self.up[x] ^ 1)[:, None]
+            pt[x] = down if into is None else np.where(into, pt[x], down)
+            if bandwidth:
+                new = np.minimum(bt[p], self.bw[x][:, None])
+                bt[x] = new if into is None else np.where(into, bt[x], new)
+        return (lt, pt, bt)
+
+
+def _transpose_into(out: np.ndarray, a: np.ndarray, block: int = 256) -> None:
+    """``out[...] = a.T`` by square blocks (a plain strided copy misses the cache)."""
+    rows = a.shape[0]
+    for lo in range(0, rows, block):
+        out[:, lo : lo + block] = a[lo : lo + block].T

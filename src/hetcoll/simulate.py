@@ -559,6 +559,8 @@ class _Simulation:
                     hit = _conflict(port_book[r], start + off, length, now)
                     if hit is not None:
                         start = hit[1] - off
+                        while start + off < hit[1]:  # rounding: else the same hit forever
+                            start = math.nextafter(start, _INF)
                         by, on, res = hit[2], what, -1
                         moved = True
                 if path is not None and d > 0 and max(map(link_last.__getitem__, path)) > start:
@@ -692,12 +694,11 @@ class _Simulation:
         position = [0] * len(records)
         for pos, i in enumerate(order):
             position[i] = pos
+        name = self.bound.resource_name
         out = []
         for i in order:
             g, start, arrival, free, by, on, res = records[i]
-            link = None
-            if res >= 0 and self.n_resources:
-                link = self.bound.resource_name(res)
+            link = name(res) if res >= 0 and self.n_resources else None
             out.append(
                 Transfer(
                     ranks[owner[g]],

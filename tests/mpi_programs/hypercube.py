@@ -220,16 +220,17 @@ def check_mismatch(rec: Recorder, hc: HetComm, tag: str) -> None:
     rec.case(f"{tag} mismatched sizes raise on every rank", ok, detail)
 
 
-def check_timing(rec: Recorder, p, hc: HetComm, tag: str, attempts: int = 4) -> None:
+def check_timing(rec: Recorder, p, hc: HetComm, tag: str, attempts: int = 3) -> None:
     """Under emulation the modelled completion of each rank equals the simulator's arrival,
     and the simulator's makespan is the paper's calc_cost (folds included).
 
-    Modelled times never precede the model; they exceed it only when a rank woke up later
-    than a whole pairwise delay (the data was not there yet), which a loaded machine can
-    cause: so each collective is tried up to ``attempts`` times until one is exact, and
-    no attempt may ever be early."""
+    Modelled times never precede the model; they exceed it only where a busy host made a
+    rank late (it woke up after a message's modelled arrival, or after the agreed start),
+    which each rank reports (``trace.late``): every attempt's largest error must be
+    explained by the sum of the lateness the ranks report (0 on an idle machine, so exact).
+    Timing only: the data of these calls are checked apart (``timing data``)."""
     for collective in ("barrier", "allreduce"):
-        errors, early, ok = [], 0.0, False
+        errors, lateness, early, explained, correct = [], [], 0.0, True, True
         for _ in range(attempts):
             data = np.full(4, me, dtype=np.int64)
             out = np.zeros_like(data)
@@ -238,18 +239,19 @@ def check_timing(rec: Recorder, p, hc: HetComm, tag: str, attempts: int = 4) -> 
                 hc.barrier()
             else:
                 hc.Allreduce(data, out)
+                correct = correct and bool((out == sum(range(nranks))).all())
             sched, trace = hc.last_schedule, hc.last_trace
             ops = sched.program().ops.get(hc.node, ())
             recv = [trace.done[i] for i, op in enumerate(ops) if op.kind != "send"]
             logical = (max(recv) - start) / 1e9 if recv else 0.0
-            got = WORLD.allgather((hc.node, logical))
+            got = WORLD.allgather((hc.node, logical, trace.late / 1e9))
             pred = simulate(p, sched).arrival
-            errors.append(max(abs(t - pred[n]) for n, t in got))
-            early = min(early, min(t - pred[n] for n, t in got))
-            correct = collective == "barrier" or bool((out == sum(range(nranks))).all())
-            if errors[-1] < 1e-6 and correct:
-                ok = True
-                break
+            errors.append(max(abs(t - pred[n]) for n, t, _ in got))
+            lateness.append(sum(late for *_, late in got))
+            early = min(early, min(t - pred[n] for n, t, _ in got))
+            explained = explained and errors[-1] <= lateness[-1] + 1e-8
+            if errors[-1] < 1e-9:
+                break  # exact: nothing more to learn
         makespan = max(pred.values())
         cube = sched.hypercube
         cost = calc_cost(
@@ -257,17 +259,22 @@ def check_timing(rec: Recorder, p, hc: HetComm, tag: str, attempts: int = 4) -> 
             [p.index(x) for x in cube.positions],
             [(p.index(e), p.index(q)) for e, q in cube.folds],
         )
-        ok = ok and early > -1e-9 and abs(cost - makespan) < 1e-12
+        ok = explained and early > -1e-8 and abs(cost - makespan) < 1e-12
         rec.case(
             f"{tag} timing {collective}",
             ok,
-            f"errors {errors} s, early {early}, makespan {makespan}, calc_cost {cost}",
+            f"errors {errors} s, lateness {lateness} s, early {early}, makespan {makespan}, "
+            f"calc_cost {cost}",
             max_error=min(errors),
+            lateness=lateness,
             attempts=len(errors),
+            explained=explained,
             early=early,
             makespan=makespan,
             calc_cost=cost,
         )
+        if collective == "allreduce":
+            rec.case(f"{tag} timing data", correct)
 
 
 def main() -> None:

@@ -72,11 +72,12 @@ def once(hc: HetComm, p, model, root: int) -> tuple[bool, float, float, float, f
     )
 
 
-def main(attempts: int = 4) -> None:
+def main(attempts: int = 3) -> None:
     """Modelled arrivals never precede the prediction; they exceed it only when a rank
-    woke up later than a whole latency (the data was not there yet), which a loaded
-    machine can cause: so each case is tried up to ``attempts`` times until one is exact,
-    and no attempt may be early."""
+    woke up later than a message's modelled arrival (the data was not there yet), which a
+    loaded machine can cause and the ranks report: every attempt's error must be explained
+    by that lateness.  A case is tried again (up to ``attempts`` times) only to record an
+    exact run when there is one; nothing requires it."""
     out = sys.argv[1]
     p = platform()
     records = []
@@ -88,9 +89,9 @@ def main(attempts: int = 4) -> None:
                     for _ in range(attempts):
                         delivered, error, lowest, makespan, late = once(hc, p, model, root)
                         ok, early = ok and delivered, min(early, lowest)
-                        explained = explained and error <= late + 1e-6
+                        explained = explained and error <= late + 1e-8
                         errors.append(error)
-                        if error < 1e-6:
+                        if error < 1e-9:
                             break
                     records.append(
                         {

@@ -8,6 +8,11 @@ go through the same validators as files do (:func:`hetcoll.units.check_quantity`
 
 from __future__ import annotations
 
+import contextlib
+import math
+import warnings
+from collections.abc import Iterator
+
 import click
 
 from ..errors import ArgumentError, HetcollError, ModelError, PlannerError
@@ -122,3 +127,70 @@ def cli() -> None:
 def _positive(value, name: str) -> None:
     if value is not None:
         check_quantity(value, "factor", name, positive=True)
+
+
+def _option_value(text: str):
+    """A ``--option`` value: a whole number (``1e10`` too), a number, true/false/none, or
+    the text itself."""
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    try:
+        return int(low)
+    except ValueError:
+        pass
+    try:
+        number = float(low)
+    except ValueError:
+        return text
+    if math.isfinite(number) and number.is_integer() and abs(number) < 2**63:
+        return int(number)  # max_pairs=1e10
+    return number
+
+
+def _planner_options(ctx, param, values) -> dict:
+    """``--option KEY=VALUE`` (repeatable) as a dict of planner options."""
+    options = {}
+    for item in values or ():
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", ctx, param)
+        options[key] = _option_value(value)
+    return options
+
+
+#: ``--option KEY=VALUE``: one planner option (``hetcoll planners NAME`` lists them)
+OPTION_OPT = click.option(
+    "--option",
+    "planner_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    callback=_planner_options,
+    help="A planner option, e.g. max_pairs=1e10 (repeat; `hetcoll planners NAME` lists "
+    "them). An unknown one is warned about and ignored.",
+)
+
+
+@contextlib.contextmanager
+def planner_warnings() -> Iterator[None]:
+    """Print each :class:`~hetcoll.errors.PlannerWarning` raised inside as one line
+    ``hetcoll: warning: ...`` on stderr (not Python's file:line form)."""
+    from ..errors import PlannerWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PlannerWarning)
+        try:
+            yield
+        finally:
+            _show(caught, PlannerWarning)
+
+
+def _show(caught: list, category: type) -> None:
+    for w in caught:
+        if issubclass(w.category, category):
+            click.echo(f"hetcoll: warning: {w.message}", err=True)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)

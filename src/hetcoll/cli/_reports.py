@@ -30,6 +30,44 @@ def prediction_doc(schedule, pred) -> dict[str, Any]:
     return doc
 
 
+def switch_doc(platform, pred, model) -> dict[str, Any]:
+    """On a switch platform under the switch model: the up*/down* root and every transfer
+    with its hold interval and route (nothing elsewhere)."""
+    from ..models import get_model
+
+    name = (get_model(model) if model is not None else platform.model).name
+    if platform.switches is None or name != "switch":
+        return {}
+    from ..contention import transfer_records
+
+    return {
+        "routing_root": platform.switches.ids[platform.switches.root],
+        "transfers": transfer_records(platform, pred, model),
+    }
+
+
+def print_contention(report) -> None:
+    """The overlaps and delays of a contention report, one line each."""
+    tr = report.transfers
+    if report.free:
+        click.echo("contention: none (no two transfers share a directed link at a time)")
+    else:
+        click.echo(f"contention: {len(report.overlaps)} pairs of transfers share a directed link")
+    for o in report.overlaps:
+        a, b = tr[o.first], tr[o.second]
+        click.echo(
+            f"  {o.link[0]}->{o.link[1]}: {a.sender}->{a.receiver} and {b.sender}->{b.receiver}"
+            f" from {format_time(o.start)} to {format_time(o.end)}"
+        )
+    pt = report.predicted.transfers
+    for d in report.delays:
+        a, b = pt[d.transfer], pt[d.by]
+        click.echo(
+            f"  delayed: {a.sender}->{a.receiver} waited for {d.link[0]}->{d.link[1]} "
+            f"held by {b.sender}->{b.receiver}"
+        )
+
+
 def print_prediction(schedule, pred, platform_name: str) -> None:
     if schedule.hypercube is not None:
         cube = schedule.hypercube

@@ -13,25 +13,69 @@ import click
 
 from ..errors import HetcollError, ScheduleError
 from ..report import dump_json, format_table, json_document
-from ._base import JSON_OPT, MODEL, OUTPUT, POSITIVE, SIZE, _ids, _platform, cli
-from ._reports import prediction_doc, print_comparison, print_prediction
+from ._base import (
+    JSON_OPT,
+    MODEL,
+    OPTION_OPT,
+    OUTPUT,
+    POSITIVE,
+    SIZE,
+    _ids,
+    _platform,
+    cli,
+    planner_warnings,
+)
+from ._reports import (
+    prediction_doc,
+    print_comparison,
+    print_contention,
+    print_prediction,
+    switch_doc,
+)
 from ._requests import parse_request, plan_options
 
 # -- planners ------------------------------------------------------------------------------------
 
 
 @cli.command("planners")
+@click.argument("name", required=False)
 @JSON_OPT
-def planners_cmd(as_json: bool) -> None:
-    """List the registered planners with their papers and complexity."""
-    from ..planners import REGISTRY
+def planners_cmd(name: str | None, as_json: bool) -> None:
+    """List the registered planners with their papers and complexity; with NAME, that
+    planner's details and the options it takes (--option KEY=VALUE)."""
+    from ..planners import REGISTRY, get_planner
 
+    if name is not None:
+        _planner_details(get_planner(name), as_json)
+        return
     infos = [REGISTRY[k] for k in sorted(REGISTRY)]
     if as_json:
         dump_json(json_document("planners", {"planners": [i.to_dict() for i in infos]}))
         return
     rows = [[i.name, ",".join(i.collectives), i.complexity, i.paper] for i in infos]
     click.echo(format_table(["planner", "operations", "complexity", "reference"], rows))
+
+
+def _planner_details(info, as_json: bool) -> None:
+    defaults = info.option_defaults()
+    if as_json:
+        doc = info.to_dict() | {"option_defaults": defaults}
+        dump_json(json_document("planner", {"planner": doc}))
+        return
+    lines = [
+        f"{info.name}: {info.summary}",
+        f"  operations: {', '.join(info.collectives)}",
+        f"  models:     {', '.join(info.models) if info.models else 'any'}",
+        f"  optimal:    {', '.join(info.exact_models) or 'never claimed'}",
+        f"  complexity: {info.complexity}",
+        f"  reference:  {info.paper}",
+        "  options:    " + ("none" if not defaults else "(--option KEY=VALUE)"),
+    ]
+    lines += [
+        f"    {k}={v!r}" if v is not None else f"    {k} (default: none)"
+        for k, v in defaults.items()
+    ]
+    click.echo("\n".join(lines))
 
 
 # -- plan ----------------------------------------------------------------------------------------
@@ -44,7 +88,14 @@ def planners_cmd(as_json: bool) -> None:
     default=None,
     help="Planner name (hetcoll planners); default fnf for trees, eff_cube for hypercubes.",
 )
+@OPTION_OPT
 @click.option("-o", "--output", type=OUTPUT, help="Write the schedule here.")
+@click.option(
+    "--check-contention",
+    is_flag=True,
+    help="Switch platforms: list the pairs of transfers that share a directed link in time, "
+    "and who delayed whom.",
+)
 def plan_cmd(
     platform,
     op,
@@ -57,7 +108,9 @@ def plan_cmd(
     reduce_op,
     as_json,
     algo,
+    planner_options,
     output,
+    check_contention,
 ) -> None:
     """Plan a collective on PLATFORM and predict its time."""
     from ..compare import plan_request
@@ -65,24 +118,53 @@ def plan_cmd(
     from ..simulate import simulate
 
     p = _platform(platform)
+    if check_contention:
+        _check_switch_model(p, model)
     req = parse_request(op, root, members, groups, segment_size, reduce_op)
-    schedule = plan_request(
-        p,
-        req.operation,
-        algo or req.default_planner,
-        **req.nodes(),
-        model=model,
-        nbytes=size,
-        segment_size=segment_size,
-        op=req.reduce_op,
-    )
+    with planner_warnings():
+        schedule = plan_request(
+            p,
+            req.operation,
+            algo or req.default_planner,
+            **req.nodes(),
+            model=model,
+            nbytes=size,
+            segment_size=segment_size,
+            op=req.reduce_op,
+            options=planner_options,
+        )
     pred = simulate(p, schedule, model)
+    report = None
+    if check_contention:
+        from ..contention import contention
+
+        report = contention(p, schedule, model)
     if output is not None:
         write_atomic(output, schedule.to_json() + "\n")
     if as_json:
-        dump_json(json_document("plan", prediction_doc(schedule, pred)))
+        doc = prediction_doc(schedule, pred)
+        doc.update(switch_doc(p, pred, model))
+        if report is not None:
+            doc["contention"] = report.to_dict()
+        dump_json(json_document("plan", doc))
     else:
         print_prediction(schedule, pred, platform)
+        if report is not None:
+            print_contention(report)
+
+
+def _check_switch_model(platform, model) -> None:
+    """--check-contention needs a switch platform and model: say so before planning."""
+    from ..models import get_model
+
+    name = (get_model(model) if model is not None else platform.model).name
+    if platform.switches is None or name != "switch":
+        raise HetcollError(
+            "--check-contention: needs a switch platform (with 'switches') and the 'switch' "
+            f"model, got {'a platform without switches' if platform.switches is None else ''}"
+            f"{' and ' if platform.switches is None and name != 'switch' else ''}"
+            f"{'model ' + repr(name) if name != 'switch' else ''}"
+        )
 
 
 # -- simulate ------------------------------------------------------------------------------------
@@ -120,7 +202,9 @@ def simulate_cmd(platform, schedule_file, model, as_json) -> None:
     schedule.validate(p)
     pred = simulate(p, schedule, model)
     if as_json:
-        dump_json(json_document("simulation", prediction_doc(schedule, pred)))
+        doc = prediction_doc(schedule, pred)
+        doc.update(switch_doc(p, pred, model))
+        dump_json(json_document("simulation", doc))
     else:
         print_prediction(schedule, pred, platform)
 
@@ -188,8 +272,20 @@ def export_cmd(platform, output, fmt, model) -> None:
 @cli.command("compare")
 @plan_options
 @click.option("--algos", default=None, help="Comma-separated planners (default: all applicable).")
+@OPTION_OPT
 def compare_cmd(
-    platform, op, root, members, groups, size, segment_size, model, reduce_op, as_json, algos
+    platform,
+    op,
+    root,
+    members,
+    groups,
+    size,
+    segment_size,
+    model,
+    reduce_op,
+    as_json,
+    algos,
+    planner_options,
 ) -> None:
     """Plan with every applicable planner and compare predicted times."""
     from ..compare import compare
@@ -200,16 +296,18 @@ def compare_cmd(
     for name in names or ():
         get_planner(name)
     req = parse_request(op, root, members, groups, segment_size, reduce_op)
-    found = compare(
-        p,
-        req.operation,
-        **req.nodes(),
-        model=model,
-        nbytes=size,
-        segment_size=segment_size,
-        op=req.reduce_op,
-        algos=names,
-    )
+    with planner_warnings():
+        found = compare(
+            p,
+            req.operation,
+            **req.nodes(),
+            model=model,
+            nbytes=size,
+            segment_size=segment_size,
+            op=req.reduce_op,
+            algos=names,
+            options=planner_options,
+        )
     print_comparison(platform, op, req.root, size, found.rows(), found.skipped, as_json)
 
 

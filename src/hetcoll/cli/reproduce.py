@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -32,8 +35,16 @@ from ._base import JSON_OPT, OUTPUT_DIR, cli
     is_flag=True,
     help="The paper's whole grid where the default is a CI-sized one (beaumont-*).",
 )
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "mpi"]),
+    default="local",
+    show_default=True,
+    help="Where the trials run: local processes, or the ranks of `mpiexec -n N python -m "
+    "mpi4py.futures -m hetcoll reproduce NAME --executor mpi` (same output).",
+)
 @JSON_OPT
-def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, full, as_json) -> None:
+def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, full, executor, as_json) -> None:
     """Reproduce a paper's experiment (hetcoll reproduce list: the choices)."""
     from ..experiments import EXPERIMENTS, Config, get_experiment
     from ..files import check_output_dir
@@ -49,9 +60,22 @@ def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, full, as_json) 
         raise HetcollError(f"--workers: must be >= 1, got {workers}")
     out = Path(out_dir or Path("results") / name)
     check_output_dir(out)  # before the experiment runs, not after
-    params = {"full": True} if full else {}
-    config = Config(trials=trials, seed=seed, workers=workers, progress=not as_json, params=params)
-    result = exp.func(config)
+    if executor == "mpi" and exp.launches_mpi:
+        raise HetcollError(
+            f"--executor mpi: {name} starts MPI ranks of its own; run it without --executor"
+        )
+    if executor == "mpi" and workers is not None:
+        raise HetcollError("--workers: not with --executor mpi (the MPI ranks are the workers)")
+    with _trial_executor(executor) as pool:
+        config = Config(
+            trials=trials,
+            seed=seed,
+            workers=workers if pool is None else pool.num_workers,
+            progress=not as_json,
+            params={"full": True} if full else {},
+            executor=pool,
+        )
+        result = exp.func(config)
     written = _write_result(result, out, plot=not no_plot)
     if as_json:
         dump_json(
@@ -65,6 +89,32 @@ def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, full, as_json) 
         click.echo()
     for f in written:
         click.echo(f"wrote {f}", err=True)
+
+
+@contextlib.contextmanager
+def _trial_executor(kind: str) -> Iterator[Any]:
+    """None (local processes) or the ``mpi4py.futures`` pool of the ranks this command was
+    started with: ``mpiexec -n N python -m mpi4py.futures -m hetcoll reproduce ...``, rank 0
+    running the command and ranks 1..N-1 the trials."""
+    if kind == "local":
+        yield None
+        return
+    how = (
+        "--executor mpi: start the command as `mpiexec -n N python -m mpi4py.futures -m "
+        "hetcoll reproduce NAME --executor mpi` with N >= 2 (rank 0 runs it, the other "
+        "ranks the trials)"
+    )
+    try:
+        from mpi4py import MPI
+        from mpi4py.futures import MPIPoolExecutor, _core
+    except ImportError:  # pragma: no cover - mpi4py is a dependency
+        raise HetcollError(f"{how}; mpi4py is not installed") from None
+    # the shared pool exists only under `python -m mpi4py.futures`; without it the executor
+    # would try to spawn processes, which a plain `hetcoll` or `mpiexec hetcoll` cannot do
+    if _core.SharedPool is None or MPI.COMM_WORLD.size < 2:
+        raise HetcollError(how)
+    with MPIPoolExecutor() as pool:
+        yield pool
 
 
 def _write_result(result, out: Path, plot: bool) -> list[str]:

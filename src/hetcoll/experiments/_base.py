@@ -24,13 +24,17 @@ __all__ = [
 @dataclass(frozen=True)
 class Config:
     """What the user chose: ``trials`` (None = the paper's count), ``seed``, ``workers``,
-    ``progress`` (show a bar on stderr) and experiment-specific ``params``."""
+    ``progress`` (show a bar on stderr), experiment-specific ``params``, and ``executor``:
+    a ``concurrent.futures`` executor the trials run through instead of local processes
+    (``mpi4py.futures.MPIPoolExecutor`` across machines: ``hetcoll reproduce --executor
+    mpi``); pass it on to :func:`run_trials`.  The results do not depend on it."""
 
     trials: int | None = None
     seed: int = 0
     workers: int | None = None
     progress: bool = False
     params: dict[str, Any] = field(default_factory=dict)
+    executor: Executor | None = None
 
 
 @dataclass
@@ -49,17 +53,20 @@ class Experiment:
     func: Callable[[Config], Result]
     paper: str
     summary: str
+    #: it starts an MPI job of its own (emulated ranks): it cannot run inside another
+    launches_mpi: bool = False
 
 
 #: name -> Experiment, filled by ``@experiment`` in the experiment modules.
 EXPERIMENTS: dict[str, Experiment] = {}
 
 
-def experiment(name: str, *, paper: str, summary: str):
-    """Decorator registering ``func(config) -> Result`` as ``hetcoll reproduce NAME``."""
+def experiment(name: str, *, paper: str, summary: str, launches_mpi: bool = False):
+    """Decorator registering ``func(config) -> Result`` as ``hetcoll reproduce NAME``
+    (``launches_mpi``: it starts its own MPI job, so ``--executor mpi`` is refused)."""
 
     def deco(func: Callable[[Config], Result]) -> Callable[[Config], Result]:
-        EXPERIMENTS[name] = Experiment(name, func, paper, summary)
+        EXPERIMENTS[name] = Experiment(name, func, paper, summary, launches_mpi)
         return func
 
     return deco

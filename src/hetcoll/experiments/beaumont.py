@@ -162,7 +162,12 @@ def _grid(config: Config, params, model: str, planners, label: str):
         for s in spawn_seeds(cs, params["trials"])
     ]
     out = run_trials(
-        _trial, tasks, workers=config.workers, progress=config.progress, description=label
+        _trial,
+        tasks,
+        workers=config.workers,
+        progress=config.progress,
+        description=label,
+        executor=config.executor,
     )
     t = params["trials"]
     by_case = {case: out[i * t : (i + 1) * t] for i, case in enumerate(cases)}
@@ -291,7 +296,12 @@ def table3(config: Config) -> Result:
         for s in spawn_seeds(ns, t)
     ]
     out = run_trials(
-        _trial, tasks, workers=config.workers, progress=config.progress, description="table 3"
+        _trial,
+        tasks,
+        workers=config.workers,
+        progress=config.progress,
+        description="table 3",
+        executor=config.executor,
     )
     points = [
         {"n": n, **_summarise(out[i * t : (i + 1) * t], ONE_PORT)} for i, n in enumerate(sizes)

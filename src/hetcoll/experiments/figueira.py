@@ -77,6 +77,7 @@ def cost_gain(config: Config) -> Result:
         cost_trial,
         [tasks[i] for i in order],
         workers=config.workers,
+        executor=config.executor,
         progress=config.progress,
         description="figueira-cost",
         chunksize=8,
@@ -102,9 +103,26 @@ def cost_gain(config: Config) -> Result:
             "tsts_cube": "about 10 % up to 16 nodes, then falling",
             "eff_cube": "about 10 % at 8 nodes, rising to about 30 % at 1024",
         },
+        "paper_values": _paper_values(sizes),
     }
     tables = [_table(data, m) for m in max_links]
     return Result("figueira-cost", data, tables, ["figueira-cost"])
+
+
+#: The gains over blind (%) Sec. 5.1 quotes for Fig. 6, by method: ``{N: gain}``.
+PAPER_FIG6 = {
+    "dim2_cube": dict.fromkeys(SIZES, 10.0),  # "about 10 % independently of the number of nodes"
+    "tsts_cube": {8: 10.0, 16: 10.0},  # "about 10 % for small networks" (up to 16 nodes)
+    "eff_cube": {8: 10.0, 1024: 30.0},  # "starts at about 10 % for 8 nodes", "around 30 %"
+}
+
+
+def _paper_values(sizes: tuple[int, ...]) -> dict[str, list[list[float]]]:
+    """The paper's quoted gains at the sizes of this run: ``{method: [[N, gain %], ...]}``."""
+    return {
+        method: [[n, gain] for n, gain in sorted(quoted.items()) if n in sizes]
+        for method, quoted in PAPER_FIG6.items()
+    }
 
 
 def _summarise(max_links: int, n: int, rows: list[dict[str, float]]) -> dict[str, Any]:
@@ -172,6 +190,7 @@ PAPER_FIG7 = {"dim2_cube": "up to ~20 %", "tsts_cube": "up to ~15 %", "eff_cube"
     "figueira-barrier",
     paper=f"{PAPER}, Sec. 5.2, Fig. 7",
     summary="repeated barriers on 8 and 16 emulated ranks: measured gain over blind vs predicted",
+    launches_mpi=True,
 )
 def barrier_gain(config: Config) -> Result:
     """Fig. 7 in miniature: hypercube barriers on 8 and 16 MPI ranks emulating random

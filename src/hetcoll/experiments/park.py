@@ -163,7 +163,7 @@ def park_grid(config: Config) -> Result:
             f"park-grid: unknown parameter {unknown[0]!r} (expected: {', '.join(DEFAULTS)})"
         )
     trials = config.trials or 130
-    run = {"workers": config.workers, "progress": config.progress}
+    run = {"workers": config.workers, "progress": config.progress, "executor": config.executor}
 
     # Fig. 2 on the constructed matrix, eq. (4) as the paper's figure
     fig2 = load_platform("park-fig2")

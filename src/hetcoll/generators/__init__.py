@@ -9,6 +9,7 @@ from __future__ import annotations
 from .beaumont import random_graph_platform, tiers_platform
 from .grid import drift, drift_series, eight_sites, grid_platform
 from .hnow import classes_tini, two_class_tini
+from .switched import switch_platform
 from .testbed import testbed
 from .topology import figueira_platform, random_link_costs
 
@@ -21,6 +22,7 @@ __all__ = [
     "grid_platform",
     "random_graph_platform",
     "random_link_costs",
+    "switch_platform",
     "testbed",
     "tiers_platform",
     "two_class_tini",

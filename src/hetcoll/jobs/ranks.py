@@ -20,8 +20,8 @@ from mpi4py import MPI
 
 from ..compare import Comparison, compare, same_trees
 from ..errors import HetcollError, PlannerError
+from ..hetcomm import HetComm
 from ..platform import Platform, load_platform
-from ..runtime.comm import HetComm
 from ..runtime.measure import (
     CubeMeasurement,
     Measurement,
@@ -194,11 +194,10 @@ def _entry(
         return out
     schedule = predicted.get(m.method).schedule
     if schedule.hypercube is None:
-        trees = [{p: list(c) for p, c in f.tree.children.items()} for f in schedule.flows]
-        if len(trees) == 1:
-            out["tree"] = trees[0]
-        else:  # several pipelined trees at once (multi_tree): each flow's
-            out["trees"] = trees
+        if len(schedule.flows) == 1:
+            out["tree"] = {p: list(c) for p, c in schedule.tree.children.items()}
+        else:  # several trees (two_vbbs: one per half of the message)
+            out["flows"] = [f.to_dict() for f in schedule.flows]
         return out
     out["embedding"] = list(schedule.hypercube.positions)
     out["folds"] = [list(f) for f in schedule.hypercube.folds]

@@ -9,7 +9,9 @@ postal     pairwise latency, non-blocking sends, LogP overhead/gap (Park et al. 
 one_port   bidirectional one-port on the links' digraph (Beaumont et al. 2004)
 one_port_uni  unidirectional one-port on the links' digraph
 multi_port sender busy send_u, links in parallel (Bar-Noy et al.; Beaumont et al. 3.2)
-=========  ====================================================================
+switch     Hsu et al. eq. (1)-(5): node overheads + per-hop switch costs, wormhole contention
+=========  ================================================================================
+
 ``get_model("postal")``, ``get_model({"name": "postal", "gap": 2e-6})`` or a model instance.
 """
 
@@ -23,6 +25,7 @@ from .base import BoundModel, CostModel, TransferCosts
 from .graph import MultiPortModel, OnePortModel, OnePortUniModel
 from .hockney import HockneyModel
 from .postal import PostalModel
+from .switch import SwitchModel
 from .tini import TiniModel
 
 __all__ = [
@@ -34,6 +37,7 @@ __all__ = [
     "OnePortModel",
     "OnePortUniModel",
     "PostalModel",
+    "SwitchModel",
     "TiniModel",
     "TransferCosts",
     "get_model",
@@ -45,6 +49,7 @@ MODELS: dict[str, type[CostModel]] = {
         TiniModel,
         HockneyModel,
         PostalModel,
+        SwitchModel,
         OnePortModel,
         OnePortUniModel,
         MultiPortModel,

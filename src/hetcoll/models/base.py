@@ -153,7 +153,9 @@ class BoundModel:
         )
 
     def resource_name(self, resource: int) -> tuple[str, str]:
-        """The ``(from, to)`` node ids of a directed-link resource (a route's link)."""
+        """The ``(from, to)`` ends of a directed-link resource, as :class:`Transfer`'s
+        ``blocked_link`` names them: node ids on a link platform (a switch model names its
+        switches)."""
         a, b = self.platform.routes.resource_ends(resource)
         return self.platform.ids[a], self.platform.ids[b]
 

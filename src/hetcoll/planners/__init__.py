@@ -9,7 +9,6 @@ Hypercube planners (allreduce, allgather, barrier; no root) have their own front
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ from ._registry import REGISTRY, PlannerInfo, get_planner, register
 
 # importing a planner module registers its planners
 from .auto import auto
+from .chains import postorder_doubling, two_vbbs
 from .classic import binomial, chain, flat
 from .fnf import fnf
 from .gap_aware import gap_aware
@@ -31,6 +31,7 @@ from .hypercube import (
     plan_hypercube,
 )
 from .joint import fnf_joint
+from .labs import binomial_like, labs
 from .latency import hlot, mst, spt
 from .multilevel import magpie, mpich_g2, mpich_gx
 from .multitree import multi_tree
@@ -47,6 +48,7 @@ from .pipelined import (
     throughput_tree,
 )
 from .spoc import spoc
+from .switch_aware import switch_aware
 
 __all__ = [
     "REGISTRY",
@@ -63,6 +65,7 @@ __all__ = [
     "applicable",
     "auto",
     "binomial",
+    "binomial_like",
     "binomial_graph",
     "grow_tree",
     "grow_tree_multiport",
@@ -78,14 +81,18 @@ __all__ = [
     "fnf_joint",
     "gap_aware",
     "hlot",
+    "labs",
     "magpie",
     "mpich_g2",
     "mpich_gx",
     "mst",
     "multi_tree",
     "optimal",
+    "postorder_doubling",
     "spoc",
     "spt",
+    "switch_aware",
+    "two_vbbs",
 ]
 
 
@@ -140,7 +147,7 @@ def plan(
         collective == "multicast" and "bcast" in info.collectives
     ):
         raise PlannerError(f"planner {method!r} does not plan a {collective}")
-    opts = _known_options(info, options)
+    opts = info.known_options(options)
     return info.func(
         platform, root, members, model, nbytes=nbytes, segment_size=segment_size, **opts
     )
@@ -177,7 +184,7 @@ def plan_multiple(
             model,
             nbytes=nbytes,
             segment_size=segment_size,
-            **_known_options(info, options),
+            **info.known_options(options),
         )
     parts = [
         plan(
@@ -195,21 +202,6 @@ def plan_multiple(
     return Schedule.concurrent(parts, algorithm=method)
 
 
-def _known_options(info: PlannerInfo, options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The options ``info``'s planner accepts; a warning for each other one (then ignored)."""
-    if options is not None and not isinstance(options, Mapping):
-        raise PlannerError(f"options: must be a mapping of option names to values, got {options!r}")
-    opts = dict(options or {})
-    for key in sorted(set(opts) - set(info.options)):
-        warnings.warn(
-            f"planner {info.name!r} ignores unknown option {key!r} "
-            f"(it accepts: {', '.join(info.options) or 'none'})",
-            stacklevel=3,
-        )
-        del opts[key]
-    return opts
-
-
 def applicable(
     collective: str, model_name: str, n_members: int, pipelined: bool | None = None
 ) -> list[str]:
@@ -219,8 +211,8 @@ def applicable(
 
     Examples
     --------
-    >>> applicable("bcast", "hockney", 8, pipelined=False)[:4]
-    ['binomial', 'chain', 'flat', 'fnf']
+    >>> applicable("bcast", "hockney", 8, pipelined=False)[:5]
+    ['binomial', 'binomial_like', 'chain', 'flat', 'fnf']
     >>> "multi_tree" in applicable("bcast", "one_port", 8, pipelined=True)
     True
     >>> "optimal" in applicable("bcast", "tini", 8), "optimal" in applicable("bcast", "tini", 25)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import UnknownPlannerError
+from ..errors import PlannerError, PlannerWarning, UnknownPlannerError
 
 __all__ = ["PlannerInfo", "REGISTRY", "register", "get_planner"]
 
@@ -79,6 +81,30 @@ class PlannerInfo:
                 f"not {model}"
             )
         return None
+
+    def known_options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The ``options`` this planner accepts; a :class:`~hetcoll.errors.PlannerWarning`
+        for each other one, which is then ignored (as scipy's ``minimize`` does with unknown
+        solver options)."""
+        if options is not None and not isinstance(options, Mapping):
+            raise PlannerError(
+                f"options: must be a mapping of option names to values, got {options!r}"
+            )
+        opts = dict(options or {})
+        for key in sorted(set(opts) - set(self.options), key=str):
+            warnings.warn(
+                f"planner {self.name!r} ignores unknown option {key!r} "
+                f"(it accepts: {', '.join(self.options) or 'none'})",
+                PlannerWarning,
+                stacklevel=3,
+            )
+            del opts[key]
+        return opts
+
+    def option_defaults(self) -> dict[str, Any]:
+        """Each option's default value (from the planner's signature)."""
+        params = inspect.signature(self.func).parameters
+        return {o: params[o].default if o in params else None for o in self.options}
 
     def to_dict(self) -> dict[str, Any]:
         return {

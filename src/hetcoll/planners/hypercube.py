@@ -32,7 +32,6 @@ disjoint pairs (greedy matching), the node farther from everyone being the extra
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -438,14 +437,7 @@ def plan_hypercube(
             f"planner {method!r} does not plan an {collective}; choose from: "
             + ", ".join(hypercube_planners())
         )
-    opts = dict(options or {})
-    for key in sorted(set(opts) - set(info.options)):
-        warnings.warn(
-            f"planner {method!r} ignores unknown option {key!r} "
-            f"(it accepts: {', '.join(info.options) or 'none'})",
-            stacklevel=2,
-        )
-        del opts[key]
+    opts = info.known_options(options)
     try:
         return info.func(
             platform, members, model, collective=collective, nbytes=nbytes, op=op, **opts

@@ -35,6 +35,7 @@ the receive port in the order their stamps are observed, not strictly by start t
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 import time
 from typing import Any
@@ -42,9 +43,18 @@ from typing import Any
 from ..models import get_model
 from ..platform import Platform
 
-__all__ = ["Emulator", "clock_offsets", "set_timer_slack", "sleep_until"]
+__all__ = [
+    "EmulatedTiming",
+    "Emulator",
+    "clock_offsets",
+    "clock_shift",
+    "set_timer_slack",
+    "sleep_until",
+]
 
 _NS = 1_000_000_000
+_MIN_NAP, _MAX_NAP = 30_000, 1_000_000  # ns, bounds of an idle sleep under emulation
+_REAL_LATENCY = 50_000  # ns: what a message between two local ranks is granted to travel
 
 
 def set_timer_slack(ns: int = 1) -> bool:
@@ -123,12 +133,106 @@ class Emulator:
         return got
 
 
-def clock_offsets(comm, rounds: int = 20, deadline_s: float = 30.0) -> int:
-    """This rank's offset (ns) to rank 0's monotonic clock, estimated by ping-pong.
+class EmulatedTiming:
+    """The executor's timing strategy under emulation (:class:`~.executor.Executor`).
 
-    Rank 0 answers each of ``rounds`` pings of every other rank with its clock reading; the
-    exchange with the shortest round trip gives ``offset = t0 - (t_send + t_recv) / 2``
-    (Cristian 1989).  Collective over ``comm``; rank 0 gets 0.
+    Times are modelled, in ns on the shared clock: a send starts at ``max(port free,
+    ready)`` and holds the port ``send_busy``; a receive is released at ``max(stamp,
+    posted) + delay`` (and after the receive port, when the model has one), never before
+    the data really arrived.  ``late`` sums how far releases had to wait past their
+    modelled times because the data really came later (see :class:`~.executor.Trace`).
+    """
+
+    emulated = True
+
+    def __init__(self, emulator: Emulator, me: int, clock=None) -> None:
+        self.costs = emulator.costs
+        self.me = me
+        self.unidirectional = emulator.unidirectional
+        self.now = clock or emulator.now
+        self.recv_free = 0
+        self.late = 0
+        self.naps: dict[int, int] = {}  # receive op -> how long the rank may sleep meanwhile
+
+    def posted(self, i: int, peer: int, nbytes: int, ready: int) -> int:
+        delay = self.costs(peer, self.me, nbytes)[1]
+        self.naps[i] = min(max(delay // 2, _MIN_NAP), _MAX_NAP)
+        return ready
+
+    def arrived(self, i: int) -> None:
+        self.naps.pop(i, None)
+
+    def start(self, port_free: int, ready: int, now: int) -> int:
+        return max(port_free, ready)
+
+    def hold(self, peer: int, nbytes: int, start: int) -> int:
+        return start + self.costs(self.me, peer, nbytes)[0]
+
+    def release(
+        self,
+        peer: int,
+        nbytes: int,
+        stamp: tuple[int, int],
+        posted: int,
+        t: int,
+        port_free: int,
+    ) -> tuple[int, int]:
+        """When a receive (stamped ``(modelled start, real issue)``, posted at ``posted``,
+        seen at ``t``) completes, and the send port's new free time (a unidirectional port
+        receives too)."""
+        _, delay, rbusy = self.costs(peer, self.me, nbytes)
+        start = max(stamp[0], posted)
+        if rbusy > 0:
+            port = port_free if self.unidirectional else self.recv_free
+            start = max(start, port - delay + rbusy)
+        # Never before the data really arrived: it left when the sender issued it (a late
+        # look at the network by this rank is not the network's delay), and it is here now.
+        release = max(start + delay, min(t, stamp[1] + _REAL_LATENCY))
+        self.late += release - (start + delay)
+        if rbusy > 0:
+            if self.unidirectional:
+                port_free = max(port_free, release)
+            else:
+                self.recv_free = release
+        return release, port_free
+
+    def idle(self, transport, now: int, idle_since: int, wake: int | None) -> None:
+        # A message may be observed any time before its release (stamp + delay), so looking
+        # every half of the smallest pending delay loses nothing and leaves the CPU to the
+        # other ranks of an oversubscribed host.
+        until = now + _MAX_NAP if wake is None else wake
+        if self.naps:
+            until = min(until, now + min(self.naps.values()))
+        transport.idle(max(until - now, 0) / _NS)
+
+
+def clock_shift(rank: int) -> int:
+    """A test hook: ns added to this rank's clock, from ``HETCOLL_CLOCK_SHIFT`` (seconds per
+    rank, comma-separated: ``"0,2.5,-1"``; ranks beyond the list get 0).
+
+    A shifted rank behaves like one on another host whose clock is off by that much: the
+    wrapper then synchronises clocks (:func:`clock_offsets`) instead of trusting a shared
+    one, which is what the test of cross-host emulation checks."""
+    text = os.environ.get("HETCOLL_CLOCK_SHIFT", "").strip()
+    if not text:
+        return 0
+    try:
+        shifts = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise ValueError(
+            f"HETCOLL_CLOCK_SHIFT: expected seconds per rank like '0,2.5,-1', got {text!r}"
+        ) from None
+    return round(shifts[rank] * _NS) if rank < len(shifts) else 0
+
+
+def clock_offsets(comm, wait, shift_ns: int = 0, rounds: int = 20) -> int:
+    """This rank's offset (ns) to rank 0's clock, estimated by ping-pong.
+
+    Each rank's clock reads ``time.monotonic_ns() + shift_ns``.  Rank 0 answers each of
+    ``rounds`` pings of every other rank with its clock reading; the exchange with the
+    shortest round trip gives ``offset = t0 - (t_send + t_recv) / 2`` (Cristian 1989).
+    Collective over ``comm``; rank 0 gets 0.  ``wait(request, what)`` waits for a request
+    (with the caller's timeout).
     """
     import numpy as np
     from mpi4py import MPI
@@ -136,21 +240,21 @@ def clock_offsets(comm, rounds: int = 20, deadline_s: float = 30.0) -> int:
     tag = 7
     if comm.size == 1:
         return 0
-    stamp = np.zeros(1, dtype=np.int64)
+    stamp = np.zeros(2, dtype=np.int64)  # the pinging rank, then rank 0's clock
     if comm.rank == 0:
         for _ in range(rounds * (comm.size - 1)):
-            status = MPI.Status()
-            comm.Recv([stamp, MPI.INT64_T], source=MPI.ANY_SOURCE, tag=tag, status=status)
-            stamp[0] = time.monotonic_ns()
-            comm.Send([stamp, MPI.INT64_T], dest=status.Get_source(), tag=tag)
+            wait(comm.Irecv([stamp, MPI.INT64_T], MPI.ANY_SOURCE, tag), "clock sync (a ping)")
+            stamp[1] = time.monotonic_ns() + shift_ns
+            wait(comm.Isend([stamp, MPI.INT64_T], int(stamp[0]), tag), "clock sync (a pong)")
         return 0
     best_rtt, offset = None, 0
     for _ in range(rounds):
-        t_send = time.monotonic_ns()
-        comm.Send([stamp, MPI.INT64_T], dest=0, tag=tag)
-        comm.Recv([stamp, MPI.INT64_T], source=0, tag=tag)
-        t_recv = time.monotonic_ns()
+        stamp[0] = comm.rank
+        t_send = time.monotonic_ns() + shift_ns
+        wait(comm.Isend([stamp, MPI.INT64_T], 0, tag), "clock sync (a ping)")
+        wait(comm.Irecv([stamp, MPI.INT64_T], 0, tag), "clock sync (a pong)")
+        t_recv = time.monotonic_ns() + shift_ns
         rtt = t_recv - t_send
         if best_rtt is None or rtt < best_rtt:
-            best_rtt, offset = rtt, int(stamp[0]) - (t_send + t_recv) // 2
+            best_rtt, offset = rtt, int(stamp[1]) - (t_send + t_recv) // 2
     return offset

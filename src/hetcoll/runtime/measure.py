@@ -47,7 +47,7 @@ import numpy as np
 from mpi4py import MPI
 
 from ..errors import HetcollError
-from .comm import HetComm
+from .comm import ScheduleComm as HetComm
 from .emulation import sleep_until
 
 __all__ = ["CubeMeasurement", "Measurement", "measure_bcast", "measure_cube", "round_trips"]

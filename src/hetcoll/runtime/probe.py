@@ -48,7 +48,7 @@ import numpy as np
 
 from ..platform import Node, Platform
 from ..schedule import Chunk, Op, Program
-from .comm import HetComm
+from .comm import ScheduleComm as HetComm
 from .executor import ByteRanges
 from .forecast import Forecaster
 

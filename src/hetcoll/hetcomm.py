@@ -1,0 +1,210 @@
+"""``HetComm``: hetcoll's collectives on an mpi4py communicator, planned by hetcoll's planners.
+
+>>> from mpi4py import MPI                                     # doctest: +SKIP
+>>> with HetComm(MPI.COMM_WORLD, "testbed16", algo="fnf") as hc:  # doctest: +SKIP
+...     data = hc.bcast(data, root=0)
+...     hc.Bcast(array, root=3, segment_size=64 * 1024)
+...     hc.Allreduce(None, array, op=MPI.MAX)   # IN_PLACE, over a hypercube (cube_algo)
+...     hc.Gather(sendbuf, recvbuf, root=0)     # not planned: MPI's own, unchanged
+...     hc.barrier()
+
+The engine (:mod:`hetcoll.runtime`) runs schedules and never plans; this module is the layer
+above it that plans them: :class:`Planning` turns each call into a schedule with the planner
+``algo`` (trees: ``Bcast``, multicasts) or ``cube_algo`` (Figueira & Reddi's hypercubes:
+``Allreduce``/``allreduce``, ``Allgather``/``allgather``, ``barrier``), and :class:`HetComm`
+is the engine's communicator with it plugged in, plus :meth:`HetComm.predict` (the
+simulator's time of a call).  Every rank plans the same schedule from the same platform
+(planners are deterministic); a digest of each call travels with its data, so ranks that
+call different collectives raise :class:`~hetcoll.errors.MismatchError` instead of
+exchanging garbage.  What hetcoll does not plan (``Gather``, ``Scatter``, ``Reduce``,
+``Alltoall``, ``Scan``, ``Get_rank``, non-blocking collectives, ...) goes to the user's
+communicator unchanged (docs/runtime.md lists both).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .errors import HetcollError, PlannerError
+from .platform import Platform
+from .runtime.collectives import Collectives
+from .schedule import Schedule
+
+__all__ = ["HetComm", "Planning"]
+
+
+class Planning:
+    """The planner :class:`HetComm` gives the engine: hetcoll's registry, by name.
+
+    ``algo`` plans rooted collectives, ``cube_algo`` hypercube ones (default: ``algo`` when
+    it names a hypercube planner, else ``eff_cube``); ``options`` go to the planners (a
+    hypercube planner gets those it accepts).
+    """
+
+    def __init__(self, algo: str, cube_algo: str | None, model: Any, options: dict) -> None:
+        self.algo = algo
+        self.cube_algo = cube_algo
+        self.model = model
+        self.options = {} if options is None else options  # checked in check()
+
+    def settings(self) -> dict[str, Any]:
+        return {"algo": self.algo, "cube_algo": self.cube_algo, "options": self.options}
+
+    def check(self, platform: Platform, nodes: Sequence[str]) -> None:
+        from .planners import get_planner
+
+        get_planner(self.algo)
+        if not isinstance(self.options, dict):
+            raise HetcollError(f"options: must be a dict of planner options, got {self.options!r}")
+        self.cube_algo = cube_planner(self.cube_algo, default=self.algo)
+
+    def tree(self, platform: Platform, call: dict[str, Any]) -> Schedule:
+        from .planners import plan, plan_multiple
+
+        common = {
+            "method": call["algo"] or self.algo,
+            "model": self.model,
+            "nbytes": call["nbytes"],
+            "segment_size": call["segment_size"],
+            "options": self.options,
+        }
+        if call["groups"] is not None:
+            return plan_multiple(platform, call["groups"], **common)
+        return plan(platform, call["root"], call["members"], **common)
+
+    def cube(self, platform: Platform, call: dict[str, Any]) -> Schedule:
+        from .planners import get_planner, plan_hypercube
+
+        algo = self.cube_algo if call["algo"] is None else cube_planner(call["algo"])
+        accepted = set(get_planner(algo).options)
+        return plan_hypercube(
+            platform,
+            call["collective"],
+            call["members"],
+            method=algo,
+            model=self.model,
+            nbytes=call["nbytes"],
+            op=call["op"],
+            options={k: v for k, v in self.options.items() if k in accepted},
+        )
+
+
+def cube_planner(name: str | None, default: str | None = None) -> str:
+    """A hypercube planner's name: ``name``, else ``default`` when it names one, else
+    ``eff_cube``.  :class:`PlannerError` when ``name`` is not a hypercube planner."""
+    from .planners import REGISTRY, get_planner, hypercube_planners
+
+    if name is None:
+        info = REGISTRY.get(default) if default is not None else None
+        return default if info is not None and info.kind == "hypercube" else "eff_cube"
+    if get_planner(name).kind != "hypercube":
+        raise PlannerError(
+            f"cube_algo: {name!r} is not a hypercube planner; choose from: "
+            + ", ".join(hypercube_planners())
+        )
+    return name
+
+
+class HetComm(Collectives):
+    """An mpi4py communicator whose collectives run hetcoll schedules.
+
+    Parameters
+    ----------
+    comm : MPI.Comm
+        The user's communicator; hetcoll works on a private ``comm.Idup()`` (freed by
+        :meth:`close`, or at the end of a ``with`` block).  What HetComm does not implement
+        goes to ``comm`` unchanged.
+    platform : Platform or str
+        The platform (or a file / built-in name).  By default rank ``r`` is platform node
+        ``r``; ``nodes`` gives another mapping (one node id per rank).
+    algo : str
+        The planner of the rooted collectives (``Bcast``, multicasts; ``hetcoll planners``).
+    cube_algo : str, optional
+        The hypercube planner of ``Allreduce``/``allreduce``, ``Allgather``/``allgather``
+        and ``Barrier``/``barrier`` (``blind``, ``dim2_cube``, ``tsts_cube``, ``eff_cube``,
+        ``eff_cube_ls``).  Default: ``algo`` when it names a hypercube planner, else
+        ``eff_cube``.
+    emulate : bool
+        Impose the platform's costs on this machine (:mod:`hetcoll.runtime.emulation`).
+    model : optional
+        Cost model to plan and emulate with (default: the platform's).
+    segment_size : int, optional
+        Default segment size of :meth:`Bcast` (pipelining); None: one message.
+    timeout : float
+        Seconds each collective (and the construction) may take.  On expiry the error names
+        the rank, the op and what it waited for; with ``on_timeout="abort"`` (default) the
+        message goes to stderr and the job is aborted (nothing hangs), with ``"raise"``
+        :class:`~hetcoll.errors.CollectiveTimeoutError` is raised and the wrapper is
+        unusable: end the job with :meth:`abort` (``MPI_Finalize`` would wait for the stuck
+        ranks forever).
+    check : {"data", "always", "never"}
+        How ranks that call different collectives are caught: ``"data"`` (default; also
+        spelled ``"first"``) sends a digest of each call with its data (no extra message
+        round); ``"always"`` also compares digests collectively before every call; ``"never"``
+        trusts the caller.
+    options : mapping, optional
+        Planner options.
+    time_scale : float
+        Emulation only: multiply every modelled cost.
+    clock : {"auto", "shared", "sync"}
+        Emulation only: how ranks agree on time.  ``auto``: the shared monotonic clock on one
+        host, offsets estimated by ping-pong across hosts (``sync`` forces the estimate).
+    spin, poll : float, optional
+        Without emulation, how an idle rank waits: it polls (yielding the CPU) for ``spin``
+        seconds, then sleeps ``poll`` seconds between looks.  Defaults suit an
+        oversubscribed host (``HETCOLL_SPIN``/``HETCOLL_POLL`` override them); on dedicated
+        cores a long ``spin`` is fastest.
+    """
+
+    def __init__(
+        self,
+        comm,
+        platform: Platform | str,
+        algo: str = "fnf",
+        *,
+        cube_algo: str | None = None,
+        model: Any = None,
+        options: dict[str, Any] | None = None,
+        **engine: Any,
+    ) -> None:
+        self.planning = Planning(algo, cube_algo, model, options)
+        super().__init__(comm, platform, self.planning, model=model, **engine)
+
+    @property
+    def algo(self) -> str:
+        return self.planning.algo
+
+    @property
+    def cube_algo(self) -> str:
+        return self.planning.cube_algo
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return self.planning.options
+
+    def __repr__(self) -> str:
+        return (
+            f"HetComm(rank={self.rank}/{self.size}, node={self.node!r}, algo={self.algo!r}, "
+            f"cube_algo={self.cube_algo!r}, emulate={self.emulate})"
+        )
+
+    def predict(
+        self,
+        root: int = 0,
+        nbytes: int = 0,
+        segment_size: int | None = None,
+        algo: str | None = None,
+        *,
+        collective: str = "bcast",
+        op: Any = None,
+    ) -> float:
+        """The simulator's time (seconds, times ``time_scale``) of this wrapper's ``Bcast``,
+        or of its hypercube ``collective`` (``"allreduce"``, ``"allgather"``, ``"barrier"``;
+        ``nbytes`` per rank) as :meth:`schedule` gives it."""
+        from .simulate import simulate
+
+        sched = self.schedule(
+            root, None, nbytes, segment_size, algo=algo, collective=collective, op=op
+        )
+        return simulate(self.platform, sched, self.model).makespan * self.time_scale

@@ -1,0 +1,489 @@
+"""mpi4py's collectives on the engine: ``Bcast``/``bcast``, multicasts, ``Allreduce``/
+``allreduce``, ``Allgather``/``allgather``, ``Barrier``/``barrier``.
+
+Each call turns its buffers into bytes (:mod:`.buffers`: buffer specs, derived datatypes
+packed and unpacked, ``None`` as ``MPI.IN_PLACE``), asks the injected planner for the
+call's schedule (once per distinct call: cached) and runs it (:class:`.comm.ScheduleComm`).
+Rooted collectives run a tree schedule, the others a hypercube schedule whose chunks are
+states (:mod:`.reduce`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import pickle
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from mpi4py import MPI
+
+from ..errors import HetcollError
+from ..schedule import HYPERCUBE_COLLECTIVES, Schedule
+from .buffers import Message, check_op, in_place, message, op_name, raw
+from .comm import ScheduleComm
+from .executor import ByteRanges
+from .plan import Label
+from .reduce import BarrierHandler, BufferPool, GatherHandler, ReduceHandler, sized_program
+
+__all__ = ["Collectives", "INLINE"]
+
+#: bytes of each pickled object that ride in the first allgather of ``allgather``
+INLINE = 248
+
+
+class Collectives(ScheduleComm):
+    """:class:`~.comm.ScheduleComm` with mpi4py's collectives (see :class:`hetcoll.HetComm`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._pool = BufferPool()  # scratch memory of the hypercube collectives
+        self._pool_depth = 0
+        super().__init__(*args, **kwargs)
+
+    # -- planning -----------------------------------------------------------------------------
+
+    def schedule(
+        self,
+        root: int = 0,
+        members: Sequence[int] | None = None,
+        nbytes: int = 0,
+        segment_size: int | None = None,
+        *,
+        groups: Sequence[tuple[int, Sequence[int] | None]] | None = None,
+        algo: str | None = None,
+        collective: str = "bcast",
+        op: Any = None,
+    ) -> Schedule:
+        """The schedule this wrapper runs for a call (planned once, then cached).
+
+        ``collective="allreduce"`` (with ``op``, default ``MPI.SUM``), ``"allgather"`` or
+        ``"barrier"``: the hypercube schedule of ``Allreduce``/``Allgather``/``Barrier`` with
+        ``nbytes`` per rank (``root``, ``members`` and ``segment_size`` do not apply; a
+        non-commutative ``op`` runs an allgather, see :meth:`Allreduce`).
+        """
+        if collective in HYPERCUBE_COLLECTIVES:
+            run, name = _cube_call(collective, op)
+            return self._planned_cube(run, nbytes, name, algo)[0]
+        if collective not in ("bcast", "multicast", "multi_multicast"):
+            raise HetcollError(f"collective: unknown {collective!r}")
+        return self._planned(root, members, nbytes, segment_size, groups, algo)[0]
+
+    def _planned(self, root, members, nbytes, segment_size, groups, algo):
+        key = (
+            algo,
+            root,
+            None if members is None else tuple(members),
+            nbytes,
+            segment_size,
+            None if groups is None else tuple((r, tuple(m or ())) for r, m in groups),
+        )
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+
+        def build() -> Schedule:
+            node_groups = None
+            if groups is not None:
+                node_groups = [
+                    (self._node(r, "root"), None if m is None else self._nodes(m))
+                    for r, m in groups
+                ]
+            call = {
+                "root": None if root is None else self._node(root, "root"),
+                "members": None if members is None else self._nodes(members),
+                "nbytes": nbytes,
+                "segment_size": segment_size,
+                "groups": node_groups,
+                "algo": algo,
+            }
+            return self._planner().tree(self.platform, call)
+
+        return self._cached(key, build)
+
+    def _nodes(self, ranks: Sequence[int]) -> list[str]:
+        return [self._node(r, "members") for r in ranks]
+
+    def _planned_cube(self, collective, nbytes, op, algo, extra=""):
+        """The hypercube schedule of ``collective`` over every rank (cached)."""
+        key = ("cube", collective, algo, nbytes, op, extra)
+
+        def build() -> Schedule:
+            call = {
+                "collective": collective,
+                "nbytes": nbytes,
+                "op": op,
+                "algo": algo,
+                "members": None if self.nodes == self.platform.ids else list(self.nodes),
+            }
+            return self._planner().cube(self.platform, call)
+
+        return self._cached(key, build, extra)
+
+    def _label(self, algo: str | None, cube: bool = False) -> str:
+        """The planner a call uses, for messages."""
+        if algo:
+            return algo
+        default = getattr(self.planner, "cube_algo" if cube else "algo", None)
+        return str(default or "planner")
+
+    def _planner(self):
+        if self.planner is None:
+            raise HetcollError("this communicator has no planner: give schedules to run()")
+        return self.planner
+
+    # -- rooted collectives (trees) -----------------------------------------------------------
+
+    def _tree(self, views, root, members, nbytes, segment_size, groups, what, algo=None) -> None:
+        sched, plan, program, digest = self._planned(
+            root, members, nbytes, segment_size, groups, algo
+        )
+        self.last_schedule = sched
+        self._execute(plan, ByteRanges(program.chunks, views), what, digest)
+
+    def Bcast(
+        self,
+        buf: Any,
+        root: int = 0,
+        *,
+        segment_size: int | None = None,
+        algo: str | None = None,
+    ) -> None:
+        """Broadcast ``buf`` from ``root`` (mpi4py's ``Comm.Bcast``): any buffer spec, the
+        datatype's type map honoured (a non-contiguous one is packed and unpacked).
+
+        ``segment_size`` pipelines the message (default: the wrapper's); ``algo`` overrides
+        the wrapper's planner for this call.
+        """
+        if self.size == 1:
+            return
+        receiving = self.rank != root
+        if isinstance(buf, list | tuple):
+            m = message(buf, writable=receiving, where="Bcast buf")
+            data = m.data() if m.contiguous else _packed(m, not receiving)
+        else:  # a plain buffer: its bytes (the common case, kept short)
+            m, data = None, raw(buf, receiving, "Bcast buf")
+        seg = self.segment_size if segment_size is None else segment_size
+        what = Label("Bcast(root={}, {} B, {})", root, len(data), algo or self._label(None))
+        self._tree({0: data}, root, None, len(data), seg, None, what, algo)
+        if m is not None and not m.contiguous and receiving:
+            m.unpack(data)
+
+    def bcast(self, obj: Any, root: int = 0) -> Any:
+        """Broadcast a Python object (pickled; a length header goes first, as ``pkl5`` does)."""
+        if self.size == 1:
+            return obj
+        header = np.zeros(1, dtype=np.int64)
+        payload = None
+        if self.rank == root:
+            payload = pickle.dumps(obj, protocol=5)
+            header[0] = len(payload)
+        self.Bcast(header, root)
+        if self.rank != root:
+            payload = bytearray(int(header[0]))
+        self.Bcast(payload, root)
+        return obj if self.rank == root else pickle.loads(payload)
+
+    def multicast(
+        self, buf: Any, root: int, members: Sequence[int], *, segment_size: int | None = None
+    ) -> None:
+        """Send ``buf`` from ``root`` to ``members`` (ranks; the root is added).
+
+        Every rank calls it (the size is agreed collectively); ranks that are not members
+        return at once after that and may pass ``buf=None``.
+        """
+        if self.size == 1:
+            return
+        members = sorted({int(m) for m in members} | {int(root)})
+        seg = self.segment_size if segment_size is None else segment_size
+        m = data = None
+        if self.rank in members:
+            m = message(buf, writable=self.rank != root, where="multicast buf", typed=False)
+            data = m.data() if m.contiguous else _packed(m, self.rank == root)
+        nbytes = self._agreed_size(None if m is None else m.nbytes, "multicast")
+        what = f"multicast(root={root}, {len(members)} members, {nbytes} B, {self._label(None)})"
+        self._tree({0: data}, root, members, nbytes, seg, None, what)
+        if m is not None and not m.contiguous and self.rank != root:
+            m.unpack(data)
+
+    Multicast = multicast
+
+    def multicasts(
+        self,
+        groups: Sequence[tuple[Any, int, Sequence[int] | None]],
+        *,
+        segment_size: int | None = None,
+    ) -> None:
+        """Several multicasts at once: ``groups`` lists ``(buf, root, members)`` (members None:
+        every rank), the same on every rank except ``buf`` (None where not a member).
+
+        Each group is planned on its own and they run concurrently, sharing each rank's port
+        (Banikazemi et al. 1998, multiple multicast).  Every buffer must have the same size.
+        """
+        if self.size == 1:
+            return
+        if not groups:
+            raise HetcollError("multicasts: no groups given")
+        seg = self.segment_size if segment_size is None else segment_size
+        views: dict[int, Any] = {}
+        unpack: list[tuple[Message, Any]] = []
+        plan_groups = []
+        for b, (buf, root, members) in enumerate(groups):
+            mem = None if members is None else sorted({int(m) for m in members} | {int(root)})
+            plan_groups.append((int(root), mem))
+            if mem is None or self.rank in mem:
+                receiving = self.rank != root
+                m = message(buf, writable=receiving, where=f"multicasts group {b} buf", typed=False)
+                views[b] = m.data() if m.contiguous else _packed(m, not receiving)
+                if not m.contiguous and receiving:
+                    unpack.append((m, views[b]))
+        sizes = {len(v) for v in views.values()}
+        if len(sizes) > 1:
+            raise HetcollError(f"multicasts: every buffer must have the same size, got {sizes}")
+        nbytes = self._agreed_size(sizes.pop() if sizes else None, "multicasts")
+        what = f"multicasts({len(groups)} groups, {nbytes} B, {self._label(None)})"
+        self._tree(views, None, None, nbytes, seg, plan_groups, what)
+        for m, data in unpack:
+            m.unpack(data)
+
+    def _agreed_size(self, n: int | None, what: str) -> int:
+        # Non-members may not know the size; take the largest any rank knows (the root's).
+        send = np.array([-1 if n is None else n], dtype=np.int64)
+        recv = np.zeros(1, dtype=np.int64)
+        req = self.comm.Iallreduce([send, MPI.INT64_T], [recv, MPI.INT64_T], op=MPI.MAX)
+        self._wait(req, f"the size agreement of {what}")
+        return int(recv[0])
+
+    # -- hypercube collectives (Figueira & Reddi) -----------------------------------------------
+
+    @contextlib.contextmanager
+    def _scratch(self):
+        """The scratch memory of one call: back to the pool when the call returns (nothing
+        reads it any more), forgotten after an error (messages may still arrive into it)."""
+        self._pool_depth += 1
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            self._pool_depth -= 1
+            if self._pool_depth == 0:
+                self._pool.release() if ok else self._pool.drop()
+
+    def _cube(self, collective, nbytes, op, algo, what, handler_for, extra=""):
+        """Run the hypercube ``collective``; ``handler_for(program)`` makes the handler."""
+        sched, plan, program, digest = self._planned_cube(collective, nbytes, op, algo, extra)
+        self.last_schedule = sched
+        handler = handler_for(program)
+        self._execute(plan, handler, what, digest)
+        return handler
+
+    def _gather_blocks(self, block, algo, what, extra=""):
+        """Every rank's ``block`` (same size everywhere), in rank order."""
+        sizes = dict.fromkeys(self.nodes, len(block))
+        handler = self._cube(
+            "allgather",
+            len(block),
+            None,
+            algo,
+            what,
+            lambda program: GatherHandler(program, self.node, block, sizes, self._pool),
+            extra,
+        )
+        got = handler.blocks()
+        return [got[node] for node in self.nodes]
+
+    def _gather_sized(self, block, sizes, algo, what):
+        """Every rank's ``block`` of ``sizes[node]`` bytes (known to every rank), in rank order.
+
+        The allgather's program with each state's size the sum of its blocks."""
+        n = max(sizes.values())
+        sched, _, program, _ = self._planned_cube("allgather", n, None, algo)
+        self.last_schedule = sched
+        program = sized_program(program, sizes)
+        handler = GatherHandler(program, self.node, block, sizes, self._pool)
+        self.run(program, handler, what)
+        got = handler.blocks()
+        return [got[node] for node in self.nodes]
+
+    def Allreduce(self, sendbuf: Any, recvbuf: Any, op: MPI.Op = MPI.SUM, *, algo=None) -> None:
+        """Combine every rank's ``sendbuf`` with ``op`` into every rank's ``recvbuf`` over the
+        hypercube of the wrapper's ``cube_algo`` (mpi4py's ``Comm.Allreduce``).
+
+        Buffer specs as mpi4py takes them (the datatype inferred from the buffer when not
+        given), ``sendbuf=MPI.IN_PLACE`` or ``None``; ``op`` a predefined operator or
+        ``MPI.Op.Create(func, commute)``, applied with ``op.Reduce_local`` on the typed data
+        (a datatype with holes travels with them and only its type map is written back).  A
+        commutative ``op`` runs the hypercube reduction; a non-commutative one gathers every
+        contribution over the same hypercube and reduces them in rank order on every rank,
+        ``x0 op (x1 op (... op x[n-1]))``, the order MPI prescribes.  Every rank must give
+        the same type signature and operator (a digest of both travels with the data).
+        ``algo`` overrides the planner.
+        """
+        recv = message(recvbuf, writable=True, where="Allreduce recvbuf")
+        name = op_name(op)
+        send = recv
+        if not in_place(sendbuf):
+            send = message(sendbuf, writable=False, where="Allreduce sendbuf")
+            if send.signature() != recv.signature():
+                raise HetcollError(
+                    f"Allreduce: sendbuf has {send.count} elements of "
+                    f"{_type_name(send.datatype)} but recvbuf {recv.count} of "
+                    f"{_type_name(recv.datatype)}; they must match"
+                )
+        check_op(op, recv, "Allreduce")
+        if self.size == 1:
+            if send is not recv:
+                recv.unpack(send.pack())
+            return
+        state = send.span()
+        spec = (recv.count, recv.datatype)
+        what = f"Allreduce({recv.nbytes} B, {name}, {self._label(algo, cube=True)})"
+        extra = f"{recv.signature()}/{name}"
+        with self._scratch():
+            if not op.is_commutative:
+                blocks = self._gather_blocks(state, algo, what, extra)
+                acc = self._pool.take(len(state))
+                acc[:] = blocks[-1]
+                for block in reversed(blocks[:-1]):
+                    op.Reduce_local([block, *spec], [acc, *spec])  # acc = block op acc
+                result = memoryview(acc)
+            else:
+                handler = self._cube(
+                    "allreduce",
+                    len(state),
+                    name,
+                    algo,
+                    what,
+                    lambda program: ReduceHandler(program, self.node, state, op, *spec, self._pool),
+                    extra,
+                )
+                result = memoryview(handler.state).cast("B")
+            if recv.contiguous:
+                recv.data()[:] = result[: recv.nbytes]
+            else:
+                recv.unpack(_as(recv, result).pack())
+
+    def allreduce(self, obj: Any, op: Any = MPI.SUM, *, algo=None) -> Any:
+        """Combine every rank's Python object with ``op`` (mpi4py's ``Comm.allreduce``).
+
+        Objects are gathered over the hypercube (:meth:`allgather`) and reduced in rank
+        order on every rank, ``op(...op(op(x0, x1), x2)..., x[n-1])``, as mpi4py applies an
+        operator to objects (``MPI.SUM`` is ``+``, so lists and tuples concatenate in rank
+        order; ``MPI.Op.Create`` functions are called as ``func(a, b, None)``; any callable
+        works).  Results equal mpi4py's for any associative ``op``.
+        """
+        if self.size == 1:
+            return obj
+        items = self.allgather(obj, algo=algo)
+        result = items[0]
+        for item in items[1:]:
+            result = op(result, item)
+        return result
+
+    def Allgather(self, sendbuf: Any, recvbuf: Any, *, algo=None) -> None:
+        """Every rank's ``sendbuf`` into every rank's ``recvbuf``, in rank order, over the
+        hypercube of the wrapper's ``cube_algo`` (mpi4py's ``Comm.Allgather``).
+
+        ``recvbuf`` holds ``size`` blocks (``[buf, count, type]`` counts one block, as in
+        MPI; block ``r`` starts ``r * count`` elements in); ``sendbuf=MPI.IN_PLACE`` or
+        ``None``: each rank's block is already at its place in ``recvbuf``.  Datatypes are
+        honoured (packed for the trip, unpacked into each block).
+        """
+        recv = message(recvbuf, writable=True, where="Allgather recvbuf", blocks=self.size)
+        per = recv.count // self.size
+        extent = recv.datatype.Get_extent()[1]
+        blocks_out = [_block(recv, r * per * extent, per) for r in range(self.size)]
+        if in_place(sendbuf):
+            send = blocks_out[self.rank].pack()
+        else:
+            send = message(sendbuf, writable=False, where="Allgather sendbuf").pack()
+            if len(send) > blocks_out[0].nbytes:
+                raise HetcollError(
+                    f"Allgather recvbuf: {recv.nbytes} bytes cannot hold {self.size} blocks "
+                    f"of {len(send)}"
+                )
+        if self.size == 1:
+            _place(blocks_out[0], send)
+            return
+        what = f"Allgather({len(send)} B, {self._label(algo, cube=True)})"
+        with self._scratch():
+            for out, block in zip(blocks_out, self._gather_blocks(send, algo, what), strict=True):
+                _place(out, block)
+
+    def allgather(self, obj: Any, *, algo=None) -> list[Any]:
+        """Every rank's Python object, as a list in rank order (mpi4py's ``Comm.allgather``).
+
+        Pickled (protocol 5).  The hypercube allgather moves a fixed block per rank: an
+        8-byte length and the first :data:`INLINE` bytes of the pickle; only when some
+        pickle is longer, a second allgather moves the rest of each (its blocks sized
+        from those lengths).  Small objects thus cost one hypercube allgather.
+        """
+        if self.size == 1:
+            return [obj]
+        payload = pickle.dumps(obj, protocol=5)
+        head = np.zeros(8 + INLINE, dtype=np.uint8)
+        head[:8] = np.frombuffer(len(payload).to_bytes(8, "little"), dtype=np.uint8)
+        first = min(len(payload), INLINE)
+        head[8 : 8 + first] = np.frombuffer(payload, dtype=np.uint8, count=first)
+        what = f"allgather(object, {self._label(algo, cube=True)})"
+        with self._scratch():
+            heads = self._gather_blocks(memoryview(head), algo, what)
+            lengths = [int.from_bytes(h[:8], "little") for h in heads]
+            tails: list[Any] = [b""] * self.size
+            if max(lengths) > INLINE:
+                sizes = {v: max(n - INLINE, 0) for v, n in zip(self.nodes, lengths, strict=True)}
+                tails = self._gather_sized(memoryview(payload)[first:], sizes, algo, what)
+            return [
+                pickle.loads(bytes(h[8 : 8 + min(n, INLINE)]) + bytes(t))
+                for h, n, t in zip(heads, lengths, tails, strict=True)
+            ]
+
+    def barrier(self, *, algo=None) -> None:
+        """Synchronise every rank over the hypercube of the wrapper's ``cube_algo`` (empty
+        messages, Figueira & Reddi Sec. 5.2): no rank returns before every rank has called it."""
+        if self.size == 1:
+            return
+        what = f"barrier({self._label(algo, cube=True)})"
+        self._cube("barrier", 0, None, algo, what, lambda p: BarrierHandler(p, self.node))
+
+    Barrier = barrier
+
+
+def _packed(m: Message, holds: bool) -> memoryview:
+    """Memory for a non-contiguous message's packed bytes: packed now where they are sent
+    from (``holds``), to be unpacked after the call elsewhere."""
+    return m.pack() if holds else memoryview(np.empty(m.nbytes, dtype=np.uint8))
+
+
+def _block(m: Message, offset: int, count: int) -> Message:
+    """The message of ``count`` elements at byte ``offset`` of ``m`` (an allgather block)."""
+    size = m.datatype.Get_size()
+    return Message(m.buffer[offset:], count, m.datatype, count * size, m.contiguous, m.where)
+
+
+def _as(m: Message, data: memoryview) -> Message:
+    """``m``'s count and datatype over other memory (a reduction's result, holes included)."""
+    return Message(data, m.count, m.datatype, m.nbytes, m.contiguous, m.where)
+
+
+def _place(out: Message, packed: Any) -> None:
+    if out.contiguous:
+        out.buffer[: len(packed)] = packed
+    else:
+        out.unpack(packed)
+
+
+def _type_name(datatype: MPI.Datatype) -> str:
+    return datatype.Get_name() or f"a datatype of {datatype.Get_size()} bytes"
+
+
+def _cube_call(collective: str, op: Any) -> tuple[str, str | None]:
+    """What a hypercube call runs: ``(collective, operator name)``; an allreduce with a
+    non-commutative operator runs an allgather (see :meth:`Collectives.Allreduce`)."""
+    if collective != "allreduce":
+        return collective, None
+    op = MPI.SUM if op is None else op
+    if isinstance(op, str):
+        return collective, op
+    name = op_name(op)
+    return (collective, name) if op.is_commutative else ("allgather", None)

@@ -1,0 +1,110 @@
+"""Notices: a rank that finds the ranks disagree on a call tells every other rank.
+
+A disagreement (another root, size, datatype or operator on one rank) shows where a message
+of the wrong call or schedule arrives (:mod:`.transport`).  The rank that sees it raises
+:class:`~hetcoll.errors.MismatchError` and sends every other rank a notice ``(call number,
+digest, its rank)``; each rank keeps one receive for notices posted for the wrapper's
+lifetime and looks at it whenever it waits.  So a rank still in that call raises too, instead
+of waiting for data that will not come; a rank that had finished it (a root that only sent)
+raises once its next call has completed (its data are good), or at ``close()``, which also
+compares every rank's record of its calls in case no message showed the disagreement.
+Leftover messages of an abandoned call are recognised by their call number and dropped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mpi4py import MPI
+
+from ..errors import MismatchError
+
+__all__ = ["NOTICE_TAG", "Notices"]
+
+NOTICE_TAG = 9
+
+
+class Notices:
+    """One rank's notices on a private communicator (see the module docstring)."""
+
+    def __init__(self, comm: MPI.Comm) -> None:
+        self.comm = comm
+        self.buf = np.zeros(3, dtype=np.int64)
+        self.req = comm.Irecv([self.buf, MPI.INT64_T], MPI.ANY_SOURCE, NOTICE_TAG)
+        self.stale: set[int] = set()  # calls this rank abandoned
+        self.reported: set[int] = set()  # calls this rank raised MismatchError for
+        self.heard: dict[int, int] = {}  # call -> the rank that found the disagreement
+        self.flying: list[tuple[MPI.Request, object]] = []  # sends in flight and their memory
+        self.early: dict = {}  # messages of later calls received early (transport.py)
+
+    def hear(self) -> None:
+        """Take every notice that has arrived; let go of sends that completed."""
+        while self.req.Test():
+            self._take()
+        if self.flying:
+            keep = []
+            for req, mem in self.flying:
+                if not req.Test():
+                    keep.append((req, mem))
+                elif req != MPI.REQUEST_NULL:  # a persistent request, now inactive
+                    req.Free()
+            self.flying = keep
+
+    def _take(self) -> None:
+        """Record the notice just received and listen for the next."""
+        seq, _, rank = (int(x) for x in self.buf)
+        self.heard.setdefault(seq, rank)
+        self.req = self.comm.Irecv([self.buf, MPI.INT64_T], MPI.ANY_SOURCE, NOTICE_TAG)
+
+    def check(self, seq: int, what: str) -> None:
+        """While call ``seq`` waits: raise if another rank found it wrong."""
+        self.hear()
+        if seq in self.heard and seq not in self.reported:
+            self.reported.add(seq)
+            raise MismatchError(
+                f"rank {self.comm.rank}: {what}: rank {self.heard[seq]} found that the ranks "
+                f"planned different schedules for this call (call {seq}); every rank must "
+                "call the same collectives in the same order with the same root, members, "
+                "size, segment size, datatype and operator"
+            )
+
+    def raise_earlier(self, seq: int) -> None:
+        """After call ``seq`` completed: raise, once, for an earlier call that another rank
+        found wrong while this rank had finished it."""
+        if self.req.Test():
+            self._take()
+            self.hear()
+        elif not self.heard:  # the common case: nothing heard, ever
+            return
+        earlier = sorted(s for s in self.heard if s <= seq and s not in self.reported)
+        if earlier:
+            self.reported.update(earlier)
+            s = earlier[0]
+            raise MismatchError(
+                f"rank {self.comm.rank}: rank {self.heard[s]} found that the ranks planned "
+                f"different schedules for call {s} on this wrapper, which this rank completed "
+                "(it only sent, or received from ranks that agreed with it); every rank must "
+                "call the same collectives in the same order"
+            )
+
+    def abandon(self, seq: int, digest: int, sends: list) -> None:
+        """Call ``seq`` failed on this rank with a MismatchError: drop its leftovers from now
+        on, keep its sends in flight, and tell the others if this rank found it."""
+        self.stale.add(seq)
+        self.flying.extend(sends)
+        found = seq not in self.heard
+        self.reported.add(seq)
+        if not found:
+            return
+        note = np.array([seq, digest, self.comm.rank], dtype=np.int64)
+        for r in range(self.comm.size):
+            if r != self.comm.rank:
+                self.flying.append((self.comm.Isend([note, MPI.INT64_T], r, NOTICE_TAG), note))
+
+    def close(self) -> None:
+        """Stop listening (the communicator is about to be freed)."""
+        self.req.Cancel()
+        self.req.Wait()
+        for req, _ in self.flying:
+            if not req.Test() or req != MPI.REQUEST_NULL:
+                req.Free()  # an active one completes in the background
+        self.flying = []

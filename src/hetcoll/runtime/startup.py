@@ -1,0 +1,173 @@
+"""Starting a :class:`~.comm.ScheduleComm`: where its schedules come from (a
+:class:`Planner`, injected), what every rank must agree on, and which platform node each
+rank is.
+
+The ranks compare a digest of their settings (platform, planner settings, model,
+emulation, ...) once, at construction; a rank that cannot read its platform takes part with
+a null digest, so that every rank raises instead of one rank leaving the others waiting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from ..errors import HetcollError, MismatchError, PlatformError
+from ..platform import Platform, load_platform
+from ..schedule import Program, Schedule
+
+__all__ = [
+    "DIGEST",
+    "Planner",
+    "check_settings",
+    "digest_of",
+    "judge",
+    "place",
+    "program_digest",
+    "provisional_timeout",
+    "settings_digest",
+]
+
+DIGEST = 16
+_NULL = b"\0" * DIGEST
+
+
+class Planner(Protocol):
+    """Where a :class:`ScheduleComm` gets its schedules (deterministic on every rank)."""
+
+    def settings(self) -> dict[str, Any]:
+        """What every rank must agree on (planner names, options), JSON-serialisable."""
+        ...
+
+    def check(self, platform: Platform, nodes: Sequence[str]) -> None:
+        """Raise :class:`~hetcoll.errors.HetcollError` for settings that cannot work."""
+        ...
+
+    def tree(self, platform: Platform, call: dict[str, Any]) -> Schedule:
+        """A rooted collective: ``root``, ``members`` (node ids or None), ``nbytes``,
+        ``segment_size``, ``groups`` (``(root, members)`` pairs or None), ``algo``."""
+        ...
+
+    def cube(self, platform: Platform, call: dict[str, Any]) -> Schedule:
+        """A hypercube collective: ``collective``, ``nbytes``, ``op``, ``members``, ``algo``."""
+        ...
+
+
+def digest_of(text: str) -> bytes:
+    """A 16-byte digest of ``text``."""
+    return hashlib.blake2b(text.encode(), digest_size=DIGEST).digest()
+
+
+def check_settings(given: dict[str, Any]) -> dict[str, Any]:
+    """The engine's settings, each through the one validator (:func:`~hetcoll.units.
+    check_quantity`); :class:`HetcollError` naming the first bad one."""
+    from ..models import get_model
+    from ..units import check_quantity
+
+    out = {"timeout": check_quantity(given["timeout"], "time", "timeout", positive=True)}
+    seg = given["segment_size"]
+    if seg is not None:
+        if isinstance(seg, bool) or not isinstance(seg, int):
+            raise HetcollError(f"segment_size: must be a positive integer, got {seg!r}")
+        seg = check_quantity(seg, "size", "segment_size", positive=True)
+    out["segment_size"] = seg
+    out["time_scale"] = check_quantity(given["time_scale"], "factor", "time_scale", positive=True)
+    out["spin"] = check_quantity(given["spin"], "time", "spin")
+    out["poll"] = check_quantity(given["poll"], "time", "poll")
+    if given["model"] is not None:
+        get_model(given["model"])
+    return out
+
+
+def settings_digest(
+    platform: Platform | str,
+    planner: Any,
+    nodes: Sequence[str] | None,
+    engine: Callable[[], dict[str, Any]],
+) -> tuple[Platform | None, bytes, HetcollError | None]:
+    """``(platform, digest of every setting, None)``, or ``(None, null digest, error)`` when
+    the platform cannot be read or a setting is refused (``engine()`` checks the engine's
+    and returns them)."""
+    try:
+        engine = engine()
+        p = load_platform(platform)
+        if planner is not None:
+            planner.check(p, list(p.ids) if nodes is None else [str(x) for x in nodes])
+        spec = {
+            **engine,
+            "platform": p.to_dict(),
+            "planner": None if planner is None else planner.settings(),
+            "nodes": None if nodes is None else list(nodes),
+        }
+        return p, digest_of(json.dumps(spec, sort_keys=True, default=str)), None
+    except HetcollError as exc:
+        return None, _NULL, exc
+
+
+def judge(digests: list[bytes], error: HetcollError | None, rank: int) -> None:
+    """Raise on every rank unless every rank has the same settings (``digests`` in rank
+    order; ``error``: this rank's own failure)."""
+    bad = [r for r, d in enumerate(digests) if d == _NULL]
+    if error is not None:
+        if len(bad) == len(digests):
+            raise error  # the same bad input everywhere
+        raise MismatchError(f"rank {rank}: {error}")
+    if bad:
+        raise MismatchError(f"rank {bad[0]} could not load its platform; see its error")
+    if len(set(digests)) > 1:
+        groups: dict[bytes, list[int]] = {}
+        for r, d in enumerate(digests):
+            groups.setdefault(d, []).append(r)
+        desc = "; ".join(f"rank(s) {_ranges(rs)}: {d.hex()[:8]}" for d, rs in groups.items())
+        raise MismatchError(
+            "ranks were given different platforms or settings (platform, algo, model, "
+            f"emulate, segment size): {desc}; every rank must use the same platform file and "
+            "options"
+        )
+
+
+def place(p: Platform, nodes: Sequence[str] | None, size: int) -> tuple[str, ...]:
+    """The platform node of each rank (platform order, or ``nodes``), checked."""
+    ids = list(p.ids) if nodes is None else [str(x) for x in nodes]
+    if len(ids) != size:
+        what = "the platform has" if nodes is None else "nodes= lists"
+        raise PlatformError(
+            f"{what} {len(ids)} nodes but the communicator has {size} ranks: run "
+            f"`mpiexec -n {len(ids)}` or give a platform of {size} nodes"
+        )
+    for node in ids:
+        p.index(node)
+    if len(set(ids)) != len(ids):
+        raise PlatformError("nodes: a platform node is given to two ranks")
+    return tuple(ids)
+
+
+def _ranges(ranks: list[int]) -> str:
+    out, start, prev = [], ranks[0], ranks[0]
+    for r in [*ranks[1:], None]:
+        if r is not None and r == prev + 1:
+            prev = r
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        if r is not None:
+            start = prev = r
+    return ",".join(out)
+
+
+def provisional_timeout(timeout: Any) -> float:
+    """The timeout of the waits before the settings are checked: the given one when it is a
+    good number (a late rank is then reported in time), else the default."""
+    from ..units import check_quantity
+
+    try:
+        return float(check_quantity(timeout, "time", "timeout", positive=True))
+    except HetcollError:
+        return 60.0
+
+
+def program_digest(program: Program) -> int:
+    """A digest of a program (for calls that run one directly), 62 bits."""
+    text = repr(sorted((k, v) for k, v in program.ops.items())) + repr(program.chunks)
+    return int.from_bytes(digest_of(text)[:8], "little") >> 2

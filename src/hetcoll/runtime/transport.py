@@ -1,0 +1,329 @@
+"""The engine's MPI transport: one rank's messages of one call, with non-blocking MPI.
+
+Chunk ``c`` travels with tag ``CONTROL_TAGS + c``; tags below :data:`CONTROL_TAGS` are
+control messages.  Sends and receives match by ``(sender, receiver, chunk)`` in program
+order, which MPI's non-overtaking rule keeps.
+
+**Headers.**  Unless the caller trusts every rank (``check="never"`` without emulation),
+each message carries a 40-byte header: the call's *token* (the wrapper's call number and a
+digest of the schedule, sizes, datatype and operator every rank planned), under emulation
+the stamp (the transfer's modelled start and the real time it was issued), and the payload's
+size.  A chunk of at most :data:`PACK` bytes shares one message with its header (copied
+behind it); a larger one is sent in place, its header in a message just before it with the
+same tag (non-overtaking keeps them in order).
+
+A receiver checks the token.  A message of another schedule raises
+:class:`~hetcoll.errors.MismatchError`; so does one that does not fit its receive (another
+size: its first bytes, the header, are read anyway).  A message of an earlier call this
+rank abandoned after a mismatch is a leftover: dropped, and the receive posted again.  A
+message of a *later* call means the peer has left this call (it abandoned it, or disagrees
+on it): this rank abandons it too, and keeps the message for the call it belongs to.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+
+from mpi4py import MPI
+
+from ..errors import MismatchError
+
+__all__ = ["CONTROL_TAGS", "HEADER", "PACK", "MPITransport", "data_tag"]
+
+#: Tags below this are reserved for control messages (acks, probes, clock sync, notices).
+CONTROL_TAGS = 32
+#: bytes of a header: call number, schedule digest, modelled start, issue time, payload size
+#: (int64 each)
+HEADER = 40
+#: chunks up to this size share one message with their header
+PACK = 16 * 1024
+_EMPTY: list = []
+_HDR = struct.Struct("<5q")
+
+
+class Wire:
+    """The memory and persistent requests of one rank's part of a schedule, reused from call
+    to call (a call's messages are all over when it returns): a header, or a header and a
+    small chunk, per op.  Dropped after a call that was abandoned (requests may be in
+    flight)."""
+
+    def __init__(self, comm: MPI.Comm) -> None:
+        self.comm = comm
+        self.ops: dict[int, tuple[bytearray, memoryview, MPI.Prequest]] = {}
+
+    def get(self, i: int, send: bool, peer: int, tag: int, nbytes: int):
+        """``(memory, view, persistent request)`` of op ``i``'s header message (with the
+        chunk behind it when ``nbytes`` > 0)."""
+        got = self.ops.get(i)
+        if got is None:
+            mem = bytearray(HEADER + nbytes)
+            init = self.comm.Send_init if send else self.comm.Recv_init
+            got = self.ops[i] = (mem, memoryview(mem), init(mem, peer, tag))
+        return got
+
+    def free(self, keep: set[int] = frozenset()) -> None:
+        """Free the requests (except those in ``keep``, by id: still in flight)."""
+        for _, _, req in self.ops.values():
+            if id(req) not in keep:
+                req.Free()
+        self.ops = {}
+
+
+def data_tag(chunk: int) -> int:
+    """The tag of chunk ``chunk``'s messages."""
+    return CONTROL_TAGS + chunk
+
+
+class MPITransport:
+    """Isend/Irecv/Testsome for one rank and one call (see the module docstring).
+
+    ``token`` is ``(call number, digest)`` or None (no header unless ``stamps``);
+    ``stale`` the call numbers this rank abandoned (their leftovers are dropped).
+    """
+
+    def __init__(
+        self,
+        comm: MPI.Comm,
+        token: tuple[int, int] | None,
+        *,
+        stamps: bool = False,
+        stale: set[int] | frozenset = frozenset(),
+        what: str = "collective",
+        notices=None,
+        seq: int = 0,
+        early: dict | None = None,
+        wire: Wire | None = None,
+    ) -> None:
+        self.comm = comm
+        self.wire = wire or Wire(comm)
+        self.notices = notices  # heard while waiting (see notices.py)
+        self.seq = seq
+        self.token = token
+        self.headers = token is not None or stamps
+        self.stale = stale
+        self.what = what
+        self.early = {} if early is None else early
+        self.reset(token, seq)
+
+    def reset(self, token: tuple[int, int] | None, seq: int) -> None:
+        """Ready for another call (a transport may serve call after call)."""
+        self.token, self.seq = token, seq
+        self.reqs: list[MPI.Request] = []
+        self.owners: list[int] = []  # op of each request
+        self.open: list[bool] = []  # request not yet accounted for
+        self.parts: dict[int, int] = {}  # requests outstanding per op
+        self.recvs: dict[int, tuple] = {}  # op -> (peer, chunk, buf, scratch, header)
+        self.keep: dict[int, tuple] = {}  # op -> memory a send in flight reads
+        self.dropped = 0  # leftovers dropped by the last poll
+        self.large: set[int] = set()  # ops moving more than PACK bytes, not yet complete
+        self.instant: list[tuple[int, int, int]] = []  # receives served from ``early``
+        self.failed: MismatchError | None = None
+
+    # -- starting transfers -----------------------------------------------------------------------
+
+    def recv(self, i: int, peer: int, chunk: int, buf: memoryview) -> None:
+        tag = data_tag(chunk)
+        n = len(buf)
+        if self.early and self._early(i, peer, chunk, buf):
+            return
+        if n > PACK:
+            self.large.add(i)
+        if not self.headers:
+            self._add(i, self.comm.Irecv([buf, MPI.BYTE], peer, tag))
+            self.recvs[i] = (peer, chunk, buf, None, None)
+            return
+        small = n <= PACK
+        mem, view, req = self.wire.get(i, False, peer, tag, n if small else 0)
+        req.Start()
+        self._add(i, req)
+        if not small:
+            self._add(i, self.comm.Irecv([buf, MPI.BYTE], peer, tag))
+        self.recvs[i] = (peer, chunk, buf, view if small else None, mem)
+
+    def send(self, i: int, peer: int, chunk: int, buf: memoryview, start: int, sent: int) -> None:
+        tag = data_tag(chunk)
+        if len(buf) > PACK:
+            self.large.add(i)
+        if not self.headers:
+            self._add(i, self.comm.Isend([buf, MPI.BYTE], peer, tag))
+            return
+        seq, digest = self.token or (0, 0)
+        n = len(buf)
+        small = n <= PACK
+        mem, view, req = self.wire.get(i, True, peer, tag, n if small else 0)
+        _HDR.pack_into(mem, 0, seq, digest, start, sent, n)
+        if small:
+            view[HEADER:] = buf
+        req.Start()
+        self._add(i, req)
+        if not small:
+            self._add(i, self.comm.Isend([buf, MPI.BYTE], peer, tag))
+
+    def _early(self, i: int, peer: int, chunk: int, buf: memoryview) -> bool:
+        """Take receive ``i`` from a message of this call that arrived during the previous
+        one (which this rank then abandoned: see :meth:`_finish`)."""
+        queue = self.early.get((peer, chunk))
+        if not queue or queue[0][0] != self.token[0]:
+            return False
+        seq, digest, start, sent, payload = queue.pop(0)
+        if not queue:
+            del self.early[(peer, chunk)]
+        if digest != self.token[1] or len(payload) != len(buf):
+            self.failed = self._mismatch(self._describe(peer, seq, digest))
+        else:
+            buf[:] = payload
+        self.instant.append((i, start, sent))
+        return True
+
+    def _add(self, i: int, req: MPI.Request) -> None:
+        # Requests stay listed once complete (MPI ignores inactive and null ones): cheaper
+        # than rebuilding the list; ``open`` says which are not yet accounted for.
+        self.reqs.append(req)
+        self.owners.append(i)
+        self.open.append(True)
+        self.parts[i] = self.parts.get(i, 0) + 1
+
+    # -- completion -------------------------------------------------------------------------------
+
+    def poll(self) -> list[tuple[int, int, int]]:
+        """Ops whose transfers completed: ``(op, stamp start, stamp issue)``."""
+        if self.instant:
+            if self.failed is not None:
+                raise self.failed
+            done, self.instant = self.instant, []
+            return done
+        reqs = self.reqs
+        if not reqs:
+            return _EMPTY
+        error = None
+        try:
+            got = MPI.Request.Testsome(reqs)
+        except MPI.Exception as exc:
+            # A message larger than its receive (truncated: its first bytes, the header, are
+            # there).  A leftover of an abandoned call explains it, anything else is a
+            # disagreement on the size.  Which requests completed: ask each.
+            error = exc.Get_error_string().splitlines()[0]
+            got = [k for k, r in enumerate(reqs) if self.open[k] and _completed(r)]
+        if not got:
+            return _EMPTY
+        owners, parts, opened = self.owners, self.parts, self.open
+        done: list[tuple[int, int, int]] = []
+        self.dropped = 0
+        failed = None
+        for k in got:
+            opened[k] = False
+            i = owners[k]
+            parts[i] -= 1
+            if parts[i] == 0:
+                del parts[i]
+                self.large.discard(i)
+                try:
+                    self._finish(i, done)
+                except MismatchError as exc:  # look at every completion (keep early ones)
+                    failed = failed or exc
+        if self.dropped:  # a request posted again is listed again: forget its old entry
+            keep = [k for k, o in enumerate(self.open) if o]  # (in place: fast.py holds them)
+            self.reqs[:] = [self.reqs[k] for k in keep]
+            self.owners[:] = [self.owners[k] for k in keep]
+            self.open[:] = [True] * len(keep)
+        if failed is not None:
+            raise failed
+        if error is not None and not self.dropped:
+            raise self._mismatch(f"a message did not fit its receive (another size; {error})")
+        return done
+
+    def _finish(self, i: int, done: list) -> None:
+        recv = self.recvs.pop(i, None)
+        if recv is None:  # a send
+            self.keep.pop(i, None)
+            done.append((i, 0, 0))
+            return
+        peer, chunk, buf, scratch, header = recv
+        if header is None:
+            done.append((i, 0, 0))
+            return
+        seq, digest, start, sent, _ = _HDR.unpack_from(header)
+        if self.token is not None and (seq, digest) != self.token:
+            mine = self.token[0]
+            if seq in self.stale and seq < mine:
+                self.dropped += 1
+                self.recv(i, peer, chunk, buf)  # a leftover of an abandoned call: drop it
+                return
+            if seq > mine:
+                # The peer is in a later call: it abandoned (or disagreed on) this one, so
+                # this rank abandons it too; the message belongs to that later call.
+                entry = self._entry(header, scratch, buf)
+                self.early.setdefault((peer, chunk), []).append(entry)
+            raise self._mismatch(self._describe(peer, seq, digest))
+        if scratch is not None:
+            buf[:] = scratch[HEADER:]
+        done.append((i, start, sent))
+
+    def _describe(self, peer: int, seq: int, digest: int) -> str:
+        mine = self.token[0]
+        if seq == mine:
+            return f"rank {peer} planned another schedule for this call (call {seq})"
+        return f"rank {peer} sent data of its call {seq} while this rank is in its call {mine}"
+
+    def _mismatch(self, detail: str) -> MismatchError:
+        return MismatchError(
+            f"rank {self.comm.rank}: {self.what}: the ranks planned different schedules: "
+            f"{detail}; every rank must call the same "
+            "collectives in the same order with the same root, members, size, segment size, "
+            "datatype and operator"
+        )
+
+    # -- idling and abandoning --------------------------------------------------------------------
+
+    def idle(self, seconds: float) -> None:
+        if self.notices is not None:
+            self.notices.check(self.seq, self.what)
+        time.sleep(seconds)
+
+    def abandon(self) -> list[tuple[MPI.Request, object]]:
+        """Cancel the pending receives (after an error) and return the pending sends, to be
+        tested later (with the memory they read).  A receive that completed meanwhile may
+        hold a message of the peer's next call: it is kept for that call."""
+        sends = []
+        status = MPI.Status()
+        for req, i, opened in zip(self.reqs, self.owners, self.open, strict=True):
+            if not opened:
+                continue
+            if i not in self.recvs:
+                sends.append((req, self.keep.get(i)))
+                continue
+            if not _completed(req):
+                req.Cancel()
+                req.Wait(status)
+                if status.Is_cancelled():
+                    continue
+            self.parts[i] -= 1
+            if self.parts[i] == 0:
+                self._salvage(i)
+        self.reqs, self.owners, self.open = [], [], []
+        self.wire.free(keep={id(r) for r, _ in sends})
+        return sends
+
+    def _salvage(self, i: int) -> None:
+        peer, chunk, buf, scratch, header = self.recvs.pop(i)
+        if header is None or self.token is None or _HDR.unpack_from(header)[0] <= self.token[0]:
+            return
+        entry = self._entry(header, scratch, buf)
+        self.early.setdefault((peer, chunk), []).append(entry)
+
+    @staticmethod
+    def _entry(header, scratch, buf) -> tuple:
+        """A message of a later call, kept: its header fields and payload."""
+        seq, digest, start, sent, n = _HDR.unpack_from(header)
+        n = min(n, len(buf))  # a longer one was cut: the size check will fail
+        data = bytes(scratch[HEADER : HEADER + n] if scratch is not None else buf[:n])
+        return (seq, digest, start, sent, data)
+
+
+def _completed(req: MPI.Request) -> bool:
+    """Whether ``req`` is complete (a truncated receive counts), consuming it."""
+    try:
+        return req.Test()
+    except MPI.Exception:
+        return True
