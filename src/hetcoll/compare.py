@@ -137,8 +137,12 @@ def candidates(
         why = info.unfit(operation, model, members, pipelined)
         if why is None:
             names.append(name)
-        elif info.serves(operation) and info.kind != "select":
-            left_out[name] = why
+        elif (
+            info.serves(operation)
+            and info.kind != "select"
+            and not (info.pipelined and pipelined is False)
+        ):
+            left_out[name] = why  # (a planner for sliced messages is by design no candidate)
     return names, left_out
 
 

@@ -3,10 +3,9 @@ paper's reference values the data carries)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from ..plots import color, figure, register_figure, save
+from ..plots import color, figure, register_builder
 
 __all__ = ["fig4", "fig5", "table3"]
 
@@ -38,8 +37,8 @@ def _paper_marks(ax, x: float, values: dict[str, float | None]) -> None:
     )
 
 
-@register_figure("beaumont-fig4")
-def fig4(data: dict[str, Any], out: Path) -> list[Path]:
+@register_builder("beaumont-fig4")
+def fig4(data: dict[str, Any]) -> dict[str, Any]:
     """Fig. 4 (a) by size and (b) by density, with the paper's stated levels at its largest
     size as markers."""
     fig, axes = figure(ncols=2, size=(11.0, 4.2))
@@ -53,11 +52,11 @@ def fig4(data: dict[str, Any], out: Path) -> list[Path]:
     b.set_xlabel("density")
     b.set_title("(b) one-port, by density")
     a.legend(fontsize="small")
-    return [save(fig, Path(out) / "beaumont-fig4.png")]
+    return {"beaumont-fig4.png": fig}
 
 
-@register_figure("beaumont-fig5")
-def fig5(data: dict[str, Any], out: Path) -> list[Path]:
+@register_builder("beaumont-fig5")
+def fig5(data: dict[str, Any]) -> dict[str, Any]:
     """Fig. 5: multi-port throughput over the one-port optimum, by size."""
     fig, axes = figure(size=(6.0, 4.2))
     ax = axes[0][0]
@@ -66,11 +65,11 @@ def fig5(data: dict[str, Any], out: Path) -> list[Path]:
     ax.set_xlabel("number of nodes")
     ax.set_title("multi-port (send_u = 0.8 min T)")
     ax.legend(fontsize="small")
-    return [save(fig, Path(out) / "beaumont-fig5.png")]
+    return {"beaumont-fig5.png": fig}
 
 
-@register_figure("beaumont-table3")
-def table3(data: dict[str, Any], out: Path) -> list[Path]:
+@register_builder("beaumont-table3")
+def table3(data: dict[str, Any]) -> dict[str, Any]:
     """Table 3 as bars per platform size, the paper's values as black ticks."""
     points = data["points"]
     fig, axes = figure(ncols=len(points), size=(5.5 * len(points), 4.2))
@@ -91,4 +90,4 @@ def table3(data: dict[str, Any], out: Path) -> list[Path]:
         ax.set_xticks(list(x), [_LABELS.get(k, k) for k in names], rotation=45, ha="right")
         ax.set_ylabel("throughput / optimal multi-tree")
         ax.set_title(f"TIERS-like, {pt['n']} nodes")
-    return [save(fig, Path(out) / "beaumont-table3.png")]
+    return {"beaumont-table3.png": fig}
