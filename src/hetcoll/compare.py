@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import PlannerError
+from .errors import ModelError, PlannerError
 from .planners._registry import warn_unused_options
 from .platform import Platform
 from .schedule import Schedule
@@ -38,6 +38,7 @@ __all__ = [
     "compare",
     "plan_request",
     "same_trees",
+    "slice_choices",
 ]
 
 TREE_OPERATIONS = ("bcast", "multicast", "multi_multicast")
@@ -122,29 +123,37 @@ def _participants(platform: Platform, operation: str, root, members, groups: Gro
     return len({*members, *([root] if root is not None else [])})
 
 
-def candidates(operation: str, model: str, members: int) -> tuple[list[str], dict[str, str]]:
+def candidates(
+    operation: str, model: str, members: int, pipelined: bool | None = None
+) -> tuple[list[str], dict[str, str]]:
     """The registered planners that are candidates for ``operation`` on ``members`` nodes
     under cost model ``model`` (sorted by name), and the reasons of those that plan the
-    operation but are left out (:meth:`~hetcoll.planners.PlannerInfo.unfit`)."""
+    operation but are left out (:meth:`~hetcoll.planners.PlannerInfo.unfit`; ``pipelined``:
+    whether the message goes in several slices)."""
     from .planners import REGISTRY
 
     names, left_out = [], {}
     for name, info in sorted(REGISTRY.items()):
-        why = info.unfit(operation, model, members)
+        why = info.unfit(operation, model, members, pipelined)
         if why is None:
             names.append(name)
-        elif info.serves(operation) and info.kind != "select":
-            left_out[name] = why
+        elif (
+            info.serves(operation)
+            and info.kind != "select"
+            and not (info.pipelined and pipelined is False)
+        ):
+            left_out[name] = why  # (a planner for sliced messages is by design no candidate)
     return names, left_out
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """One planner's schedule and its prediction."""
+    """One planner's schedule and its prediction (with the slice size it was planned for)."""
 
     algorithm: str
     schedule: Schedule
     prediction: Prediction
+    segment_size: int | None = None
 
     @property
     def predicted_time(self) -> float:
@@ -233,6 +242,7 @@ def compare(
     op: Any = None,
     algos: Sequence[str] | None = None,
     options: Mapping[str, Any] | None = None,
+    slices: Sequence[int | None] | None = None,
 ) -> Comparison:
     """Plan ``operation`` with every candidate planner, simulate each, rank by time.
 
@@ -249,6 +259,10 @@ def compare(
     options : mapping, optional
         Planner options: each planner gets those it accepts; one
         :class:`~hetcoll.errors.PlannerWarning` names those that no compared planner takes.
+    slices : sequence of int or None, optional
+        Choose the slice size too: every candidate for each of these segment sizes (None:
+        the message in one piece), instead of ``segment_size`` alone.  The pipelined
+        planners are candidates for the sizes that cut the message (``PlannerInfo.unfit``).
 
     Returns
     -------
@@ -266,40 +280,74 @@ def compare(
     from .models import get_model
 
     model_name = (get_model(model) if model is not None else platform.model).name
-    if algos is None:
-        count = _participants(platform, operation, root, members, groups)
-        names, skipped = candidates(operation, model_name, count)
-    else:
-        names, skipped = list(algos), {}
     ranked = []
+    skipped: dict[str, str] = {}
+    per_size = []
+    for size in [segment_size] if slices is None else list(slices):
+        pipelined = size is not None and nbytes > size if operation in TREE_OPERATIONS else None
+        if algos is None:
+            count = _participants(platform, operation, root, members, groups)
+            names, left_out = candidates(operation, model_name, count, pipelined)
+            for name, why in left_out.items():
+                skipped.setdefault(name, why)
+        else:
+            names = list(algos)
+        per_size.append((size, names))
     options = dict(options or {})
-    warn_unused_options(options, names)
-    for name in names:
-        try:
-            schedule = plan_request(
-                platform,
-                operation,
-                name,
-                root=root,
-                members=members,
-                groups=groups,
-                model=model,
-                nbytes=nbytes,
-                segment_size=segment_size,
-                op=op,
-                options=_accepted(options, name),
-            )
-        except PlannerError as exc:
-            skipped[name] = str(exc)
-            continue
-        ranked.append(Candidate(name, schedule, simulate(platform, schedule, model)))
+    warn_unused_options(options, sorted({n for _, names in per_size for n in names}))
+    planned: set[str] = set()
+    for size, names in per_size:
+        for name in names:
+            try:
+                schedule = plan_request(
+                    platform,
+                    operation,
+                    name,
+                    root=root,
+                    members=members,
+                    groups=groups,
+                    model=model,
+                    nbytes=nbytes,
+                    segment_size=size,
+                    op=op,
+                    options=_accepted(options, name),
+                )
+                prediction = simulate(platform, schedule, model)
+            except (PlannerError, ModelError) as exc:  # ModelError: a transfer the
+                # platform cannot carry (a planner unaware of links, on a link platform)
+                if name not in planned:
+                    skipped.setdefault(name, str(exc))
+                continue
+            ranked.append(Candidate(name, schedule, prediction, size))
+            planned.add(name)
+            skipped.pop(name, None)
     if not ranked:
         raise PlannerError(
             "no planner applies to this request: "
             + ("; ".join(f"{k}: {v}" for k, v in skipped.items()) or "none is registered")
         )
-    ranked.sort(key=lambda c: (c.predicted_time, c.algorithm))
+    ranked.sort(key=lambda c: (c.predicted_time, c.algorithm, c.segment_size or 0))
     return Comparison(operation, nbytes, ranked, skipped)
+
+
+def slice_choices(nbytes: int) -> list[int | None]:
+    """The slice sizes ``auto`` tries for a message of ``nbytes`` when none is given: the
+    message in one piece, and 8, 32 and 128 slices of at least 4 KiB (whole KiB).
+
+    Examples
+    --------
+    >>> slice_choices(1000)
+    [None]
+    >>> slice_choices(8 * 2**20)
+    [None, 1048576, 262144, 65536]
+    """
+    out: list[int | None] = [None]
+    for parts in (8, 32, 128):
+        size = -(-nbytes // parts)
+        size = -(-size // 1024) * 1024
+        if size >= 4096 and size < nbytes and size not in out:
+            out.append(size)
+    return out
 
 
 def _accepted(options: dict[str, Any], name: str) -> dict[str, Any] | None:

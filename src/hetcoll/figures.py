@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .experiments import (  # noqa: F401
     banikazemi_figures,
+    beaumont_figures,
     figueira_figures,
     hsu_figures,
     park_figures,

@@ -52,7 +52,16 @@ __all__ = [
 
 _DATA = Path(__file__).with_name("data")
 _NODE_FIELDS = {"id", "t_ini", "t_byte", "site", "cluster", "host"}
-_LINK_FIELDS = {"u", "v", "latency", "bandwidth"}
+_LINK_FIELDS = {
+    "u",
+    "v",
+    "latency",
+    "bandwidth",
+    "directed",
+    *(f"{side}_{what}" for side in ("send", "recv") for what in ("latency", "bandwidth")),
+}
+#: optional per-link busy times of the sender and the receiver (Beaumont et al. Sec. 2.1)
+_BUSY_FIELDS = ("send_latency", "send_bandwidth", "recv_latency", "recv_bandwidth")
 _TOP_FIELDS = {"model", "nodes", "links", "latency", "bandwidth", "name", "description"}
 
 
@@ -87,17 +96,36 @@ class Node:
 
 @dataclass(frozen=True)
 class Link:
-    """An undirected point-to-point link: ``latency`` seconds, ``bandwidth`` bytes/s."""
+    """A point-to-point link: ``latency`` seconds, ``bandwidth`` bytes/s.
+
+    Both directions with the same costs, unless ``directed`` (then only ``u -> v``; give a
+    second link for ``v -> u``, possibly with other costs).  A message of ``L`` bytes
+    occupies the link ``T(L) = latency + L / bandwidth`` (Beaumont, Marchal & Robert 2004,
+    Sec. 2.1).  Optionally the sender is busy ``send_latency + L / send_bandwidth`` and the
+    receiver ``recv_latency + L / recv_bandwidth`` (None: not given; the ``multi_port``
+    model reads them, see :mod:`hetcoll.models.graph`).
+    """
 
     u: str
     v: str
     latency: float = 0.0
     bandwidth: float = math.inf
+    directed: bool = False
+    send_latency: float | None = None
+    send_bandwidth: float | None = None
+    recv_latency: float | None = None
+    recv_bandwidth: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"u": self.u, "v": self.v, "latency": self.latency}
         if math.isfinite(self.bandwidth):
             out["bandwidth"] = self.bandwidth
+        if self.directed:
+            out["directed"] = True
+        for key in _BUSY_FIELDS:
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value if math.isfinite(value) else "inf"
         return out
 
 
@@ -187,10 +215,11 @@ class Platform:
                     raise PlatformError(f"links[{k}].{end}: unknown node {getattr(link, end)!r}")
             if link.u == link.v:
                 raise PlatformError(f"links[{k}]: a link from {link.u!r} to itself")
-            key = frozenset((link.u, link.v))
-            if key in seen:
+            # an undirected link holds both directions; a directed one only u -> v
+            keys = {(link.u, link.v)} if link.directed else {(link.u, link.v), (link.v, link.u)}
+            if not seen.isdisjoint(keys):
                 raise PlatformError(f"links[{k}]: duplicate link between {link.u!r} and {link.v!r}")
-            seen.add(key)
+            seen |= keys
         components = self._components()
         if len(components) > 1:
             a, b = components[0], components[1]
@@ -338,6 +367,12 @@ class Platform:
             raise PlatformError(
                 "the platform has no 'links' and no 'latency' matrix: no network to route on"
             )
+        directed = next((k for k, lk in enumerate(self.links) if lk.directed), None)
+        if directed is not None:  # routing (hockney, postal) is over undirected links
+            raise PlatformError(
+                f"links[{directed}] is directed: only the models on the links' digraph "
+                "(one_port, one_port_uni, multi_port) take directed links"
+            )
         return Routes.from_links(
             len(self.nodes),
             [self._index[lk.u] for lk in self.links],
@@ -345,6 +380,14 @@ class Platform:
             [lk.latency for lk in self.links],
             [lk.bandwidth for lk in self.links],
         )
+
+    @cached_property
+    def digraph(self):
+        """The directed graph of links (:class:`hetcoll.digraph.PlatformGraph`): an edge
+        ``u -> v`` only where a link says so (a matrix platform: every ordered pair)."""
+        from .digraph import PlatformGraph  # its own module: graph algorithms live there
+
+        return PlatformGraph.from_platform(self)
 
     # -- conversion ---------------------------------------------------------------------------
 
@@ -393,6 +436,7 @@ class Platform:
             np.array_equal(self.latency, self.latency.T)
             and (self.bandwidth is None or np.array_equal(self.bandwidth, self.bandwidth.T))
         )
+        asym = asym or any(lk.directed for lk in self.links)
         g = nx.DiGraph() if asym else nx.Graph()
         g.graph["model"] = self.model.to_spec()
         if self.name:
@@ -405,7 +449,13 @@ class Platform:
             g.add_node(node.id, **attrs)
         if self.links:
             for lk in self.links:
-                g.add_edge(lk.u, lk.v, latency=lk.latency, bandwidth=lk.bandwidth)
+                attrs = {"latency": lk.latency, "bandwidth": lk.bandwidth}
+                attrs.update(
+                    {k: getattr(lk, k) for k in _BUSY_FIELDS if getattr(lk, k) is not None}
+                )
+                g.add_edge(lk.u, lk.v, **attrs)
+                if asym and not lk.directed:
+                    g.add_edge(lk.v, lk.u, **attrs)
         elif self.latency is not None:
             bw = self.routes.bandwidth
             for i, u in enumerate(self.ids):
@@ -502,9 +552,25 @@ def _checked_link(link: Any, k: int) -> Link:
     bandwidth = check_quantity(
         link.bandwidth, "bandwidth", f"links[{k}].bandwidth", error=PlatformError
     )
-    if latency is link.latency and bandwidth is link.bandwidth:
+    if not isinstance(link.directed, bool):
+        raise PlatformError(f"links[{k}].directed: must be true or false, got {link.directed!r}")
+    busy = {
+        key: check_quantity(
+            getattr(link, key),
+            "bandwidth" if key.endswith("bandwidth") else "time",
+            f"links[{k}].{key}",
+            error=PlatformError,
+        )
+        for key in _BUSY_FIELDS
+        if getattr(link, key) is not None
+    }
+    if (
+        latency is link.latency
+        and bandwidth is link.bandwidth
+        and all(v is getattr(link, key) for key, v in busy.items())
+    ):
         return link
-    return replace(link, latency=latency, bandwidth=bandwidth)
+    return replace(link, latency=latency, bandwidth=bandwidth, **busy)
 
 
 def _expect_mapping(value: Any, where: str) -> Mapping[str, Any]:
@@ -603,12 +669,24 @@ def _platform_from_dict(data: Any) -> Platform:
         for end in ("u", "v"):
             if end not in raw:
                 raise PlatformError(f"{where}.{end}: missing")
+        directed = raw.get("directed", False)
+        if not isinstance(directed, bool):
+            raise PlatformError(f"{where}.directed: must be true or false, got {_kind(directed)}")
+        busy = {
+            key: _number(
+                raw[key], f"{where}.{key}", "bandwidth" if key.endswith("bandwidth") else "time"
+            )
+            for key in _BUSY_FIELDS
+            if key in raw
+        }
         links.append(
             Link(
                 _node_id(raw["u"], f"{where}.u"),
                 _node_id(raw["v"], f"{where}.v"),
                 _number(raw.get("latency", 0.0), f"{where}.latency", "time"),
                 _number(raw.get("bandwidth", math.inf), f"{where}.bandwidth", "bandwidth"),
+                directed,
+                **busy,
             )
         )
     latency = bandwidth = None

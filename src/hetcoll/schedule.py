@@ -28,9 +28,9 @@ Schedules are immutable, deterministic, validated, and round-trip through JSON.
 from __future__ import annotations
 
 import json
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .errors import HetcollError, ScheduleError
@@ -85,7 +85,7 @@ _SCHEDULE_KEYS = (
     "hypercube",
     "order",
 )
-_FLOW_KEYS = ("root", "children", "nbytes", "offset", "buffer", "segment_size")
+_FLOW_KEYS = ("root", "children", "nbytes", "offset", "buffer", "segment_size", "relays")
 _HYPERCUBE_KEYS = ("dims", "positions", "folds", "combine")
 
 
@@ -250,6 +250,11 @@ class Flow:
     With ``segment_size`` the bytes travel in segments of that size (the last may be shorter)
     and every node forwards a segment as soon as it has it: a pipelined broadcast.  A flow of
     0 bytes still sends one empty message along every edge (a synchronisation).
+
+    ``relays`` lists the tree edges that go through other nodes, store and forward, as paths
+    ``(parent, relay, ..., child)``: on a platform where only neighbours talk (the
+    ``one_port`` models) every node of the path receives each segment and sends it on
+    (Beaumont et al. 2004, Alg. 4).  JSON: ``"relays": [["0", "2", "5"], ...]``.
     """
 
     tree: Tree
@@ -257,6 +262,7 @@ class Flow:
     offset: int = 0
     buffer: int = 0
     segment_size: int | None = None
+    relays: tuple[tuple[str, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.tree, Tree):
@@ -266,6 +272,11 @@ class Flow:
         if self.segment_size is not None:
             seg = _count(self.segment_size, "size", "flow.segment_size", positive=True)
             object.__setattr__(self, "segment_size", seg)
+        object.__setattr__(self, "relays", _relays(self.relays, self.tree))
+
+    def relay_of(self) -> dict[tuple[str, str], tuple[str, ...]]:
+        """``(parent, child) -> (relay, ...)``: the nodes between, for each relayed edge."""
+        return {(path[0], path[-1]): path[1:-1] for path in self.relays}
 
     @property
     def chunks(self) -> int:
@@ -286,6 +297,8 @@ class Flow:
         out.update(nbytes=self.nbytes, offset=self.offset, buffer=self.buffer)
         if self.segment_size is not None:
             out["segment_size"] = self.segment_size
+        if self.relays:
+            out["relays"] = [list(path) for path in self.relays]
         return out
 
     @classmethod
@@ -299,6 +312,7 @@ class Flow:
                 data.get("offset", 0),
                 data.get("buffer", 0),
                 data.get("segment_size"),
+                _relay_paths(data.get("relays", ()), f"{where}.relays"),
             )
         except ScheduleError as exc:  # name the flow: "flows[2].nbytes: ..."
             raise ScheduleError(str(exc).replace("flow.", f"{where}.", 1)) from None
@@ -492,12 +506,19 @@ class Chunk:
     ``nbytes`` = the message), their blocks one after the other (allgather, ``nbytes`` =
     block size x len(origin)) or nothing (barrier, 0 bytes); ``buffer`` and ``offset`` are
     then 0.
+
+    ``copy_of`` marks a *relay copy*: the bytes of chunk ``copy_of`` on their way through the
+    relays of a tree edge (:attr:`Flow.relays`), under an id of their own so that matching
+    and holdings stay unambiguous when a relay also receives those bytes for itself.  A relay
+    keeps the copy apart (scratch memory); the edge's child receives it as ``copy_of``
+    (``Op.result``).
     """
 
     buffer: int
     offset: int
     nbytes: int
     origin: tuple[str, ...] = ()
+    copy_of: int | None = None
 
 
 @dataclass(frozen=True)
@@ -509,7 +530,9 @@ class Op:
     ``deps`` indices of earlier ops of the same rank that must complete first.  A
     ``recv_reduce`` may name the chunk its combination produces, ``result``: the rank's
     state (its latest ``result``, or its own contribution) combined with the received chunk;
-    the rank holds ``result`` once the op completes.
+    the rank holds ``result`` once the op completes.  A ``recv`` of a relay copy may name
+    the chunk it is a copy of as ``result``: the rank stores the bytes as that chunk (the
+    last hop of a relayed edge).
     """
 
     kind: str
@@ -588,7 +611,12 @@ class Program:
             rank: frozenset(x + k * c for x in held for k in range(times))
             for rank, held in self.initial.items()
         }
-        return Program(ops, self.chunks * times, initial)
+        chunks = tuple(
+            ch if ch.copy_of is None else replace(ch, copy_of=ch.copy_of + k * c)
+            for k in range(times)
+            for ch in self.chunks
+        )
+        return Program(ops, chunks, initial)
 
     def validate(self) -> None:
         """Check op shapes, matching, data availability and freedom from deadlock.
@@ -606,10 +634,14 @@ class Program:
                     raise ScheduleError(f"{where}: no such chunk")
                 if any(not 0 <= d < i for d in op.deps):
                     raise ScheduleError(f"{where}: deps must name earlier ops of the rank")
-                if op.result is not None and (
-                    op.kind != "recv_reduce" or not 0 <= op.result < len(self.chunks)
+                if op.result is not None and not (
+                    (op.kind == "recv_reduce" and 0 <= op.result < len(self.chunks))
+                    or (op.kind == "recv" and self.chunks[op.chunk].copy_of == op.result)
                 ):
-                    raise ScheduleError(f"{where}: result must be a chunk of a recv_reduce")
+                    raise ScheduleError(
+                        f"{where}: result must be a chunk of a recv_reduce, or the original "
+                        "of the relay copy a recv receives"
+                    )
         matches = self.matches()
         self._check_holdings()
         self._check_deadlock(matches)
@@ -625,18 +657,24 @@ class Program:
             brings: dict[int, list[int]] = {}  # chunk -> ops (indices) that bring it
             received: set[int] = set()
             for i, op in enumerate(ops):
-                if op.kind == "send" and op.chunk not in initial:
-                    if not _depends_on(ops, i, brings.get(op.chunk, ())):
+                copy_of = self.chunks[op.chunk].copy_of
+                if op.kind == "send" and op.chunk not in initial and copy_of not in initial:
+                    # a relay copy's first hop sends bytes its sender holds as the original
+                    bringers = [*brings.get(op.chunk, ()), *brings.get(copy_of, ())]
+                    if not _depends_on(ops, i, bringers):
                         raise ScheduleError(
                             f"rank {rank!r} op {i} sends chunk {op.chunk} to {op.peer!r} before "
                             "it holds it (no earlier receive of that chunk among its "
                             "dependencies)"
                         )
                 elif op.kind == "recv":
-                    if op.chunk in received:
-                        raise ScheduleError(f"rank {rank!r} receives chunk {op.chunk} twice")
-                    received.add(op.chunk)
-                    brings.setdefault(op.chunk, []).append(i)
+                    for chunk in (op.chunk, op.result):  # a relay copy's last hop: both
+                        if chunk is None:
+                            continue
+                        if chunk in received:
+                            raise ScheduleError(f"rank {rank!r} receives chunk {chunk} twice")
+                        received.add(chunk)
+                        brings.setdefault(chunk, []).append(i)
                 elif op.kind == "recv_reduce":
                     brings.setdefault(op.chunk, []).append(i)
                     if op.result is not None:
@@ -728,7 +766,19 @@ class Schedule:
         For several flows: ``order[node]`` lists ``(flow index, child)`` pairs, every send of
         ``node`` across its flows, in the order it should issue them (a planner that
         interleaves trees on shared senders says so here).  Without it a node's sends go
-        flow by flow.
+        flow by flow.  It describes one *period*: a pair listed ``m`` times stands for ``m``
+        consecutive segments of its flow, so the ``j``-th listing in period ``p`` sends
+        segment ``p m + j`` (a multi-tree schedule whose trees carry different numbers of
+        slices per period; ``m = 1``: segment by segment).  A listing may carry a third
+        element, a *lag* ``d >= 0``: it sends in period ``p`` the segment of period
+        ``p - d`` (a node forwards what it received in an earlier period: a periodic
+        timetable whose transfers of one slice do not all fit in one period).  With a fourth
+        element, a *slot* (the transfer's rank in one period of a timetable, the same
+        number at its sender and receiver), ``order`` is a **timetable**: every node also
+        receives in slot order, and its sends, and its receives, each run strictly one
+        after the other in that order (each depends on the previous one), so the ports
+        follow the timetable's order and the period it achieves is at most the
+        timetable's (a self-timed execution of a feasible periodic schedule).
     """
 
     collective: str
@@ -777,16 +827,34 @@ class Schedule:
         if self.order is not None:
             self._check_order()
 
+    @property
+    def timetable(self) -> bool:
+        """Whether ``order`` is a timetable (its listings carry slots): see ``order``."""
+        return bool(self.order) and any(len(p) == 4 for seq in self.order.values() for p in seq)
+
     def _check_order(self) -> None:
+        if self.timetable:
+            if any(len(p) != 4 for seq in self.order.values() for p in seq):
+                raise ScheduleError("order: a timetable gives [flow, child, lag, slot] everywhere")
+            if any(f.relays for f in self.flows):
+                raise ScheduleError("order: a timetable cannot have relayed edges")
         edges: dict[str, set[tuple[int, str]]] = {}
         for fi, flow in enumerate(self.flows):
             for parent, kids in flow.tree.children.items():
                 edges.setdefault(parent, set()).update((fi, c) for c in kids)
+        times: dict[int, int] = {}  # a flow's sends per period: the same on each of its edges
         for node, pairs in self.order.items():
-            if len(set(pairs)) != len(pairs) or set(pairs) != edges.get(node, set()):
+            if {p[:2] for p in pairs} != edges.get(node, set()):
                 raise ScheduleError(
-                    f"order[{node!r}]: must list each (flow, child) send of {node!r} once"
+                    f"order[{node!r}]: must list each (flow, child) send of {node!r} (and no other)"
                 )
+            for (fi, child), m in Counter(p[:2] for p in pairs).items():
+                if times.setdefault(fi, m) != m:
+                    raise ScheduleError(
+                        f"order[{node!r}]: lists ({fi}, {child!r}) {m} time(s) but other sends"
+                        f" of flow {fi} {times[fi]} time(s); a flow sends as many segments"
+                        " per period on each of its edges"
+                    )
 
     def _check_hypercube(self) -> None:
         cube = self.hypercube
@@ -878,6 +946,9 @@ class Schedule:
         seen: dict[str, None] = {}
         for f in self.flows:
             seen.update(dict.fromkeys(f.tree.nodes))
+        for f in self.flows:  # relays that are not members of the tree still work
+            for path in f.relays:
+                seen.update(dict.fromkeys(path))
         return tuple(seen)
 
     @property
@@ -908,34 +979,98 @@ class Schedule:
         """
         if self.hypercube is not None:
             return self.hypercube.program(self.nbytes)
-        if len(self.flows) == 1 and not self.order:
+        if len(self.flows) == 1 and not self.order and not self.flows[0].relays:
             return self._tree_program(self.flows[0])
         chunks: list[Chunk] = []
+        timetable = self.timetable
         recvs: dict[str, list[Op]] = {}
-        sends: dict[str, list[tuple[int, int, int, str, int]]] = {}
+        recv_keys: dict[str, list[tuple]] = {}
+        # a send: (sort key, chunk, receiver, index of the recv it depends on in its rank or
+        # None for a chunk held from the start, whether it forwards a relay copy)
+        sends: dict[str, list[tuple[tuple, int, str, tuple]]] = {}
         initial: dict[str, set[int]] = {}
         for fi, flow in enumerate(self.flows):
             base = len(chunks)
             segs = flow.segments()
             chunks += [Chunk(flow.buffer, off, n) for off, n in segs]
             parent = flow.tree.parent()
+            via = flow.relay_of()
+            key = self._send_key(fi, flow)
             initial.setdefault(flow.tree.root, set()).update(range(base, base + len(segs)))
-            for node in flow.tree.nodes:
+            for node in (*flow.tree.nodes, *(r for path in flow.relays for r in path)):
                 recvs.setdefault(node, [])
                 sends.setdefault(node, [])
-                if node in parent:
-                    recvs[node] += [Op("recv", parent[node], base + k) for k in range(len(segs))]
+                recv_keys.setdefault(node, [])
+            for node in flow.tree.nodes:
+                up = parent.get(node)
+                if up is not None and (up, node) not in via:
+                    recvs[node] += [Op("recv", up, base + k) for k in range(len(segs))]
+                    if timetable:
+                        ci = flow.tree.children[up].index(node)
+                        recv_keys[node] += [key(up, k, ci, node) for k in range(len(segs))]
                 for ci, child in enumerate(flow.tree.children.get(node, ())):
-                    sends[node] += [(k, fi, ci, child, base + k) for k in range(len(segs))]
+                    for k in range(len(segs)):
+                        hops = via.get((node, child))
+                        if not hops:
+                            sends[node].append((key(node, k, ci, child), base + k, child, ()))
+                            continue
+                        copy = len(chunks)
+                        chunks.append(Chunk(flow.buffer, *segs[k], copy_of=base + k))
+                        sends[node].append((key(node, k, ci, child), copy, hops[0], ()))
+                        path = (node, *hops, child)
+                        for h, relay in enumerate(hops, start=1):
+                            recvs[relay].append(Op("recv", path[h - 1], copy))
+                            # after the relay's own sends of that segment
+                            later = (k, fi, 1 << 30, ci, h)
+                            sends[relay].append((later, copy, path[h + 1], (copy,)))
+                        recvs[child].append(Op("recv", hops[-1], copy, (), base + k))
         ops: dict[str, tuple[Op, ...]] = {}
         for node, rlist in recvs.items():
-            where = {op.chunk: i for i, op in enumerate(rlist)}
-            slist = [
-                Op("send", child, chunk, (where[chunk],) if chunk in where else ())
-                for _, _, _, child, chunk in sorted(sends[node], key=self._send_key(node))
-            ]
+            if timetable:  # receives in slot order, each posted when the previous completed
+                ranked = sorted(range(len(rlist)), key=lambda i: recv_keys[node][i])
+                rlist = [
+                    Op("recv", rlist[i].peer, rlist[i].chunk, (j - 1,) if j else ())
+                    for j, i in enumerate(ranked)
+                ]
+            where: dict[int, int] = {}
+            for i, op in enumerate(rlist):
+                where[op.chunk if op.result is None else op.result] = i
+                if op.result is not None:
+                    where.setdefault(op.chunk, i)
+            slist: list[Op] = []
+            for _, chunk, peer, _copy in sorted(sends[node], key=lambda x: x[0]):
+                held = chunk if chunks[chunk].copy_of is None or _copy else chunks[chunk].copy_of
+                dep = where.get(held)
+                deps = () if dep is None else (dep,)
+                if timetable and slist:  # strictly after the previous send
+                    deps = (*deps, len(rlist) + len(slist) - 1)
+                slist.append(Op("send", peer, chunk, deps))
             ops[node] = tuple(rlist) + tuple(slist)
         return Program(ops, tuple(chunks), {k: frozenset(v) for k, v in initial.items()})
+
+    def _send_key(self, fi: int, flow: Flow):
+        """The sort key of a node's send of segment ``k`` of flow ``fi`` to its ``ci``-th
+        child: segment first, then flow and child order; with an ``order`` for the node,
+        period first (``k // m`` for a pair listed ``m`` times), then the position of its
+        ``(k % m)``-th listing."""
+        listed: dict[str, dict[str, list[tuple[int, int]]]] = {}
+        if self.order:
+            for node, pairs in self.order.items():
+                for pos, pair in enumerate(pairs):
+                    if pair[0] == fi:
+                        lag = pair[2] if len(pair) > 2 else 0
+                        slot = pair[3] if len(pair) > 3 else pos
+                        listed.setdefault(node, {}).setdefault(pair[1], []).append((slot, lag))
+
+        def key(node: str, k: int, ci: int, child: str) -> tuple:
+            places = listed.get(node, {}).get(child)
+            if not places:
+                return (k, fi, ci)
+            m = len(places)
+            slot, lag = places[k % m]
+            return (k // m + lag, slot, 0)
+
+        return key
 
     @staticmethod
     def _tree_program(flow: Flow) -> Program:
@@ -961,15 +1096,6 @@ class Schedule:
             else:
                 ops[node] = tuple([Op("recv", up, k) for k in segments])
         return Program(ops, chunks, {tree.root: frozenset(segments)})
-
-    def _send_key(self, node: str):
-        """Sort key of ``node``'s ``(segment, flow, child index, child, chunk)`` sends:
-        segment first, then the node's ``order`` if the schedule gives one, else flow and
-        child order."""
-        if not self.order or node not in self.order:
-            return None
-        rank = {pair: i for i, pair in enumerate(self.order[node])}
-        return lambda send: (send[0], rank[(send[1], send[3])])
 
     def validate(self, platform=None, members: Iterable[str] | None = None) -> None:
         """Check the schedule; with ``platform``, that it does its job there.
@@ -1137,8 +1263,9 @@ def _model_spec(model: Any) -> str | dict[str, Any]:
         raise ScheduleError(str(exc) if str(exc).startswith("model") else f"model: {exc}") from None
 
 
-def _order(order: Any, nflows: int) -> dict[str, tuple[tuple[int, str], ...]]:
-    """``order`` checked: node -> list of ``[flow index, child]`` pairs."""
+def _order(order: Any, nflows: int) -> dict[str, tuple[tuple, ...]]:
+    """``order`` checked: node -> list of ``[flow index, child]`` pairs or
+    ``[flow index, child, lag]`` triples."""
     order = _mapping(order, "order")
     out: dict[str, tuple[tuple[int, str], ...]] = {}
     for node, pairs in order.items():
@@ -1147,11 +1274,50 @@ def _order(order: Any, nflows: int) -> dict[str, tuple[tuple[int, str], ...]]:
             raise ScheduleError(f"{where}: must be a list of [flow, child] pairs")
         checked = []
         for k, pair in enumerate(pairs):
-            if not isinstance(pair, list | tuple) or len(pair) != 2:
-                raise ScheduleError(f"{where}[{k}]: must be a [flow, child] pair")
+            if not isinstance(pair, list | tuple) or len(pair) not in (2, 3, 4):
+                raise ScheduleError(
+                    f"{where}[{k}]: must be [flow, child], [flow, child, lag] or "
+                    "[flow, child, lag, slot]"
+                )
             flow = _count(pair[0], "count", f"{where}[{k}][0]")
             if flow >= nflows:
                 raise ScheduleError(f"{where}[{k}][0]: no flow {flow} (the schedule has {nflows})")
-            checked.append((flow, _id(pair[1], f"{where}[{k}][1]")))
+            item: tuple = (flow, _id(pair[1], f"{where}[{k}][1]"))
+            extra = [_count(x, "count", f"{where}[{k}][{j}]") for j, x in enumerate(pair[2:], 2)]
+            if len(extra) == 2 or (extra and extra[0]):
+                item = (*item, *extra)
+            checked.append(item)
         out[_id(node, "order")] = tuple(checked)
     return out
+
+
+def _relay_paths(value: Any, where: str) -> tuple[tuple[str, ...], ...]:
+    """``relays`` read from a document: a list of paths, each a list of node ids."""
+    if not isinstance(value, list | tuple):
+        raise ScheduleError(f"{where}: must be a list of paths (lists of node ids)")
+    return tuple(_ids(path, f"{where}[{k}]") for k, path in enumerate(value))
+
+
+def _relays(relays: Any, tree: Tree) -> tuple[tuple[str, ...], ...]:
+    """``relays`` checked against ``tree``: each a path ``(parent, relay, ..., child)`` of a
+    distinct tree edge through at least one other node, visiting no node twice."""
+    if isinstance(relays, str) or not isinstance(relays, list | tuple):
+        raise ScheduleError(f"flow.relays: must be a list of paths, got {_kind(relays)}")
+    parent = tree.parent()
+    out: list[tuple[str, ...]] = []
+    seen: set[tuple[str, str]] = set()
+    for k, path in enumerate(relays):
+        path = _ids(path, f"flow.relays[{k}]")
+        if len(path) < 3 or len(set(path)) != len(path):
+            raise ScheduleError(
+                f"flow.relays[{k}]: must be a path (parent, relay, ..., child) through at least "
+                "one other node, visiting no node twice"
+            )
+        edge = (path[0], path[-1])
+        if parent.get(path[-1]) != path[0]:
+            raise ScheduleError(f"flow.relays[{k}]: {edge[0]!r} -> {edge[1]!r} is not a tree edge")
+        if edge in seen:
+            raise ScheduleError(f"flow.relays[{k}]: edge {edge[0]!r} -> {edge[1]!r} relayed twice")
+        seen.add(edge)
+        out.append(path)
+    return tuple(out)

@@ -118,11 +118,17 @@ class Prediction:
     arrival : dict
         For every participant, when it holds everything it receives (0 for a source).
     throughput : float or None
-        Steady-state bytes per second: message bytes over the total busy time of the
+        Steady-state bytes per second.  For a pipelined schedule (every receiver gets its
+        data in several messages), the rate this run achieved: the slowest receiver's bytes
+        over time between holding a quarter and three quarters of its data
+        (:func:`hetcoll.pipeline.measure`; for one pipelined tree, exactly Beaumont et
+        al.'s closed form).  Otherwise message bytes over the total busy time of the
         bottleneck resource (a port or a link).  None when no resource is ever busy or the
         message is empty.
     transfers : list of Transfer
         Every message, in start order.
+    slices_per_second : float or None
+        A pipelined schedule's ``throughput`` in segments (slices) per second.
     """
 
     algorithm: str
@@ -133,6 +139,7 @@ class Prediction:
     arrival: dict[str, float]
     throughput: float | None
     transfers: list[Transfer] = field(repr=False)
+    slices_per_second: float | None = None
 
     def sends(self) -> list[tuple[str, str]]:
         """``(sender, receiver)`` pairs ordered by the start of their first message.
@@ -153,6 +160,7 @@ class Prediction:
             "nbytes": self.nbytes,
             "predicted_time": self.makespan,
             "throughput": self.throughput,
+            "slices_per_second": self.slices_per_second,
             "sends": [list(p) for p in self.sends()],
             "arrival": dict(self.arrival),
         }
@@ -211,6 +219,14 @@ def simulate(
         transfers = sim.transfers()
     arrival = sim.arrivals()
     makespan = max(arrival.values(), default=0.0)
+    throughput = sim.throughput(schedule.nbytes * len(schedule.buffers))
+    steady = None
+    if schedule.nbytes and any(f.chunks > 1 for f in schedule.flows):
+        from .pipeline import measure
+
+        slice_size = next((f.segment_size for f in schedule.flows if f.segment_size), None)
+        steady = measure(program, transfers, slice_size)
+        throughput = steady.bytes_per_second or throughput
     return Prediction(
         algorithm=schedule.algorithm,
         collective=schedule.collective,
@@ -218,8 +234,9 @@ def simulate(
         nbytes=schedule.nbytes,
         makespan=makespan,
         arrival=arrival,
-        throughput=sim.throughput(schedule.nbytes * len(schedule.buffers)),
+        throughput=throughput,
         transfers=transfers,
+        slices_per_second=steady.slices_per_second if steady else None,
     )
 
 

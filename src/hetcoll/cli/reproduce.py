@@ -31,6 +31,11 @@ from ._base import JSON_OPT, OUTPUT_DIR, cli
 )
 @click.option("--no-plot", is_flag=True, help="Skip the PNG figures.")
 @click.option(
+    "--full",
+    is_flag=True,
+    help="The paper's whole grid where the default is a CI-sized one (beaumont-*).",
+)
+@click.option(
     "--executor",
     type=click.Choice(["local", "mpi"]),
     default="local",
@@ -39,7 +44,7 @@ from ._base import JSON_OPT, OUTPUT_DIR, cli
     "mpi4py.futures -m hetcoll reproduce NAME --executor mpi` (same output).",
 )
 @JSON_OPT
-def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, executor, as_json) -> None:
+def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, full, executor, as_json) -> None:
     """Reproduce a paper's experiment (hetcoll reproduce list: the choices)."""
     from ..experiments import EXPERIMENTS, Config, get_experiment
     from ..files import check_output_dir
@@ -67,6 +72,7 @@ def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, executor, as_js
             seed=seed,
             workers=workers if pool is None else pool.num_workers,
             progress=not as_json,
+            params={"full": True} if full else {},
             executor=pool,
         )
         result = exp.func(config)

@@ -8,7 +8,7 @@ JSON-ready ``data`` dict, the human ``tables`` and the names of the figures that
 
 from __future__ import annotations
 
-from . import banikazemi, figueira, hsu, park, testbed  # noqa: F401  (registers their experiments)
+from . import banikazemi, beaumont, figueira, hsu, park, testbed  # noqa: F401  (registers them)
 from ._base import EXPERIMENTS, Config, Experiment, Result, experiment, get_experiment, run_trials
 
 __all__ = [

@@ -6,6 +6,7 @@ Every generator is a pure function of its parameters and ``seed`` (through
 
 from __future__ import annotations
 
+from .beaumont import random_graph_platform, tiers_platform
 from .grid import drift, drift_series, eight_sites, grid_platform
 from .hnow import classes_tini, two_class_tini
 from .switched import switch_platform
@@ -19,8 +20,10 @@ __all__ = [
     "eight_sites",
     "figueira_platform",
     "grid_platform",
+    "random_graph_platform",
     "random_link_costs",
     "switch_platform",
     "testbed",
+    "tiers_platform",
     "two_class_tini",
 ]

@@ -6,6 +6,9 @@ name       model
 tini       sender-only ``t_ini + n t_byte`` (Banikazemi et al. 1998)
 hockney    ``alpha + n / beta`` per route, one-port, link contention (exclusive or shared)
 postal     pairwise latency, non-blocking sends, LogP overhead/gap (Park et al. eq. 2)
+one_port   bidirectional one-port on the links' digraph (Beaumont et al. 2004)
+one_port_uni  unidirectional one-port on the links' digraph
+multi_port sender busy send_u, links in parallel (Bar-Noy et al.; Beaumont et al. 3.2)
 switch     Hsu et al. eq. (1)-(5): node overheads + per-hop switch costs, wormhole contention
 =========  ================================================================================
 
@@ -19,6 +22,7 @@ from typing import Any
 
 from ..errors import ModelError
 from .base import BoundModel, CostModel, TransferCosts
+from .graph import MultiPortModel, OnePortModel, OnePortUniModel
 from .hockney import HockneyModel
 from .postal import PostalModel
 from .switch import SwitchModel
@@ -29,6 +33,9 @@ __all__ = [
     "BoundModel",
     "CostModel",
     "HockneyModel",
+    "MultiPortModel",
+    "OnePortModel",
+    "OnePortUniModel",
     "PostalModel",
     "SwitchModel",
     "TiniModel",
@@ -37,7 +44,16 @@ __all__ = [
 ]
 
 MODELS: dict[str, type[CostModel]] = {
-    cls.name: cls for cls in (TiniModel, HockneyModel, PostalModel, SwitchModel)
+    cls.name: cls
+    for cls in (
+        TiniModel,
+        HockneyModel,
+        PostalModel,
+        SwitchModel,
+        OnePortModel,
+        OnePortUniModel,
+        MultiPortModel,
+    )
 }
 
 

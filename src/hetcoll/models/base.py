@@ -163,6 +163,11 @@ class BoundModel:
         """Bandwidth (bytes/s) of each directed-link resource, for ``"shared"`` contention."""
         return np.empty(0)
 
+    def relay_path(self, u: int, v: int, nbytes: int) -> tuple[int, ...] | None:
+        """None when ``u`` may send to ``v`` directly; else the nodes ``u, ..., v`` that relay
+        it, store and forward (models where only adjacent nodes talk: ``one_port``, ...)."""
+        return None
+
     # -- vectorised estimates for planners --------------------------------------------------
 
     def delay_matrix(self, nbytes: int) -> np.ndarray:

@@ -34,7 +34,19 @@ from .joint import fnf_joint
 from .labs import binomial_like, labs
 from .latency import hlot, mst, spt
 from .multilevel import magpie, mpich_g2, mpich_gx
+from .multitree import multi_tree
 from .optimal import optimal
+from .pipelined import (
+    binomial_graph,
+    grow_tree,
+    grow_tree_multiport,
+    lp_grow,
+    lp_prune,
+    prune_degree,
+    prune_degree_multiport,
+    prune_simple,
+    throughput_tree,
+)
 from .spoc import spoc
 from .switch_aware import switch_aware
 
@@ -54,6 +66,15 @@ __all__ = [
     "auto",
     "binomial",
     "binomial_like",
+    "binomial_graph",
+    "grow_tree",
+    "grow_tree_multiport",
+    "lp_grow",
+    "lp_prune",
+    "prune_degree",
+    "prune_degree_multiport",
+    "prune_simple",
+    "throughput_tree",
     "chain",
     "flat",
     "fnf",
@@ -65,6 +86,7 @@ __all__ = [
     "mpich_g2",
     "mpich_gx",
     "mst",
+    "multi_tree",
     "optimal",
     "postorder_doubling",
     "spoc",
@@ -180,19 +202,24 @@ def plan_multiple(
     return Schedule.concurrent(parts, algorithm=method)
 
 
-def applicable(collective: str, model_name: str, n_members: int) -> list[str]:
+def applicable(
+    collective: str, model_name: str, n_members: int, pipelined: bool | None = None
+) -> list[str]:
     """Registered planners that are candidates for ``collective`` of ``n_members`` under the
-    model, by the one rule of :meth:`PlannerInfo.unfit` (sorted by name).
+    model, by the one rule of :meth:`PlannerInfo.unfit` (sorted by name; ``pipelined``:
+    whether the message goes in several slices, None: either).
 
     Examples
     --------
-    >>> applicable("bcast", "hockney", 8)[:5]
+    >>> applicable("bcast", "hockney", 8, pipelined=False)[:5]
     ['binomial', 'binomial_like', 'chain', 'flat', 'fnf']
+    >>> "multi_tree" in applicable("bcast", "one_port", 8, pipelined=True)
+    True
     >>> "optimal" in applicable("bcast", "tini", 8), "optimal" in applicable("bcast", "tini", 25)
     (True, False)
     """
     return [
         name
         for name, info in sorted(REGISTRY.items())
-        if info.unfit(collective, model_name, n_members) is None
+        if info.unfit(collective, model_name, n_members, pipelined) is None
     ]

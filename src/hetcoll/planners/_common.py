@@ -19,6 +19,7 @@ __all__ = [
     "prepare",
     "tree_schedule",
     "relative_order",
+    "relays",
     "check_platform",
     "check_size",
     "member_list",
@@ -96,6 +97,10 @@ def prepare(
     if segment_size is not None:
         segment_size = check_size(segment_size, "segment size", positive=True)
     cost_model = get_model(model) if model is not None else platform.model
+    bound = cost_model.bind(platform)
+    graph = getattr(bound, "graph", None)  # models where only neighbours talk
+    if graph is not None:
+        graph.check_reachable(r, platform.ids, idx)
     return Request(
         platform,
         r,
@@ -103,7 +108,7 @@ def prepare(
         collective,
         int(nbytes),
         cost_model,
-        cost_model.bind(platform),
+        bound,
         int(segment_size) if segment_size else None,
     )
 
@@ -142,13 +147,28 @@ def relative_order(req: Request) -> list[int]:
     return list(req.members[pos:] + req.members[:pos])
 
 
+def relays(req: Request, edges: Iterable[tuple[int, int]]) -> tuple[tuple[str, ...], ...]:
+    """The relay paths (ids) of the tree edges ``(parent, child)`` (indices) that the
+    request's model cannot send directly (:meth:`BoundModel.relay_path`)."""
+    out = []
+    for p, c in edges:
+        path = req.bound.relay_path(p, c, req.message_size())
+        if path is not None:
+            out.append(tuple(req.ids[x] for x in path))
+    return tuple(out)
+
+
 def tree_schedule(
     req: Request, algorithm: str, edges: Iterable[tuple[int, int]], **params: Any
 ) -> Schedule:
-    """Wrap ``(parent, child)`` index pairs, in each parent's send order, as a Schedule."""
+    """Wrap ``(parent, child)`` index pairs, in each parent's send order, as a Schedule.
+
+    Under a model where only neighbours talk (``one_port``, ...), a tree edge between nodes
+    with no link is relayed along the shortest path, store and forward (``Flow.relays``)."""
     ids = req.ids
+    edges = list(edges)
     tree = Tree.from_edges(ids[req.root], ((ids[p], ids[c]) for p, c in edges))
     if len(tree.nodes) != len(req.members):
         raise AssertionError(f"{algorithm}: tree spans {len(tree.nodes)} of {len(req.members)}")
-    flow = Flow(tree, req.nbytes, segment_size=req.segment_size)
+    flow = Flow(tree, req.nbytes, segment_size=req.segment_size, relays=relays(req, edges))
     return Schedule(req.collective, algorithm, req.nbytes, (flow,), params, req.model.to_spec())

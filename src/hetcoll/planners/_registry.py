@@ -23,7 +23,9 @@ class PlannerInfo:
     options it accepts; ``max_members``: the largest instance it is meant for; ``kind``:
     ``tree`` (one rooted tree per request), ``exact`` (exhaustive search), ``joint``
     (several multicasts at once), ``hypercube`` (no root) or ``select`` (chooses among the
-    others, like ``auto``).  :meth:`unfit` is the one rule that decides whether a planner is
+    others, like ``auto``); ``pipelined``: it plans for the rate of a message cut into
+    slices (Beaumont et al.'s planners), not one message's latency.  :meth:`unfit` is the
+    one rule that decides whether a planner is
     a candidate for a request (``auto``, ``hetcoll compare``, the demo).
     """
 
@@ -39,6 +41,7 @@ class PlannerInfo:
     max_members: int | None = None
     kind: str = "tree"
     extra: dict[str, Any] = field(default_factory=dict)
+    pipelined: bool = False
 
     def serves(self, operation: str) -> bool:
         """Whether this planner plans ``operation`` (a multicast with a broadcast planner on
@@ -49,7 +52,9 @@ class PlannerInfo:
             return "bcast" in self.collectives
         return operation == "multi_multicast" and "multicast" in self.collectives
 
-    def unfit(self, operation: str, model: str, members: int) -> str | None:
+    def unfit(
+        self, operation: str, model: str, members: int, pipelined: bool | None = None
+    ) -> str | None:
         """Why this planner is no candidate for ``operation`` on ``members`` nodes under
         cost model ``model``, or None when it is one: the one applicability rule.
 
@@ -58,7 +63,9 @@ class PlannerInfo:
         where it is exact (elsewhere it costs exponential time for a heuristic's answer).
         ``models`` do not exclude: a planner designed for another model still gives a
         schedule, and the simulator ranks it on the real one (``gap_aware``, designed for
-        the postal model, is often the best under Hockney's).
+        the postal model, is often the best under Hockney's).  A ``pipelined`` planner is
+        no candidate for a message sent in one piece (``pipelined=False``: its trees
+        optimise a steady-state rate there is none of).
         """
         if self.kind == "select":
             return f"{self.name} chooses among the others"
@@ -66,6 +73,8 @@ class PlannerInfo:
             return f"does not plan a {operation}"
         if self.max_members is not None and members > self.max_members:
             return f"at most {self.max_members} members, the request has {members}"
+        if self.pipelined and pipelined is False:
+            return "plans pipelined messages; this one goes in one piece (give a slice size)"
         if self.kind == "exact" and model not in self.exact_models:
             return (
                 f"an exhaustive search, exact only under {', '.join(self.exact_models)}, "
@@ -126,6 +135,7 @@ def register(
     options: tuple[str, ...] = (),
     max_members: int | None = None,
     kind: str = "tree",
+    pipelined: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator adding a planner function to :data:`REGISTRY` under ``name``."""
 
@@ -144,6 +154,7 @@ def register(
             options,
             max_members,
             kind,
+            pipelined=pipelined,
         )
         return func
 

@@ -19,7 +19,7 @@ __all__ = ["auto"]
     collectives=("bcast", "multicast"),
     paper="hetcoll (selection by simulation, like MPI libraries' tuned collectives)",
     complexity="sum of the candidates' costs + one simulation each",
-    summary="simulate every applicable tree planner and keep the fastest",
+    summary="simulate every applicable tree planner (and slice size) and keep the fastest",
     kind="select",
 )
 def auto(
@@ -38,15 +38,22 @@ def auto(
     same).  The returned schedule is the winner's, with ``algorithm="auto"``,
     ``params["chosen"]`` naming it and ``params["candidates"]`` every candidate's time.
 
+    **Choose by size.**  Without ``segment_size`` the slice size is chosen too, among
+    :func:`hetcoll.compare.slice_choices` (the message in one piece, 8, 32 or 128 slices):
+    a small message goes in one piece down a latency tree (FNF, ...), a large one in
+    slices down a single pipelined tree or several (``multi_tree``), whichever the
+    simulator finds fastest; ``params["segment_size"]`` is the chosen slice.
+
     Examples
     --------
     >>> from hetcoll import load_platform
     >>> auto(load_platform("fig1"), "1").params["chosen"] in ("fnf", "optimal")
     True
     """
-    from ..compare import compare
+    from ..compare import compare, slice_choices
 
     req = prepare(platform, root, members, model, nbytes, segment_size)
+    slices = [req.segment_size] if segment_size is not None else slice_choices(req.nbytes)
     try:
         found = compare(
             platform,
@@ -55,13 +62,23 @@ def auto(
             members=members,
             model=model,
             nbytes=nbytes,
-            segment_size=segment_size,
+            slices=slices,
         )
     except PlannerError as exc:
         raise PlannerError(f"auto: {exc}") from None
     chosen = found.best.schedule
-    params = {
-        "chosen": found.best.algorithm,
-        "candidates": {c.algorithm: c.predicted_time for c in found.ranked},
-    }
-    return Schedule(chosen.collective, "auto", chosen.nbytes, chosen.flows, params, chosen.model)
+    best: dict[str, float] = {}
+    for c in found.ranked:  # each planner's best time over the slice sizes
+        best.setdefault(c.algorithm, c.predicted_time)
+    params = {"chosen": found.best.algorithm, "candidates": best}
+    if segment_size is None and len(slices) > 1:
+        params["segment_size"] = found.best.segment_size
+    return Schedule(
+        chosen.collective,
+        "auto",
+        chosen.nbytes,
+        chosen.flows,
+        params,
+        chosen.model,
+        order=chosen.order,
+    )

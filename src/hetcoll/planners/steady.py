@@ -1,0 +1,757 @@
+"""The optimal steady-state throughput of a pipelined broadcast (Beaumont, Marchal & Robert
+2004, Sec. 4.1), exactly and fast.
+
+A message cut into slices of ``L`` bytes is broadcast along several spanning trees at once
+(the MTP problem); under the bidirectional one-port model a node sends for at most one time
+unit per time unit and receives for at most one.  Two exact methods give the optimal number
+of slices per second ``TP`` and the slices ``n_uv`` each edge carries:
+
+- :func:`lp_throughput`, the paper's linear program (2): one flow per destination ``w``.
+  **As printed it over-estimates the optimum**: its conservation law (c) leaves the source
+  and ``w`` free, so the flow "to ``w``" can be a circulation ``s -> a -> s`` plus one
+  ``w -> b -> w`` that carries nothing from ``s`` to ``w``.  On the path 0-1-2-3 with
+  ``T = 1, 10, 1`` the printed LP gives 1.0 slice per time unit, the true optimum is 0.1.
+  We forbid flow to ``w`` on the edges that enter the source or leave ``w``
+  (``printed=False``, the default); ``printed=True`` keeps the paper's text.
+- :func:`pack_arborescences`, the fast one: by Edmonds' branching theorem the optimum is a
+  packing of spanning arborescences under the per-node port constraints, a master LP with
+  ``2 N`` rows (HiGHS through ``highspy``, warm-started as columns arrive) whose columns are
+  found by a minimum-cost arborescence (:func:`hetcoll.arborescence.min_arborescence`)
+  under the dual prices, stabilised by Wentges' smoothing.  Every answer carries an upper
+  bound from the dual prices (``sum of prices / cheapest arborescence``) and stops when the
+  packing's value meets it (1e-10 relative); it also hands back the trees.
+
+``n_uv`` is not unique (the LP has many optimal vertices), so the LP heuristics would
+depend on the solver's choice.  :func:`edge_loads` makes it well defined: among packings
+of optimal throughput, the one minimising ``sum_uv T_uv n_uv`` (the least link time per
+time unit; a second column generation, or a second LP on (2)).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ..arborescence import depths, min_arborescence
+from ..errors import PlannerError
+from ..platform import Platform
+
+__all__ = [
+    "SteadyProblem",
+    "Packing",
+    "LPResult",
+    "Optimum",
+    "steady_problem",
+    "pack_arborescences",
+    "edge_loads",
+    "lp_throughput",
+    "optimum",
+    "tree_period",
+]
+
+#: relative gap at which column generation stops (the packing is within it of the optimum)
+GAP = 1e-10
+#: the second stage (least link time, :func:`edge_loads`) stops when no tree improves its
+#: objective by more than this, relative
+LOAD_TOL = 1e-6
+#: ... or after this many new trees (it refines loads that are already optimal in throughput)
+LOAD_COLUMNS = 100
+
+
+@dataclass(frozen=True)
+class SteadyProblem:
+    """A broadcast from ``root`` over edges ``src[e] -> dst[e]``, each busy ``T[e]`` seconds
+    per slice of ``nbytes`` bytes, under the one-port model (``ports``)."""
+
+    n: int
+    root: int
+    src: np.ndarray
+    dst: np.ndarray
+    T: np.ndarray
+    nbytes: int
+    ports: str = "bidirectional"
+    ids: tuple[str, ...] = ()
+
+    @property
+    def m(self) -> int:
+        return len(self.src)
+
+    @cached_property
+    def depth(self) -> np.ndarray:
+        """Hops of every node from the root (tie-breaking of the arborescence routine)."""
+        return depths(self.n, self.src, self.dst, self.root)
+
+    def loads(self, edges: Iterable[int], weight: float = 1.0) -> np.ndarray:
+        """Port loads (rows: out-ports then in-ports, or one port per node when
+        unidirectional) of ``weight`` slices per second over ``edges``."""
+        e = np.fromiter(edges, dtype=np.int64)
+        rows = np.zeros(self.rows)
+        np.add.at(rows, self.src[e], weight * self.T[e])
+        np.add.at(
+            rows, self.dst[e] + (self.n if self.ports == "bidirectional" else 0), weight * self.T[e]
+        )
+        return rows
+
+    @property
+    def rows(self) -> int:
+        return 2 * self.n if self.ports == "bidirectional" else self.n
+
+    def row_of_edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """The out-port row and the in-port row of every edge."""
+        shift = self.n if self.ports == "bidirectional" else 0
+        return self.src, self.dst + shift
+
+
+def tree_period(problem: SteadyProblem, edges: Iterable[int]) -> float:
+    """Seconds per slice of one pipelined tree (its edges): the busiest port,
+    ``max_u max(sum_children T_uv, T_parent,u)`` under the bidirectional one-port model."""
+    return float(problem.loads(edges).max(initial=0.0))
+
+
+def steady_problem(
+    platform: Platform,
+    root: str | int,
+    nbytes: int,
+    model: Any = None,
+) -> SteadyProblem:
+    """The one-port problem of ``platform``: its links' digraph with ``T_uv`` of a slice of
+    ``nbytes`` bytes under a graph model (``one_port``, ``one_port_uni``, ``multi_port``:
+    the link occupation), else every pair with the model's transfer time.
+
+    Raises :class:`PlannerError` when a node cannot be reached from ``root``.
+    """
+    from ..models import get_model
+
+    bound = (get_model(model) if model is not None else platform.model).bind(platform)
+    r = root if isinstance(root, int) else platform.index(root)
+    size = max(int(nbytes), 1)  # a 0-byte slice still costs its latency; never all-zero times
+    graph = getattr(bound, "graph", None)
+    if graph is not None:
+        graph.check_reachable(r, platform.ids)
+        src, dst = graph.src, graph.dst
+        T = np.array(bound.edge_costs(size)[0], dtype=float)
+    else:
+        n = len(platform)
+        d = np.array(bound.delay_matrix(size), dtype=float)
+        src, dst = (a.ravel() for a in np.nonzero(~np.eye(n, dtype=bool)))
+        T = d[src, dst]
+    ports = "unidirectional" if getattr(bound, "unidirectional", False) else "bidirectional"
+    if len(platform) > 1 and not np.any(T > 0):
+        raise PlannerError("every transfer takes no time: the throughput is unbounded")
+    return SteadyProblem(len(platform), r, src, dst, T, int(nbytes), ports, platform.ids)
+
+
+# -- column generation over arborescences ----------------------------------------------------
+
+
+class _Master:
+    """The restricted master LP in HiGHS: columns added one at a time, warm-started."""
+
+    def __init__(self, lower: Sequence[float], upper: Sequence[float]) -> None:
+        import highspy
+
+        self.h = h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("primal_feasibility_tolerance", 1e-10)
+        h.setOptionValue("dual_feasibility_tolerance", 1e-10)
+        self.inf = highspy.kHighsInf
+        empty_i, empty_v = np.zeros(0, dtype=np.int32), np.zeros(0)
+        for lo, hi in zip(lower, upper, strict=True):
+            h.addRow(
+                -self.inf if lo == -math.inf else lo,
+                self.inf if hi == math.inf else hi,
+                0,
+                empty_i,
+                empty_v,
+            )
+
+    def add(self, cost: float, rows: np.ndarray, values: np.ndarray) -> None:
+        self.h.addCol(float(cost), 0.0, self.inf, len(rows), rows.astype(np.int32), values)
+
+    def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
+        self.h.run()
+        status = str(self.h.getModelStatus())
+        if "Optimal" not in status:
+            raise PlannerError(f"the master LP did not solve: {status}")
+        sol = self.h.getSolution()
+        value = self.h.getInfo().objective_function_value
+        return value, np.array(sol.col_value), np.array(sol.row_dual)
+
+
+@dataclass
+class Packing:
+    """Spanning arborescences (edge index arrays) and their weights (slices per second).
+
+    ``throughput = sum(weights)``: a feasible packing (no port busier than one second per
+    second); ``upper_bound`` bounds every packing's throughput (dual prices); ``gap`` is
+    their relative difference.
+    """
+
+    trees: list[np.ndarray]
+    weights: np.ndarray
+    throughput: float
+    upper_bound: float
+    iterations: int
+    seconds: float
+    columns: list[np.ndarray] = field(default_factory=list, repr=False)
+
+    @property
+    def gap(self) -> float:
+        return (self.upper_bound - self.throughput) / self.throughput if self.throughput else 0.0
+
+    def edge_slices(self, m: int) -> np.ndarray:
+        """``n_e``: slices per second over each edge."""
+        n = np.zeros(m)
+        for tree, w in zip(self.trees, self.weights, strict=True):
+            n[tree] += w
+        return n
+
+
+def _initial_trees(p: SteadyProblem) -> list[np.ndarray]:
+    """Starting columns: the min-sum arborescence, the shortest-path tree, and a tree that
+    balances out-degrees (Alg. 3's greedy)."""
+    trees = []
+    first = min_arborescence(p.n, p.src, p.dst, p.T, p.root, p.depth)
+    if first is None:  # pragma: no cover - steady_problem checked reachability
+        raise PlannerError("some node is unreachable from the root")
+    trees.append(first)
+    trees.append(_shortest_path_tree(p))
+    trees.append(_balanced_tree(p))
+    return trees
+
+
+def _shortest_path_tree(p: SteadyProblem) -> np.ndarray:
+    import heapq
+
+    out: list[list[int]] = [[] for _ in range(p.n)]
+    for e, u in enumerate(p.src.tolist()):
+        out[u].append(e)
+    dist = [math.inf] * p.n
+    inedge = [-1] * p.n
+    dist[p.root] = 0.0
+    heap = [(0.0, p.root)]
+    while heap:
+        d, u = heapq.heappop(heap)
+        if d > dist[u]:
+            continue
+        for e in out[u]:
+            v = int(p.dst[e])
+            nd = d + float(p.T[e])
+            if nd < dist[v]:
+                dist[v], inedge[v] = nd, e
+                heapq.heappush(heap, (nd, v))
+    return np.array(sorted((e for e in inedge if e >= 0), key=lambda e: int(p.dst[e])))
+
+
+def _balanced_tree(p: SteadyProblem) -> np.ndarray:
+    """Prim-like: attach the node whose edge keeps the busiest port least busy."""
+    import heapq
+
+    out: list[list[int]] = [[] for _ in range(p.n)]
+    for e, u in enumerate(p.src.tolist()):
+        out[u].append(e)
+    load = np.zeros(p.n)
+    inside = np.zeros(p.n, dtype=bool)
+    inside[p.root] = True
+    chosen = []
+    heap = [(float(p.T[e]), e) for e in out[p.root]]
+    heapq.heapify(heap)
+    while heap:
+        cost, e = heapq.heappop(heap)
+        u, v = int(p.src[e]), int(p.dst[e])
+        if inside[v]:
+            continue
+        if cost < load[u] + p.T[e] - 1e-300:  # stale: u got busier since
+            heapq.heappush(heap, (float(load[u] + p.T[e]), e))
+            continue
+        inside[v] = True
+        chosen.append(e)
+        load[u] += p.T[e]
+        for f in out[v]:
+            if not inside[p.dst[f]]:
+                heapq.heappush(heap, (float(load[v] + p.T[f]), f))
+    return np.array(sorted(chosen, key=lambda e: int(p.dst[e])))
+
+
+def pack_arborescences(
+    problem: SteadyProblem,
+    *,
+    initial: Iterable[Iterable[int]] = (),
+    smoothing: float = 0.5,
+    max_iterations: int = 100_000,
+    time_limit: float | None = None,
+) -> Packing:
+    """The optimal MTP throughput as a packing of spanning arborescences.
+
+    Parameters
+    ----------
+    problem : SteadyProblem
+    initial : iterable of edge-index sequences, optional
+        Extra starting trees (the master also starts from three of its own).
+    smoothing : float
+        Wentges' dual smoothing factor in ``[0, 1)`` (0: plain column generation).
+    max_iterations, time_limit
+        Stop early (the packing is then feasible but maybe not optimal: see ``gap``).
+
+    Returns
+    -------
+    Packing
+
+    Notes
+    -----
+    Master: maximise ``sum_A lambda_A`` subject to, for every node, ``sum_A lambda_A
+    out_u(A) <= 1`` and ``sum_A lambda_A in_u(A) <= 1`` (one row per node when
+    unidirectional), where ``out_u(A)`` is the time ``u`` sends per slice in ``A``.
+    Pricing at dual prices ``y``: the cheapest arborescence under ``c_uv = T_uv (y_u +
+    y'_v)``; a column improves if ``c(A) < 1``, and ``sum(y) / min_A c(A)`` bounds the
+    optimum.  Times are scaled by their largest value inside.
+
+    References
+    ----------
+    Beaumont, Marchal & Robert (2004), Sec. 4.1, LP (2); Edmonds (1973), "Edge-disjoint
+    branchings"; Wentges (1997), "Weighted Dantzig-Wolfe decomposition".
+    """
+    p = problem
+    start = time.perf_counter()
+    if p.n == 1:
+        return Packing([], np.zeros(0), math.inf, math.inf, 0, 0.0)
+    scale = float(p.T.max())
+    T = p.T / scale
+    out_row, in_row = p.row_of_edges()
+    master = _Master([-math.inf] * p.rows, [1.0] * p.rows)
+    columns: list[np.ndarray] = []
+    seen: set[bytes] = set()
+
+    def add(tree: np.ndarray) -> bool:
+        tree = np.sort(np.asarray(tree, dtype=np.int64))
+        key = tree.tobytes()
+        if key in seen:
+            return False
+        seen.add(key)
+        rows = np.concatenate([out_row[tree], in_row[tree]])
+        vals = np.concatenate([T[tree], T[tree]])
+        uniq, inv = np.unique(rows, return_inverse=True)
+        master.add(-1.0, uniq, np.bincount(inv, weights=vals))
+        columns.append(tree)
+        return True
+
+    for tree in [*_initial_trees(p), *(np.asarray(list(t)) for t in initial)]:
+        add(tree)
+    best_ub = math.inf
+    best_price: np.ndarray | None = None
+    lb = 0.0
+    iterations = 0
+    alpha = smoothing
+    while iterations < max_iterations:
+        iterations += 1
+        value, lam, duals = master.solve()
+        lb = -value
+        price = np.maximum(-duals, 0.0)
+        sep = price if best_price is None else alpha * best_price + (1 - alpha) * price
+        tree, c = _price(p, T, sep, out_row, in_row)
+        if c > 0:
+            ub = float(sep.sum()) / c
+            if ub < best_ub:
+                best_ub, best_price = ub, sep
+        if best_ub - lb <= GAP * lb:
+            break
+        if time_limit is not None and time.perf_counter() - start > time_limit:
+            break
+        reduced = float(T[tree] @ (price[out_row[tree]] + price[in_row[tree]]))
+        if reduced < 1 - 1e-12 and add(tree):
+            alpha = smoothing
+            continue
+        # mis-price: the smoothed prices found nothing the master's prices want
+        tree, c = _price(p, T, price, out_row, in_row)
+        if c > 0 and float(price.sum()) / c < best_ub:
+            best_ub, best_price = float(price.sum()) / c, price
+        if c >= 1 - 1e-12 or not add(tree):
+            best_ub = min(best_ub, lb) if c >= 1 - 1e-12 else best_ub
+            break
+        alpha = 0.0
+    value, lam, _ = master.solve()
+    used = np.flatnonzero(lam > 1e-13)
+    trees = [columns[j] for j in used]
+    weights = lam[used]
+    # exactly feasible: rescale so that the busiest port is busy exactly one time unit
+    load = np.zeros(p.rows)
+    for tree, w in zip(trees, weights, strict=True):
+        np.add.at(load, out_row[tree], w * T[tree])
+        np.add.at(load, in_row[tree], w * T[tree])
+    weights = weights / max(float(load.max()), 1e-300)
+    tp = float(weights.sum()) / scale
+    ub = max(best_ub / scale, tp)
+    return Packing(
+        trees,
+        weights / scale,
+        tp,
+        ub,
+        iterations,
+        time.perf_counter() - start,
+        columns,
+    )
+
+
+def _price(
+    p: SteadyProblem, T: np.ndarray, price: np.ndarray, out_row: np.ndarray, in_row: np.ndarray
+) -> tuple[np.ndarray, float]:
+    cost = T * (price[out_row] + price[in_row])
+    tree = min_arborescence(p.n, p.src, p.dst, cost, p.root, p.depth)
+    return tree, float(cost[tree].sum())
+
+
+def edge_loads(problem: SteadyProblem, packing: Packing) -> np.ndarray:
+    """``n_uv`` (slices per second per edge), well defined: among packings of the optimal
+    throughput, one of least ``sum_uv T_uv n_uv`` (a second column generation, started
+    from ``packing``'s trees, to :data:`LOAD_TOL` or :data:`LOAD_COLUMNS` new trees;
+    deterministic, as HiGHS is)."""
+    p = problem
+    if p.n == 1:
+        return np.zeros(p.m)
+    scale = float(p.T.max())
+    T = p.T / scale
+    target = packing.throughput * scale * (1 - 1e-9)
+    out_row, in_row = p.row_of_edges()
+    master = _Master([-math.inf] * p.rows + [target], [1.0] * p.rows + [math.inf])
+    columns: list[np.ndarray] = []
+    seen: set[bytes] = set()
+
+    def add(tree: np.ndarray) -> bool:
+        tree = np.sort(np.asarray(tree, dtype=np.int64))
+        if tree.tobytes() in seen:
+            return False
+        seen.add(tree.tobytes())
+        rows = np.concatenate([out_row[tree], in_row[tree], [p.rows]])
+        vals = np.concatenate([T[tree], T[tree], [1.0]])
+        uniq, inv = np.unique(rows, return_inverse=True)
+        master.add(float(T[tree].sum()), uniq, np.bincount(inv, weights=vals))
+        columns.append(tree)
+        return True
+
+    for tree in packing.columns or packing.trees:
+        add(tree)
+    for _ in range(LOAD_COLUMNS):
+        _, lam, duals = master.solve()
+        price = np.maximum(-duals[: p.rows], 0.0)
+        mu = float(duals[p.rows])
+        cost = T * (1 + price[out_row] + price[in_row])
+        tree = min_arborescence(p.n, p.src, p.dst, cost, p.root, p.depth)
+        if float(cost[tree].sum()) >= mu - LOAD_TOL * max(1.0, abs(mu)) or not add(tree):
+            break
+    n = np.zeros(p.m)
+    for j in np.flatnonzero(lam > 1e-13):
+        n[columns[j]] += lam[j]
+    return n / scale
+
+
+# -- the paper's LP (2) ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LPResult:
+    """LP (2)'s answer: ``throughput`` (slices/s), ``n`` per edge, HiGHS's status, time."""
+
+    throughput: float
+    n: np.ndarray
+    status: str
+    seconds: float
+    printed: bool
+
+    @property
+    def solved(self) -> bool:
+        return self.status == "optimal"
+
+
+def lp_throughput(
+    problem: SteadyProblem,
+    *,
+    printed: bool = False,
+    min_link_time: bool = False,
+    time_limit: float | None = None,
+) -> LPResult:
+    """Solve LP (2) of Sec. 4.1 with HiGHS (``scipy.optimize.linprog``).
+
+    Parameters
+    ----------
+    problem : SteadyProblem
+    printed : bool
+        Solve the LP as printed (over-estimates: see the module docstring); default the
+        corrected one, where no flow to ``w`` enters the source or leaves ``w``.
+    min_link_time : bool
+        Then solve a second LP: minimise ``sum T_uv n_uv`` at the optimal throughput, so
+        that ``n`` is well defined.
+    time_limit : float, optional
+        Seconds per LP; ``status`` says ``"time limit"`` when it is reached.
+
+    Notes
+    -----
+    ``(N - 1) E`` flow variables and as many constraints ``x_w^e <= n_e`` (constraint (d)
+    as ``max``): slow beyond a few dozen nodes; :func:`pack_arborescences` gives the same
+    value much faster.
+
+    Examples
+    --------
+    The path 0-1-2-3 with ``T = 1, 10, 1`` in both directions (Sec. 4.1's flaw):
+
+    >>> import numpy as np
+    >>> src, dst = np.array([0, 1, 1, 2, 2, 3]), np.array([1, 0, 2, 1, 3, 2])
+    >>> p = SteadyProblem(4, 0, src, dst, np.array([1.0, 1, 10, 10, 1, 1]), 1)
+    >>> round(lp_throughput(p).throughput, 9), round(lp_throughput(p, printed=True).throughput, 9)
+    (0.1, 1.0)
+    """
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+
+    p = problem
+    start = time.perf_counter()
+    if p.n == 1:
+        return LPResult(math.inf, np.zeros(p.m), "optimal", 0.0, printed)
+    scale = float(p.T.max())
+    T = p.T / scale
+    dests = [w for w in range(p.n) if w != p.root]
+    # flow variables x[w, e], skipping (corrected LP) edges that enter the source or leave w
+    var_w, var_e = [], []
+    for w in dests:
+        ok = np.ones(p.m, dtype=bool) if printed else (p.dst != p.root) & (p.src != w)
+        es = np.flatnonzero(ok)
+        var_w.append(np.full(len(es), w))
+        var_e.append(es)
+    xw, xe = np.concatenate(var_w), np.concatenate(var_e)
+    nx = len(xw)
+    tp, n0 = nx, nx + 1  # columns: x..., TP, n_0 .. n_{m-1}
+    ncol = nx + 1 + p.m
+    rows, cols, vals, lo, hi = [], [], [], [], []
+    r = 0
+
+    def row(c: Sequence[int] | np.ndarray, v: Sequence[float] | np.ndarray, low: float, up: float):
+        nonlocal r
+        rows.append(np.full(len(c), r))
+        cols.append(np.asarray(c))
+        vals.append(np.asarray(v, dtype=float))
+        lo.append(low)
+        hi.append(up)
+        r += 1
+
+    widx = {w: k for k, w in enumerate(dests)}
+    start_of = np.concatenate([[0], np.cumsum([len(e) for e in var_e])])
+    for w in dests:
+        k = widx[w]
+        ids = np.arange(start_of[k], start_of[k + 1])
+        es = xe[ids]
+        out_s = ids[p.src[es] == p.root]
+        row([*out_s, tp], [1.0] * len(out_s) + [-1.0], 0.0, 0.0)  # (a)
+        in_w = ids[p.dst[es] == w]
+        row([*in_w, tp], [1.0] * len(in_w) + [-1.0], 0.0, 0.0)  # (b)
+        for v in range(p.n):  # (c)
+            if v in (p.root, w):
+                continue
+            ins, outs = ids[p.dst[es] == v], ids[p.src[es] == v]
+            if len(ins) or len(outs):
+                row([*ins, *outs], [1.0] * len(ins) + [-1.0] * len(outs), 0.0, 0.0)
+    # (d) x[w, e] <= n_e, vectorised
+    dr = r + np.arange(nx)
+    rows += [dr, dr]
+    cols += [np.arange(nx), n0 + xe]
+    vals += [np.ones(nx), -np.ones(nx)]
+    lo += [-np.inf] * nx
+    hi += [0.0] * nx
+    r += nx
+    # (e)-(j): port times
+    shift = p.n if p.ports == "bidirectional" else 0
+    for u in range(p.n):
+        for side, ports in (("out", p.src), ("in", p.dst)):
+            es = np.flatnonzero(ports == u)
+            if len(es):
+                rows.append(np.full(len(es), r + (shift if side == "in" else 0) + u))
+                cols.append(n0 + es)
+                vals.append(T[es])
+    nports = 2 * p.n if p.ports == "bidirectional" else p.n
+    lo += [-np.inf] * nports
+    hi += [1.0] * nports
+    r += nports
+    a = coo_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(r, ncol)
+    ).tocsr()
+    lo_a, hi_a = np.array(lo, dtype=float), np.array(hi, dtype=float)
+    eq = lo_a == hi_a
+    ub_rows = ~eq
+    bounds = [(0, None)] * ncol
+    options: dict[str, Any] = {"presolve": True}
+    if time_limit is not None:
+        options["time_limit"] = float(time_limit)
+    c = np.zeros(ncol)
+    c[tp] = -1.0
+    # rows with finite upper bounds only: A_ub x <= hi
+    a_ub = a[ub_rows]
+    res = linprog(
+        c,
+        A_ub=a_ub,
+        b_ub=hi_a[ub_rows],
+        A_eq=a[eq],
+        b_eq=hi_a[eq],
+        bounds=bounds,
+        method="highs",
+        options=options,
+    )
+    status = _status(res)
+    if status != "optimal":
+        return LPResult(math.nan, np.zeros(p.m), status, time.perf_counter() - start, printed)
+    best = -res.fun
+    x = res.x
+    if min_link_time:
+        c2 = np.zeros(ncol)
+        c2[n0:] = T
+        bounds2 = list(bounds)
+        bounds2[tp] = (best * (1 - 1e-9), None)
+        res2 = linprog(
+            c2,
+            A_ub=a_ub,
+            b_ub=hi_a[ub_rows],
+            A_eq=a[eq],
+            b_eq=hi_a[eq],
+            bounds=bounds2,
+            method="highs",
+            options=options,
+        )
+        if _status(res2) == "optimal":
+            x = res2.x
+    return LPResult(best / scale, x[n0:] / scale, "optimal", time.perf_counter() - start, printed)
+
+
+def _status(res) -> str:
+    if res.status == 0:
+        return "optimal"
+    if res.status == 1:
+        return "time limit"
+    return str(res.message)
+
+
+# -- the front door ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Optimum:
+    """The optimal pipelined-broadcast throughput of a platform (``hetcoll optimum``).
+
+    ``throughput`` is bytes per second (``slices_per_second`` times the slice size),
+    ``upper_bound`` the dual certificate (bytes/s), ``n`` the slices per second each edge
+    ``(sender, receiver)`` carries (well defined: :func:`edge_loads`), ``trees`` the
+    arborescences (as ``(parent, child)`` id pairs) and their ``weights`` in slices/s.
+    """
+
+    root: str
+    slice_size: int
+    slices_per_second: float
+    throughput: float
+    upper_bound: float
+    edges: list[tuple[str, str]]
+    n: list[float]
+    trees: list[list[tuple[str, str]]]
+    weights: list[float]
+    method: str
+    iterations: int
+    seconds: float
+    ports: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "root": self.root,
+            "slice_size": self.slice_size,
+            "slices_per_second": self.slices_per_second,
+            "throughput": self.throughput,
+            "upper_bound": self.upper_bound,
+            "ports": self.ports,
+            "method": self.method,
+            "iterations": self.iterations,
+            "solver_seconds": self.seconds,
+            "n": [
+                {"u": u, "v": v, "slices_per_second": x}
+                for (u, v), x in zip(self.edges, self.n, strict=True)
+                if x > 0
+            ],
+            "trees": [
+                {"weight": w, "edges": [list(e) for e in t]}
+                for t, w in zip(self.trees, self.weights, strict=True)
+            ],
+        }
+
+
+def optimum(
+    platform: Platform,
+    root: str,
+    segment_size: int,
+    model: Any = None,
+    *,
+    method: str = "packing",
+    time_limit: float | None = None,
+) -> Optimum:
+    """The optimal MTP throughput of broadcasting from ``root`` in slices of
+    ``segment_size`` bytes under the one-port model, and the edge loads ``n_uv``.
+
+    Parameters
+    ----------
+    platform : Platform
+    root : str
+    segment_size : int
+        The slice size ``L`` (bytes, > 0).
+    model : optional
+        Defaults to the platform's; under ``one_port_uni`` a node's single port bounds its
+        sends and receives together, under any other the bidirectional one-port model of
+        the paper applies (``multi_port``: its links' ``T_uv``, as the paper's Fig. 5).
+    method : {"packing", "lp"}
+        :func:`pack_arborescences` (fast, certified) or the corrected LP (2).
+    time_limit : float, optional
+        Seconds for the solver.
+
+    Examples
+    --------
+    >>> from hetcoll import Platform
+    >>> p = Platform.from_dict({"model": "one_port", "nodes": [{"id": i} for i in "0123"],
+    ...     "links": [{"u": "0", "v": "1", "bandwidth": 1e6}, {"u": "1", "v": "2",
+    ...     "bandwidth": 1e5}, {"u": "2", "v": "3", "bandwidth": 1e6}]})
+    >>> round(optimum(p, "0", 1000).throughput)  # the slow middle link: 100 kB/s
+    100000
+    """
+    from ._common import check_size
+
+    segment_size = check_size(segment_size, "segment size", positive=True)
+    prob = steady_problem(platform, root, segment_size, model)
+    ids = platform.ids
+    edges = [(ids[a], ids[b]) for a, b in zip(prob.src.tolist(), prob.dst.tolist(), strict=True)]
+    if method == "lp":
+        res = lp_throughput(prob, min_link_time=True, time_limit=time_limit)
+        if not res.solved:
+            raise PlannerError(f"LP (2) did not solve: {res.status}")
+        tp, ub, n = res.throughput, res.throughput, res.n
+        trees, weights, iterations, seconds = [], [], 0, res.seconds
+    elif method == "packing":
+        pack = pack_arborescences(prob, time_limit=time_limit)
+        tp, ub = pack.throughput, pack.upper_bound
+        n = edge_loads(prob, pack)
+        trees = [[edges[e] for e in t] for t in pack.trees]
+        weights = pack.weights.tolist()
+        iterations, seconds = pack.iterations, pack.seconds
+    else:
+        raise PlannerError(f"method: 'packing' or 'lp', got {method!r}")
+    size = segment_size
+    return Optimum(
+        ids[prob.root],
+        size,
+        tp,
+        tp * size,
+        ub * size,
+        edges,
+        [float(x) for x in n],
+        trees,
+        weights,
+        method,
+        iterations,
+        seconds,
+        prob.ports,
+    )
