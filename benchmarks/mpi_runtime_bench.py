@@ -1,6 +1,7 @@
 """MPI side of bench_runtime.py: ``mpiexec -n 4 python -m mpi4py mpi_runtime_bench.py OUT``.
 
-Without emulation: a pipelined hetcoll ``Bcast`` of 8 MiB against native ``comm.Bcast``,
+Without emulation: a pipelined hetcoll ``Bcast`` of 8 MiB against native ``comm.Bcast``
+and against the floor of any Python pipeline (a chain written straight in mpi4py),
 and the per-call cost of a 1-byte broadcast (default check, ``check="always"``, and MPI's
 own Bcast followed by a 32-byte Allreduce: the synchronising round ``check="always"`` adds).  The
 machine may be busy, so every figure is measured side by side: rounds alternate the
@@ -67,6 +68,28 @@ def summary(samples: dict, best) -> dict:
     }
 
 
+def floor_chain(comm: MPI.Comm, buf: np.ndarray, seg: int) -> None:
+    """The floor of any Python engine: a chain broadcast of ``buf`` in ``seg``-byte segments
+    written straight in mpi4py (every receive posted at once, one message per segment, no
+    header, each segment forwarded as soon as it is here, ``time.sleep(0)`` between looks,
+    as the engine waits).  What a pipeline costs on this host before any engine overhead."""
+    views = [buf[k : k + seg] for k in range(0, buf.size, seg)]
+    reqs = [comm.Irecv(v, me - 1, 64) for v in views] if me else []
+    have = len(views) if me == 0 else 0  # segments here (they complete in order)
+    port, nxt = None, 0  # the send in flight, the next segment to send
+    while have < len(views) or (me < n - 1 and (nxt < len(views) or port is not None)):
+        if port is not None and port.Test():
+            port = None
+        if port is None and me < n - 1 and nxt < have:
+            port = comm.Isend(views[nxt], me + 1, 64)
+            nxt += 1
+            continue
+        if have < len(views) and reqs[have].Test():
+            have += 1
+            continue
+        time.sleep(0)
+
+
 out: dict = {"ranks": n}
 big = np.zeros(8 * 1024 * 1024, dtype=np.uint8)
 if me == 0:
@@ -77,6 +100,8 @@ for algo, hc in wrappers.items():
     for seg in (256 * 1024, 1024 * 1024, 2 * 1024 * 1024, None):
         key = f"{algo} " + (f"seg={seg // 1024}KiB" if seg else "unsegmented")
         variants[key] = lambda hc=hc, seg=seg: hc.Bcast(big, 0, segment_size=seg)
+floor_comm = world.Dup()
+variants["floor: mpi4py chain seg=256KiB"] = lambda: floor_chain(floor_comm, big, 256 * 1024)
 for run in variants.values():  # warm up: plans, pages
     run()
 out["bcast_8MiB"] = summary(side_by_side(variants, latency, 15), min)
@@ -105,6 +130,7 @@ out["one_byte"] = summary(
 )
 for hc in (*wrappers.values(), always):
     hc.close()
+floor_comm.Free()
 if me == 0:
     with open(sys.argv[1], "w") as fh:
         json.dump(out, fh)
