@@ -321,6 +321,16 @@ class Platform:
                 f"unknown node {node_id!r}: the platform has {len(self)} nodes ({sample}{more})"
             ) from None
 
+    def indices(self, node_ids: Sequence[str]) -> list[int]:
+        """Ranks of ``node_ids``, in order (:meth:`index` of each, in one pass)."""
+        index = self._index
+        try:
+            return [index[i] for i in node_ids]
+        except (KeyError, TypeError):
+            for i in node_ids:
+                self.index(i)  # names the first unknown id
+            raise
+
     def node(self, node_id: str) -> Node:
         return self.nodes[self.index(node_id)]
 

@@ -486,13 +486,8 @@ class _Forest:
         by_depth = pendant[np.argsort(self.depth[pendant], kind="stable")]
         bounds = np.flatnonzero(np.diff(self.depth[by_depth])) + 1
         self.levels = np.split(by_depth, bounds) if len(by_depth) else []
-        # each level sorted by parent, and where each parent's children start
-        self.by_parent, self.groups = [], []
-        for x in self.levels:
-            y = x[np.argsort(self.parent[x], kind="stable")]
-            self.by_parent.append(y)
-            p = self.parent[y]
-            self.groups.append(np.flatnonzero(np.r_[True, p[1:] != p[:-1]]))
+        # each level sorted by parent
+        self.by_parent = [x[np.argsort(self.parent[x], kind="stable")] for x in self.levels]
         self.batch = max(1, _TREE_ELEMENTS // max(1, n))
 
     def rows(self, sources: np.ndarray, bandwidth: bool) -> tuple[np.ndarray, ...]:
@@ -513,8 +508,9 @@ class _Forest:
         """Rows of ``sources`` transposed (node-major: ``lt[x, i]`` is the latency from
         ``sources[i]`` to ``x``), so that filling a tree level fills whole rows.
 
-        First the climbs: level by level from the deepest, a node's entry for a source
-        below it is its child's plus the link (the sum from the source, link after link);
+        First the climbs: every source in a tree walks up to its attachment, all at once
+        one link per step, and each node on the way gets the entry of the one below it plus
+        the link (the sum from the source, link after link: O(depth) per source);
         then the core from each source's attachment, starting from the climb's latency;
         then the descents: level by level from the core, the entries of sources not below
         a node are its parent's plus the link.
@@ -534,25 +530,20 @@ class _Forest:
             (self.first[y][:, None] <= first) & (first < self.last[y][:, None])
             for y in self.by_parent
         ]
-        for depth in range(len(self.levels), 0, -1):
-            y, into = self.by_parent[depth - 1], inside[depth - 1]
+        for d, into in enumerate(inside):
             if not into.any():
-                inside[depth - 1] = None  # no source below this level
-                continue
-            groups = self.groups[depth - 1]
-            val = lt[y] + self.latency[y][:, None]
-            res = np.broadcast_to(self.up[y][:, None], into.shape)
-            low = np.minimum(bt[y], self.bw[y][:, None])
-            if len(groups) < len(y):  # siblings hold disjoint sources: one per parent
-                val = np.add.reduceat(np.where(into, val, 0.0), groups, axis=0)
-                res = np.add.reduceat(np.where(into, res, 0), groups, axis=0)
-                low = np.minimum.reduceat(np.where(into, low, np.inf), groups, axis=0)
-                into = np.logical_or.reduceat(into, groups, axis=0)
-                y = y[groups]
-            p = self.parent[y]
-            lt[p] = np.where(into, val, lt[p])
-            pt[p] = np.where(into, res, pt[p])
-            bt[p] = np.where(into, low, bt[p])
+                inside[d] = None  # no source below this level
+        # each source in a tree climbs to its attachment, one link per step, all at once
+        cur = sources.copy()
+        active = np.flatnonzero(self.depth[cur] > 0)
+        while len(active):
+            x = cur[active]
+            p = self.parent[x]
+            lt[p, active] = lt[x, active] + self.latency[x]
+            pt[p, active] = self.up[x]
+            bt[p, active] = np.minimum(bt[x, active], self.bw[x])
+            cur[active] = p
+            active = active[self.depth[p] > 0]
         attach = self.attach[sources]
         offset, low = lt[attach, cols], bt[attach, cols]
         climbed = pt[attach, cols]  # the climb's last link (-1 for a core source)

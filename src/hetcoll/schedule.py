@@ -943,6 +943,8 @@ class Schedule:
         """Every node with something to do, in order of first appearance."""
         if self.hypercube is not None:
             return self.hypercube.nodes
+        if len(self.flows) == 1:
+            return self.flows[0].tree.nodes
         seen: dict[str, None] = {}
         for f in self.flows:
             seen.update(dict.fromkeys(f.tree.nodes))
@@ -1126,8 +1128,7 @@ class Schedule:
 
     def _check_delivery(self, platform, members) -> None:
         if platform is not None:
-            for node in self.participants:
-                platform.index(node)
+            platform.indices(self.participants)
         required: list[tuple[str, Sequence[str]]] = []
         if platform is not None and self.collective == "bcast":
             required.append((f"a bcast on a platform of {len(platform)} nodes", platform.ids))

@@ -209,15 +209,27 @@ def simulate(
     >>> round(simulate(p, plan(p, "1", method="binomial")).makespan * 1e6, 6)
     700.0
     """
+    return _predict(platform, schedule, model)
+
+
+def _predict(platform: Platform, schedule: Schedule, model: Any, fast: bool = True) -> Prediction:
+    """:func:`simulate`; ``fast=False`` never takes the one-tree shortcut
+    (:func:`_simulate_tree`), so that tests can compare the two."""
     check_delivery(schedule, platform)  # a bcast that misses nodes has no time to predict
     cost_model = get_model(model) if model is not None else platform.model
     bound = cost_model.bind(platform)
+    total_bytes = schedule.nbytes * len(schedule.buffers)
     with _gc_paused():
-        program = schedule.program()
-        sim = _Simulation(bound, program)  # names unknown nodes first
-        sim.run()
-        transfers = sim.transfers()
-    arrival = sim.arrivals()
+        quick = _simulate_tree(bound, schedule, total_bytes) if fast else None
+        if quick is None:
+            program = schedule.program()
+            sim = _Simulation(bound, program)  # names unknown nodes first
+            sim.run()
+            transfers = sim.transfers()
+            arrival = sim.arrivals()
+            throughput = sim.throughput(total_bytes)
+        else:
+            transfers, arrival, throughput = quick
     makespan = max(arrival.values(), default=0.0)
     throughput = sim.throughput(schedule.nbytes * len(schedule.buffers))
     steady = None
@@ -267,6 +279,23 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _distinct_costs(
+    bound: BoundModel, u: np.ndarray, v: np.ndarray, size: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, TransferCosts]:
+    """The costs of transfers ``(u[i], v[i], size[i])`` (node indices, bytes), asked of the
+    model once per distinct triple, in the triples' sorted order: ``(uniq, inverse, costs)``
+    where ``uniq`` holds the distinct triples (rows), ``costs`` their costs and
+    ``inverse[i]`` the row of transfer ``i``.  Whoever asks about the same set of triples
+    gets the same floating-point values."""
+    sizes, size_idx = np.unique(size, return_inverse=True)
+    n_nodes = len(bound.platform)
+    key = (u * n_nodes + v) * max(1, len(sizes)) + size_idx.reshape(-1)
+    first, inverse = np.unique(key, return_index=True, return_inverse=True)[1:]
+    uniq = np.stack([u[first], v[first], size[first]], axis=1).reshape(-1, 3)
+    costs = bound.costs(uniq[:, 0], uniq[:, 1], uniq[:, 2])
+    return uniq, inverse.reshape(-1), costs
+
+
 # Event kinds, in the order they are handled at equal times: a flow that ends frees its
 # ports and bandwidth first, then flows begin, then waiting transfers try again, and last
 # idle ports choose their next send.
@@ -285,7 +314,7 @@ class _Simulation:
         platform = bound.platform
         ranks = list(program.ops)
         self.ranks = ranks
-        self.node = [platform.index(r) for r in ranks]  # names unknown nodes first
+        self.node = platform.indices(ranks)  # names unknown nodes first
         rank_of = {r: k for k, r in enumerate(ranks)}
         self.rank_of = rank_of
         base, total = [], 0
@@ -357,14 +386,7 @@ class _Simulation:
         n_send = len(sends)
         u = node[np.array([self.owner[g] for g in sends], dtype=np.int64)] if n_send else node[:0]
         v = node[np.array([self.peer[g] for g in sends], dtype=np.int64)] if n_send else node[:0]
-        size = np.array(nbytes, dtype=np.int64)
-        sizes, size_idx = np.unique(size, return_inverse=True)
-        n_nodes = len(self.bound.platform)
-        key = (u * n_nodes + v) * max(1, len(sizes)) + size_idx.reshape(-1)
-        first, inverse = np.unique(key, return_index=True, return_inverse=True)[1:]
-        uniq = np.stack([u[first], v[first], size[first]], axis=1).reshape(-1, 3)
-        inverse = inverse.reshape(-1)
-        costs: TransferCosts = self.bound.costs(uniq[:, 0], uniq[:, 1], uniq[:, 2])
+        uniq, inverse, costs = _distinct_costs(self.bound, u, v, np.array(nbytes, dtype=np.int64))
         self.c_u, self.c_v = uniq[:, 0], uniq[:, 1]
         self.c_bytes = uniq[:, 2].tolist()
         self.c_send = np.asarray(costs.send_busy, dtype=float).tolist()
@@ -721,19 +743,12 @@ class _Simulation:
         transfers' ``delay``; shared: their bytes over the link's bandwidth)."""
         if total_bytes == 0:
             return None
-        n_ranks, n_costs = len(self.ranks), len(self.c_send)
+        n_costs = len(self.c_send)
         sends = [g for g in range(self.total) if self.is_send[g]]
         cost = np.array([self.cost[g] for g in sends], dtype=np.int64)
         owner = np.array([self.owner[g] for g in sends], dtype=np.int64)
         peer = np.array([self.peer[g] for g in sends], dtype=np.int64)
-        c_recv = np.array(self.c_recv)
-        send = np.bincount(owner, np.array(self.c_send)[cost], minlength=n_ranks)
-        recv_load = np.bincount(peer, c_recv[cost], minlength=n_ranks)
-        if self.bound.unidirectional:
-            send, recv = send + recv_load, np.zeros(0)
-        else:
-            recv = recv_load
-        loads = [send, recv]
+        links = []
         if self.n_resources:
             uses = np.bincount(cost, minlength=n_costs).astype(float)  # sends per cost
             lengths = np.diff(self.offsets)
@@ -742,9 +757,239 @@ class _Simulation:
                 per_link /= self.bound.capacity()[self.resources]
             else:
                 per_link = np.repeat(uses * np.array(self.c_delay), lengths)
-            loads.append(np.bincount(self.resources, per_link, minlength=self.n_resources))
-        bottleneck = max(float(x.max(initial=0.0)) for x in loads)
-        return total_bytes / bottleneck if bottleneck > 0 else None
+            links.append(np.bincount(self.resources, per_link, minlength=self.n_resources))
+        return _throughput(
+            total_bytes,
+            len(self.ranks),
+            owner,
+            peer,
+            np.array(self.c_send)[cost],
+            np.array(self.c_recv)[cost],
+            self.bound.unidirectional,
+            links,
+        )
+
+
+def _throughput(
+    total_bytes: int,
+    n_ranks: int,
+    owner: np.ndarray,
+    peer: np.ndarray,
+    send_busy: np.ndarray,
+    recv_busy: np.ndarray,
+    unidirectional: bool,
+    link_loads: list[np.ndarray],
+) -> float | None:
+    """``total_bytes`` over the busy time of the busiest resource, given every send's
+    ``owner`` and ``peer`` (rank indices), ``send_busy`` and ``recv_busy``, listed rank by
+    rank in program order (each port's load is summed in that order), and the loads of the
+    links."""
+    if total_bytes == 0:
+        return None
+    send = np.bincount(owner, send_busy, minlength=n_ranks)
+    recv_load = np.bincount(peer, recv_busy, minlength=n_ranks)
+    if unidirectional:
+        send, recv = send + recv_load, np.zeros(0)
+    else:
+        recv = recv_load
+    bottleneck = max(float(x.max(initial=0.0)) for x in [send, recv, *link_loads])
+    return total_bytes / bottleneck if bottleneck > 0 else None
+
+
+def _simulate_tree(
+    bound: BoundModel, schedule: Schedule, total_bytes: int
+) -> tuple[list[Transfer], dict[str, float], float | None] | None:
+    """The common case without the event loop: one tree, no contention.
+
+    Returns ``(transfers, arrival, throughput)`` as :class:`_Simulation` would, bit for bit,
+    or None when the shortcut does not apply (then the caller runs the event loop).
+
+    Model
+    -----
+    It applies to a schedule of one flow without ``order`` (lowered by
+    ``Schedule._tree_program``: a node posts its receives of segments ``0 .. S-1`` at the
+    start, then sends segment ``k`` to each child in turn, each send after the receive of
+    ``k``) under a model with a send and a receive port per node (not unidirectional), no
+    link on any route and no flows (``tini``, ``postal``, and ``hockney`` on a matrix
+    platform), whose receive port, if it has one, is busy no longer than the sender's and
+    from the start (``recv_busy`` is 0, or ``recv_busy == delay <= send_busy``).  A node's
+    receive port then only ever serves its parent, which never overlaps its own
+    transfers, and every receive is posted at 0: what a node does depends on nothing but
+    when its segments arrive.  So each node's port is run on its own, parents before
+    children (breadth first), by the rule of the module docstring: at ``F`` the first
+    send in program order that is ready, else the first to become ready (ties: program
+    order), starting at ``max(F, ready)``; ``blocked_by`` as :meth:`_Simulation.run` says
+    (the transfer that brought the segment, or the port's previous send).
+
+    The event loop starts transfers in time order, and decides at one instant rank by
+    rank in platform-index order (its events are keyed ``(time, kind, node)``) as long as
+    no transfer arrives at the instant it starts; each rank's sends at one instant are
+    taken one after the other.  So when every arrival is later than its start (a zero
+    delay, or one lost to rounding, returns None) the transfers' order is that of
+    ``(start, sender's platform index, the sender's order)``.
+
+    Complexity
+    ----------
+    O(M log M) for M transfers (one sort in numpy), a few Python steps per transfer, no
+    :class:`~hetcoll.schedule.Op` objects; a node whose segments arrive out of order costs
+    O(m log m) for its m sends (a heap).  Memory O(M + N).
+    """
+    if (
+        schedule.hypercube is not None
+        or len(schedule.flows) != 1
+        or schedule.order
+        or bound.unidirectional
+        or bound.contention != "exclusive"
+    ):
+        return None
+    flow = schedule.flows[0]
+    tree = flow.tree
+    ranks = tree.nodes
+    rank_of = {r: k for k, r in enumerate(ranks)}
+    node = np.array(bound.platform.indices(ranks), dtype=np.int64)
+    sizes = [n for _, n in flow.segments()]
+    nseg = len(sizes)
+    children = tree.children  # parents breadth first: a parent's segments arrive first
+    kid = [rank_of[c] for cs in children.values() for c in cs]  # edges, parent by parent
+    n_edges = len(kid)
+    if not n_edges:
+        return None
+    owner_of = np.repeat([rank_of[p] for p in children], [len(cs) for cs in children.values()])
+    u, v = node[owner_of], node[np.array(kid, dtype=np.int64)]
+    # the distinct (u, v, size) the event loop would ask the model about: every edge
+    # carries segments of sizes[0] and, if it differs, the last one's size
+    two = sizes[-1] != sizes[0]
+    size = np.repeat(np.array([sizes[0], sizes[-1]] if two else [sizes[0]], np.int64), n_edges)
+    _, inverse, costs = _distinct_costs(bound, np.tile(u, 1 + two), np.tile(v, 1 + two), size)
+    send_busy = np.asarray(costs.send_busy, dtype=float)
+    delay = np.asarray(costs.delay, dtype=float)
+    recv_busy = np.asarray(costs.recv_busy, dtype=float)
+    if len(costs.resources) or not np.all(
+        (recv_busy == 0) | ((recv_busy == delay) & (recv_busy <= send_busy))
+    ):
+        return None
+    c_send, c_delay = send_busy.tolist(), delay.tolist()
+    regular = inverse[:n_edges].tolist()
+    final = inverse[n_edges:].tolist() if two else regular
+    last = nseg - 1
+
+    n = len(ranks)
+    arrive = [0.0] * (n * nseg)  # arrive[rank * nseg + k]: when the rank holds segment k
+    brought = [-1] * (n * nseg)  # ... and the transfer (its id here) that brought it
+    # per transfer, by id: parent by parent, each parent's in the order its port takes them
+    t_start: list[float] = []
+    t_arrival: list[float] = []
+    t_free: list[float] = []
+    t_by: list[int] = []
+    t_on: list[str | None] = []
+    t_edge: list[int] = []
+    t_seg: list[int] = []
+    t_cost: list[int] = []
+    first = 0
+    for p, cs in children.items():
+        base = rank_of[p] * nseg
+        edges = range(first, first + len(cs))
+        first += len(cs)
+        ready = arrive[base : base + nseg]
+        if nseg == 1 or all(map(float.__le__, ready, ready[1:])):
+            takes: Any = ((k, j) for k in range(nseg) for j in edges)  # program order
+        else:
+            takes = _port_order(ready, edges, regular, final, c_send)
+        free, prev = 0.0, -1
+        for k, j in takes:
+            r = ready[k]
+            c = final[j] if k == last else regular[j]
+            start = free if free > r else r
+            if start <= 0:
+                by, on = -1, None
+            elif start == r:
+                by, on = brought[base + k], "dependency"
+            else:
+                by, on = prev, "send_port"
+            arrival = start + c_delay[c]
+            if arrival <= start:
+                return None  # the event loop would start the child's sends at this instant
+            free = start + c_send[c]
+            prev = len(t_start)
+            t_start.append(start)
+            t_arrival.append(arrival)
+            t_free.append(free)
+            t_by.append(by)
+            t_on.append(on)
+            t_edge.append(j)
+            t_seg.append(k)
+            t_cost.append(c)
+            at = kid[j] * nseg + k
+            arrive[at] = arrival
+            brought[at] = prev
+
+    edge = np.array(t_edge, dtype=np.int64)
+    seg = np.array(t_seg, dtype=np.int64)
+    sender = owner_of[edge]
+    order = np.lexsort((node[sender], np.array(t_start)))  # stable: ties in port order
+    position = np.empty(len(order), dtype=np.int64)
+    position[order] = np.arange(len(order))
+    by = np.array(t_by, dtype=np.int64)
+    by = np.where(by >= 0, position[np.maximum(by, 0)], -1)[order].tolist()
+    seg_o = seg[order].tolist()
+    on_o = [t_on[i] for i in order.tolist()]
+    transfers = [
+        Transfer(ranks[a], ranks[b], k, sizes[k], s, t, f, x if x >= 0 else None, w, None)
+        for a, b, k, s, t, f, x, w in zip(
+            sender[order].tolist(),
+            np.array(kid)[edge[order]].tolist(),
+            seg_o,
+            np.array(t_start)[order].tolist(),
+            np.array(t_arrival)[order].tolist(),
+            np.array(t_free)[order].tolist(),
+            by,
+            on_o,
+            strict=True,
+        )
+    ]
+    # every arrival is > 0 and the root's entries are 0: a rank's last is the maximum
+    held = arrive if nseg == 1 else [max(arrive[b : b + nseg]) for b in range(0, n * nseg, nseg)]
+    arrival = dict(zip(ranks, held, strict=True))
+    # port loads summed in program order (rank by rank, segment by segment, child by child)
+    g = np.lexsort((edge, seg, sender))
+    cost = np.array(t_cost, dtype=np.int64)[g]
+    throughput = _throughput(
+        total_bytes,
+        n,
+        sender[g],
+        np.array(kid)[edge[g]],
+        send_busy[cost],
+        recv_busy[cost],
+        False,
+        [],
+    )
+    return transfers, arrival, throughput
+
+
+def _port_order(
+    ready: list[float], edges: range, regular: list[int], final: list[int], c_send: list[float]
+) -> list[tuple[int, int]]:
+    """The ``(segment, edge)`` sends of one node in the order its port takes them, when its
+    segments arrive out of order: at ``F`` the first in program order ready by ``F``, else
+    the first to become ready (ties: program order); :func:`_simulate_tree`."""
+    sends = [(k, j) for k in range(len(ready)) for j in edges]  # program order
+    last = len(ready) - 1
+    pending = [(ready[k], i) for i, (k, _) in enumerate(sends)]
+    heapq.heapify(pending)
+    queue: list[int] = []
+    out = []
+    free = 0.0
+    while pending or queue:
+        while pending and pending[0][0] <= free:
+            heapq.heappush(queue, heapq.heappop(pending)[1])
+        if queue:
+            i, start = heapq.heappop(queue), free
+        else:
+            start, i = heapq.heappop(pending)
+        k, j = sends[i]
+        out.append((k, j))
+        free = start + c_send[final[j] if k == last else regular[j]]
+    return out
 
 
 _END = itemgetter(1)
