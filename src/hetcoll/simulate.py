@@ -219,6 +219,7 @@ def _predict(platform: Platform, schedule: Schedule, model: Any, fast: bool = Tr
     cost_model = get_model(model) if model is not None else platform.model
     bound = cost_model.bind(platform)
     total_bytes = schedule.nbytes * len(schedule.buffers)
+    program = None
     with _gc_paused():
         quick = _simulate_tree(bound, schedule, total_bytes) if fast else None
         if quick is None:
@@ -231,13 +232,13 @@ def _predict(platform: Platform, schedule: Schedule, model: Any, fast: bool = Tr
         else:
             transfers, arrival, throughput = quick
     makespan = max(arrival.values(), default=0.0)
-    throughput = sim.throughput(schedule.nbytes * len(schedule.buffers))
     steady = None
     if schedule.nbytes and any(f.chunks > 1 for f in schedule.flows):
         from .pipeline import measure
 
         slice_size = next((f.segment_size for f in schedule.flows if f.segment_size), None)
-        steady = measure(program, transfers, slice_size)
+        # the shortcut's transfers equal the event loop's, so the program they ran is this one
+        steady = measure(program or schedule.program(), transfers, slice_size)
         throughput = steady.bytes_per_second or throughput
     return Prediction(
         algorithm=schedule.algorithm,
