@@ -175,3 +175,32 @@ def test_segments_that_arrive_out_of_order_are_sent_in_the_ports_order():
     # segment 1 reaches node 1 at 2 ms and node 2 at 4 ms; segment 0 at 3 and 6 ms
     assert [t.start for t in fast.transfers if t.sender == "1"] == pytest.approx([2e-3, 3e-3])
     assert fast.makespan == simulate(p, s).makespan == pytest.approx(6e-3)
+
+
+@pytest.mark.parametrize("model", ["one_port", "one_port_uni", "multi_port"])
+def test_the_shortcut_equals_the_event_loop_on_beaumonts_graph_models(model):
+    """Beaumont et al.'s one-port and multi-port models on random graph platforms; a tree
+    with store-and-forward relays never takes the shortcut (its hops are ops)."""
+    from hetcoll.generators.beaumont import random_graph_platform
+    from hetcoll.models import get_model
+
+    taken = 0
+    for seed in range(3):
+        p = random_graph_platform(9, 0.3, seed=seed)
+        for algo in ("grow_tree", "prune_degree", "binomial_graph", "fnf"):
+            for nbytes, seg in ((1000, None), (7001, 999)):
+                s = plan(p, p.ids[0], method=algo, model=model, nbytes=nbytes, segment_size=seg)
+                quick = _simulate_tree(get_model(model).bind(p), s, s.nbytes)
+                if s.flows[0].relays:
+                    assert quick is None
+                taken += quick is not None
+                a = _predict(p, s, model, fast=True)
+                b = _predict(p, s, model, fast=False)
+                assert repr(a.transfers) == repr(b.transfers)
+                assert (a.arrival, a.throughput, a.slices_per_second) == (
+                    b.arrival,
+                    b.throughput,
+                    b.slices_per_second,
+                )
+    if model == "one_port":  # separate send and receive ports: the shortcut's case
+        assert taken

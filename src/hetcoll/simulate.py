@@ -839,6 +839,7 @@ def _simulate_tree(
         schedule.hypercube is not None
         or len(schedule.flows) != 1
         or schedule.order
+        or schedule.flows[0].relays  # store-and-forward hops: the event loop's ops
         or bound.unidirectional
         or bound.contention != "exclusive"
     ):
