@@ -41,6 +41,8 @@ class World:
         self.unexpected: dict[tuple, deque] = defaultdict(deque)  # (dst, src, chunk) -> msgs
         self.waiting: dict[tuple, deque] = defaultdict(deque)  # (dst, src, chunk) -> recvs
         self.done: dict[int, list] = defaultdict(list)
+        self.awaited: dict[tuple, deque] = defaultdict(deque)  # (dst, src, chunk) -> sends
+        self.cleared: dict[int, list] = defaultdict(list)  # rank -> (send, posted, earliest)
 
     def clock(self) -> int:
         return self.now
@@ -74,6 +76,20 @@ class FakeTransport:
     def poll(self):
         got, self.world.done[self.me] = self.world.done[self.me], []
         return got
+
+    def expect(self, i, peer, chunk) -> None:
+        self.world.awaited[(self.me, peer, chunk)].append(i)
+
+    def clear(self, peer, chunk, posted, earliest) -> None:
+        i = self.world.awaited[(peer, self.me, chunk)].popleft()
+        self.world.cleared[peer].append((i, posted, earliest))
+
+    def cleared(self):
+        got, self.world.cleared[self.me] = self.world.cleared[self.me], []
+        return got
+
+    def settle(self) -> None:
+        pass
 
     def idle(self, seconds) -> None:  # pragma: no cover - the world never idles a rank
         raise AssertionError("a rank idles in a virtual world")
@@ -165,20 +181,13 @@ def test_emulated_tree_times_equal_the_simulator_tini(n):
                     sched = plan(p, str(root), method=algo, nbytes=nbytes, segment_size=seg)
                 except Exception:  # a planner that refuses segments
                     continue
-                if sched.timetable:  # see test_timetable_receives_posted_late_need_rendezvous
-                    continue
                 assert_same_times(p, sched.program())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the emulated engine does not yet delay a send until its receive is posted "
-    "(rule 2, rendezvous) when a timetable posts receives late; docs/runtime.md",
-)
 def test_timetable_receives_posted_late_need_rendezvous():
     """A multi-tree timetable posts each receive when the previous one completed; the
-    simulator starts a transfer only once its receive is posted, the emulated sender does
-    not know when that is (the receiver's time is right, the sender's port frees early)."""
+    simulator starts a transfer only once its receive is posted, and so does the emulated
+    sender, told the posting time by the receiver's clear-to-send (rendezvous)."""
     p = tini_platform(5, seed=5)
     sched = plan(p, "4", method="multi_tree", nbytes=5000, segment_size=999)
     assert sched.timetable
