@@ -59,15 +59,20 @@ PROGRAM = textwrap.dedent(
 )
 
 
-def test_pipelined_single_and_multi_tree_schedules_deliver_bit_identical_data(tmp_path):
+def run_program(tmp_path, program: str) -> list[dict]:
+    """Run ``program`` on 6 ranks with PLATFORM; the records rank 0 wrote."""
     plat = tmp_path / "p.json"
     plat.write_text(json.dumps(PLATFORM))
     prog = tmp_path / "prog.py"
-    prog.write_text(PROGRAM)
-    out = tmp_path / "cases.json"
+    prog.write_text(program)
+    out = tmp_path / "out.json"
     proc = run_mpi(6, [prog, plat, out], module=False, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    cases = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+def test_pipelined_single_and_multi_tree_schedules_deliver_bit_identical_data(tmp_path):
+    cases = run_program(tmp_path, PROGRAM)
     assert len(cases) == 4 * 2 * 6
     assert all(c["ok"] for c in cases), [c for c in cases if not c["ok"]]
     # several trees at once really ran, with a share of the message that is no multiple
@@ -142,14 +147,7 @@ def test_emulated_multi_tree_times_equal_the_simulator(tmp_path):
     emulation every op's modelled completion equals the simulator's (to rounding: costs are
     whole ns), the senders waiting for their receivers' clear-to-send (rendezvous) — or
     differs by no more than the lateness the ranks report when the host could not keep up."""
-    plat = tmp_path / "p.json"
-    plat.write_text(json.dumps(PLATFORM))
-    prog = tmp_path / "prog.py"
-    prog.write_text(EMULATED)
-    out = tmp_path / "times.json"
-    proc = run_mpi(6, [prog, plat, out], module=False, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    records = json.loads(out.read_text())
+    records = run_program(tmp_path, EMULATED)
     assert len(records) == 4 and all(r["timetable"] for r in records)
     assert min(r["early"] for r in records) > -1e-6, records  # never ahead of the model
     assert all(r["explained"] for r in records), records

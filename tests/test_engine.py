@@ -20,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hetcoll import Platform, plan, plan_multiple
+from hetcoll.errors import CollectiveTimeoutError
 from hetcoll.generators import figueira_platform, grid_platform
 from hetcoll.models import get_model
 from hetcoll.planners import REGISTRY, plan_allgather, plan_allreduce, plan_barrier
@@ -351,3 +352,27 @@ def test_engine_modules_stay_small():
 
 
 _ = (Flow, Schedule, Tree)  # re-exported names used by other engine tests
+
+
+def test_a_send_waiting_for_its_clear_to_send_honours_the_deadline():
+    """Node 0's only send goes to a receive node 1 posts late (after chunk 0 from node 2):
+    under emulation node 0 waits for node 1's clear-to-send; node 1 never runs here, so the
+    wait ends at the deadline with an error naming the send."""
+    p = Platform(nodes_from_costs([1e-6, 1e-6, 1e-6], 0.0), model="tini")
+    chunks = (Chunk(0, 0, 0), Chunk(1, 0, 0))
+    ops = {
+        "0": (Op("send", "1", 1, ()),),
+        "1": (Op("recv", "2", 0, ()), Op("recv", "0", 1, (0,))),
+        "2": (Op("send", "1", 0, ()),),
+    }
+    program = Program(ops, chunks, {"0": frozenset({1}), "1": frozenset(), "2": frozenset({0})})
+    plan = rank_plan(program, "0", {"0": 0, "1": 1, "2": 2})
+    assert plan.late == (True,)
+    assert rank_plan(program, "2", {"0": 0, "1": 1, "2": 2}).late == (False,)
+    world = World()
+    timing = EmulatedTiming(Emulator(p, [0, 1, 2]), 0, clock=world.clock)
+    ex = Executor(plan, Scratch(program), FakeTransport(world, 0), timing)
+    world.now = 10
+    with pytest.raises(CollectiveTimeoutError, match=r"op 0 .*send of chunk 1.* never became"):
+        ex.run(5, None, "Bcast")
+    assert ex.trace.issued == [0]  # it never sent
