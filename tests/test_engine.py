@@ -20,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hetcoll import Platform, plan, plan_multiple
+from hetcoll.errors import CollectiveTimeoutError
 from hetcoll.generators import figueira_platform, grid_platform
 from hetcoll.models import get_model
 from hetcoll.planners import REGISTRY, plan_allgather, plan_allreduce, plan_barrier
@@ -41,6 +42,8 @@ class World:
         self.unexpected: dict[tuple, deque] = defaultdict(deque)  # (dst, src, chunk) -> msgs
         self.waiting: dict[tuple, deque] = defaultdict(deque)  # (dst, src, chunk) -> recvs
         self.done: dict[int, list] = defaultdict(list)
+        self.awaited: dict[tuple, deque] = defaultdict(deque)  # (dst, src, chunk) -> sends
+        self.cleared: dict[int, list] = defaultdict(list)  # rank -> (send, posted, earliest)
 
     def clock(self) -> int:
         return self.now
@@ -74,6 +77,20 @@ class FakeTransport:
     def poll(self):
         got, self.world.done[self.me] = self.world.done[self.me], []
         return got
+
+    def expect(self, i, peer, chunk) -> None:
+        self.world.awaited[(self.me, peer, chunk)].append(i)
+
+    def clear(self, peer, chunk, posted, earliest) -> None:
+        i = self.world.awaited[(peer, self.me, chunk)].popleft()
+        self.world.cleared[peer].append((i, posted, earliest))
+
+    def cleared(self):
+        got, self.world.cleared[self.me] = self.world.cleared[self.me], []
+        return got
+
+    def settle(self) -> None:
+        pass
 
     def idle(self, seconds) -> None:  # pragma: no cover - the world never idles a rank
         raise AssertionError("a rank idles in a virtual world")
@@ -165,20 +182,13 @@ def test_emulated_tree_times_equal_the_simulator_tini(n):
                     sched = plan(p, str(root), method=algo, nbytes=nbytes, segment_size=seg)
                 except Exception:  # a planner that refuses segments
                     continue
-                if sched.timetable:  # see test_timetable_receives_posted_late_need_rendezvous
-                    continue
                 assert_same_times(p, sched.program())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the emulated engine does not yet delay a send until its receive is posted "
-    "(rule 2, rendezvous) when a timetable posts receives late; docs/runtime.md",
-)
 def test_timetable_receives_posted_late_need_rendezvous():
     """A multi-tree timetable posts each receive when the previous one completed; the
-    simulator starts a transfer only once its receive is posted, the emulated sender does
-    not know when that is (the receiver's time is right, the sender's port frees early)."""
+    simulator starts a transfer only once its receive is posted, and so does the emulated
+    sender, told the posting time by the receiver's clear-to-send (rendezvous)."""
     p = tini_platform(5, seed=5)
     sched = plan(p, "4", method="multi_tree", nbytes=5000, segment_size=999)
     assert sched.timetable
@@ -342,3 +352,27 @@ def test_engine_modules_stay_small():
 
 
 _ = (Flow, Schedule, Tree)  # re-exported names used by other engine tests
+
+
+def test_a_send_waiting_for_its_clear_to_send_honours_the_deadline():
+    """Node 0's only send goes to a receive node 1 posts late (after chunk 0 from node 2):
+    under emulation node 0 waits for node 1's clear-to-send; node 1 never runs here, so the
+    wait ends at the deadline with an error naming the send."""
+    p = Platform(nodes_from_costs([1e-6, 1e-6, 1e-6], 0.0), model="tini")
+    chunks = (Chunk(0, 0, 0), Chunk(1, 0, 0))
+    ops = {
+        "0": (Op("send", "1", 1, ()),),
+        "1": (Op("recv", "2", 0, ()), Op("recv", "0", 1, (0,))),
+        "2": (Op("send", "1", 0, ()),),
+    }
+    program = Program(ops, chunks, {"0": frozenset({1}), "1": frozenset(), "2": frozenset({0})})
+    plan = rank_plan(program, "0", {"0": 0, "1": 1, "2": 2})
+    assert plan.late == (True,)
+    assert rank_plan(program, "2", {"0": 0, "1": 1, "2": 2}).late == (False,)
+    world = World()
+    timing = EmulatedTiming(Emulator(p, [0, 1, 2]), 0, clock=world.clock)
+    ex = Executor(plan, Scratch(program), FakeTransport(world, 0), timing)
+    world.now = 10
+    with pytest.raises(CollectiveTimeoutError, match=r"op 0 .*send of chunk 1.* never became"):
+        ex.run(5, None, "Bcast")
+    assert ex.trace.issued == [0]  # it never sent

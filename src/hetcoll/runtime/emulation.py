@@ -27,9 +27,12 @@ should be much larger than it.
 
 Approximations (the simulator is exact, the emulation is as close as a real run allows):
 a receive with dependencies counts as posted at the logical time its dependencies
-complete, and the receiver, not the sender, applies that rendezvous (a sender is not held
-back by a late receiver); link contention (``path``) is not emulated; receptions queue on
-the receive port in the order their stamps are observed, not strictly by start time.
+complete; the receiver then sends its sender a clear-to-send carrying that time (and the
+receive port's constraint as booked then), and the sender's transfer starts no earlier
+(:class:`~.executor.Executor`); the sender counts the clear-to-send as one more dep, so a
+send whose clear-to-send comes later than the port frees in real time may be passed by a
+later send of the program.  Link contention (``path``) is not emulated; receptions queue
+on the receive port in the order their stamps are observed, not strictly by start time.
 """
 
 from __future__ import annotations
@@ -158,6 +161,21 @@ class EmulatedTiming:
         delay = self.costs(peer, self.me, nbytes)[1]
         self.naps[i] = min(max(delay // 2, _MIN_NAP), _MAX_NAP)
         return ready
+
+    def expect(self, i: int, peer: int, nbytes: int) -> None:
+        """Send ``i`` waits for its receiver's clear-to-send: look as often as for data."""
+        delay = self.costs(self.me, peer, nbytes)[1]
+        self.naps[i] = min(max(delay // 2, _MIN_NAP), _MAX_NAP)
+
+    def clear(self, peer: int, nbytes: int, posted: int, port_free: int) -> int:
+        """The earliest modelled start this rank allows a message from ``peer`` whose
+        receive was posted at ``posted``: then, and late enough for the receive port (as
+        :meth:`release` books it now)."""
+        _, delay, rbusy = self.costs(peer, self.me, nbytes)
+        if rbusy > 0:
+            port = port_free if self.unidirectional else self.recv_free
+            return max(posted, port - delay + rbusy)
+        return posted
 
     def arrived(self, i: int) -> None:
         self.naps.pop(i, None)

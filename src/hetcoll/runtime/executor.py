@@ -76,6 +76,15 @@ class Transport(Protocol):
 
     def poll(self) -> list[tuple[int, int, int]]: ...
 
+    # Rendezvous under emulation (only for programs with receives posted late):
+    def expect(self, i: int, peer: int, chunk: int) -> None: ...
+
+    def clear(self, peer: int, chunk: int, posted: int, earliest: int) -> None: ...
+
+    def cleared(self) -> list[tuple[int, int, int]]: ...
+
+    def settle(self) -> None: ...
+
     def idle(self, seconds: float) -> None: ...
 
 
@@ -152,8 +161,22 @@ class Executor:
         self.port_op = -1  # the send holding the port, -1: free
         self.port_free = now  # when the port was last released
         self.hold_until = now  # emulation: when the send holding the port releases it
+        # Rendezvous (emulation): a send whose receive is posted late also waits for the
+        # receiver's clear-to-send, which counts as one more dep (completed at the posting
+        # time) and says how early the transfer may start (``allow``).
+        self.allow: dict[int, int] = {}
+        self.clearing = 0  # clear-to-sends still awaited
+        self.rendezvous = self.emulated and any(plan.late)
+        if self.rendezvous:
+            for i in range(n):
+                if plan.late[i] and plan.kinds[i] == SEND:
+                    self.waiting[i] += 1
+                    self.clearing += 1
+                    transport.expect(i, plan.peers[i], plan.chunks[i])
+                    timing.expect(i, plan.peers[i], plan.nbytes[i])
         for i in plan.roots:
-            self.enable(i)
+            if self.waiting[i] == 0:
+                self.enable(i)
         if start_at is not None and (self.pending or self.due):
             # Only a rank with something to send at once wakes at the start: a crowd of ranks
             # waking together on an oversubscribed host would delay the ones that matter.
@@ -180,6 +203,10 @@ class Executor:
         self.parts[i] = 1
         self.transport.recv(i, plan.peers[i], plan.chunks[i], buf)
         self.trace.issued[i] = self.timing.now()
+        if self.rendezvous and plan.late[i]:
+            peer = plan.peers[i]
+            earliest = self.timing.clear(peer, plan.nbytes[i], self.posted[i], self.port_free)
+            self.transport.clear(peer, plan.chunks[i], self.posted[i], earliest)
 
     def choose(self) -> int:
         """The send the free port takes (BRIEF.md, send order): among the sends ready by the
@@ -201,7 +228,7 @@ class Executor:
         if self.emulated:
             i = self.choose()
             peer, nbytes = plan.peers[i], plan.nbytes[i]
-            start = timing.start(self.port_free, self.ready[i], now)
+            start = max(timing.start(self.port_free, self.ready[i], now), self.allow.pop(i, 0))
             self.hold_until = timing.hold(peer, nbytes, start)  # the port is busy until then
             heapq.heappush(self.timers, (self.hold_until, _PORT, i))
             self.parts[i] = 2
@@ -253,19 +280,33 @@ class Executor:
         self.trace.done[i] = t
         self.trace.observed[i] = self.timing.now()
         self.remaining -= 1
-        ready, waiting = self.ready, self.waiting
         for j in self.plan.dependents[i]:
-            if t > ready[j]:
-                ready[j] = t
-            waiting[j] -= 1
-            if waiting[j] == 0:
-                self.enable(j)
+            self.met(j, t)
+
+    def met(self, j: int, t: int) -> None:
+        """One of op ``j``'s deps (or its clear-to-send) was met at ``t``."""
+        if t > self.ready[j]:
+            self.ready[j] = t
+        self.waiting[j] -= 1
+        if self.waiting[j] == 0:
+            self.enable(j)
+
+    def clear(self, i: int, posted: int, earliest: int) -> None:
+        """Send ``i``'s receive was posted at ``posted`` and lets it start at ``earliest``."""
+        self.clearing -= 1
+        self.timing.arrived(i)
+        self.allow[i] = earliest
+        self.met(i, posted)
 
     # -- driving it -------------------------------------------------------------------------------
 
     def step(self) -> bool:
         """Do everything that can be done now; whether anything was."""
         progress = self.port_op < 0 and (self.pending or self.due) and self.start_send()
+        if self.clearing:
+            for i, posted, earliest in self.transport.cleared():
+                progress = True
+                self.clear(i, posted, earliest)
         got = self.transport.poll()
         if got:
             progress = True
@@ -316,6 +357,8 @@ class Executor:
         got = [trace.observed[i] for i in range(len(kinds)) if kinds[i] != SEND]
         trace.received = max(got, default=trace.entry)
         trace.late += self.timing.late
+        if self.rendezvous:
+            self.transport.settle()
 
     def timeout_message(self, what: str, timeout: float) -> str:
         parts = self.parts

@@ -92,6 +92,9 @@ class RankPlan:
     dependents: tuple[tuple[int, ...], ...]
     ops_text: tuple[str, ...]  # for error messages
     roots: tuple[int, ...] = ()  # ops without deps, in program order
+    #: per op, whether the receive (for a send: the matching receive at the peer) has deps,
+    #: so it is posted late and the sender waits for its clear-to-send under emulation
+    late: tuple[bool, ...] = ()
 
     def __len__(self) -> int:
         return len(self.kinds)
@@ -127,7 +130,31 @@ def rank_plan(program: Program, node: str, rank_of: Mapping[str, int]) -> RankPl
         dependents=tuple(tuple(d) for d in dependents),
         ops_text=tuple(texts),
         roots=tuple(i for i, op in enumerate(ops) if not op.deps),
+        late=_late(program, node, ops),
     )
+
+
+def _late(program: Program, node: str, ops) -> tuple[bool, ...]:
+    """Per op of ``node``: whether its receive (a send's: the matching receive, the k-th of
+    the peer's receives of that chunk from ``node`` for the k-th such send) has deps."""
+    receives: dict[str, dict[int, list[bool]]] = {}
+    seen: dict[tuple[str, int], int] = {}
+    late = []
+    for op in ops:
+        if op.kind != "send":
+            late.append(bool(op.deps))
+            continue
+        if op.peer not in receives:
+            by_chunk: dict[int, list[bool]] = {}
+            for r in program.ops.get(op.peer, ()):
+                if r.kind != "send" and r.peer == node:
+                    by_chunk.setdefault(r.chunk, []).append(bool(r.deps))
+            receives[op.peer] = by_chunk
+        k = seen.get((op.peer, op.chunk), 0)
+        seen[(op.peer, op.chunk)] = k + 1
+        flags = receives[op.peer].get(op.chunk, [])
+        late.append(k < len(flags) and flags[k])
+    return tuple(late)
 
 
 @dataclass
@@ -167,6 +194,7 @@ def merged(a: RankPlan, b: RankPlan, chunk_offset: int) -> RankPlan:
         dependents=a.dependents + tuple(tuple(j + n for j in d) for d in b.dependents),
         ops_text=a.ops_text + b.ops_text,
         roots=a.roots + tuple(i + n for i in b.roots),
+        late=(a.late or (False,) * n) + (b.late or (False,) * len(b)),
     )
 
 

@@ -29,7 +29,7 @@ from mpi4py import MPI
 
 from ..errors import MismatchError
 
-__all__ = ["CONTROL_TAGS", "HEADER", "PACK", "MPITransport", "data_tag"]
+__all__ = ["CONTROL_TAGS", "CTS_TAG", "HEADER", "PACK", "MPITransport", "data_tag"]
 
 #: Tags below this are reserved for control messages (acks, probes, clock sync, notices).
 CONTROL_TAGS = 32
@@ -38,8 +38,11 @@ CONTROL_TAGS = 32
 HEADER = 40
 #: chunks up to this size share one message with their header
 PACK = 16 * 1024
+#: the tag of clear-to-send messages (a control tag)
+CTS_TAG = 11
 _EMPTY: list = []
 _HDR = struct.Struct("<5q")
+_CTS = struct.Struct("<4q")  # call number, chunk, posted, earliest start
 
 
 class Wire:
@@ -119,6 +122,10 @@ class MPITransport:
         self.large: set[int] = set()  # ops moving more than PACK bytes, not yet complete
         self.instant: list[tuple[int, int, int]] = []  # receives served from ``early``
         self.failed: MismatchError | None = None
+        self.settle()  # clear-to-sends of the previous call
+        self.awaited: dict[tuple[int, int], list[int]] = {}  # (peer, chunk) -> sends
+        self.cts_in: list[tuple[MPI.Request, bytearray, int]] = []  # (request, memory, peer)
+        self.cts_out: list[tuple[MPI.Request, bytes]] = []
 
     # -- starting transfers -----------------------------------------------------------------------
 
@@ -183,6 +190,47 @@ class MPITransport:
         self.owners.append(i)
         self.open.append(True)
         self.parts[i] = self.parts.get(i, 0) + 1
+
+    # -- clear-to-send (emulation) ---------------------------------------------------------------
+
+    def expect(self, i: int, peer: int, chunk: int) -> None:
+        """Send ``i`` (of ``chunk`` to ``peer``) waits for the receiver's clear-to-send."""
+        self.awaited.setdefault((peer, chunk), []).append(i)
+        self._await(peer)
+
+    def _await(self, peer: int) -> None:
+        mem = bytearray(_CTS.size)
+        self.cts_in.append((self.comm.Irecv([mem, MPI.BYTE], peer, CTS_TAG), mem, peer))
+
+    def clear(self, peer: int, chunk: int, posted: int, earliest: int) -> None:
+        """Tell ``peer`` that this rank's receive of ``chunk`` was posted at ``posted``."""
+        mem = _CTS.pack(self.seq, chunk, posted, earliest)
+        self.cts_out.append((self.comm.Isend([mem, MPI.BYTE], peer, CTS_TAG), mem))
+
+    def cleared(self) -> list[tuple[int, int, int]]:
+        """Clear-to-sends received: ``(send op, posted, earliest start)``."""
+        if self.cts_out:
+            self.cts_out = [(r, m) for r, m in self.cts_out if not r.Test()]
+        done, waiting = [], []
+        for req, mem, peer in self.cts_in:
+            if not req.Test():
+                waiting.append((req, mem, peer))
+                continue
+            seq, chunk, posted, earliest = _CTS.unpack(mem)
+            queue = self.awaited.get((peer, chunk)) if seq == self.seq else None
+            if not queue:  # a leftover of an abandoned call: drop it, look again
+                mem2 = bytearray(_CTS.size)
+                req2 = self.comm.Irecv([mem2, MPI.BYTE], peer, CTS_TAG)
+                waiting.append((req2, mem2, peer))
+                continue
+            done.append((queue.pop(0), posted, earliest))
+        self.cts_in = waiting
+        return done
+
+    def settle(self) -> None:
+        """Complete the clear-to-sends this rank sent (small: they leave at once)."""
+        for req, _ in getattr(self, "cts_out", ()):
+            req.Wait()
 
     # -- completion -------------------------------------------------------------------------------
 
@@ -301,6 +349,11 @@ class MPITransport:
             self.parts[i] -= 1
             if self.parts[i] == 0:
                 self._salvage(i)
+        for req, _, _ in self.cts_in:
+            req.Cancel()
+            req.Wait()
+        sends += self.cts_out
+        self.cts_in, self.cts_out = [], []
         self.reqs, self.owners, self.open = [], [], []
         self.wire.free(keep={id(r) for r, _ in sends})
         return sends
