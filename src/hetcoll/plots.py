@@ -16,7 +16,6 @@ __all__ = [
     "figure",
     "draw_figures",
     "build_figures",
-    "register_figure",
     "register_builder",
     "FIGURES",
     "BUILDERS",
@@ -82,16 +81,6 @@ def save(fig, path: Path) -> Path:
     return path
 
 
-def register_figure(name: str):
-    """Decorator: ``func(data, out_dir) -> [paths]`` draws figure ``name`` from result data."""
-
-    def deco(func):
-        FIGURES[name] = func
-        return func
-
-    return deco
-
-
 def register_builder(name: str):
     """Decorator: ``func(data) -> {file name: Figure}`` builds figure ``name`` from result
     data; :func:`draw_figures` writes each Figure as that file (PNG)."""
@@ -109,8 +98,7 @@ def register_builder(name: str):
 
 def build_figures(result) -> dict[str, Any]:
     """The Figures of every built figure a :class:`~hetcoll.experiments.Result` names, by
-    file name, without writing them (figures registered with :func:`register_figure` only
-    are left out)."""
+    file name, without writing them."""
     from . import figures  # noqa: F401  (registers the figure functions)
 
     built: dict[str, Any] = {}
