@@ -25,11 +25,12 @@ For each rank count, one MPI job probes the host and a second one measures:
    fastest of its slice sizes.
 3. **Measured side by side** (``mpi_bcast_large.py measure``): native ``comm.Bcast`` and
    each choice, one call each per round (order reversed every other round, a warm-up round
-   not kept); per variant the median and best latency and the median of the round-by-round
-   ratios to native; the data is checked byte for byte on every rank after every call.
+   not kept); per variant the median and best latency and the median and quartiles of the
+   round-by-round ratios to native; the data is checked byte for byte on every rank after
+   every call.
 
 Run: ``.venv/bin/python benchmarks/bench_bcast_large.py [--full] [--json PATH]``
-(default: 4 ranks, 8 MiB, 5 rounds; ``--full``: 4 and 8 ranks, 8-64 MiB, 7 rounds).
+(default: 4 ranks, 8 MiB, 5 rounds; ``--full``: 4 and 8 ranks, 8-64 MiB, 21 rounds).
 Prints a table, writes ``results/bench_bcast_large.json``.
 """
 
@@ -111,10 +112,12 @@ def choose(platform: Platform, nbytes: int) -> dict[str, dict[str, Any]]:
     :func:`hetcoll.compare.slice_choices`; ``single``: the fastest candidate other than
     ``multi_tree`` with one tree and more than one slice (ties: by name, then slice);
     ``multi_tree``: its fastest slice size.  Each: ``algo``, ``segment_size``,
-    ``predicted`` (s), ``trees``.
+    ``predicted`` (s), ``trees``; ``multi_tree`` also ``same_as_single``: whether its trees
+    and slices are those of ``single`` (then measuring both measures the run's noise).
     """
     ranked = compare(platform, "bcast", root=ROOT, nbytes=nbytes, slices=slice_choices(nbytes))
     out: dict[str, dict[str, Any]] = {}
+    flows: dict[str, Any] = {}
     for c in ranked.ranked:
         pipelined = c.segment_size is not None and c.segment_size < nbytes
         if c.algorithm == "multi_tree":
@@ -132,21 +135,26 @@ def choose(platform: Platform, nbytes: int) -> dict[str, dict[str, Any]]:
                 "trees": len(c.schedule.flows),
             },
         )
+        flows.setdefault(key, c.schedule.to_dict()["flows"])
+    out["multi_tree"]["same_as_single"] = flows["multi_tree"] == flows["single"]
     return out
 
 
 def paired(samples: dict[str, list[float]]) -> dict[str, dict[str, float]]:
-    """Per variant: median and best seconds, and the median of its round-by-round ratios to
-    ``native`` (the rounds alternate the variants, so a busy moment hits both of a pair)."""
-    native = samples["native"]
-    return {
-        name: {
+    """Per variant: median and best seconds, and the median and quartiles of its
+    round-by-round ratios to ``native`` (the rounds alternate the variants, so a busy moment
+    hits both of a pair)."""
+    native = np.asarray(samples["native"])
+    out = {}
+    for name, s in samples.items():
+        q1, q2, q3 = np.percentile(np.asarray(s) / native, [25, 50, 75])
+        out[name] = {
             "median": float(np.median(s)),
             "best": float(np.min(s)),
-            "ratio_median": float(np.median(np.asarray(s) / np.asarray(native))),
+            "ratio_median": float(q2),
+            "ratio_quartiles": [float(q1), float(q3)],
         }
-        for name, s in samples.items()
-    }
+    return out
 
 
 # -- the jobs ----------------------------------------------------------------------------------
@@ -204,25 +212,37 @@ def table(result: dict[str, Any]) -> str:
         summ = per["summary"]
         nat = summ["native"]
         rows.append(
-            [per["nbytes"] // MIB, "native", "MPI_Bcast", "", "", "", _ms(nat["median"]), "1.00"]
+            [per["nbytes"] // MIB, "native", "MPI_Bcast", "", "", "", _ms(nat["median"]), "1", ""]
         )
         for v in per["variants"]:
             s = summ[v["name"]]
+            same = " (= single)" if v.get("same_as_single") else ""
             rows.append(
                 [
                     "",
-                    v["name"],
+                    v["name"] + same,
                     v["algo"],
                     f"{v['segment_size'] // 1024} KiB",
                     v["trees"],
                     _ms(v["predicted"]),
                     _ms(s["median"]),
                     f"{s['ratio_median']:.2f}",
+                    "{:.2f}-{:.2f}".format(*s["ratio_quartiles"]),
                 ]
             )
     la = result["load_average"]
     return format_table(
-        ["MiB", "variant", "planner", "slice", "trees", "predicted", "median", "/ native"],
+        [
+            "MiB",
+            "variant",
+            "planner",
+            "slice",
+            "trees",
+            "predicted",
+            "median",
+            "/ native (median of pairs)",
+            "quartiles",
+        ],
         rows,
         title=(
             f"{result['ranks']} ranks, no emulation; host: {result['latency'] * 1e6:.1f} us + "
@@ -240,7 +260,7 @@ def _ms(seconds: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--full", action="store_true", help="4 and 8 ranks, 8-64 MiB, 7 rounds")
+    ap.add_argument("--full", action="store_true", help="4 and 8 ranks, 8-64 MiB, 21 rounds")
     ap.add_argument("--ranks", type=str, default=None, help="comma-separated rank counts")
     ap.add_argument("--sizes", type=str, default=None, help="comma-separated sizes in MiB")
     ap.add_argument("--rounds", type=int, default=None)
@@ -252,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         ranks = [int(x) for x in args.ranks.split(",")]
     if args.sizes:
         sizes = [int(x) for x in args.sizes.split(",")]
-    rounds = args.rounds or (7 if args.full else 5)
+    rounds = args.rounds or (21 if args.full else 5)
     results = []
     for n in ranks:
         res = bench_ranks(n, [s * MIB for s in sizes], rounds)

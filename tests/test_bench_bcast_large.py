@@ -102,14 +102,27 @@ def test_choose_is_the_brute_force_best(platform):
         assert simulate(platform, s).makespan == pytest.approx(c["predicted"], rel=1e-12)
 
 
-def test_multi_tree_is_one_tree_on_the_host_and_several_on_table2():
-    assert bench.choose(bench.host_platform(4, 20e-6, 2e9), MIB)["multi_tree"]["trees"] == 1
-    assert bench.choose(bench.structured_platform(4, 20e-6, 2e9), MIB)["multi_tree"]["trees"] > 1
+def test_multi_tree_is_the_single_chain_on_the_host_and_several_trees_on_table2():
+    host = bench.choose(bench.host_platform(4, 20e-6, 2e9), MIB)
+    assert host["multi_tree"]["trees"] == 1 and host["multi_tree"]["same_as_single"]
+    assert host["single"]["algo"] == "chain"  # the optimum on a homogeneous complete graph
+    table2 = bench.choose(bench.structured_platform(4, 20e-6, 2e9), MIB)
+    assert table2["multi_tree"]["trees"] > 1 and not table2["multi_tree"]["same_as_single"]
 
 
 def test_paired_takes_the_median_of_round_by_round_ratios():
     out = bench.paired({"native": [1.0, 2.0, 4.0], "x": [3.0, 2.0, 4.0]})
-    assert out["native"] == {"median": 2.0, "best": 1.0, "ratio_median": 1.0}
-    # ratios 3, 1, 1: median 1, while the ratio of the medians would be 2 / 2 = 1 and
-    # of the bests 2 / 1 = 2
-    assert out["x"] == {"median": 3.0, "best": 2.0, "ratio_median": 1.0}
+    assert out["native"] == {
+        "median": 2.0,
+        "best": 1.0,
+        "ratio_median": 1.0,
+        "ratio_quartiles": [1.0, 1.0],
+    }
+    # ratios 3, 1, 1: median 1 (the ratio of the bests would be 2 / 1 = 2), quartiles
+    # (linear interpolation) 1 and 2
+    assert out["x"] == {
+        "median": 3.0,
+        "best": 2.0,
+        "ratio_median": 1.0,
+        "ratio_quartiles": [1.0, 2.0],
+    }
