@@ -25,9 +25,10 @@ For each rank count, one MPI job probes the host and a second one measures:
    fastest of its slice sizes.
 3. **Measured side by side** (``mpi_bcast_large.py measure``): native ``comm.Bcast`` and
    each choice, one call each per round (order reversed every other round, a warm-up round
-   not kept); per variant the median and best latency and the median and quartiles of the
-   round-by-round ratios to native; the data is checked byte for byte on every rank after
-   every call.
+   not kept), and as a reference the chain on ``host`` in 8 slices (the largest slice
+   ``auto`` tries, :func:`fixed`); per variant the median and best latency and the median
+   and quartiles of the round-by-round ratios to native; the data is checked byte for byte
+   on every rank after every call.
 
 Run: ``.venv/bin/python benchmarks/bench_bcast_large.py [--full] [--json PATH]``
 (default: 4 ranks, 8 MiB, 5 rounds; ``--full``: 4 and 8 ranks, 8-64 MiB, 21 rounds).
@@ -51,8 +52,10 @@ from hetcoll.compare import compare, slice_choices
 from hetcoll.generators import random_graph_platform
 from hetcoll.generators.beaumont import MEAN_BW
 from hetcoll.jobs import run_program
+from hetcoll.planners import plan
 from hetcoll.platform import Link, Node, Platform
 from hetcoll.report import format_table
+from hetcoll.simulate import simulate
 
 HERE = Path(__file__).parent
 MIB = 1 << 20
@@ -140,6 +143,19 @@ def choose(platform: Platform, nbytes: int) -> dict[str, dict[str, Any]]:
     return out
 
 
+def fixed(platform: Platform, algo: str, nbytes: int, segment_size: int) -> dict[str, Any]:
+    """``algo`` at a given slice size, in :func:`choose`'s form: a reference beside the
+    choice (the largest slice ``auto`` tries, where the host's real cost per message is
+    higher than the probe's least round trip says)."""
+    s = plan(platform, ROOT, method=algo, nbytes=nbytes, segment_size=segment_size)
+    return {
+        "algo": algo,
+        "segment_size": segment_size,
+        "predicted": simulate(platform, s).makespan,
+        "trees": len(s.flows),
+    }
+
+
 def paired(samples: dict[str, list[float]]) -> dict[str, dict[str, float]]:
     """Per variant: median and best seconds, and the median and quartiles of its
     round-by-round ratios to ``native`` (the rounds alternate the variants, so a busy moment
@@ -181,6 +197,9 @@ def bench_ranks(ranks: int, sizes: list[int], rounds: int) -> dict[str, Any]:
         for pname, p in platforms.items():
             for key, c in choose(p, nbytes).items():
                 variants.append({"name": f"{pname} {key}", "platform": pname, **c})
+        largest = slice_choices(nbytes)[1]  # 8 slices
+        ref = fixed(platforms["host"], "chain", nbytes, largest)
+        variants.append({"name": "host chain, 8 slices", "platform": "host", **ref})
         spec["sizes"].append({"nbytes": nbytes, "variants": variants})
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-bcast-large-") as tmp:

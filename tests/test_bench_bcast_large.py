@@ -126,3 +126,15 @@ def test_paired_takes_the_median_of_round_by_round_ratios():
         "ratio_median": 1.0,
         "ratio_quartiles": [1.0, 2.0],
     }
+
+
+def test_fixed_is_the_planner_at_that_slice_in_chooses_form():
+    p = bench.host_platform(4, 20e-6, 2e9)
+    got = bench.fixed(p, "chain", 8 * MIB, MIB)
+    s = plan(p, "0", method="chain", nbytes=8 * MIB, segment_size=MIB)
+    assert got == {
+        "algo": "chain",
+        "segment_size": MIB,
+        "predicted": simulate(p, s).makespan,
+        "trees": 1,
+    }
