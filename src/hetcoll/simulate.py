@@ -1052,8 +1052,8 @@ class _LongBooks:
         self.books: list[list[tuple[float, float, int]]] = [[] for _ in range(n)]
         self.records = records
 
-    def book_of(self, link: int) -> list[tuple[float, float, int]]:
-        r = int(self.solo[link])
+    def book_of(self, link: int, r: int) -> list[tuple[float, float, int]]:
+        """Link ``link``'s list, made first if it is the one booking ``r = solo[link]``."""
         if r >= 0:
             rec = self.records[r]
             self.books[link] = [(rec[1], rec[2], r)]
@@ -1071,10 +1071,14 @@ class _LongBooks:
         if not later.any():
             return start, None
         hit_at = None
-        for link, end in zip(path[later].tolist(), ends[later].tolist(), strict=True):
+        links = path[later]
+        books = self.books
+        for link, end, r in zip(
+            links.tolist(), ends[later].tolist(), self.solo[links].tolist(), strict=True
+        ):
             if end <= start:
                 continue  # free from start on (start moved past its last booking)
-            hit = _conflict(self.book_of(link), start, d, now)
+            hit = _conflict(books[link] if r < 0 else self.book_of(link, r), start, d, now)
             if hit is not None:
                 start = hit[1]
                 hit_at = (hit[2], link)
@@ -1091,12 +1095,17 @@ class _LongBooks:
         if idle.all():
             return
         booking = (start, arrival, idx)
+        books = self.books
         busy = ~idle
-        for link, end in zip(path[busy].tolist(), ends[busy].tolist(), strict=True):
-            book = self.book_of(link)
-            if end <= start:  # after every booking: append
+        links = path[busy]
+        after = ends[busy] <= start  # after every booking: appended
+        last[links[after]] = arrival
+        for link, r, append in zip(
+            links.tolist(), self.solo[links].tolist(), after.tolist(), strict=True
+        ):
+            book = books[link] if r < 0 else self.book_of(link, r)
+            if append:
                 book.append(booking)
-                last[link] = arrival
             else:
                 _book(book, booking, now)
 
