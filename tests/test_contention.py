@@ -8,6 +8,9 @@ expected times exact in floating point.
 from __future__ import annotations
 
 import math
+import sys
+from itertools import pairwise
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -290,3 +293,23 @@ def test_exclusive_transfers_never_share_a_link_or_port_and_say_what_held_them(c
         issued = [t.receiver for t in ts if t.sender == sender]
         segments = len(s.flows[0].segments())
         assert issued == [c for _ in range(segments) for c in kids]
+
+
+@given(routed_cases(), st.integers(1, 3))
+def test_bookings_of_long_routes_equal_the_per_link_lists(case, flows):
+    """Routes longer than ``_SHORT_ROUTE`` links are booked with numpy (``_LongBooks``);
+    forced on every route, the prediction is the per-link lists' bit for bit: times,
+    blockers and blocking links, with ties on purpose (a few distinct latencies)."""
+    p, s, model = case
+    f = s.flows[0]
+    if flows > 1 and s.nbytes >= flows:  # several flows at once: more contention, gaps
+        cut = [s.nbytes * i // flows for i in range(flows + 1)]
+        parts = tuple(
+            Flow(f.tree, b - a, offset=a, segment_size=f.segment_size) for a, b in pairwise(cut)
+        )
+        s = Schedule("bcast", "t", s.nbytes, parts)
+    expected = simulate(p, s, model).to_dict(transfers=True)
+    module = sys.modules["hetcoll.simulate"]
+    with patch.object(module, "_SHORT_ROUTE", 0):
+        got = simulate(p, s, model).to_dict(transfers=True)
+    assert got == expected

@@ -299,9 +299,9 @@ class Platform:
 
     # -- lookup -------------------------------------------------------------------------------
 
-    @property
+    @cached_property
     def ids(self) -> tuple[str, ...]:
-        """Node ids in rank order."""
+        """Node ids in rank order (computed once: callers index it per transfer)."""
         return tuple(n.id for n in self.nodes)
 
     def __len__(self) -> int:

@@ -42,7 +42,7 @@ import numpy as np
 __all__ = ["Routes"]
 
 # Sources per batch when building all-pairs matrices: bounds the k x E temporaries.
-_BATCH_ELEMENTS = 1 << 21
+_BATCH_ELEMENTS = 1 << 19
 # Sources per batch when filling the trees (node-major rows of 20 bytes per element).
 _TREE_ELEMENTS = 1 << 21
 
@@ -207,29 +207,35 @@ class Routes:
             )
         lat_rows, pred_rows, row = self._rows(u)
         lat = np.asarray(lat_rows[row, v], dtype=float)
-        # walk every route back from its destination at once, one link per step
-        steps: list[tuple[np.ndarray, np.ndarray]] = []
-        cur = v.copy()
-        active = np.flatnonzero(cur != u)
-        while len(active):
-            res = pred_rows[row[active], cur[active]].astype(np.int64)
-            steps.append((active, res))
-            cur[active] = g.tail[res]
-            active = active[cur[active] != u[active]]
+        # walk every route back from its destination at once, one link per step; a walk
+        # reads its source's predecessor row through one flat index (row * n + node)
+        flat_pred = pred_rows.reshape(-1)
         hops = np.zeros(total, dtype=np.int64)
-        for idx, _ in steps:
-            hops[idx] += 1
+        steps: list[tuple[np.ndarray, np.ndarray]] = []
+        idx = np.flatnonzero(v != u)
+        base = row[idx] * self.n
+        src = u[idx]
+        at = base + v[idx]
+        while len(idx):
+            res = flat_pred[at]
+            steps.append((idx, res))
+            node = g.tail[res]
+            arrived = node == src
+            if arrived.any():
+                hops[idx[arrived]] = len(steps)
+                walking = ~arrived
+                idx, base, src, node = idx[walking], base[walking], src[walking], node[walking]
+            at = base + node
         offsets = np.zeros(total + 1, dtype=np.int64)
         np.cumsum(hops, out=offsets[1:])
         resources = np.empty(offsets[-1], dtype=np.int64)
+        last = offsets[1:] - 1  # where each route's last link goes
         for k, (idx, res) in enumerate(steps):  # step k: the k-th link from the destination
-            resources[offsets[idx + 1] - 1 - k] = res
+            resources[last[idx] - k] = res
         bw = np.full(total, np.inf)
         nonempty = hops > 0
         if nonempty.any():
-            bw[nonempty] = np.minimum.reduceat(
-                g.link_bandwidth[resources // 2], offsets[:-1][nonempty]
-            )
+            bw[nonempty] = np.minimum.reduceat(g.resource_bw[resources], offsets[:-1][nonempty])
         return lat, bw, resources, offsets
 
     @property
@@ -237,7 +243,7 @@ class Routes:
         """Bandwidth (bytes/s) of each directed-link resource (empty without links)."""
         if self._graph is None:
             return np.empty(0)
-        return np.repeat(self._graph.link_bandwidth, 2)
+        return self._graph.resource_bw.copy()
 
     def resource_ends(self, resource: int) -> tuple[int, int]:
         """``(from, to)`` node indices of a directed-link resource."""
@@ -275,6 +281,7 @@ class _LinkGraph:
         self.tail[0::2], self.tail[1::2] = u, v
         self.head[0::2], self.head[1::2] = v, u
         self.weight = np.repeat(lat, 2)
+        self.resource_bw = np.repeat(self.link_bandwidth, 2)
         self.batch = max(1, min(n, _BATCH_ELEMENTS // max(1, n)))
         self._forest: _Forest | None = None
 

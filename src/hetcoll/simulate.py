@@ -395,14 +395,16 @@ class _Simulation:
         self.c_recv = np.asarray(costs.recv_busy, dtype=float).tolist()
         self.resources, self.offsets = costs.resources, costs.offsets
         off = costs.offsets.tolist()
-        # routes: a tuple when short (Python is quicker than numpy on a few links), an
-        # array when long (a line of thousands of nodes must not cost an int object a link)
+        # a route longer than _SHORT_ROUTE links: every route is an array and exclusive
+        # bookings go through numpy (_LongBooks: a line of thousands of nodes must not cost
+        # Python work per link); else routes are tuples (quicker than numpy on a few links)
+        self.long_routes = bool(len(off) > 1 and np.diff(costs.offsets).max() > _SHORT_ROUTE)
         self.c_path = [
             None
             if off[c + 1] == off[c]
-            else tuple(costs.resources[off[c] : off[c + 1]].tolist())
-            if off[c + 1] - off[c] <= _SHORT_ROUTE
             else costs.resources[off[c] : off[c + 1]]
+            if self.long_routes
+            else tuple(costs.resources[off[c] : off[c + 1]].tolist())
             for c in range(len(uniq))
         ]
         self.shared = self.bound.contention == "shared"
@@ -456,6 +458,9 @@ class _Simulation:
         taken_at = [0.0] * total  # shared: when the port took each send
         records: list[list[Any]] = []  # [g, start, arrival, sender free, by, on, link]
         events: list[tuple] = []
+        long_books = (
+            _LongBooks(self.n_resources, records) if self.long_routes and not shared else None
+        )
 
         def enable(g: int) -> None:
             """All of ``g``'s dependencies have completed (``ready[g]`` is final)."""
@@ -570,9 +575,7 @@ class _Simulation:
                 ports.append((k, 0.0, sb, "send_port"))
             if rb > 0:
                 ports.append((v, d - rb, rb, "recv_port"))
-            path = c_path[c]
-            if path is not None:
-                path = _route(path)
+            path = c_path[c]  # a tuple, or an array with long_books
             now = start
             by, on, res = -1, None, -1
             moved = True
@@ -586,7 +589,12 @@ class _Simulation:
                             start = math.nextafter(start, _INF)
                         by, on, res = hit[2], what, -1
                         moved = True
-                if path is not None and d > 0 and max(map(link_last.__getitem__, path)) > start:
+                if path is not None and d > 0 and long_books is not None:
+                    start, hit = long_books.check(path, start, d, now)
+                    if hit is not None:
+                        by, on, res = hit[0], "link", hit[1]
+                        moved = True
+                elif path is not None and d > 0 and max(map(link_last.__getitem__, path)) > start:
                     for link in path:
                         if link_last[link] <= start:
                             continue  # free from start on
@@ -604,7 +612,9 @@ class _Simulation:
                 port_by[k] = idx
             for r, off, length, _ in ports:
                 _book(port_book[r], (start + off, start + off + length, idx), now)
-            if path is not None and d > 0:
+            if path is not None and d > 0 and long_books is not None:
+                long_books.book(path, start, arrival, idx, now)
+            elif path is not None and d > 0:
                 booking = (start, arrival, idx)
                 if max(map(link_last.__getitem__, path)) <= now:  # the links are idle
                     for link in path:
@@ -1025,9 +1035,79 @@ def _book(book: list[tuple[float, float, int]], booking: tuple[float, float, int
 _START = itemgetter(0)
 
 
-def _route(path: tuple[int, ...] | np.ndarray) -> tuple[int, ...] | list[int]:
-    """A route's resources as Python ints."""
-    return path if path.__class__ is tuple else path.tolist()  # type: ignore[union-attr]
+class _LongBooks:
+    """Exclusive link bookings, the same as :func:`_conflict` and :func:`_book` on one list
+    per link, for simulations with long routes (a line of thousands of nodes): per-link
+    work in Python only on links whose last booking ends after ``now``.
+
+    ``last[k]``: when link ``k``'s last booking ends.  A link whose list would be the one
+    booking of transfer ``r`` (placed on idle links: the list is cleared, then appended
+    to) holds ``solo[k] = r`` instead, set for a whole route at once; its list is made
+    (``(start, arrival, r)`` from ``records[r]``) only when a check or a booking needs it.
+    """
+
+    def __init__(self, n: int, records: list) -> None:
+        self.last = np.zeros(n)
+        self.solo = np.full(n, -1, dtype=np.int64)
+        self.books: list[list[tuple[float, float, int]]] = [[] for _ in range(n)]
+        self.records = records
+
+    def book_of(self, link: int, r: int) -> list[tuple[float, float, int]]:
+        """Link ``link``'s list, made first if it is the one booking ``r = solo[link]``."""
+        if r >= 0:
+            rec = self.records[r]
+            self.books[link] = [(rec[1], rec[2], r)]
+            self.solo[link] = -1
+        return self.books[link]
+
+    def check(
+        self, path: np.ndarray, start: float, d: float, now: float
+    ) -> tuple[float, tuple[int, int] | None]:
+        """One pass over ``path`` in order, as the short-route loop: each link with a
+        booking overlapping ``[start, start + d)`` moves ``start`` to that booking's end.
+        Returns the new start and the last hit, ``(transfer, link)``, or None."""
+        ends = self.last[path]
+        later = ends > start  # only these links can hold an overlapping booking
+        if not later.any():
+            return start, None
+        hit_at = None
+        links = path[later]
+        books = self.books
+        for link, end, r in zip(
+            links.tolist(), ends[later].tolist(), self.solo[links].tolist(), strict=True
+        ):
+            if end <= start:
+                continue  # free from start on (start moved past its last booking)
+            hit = _conflict(books[link] if r < 0 else self.book_of(link, r), start, d, now)
+            if hit is not None:
+                start = hit[1]
+                hit_at = (hit[2], link)
+        return start, hit_at
+
+    def book(self, path: np.ndarray, start: float, arrival: float, idx: int, now: float):
+        """Book ``[start, arrival)`` for transfer ``idx`` on every link of ``path``."""
+        last = self.last
+        ends = last[path]
+        idle = ends <= now  # the list is cleared, then the booking appended: solo
+        free = path[idle]
+        self.solo[free] = idx
+        last[free] = arrival
+        if idle.all():
+            return
+        booking = (start, arrival, idx)
+        books = self.books
+        busy = ~idle
+        links = path[busy]
+        after = ends[busy] <= start  # after every booking: appended
+        last[links[after]] = arrival
+        for link, r, append in zip(
+            links.tolist(), self.solo[links].tolist(), after.tolist(), strict=True
+        ):
+            book = books[link] if r < 0 else self.book_of(link, r)
+            if append:
+                book.append(booking)
+            else:
+                _book(book, booking, now)
 
 
 class _Flows:
