@@ -365,7 +365,6 @@ class ScheduleComm(Clocks):
             seq=self._seq,
             early=notices.early,
             wire=self._wires.get(id(plan)),
-            rest=None if timing is not None else self._rest,
         )
         self._wires[id(plan)] = transport.wire
         try:

@@ -53,7 +53,7 @@ class Rest:
 
     __slots__ = ("hold", "slow", "until")
 
-    def __init__(self, slow: int = 200_000, hold: int = 10_000_000) -> None:
+    def __init__(self, slow: int = 200_000, hold: int = 100_000_000) -> None:
         self.slow, self.hold, self.until = slow, hold, 0
 
     def __call__(self) -> None:

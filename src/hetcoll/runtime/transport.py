@@ -97,7 +97,6 @@ class MPITransport:
         seq: int = 0,
         early: dict | None = None,
         wire: Wire | None = None,
-        rest=None,
     ) -> None:
         self.comm = comm
         self.wire = wire or Wire(comm)
@@ -108,7 +107,6 @@ class MPITransport:
         self.stale = stale
         self.what = what
         self.early = {} if early is None else early
-        self.rest = rest  # natively, how to look again at once (fast.Rest), else sleep(0)
         self.reset(token, seq)
 
     def reset(self, token: tuple[int, int] | None, seq: int) -> None:
@@ -321,10 +319,7 @@ class MPITransport:
     def idle(self, seconds: float) -> None:
         if self.notices is not None:
             self.notices.check(self.seq, self.what)
-        if seconds or self.rest is None:
-            time.sleep(seconds)
-        else:
-            self.rest()
+        time.sleep(seconds)
 
     def abandon(self) -> list[tuple[MPI.Request, object]]:
         """Cancel the pending receives (after an error) and return the pending sends, to be
