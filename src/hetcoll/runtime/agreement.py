@@ -98,21 +98,24 @@ class Agreement:
             raise
 
     def abandon(self, seq: int, digest: int) -> None:
-        """A :class:`MismatchError` in the round: :meth:`cleanup`, and mark the call
-        abandoned (rank 0 found it: it tells every rank)."""
-        self.cleanup()
+        """A :class:`MismatchError` in the round: mark the call abandoned (rank 0 found it:
+        it tells every rank; the waits of :meth:`cleanup` then raise no more), clean up."""
         self.notices.abandon(seq, digest, [])
+        self.cleanup(seq)
 
-    def cleanup(self) -> None:
-        """After an error in the call: cancel the verdict that will not come and complete
-        the digest (rank 0 received it: it decides only once every digest is in); rank 0
-        keeps verdicts still in flight apart (the receiver abandoned the call)."""
+    def cleanup(self, seq: int) -> None:
+        """After an error in call ``seq``: cancel the verdict that will not come, complete
+        the digest sent and (rank 0) receive every digest of the call — every rank sends
+        one as the call begins, so none is left over for the next call — and keep verdicts
+        still in flight apart (their receiver abandoned the call)."""
+        what = f"call {seq} of this wrapper, abandoned"
         if self.rank:
             if not self.recvs[0].Test():
                 self.recvs[0].Cancel()
                 self.recvs[0].Wait()
-            self.sends[0].Wait()
+            self.wait(self.sends, f"the digest of {what}", seq)
             return
+        self.wait(self.recvs, f"the digests of {what}", seq)
         pending = [req for req in self.sends if not req.Test()]
         if pending:  # rare: freed by the notices once they complete
             self.notices.flying.extend((req, self.mine) for req in pending)

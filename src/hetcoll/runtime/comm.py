@@ -316,7 +316,7 @@ class ScheduleComm(Clocks):
             trace = self._call(plan, handler, what, seq, digest)
         except MismatchError:
             if agree is not None:
-                agree.cleanup()
+                agree.cleanup(seq)
             raise
         if agree is not None:
             agree.end(seq, digest, what)
