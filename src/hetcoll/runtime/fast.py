@@ -30,7 +30,17 @@ from mpi4py import MPI
 
 from ..errors import CollectiveTimeoutError
 from .plan import KIND_NAMES, SEND, ByteRanges, DataHandler, RankPlan, Trace, timeout_message
-from .transport import _HDR, HEADER, PACK, _completed, data_tag, describe, kept_entry, mismatch
+from .transport import (
+    _HDR,
+    HEADER,
+    PACK,
+    _completed,
+    cancelled,
+    data_tag,
+    describe,
+    kept_entry,
+    mismatch,
+)
 
 __all__ = ["FastRun", "Rest"]
 
@@ -162,16 +172,20 @@ class FastRun:
         act: list[int] = []  # their ops
         self.active, self.act = active, act
         now = self.entry = time.monotonic_ns()
+
+        def enable(j: int, t: int) -> None:
+            if sends[j]:
+                heapq.heappush(due, j)
+                return
+            if ranges is None:  # the handler learns the receive is posted
+                handler.recv_buffer(chunks[j], self.names[j])
+            reqs[j].Start()
+            active.append(reqs[j])
+            act.append(j)
+            issued[j] = t
+
         for i in plan.roots:
-            if sends[i]:
-                due.append(i)  # roots are in program order: a heap already
-            else:
-                if ranges is None:
-                    self._recv_buffer(handler, i)
-                reqs[i].Start()
-                active.append(reqs[i])
-                act.append(i)
-                issued[i] = now
+            enable(i, now)
         remaining, port = len(sends), -1
         deadline = now + int(self.timeout * _NS)
         spin_ns = self.spin_ns
@@ -241,19 +255,7 @@ class FastRun:
                 for j in dependents[i]:
                     waiting[j] -= 1
                     if waiting[j] == 0:
-                        if sends[j]:
-                            heapq.heappush(due, j)
-                        else:
-                            if ranges is None:
-                                self._recv_buffer(handler, j)
-                            reqs[j].Start()
-                            active.append(reqs[j])
-                            act.append(j)
-                            issued[j] = t
-
-    def _recv_buffer(self, handler: DataHandler, i: int) -> None:
-        # the handler learns the receive is posted (its memory is filled on arrival)
-        handler.recv_buffer(self.plan.chunks[i], self.names[i])
+                        enable(j, t)
 
     # -- the rare paths ---------------------------------------------------------------------
 
@@ -308,16 +310,12 @@ class FastRun:
         a message of the peer's next call: kept in ``early``) and return the pending sends
         with their memory, to be tested later."""
         sends = []
-        status = MPI.Status()
         for req, i in zip(self.active, self.act, strict=True):
             if self.sends[i]:
                 sends.append((req, self))  # its memory stays with the request in flight
                 continue
-            if not _completed(req):
-                req.Cancel()
-                req.Wait(status)
-                if status.Is_cancelled():
-                    continue
+            if cancelled(req):
+                continue
             if _HDR.unpack_from(self.mems[i])[0] > seq:
                 entry = kept_entry(self.mems[i], None, self.payloads[i])
                 early.setdefault((self.plan.peers[i], self.plan.chunks[i]), []).append(entry)

@@ -326,18 +326,14 @@ class MPITransport:
         tested later (with the memory they read).  A receive that completed meanwhile may
         hold a message of the peer's next call: it is kept for that call."""
         sends = []
-        status = MPI.Status()
         for req, i, opened in zip(self.reqs, self.owners, self.open, strict=True):
             if not opened:
                 continue
             if i not in self.recvs:
                 sends.append((req, self.keep.get(i)))
                 continue
-            if not _completed(req):
-                req.Cancel()
-                req.Wait(status)
-                if status.Is_cancelled():
-                    continue
+            if cancelled(req):
+                continue
             self.parts[i] -= 1
             if self.parts[i] == 0:
                 self._salvage(i)
@@ -381,6 +377,17 @@ def mismatch(rank: int, what, detail: str) -> MismatchError:
         "must call the same collectives in the same order with the same root, members, size, "
         "segment size, datatype and operator"
     )
+
+
+def cancelled(req: MPI.Request) -> bool:
+    """Cancel a pending receive: True when it was cancelled, False when it completed
+    (before, or meanwhile: its message is there)."""
+    if _completed(req):
+        return False
+    status = MPI.Status()
+    req.Cancel()
+    req.Wait(status)
+    return status.Is_cancelled()
 
 
 def _completed(req: MPI.Request) -> bool:
