@@ -60,7 +60,8 @@ def main() -> int:
     first, always = one["hetcoll"]["value"], one["hetcoll check=always"]["value"]
     print(
         f"1-byte: hetcoll / native {one['hetcoll']['ratio_median']:.2f} (target <= 2); "
-        f"check='always' / default {always / first:.2f} (target <= 2)"
+        f"check='always' / default {always / first:.2f} (target <= 2); hand-written mpi4py "
+        f"binomial / native {one['floor: mpi4py binomial']['ratio_median']:.2f}"
     )
     floor = one["native Bcast + Allreduce(32 B)"]["value"]
     print(

@@ -90,6 +90,19 @@ def floor_chain(comm: MPI.Comm, buf: np.ndarray, seg: int) -> None:
         time.sleep(0)
 
 
+def floor_binomial(comm: MPI.Comm, buf: np.ndarray) -> None:
+    """A binomial broadcast from rank 0 written straight in mpi4py (blocking ``Recv`` from
+    the parent, then ``Send`` to each child): the floor of any Python engine's 1-byte call."""
+    low = me & -me if me else 1 << n.bit_length()
+    if me:
+        comm.Recv(buf, me - low, 65)
+    k = low >> 1
+    while k:
+        if me + k < n:
+            comm.Send(buf, me + k, 65)
+        k >>= 1
+
+
 out: dict = {"ranks": n}
 big = np.zeros(8 * 1024 * 1024, dtype=np.uint8)
 if me == 0:
@@ -119,6 +132,7 @@ variants = {
         world.Bcast(one, 0),
         world.Allreduce(digest, agreed, op=MPI.MAX),
     ),
+    "floor: mpi4py binomial": lambda: floor_binomial(floor_comm, one),
     "hetcoll": lambda: wrappers["binomial"].Bcast(one, 0),
     "hetcoll check=always": lambda: always.Bcast(one, 0),
 }

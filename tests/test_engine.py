@@ -376,3 +376,33 @@ def test_a_send_waiting_for_its_clear_to_send_honours_the_deadline():
     with pytest.raises(CollectiveTimeoutError, match=r"op 0 .*send of chunk 1.* never became"):
         ex.run(5, None, "Bcast")
     assert ex.trace.issued == [0]  # it never sent
+
+
+def test_an_idle_turn_yields_until_a_yield_is_slow_then_sleeps_for_a_while(monkeypatch):
+    """fast.Rest (docs/runtime.md, Waiting): yields while yields return quickly; after one
+    that took longer than ``slow`` (the host is busy with other processes) it sleeps
+    instead until ``hold`` has passed, then yields again.  A virtual clock: no wall time."""
+    from hetcoll.runtime import fast
+
+    clock = [0]
+    done: list[str] = []
+
+    def sched_yield(cost: list[int]) -> None:
+        done.append("yield")
+        clock[0] += cost[0]
+
+    cost = [1_000]
+    monkeypatch.setattr(fast.time, "monotonic_ns", lambda: clock[0])
+    monkeypatch.setattr(fast.time, "sleep", lambda s: done.append("sleep"))
+    monkeypatch.setattr(fast.os, "sched_yield", lambda: sched_yield(cost))
+    rest = fast.Rest(slow=200_000, hold=10_000_000)
+    rest()
+    rest()
+    cost[0] = 1_000_000  # a yield that gave the core away for a tick
+    rest()
+    rest()
+    rest()
+    clock[0] += 10_000_000  # the hold is over
+    cost[0] = 1_000
+    rest()
+    assert done == ["yield", "yield", "yield", "sleep", "sleep", "yield"]

@@ -192,7 +192,9 @@ def check_allgather(rec: Recorder, hc: HetComm, tag: str) -> None:
 
 
 def check_barrier(rec: Recorder, hc: HetComm, tag: str, late: int) -> None:
-    """Rank ``late`` arrives 30 ms after the others: nobody may leave before it arrives."""
+    """Rank ``late`` arrives 30 ms after the others: nobody may leave before the last rank
+    arrived (on a busy host another rank may arrive later still: the property is the same,
+    so the last arrival is whoever's it was; data never depend on timing)."""
     WORLD.Barrier()
     if me == late:
         time.sleep(0.03)
@@ -201,7 +203,7 @@ def check_barrier(rec: Recorder, hc: HetComm, tag: str, late: int) -> None:
     leave = time.monotonic_ns()
     stamps = WORLD.allgather((entry, leave))
     arrived = max(e for e, _ in stamps)
-    ok = leave >= arrived and stamps[late][0] == arrived
+    ok = leave >= arrived
     rec.case(f"{tag} barrier late={late}", ok, f"left {leave}, last arrival {arrived}")
 
 

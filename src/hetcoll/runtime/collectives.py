@@ -163,8 +163,14 @@ class Collectives(ScheduleComm):
         else:  # a plain buffer: its bytes (the common case, kept short)
             m, data = None, raw(buf, receiving, "Bcast buf")
         seg = self.segment_size if segment_size is None else segment_size
-        what = Label("Bcast(root={}, {} B, {})", root, len(data), algo or self._label(None))
-        self._tree({0: data}, root, None, len(data), seg, None, what, algo)
+        # A repeated call (same root, size, segments, planner) costs one lookup here.
+        key = (root, len(data), seg, algo)
+        call = self._calls.get(key)
+        if call is None:
+            what = Label("Bcast(root={}, {} B, {})", root, len(data), algo or self._label(None))
+            call = self._calls[key] = (*self._planned(root, None, len(data), seg, None, algo), what)
+        self.last_schedule, plan, program, digest, what = call
+        self._execute(plan, ByteRanges(program.chunks, {0: data}), what, digest)
         if m is not None and not m.contiguous and receiving:
             m.unpack(data)
 

@@ -34,7 +34,7 @@ from .agreement import Agreement
 from .clocks import Clocks
 from .emulation import EmulatedTiming, Emulator, clock_offsets, clock_shift, set_timer_slack
 from .executor import DataHandler, Executor, NativeTiming, RankPlan, Trace, rank_plan
-from .fast import FastRun
+from .fast import FastRun, Rest
 from .notices import Notices
 from .startup import (
     Planner,
@@ -60,7 +60,7 @@ class ScheduleComm(Clocks):
 
     ``check``: ``"data"`` (default; ``"first"`` is its former name) carries a digest of each
     call with its data and detects any disagreement, ``"always"`` also compares digests
-    collectively before every call (every rank then raises before any byte moves),
+    in a round through rank 0 with every call (every rank then raises in the call itself),
     ``"never"`` trusts the caller.
     """
 
@@ -106,11 +106,16 @@ class ScheduleComm(Clocks):
         self.segment_size, self.time_scale = None, 1.0
         self.check = "data" if check == "first" else check
         self.on_timeout = on_timeout
-        self.last_trace: Trace | None = None
+        self._last_trace: Trace | None = None
+        self._fast_trace: FastRun | None = None  # the last call's, when on the fast path
         self.last_schedule: Schedule | None = None
         self._cache: dict[Any, tuple[Schedule, RankPlan, Program, int]] = {}
+        # Bcast's own lookup of a repeated call: a subset of _cache (cleared when it forgets
+        # a schedule: the plans it holds must be the cached ones, see _forget)
+        self._calls: dict[tuple, tuple] = {}
         self._wires: dict[int, Wire] = {}  # id(plan) -> its reusable memory and requests
         self._fast: dict[int, FastRun | None] = {}  # id(plan) -> fast.py, None: not for it
+        self._rest = Rest()  # how an idle rank looks again (fast.py)
         self._fast_ok = os.environ.get("HETCOLL_FAST", "1") != "0"  # 0: the executor always
         self._agreement: Agreement | None = None  # check="always"
         self._broken: str | None = None
@@ -166,12 +171,17 @@ class ScheduleComm(Clocks):
         judge([d[: len(digest)] for d in got], error, self.rank)
         self.platform, self.nodes = p, place(p, nodes, self.size)
         self.node = self.nodes[self.rank]
+        if self.check == "always":  # agreement.py
+            self._agreement = Agreement(self.comm, self._await, self.notices)
         self.rank_of = {node: r for r, node in enumerate(self.nodes)}
         #: True when every rank reads the same clock (one host, or synchronised for emulation)
         self.one_host = len({d[len(digest) :] for d in got}) == 1
         self.shared_clock = self.one_host or self.emulate
         self.emulator = None
         self.clock_offset_ns = 0
+        #: whether calls may take the native fast path (fast.py; a call of messages too
+        #: large for it, or a call that starts at an agreed time, takes the executor)
+        self._quick = self._fast_ok and not self.emulate and self.check != "never"
         if self.emulate:
             if clock == "sync" or (clock == "auto" and not self.one_host):
                 self.clock_offset_ns = clock_offsets(self.comm, self._wait, self.shift_ns)
@@ -205,6 +215,8 @@ class ScheduleComm(Clocks):
             if len(set(every)) > 1 and not self.notices.reported:
                 unreported = [r for r, d in enumerate(every) if d != every[0]]
         self.notices.close()
+        if self._agreement is not None:
+            self._agreement.free()
         for kept in (*self._wires.values(), *self._fast.values()):
             if kept:
                 kept.free()
@@ -271,6 +283,7 @@ class ScheduleComm(Clocks):
                 int.from_bytes(digest[:8], "little") >> 2,  # 62 bits: never overflows negated
             )
             if len(self._cache) >= _CACHE_LIMIT:
+                self._calls.clear()
                 self._forget(self._cache.pop(next(iter(self._cache)))[1])
             self._cache[key] = hit
         return hit
@@ -287,81 +300,95 @@ class ScheduleComm(Clocks):
         finally:
             self._forget(plan)  # a one-off plan
 
-    def _execute(self, plan: RankPlan, handler: DataHandler, what: str, digest: int) -> Trace:
+    def _execute(self, plan: RankPlan, handler: DataHandler, what, digest: int):
+        """Run a call; its trace, or None on the fast path (:attr:`last_trace` asks it)."""
         if self._broken is not None:
             raise HetcollError(f"this HetComm is unusable after an earlier error: {self._broken}")
-        self._seq += 1
-        seq = self._seq
+        self._seq = seq = self._seq + 1
         self._history = (self._history * 1_000_003 + digest) % (1 << 63)
-        start_at, self._start_at = self._start_at, None
-        token = None if self.check == "never" else (seq, digest)
-        timing = None
-        if self.emulator is not None:
-            timing = EmulatedTiming(self.emulator, plan.me)
-        if self.check == "always":  # agreement.py
-            if self._agreement is None:
-                self._agreement = Agreement(self.nodes, self.node, self.rank_of)
-            check = self._agreement.handler(seq, digest, what, self.notices.reported)
-            if timing is not None:
-                self._run(self._agreement.plan, check, f"the agreement check of {what}", None)
-                check.judge()
-            else:
-                plan, handler = self._agreement.with_call(plan, handler, check)
-        trace = self._run(plan, handler, what, token, timing, start_at)
-        self.last_trace = trace
+        agree = self._agreement  # check="always": a round through rank 0 (agreement.py)
+        if agree is not None:
+            agree.begin(seq, digest, what)
+            if self.emulator is not None:  # before the call: its modelled times stay its own
+                agree.end(seq, digest, what)
+                agree = None
+        try:
+            trace = self._call(plan, handler, what, seq, digest)
+        except MismatchError:
+            if agree is not None:
+                agree.cleanup(seq)
+            raise
+        if agree is not None:
+            agree.end(seq, digest, what)
         self.notices.raise_earlier(seq)
         return trace
 
-    def _run(self, plan, handler, what, token, timing=None, start_at=None) -> Trace:
-        """One rank's part of ``plan``; ``token``: ``(call number, digest)`` carried with the
-        data and checked (None: no check); ``timing``: emulated, else native."""
-        on_timeout = self._timed_out if self.on_timeout == "abort" else None
+    def _call(self, plan: RankPlan, handler: DataHandler, what, seq: int, digest: int):
         fast = None
-        if self._fast_ok and timing is None and token is not None and start_at is None:
-            fast = None if self.notices.early else self._fast.get(id(plan), False)
+        if self._quick and self._start_at is None and not self.notices.early:
+            fast = self._fast.get(id(plan), False)
             if fast is False:
-                fast = self._fast[id(plan)] = FastRun.compile(self.comm, plan)
-                if fast is not None:
-                    fast.transport = self._transport(token, what, None)
-        if fast is not None:  # fast.py: the commonest call, natively
-            transport = fast.transport
-            transport.reset(token, self._seq)
-            transport.what = what
-        else:
-            transport = self._transport(token, what, self._wires.get(id(plan)))
-            self._wires[id(plan)] = transport.wire
+                fast = self._fast[id(plan)] = FastRun.compile(self.comm, plan, self)
+        if fast is None:
+            start_at, self._start_at = self._start_at, None
+            token = None if self.check == "never" else (seq, digest)
+            timing = None if self.emulator is None else EmulatedTiming(self.emulator, plan.me)
+            self.last_trace = trace = self._run(plan, handler, what, token, timing, start_at)
+            return trace
+        self._fast_trace = fast  # fast.py, the commonest call natively: last_trace asks it
         try:
-            if fast is not None:
-                args = (self.timeout, self.spin, self.poll, on_timeout, what)
-                return fast.run(handler, transport, *args)
+            fast.run(handler, seq, digest, what)
+        except MismatchError:
+            sends = fast.abandon(self.notices.early, seq)
+            fast.free(keep={id(req) for req, _ in sends})
+            del self._fast[id(plan)]
+            self.notices.abandon(seq, digest, sends)
+            raise
+        except CollectiveTimeoutError as exc:
+            self._broken = str(exc)
+            raise
+        return None
+
+    def _run(self, plan, handler, what, token, timing=None, start_at=None) -> Trace:
+        """One rank's part of ``plan`` with the executor; ``token``: ``(call number,
+        digest)`` carried with the data and checked (None: no check); ``timing``: emulated,
+        else native."""
+        on_timeout = self._timed_out if self.on_timeout == "abort" else None
+        notices = self.notices
+        transport = MPITransport(
+            self.comm,
+            token,
+            stamps=self.emulate,
+            stale=notices.stale,
+            what=what,
+            notices=notices if token is not None else None,
+            seq=self._seq,
+            early=notices.early,
+            wire=self._wires.get(id(plan)),
+        )
+        self._wires[id(plan)] = transport.wire
+        try:
             ex = Executor(plan, handler, transport, timing or self._native, start_at=start_at)
             return ex.run(ex.trace.entry + int(self.timeout * _NS), on_timeout, what)
         except MismatchError:
             sends = transport.abandon()
-            if fast is not None:  # its memory stays with its sends in flight
-                sends = [(req, fast) for req, _ in sends]
-                fast.free(keep={id(req) for req, _ in sends})
-                del self._fast[id(plan)]
-            else:
-                del self._wires[id(plan)]  # its requests are freed or in flight
+            del self._wires[id(plan)]  # its requests are freed or in flight
             self.notices.abandon(self._seq, token[1] if token else 0, sends)
             raise
         except CollectiveTimeoutError as exc:
             self._broken = str(exc)
             raise
 
-    def _transport(self, token, what, wire) -> MPITransport:
-        return MPITransport(
-            self.comm,
-            token,
-            stamps=self.emulate,
-            stale=self.notices.stale,
-            what=what,
-            notices=self.notices if token is not None else None,
-            seq=self._seq,
-            early=self.notices.early,
-            wire=wire,
-        )
+    @property
+    def last_trace(self) -> Trace | None:
+        """What the last call did when (:class:`~.plan.Trace`), None before any call."""
+        if self._fast_trace is not None:
+            self._last_trace, self._fast_trace = self._fast_trace.trace(), None
+        return self._last_trace
+
+    @last_trace.setter
+    def last_trace(self, trace: Trace | None) -> None:
+        self._last_trace, self._fast_trace = trace, None
 
     def _forget(self, plan: RankPlan) -> None:
         """Free what was kept for ``plan`` (its memory and persistent requests)."""

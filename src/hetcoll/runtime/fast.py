@@ -5,52 +5,114 @@ steps, any timing, any transport.  For the commonest call — native timing, eve
 at most :data:`~.transport.PACK` bytes, headers on — :class:`FastRun` runs the same rules
 (deps, one send port taking the first ready send in program order, receives posted when
 their deps completed) in one loop over local state, with a persistent request and memory
-per op made once per schedule: a call then costs a few microseconds of Python instead of
-tens, which is what a 1-byte broadcast and every segment of a pipelined one pay.  The
-wire format is the transport's (header, then the chunk), so a rank on the fast path and
-one on the general path talk to each other; what is rare goes through the transport's own
-code: a header of another call or schedule (leftovers of an abandoned call dropped, a
-message of a later call kept, anything else :class:`~hetcoll.errors.MismatchError`), a
-message that does not fit, abandoning after an error.
+per op made once per schedule.  The header of each send is packed once (its digest, size);
+a call writes only its number, copies the chunk behind it and starts the request; a receive
+compares the header's call number and digest with the call's and copies the chunk out.  A
+call then costs a few microseconds of Python, which is what a 1-byte broadcast and every
+segment of a pipelined one pay.
+
+The wire format is the transport's (:mod:`.transport`: header, then the chunk), so a rank on
+the fast path and one on the general path talk to each other, and the rare cases are the
+transport's rules: a header of an earlier, abandoned call is a leftover (dropped, the
+receive started again), one of a later call is kept for that call and this call is
+abandoned, anything else — another schedule, a message that does not fit — is a
+:class:`~hetcoll.errors.MismatchError`.
 """
 
 from __future__ import annotations
 
 import heapq
+import os
+import struct
 import time
-from collections.abc import Callable
 
 from mpi4py import MPI
 
 from ..errors import CollectiveTimeoutError
-from .plan import KIND_NAMES, SEND, DataHandler, RankPlan, Trace, timeout_message
-from .transport import _HDR, HEADER, PACK, MPITransport, data_tag
+from .plan import KIND_NAMES, SEND, ByteRanges, DataHandler, RankPlan, Trace, timeout_message
+from .transport import (
+    _HDR,
+    HEADER,
+    PACK,
+    _completed,
+    cancelled,
+    data_tag,
+    describe,
+    kept_entry,
+    mismatch,
+)
 
-__all__ = ["FastRun"]
+__all__ = ["FastRun", "Rest"]
 
 _NS = 1_000_000_000
+_SEQ = struct.Struct("<q")
+_TOKEN = struct.Struct("<2q")
+
+
+class Rest:
+    """How an idle rank looks again soon, leaving the core to whoever wants it.
+
+    ``sched_yield`` returns at once (about 2 µs) when nobody else is runnable, and runs a
+    peer rank sharing the core when one is; ``time.sleep(0)`` always sleeps the timer
+    slack (about 60 µs here), the cost of every idle turn of a small call.  But on a host
+    busy with other processes a yield can hand the core away for a whole scheduler tick
+    (about 1 ms measured), where a sleep is woken, and preempts them, after its slack.  So
+    a rank yields, and when a yield took longer than ``slow`` it sleeps instead for the
+    next ``hold`` (ns), then tries yielding again.
+    """
+
+    __slots__ = ("hold", "slow", "until")
+
+    def __init__(self, slow: int = 200_000, hold: int = 100_000_000) -> None:
+        self.slow, self.hold, self.until = slow, hold, 0
+
+    def __call__(self) -> None:
+        t = time.monotonic_ns()
+        if t < self.until:
+            time.sleep(0)
+            return
+        os.sched_yield()
+        if time.monotonic_ns() - t > self.slow:
+            self.until = t + self.hold
 
 
 class FastRun:
     """One rank's part of a schedule, compiled for the native fast path (see the module
     docstring); ``None`` from :meth:`compile` when a message is too large for it."""
 
-    def __init__(self, comm: MPI.Comm, plan: RankPlan) -> None:
+    def __init__(self, comm: MPI.Comm, plan: RankPlan, owner) -> None:
         self.plan = plan
+        self.comm = comm
+        # the wrapper's settings (fixed once it is set up) and its notices
+        self.notices, self.rest, self.timeout = owner.notices, owner._rest, owner.timeout
+        self.spin_ns, self.poll = int(owner.spin * _NS), owner.poll
+        self.on_timeout = owner._timed_out if owner.on_timeout == "abort" else None
         self.mems: list[bytearray] = []
-        self.views: list[memoryview] = []
+        self.payloads: list[memoryview] = []  # the chunk's part of each op's memory
         self.reqs: list[MPI.Prequest] = []
         ops = zip(plan.kinds, plan.peers, plan.chunks, plan.nbytes, strict=True)
         for kind, peer, chunk, n in ops:
             mem = bytearray(HEADER + n)
             init = comm.Send_init if kind == SEND else comm.Recv_init
             self.mems.append(mem)
-            self.views.append(memoryview(mem))
+            self.payloads.append(memoryview(mem)[HEADER:])
             self.reqs.append(init(mem, peer, data_tag(chunk)))
+        self.sends = tuple(k == SEND for k in plan.kinds)
+        self.names = tuple(KIND_NAMES[k] for k in plan.kinds)
+        self.digest: int | None = None  # packed in the send headers
+        self.ranges: tuple | None = None  # per op (buffer, slice) of a ByteRanges handler
+        self.chunk_table = None  # the chunks ``ranges`` was made from
+        n = len(plan)
+        self.entry = 0
+        self.done = [0] * n  # completion times of the last call (ns), for trace()
+        self.issued = [0] * n
+        self.active: list[MPI.Prequest] = []  # of the last call, for abandon()
+        self.act: list[int] = []
 
     @classmethod
-    def compile(cls, comm: MPI.Comm, plan: RankPlan) -> FastRun | None:
-        return cls(comm, plan) if all(n <= PACK for n in plan.nbytes) else None
+    def compile(cls, comm: MPI.Comm, plan: RankPlan, owner) -> FastRun | None:
+        """The fast path of ``plan`` for the wrapper ``owner`` (a ``ScheduleComm``)."""
+        return cls(comm, plan, owner) if all(n <= PACK for n in plan.nbytes) else None
 
     def free(self, keep: set[int] = frozenset()) -> None:
         """Free the requests (except those in ``keep``, by id: still in flight)."""
@@ -58,92 +120,204 @@ class FastRun:
             if id(req) not in keep:
                 req.Free()
         self.reqs = []
-        transport = getattr(self, "transport", None)
-        if transport is not None:
-            transport.wire.free(keep)
 
-    def run(
-        self,
-        handler: DataHandler,
-        transport: MPITransport,
-        deadline_s: float,
-        spin: float,
-        poll: float,
-        on_timeout: Callable[[str], None] | None,
-        what,
-    ) -> Trace:
-        """Run the plan; ``transport`` (this call's, empty) keeps the bookkeeping the rare
-        paths need (abandon after an error, drop, keep)."""
-        plan, mems, views, reqs = self.plan, self.mems, self.views, self.reqs
-        kinds, peers, chunks, dependents = plan.kinds, plan.peers, plan.chunks, plan.dependents
-        seq, digest = transport.token
-        n = len(kinds)
-        now = time.monotonic_ns()
-        trace = Trace(now, [0] * n, [0] * n, [0] * n, [0] * n)
-        done_at, issued, observed = trace.done, trace.issued, trace.observed
+    def trace(self) -> Trace:
+        """The :class:`~.plan.Trace` of the last call (real times)."""
+        sends = self.sends
+        done = list(self.done)
+        received = max((t for t, s in zip(done, sends, strict=True) if not s), default=0)
+        return Trace(
+            self.entry, done, list(self.issued), done, list(self.issued), received or self.entry
+        )
+
+    def _bind(self, handler: DataHandler, digest: int) -> tuple | None:
+        """Pack ``digest`` into the send headers (once per digest); the per-op byte ranges
+        when ``handler`` moves byte ranges of user buffers (None: ask the handler)."""
+        if digest != self.digest:
+            for i, mem in enumerate(self.mems):
+                if self.sends[i]:
+                    _HDR.pack_into(mem, 0, 0, digest, 0, 0, len(mem) - HEADER)
+            self.digest = digest
+        if type(handler) is not ByteRanges:
+            return None
+        if handler.chunks is not self.chunk_table:
+            table = handler.chunks
+            self.ranges = tuple(
+                (table[c].buffer, slice(table[c].offset, table[c].offset + table[c].nbytes))
+                for c in self.plan.chunks
+            )
+            self.chunk_table = table
+        return self.ranges
+
+    def run(self, handler: DataHandler, seq: int, digest: int, what) -> None:
+        """Run call ``seq`` of the plan (``digest``: the call's); the wrapper's notices
+        (:mod:`.notices`) are looked at while idle, and give the call numbers whose
+        leftovers are dropped."""
+        notices, rest = self.notices, self.rest
+        plan, mems, payloads, reqs, sends = (
+            self.plan,
+            self.mems,
+            self.payloads,
+            self.reqs,
+            self.sends,
+        )
+        chunks, dependents = plan.chunks, plan.dependents
+        ranges = self._bind(handler, digest)
+        buffers = handler.buffers if ranges is not None else None
+        token = (seq, digest)
+        done, issued = self.done, self.issued
         waiting = list(plan.ndeps)
         due: list[int] = []  # enabled sends, program order
-        active, owner = transport.reqs, transport.owners  # shared: transport.abandon()
-        opened, parts, recvs = transport.open, transport.parts, transport.recvs
-        remaining, port = n, -1
+        active: list[MPI.Prequest] = []  # requests started and not yet seen complete
+        act: list[int] = []  # their ops
+        self.active, self.act = active, act
+        now = self.entry = time.monotonic_ns()
 
-        def enable(i: int) -> None:
-            if kinds[i] == SEND:
-                heapq.heappush(due, i)
+        def enable(j: int, t: int) -> None:
+            if sends[j]:
+                heapq.heappush(due, j)
                 return
-            buf = handler.recv_buffer(chunks[i], KIND_NAMES[kinds[i]])
-            recvs[i] = (peers[i], chunks[i], buf, views[i], mems[i])
-            start(i)
-
-        def start(i: int) -> None:
-            reqs[i].Start()
-            active.append(reqs[i])
-            owner.append(i)
-            opened.append(True)
-            parts[i] = 1
-            issued[i] = time.monotonic_ns()
+            if ranges is None:  # the handler learns the receive is posted
+                handler.recv_buffer(chunks[j], self.names[j])
+            reqs[j].Start()
+            active.append(reqs[j])
+            act.append(j)
+            issued[j] = t
 
         for i in plan.roots:
-            enable(i)
-        deadline = now + int(deadline_s * _NS)
+            enable(i, now)
+        remaining, port = len(sends), -1
+        deadline = now + int(self.timeout * _NS)
+        spin_ns = self.spin_ns
         idle_since = now
+        testsome = MPI.Request.Testsome
         while remaining:
             if port < 0 and due:
                 port = i = heapq.heappop(due)
-                data = handler.send_buffer(chunks[i])
-                _HDR.pack_into(mems[i], 0, seq, digest, 0, 0, len(data))
-                views[i][HEADER:] = data
-                start(i)
-                trace.started[i] = issued[i]
-            got = transport.poll()
+                if ranges is not None:
+                    b, sl = ranges[i]
+                    payloads[i][:] = buffers[b][sl]
+                else:
+                    payloads[i][:] = handler.send_buffer(chunks[i])
+                _SEQ.pack_into(mems[i], 0, seq)
+                reqs[i].Start()
+                active.append(reqs[i])
+                act.append(i)
+                issued[i] = time.monotonic_ns()
+            try:
+                got = testsome(active)
+            except MPI.Exception as exc:
+                got = self._truncated(exc, seq, notices, what)
             if not got:
                 now = time.monotonic_ns()
-                if now - idle_since <= spin * _NS:
-                    time.sleep(0)  # let a peer sharing the core run
+                if now - idle_since <= spin_ns:
+                    rest()
                     continue
                 if now > deadline:
                     message = timeout_message(
-                        plan, what, deadline_s, parts.__contains__, waiting, port, n - remaining
+                        plan,
+                        what,
+                        self.timeout,
+                        act.__contains__,
+                        waiting,
+                        port,
+                        len(sends) - remaining,
                     )
-                    if on_timeout is not None:
-                        on_timeout(message)
+                    if self.on_timeout is not None:
+                        self.on_timeout(message)
                     raise CollectiveTimeoutError(message)
-                transport.idle(poll)
+                notices.check(seq, what)
+                time.sleep(self.poll)
                 continue
-            t = time.monotonic_ns()
-            idle_since = t
-            for i, _, _ in got:
-                if kinds[i] == SEND:
+            t = idle_since = time.monotonic_ns()
+            finished = [act[k] for k in got]
+            if len(got) == len(active):
+                active.clear()
+                act.clear()
+            else:
+                gone = set(got)
+                active[:] = [r for k, r in enumerate(active) if k not in gone]
+                act[:] = [o for k, o in enumerate(act) if k not in gone]
+            for k, i in enumerate(finished):
+                if sends[i]:
                     port = -1
+                elif _TOKEN.unpack_from(mems[i]) != token:
+                    if self._odd(i, seq, notices, what, finished[k + 1 :]):  # a leftover
+                        continue
+                elif ranges is not None:
+                    b, sl = ranges[i]
+                    buffers[b][sl] = payloads[i]
                 else:
-                    handler.received(chunks[i], KIND_NAMES[kinds[i]])
-                done_at[i] = observed[i] = t
+                    handler.recv_buffer(chunks[i], self.names[i])[:] = payloads[i]
+                    handler.received(chunks[i], self.names[i])
+                done[i] = t
                 remaining -= 1
                 for j in dependents[i]:
                     waiting[j] -= 1
                     if waiting[j] == 0:
-                        enable(j)
-        trace.received = max(
-            (observed[i] for i in range(n) if kinds[i] != SEND), default=trace.entry
-        )
-        return trace
+                        enable(j, t)
+
+    # -- the rare paths ---------------------------------------------------------------------
+
+    def _odd(self, i: int, seq: int, notices, what, unseen=()) -> bool:
+        """Receive ``i`` holds a header of another call or schedule: True for a leftover of
+        an abandoned call (dropped: the receive is started again), else raise (``unseen``:
+        ops completed with it, not yet looked at: :meth:`abandon` looks at them)."""
+        got, digest, *_ = _HDR.unpack_from(self.mems[i])
+        peer = self.plan.peers[i]
+        if got in notices.stale and got < seq:
+            self.reqs[i].Start()
+            self.active.append(self.reqs[i])
+            self.act.append(i)
+            return True
+        self.active.extend(self.reqs[j] for j in unseen)
+        self.act.extend(unseen)
+        if got > seq:
+            # the peer is in a later call: it abandoned this one; keep the message for it
+            entry = kept_entry(self.mems[i], None, self.payloads[i])
+            notices.early.setdefault((peer, self.plan.chunks[i]), []).append(entry)
+        raise mismatch(self.comm.rank, what, describe(peer, got, digest, seq))
+
+    def _truncated(self, exc: MPI.Exception, seq: int, notices, what) -> list[int]:
+        """Testsome failed: a message larger than its receive (its header is there anyway).
+        The requests that completed, by asking each.  A cut message is fine only as a
+        leftover of an abandoned call (dropped when looked at); else it is a disagreement
+        on the size, or a message of a later call (kept for it)."""
+        got = [k for k, r in enumerate(self.active) if _completed(r)]
+        for k in got:
+            i = self.act[k]
+            if self.sends[i]:
+                continue
+            header = _HDR.unpack_from(self.mems[i])
+            if header[0] in notices.stale and header[0] < seq:
+                continue
+            others = [self.act[x] for x in got if x != k]
+            gone = set(got)
+            self.active[:] = [r for x, r in enumerate(self.active) if x not in gone]
+            self.act[:] = [o for x, o in enumerate(self.act) if x not in gone]
+            if header[0] > seq:
+                self._odd(i, seq, notices, what, others)
+            self.active.extend(self.reqs[j] for j in others)
+            self.act.extend(others)
+            detail = exc.Get_error_string().splitlines()[0]
+            raise mismatch(
+                self.comm.rank, what, f"a message did not fit its receive (another size; {detail})"
+            )
+        return got
+
+    def abandon(self, early: dict, seq: int) -> list[tuple[MPI.Request, object]]:
+        """After an error: cancel the pending receives (one that completed meanwhile may hold
+        a message of the peer's next call: kept in ``early``) and return the pending sends
+        with their memory, to be tested later."""
+        sends = []
+        for req, i in zip(self.active, self.act, strict=True):
+            if self.sends[i]:
+                sends.append((req, self))  # its memory stays with the request in flight
+                continue
+            if cancelled(req):
+                continue
+            if _HDR.unpack_from(self.mems[i])[0] > seq:
+                entry = kept_entry(self.mems[i], None, self.payloads[i])
+                early.setdefault((self.plan.peers[i], self.plan.chunks[i]), []).append(entry)
+        self.active, self.act = [], []
+        return sends

@@ -301,7 +301,7 @@ class MPITransport:
             if seq > mine:
                 # The peer is in a later call: it abandoned (or disagreed on) this one, so
                 # this rank abandons it too; the message belongs to that later call.
-                entry = self._entry(header, scratch, buf)
+                entry = kept_entry(header, scratch, buf)
                 self.early.setdefault((peer, chunk), []).append(entry)
             raise self._mismatch(self._describe(peer, seq, digest))
         if scratch is not None:
@@ -309,18 +309,10 @@ class MPITransport:
         done.append((i, start, sent))
 
     def _describe(self, peer: int, seq: int, digest: int) -> str:
-        mine = self.token[0]
-        if seq == mine:
-            return f"rank {peer} planned another schedule for this call (call {seq})"
-        return f"rank {peer} sent data of its call {seq} while this rank is in its call {mine}"
+        return describe(peer, seq, digest, self.token[0])
 
     def _mismatch(self, detail: str) -> MismatchError:
-        return MismatchError(
-            f"rank {self.comm.rank}: {self.what}: the ranks planned different schedules: "
-            f"{detail}; every rank must call the same "
-            "collectives in the same order with the same root, members, size, segment size, "
-            "datatype and operator"
-        )
+        return mismatch(self.comm.rank, self.what, detail)
 
     # -- idling and abandoning --------------------------------------------------------------------
 
@@ -334,18 +326,14 @@ class MPITransport:
         tested later (with the memory they read).  A receive that completed meanwhile may
         hold a message of the peer's next call: it is kept for that call."""
         sends = []
-        status = MPI.Status()
         for req, i, opened in zip(self.reqs, self.owners, self.open, strict=True):
             if not opened:
                 continue
             if i not in self.recvs:
                 sends.append((req, self.keep.get(i)))
                 continue
-            if not _completed(req):
-                req.Cancel()
-                req.Wait(status)
-                if status.Is_cancelled():
-                    continue
+            if cancelled(req):
+                continue
             self.parts[i] -= 1
             if self.parts[i] == 0:
                 self._salvage(i)
@@ -362,16 +350,44 @@ class MPITransport:
         peer, chunk, buf, scratch, header = self.recvs.pop(i)
         if header is None or self.token is None or _HDR.unpack_from(header)[0] <= self.token[0]:
             return
-        entry = self._entry(header, scratch, buf)
+        entry = kept_entry(header, scratch, buf)
         self.early.setdefault((peer, chunk), []).append(entry)
 
-    @staticmethod
-    def _entry(header, scratch, buf) -> tuple:
-        """A message of a later call, kept: its header fields and payload."""
-        seq, digest, start, sent, n = _HDR.unpack_from(header)
-        n = min(n, len(buf))  # a longer one was cut: the size check will fail
-        data = bytes(scratch[HEADER : HEADER + n] if scratch is not None else buf[:n])
-        return (seq, digest, start, sent, data)
+
+def kept_entry(header, scratch, buf) -> tuple:
+    """A message of a later call, kept: its header fields and payload (``scratch``: the
+    header's memory with the chunk behind it, else the chunk is in ``buf``)."""
+    seq, digest, start, sent, n = _HDR.unpack_from(header)
+    n = min(n, len(buf))  # a longer one was cut: the size check will fail
+    data = bytes(scratch[HEADER : HEADER + n] if scratch is not None else buf[:n])
+    return (seq, digest, start, sent, data)
+
+
+def describe(peer: int, seq: int, digest: int, mine: int) -> str:
+    """What a header of call ``seq`` from ``peer`` says, seen in this rank's call ``mine``."""
+    if seq == mine:
+        return f"rank {peer} planned another schedule for this call (call {seq})"
+    return f"rank {peer} sent data of its call {seq} while this rank is in its call {mine}"
+
+
+def mismatch(rank: int, what, detail: str) -> MismatchError:
+    """The error of a call whose ranks disagree (``detail``: what showed it)."""
+    return MismatchError(
+        f"rank {rank}: {what}: the ranks planned different schedules: {detail}; every rank "
+        "must call the same collectives in the same order with the same root, members, size, "
+        "segment size, datatype and operator"
+    )
+
+
+def cancelled(req: MPI.Request) -> bool:
+    """Cancel a pending receive: True when it was cancelled, False when it completed
+    (before, or meanwhile: its message is there)."""
+    if _completed(req):
+        return False
+    status = MPI.Status()
+    req.Cancel()
+    req.Wait(status)
+    return status.Is_cancelled()
 
 
 def _completed(req: MPI.Request) -> bool:

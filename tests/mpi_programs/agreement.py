@@ -1,0 +1,85 @@
+"""MPI test program: ``check="always"`` in the situations the fault tests do not cover.
+``mpiexec -n K python -m mpi4py agreement.py MODE OUT`` (each rank writes its events, JSON,
+to ``OUT.<rank>``).
+
+Modes (rank 1 is the odd one out in the second call; the first and third calls agree):
+
+- ``size``: ``Bcast`` from root 2, rank 1 with another size;
+- ``dtype``: ``Allreduce`` (every rank sends before it receives), rank 1 in float64 where
+  the others use int64 of the same byte count;
+- ``emulated``: ``Bcast`` under emulation, rank 1 with another root;
+- ``members``: a ``multicast`` to ranks 0 and 2, rank 1 (not a member, no op of its own)
+  names other members;
+- ``segments``: an 8 KiB ``Bcast`` in 1 KiB segments, rank 1 with 2 KiB segments.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+from mpi4py import MPI
+
+from hetcoll import HetComm, Platform
+from hetcoll.errors import MismatchError
+from hetcoll.platform import nodes_from_costs
+
+WORLD = MPI.COMM_WORLD
+me, n = WORLD.rank, WORLD.size
+
+
+def attempt(events: list, name: str, call) -> None:
+    try:
+        call()
+        events.append([name, "ok"])
+    except MismatchError as exc:
+        events.append([name, "MismatchError", str(exc)])
+
+
+def agreed_bcast(events: list, hc: HetComm, name: str, nbytes: int, root: int) -> None:
+    buf = np.arange(nbytes, dtype=np.uint8) if me == root else np.zeros(nbytes, np.uint8)
+    attempt(events, name, lambda: hc.Bcast(buf, root))
+    events.append([f"{name} data", bool((buf == np.arange(nbytes, dtype=np.uint8)).all())])
+
+
+def second(events: list, hc: HetComm, mode: str) -> None:
+    odd = me == 1
+    if mode == "size":
+        buf = np.zeros(60 if odd else 100, np.uint8)
+        attempt(events, "call2", lambda: hc.Bcast(buf, 2))
+    elif mode == "dtype":
+        kind = np.float64 if odd else np.int64
+        send, out = np.ones(4, dtype=kind), np.zeros(4, dtype=kind)
+        attempt(events, "call2", lambda: hc.Allreduce(send, out))
+    elif mode == "emulated":
+        buf = np.zeros(100, np.uint8)
+        attempt(events, "call2", lambda: hc.Bcast(buf, 1 if odd else 0))
+    elif mode == "members":
+        buf = np.zeros(100, np.uint8) if me in (0, 2) else None
+        members = [0, 3] if odd else [0, 2]
+        attempt(events, "call2", lambda: hc.multicast(buf, 0, members))
+    elif mode == "segments":
+        buf = np.zeros(8192, np.uint8)
+        seg = 2048 if odd else 1024
+        attempt(events, "call2", lambda: hc.Bcast(buf, 0, segment_size=seg))
+
+
+def main() -> None:
+    mode, out = sys.argv[1], sys.argv[2]
+    p = Platform(nodes_from_costs([20e-6 * (1 + r % 3) for r in range(n)]), model="tini")
+    events: list = []
+    emulate = mode == "emulated"
+    with HetComm(WORLD, p, "binomial", timeout=20, check="always", emulate=emulate) as hc:
+        agreed_bcast(events, hc, "call1", 100, 0)
+        trace = hc.last_trace
+        events.append(["trace", trace is not None and len(trace.done) == len(trace.issued)])
+        second(events, hc, mode)
+        agreed_bcast(events, hc, "call3", 50, n - 1)
+        attempt(events, "close", hc.close)
+    with open(f"{out}.{me}", "w") as fh:
+        json.dump({"rank": me, "events": events}, fh)
+
+
+if __name__ == "__main__":
+    main()

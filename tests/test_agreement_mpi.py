@@ -1,0 +1,32 @@
+"""``check="always"`` with 4-6 ranks (mpi_programs/agreement.py): whatever the call —
+a broadcast from a root other than rank 0, a hypercube allreduce (every rank sends first),
+a multicast whose non-members have nothing to do, pipelined segments, emulation — a
+disagreement raises :class:`~hetcoll.errors.MismatchError` on every rank in the call itself,
+no rank keeps wrong data, and the wrapper works for the next call."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hetcoll.runtime.launch import run_mpi
+
+PROGRAM = Path(__file__).with_name("mpi_programs") / "agreement.py"
+pytestmark = pytest.mark.mpi
+
+
+@pytest.mark.parametrize(
+    ("mode", "n"),
+    [("size", 4), ("dtype", 5), ("emulated", 4), ("members", 4), ("segments", 6)],
+)
+def test_check_always_raises_on_every_rank_in_the_call(mode, n, tmp_path):
+    out = tmp_path / "out"
+    proc = run_mpi(n, [PROGRAM, mode, out], module=False, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for r in range(n):
+        events = json.loads(Path(f"{out}.{r}").read_text())["events"]
+        assert events[:3] == [["call1", "ok"], ["call1 data", True], ["trace", True]], (r, events)
+        assert events[3][:2] == ["call2", "MismatchError"], (r, events)
+        assert events[4:] == [["call3", "ok"], ["call3 data", True], ["close", "ok"]], (r, events)
