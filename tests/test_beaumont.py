@@ -331,6 +331,22 @@ def test_packing_equals_lp_is_certified_and_bounds_every_heuristic(seed):
         assert loads.max() <= 1 + 1e-7
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_packing_equals_lp_when_every_cost_ties(seed):
+    # one bandwidth everywhere: every T_uv equal, so the pricing sees ties at every step
+    rng = np.random.default_rng(seed)
+    n = 9 + seed
+    pairs = {(int(rng.integers(0, v)), v) for v in range(1, n)}
+    pairs |= {(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < 0.3}
+    p = platform([(a, b, 1e6, {"directed": True} if rng.random() < 0.3 else {}) for a, b in pairs])
+    prob = steady_problem(p, "0", L)
+    lp = lp_throughput(prob)
+    pack = pack_arborescences(prob)
+    assert pack.throughput == pytest.approx(lp.throughput, rel=1e-9)
+    assert pack.upper_bound >= lp.throughput * (1 - 1e-9)
+    assert pack.gap <= 1e-9
+
+
 def test_unidirectional_optimum_is_at_most_the_bidirectional_one():
     p = random_graph_platform(10, 0.3, seed=4)
     bi = optimum(p, "0", L).slices_per_second

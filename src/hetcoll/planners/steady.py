@@ -286,7 +286,7 @@ def pack_arborescences(
     problem: SteadyProblem,
     *,
     initial: Iterable[Iterable[int]] = (),
-    smoothing: float = 0.5,
+    smoothing: float = 0.9,
     max_iterations: int = 100_000,
     time_limit: float | None = None,
 ) -> Packing:
@@ -298,7 +298,10 @@ def pack_arborescences(
     initial : iterable of edge-index sequences, optional
         Extra starting trees (the master also starts from three of its own).
     smoothing : float
-        Wentges' dual smoothing factor in ``[0, 1)`` (0: plain column generation).
+        Wentges' dual smoothing factor in ``[0, 1)`` (0: plain column generation): prices
+        at ``smoothing * best + (1 - smoothing) * master``, ``best`` the prices of the best
+        bound so far.  0.9 took 360 iterations (5-6.5 s) at n = 200, density 0.1, where
+        0.5 took 500-800 (13-49 s); at n = 50 both take 0.1-0.3 s.
     max_iterations, time_limit
         Stop early (the packing is then feasible but maybe not optimal: see ``gap``).
 
