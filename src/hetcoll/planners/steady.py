@@ -84,7 +84,7 @@ class SteadyProblem:
 
     @cached_property
     def depth(self) -> np.ndarray:
-        """Hops of every node from the root (tie-breaking of the arborescence routine)."""
+        """Hops of every node from the root."""
         return depths(self.n, self.src, self.dst, self.root)
 
     def loads(self, edges: Iterable[int], weight: float = 1.0) -> np.ndarray:
@@ -220,7 +220,7 @@ def _initial_trees(p: SteadyProblem) -> list[np.ndarray]:
     """Starting columns: the min-sum arborescence, the shortest-path tree, and a tree that
     balances out-degrees (Alg. 3's greedy)."""
     trees = []
-    first = min_arborescence(p.n, p.src, p.dst, p.T, p.root, p.depth)
+    first = min_arborescence(p.n, p.src, p.dst, p.T, p.root)
     if first is None:  # pragma: no cover - steady_problem checked reachability
         raise PlannerError("some node is unreachable from the root")
     trees.append(first)
@@ -408,7 +408,7 @@ def _price(
     p: SteadyProblem, T: np.ndarray, price: np.ndarray, out_row: np.ndarray, in_row: np.ndarray
 ) -> tuple[np.ndarray, float]:
     cost = T * (price[out_row] + price[in_row])
-    tree = min_arborescence(p.n, p.src, p.dst, cost, p.root, p.depth)
+    tree = min_arborescence(p.n, p.src, p.dst, cost, p.root)
     return tree, float(cost[tree].sum())
 
 
@@ -447,7 +447,7 @@ def edge_loads(problem: SteadyProblem, packing: Packing) -> np.ndarray:
         price = np.maximum(-duals[: p.rows], 0.0)
         mu = float(duals[p.rows])
         cost = T * (1 + price[out_row] + price[in_row])
-        tree = min_arborescence(p.n, p.src, p.dst, cost, p.root, p.depth)
+        tree = min_arborescence(p.n, p.src, p.dst, cost, p.root)
         if float(cost[tree].sum()) >= mu - LOAD_TOL * max(1.0, abs(mu)) or not add(tree):
             break
     n = np.zeros(p.m)
