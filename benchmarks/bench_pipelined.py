@@ -105,14 +105,21 @@ def instance(
     for name in SINGLE:
         s = plan(p, "0", method=name, nbytes=SLICE, segment_size=SLICE)
         row["ratios"][name] = simulate(p, s).throughput / best
+    trees = per = 0
     if mt:
         ratio, trees, per = multi_tree_rate(p, best)
         row["ratios"]["multi_tree"] = ratio
         row["multi_tree_trees"], row["multi_tree_slices_per_period"] = trees, per
     print(
         f"  n={n} p={density} seed={seed}: packing {pack.seconds:.3f} s"
+        f" (CPU {row['packing_cpu_seconds']:.3f} s)"
         + (f", LP {row['lp_seconds']:.2f} s ({row['lp_status']})" if lp_limit else "")
-        + (f", multi_tree {row['ratios']['multi_tree']:.4f}" if mt else ""),
+        + (
+            f", multi_tree {row['ratios']['multi_tree']:.4f} ({trees} trees, {per} slices"
+            " per period)"
+            if mt
+            else ""
+        ),
         file=sys.stderr,
     )
     return row
@@ -153,6 +160,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=None, help="platforms per size (5)")
     ap.add_argument("--density", type=float, default=0.2)
     ap.add_argument("--lp-limit", type=float, default=None, help="seconds per LP (300)")
+    ap.add_argument("--no-lp", action="store_true", help="skip LP (2) (the packing only)")
     ap.add_argument("--multi-tree-max-n", type=int, default=None, help="(quick 20, full 50)")
     ap.add_argument("--large-limit", type=float, default=120.0, help="packing s at n = 200")
     ap.add_argument("--sizes", type=str, default=None, help="e.g. 40,50 (10,...,50)")
@@ -163,7 +171,7 @@ def main(argv=None) -> int:
     if args.sizes:
         sizes = [int(x) for x in args.sizes.split(",")]
     seeds = args.seeds or (2 if args.quick else 5)
-    lp_limit = args.lp_limit or (30.0 if args.quick else 300.0)
+    lp_limit = None if args.no_lp else args.lp_limit or (30.0 if args.quick else 300.0)
     mt_max = args.multi_tree_max_n or (20 if args.quick else 50)
     # warm up (imports, HiGHS's first model) so that the first instance is timed like the rest
     pack_arborescences(steady_problem(random_graph_platform(6, 0.5, seed=0), "0", SLICE))
@@ -185,7 +193,9 @@ def main(argv=None) -> int:
             summary(rows, sizes) + (summary(big, [200]) if big else []),
             title=(
                 f"random one-port platforms (density {args.density}; n = 200: 0.1), 1 MB"
-                f" slices; LP (corrected, HiGHS) limit {lp_limit:g} s; ratios: mean"
+                " slices; "
+                + (f"LP (corrected, HiGHS) limit {lp_limit:g} s" if lp_limit else "no LP")
+                + "; ratios: mean"
                 " throughput over the optimum (multi_tree: the worst platform's simulated"
                 " steady state)"
             ),
