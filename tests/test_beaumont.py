@@ -331,6 +331,22 @@ def test_packing_equals_lp_is_certified_and_bounds_every_heuristic(seed):
         assert loads.max() <= 1 + 1e-7
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_packing_equals_lp_when_every_cost_ties(seed):
+    # one bandwidth everywhere: every T_uv equal, so the pricing sees ties at every step
+    rng = np.random.default_rng(seed)
+    n = 9 + seed
+    pairs = {(int(rng.integers(0, v)), v) for v in range(1, n)}
+    pairs |= {(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < 0.3}
+    p = platform([(a, b, 1e6, {"directed": True} if rng.random() < 0.3 else {}) for a, b in pairs])
+    prob = steady_problem(p, "0", L)
+    lp = lp_throughput(prob)
+    pack = pack_arborescences(prob)
+    assert pack.throughput == pytest.approx(lp.throughput, rel=1e-9)
+    assert pack.upper_bound >= lp.throughput * (1 - 1e-9)
+    assert pack.gap <= 1e-9
+
+
 def test_unidirectional_optimum_is_at_most_the_bidirectional_one():
     p = random_graph_platform(10, 0.3, seed=4)
     bi = optimum(p, "0", L).slices_per_second
@@ -376,6 +392,52 @@ def test_min_arborescence_is_optimal_under_ties(n, seed):
     assert sorted(int(dst[e]) for e in got) == sorted(set(range(n)) - {root})
     assert any(sorted(t) == sorted(got.tolist()) for t in trees)  # an arborescence
     assert cost[got].sum() == pytest.approx(min(cost[t].sum() for t in trees))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(5, 7), st.integers(0, 2**32 - 1), st.sampled_from(["0/1", "prices"]))
+def test_min_arborescence_under_zero_cycles_and_parallel_edges(n, seed, kind):
+    # costs of 0 and 1 (free cycles nest inside free cycles) or the pricing's own form,
+    # T_uv (y_u + y'_v) with most prices 0; parallel edges too; brute force
+    rng = np.random.default_rng(seed)
+    pairs = [(a, b) for a in range(n) for b in range(n) if a != b and rng.random() < 0.45]
+    pairs += [pairs[i] for i in rng.integers(0, len(pairs), size=len(pairs) // 4)]
+    src = np.array([a for a, _ in pairs], dtype=np.int64)
+    dst = np.array([b for _, b in pairs], dtype=np.int64)
+    if kind == "0/1":
+        cost = (rng.random(len(pairs)) < 0.3).astype(float)
+    else:
+        y = np.where(rng.random(2 * n) < 0.7, 0.0, rng.integers(1, 4, size=2 * n) / 4)
+        cost = rng.integers(1, 3, size=len(pairs)) * (y[src] + y[n + dst])
+    trees = list(all_arborescences(n, src, dst, 0))
+    got = min_arborescence(n, src, dst, cost, 0)
+    if not trees:
+        assert got is None
+        return
+    assert got is not None
+    assert any(sorted(t) == sorted(got.tolist()) for t in trees)
+    assert cost[got].sum() == min(cost[t].sum() for t in trees)
+
+
+def test_min_arborescence_on_nested_cycles_matches_networkx():
+    # positive dual prices make the cheapest incoming edges close cycles inside cycles (the
+    # case that took the round-by-round contraction about N rounds); distinct costs, where
+    # networkx is right
+    rng = np.random.default_rng(11)
+    for n in (40, 80):
+        pairs = [(a, b) for a in range(n) for b in range(1, n) if a != b and rng.random() < 0.15]
+        pairs += [(b - 1, b) for b in range(1, n) if (b - 1, b) not in pairs]
+        src, dst = (np.array(x) for x in zip(*pairs, strict=True))
+        y = rng.random(2 * n)
+        cost = rng.uniform(0.5, 2, len(pairs)) * (y[src] + y[n + dst])
+        g = nx.DiGraph()
+        for e, (a, b) in enumerate(pairs):
+            g.add_edge(a, b, weight=cost[e])
+        best = nx.minimum_spanning_arborescence(g).size(weight="weight")
+        got = min_arborescence(n, src, dst, cost, 0)
+        tree = nx.DiGraph(list(zip(src[got].tolist(), dst[got].tolist(), strict=True)))
+        assert nx.is_arborescence(tree) and len(tree) == n
+        assert cost[got].sum() == pytest.approx(best, rel=1e-12)
 
 
 def test_min_arborescence_matches_networkx_without_ties():

@@ -41,7 +41,9 @@ class SteadyState:
         }
 
 
-def steady_state(prediction, schedule: Schedule) -> SteadyState:
+def steady_state(
+    prediction, schedule: Schedule, window: tuple[float, float] = (0.25, 0.75)
+) -> SteadyState:
     """The steady-state rate of ``schedule`` in ``prediction`` (its simulation).
 
     Parameters
@@ -49,16 +51,22 @@ def steady_state(prediction, schedule: Schedule) -> SteadyState:
     prediction : Prediction
         ``simulate(platform, schedule)``.
     schedule : Schedule
+    window : (float, float)
+        The shares of its data between which each receiver's rate is measured (default the
+        middle half; a periodic schedule whose fill and drain are known can be measured on
+        a shorter run between them).
 
     Returns
     -------
     SteadyState
     """
     slice_size = next((f.segment_size for f in schedule.flows if f.segment_size), None)
-    return measure(schedule.program(), prediction.transfers, slice_size)
+    return measure(schedule.program(), prediction.transfers, slice_size, window)
 
 
-def measure(program, transfers, slice_size: int | None) -> SteadyState:
+def measure(
+    program, transfers, slice_size: int | None, window: tuple[float, float] = (0.25, 0.75)
+) -> SteadyState:
     """:func:`steady_state` from a program and its simulated transfers."""
     mine: dict[str, set[int]] = {}
     for rank, ops in program.ops.items():
@@ -72,7 +80,7 @@ def measure(program, transfers, slice_size: int | None) -> SteadyState:
             got.setdefault(t.receiver, []).append((t.arrival, t.nbytes))
     worst: tuple[float, str] | None = None
     for rank, events in got.items():
-        rate = _middle_rate(sorted(events))
+        rate = _middle_rate(sorted(events), *window)
         if rate is None:
             return SteadyState(None, None, None, slice_size)
         if worst is None or (rate, rank) < worst:
@@ -84,7 +92,9 @@ def measure(program, transfers, slice_size: int | None) -> SteadyState:
     return SteadyState(rate, slices, rank, slice_size)
 
 
-def _middle_rate(events: list[tuple[float, int]]) -> float | None:
+def _middle_rate(
+    events: list[tuple[float, int]], lo: float = 0.25, hi: float = 0.75
+) -> float | None:
     total = sum(n for _, n in events)
     if len(events) < 2 or total == 0:
         return None
@@ -92,9 +102,9 @@ def _middle_rate(events: list[tuple[float, int]]) -> float | None:
     start = end = None
     for t, n in events:
         cum += n
-        if start is None and cum >= total / 4:
+        if start is None and cum >= lo * total:
             start = (t, cum)
-        if end is None and cum >= 3 * total / 4:
+        if end is None and cum >= hi * total:
             end = (t, cum)
     assert start is not None and end is not None
     if end[0] <= start[0]:

@@ -7,7 +7,10 @@ all at once:
 
 1. **Integer periods.** Tree ``i`` carries ``lambda_i`` slices per second; scaled to a period
    and rounded, it carries ``m_i`` whole slices per period (the smallest period, among
-   16, 32, ..., 4096 slices, whose rounding keeps 99.8 % of the optimum).
+   16, 24, 32, 48, ..., 4096 slices, whose rounding keeps 99.8 % of the optimum).  The
+   rounding rounds down, then hands the remaining slices one at a time to the tree that
+   keeps the busiest port least busy (about half the period that rounding to the nearest
+   needs for the same share at 30-50 nodes).
 2. **Flows.** Each tree becomes a pipelined flow carrying its share of the message
    (``m_i / sum m`` of the slices, contiguous bytes).
 3. **Timetable.** One period's transfers form a bipartite multigraph between the senders'
@@ -47,7 +50,8 @@ __all__ = ["multi_tree", "integer_weights", "period_order"]
 
 #: the rounding to whole slices per period keeps at least this share of the optimum
 KEEP = 0.998
-PERIODS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+#: the candidate slices per period (steps of 1.5 and 4/3)
+PERIODS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
 
 
 @register(
@@ -183,23 +187,33 @@ def integer_weights(
     lam = np.asarray(packing.weights, dtype=float)
     share = lam / lam.sum()
     prob = g.problem()
+    loads = np.array([prob.loads(tree.tolist()) for tree in packing.trees])
     best: tuple[float, np.ndarray] | None = None
     choices = [p for p in PERIODS if limit is None or p <= max(limit, PERIODS[0])]
     for periods in (target,) if target else choices:
-        m = np.floor(share * periods + 0.5)
-        if m.sum() == 0:
-            m[int(np.argmax(share))] = 1
-        load = np.zeros(prob.rows)
-        for tree, k in zip(packing.trees, m, strict=True):
-            if k:
-                load += prob.loads(tree.tolist(), float(k))
-        rate = m.sum() / load.max()
+        m = _round(share, loads, periods)
+        rate = m.sum() / (m @ loads).max()
         if best is None or rate > best[0]:
             best = (rate, m)
         if rate >= KEEP * packing.throughput:
             break
     assert best is not None
     return best[1].astype(np.int64)
+
+
+def _round(share: np.ndarray, loads: np.ndarray, periods: int) -> np.ndarray:
+    """``periods`` slices split among the trees near ``share``: rounded down, then one at a
+    time to the tree whose slice leaves the busiest port least busy (ties: the tree
+    furthest below its share, then the first)."""
+    m = np.floor(share * periods)
+    load = m @ loads
+    for _ in range(periods - int(m.sum())):
+        busiest = (load[None, :] + loads).max(axis=1)
+        behind = share * periods - m
+        i = int(np.lexsort((np.arange(len(m)), -behind, busiest))[0])
+        m[i] += 1
+        load += loads[i]
+    return m
 
 
 def _shares(total: int, m: list[int]) -> list[int]:
