@@ -31,7 +31,7 @@ from ..rng import spawn_seeds
 from ..simulate import simulate
 from ._base import Config, Result, experiment, run_trials
 
-__all__ = ["ONE_PORT", "MULTI_PORT", "PAPER_FIG4", "PAPER_TABLE3"]
+__all__ = ["ONE_PORT", "MULTI_PORT", "PAPER_FIG4", "PAPER_TABLE3", "FULL", "grid_platforms"]
 
 PAPER = "Beaumont, Marchal & Robert 2004 (LIP RR-2004-46)"
 SLICE = 10**6
@@ -152,14 +152,27 @@ def _summarise(rows: list[dict[str, Any]], planners: tuple[str, ...]) -> dict[st
     }
 
 
+def grid_platforms(sizes, densities, trials: int, seed: int = 0) -> list[tuple[int, float, int]]:
+    """The random platforms of the Fig. 4 / Fig. 5 grid as ``(n, density, platform_seed)``,
+    ``trials`` per point, in the experiment's order: ``random_graph_platform(n, density,
+    seed=platform_seed)`` is the platform that ``hetcoll reproduce beaumont-fig4 --seed
+    seed`` uses (so a benchmark can revisit exactly those platforms)."""
+    cases = [(n, d) for n in sizes for d in densities]
+    return [
+        (n, d, s)
+        for (n, d), cs in zip(cases, spawn_seeds(seed, len(cases)), strict=True)
+        for s in spawn_seeds(cs, trials)
+    ]
+
+
 def _grid(config: Config, params, model: str, planners, label: str):
     """Every (size, density) point: the summaries by size (all densities) and by density."""
     cases = [(n, d) for n in params["sizes"] for d in params["densities"]]
-    seeds = spawn_seeds(config.seed, len(cases))
     tasks = [
         (s, "random", n, d, model, planners, params["time_limit"])
-        for (n, d), cs in zip(cases, seeds, strict=True)
-        for s in spawn_seeds(cs, params["trials"])
+        for n, d, s in grid_platforms(
+            params["sizes"], params["densities"], params["trials"], config.seed
+        )
     ]
     out = run_trials(
         _trial,
