@@ -7,7 +7,8 @@ all at once:
 
 1. **Integer periods.** Tree ``i`` carries ``lambda_i`` slices per second; scaled to a period
    and rounded, it carries ``m_i`` whole slices per period (the smallest period, among
-   16, 24, 32, 48, ..., 4096 slices, whose rounding keeps 99.8 % of the optimum).  The
+   16, 24, 32, 48, ..., 4096 slices, whose rounding keeps 99.8 % of the optimum and whose
+   timetable, step 3, keeps 99.5 %).  The
    rounding rounds down, then hands the remaining slices one at a time to the tree that
    keeps the busiest port least busy (about half the period that rounding to the nearest
    needs for the same share at 30-50 nodes).
@@ -50,6 +51,9 @@ __all__ = ["multi_tree", "integer_weights", "period_order"]
 
 #: the rounding to whole slices per period keeps at least this share of the optimum
 KEEP = 0.998
+#: the timetable of one period keeps at least this share of the optimum (when some period
+#: of :data:`PERIODS` does)
+KEEP_TIMETABLE = 0.995
 #: the candidate slices per period (steps of 1.5 and 4/3)
 PERIODS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
 
@@ -82,7 +86,8 @@ def multi_tree(
         As every planner; the slice is ``segment_size`` (the whole message if None).
     slices_per_period : int, optional
         Round the trees' weights to this many slices per period (default: the smallest of
-        16, 32, ..., 4096 that keeps 99.8 % of the optimum).
+        16, 24, ..., 4096 whose rounding keeps 99.8 % of the optimum and whose timetable
+        keeps 99.5 %).
 
     Returns
     -------
@@ -104,10 +109,7 @@ def multi_tree(
     size = req.message_size()
     total = -(-req.nbytes // size)
     # a period longer than the message is never completed: no more slices than it has
-    m = integer_weights(g, packing, slices_per_period, limit=total)
-    keep = [i for i in range(len(m)) if m[i] > 0]
-    trees = [packing.trees[i] for i in keep]
-    m = [int(m[i]) for i in keep]
+    m, trees, (local_order, span) = _timetabled(g, packing, slices_per_period, total)
     share = _shares(total, m)
     if sum(1 for x in share if x) == 1:  # one tree carries everything: a plain pipeline
         only = trees[next(i for i, x in enumerate(share) if x)]
@@ -133,7 +135,6 @@ def multi_tree(
         offset += nb
     if offset != req.nbytes:  # pragma: no cover - _shares covers every slice
         raise PlannerError("multi_tree: the flows do not cover the message")
-    local_order, span = period_order(g, trees, m)
     order = {
         req.ids[int(g.nodes[u])]: tuple(
             (flow_of[i], req.ids[int(g.nodes[v])], lag, slot)
@@ -199,6 +200,33 @@ def integer_weights(
             break
     assert best is not None
     return best[1].astype(np.int64)
+
+
+def _timetabled(g: PlanGraph, packing: Packing, target: int | None, total: int):
+    """The trees' whole slices per period and their period's timetable: the fewest slices
+    per period (from :func:`integer_weights`'s choice up, at most ``total``) whose
+    timetable keeps :data:`KEEP_TIMETABLE` of the optimum, else the best of them.
+
+    The rounding alone keeps :data:`KEEP`, but the timetable can be longer than the
+    busiest port's load (its greedy does not always pack perfectly): on a Fig. 4 platform
+    (n = 40), 32 slices per period kept 99.8 % when rounded and 98.4 % when timetabled."""
+    first = integer_weights(g, packing, target, limit=total)
+    sizes = [int(first.sum())]
+    if target is None:
+        sizes += [p for p in PERIODS if sizes[0] < p <= total]
+    best = None
+    for periods in sizes:
+        m = first if periods == sizes[0] else integer_weights(g, packing, periods)
+        keep = [i for i in range(len(m)) if m[i] > 0]
+        trees = [packing.trees[i] for i in keep]
+        mm = [int(m[i]) for i in keep]
+        timetable = period_order(g, trees, mm)
+        rate = sum(mm) / timetable[1] if timetable[1] > 0 else np.inf
+        if best is None or rate > best[0]:
+            best = (rate, mm, trees, timetable)
+        if rate >= KEEP_TIMETABLE * packing.throughput:
+            break
+    return best[1], best[2], best[3]
 
 
 def _round(share: np.ndarray, loads: np.ndarray, periods: int) -> np.ndarray:
