@@ -594,17 +594,12 @@ def lp_throughput(
     c = np.zeros(ncol)
     c[tp] = -1.0
     # rows with finite upper bounds only: A_ub x <= hi
-    a_ub = a[ub_rows]
-    res = linprog(
-        c,
-        A_ub=a_ub,
-        b_ub=hi_a[ub_rows],
-        A_eq=a[eq],
-        b_eq=hi_a[eq],
-        bounds=bounds,
-        method="highs",
-        options=options,
-    )
+    a_ub, b_ub, a_eq, b_eq = a[ub_rows], hi_a[ub_rows], a[eq], hi_a[eq]
+
+    def solve(cost: np.ndarray, box: list):
+        return linprog(cost, a_ub, b_ub, a_eq, b_eq, bounds=box, method="highs", options=options)
+
+    res = solve(c, bounds)
     status = _status(res)
     if status != "optimal":
         return LPResult(math.nan, np.zeros(p.m), status, time.perf_counter() - start, printed)
@@ -615,16 +610,7 @@ def lp_throughput(
         c2[n0:] = T
         bounds2 = list(bounds)
         bounds2[tp] = (best * (1 - 1e-9), None)
-        res2 = linprog(
-            c2,
-            A_ub=a_ub,
-            b_ub=hi_a[ub_rows],
-            A_eq=a[eq],
-            b_eq=hi_a[eq],
-            bounds=bounds2,
-            method="highs",
-            options=options,
-        )
+        res2 = solve(c2, bounds2)
         if _status(res2) == "optimal":
             x = res2.x
     return LPResult(best / scale, x[n0:] / scale, "optimal", time.perf_counter() - start, printed)
