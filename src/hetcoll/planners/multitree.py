@@ -185,10 +185,7 @@ def integer_weights(
     """Whole slices per period for each tree of ``packing`` (see the module docstring):
     ``target`` slices per period, or the fewest of :data:`PERIODS` (at most ``limit``,
     when given) that keep :data:`KEEP` of the optimum."""
-    lam = np.asarray(packing.weights, dtype=float)
-    share = lam / lam.sum()
-    prob = g.problem()
-    loads = np.array([prob.loads(tree.tolist()) for tree in packing.trees])
+    share, loads = _shares_and_loads(g, packing)
     best: tuple[float, np.ndarray] | None = None
     choices = [p for p in PERIODS if limit is None or p <= max(limit, PERIODS[0])]
     for periods in (target,) if target else choices:
@@ -200,6 +197,13 @@ def integer_weights(
             break
     assert best is not None
     return best[1].astype(np.int64)
+
+
+def _shares_and_loads(g: PlanGraph, packing: Packing) -> tuple[np.ndarray, np.ndarray]:
+    """Each tree's share of the slices and its load on every port (per slice)."""
+    lam = np.asarray(packing.weights, dtype=float)
+    prob = g.problem()
+    return lam / lam.sum(), np.array([prob.loads(tree.tolist()) for tree in packing.trees])
 
 
 def _timetabled(g: PlanGraph, packing: Packing, target: int | None, total: int):
@@ -214,9 +218,10 @@ def _timetabled(g: PlanGraph, packing: Packing, target: int | None, total: int):
     sizes = [int(first.sum())]
     if target is None:
         sizes += [p for p in PERIODS if sizes[0] < p <= total]
+    share, loads = _shares_and_loads(g, packing)
     best = None
     for periods in sizes:
-        m = first if periods == sizes[0] else integer_weights(g, packing, periods)
+        m = first if periods == sizes[0] else _round(share, loads, periods)
         keep = [i for i in range(len(m)) if m[i] > 0]
         trees = [packing.trees[i] for i in keep]
         mm = [int(m[i]) for i in keep]
