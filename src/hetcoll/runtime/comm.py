@@ -46,7 +46,7 @@ from .startup import (
     provisional_timeout,
     settings_digest,
 )
-from .transport import MPITransport, Wire
+from .transport import Bare, MPITransport, Wire
 
 __all__ = ["Planner", "ScheduleComm"]  # Planner: see startup.py
 
@@ -127,6 +127,7 @@ class ScheduleComm(Clocks):
         self.rank, self.size = comm.rank, comm.size
         self.comm = self._dup(comm)
         self.notices = Notices(self.comm)
+        self._bare = Bare.create(self.comm)  # large chunks bare (transport.py)
         try:
             self._setup(platform, nodes, clock)
         except BaseException:
@@ -215,6 +216,8 @@ class ScheduleComm(Clocks):
             if len(set(every)) > 1 and not self.notices.reported:
                 unreported = [r for r, d in enumerate(every) if d != every[0]]
         self.notices.close()
+        if self._bare is not None:
+            self._bare.close()
         if self._agreement is not None:
             self._agreement.free()
         for kept in (*self._wires.values(), *self._fast.values()):
@@ -365,6 +368,7 @@ class ScheduleComm(Clocks):
             seq=self._seq,
             early=notices.early,
             wire=self._wires.get(id(plan)),
+            bare=self._bare,
         )
         self._wires[id(plan)] = transport.wire
         try:
