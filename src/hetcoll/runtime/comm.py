@@ -46,7 +46,8 @@ from .startup import (
     provisional_timeout,
     settings_digest,
 )
-from .transport import Bare, MPITransport, Wire
+from .segments import compile_run
+from .transport import MPITransport, Wire
 
 __all__ = ["Planner", "ScheduleComm"]  # Planner: see startup.py
 
@@ -127,7 +128,6 @@ class ScheduleComm(Clocks):
         self.rank, self.size = comm.rank, comm.size
         self.comm = self._dup(comm)
         self.notices = Notices(self.comm)
-        self._bare = Bare.create(self.comm)  # large chunks bare (transport.py)
         try:
             self._setup(platform, nodes, clock)
         except BaseException:
@@ -216,8 +216,6 @@ class ScheduleComm(Clocks):
             if len(set(every)) > 1 and not self.notices.reported:
                 unreported = [r for r, d in enumerate(every) if d != every[0]]
         self.notices.close()
-        if self._bare is not None:
-            self._bare.close()
         if self._agreement is not None:
             self._agreement.free()
         for kept in (*self._wires.values(), *self._fast.values()):
@@ -331,7 +329,7 @@ class ScheduleComm(Clocks):
         if self._quick and self._start_at is None and not self.notices.early:
             fast = self._fast.get(id(plan), False)
             if fast is False:
-                fast = self._fast[id(plan)] = FastRun.compile(self.comm, plan, self)
+                fast = self._fast[id(plan)] = compile_run(self.comm, plan, self)
         if fast is None:
             start_at, self._start_at = self._start_at, None
             token = None if self.check == "never" else (seq, digest)
@@ -368,7 +366,6 @@ class ScheduleComm(Clocks):
             seq=self._seq,
             early=notices.early,
             wire=self._wires.get(id(plan)),
-            bare=self._bare,
         )
         self._wires[id(plan)] = transport.wire
         try:

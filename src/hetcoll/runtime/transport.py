@@ -23,8 +23,8 @@ the rules above (a leftover dropped, a later call's kept, another schedule a mis
 bare chunk of an abandoned call that nobody received (sent with ``Issend``: its send
 completes only once it is received) is *drained*: its sender sends the receiver a drain
 notice (tag :data:`DRAIN_TAG`), and the receiver, at the start of its next call that moves
-bare chunks, receives it into scratch memory (non-overtaking: before any later message of
-that tag), long before its epoch comes back.  Emulation keeps a header per message (each
+bare chunks, receives it into scratch memory, long before its epoch comes back (and before
+any later message of that tag: non-overtaking).  Emulation keeps a header per message (each
 carries its stamp).
 
 A receiver checks the token.  A message of another schedule raises
@@ -79,31 +79,26 @@ BARE = b"bare"  # marks a bare receive in MPITransport.recvs
 
 
 class Bare:
-    """The tags of bare chunks and the drain of an abandoned call's leftovers, for one
-    wrapper (see the module docstring).
+    """The tags of bare chunks and the drain of an abandoned call's leftovers, on one
+    communicator (see the module docstring).
 
     Chunk ``c`` of call ``seq`` travels bare with tag ``base + seq % epochs + epochs * c``
     when it is larger than :data:`PACK` and ``c < chunks``; :meth:`usable` says so, the same
-    on both ends.  ``epochs`` (16384) calls pass before a tag comes back, ``keep`` (64)
-    calls at most a drain receive stays posted.  ``None`` from :meth:`create` when the
-    communicator's tags are too few (``MPI_TAG_UB`` under ``base + epochs * 64``): then
-    every chunk keeps its header.
+    on both ends.  ``epochs`` (16384) calls pass before a tag comes back.  ``None`` from
+    :meth:`create` when the communicator's tags are too few (``MPI_TAG_UB`` under
+    ``base + epochs * 64``): then every chunk keeps its header.
     """
 
     base = 1 << 20
     epochs = 1 << 14
-    keep = 64
 
     def __init__(self, comm: MPI.Comm, tag_ub: int) -> None:
         self.comm = comm
         self.chunks = min((tag_ub + 1 - self.base) // self.epochs, 1 << 16)
-        #: posted drain receives: (request, memory, last call it may stay posted)
-        self.draining: list[tuple[MPI.Request, bytearray, int]] = []
 
     @classmethod
     def create(cls, comm: MPI.Comm) -> Bare | None:
         ub = comm.Get_attr(MPI.TAG_UB)
-        ub = MPI.COMM_WORLD.Get_attr(MPI.TAG_UB) if ub is None else ub
         if ub is None or ub + 1 < cls.base + cls.epochs * 64:
             return None
         return cls(comm, int(ub))
@@ -115,41 +110,23 @@ class Bare:
     def tag(self, seq: int, chunk: int) -> int:
         return self.base + seq % self.epochs + self.epochs * chunk
 
-    def begin(self, seq: int) -> None:
-        """At the start of call ``seq`` (before its receives): post a drain receive for each
-        drain notice heard, let go of those done or kept long enough."""
+    def begin(self) -> None:
+        """At the start of a call (before its receives): drain the leftover each drain
+        notice heard names.  The leftover came before its notice (same sender), so the
+        receive matches it at once, unless the call it belonged to received it after all
+        (the sender looked just before): then nothing matches and it is cancelled."""
         comm, status = self.comm, MPI.Status()
         while comm.Iprobe(MPI.ANY_SOURCE, DRAIN_TAG, status):
-            note = bytearray(_DRAIN.size)
-            comm.Recv([note, MPI.BYTE], status.Get_source(), DRAIN_TAG)
+            peer, note = status.Get_source(), bytearray(_DRAIN.size)
+            comm.Recv([note, MPI.BYTE], peer, DRAIN_TAG)
             _, tag, n = _DRAIN.unpack(note)
-            mem = bytearray(n)
-            self.draining.append(
-                (comm.Irecv([mem, MPI.BYTE], status.Get_source(), tag), mem, seq + self.keep)
-            )
-        if self.draining:
-            kept = []
-            for req, mem, until in self.draining:
-                if req.Test():
-                    continue
-                if until < seq:  # received meanwhile as a call's own (a race): not a leftover
-                    req.Cancel()
-                    req.Wait()
-                    continue
-                kept.append((req, mem, until))
-            self.draining = kept
+            cancelled(comm.Irecv([bytearray(n), MPI.BYTE], peer, tag))
 
     def leftover(self, peer: int, seq: int, tag: int, nbytes: int) -> tuple:
         """A bare send of abandoned call ``seq`` that was not received: tell ``peer`` to
         drain it; the notice's ``(request, memory)`` (to be completed later)."""
         note = _DRAIN.pack(seq, tag, nbytes)
         return (self.comm.Isend([note, MPI.BYTE], peer, DRAIN_TAG), note)
-
-    def close(self) -> None:
-        for req, _, _ in self.draining:
-            req.Cancel()
-            req.Wait()
-        self.draining = []
 
 
 class Wire:
@@ -200,8 +177,8 @@ class MPITransport:
     """Isend/Irecv/Testsome for one rank and one call (see the module docstring).
 
     ``token`` is ``(call number, digest)`` or None (no header unless ``stamps``);
-    ``stale`` the call numbers this rank abandoned (their leftovers are dropped); ``bare``
-    the wrapper's :class:`Bare` (large chunks go bare; only natively, with headers).
+    ``stale`` the call numbers this rank abandoned (their leftovers are dropped).  Chunks
+    over PACK go bare (:class:`Bare`) natively with headers.
     """
 
     def __init__(
@@ -216,7 +193,6 @@ class MPITransport:
         seq: int = 0,
         early: dict | None = None,
         wire: Wire | None = None,
-        bare: Bare | None = None,
     ) -> None:
         self.comm = comm
         self.wire = wire or Wire(comm)
@@ -224,7 +200,7 @@ class MPITransport:
         self.seq = seq
         self.token = token
         self.headers = token is not None or stamps
-        self.bare = bare if token is not None and not stamps else None
+        self.bare = Bare.create(comm) if token is not None and not stamps else None
         self.stale = stale
         self.what = what
         self.early = {} if early is None else early
@@ -248,7 +224,7 @@ class MPITransport:
         self.announced: set[int] = set()  # peers sent this call's header
         self.bare_sends: dict[int, tuple[MPI.Request, int, int, int]] = {}  # op -> req, ...
         if self.bare is not None:
-            self.bare.begin(seq)
+            self.bare.begin()
         self.settle()  # clear-to-sends of the previous call
         self.awaited: dict[tuple[int, int], list[int]] = {}  # (peer, chunk) -> sends
         self.cts_in: list[tuple[MPI.Request, bytearray, int]] = []  # (request, memory, peer)
