@@ -63,7 +63,8 @@ def data(events: list) -> None:
             x = np.arange(40_000, dtype=np.float64) * (me + 1)
             out = np.zeros_like(x)
             hc.Allreduce(x, out)
-            events.append([f"{algo} Allreduce", bool(np.array_equal(out, x / (me + 1) * (n * (n + 1) // 2)))])
+            want = x / (me + 1) * (n * (n + 1) // 2)
+            events.append([f"{algo} Allreduce", bool(np.array_equal(out, want))])
 
 
 def later(events: list, what: str) -> None:

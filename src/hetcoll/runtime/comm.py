@@ -36,6 +36,7 @@ from .emulation import EmulatedTiming, Emulator, clock_offsets, clock_shift, set
 from .executor import DataHandler, Executor, NativeTiming, RankPlan, Trace, rank_plan
 from .fast import FastRun, Rest
 from .notices import Notices
+from .segments import compile_run
 from .startup import (
     Planner,
     check_settings,
@@ -46,7 +47,6 @@ from .startup import (
     provisional_timeout,
     settings_digest,
 )
-from .segments import compile_run
 from .transport import MPITransport, Wire
 
 __all__ = ["Planner", "ScheduleComm"]  # Planner: see startup.py

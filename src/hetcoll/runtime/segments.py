@@ -30,15 +30,15 @@ import time
 from mpi4py import MPI
 
 from ..errors import CollectiveTimeoutError
-from .plan import KIND_NAMES, SEND, ByteRanges, DataHandler, RankPlan, Trace, timeout_message
 from .fast import FastRun
+from .plan import KIND_NAMES, SEND, ByteRanges, DataHandler, RankPlan, Trace, timeout_message
 from .transport import (
     _HDR,
     CALL_KEY,
     CALL_TAG,
-    Bare,
     HEADER,
     PACK,
+    Bare,
     cancelled,
     data_tag,
     describe,
@@ -327,9 +327,7 @@ class SegmentRun:
             return False
         self._unseen(unseen)
         if got > token[0]:  # the peer is in a later call: keep its header for that call
-            self.notices.early.setdefault((peer, CALL_KEY), []).append(
-                kept_entry(mem, None, None)
-            )
+            self.notices.early.setdefault((peer, CALL_KEY), []).append(kept_entry(mem, None, None))
         raise mismatch(self.comm.rank, what, describe(peer, got, digest, token[0]))
 
     def _odd(self, i: int, token: tuple[int, int], what, unseen=()) -> bool:
