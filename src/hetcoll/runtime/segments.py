@@ -373,14 +373,15 @@ class SegmentRun:
                 cut.append(k)
         for k in cut:
             i = act[k]
-            seq = _HDR.unpack_from(self.mems[i])[0] if not self.large[i] else token[0]
+            small = i >= 0 and not self.large[i]  # (a call header is never cut)
+            seq = _HDR.unpack_from(self.mems[i])[0] if small else token[0]
             if seq in self.notices.stale and seq < token[0]:
                 continue  # a leftover: dropped when looked at
             others = [act[x] for x in got if x != k]
             gone = set(got)
             active[:] = [r for x, r in enumerate(active) if x not in gone]
             act[:] = [o for x, o in enumerate(act) if x not in gone]
-            if seq > token[0]:
+            if small and seq > token[0]:
                 self._odd(i, token, what, others)
             self._unseen(others)
             detail = exc.Get_error_string().splitlines()[0]
