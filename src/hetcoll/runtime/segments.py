@@ -117,16 +117,7 @@ class SegmentRun:
 
     def trace(self) -> Trace:
         """The :class:`~.plan.Trace` of the last call (real times)."""
-        done = list(self.done)
-        got = [t for t, s in zip(done, self.sends, strict=True) if not s]
-        return Trace(
-            self.entry,
-            done,
-            list(self.issued),
-            done,
-            list(self.issued),
-            max(got, default=0) or self.entry,
-        )
+        return Trace.native(self.entry, self.done, self.issued, self.sends)
 
     def _bind(self, handler: DataHandler, digest: int) -> tuple | None:
         """Pack ``digest`` into the headers this rank sends (once per digest); per op
@@ -142,12 +133,8 @@ class SegmentRun:
         if type(handler) is not ByteRanges:
             return None
         if handler.chunks is not self.chunk_table:
-            table = handler.chunks
-            self.ranges = tuple(
-                (table[c].buffer, slice(table[c].offset, table[c].offset + table[c].nbytes))
-                for c in self.plan.chunks
-            )
-            self.chunk_table = table
+            self.ranges = handler.op_ranges(self.plan.chunks)
+            self.chunk_table = handler.chunks
         return self.ranges
 
     def run(self, handler: DataHandler, seq: int, digest: int, what) -> None:
@@ -246,18 +233,7 @@ class SegmentRun:
             if not got:
                 now = clock()
                 if now > deadline:
-                    message = timeout_message(
-                        plan,
-                        what,
-                        self.timeout,
-                        act.__contains__,
-                        waiting,
-                        port,
-                        len(sends) - remaining,
-                    )
-                    if self.on_timeout is not None:
-                        self.on_timeout(message)
-                    raise CollectiveTimeoutError(message)
+                    self._expire(what, waiting, port, len(sends) - remaining)
                 turns += 1
                 if turns % _NOTICES_EVERY == 0 and now - idle_since > spin_ns:
                     notices.check(seq, what)
@@ -312,6 +288,14 @@ class SegmentRun:
         issends.clear()
 
     # -- the rare paths ---------------------------------------------------------------------
+
+    def _expire(self, what, waiting: list[int], port: int, completed: int) -> None:
+        """The deadline passed: report what is pending (abort, or raise)."""
+        pending = self.act.__contains__
+        message = timeout_message(self.plan, what, self.timeout, pending, waiting, port, completed)
+        if self.on_timeout is not None:
+            self.on_timeout(message)
+        raise CollectiveTimeoutError(message)
 
     def _header(self, peer: int, token: tuple[int, int], what, unseen=()) -> bool:
         """``peer``'s call header is in: True when it is this call's; a leftover of an
