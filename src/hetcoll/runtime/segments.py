@@ -51,7 +51,7 @@ __all__ = ["SegmentRun", "compile_run"]
 _NS = 1_000_000_000
 _SEQ = struct.Struct("<q")
 _TOKEN = struct.Struct("<2q")
-_NOTICES_EVERY = 8  # idle turns between looks at the notices
+_NOTICES_EVERY = 8  # idle turns between looks at the deadline and the notices
 
 
 class SegmentRun:
@@ -61,7 +61,6 @@ class SegmentRun:
     def __init__(self, comm: MPI.Comm, plan: RankPlan, owner) -> None:
         self.plan, self.comm, self.bare = plan, comm, Bare.create(comm)
         self.notices, self.timeout = owner.notices, owner.timeout
-        self.spin_ns = int(owner.spin * _NS)
         self.on_timeout = owner._timed_out if owner.on_timeout == "abort" else None
         n = len(plan)
         self.sends = tuple(k == SEND for k in plan.kinds)
@@ -197,7 +196,7 @@ class SegmentRun:
             enable(i, now)
         remaining, port = len(sends), -1
         deadline = now + int(self.timeout * _NS)
-        spin_ns, idle_since, turns = self.spin_ns, now, 0
+        turns = 0
         testsome, sleep, clock = MPI.Request.Testsome, time.sleep, time.monotonic_ns
         while remaining:
             if port < 0 and due:
@@ -231,17 +230,16 @@ class SegmentRun:
             except MPI.Exception as exc:
                 got = self._truncated(exc, token, what)
             if not got:
-                now = clock()
-                if now > deadline:
-                    self._expire(what, waiting, port, len(sends) - remaining)
                 turns += 1
-                if turns % _NOTICES_EVERY == 0 and now - idle_since > spin_ns:
+                if turns % _NOTICES_EVERY == 0:  # (a turn lasts a zero sleep: >= 50 us)
+                    if clock() > deadline:
+                        self._expire(what, waiting, port, len(sends) - remaining)
                     notices.check(seq, what)
                 # a zero sleep: MPI moves a large chunk only while its ends look, and a
                 # peer sharing the core runs meanwhile (docs/runtime.md, Waiting)
                 sleep(0)
                 continue
-            t = idle_since = clock()
+            t = clock()
             finished = [act[k] for k in got]
             if len(got) == len(active):
                 active.clear()
