@@ -66,3 +66,12 @@ def test_bare_tags_are_distinct_per_epoch_and_chunk_and_above_the_other_tags():
     assert bare.tag(5, 3) == bare.tag(5 + bare.epochs, 3)  # an epoch comes back
     assert [bare.usable(PACK, 0), bare.usable(PACK + 1, 0)] == [False, True]
     assert not bare.usable(PACK + 1, bare.chunks)  # beyond the tags: keeps its header
+
+
+@pytest.mark.mpi
+def test_a_rank_missing_from_a_call_of_large_chunks_times_out_naming_the_op(tmp_path):
+    proc = run_mpi(4, [PROGRAM, "timeout", tmp_path / "out"], module=False, timeout=60)
+    assert proc.returncode != 0
+    assert "caught CollectiveTimeoutError" in proc.stderr, proc.stderr[-2000:]
+    assert "timed out after 2 s" in proc.stderr
+    assert "waiting for op" in proc.stderr and " of chunk " in proc.stderr

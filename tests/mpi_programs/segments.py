@@ -10,7 +10,9 @@ taken as a later call's data within the run.  Modes:
   buffers; with ``mixed`` odd ranks take the executor (``HETCOLL_FAST=0``), even ranks the
   native loop, so both paths talk to each other; a large ``Allreduce`` (a reduction handler);
 - ``size``/``root``: a first agreed call, rank 1 differs on the second (size or root),
-  then six agreed calls (one reuses the second call's tags) and ``close()``.
+  then six agreed calls (one reuses the second call's tags) and ``close()``;
+- ``timeout``: the last rank skips the second call (``timeout=2``, ``on_timeout="raise"``):
+  the others print the error and end the job with ``hc.abort(5)``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 import numpy as np
 from mpi4py import MPI
@@ -29,7 +32,7 @@ if MODE.endswith("mixed") and me % 2:
     os.environ["HETCOLL_FAST"] = "0"  # read when the wrapper is made
 
 from hetcoll import HetComm  # noqa: E402
-from hetcoll.errors import MismatchError  # noqa: E402
+from hetcoll.errors import CollectiveTimeoutError, MismatchError  # noqa: E402
 from hetcoll.platform import Platform, nodes_from_costs  # noqa: E402
 from hetcoll.runtime import transport  # noqa: E402
 
@@ -87,9 +90,24 @@ def later(events: list, what: str) -> None:
             events.append(["close", "MismatchError", str(exc)])
 
 
+def timeout() -> None:
+    platform = Platform(nodes_from_costs([1e-6] * n))
+    hc = HetComm(WORLD, platform, "chain", timeout=2, on_timeout="raise")
+    bcast(hc, 1 << 20, 0, 1)
+    if me == n - 1:
+        time.sleep(30)  # never takes part in the second call
+    try:
+        bcast(hc, 1 << 20, 0, 2)
+    except CollectiveTimeoutError as exc:
+        print(f"rank {me} caught CollectiveTimeoutError: {exc}", file=sys.stderr, flush=True)
+        hc.abort(5)
+
+
 def main() -> None:
     events: list = []
-    if MODE.startswith("data"):
+    if MODE == "timeout":
+        timeout()
+    elif MODE.startswith("data"):
         data(events)
     else:
         later(events, MODE.split("-")[0])
