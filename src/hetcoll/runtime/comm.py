@@ -36,6 +36,7 @@ from .emulation import EmulatedTiming, Emulator, clock_offsets, clock_shift, set
 from .executor import DataHandler, Executor, NativeTiming, RankPlan, Trace, rank_plan
 from .fast import FastRun, Rest
 from .notices import Notices
+from .segments import compile_run
 from .startup import (
     Planner,
     check_settings,
@@ -328,7 +329,7 @@ class ScheduleComm(Clocks):
         if self._quick and self._start_at is None and not self.notices.early:
             fast = self._fast.get(id(plan), False)
             if fast is False:
-                fast = self._fast[id(plan)] = FastRun.compile(self.comm, plan, self)
+                fast = self._fast[id(plan)] = compile_run(self.comm, plan, self)
         if fast is None:
             start_at, self._start_at = self._start_at, None
             token = None if self.check == "never" else (seq, digest)

@@ -78,6 +78,15 @@ class ByteRanges(DataHandler):
             raise NotImplementedError("ByteRanges moves bytes; recv_reduce needs its own handler")
         return self.send_buffer(chunk)
 
+    def op_ranges(self, chunks: Sequence[int]) -> tuple[tuple[int, slice], ...]:
+        """Per op moving chunk ``chunks[i]``: ``(buffer, slice)`` of its bytes (the native
+        loops index the buffers with these instead of asking per chunk)."""
+        table = self.chunks
+        return tuple(
+            (table[c].buffer, slice(table[c].offset, table[c].offset + table[c].nbytes))
+            for c in chunks
+        )
+
 
 @dataclass(frozen=True)
 class RankPlan:
@@ -178,6 +187,14 @@ class Trace:
     started: list[int]
     received: int = 0
     late: int = 0
+
+    @classmethod
+    def native(cls, entry: int, done: list[int], issued: list[int], sends) -> Trace:
+        """The trace of a native call (real times: started = issued, observed = done)."""
+        got = [t for t, s in zip(done, sends, strict=True) if not s]
+        return cls(
+            entry, list(done), list(issued), list(done), list(issued), max(got, default=entry)
+        )
 
 
 def merged(a: RankPlan, b: RankPlan, chunk_offset: int) -> RankPlan:

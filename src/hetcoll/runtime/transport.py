@@ -12,6 +12,21 @@ size.  A chunk of at most :data:`PACK` bytes shares one message with its header 
 behind it); a larger one is sent in place, its header in a message just before it with the
 same tag (non-overtaking keeps them in order).
 
+**Bare segments** (:class:`Bare`; native timing, headers on).  A chunk larger than
+:data:`PACK` goes without a header of its own: the sender sends one *call header* per call
+and receiver (tag :data:`CALL_TAG`, before its first such chunk to it), then the chunks
+bare, straight from and into the user's buffer, each on a tag of its own call's *epoch*
+(:meth:`Bare.tag`: the call number modulo :attr:`Bare.epochs`, so a bare chunk of another
+call never matches this call's receive).  A bare chunk that arrived counts only once its
+sender's call header has been checked.  Call headers go in order on one tag, so they carry
+the rules above (a leftover dropped, a later call's kept, another schedule a mismatch).  A
+bare chunk of an abandoned call that nobody received (sent with ``Issend``: its send
+completes only once it is received) is *drained*: its sender sends the receiver a drain
+notice (tag :data:`DRAIN_TAG`), and the receiver, at the start of its next call that moves
+bare chunks, receives it into scratch memory, long before its epoch comes back (and before
+any later message of that tag: non-overtaking).  Emulation keeps a header per message (each
+carries its stamp).
+
 A receiver checks the token.  A message of another schedule raises
 :class:`~hetcoll.errors.MismatchError`; so does one that does not fit its receive (another
 size: its first bytes, the header, are read anyway).  A message of an earlier call this
@@ -29,7 +44,17 @@ from mpi4py import MPI
 
 from ..errors import MismatchError
 
-__all__ = ["CONTROL_TAGS", "CTS_TAG", "HEADER", "PACK", "MPITransport", "data_tag"]
+__all__ = [
+    "CALL_TAG",
+    "CONTROL_TAGS",
+    "CTS_TAG",
+    "DRAIN_TAG",
+    "HEADER",
+    "PACK",
+    "Bare",
+    "MPITransport",
+    "data_tag",
+]
 
 #: Tags below this are reserved for control messages (acks, probes, clock sync, notices).
 CONTROL_TAGS = 32
@@ -40,9 +65,68 @@ HEADER = 40
 PACK = 16 * 1024
 #: the tag of clear-to-send messages (a control tag)
 CTS_TAG = 11
+#: the tag of call headers (one per call and receiver of bare chunks; a control tag)
+CALL_TAG = 17
+#: the tag of drain notices (a bare chunk of an abandoned call nobody received; control)
+DRAIN_TAG = 19
+#: the key of a kept call header in ``early`` (where chunks are keyed ``(peer, chunk)``)
+CALL_KEY = -1
 _EMPTY: list = []
 _HDR = struct.Struct("<5q")
 _CTS = struct.Struct("<4q")  # call number, chunk, posted, earliest start
+_DRAIN = struct.Struct("<3q")  # call number, tag, size
+BARE = b"bare"  # marks a bare receive in MPITransport.recvs
+
+
+class Bare:
+    """The tags of bare chunks and the drain of an abandoned call's leftovers, on one
+    communicator (see the module docstring).
+
+    Chunk ``c`` of call ``seq`` travels bare with tag ``base + seq % epochs + epochs * c``
+    when it is larger than :data:`PACK` and ``c < chunks``; :meth:`usable` says so, the same
+    on both ends.  ``epochs`` (16384) calls pass before a tag comes back.  ``None`` from
+    :meth:`create` when the communicator's tags are too few (``MPI_TAG_UB`` under
+    ``base + epochs * 64``): then every chunk keeps its header.
+    """
+
+    base = 1 << 20
+    epochs = 1 << 14
+
+    def __init__(self, comm: MPI.Comm, tag_ub: int) -> None:
+        self.comm = comm
+        self.chunks = min((tag_ub + 1 - self.base) // self.epochs, 1 << 16)
+
+    @classmethod
+    def create(cls, comm: MPI.Comm) -> Bare | None:
+        ub = comm.Get_attr(MPI.TAG_UB)
+        if ub is None or ub + 1 < cls.base + cls.epochs * 64:
+            return None
+        return cls(comm, int(ub))
+
+    def usable(self, nbytes: int, chunk: int) -> bool:
+        """Whether ``chunk`` of ``nbytes`` bytes travels bare."""
+        return nbytes > PACK and chunk < self.chunks
+
+    def tag(self, seq: int, chunk: int) -> int:
+        return self.base + seq % self.epochs + self.epochs * chunk
+
+    def begin(self) -> None:
+        """At the start of a call (before its receives): drain the leftover each drain
+        notice heard names.  The leftover came before its notice (same sender), so the
+        receive matches it at once, unless the call it belonged to received it after all
+        (the sender looked just before): then nothing matches and it is cancelled."""
+        comm, status = self.comm, MPI.Status()
+        while comm.Iprobe(MPI.ANY_SOURCE, DRAIN_TAG, status):
+            peer, note = status.Get_source(), bytearray(_DRAIN.size)
+            comm.Recv([note, MPI.BYTE], peer, DRAIN_TAG)
+            _, tag, n = _DRAIN.unpack(note)
+            cancelled(comm.Irecv([bytearray(n), MPI.BYTE], peer, tag))
+
+    def leftover(self, peer: int, seq: int, tag: int, nbytes: int) -> tuple:
+        """A bare send of abandoned call ``seq`` that was not received: tell ``peer`` to
+        drain it; the notice's ``(request, memory)`` (to be completed later)."""
+        note = _DRAIN.pack(seq, tag, nbytes)
+        return (self.comm.Isend([note, MPI.BYTE], peer, DRAIN_TAG), note)
 
 
 class Wire:
@@ -54,6 +138,17 @@ class Wire:
     def __init__(self, comm: MPI.Comm) -> None:
         self.comm = comm
         self.ops: dict[int, tuple[bytearray, memoryview, MPI.Prequest]] = {}
+        #: call headers (bare chunks), by ``(send, peer)``: memory and persistent request
+        self.calls: dict[tuple[bool, int], tuple[bytearray, MPI.Prequest]] = {}
+
+    def call(self, send: bool, peer: int) -> tuple[bytearray, MPI.Prequest]:
+        """The memory and persistent request of the call header to or from ``peer``."""
+        got = self.calls.get((send, peer))
+        if got is None:
+            mem = bytearray(HEADER)
+            init = self.comm.Send_init if send else self.comm.Recv_init
+            got = self.calls[(send, peer)] = (mem, init(mem, peer, CALL_TAG))
+        return got
 
     def get(self, i: int, send: bool, peer: int, tag: int, nbytes: int):
         """``(memory, view, persistent request)`` of op ``i``'s header message (with the
@@ -67,10 +162,10 @@ class Wire:
 
     def free(self, keep: set[int] = frozenset()) -> None:
         """Free the requests (except those in ``keep``, by id: still in flight)."""
-        for _, _, req in self.ops.values():
+        for req in [r for _, _, r in self.ops.values()] + [r for _, r in self.calls.values()]:
             if id(req) not in keep:
                 req.Free()
-        self.ops = {}
+        self.ops, self.calls = {}, {}
 
 
 def data_tag(chunk: int) -> int:
@@ -82,7 +177,8 @@ class MPITransport:
     """Isend/Irecv/Testsome for one rank and one call (see the module docstring).
 
     ``token`` is ``(call number, digest)`` or None (no header unless ``stamps``);
-    ``stale`` the call numbers this rank abandoned (their leftovers are dropped).
+    ``stale`` the call numbers this rank abandoned (their leftovers are dropped).  Chunks
+    over PACK go bare (:class:`Bare`) natively with headers.
     """
 
     def __init__(
@@ -104,6 +200,7 @@ class MPITransport:
         self.seq = seq
         self.token = token
         self.headers = token is not None or stamps
+        self.bare = Bare.create(comm) if token is not None and not stamps else None
         self.stale = stale
         self.what = what
         self.early = {} if early is None else early
@@ -122,6 +219,12 @@ class MPITransport:
         self.large: set[int] = set()  # ops moving more than PACK bytes, not yet complete
         self.instant: list[tuple[int, int, int]] = []  # receives served from ``early``
         self.failed: MismatchError | None = None
+        self.heard: dict[int, bool] = {}  # peer -> its call header checked (bare chunks)
+        self.held: dict[int, list[int]] = {}  # peer -> bare receives in, header not checked
+        self.announced: set[int] = set()  # peers sent this call's header
+        self.bare_sends: dict[int, tuple[MPI.Request, int, int, int]] = {}  # op -> req, ...
+        if self.bare is not None:
+            self.bare.begin()
         self.settle()  # clear-to-sends of the previous call
         self.awaited: dict[tuple[int, int], list[int]] = {}  # (peer, chunk) -> sends
         self.cts_in: list[tuple[MPI.Request, bytearray, int]] = []  # (request, memory, peer)
@@ -132,6 +235,9 @@ class MPITransport:
     def recv(self, i: int, peer: int, chunk: int, buf: memoryview) -> None:
         tag = data_tag(chunk)
         n = len(buf)
+        if self.bare is not None and self.bare.usable(n, chunk):
+            self._recv_bare(i, peer, chunk, buf)
+            return
         if self.early and self._early(i, peer, chunk, buf):
             return
         if n > PACK:
@@ -148,8 +254,50 @@ class MPITransport:
             self._add(i, self.comm.Irecv([buf, MPI.BYTE], peer, tag))
         self.recvs[i] = (peer, chunk, buf, view if small else None, mem)
 
+    def _recv_bare(self, i: int, peer: int, chunk: int, buf: memoryview) -> None:
+        """Receive ``i`` of a bare chunk; the call header from ``peer`` once per call."""
+        self.large.add(i)
+        if peer not in self.heard:
+            self.heard[peer] = False
+            self._recv_call(peer)
+        tag = self.bare.tag(self.seq, chunk)
+        self._add(i, self.comm.Irecv([buf, MPI.BYTE], peer, tag))
+        self.recvs[i] = (peer, chunk, buf, None, BARE)
+
+    def _recv_call(self, peer: int) -> None:
+        """Receive ``peer``'s call header (from ``early`` when it came during the previous
+        call)."""
+        queue = self.early.get((peer, CALL_KEY))
+        if queue and queue[0][0] == self.token[0]:
+            seq, digest, *_ = queue.pop(0)
+            if not queue:
+                del self.early[(peer, CALL_KEY)]
+            if digest != self.token[1]:
+                self.failed = self._mismatch(self._describe(peer, seq, digest))
+                self.instant.append((-2 - peer, 0, 0))
+            else:
+                self.heard[peer] = True
+            return
+        mem, req = self.wire.call(False, peer)
+        req.Start()
+        self._add(-2 - peer, req)
+        self.recvs[-2 - peer] = (peer, CALL_KEY, None, None, mem)
+
     def send(self, i: int, peer: int, chunk: int, buf: memoryview, start: int, sent: int) -> None:
         tag = data_tag(chunk)
+        if self.bare is not None and self.bare.usable(len(buf), chunk):
+            self.large.add(i)
+            if peer not in self.announced:
+                self.announced.add(peer)
+                mem, req = self.wire.call(True, peer)
+                _HDR.pack_into(mem, 0, self.token[0], self.token[1], 0, 0, 0)
+                req.Start()
+                self._add(i, req)
+            tag = self.bare.tag(self.seq, chunk)
+            req = self.comm.Issend([buf, MPI.BYTE], peer, tag)
+            self.bare_sends[i] = (req, peer, tag, len(buf))
+            self._add(i, req)
+            return
         if len(buf) > PACK:
             self.large.add(i)
         if not self.headers:
@@ -285,18 +433,28 @@ class MPITransport:
         recv = self.recvs.pop(i, None)
         if recv is None:  # a send
             self.keep.pop(i, None)
+            self.bare_sends.pop(i, None)
             done.append((i, 0, 0))
             return
         peer, chunk, buf, scratch, header = recv
         if header is None:
             done.append((i, 0, 0))
             return
+        if header is BARE:  # counts once the peer's call header is checked
+            if self.heard[peer]:
+                done.append((i, 0, 0))
+            else:
+                self.held.setdefault(peer, []).append(i)
+            return
         seq, digest, start, sent, _ = _HDR.unpack_from(header)
         if self.token is not None and (seq, digest) != self.token:
             mine = self.token[0]
             if seq in self.stale and seq < mine:
                 self.dropped += 1
-                self.recv(i, peer, chunk, buf)  # a leftover of an abandoned call: drop it
+                if chunk == CALL_KEY:
+                    self._recv_call(peer)
+                else:
+                    self.recv(i, peer, chunk, buf)  # a leftover of an abandoned call: drop it
                 return
             if seq > mine:
                 # The peer is in a later call: it abandoned (or disagreed on) this one, so
@@ -304,6 +462,10 @@ class MPITransport:
                 entry = kept_entry(header, scratch, buf)
                 self.early.setdefault((peer, chunk), []).append(entry)
             raise self._mismatch(self._describe(peer, seq, digest))
+        if chunk == CALL_KEY:
+            self.heard[peer] = True
+            done += [(k, 0, 0) for k in self.held.pop(peer, ())]
+            return
         if scratch is not None:
             buf[:] = scratch[HEADER:]
         done.append((i, start, sent))
@@ -331,6 +493,9 @@ class MPITransport:
                 continue
             if i not in self.recvs:
                 sends.append((req, self.keep.get(i)))
+                bare = self.bare_sends.get(i)
+                if bare is not None and bare[0] is req:  # nobody received it: drain it
+                    sends.append(self.bare.leftover(bare[1], self.seq, bare[2], bare[3]))
                 continue
             if cancelled(req):
                 continue
@@ -348,7 +513,9 @@ class MPITransport:
 
     def _salvage(self, i: int) -> None:
         peer, chunk, buf, scratch, header = self.recvs.pop(i)
-        if header is None or self.token is None or _HDR.unpack_from(header)[0] <= self.token[0]:
+        if header is None or header is BARE or self.token is None:
+            return
+        if _HDR.unpack_from(header)[0] <= self.token[0]:
             return
         entry = kept_entry(header, scratch, buf)
         self.early.setdefault((peer, chunk), []).append(entry)
@@ -358,6 +525,8 @@ def kept_entry(header, scratch, buf) -> tuple:
     """A message of a later call, kept: its header fields and payload (``scratch``: the
     header's memory with the chunk behind it, else the chunk is in ``buf``)."""
     seq, digest, start, sent, n = _HDR.unpack_from(header)
+    if buf is None:  # a call header
+        return (seq, digest, start, sent, b"")
     n = min(n, len(buf))  # a longer one was cut: the size check will fail
     data = bytes(scratch[HEADER : HEADER + n] if scratch is not None else buf[:n])
     return (seq, digest, start, sent, data)

@@ -1,0 +1,403 @@
+"""The native path of large chunks: a rank's plan with chunks over PACK, run in one loop.
+
+:class:`~.executor.Executor` is the engine's reference (any timing, any transport) and
+:class:`~.fast.FastRun` its loop for plans of small messages.  :class:`SegmentRun` is the
+loop for the others — native timing, headers on, some chunk larger than
+:data:`~.transport.PACK` (a pipelined broadcast's segments) — with the same rules: deps,
+receives posted when their deps completed, one send port taking the first ready send in
+program order and holding it until MPI has taken the send (``BRIEF.md``, send order).
+
+The wire is the transport's (:mod:`.transport`), so a rank on this path and one on the
+executor's talk to each other: a large chunk goes *bare* (:class:`~.transport.Bare`), sent
+from and received into the user's buffer with no header and no copy, on its call's epoch
+tag; one call header per call and peer (a persistent request made once per schedule)
+checks the call, and a bare chunk counts only once its sender's header is checked.  Small
+chunks share a persistent message with their header, as on the fast path.  A chunk costs
+one ``Issend`` or ``Irecv`` and a few list operations: no per-chunk header message, no
+per-chunk copy.  The rare cases are the transport's rules: a call header of an abandoned
+call is a leftover (dropped, the receive started again), one of a later call is kept for
+that call and this call is abandoned, anything else — another schedule, a message that
+does not fit — is a :class:`~hetcoll.errors.MismatchError`; an abandoned call's bare
+sends that nobody received are drained (:meth:`~.transport.Bare.leftover`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import struct
+import time
+
+from mpi4py import MPI
+
+from ..errors import CollectiveTimeoutError
+from .fast import FastRun
+from .plan import KIND_NAMES, SEND, ByteRanges, DataHandler, RankPlan, Trace, timeout_message
+from .transport import (
+    _HDR,
+    CALL_KEY,
+    CALL_TAG,
+    HEADER,
+    PACK,
+    Bare,
+    cancelled,
+    data_tag,
+    describe,
+    kept_entry,
+    mismatch,
+)
+
+__all__ = ["SegmentRun", "compile_run"]
+
+_NS = 1_000_000_000
+_SEQ = struct.Struct("<q")
+_TOKEN = struct.Struct("<2q")
+_NOTICES_EVERY = 8  # idle turns between looks at the deadline and the notices
+
+
+class SegmentRun:
+    """One rank's part of a schedule with large chunks, compiled for the native path (see
+    the module docstring); ``None`` from :meth:`compile` when the plan is not for it."""
+
+    def __init__(self, comm: MPI.Comm, plan: RankPlan, owner) -> None:
+        self.plan, self.comm, self.bare = plan, comm, Bare.create(comm)
+        self.notices, self.timeout = owner.notices, owner.timeout
+        self.on_timeout = owner._timed_out if owner.on_timeout == "abort" else None
+        n = len(plan)
+        self.sends = tuple(k == SEND for k in plan.kinds)
+        self.large = tuple(b > PACK for b in plan.nbytes)
+        self.names = tuple(KIND_NAMES[k] for k in plan.kinds)
+        # small chunks: a persistent message, header and chunk (as in fast.py)
+        self.mems: list[bytearray | None] = [None] * n
+        self.payloads: list[memoryview | None] = [None] * n
+        self.reqs: list[MPI.Prequest | None] = [None] * n
+        for i in range(n):
+            if not self.large[i]:
+                mem = self.mems[i] = bytearray(HEADER + plan.nbytes[i])
+                self.payloads[i] = memoryview(mem)[HEADER:]
+                init = comm.Send_init if self.sends[i] else comm.Recv_init
+                self.reqs[i] = init(mem, plan.peers[i], data_tag(plan.chunks[i]))
+        # call headers: one per peer and direction of bare chunks
+        self.calls: dict[tuple[bool, int], tuple[bytearray, MPI.Prequest]] = {}
+        for i in range(n):
+            key = (self.sends[i], plan.peers[i])
+            if self.large[i] and key not in self.calls:
+                mem = bytearray(HEADER)
+                init = comm.Send_init if key[0] else comm.Recv_init
+                self.calls[key] = (mem, init(mem, key[1], CALL_TAG))
+        self.heard_from = tuple(p for s, p in self.calls if not s)
+        self.digest: int | None = None
+        self.ranges: tuple | None = None
+        self.chunk_table = None
+        self.entry = 0
+        self.done = [0] * n
+        self.issued = [0] * n
+        self.active: list[MPI.Request] = []  # of the last call, for abandon()
+        self.act: list[int] = []  # their ops (-2 - peer: a call header from peer)
+        self.seq = 0
+        self.issends: dict[int, tuple[MPI.Request, int]] = {}  # bare send op -> (request, tag)
+        self.announcing: list[MPI.Prequest] = []  # call headers sent by the last call
+
+    @classmethod
+    def compile(cls, comm: MPI.Comm, plan: RankPlan, owner) -> SegmentRun | None:
+        """The path of ``plan`` for the wrapper ``owner`` (a ``ScheduleComm``): None unless
+        some chunk is larger than PACK and every large chunk can go bare."""
+        bare = Bare.create(comm)
+        large = [(n, c) for n, c in zip(plan.nbytes, plan.chunks, strict=True) if n > PACK]
+        if bare is None or not large or not all(bare.usable(n, c) for n, c in large):
+            return None
+        return cls(comm, plan, owner)
+
+    def free(self, keep: set[int] = frozenset()) -> None:
+        """Free the persistent requests (except those in ``keep``, by id: in flight)."""
+        for req in [r for r in self.reqs if r is not None] + [r for _, r in self.calls.values()]:
+            if id(req) not in keep:
+                req.Free()
+        self.reqs, self.calls = [], {}
+
+    def trace(self) -> Trace:
+        """The :class:`~.plan.Trace` of the last call (real times)."""
+        return Trace.native(self.entry, self.done, self.issued, self.sends)
+
+    def _bind(self, handler: DataHandler, digest: int) -> tuple | None:
+        """Pack ``digest`` into the headers this rank sends (once per digest); per op
+        ``(buffer, slice)`` when ``handler`` moves byte ranges (None: ask the handler)."""
+        if digest != self.digest:
+            for i, mem in enumerate(self.mems):
+                if self.sends[i] and mem is not None:
+                    _HDR.pack_into(mem, 0, 0, digest, 0, 0, len(mem) - HEADER)
+            for (send, _), (mem, _) in self.calls.items():
+                if send:
+                    _HDR.pack_into(mem, 0, 0, digest, 0, 0, 0)
+            self.digest = digest
+        if type(handler) is not ByteRanges:
+            return None
+        if handler.chunks is not self.chunk_table:
+            self.ranges = handler.op_ranges(self.plan.chunks)
+            self.chunk_table = handler.chunks
+        return self.ranges
+
+    def run(self, handler: DataHandler, seq: int, digest: int, what) -> None:
+        """Run call ``seq`` of the plan (``digest``: the call's)."""
+        plan, bare, comm, notices = self.plan, self.bare, self.comm, self.notices
+        bare.begin()
+        self.seq = seq
+        sends, large, mems, payloads, reqs = (
+            self.sends,
+            self.large,
+            self.mems,
+            self.payloads,
+            self.reqs,
+        )
+        chunks, peers, dependents, names = plan.chunks, plan.peers, plan.dependents, self.names
+        ranges = self._bind(handler, digest)
+        buffers = handler.buffers if ranges is not None else None
+        token = (seq, digest)
+        tag0, epochs = bare.base + seq % bare.epochs, bare.epochs
+        done, issued = self.done, self.issued
+        waiting = list(plan.ndeps)
+        due: list[int] = []  # enabled sends, program order
+        active: list[MPI.Request] = []
+        act: list[int] = []
+        self.active, self.act = active, act
+        self.issends = issends = {}
+        self.announcing = announcing = []
+        heard = dict.fromkeys(self.heard_from, False)  # peer -> its call header checked
+        held: dict[int, list[int]] = {}  # peer -> bare receives in before its header
+        announced: set[int] = set()
+        calls = self.calls
+        now = self.entry = time.monotonic_ns()
+        for p in heard:
+            req = calls[(False, p)][1]
+            req.Start()
+            active.append(req)
+            act.append(-2 - p)
+
+        def enable(j: int, t: int) -> None:
+            if sends[j]:
+                heapq.heappush(due, j)
+                return
+            issued[j] = t
+            if large[j]:
+                if ranges is None:
+                    buf = handler.recv_buffer(chunks[j], names[j])
+                else:
+                    b, sl = ranges[j]
+                    buf = buffers[b][sl]
+                req = comm.Irecv([buf, MPI.BYTE], peers[j], tag0 + epochs * chunks[j])
+            else:
+                if ranges is None:  # the handler learns the receive is posted
+                    handler.recv_buffer(chunks[j], names[j])
+                req = reqs[j]
+                req.Start()
+            active.append(req)
+            act.append(j)
+
+        for i in plan.roots:
+            enable(i, now)
+        remaining, port = len(sends), -1
+        deadline = now + int(self.timeout * _NS)
+        turns = 0
+        testsome, sleep, clock = MPI.Request.Testsome, time.sleep, time.monotonic_ns
+        while remaining:
+            if port < 0 and due:
+                port = i = heapq.heappop(due)
+                peer = peers[i]
+                if ranges is not None:
+                    b, sl = ranges[i]
+                    buf = buffers[b][sl]
+                else:
+                    buf = handler.send_buffer(chunks[i])
+                if large[i]:
+                    if peer not in announced:
+                        announced.add(peer)
+                        mem, req = calls[(True, peer)]
+                        _SEQ.pack_into(mem, 0, seq)
+                        req.Start()
+                        announcing.append(req)
+                    tag = tag0 + epochs * chunks[i]
+                    req = comm.Issend([buf, MPI.BYTE], peer, tag)
+                    issends[i] = (req, tag)
+                else:
+                    payloads[i][:] = buf
+                    _SEQ.pack_into(mems[i], 0, seq)
+                    req = reqs[i]
+                    req.Start()
+                active.append(req)
+                act.append(i)
+                issued[i] = clock()
+            try:
+                got = testsome(active)
+            except MPI.Exception as exc:
+                got = self._truncated(exc, token, what)
+            if not got:
+                turns += 1
+                if turns % _NOTICES_EVERY == 0:  # (a turn lasts a zero sleep: >= 50 us)
+                    if clock() > deadline:
+                        self._expire(what, waiting, port, len(sends) - remaining)
+                    notices.check(seq, what)
+                # a zero sleep: MPI moves a large chunk only while its ends look, and a
+                # peer sharing the core runs meanwhile (docs/runtime.md, Waiting)
+                sleep(0)
+                continue
+            t = clock()
+            finished = [act[k] for k in got]
+            if len(got) == len(active):
+                active.clear()
+                act.clear()
+            else:
+                gone = set(got)
+                active[:] = [r for k, r in enumerate(active) if k not in gone]
+                act[:] = [o for k, o in enumerate(act) if k not in gone]
+            ready: list[int] = []
+            for k, i in enumerate(finished):
+                if i < 0:  # a call header from peer -2 - i
+                    p = -2 - i
+                    if self._header(p, token, what, finished[k + 1 :]):
+                        heard[p] = True
+                        ready += held.pop(p, ())
+                    continue
+                if sends[i]:
+                    port = -1
+                elif large[i]:
+                    if not heard[peers[i]]:
+                        held.setdefault(peers[i], []).append(i)
+                        continue
+                elif _TOKEN.unpack_from(mems[i]) != token:
+                    if self._odd(i, token, what, finished[k + 1 :]):  # a leftover
+                        continue
+                elif ranges is not None:
+                    b, sl = ranges[i]
+                    buffers[b][sl] = payloads[i]
+                else:
+                    handler.recv_buffer(chunks[i], names[i])[:] = payloads[i]
+                ready.append(i)
+            for i in ready:
+                if ranges is None and not sends[i]:
+                    handler.received(chunks[i], names[i])
+                done[i] = t
+                remaining -= 1
+                for j in dependents[i]:
+                    waiting[j] -= 1
+                    if waiting[j] == 0:
+                        enable(j, t)
+        for req in announcing:  # eager and received by now: complete them
+            req.Wait()
+        announcing.clear()
+        issends.clear()
+
+    # -- the rare paths ---------------------------------------------------------------------
+
+    def _expire(self, what, waiting: list[int], port: int, completed: int) -> None:
+        """The deadline passed: report what is pending (abort, or raise)."""
+        pending = self.act.__contains__
+        message = timeout_message(self.plan, what, self.timeout, pending, waiting, port, completed)
+        if self.on_timeout is not None:
+            self.on_timeout(message)
+        raise CollectiveTimeoutError(message)
+
+    def _header(self, peer: int, token: tuple[int, int], what, unseen=()) -> bool:
+        """``peer``'s call header is in: True when it is this call's; a leftover of an
+        abandoned call is dropped (the receive started again: False); else raise."""
+        mem, req = self.calls[(False, peer)]
+        got, digest, *_ = _HDR.unpack_from(mem)
+        if (got, digest) == token:
+            return True
+        if got in self.notices.stale and got < token[0]:
+            req.Start()
+            self.active.append(req)
+            self.act.append(-2 - peer)
+            return False
+        self._unseen(unseen)
+        if got > token[0]:  # the peer is in a later call: keep its header for that call
+            self.notices.early.setdefault((peer, CALL_KEY), []).append(kept_entry(mem, None, None))
+        raise mismatch(self.comm.rank, what, describe(peer, got, digest, token[0]))
+
+    def _odd(self, i: int, token: tuple[int, int], what, unseen=()) -> bool:
+        """Small receive ``i`` holds a header of another call or schedule: True for a
+        leftover of an abandoned call (dropped, the receive started again), else raise."""
+        got, digest, *_ = _HDR.unpack_from(self.mems[i])
+        peer = self.plan.peers[i]
+        if got in self.notices.stale and got < token[0]:
+            self.reqs[i].Start()
+            self.active.append(self.reqs[i])
+            self.act.append(i)
+            return True
+        self._unseen(unseen)
+        if got > token[0]:
+            entry = kept_entry(self.mems[i], None, self.payloads[i])
+            self.notices.early.setdefault((peer, self.plan.chunks[i]), []).append(entry)
+        raise mismatch(self.comm.rank, what, describe(peer, got, digest, token[0]))
+
+    def _unseen(self, ops) -> None:
+        """Ops completed but not looked at before an error: :meth:`abandon` looks at them
+        (their requests are complete: cancelling them finds their messages)."""
+        for i in ops:
+            if i < 0:
+                self.active.append(self.calls[(False, -2 - i)][1])
+            elif not self.large[i]:
+                self.active.append(self.reqs[i])
+            else:
+                continue
+            self.act.append(i)
+
+    def _truncated(self, exc: MPI.Exception, token: tuple[int, int], what) -> list[int]:
+        """Testsome failed: a message larger than its receive.  The requests that completed,
+        by asking each; a cut small message is fine only as a leftover of an abandoned call
+        (dropped when looked at), anything else is a disagreement on the size."""
+        active, act = self.active, self.act
+        got, cut = [], []
+        for k, req in enumerate(active):
+            try:
+                if req.Test():
+                    got.append(k)
+            except MPI.Exception:
+                got.append(k)
+                cut.append(k)
+        for k in cut:
+            i = act[k]
+            small = i >= 0 and not self.large[i]  # (a call header is never cut)
+            seq = _HDR.unpack_from(self.mems[i])[0] if small else token[0]
+            if seq in self.notices.stale and seq < token[0]:
+                continue  # a leftover: dropped when looked at
+            others = [act[x] for x in got if x != k]
+            gone = set(got)
+            active[:] = [r for x, r in enumerate(active) if x not in gone]
+            act[:] = [o for x, o in enumerate(act) if x not in gone]
+            if small and seq > token[0]:
+                self._odd(i, token, what, others)
+            self._unseen(others)
+            detail = exc.Get_error_string().splitlines()[0]
+            raise mismatch(
+                self.comm.rank, what, f"a message did not fit its receive (another size; {detail})"
+            )
+        return got
+
+    def abandon(self, early: dict, seq: int) -> list[tuple[MPI.Request, object]]:
+        """After an error: cancel the pending receives (a call header or small message that
+        completed meanwhile may be of the peer's next call: kept in ``early``) and return
+        the pending sends with their memory, to be tested later, and the drain notices of
+        bare sends nobody received."""
+        sends: list[tuple[MPI.Request, object]] = [(r, self) for r in self.announcing]
+        plan = self.plan
+        for req, i in zip(self.active, self.act, strict=True):
+            if i >= 0 and self.sends[i]:
+                sends.append((req, self))
+                if i in self.issends:  # not received: its receiver drains it
+                    tag = self.issends[i][1]
+                    sends.append(self.bare.leftover(plan.peers[i], seq, tag, plan.nbytes[i]))
+                continue
+            if cancelled(req) or (i >= 0 and self.large[i]):
+                continue
+            mem = self.calls[(False, -2 - i)][0] if i < 0 else self.mems[i]
+            if _HDR.unpack_from(mem)[0] > seq:
+                key = (-2 - i, CALL_KEY) if i < 0 else (plan.peers[i], plan.chunks[i])
+                payload = None if i < 0 else self.payloads[i]
+                early.setdefault(key, []).append(kept_entry(mem, None, payload))
+        self.active, self.act, self.announcing = [], [], []
+        return sends
+
+
+def compile_run(comm: MPI.Comm, plan: RankPlan, owner) -> FastRun | SegmentRun | None:
+    """The native loop of ``plan`` (:class:`~.fast.FastRun` for small messages, else
+    :class:`SegmentRun`); None: the executor runs it."""
+    return FastRun.compile(comm, plan, owner) or SegmentRun.compile(comm, plan, owner)

@@ -1,0 +1,119 @@
+"""MPI test program: chunks over PACK on the wire (bare segments, call headers, drains).
+
+``mpiexec -n K python -m mpi4py segments.py MODE OUT``; each rank writes one JSON record
+``{"rank", "events"}`` to ``OUT.<rank>``.  The tag epochs are shortened to 4 calls
+(``Bare.epochs``) so that a leftover of an abandoned call that was not drained would be
+taken as a later call's data within the run.  Modes:
+
+- ``data``: ``Bcast`` for every root, chain and binomial, sizes that are and are not a
+  multiple of the segment (a last chunk over and under PACK), sentinel-filled receive
+  buffers; with ``mixed`` odd ranks take the executor (``HETCOLL_FAST=0``), even ranks the
+  native loop, so both paths talk to each other; a large ``Allreduce`` (a reduction handler);
+- ``size``/``root``: a first agreed call, rank 1 differs on the second (size or root),
+  then six agreed calls (one reuses the second call's tags) and ``close()``;
+- ``timeout``: the last rank skips the second call (``timeout=2``, ``on_timeout="raise"``):
+  the others print the error and end the job with ``hc.abort(5)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import numpy as np
+from mpi4py import MPI
+
+WORLD = MPI.COMM_WORLD
+me, n = WORLD.rank, WORLD.size
+MODE = sys.argv[1]
+if MODE.endswith("mixed") and me % 2:
+    os.environ["HETCOLL_FAST"] = "0"  # read when the wrapper is made
+
+from hetcoll import HetComm  # noqa: E402
+from hetcoll.errors import CollectiveTimeoutError, MismatchError  # noqa: E402
+from hetcoll.platform import Platform, nodes_from_costs  # noqa: E402
+from hetcoll.runtime import transport  # noqa: E402
+
+transport.Bare.epochs = 4  # a tag comes back every 4 calls (16384 normally)
+KIB = 1024
+SEG = 64 * KIB
+
+
+def pattern(size: int, root: int, salt: int) -> np.ndarray:
+    return ((np.arange(size, dtype=np.int64) * 7 + root * 13 + salt) % 251).astype(np.uint8)
+
+
+def bcast(hc: HetComm, size: int, root: int, salt: int, seg: int | None = SEG) -> bool:
+    """One Bcast; whether this rank holds the root's bytes afterwards."""
+    want = pattern(size, root, salt)
+    buf = want.copy() if me == root else np.full(size, 0xEE, dtype=np.uint8)
+    hc.Bcast(buf, root, segment_size=seg)
+    return bool(np.array_equal(buf, want))
+
+
+def data(events: list) -> None:
+    platform = Platform(nodes_from_costs([1e-6 * (1 + r % 3) for r in range(n)]))
+    sizes = [16 * KIB + 1, 4 * SEG, 4 * SEG + 100, 3 * SEG + 20 * KIB, 1 << 20]
+    for algo in ("chain", "binomial"):
+        with HetComm(WORLD, platform, algo, timeout=60) as hc:
+            for size in sizes:
+                for root in range(n):
+                    events.append([f"{algo} {size} root {root}", bcast(hc, size, root, size)])
+            for seg in (None, 256 * KIB):  # unsegmented: one large chunk
+                events.append([f"{algo} 1 MiB seg {seg}", bcast(hc, 1 << 20, n - 1, 3, seg)])
+            x = np.arange(40_000, dtype=np.float64) * (me + 1)
+            out = np.zeros_like(x)
+            hc.Allreduce(x, out)
+            want = x / (me + 1) * (n * (n + 1) // 2)
+            events.append([f"{algo} Allreduce", bool(np.array_equal(out, want))])
+
+
+def later(events: list, what: str) -> None:
+    """Call 2 differs on rank 1; calls 3-8 agree (call 6 has call 2's tags)."""
+    platform = Platform(nodes_from_costs([1e-6] * n))
+    with HetComm(WORLD, platform, "chain", timeout=20) as hc:
+        for call in range(1, 9):
+            root, size = 0, 1 << 20
+            if call == 2 and me == 1:
+                root, size = (1, size) if what == "root" else (0, size + 4 * SEG)
+            try:
+                ok = bcast(hc, size, root, call)
+                events.append([f"call{call}", "ok", ok])
+            except MismatchError as exc:
+                events.append([f"call{call}", "MismatchError", str(exc)])
+        try:
+            hc.close()
+            events.append(["close", "ok", True])
+        except MismatchError as exc:
+            events.append(["close", "MismatchError", str(exc)])
+
+
+def timeout() -> None:
+    platform = Platform(nodes_from_costs([1e-6] * n))
+    hc = HetComm(WORLD, platform, "chain", timeout=2, on_timeout="raise")
+    bcast(hc, 1 << 20, 0, 1)
+    if me == n - 1:
+        time.sleep(30)  # never takes part in the second call
+    try:
+        bcast(hc, 1 << 20, 0, 2)
+    except CollectiveTimeoutError as exc:
+        print(f"rank {me} caught CollectiveTimeoutError: {exc}", file=sys.stderr, flush=True)
+        hc.abort(5)
+
+
+def main() -> None:
+    events: list = []
+    if MODE == "timeout":
+        timeout()
+    elif MODE.startswith("data"):
+        data(events)
+    else:
+        later(events, MODE.split("-")[0])
+    with open(f"{sys.argv[2]}.{me}", "w") as fh:
+        json.dump({"rank": me, "events": events}, fh)
+
+
+if __name__ == "__main__":
+    main()
