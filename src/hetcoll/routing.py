@@ -65,10 +65,10 @@ class Routes:
         self._bw: np.ndarray | None = None
         self._pred: np.ndarray | None = None
         self._graph: _LinkGraph | None = None
-        # rows computed for some sources only: source -> row of _row_lat / _row_pred
-        self._row_of: dict[int, int] = {}
-        self._row_lat = np.empty((0, 0))
-        self._row_pred = np.empty((0, 0), dtype=np.int32)
+        # core predecessor rows computed for some sources only: source -> row of _core
+        self._core_of: dict[int, int] = {}
+        self._core = np.empty((0, 0), dtype=np.int32)
+        self._core_count = 0
         self._pair_memo: dict[tuple[int, int], tuple[float, float]] = {}
 
     # -- construction ---------------------------------------------------------------------------
@@ -98,8 +98,6 @@ class Routes:
         r = cls()
         r.n = n
         r._graph = _LinkGraph(n, u, v, latency, bandwidth)
-        r._row_lat = np.empty((0, n))
-        r._row_pred = np.empty((0, n), dtype=np.int32)
         return r
 
     # -- matrices -------------------------------------------------------------------------------
@@ -130,42 +128,34 @@ class Routes:
         for a in (lat, pred, bw):
             a.setflags(write=False)
         self._lat, self._pred, self._bw = lat, pred, bw
-        self._row_of = {}  # the matrices hold every row from now on
-        self._row_lat = self._row_pred = None  # type: ignore[assignment]
+        self._core_of = {}  # the matrices hold every route from now on
+        self._core = np.empty((0, 0), dtype=np.int32)
 
     # -- rows and paths -------------------------------------------------------------------------
 
     def prepare(self, sources: Sequence[int]) -> None:
-        """Compute the rows of ``sources`` not known yet (all rows, as the full matrices,
-        when more than half the nodes would then be known)."""
+        """Compute the core predecessor rows of the routes from ``sources`` not known yet
+        (nothing once the full matrices are built, or on a matrix platform)."""
         if self._graph is None or self._pred is not None:
             return
-        todo = sorted({int(s) for s in sources} - set(self._row_of))
+        todo = sorted({int(s) for s in sources} - set(self._core_of))
         if not todo:
             return
-        if 2 * (len(todo) + len(self._row_of)) > self.n:
-            self._build_matrices()
-            return
-        g = self._graph
-        first = len(self._row_of)
-        need = first + len(todo)
-        if need > len(self._row_lat):  # grow geometrically: rows may come one at a time
-            size = min(self.n, max(need, 2 * len(self._row_lat), 8))
-            lat = np.empty((size, self.n))
-            pred = np.empty((size, self.n), dtype=np.int32)
-            lat[:first], pred[:first] = self._row_lat[:first], self._row_pred[:first]
-            self._row_lat, self._row_pred = lat, pred
-        at = slice(first, need)
-        self._row_lat[at], self._row_pred[at] = g.solve(np.array(todo))
-        self._row_of.update({s: first + k for k, s in enumerate(todo)})
-
-    def _rows(self, sources: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(latency rows, predecessor rows, row index of each source)."""
-        self.prepare(np.unique(sources).tolist())
-        if self._pred is not None:
-            return self._lat, self._pred, sources  # type: ignore[return-value]
-        row = np.array([self._row_of[s] for s in sources.tolist()], dtype=np.int64)
-        return self._row_lat, self._row_pred, row
+        rows, row_of, heads = self._graph.forest.core_rows(np.array(todo, dtype=np.int64))
+        first, need = self._core_count, self._core_count + len(rows)
+        if need > len(self._core):  # grow geometrically: rows may come a few at a time
+            size = max(need, 2 * len(self._core), 8)
+            grown = np.empty((size, rows.shape[1]), dtype=np.int32)
+            if first:
+                grown[:first] = self._core[:first]
+            self._core = grown
+        self._core[first:need] = rows
+        self._core_count = need
+        # an attachment's row is its own route's row (a core node, searched from 0)
+        for a, j in zip(heads.tolist(), range(len(heads)), strict=True):
+            self._core_of.setdefault(a, first + j)
+        for x, j in zip(todo, row_of.tolist(), strict=True):
+            self._core_of[x] = first + j
 
     def path(self, u: int, v: int) -> tuple[int, ...]:
         """Directed-link resources of the route from ``u`` to ``v``, in order."""
@@ -205,15 +195,101 @@ class Routes:
                 np.empty(0, dtype=np.int64),
                 np.zeros(total + 1, dtype=np.int64),
             )
-        lat_rows, pred_rows, row = self._rows(u)
-        lat = np.asarray(lat_rows[row, v], dtype=float)
+        if self._pred is not None:
+            return self._pairs_from_matrices(u, v)
+        resources, offsets = self._walk(u, v)
+        bw = np.full(total, np.inf)
+        nonempty = offsets[1:] > offsets[:-1]
+        if nonempty.any():
+            bw[nonempty] = np.minimum.reduceat(g.resource_bw[resources], offsets[:-1][nonempty])
+        return _fold(g.weight, resources, offsets), bw, resources, offsets
+
+    def _walk(self, u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Routes of the pairs ``(u[i], v[i])`` without the matrices: ``(resources,
+        offsets)`` as :meth:`pairs` returns them.
+
+        A route climbs from ``u`` towards the core and descends to ``v``: within one tree,
+        up to the nodes' lowest common ancestor and down; otherwise up to ``u``'s
+        attachment, across the core by ``u``'s core row (computed on demand, see
+        :meth:`prepare`), down from ``v``'s attachment.  All pairs walk at once, one link
+        per step: O(total route length).
+        """
+        g = self._graph
+        assert g is not None
+        f = g.forest
+        total = len(u)
+        au, av = f.attach[u], f.attach[v]
+        cross = np.flatnonzero(au != av)
+        self.prepare(np.unique(u[cross]).tolist())
+        # the climbs: from u (links in route order) and from v (in reverse, taken down)
+        same = au == av
+        depth = f.depth
+        x, y = u.copy(), v.copy()
+        up_steps: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        down_steps: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        n_up = np.zeros(total, dtype=np.int64)
+        n_down = np.zeros(total, dtype=np.int64)
+        act = np.flatnonzero(x != y)
+        while len(act):
+            dx, dy = depth[x[act]], depth[y[act]]
+            s = same[act]
+            mx = np.where(s, dx >= dy, dx > 0)
+            my = np.where(s, dy >= dx, dy > 0)
+            i = act[mx]
+            if len(i):
+                up_steps.append((i, n_up[i], f.up[x[i]]))
+                n_up[i] += 1
+                x[i] = f.parent[x[i]]
+            i = act[my]
+            if len(i):
+                down_steps.append((i, n_down[i], f.up[y[i]] ^ 1))
+                n_down[i] += 1
+                y[i] = f.parent[y[i]]
+            act = act[
+                np.where(same[act], x[act] != y[act], (depth[x[act]] > 0) | (depth[y[act]] > 0))
+            ]
+        # across the core, walked back from v's attachment by u's core row
+        core_steps: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        n_core = np.zeros(total, dtype=np.int64)
+        local = f.core.local
+        rows = self._core
+        row = np.array([self._core_of[s] for s in u[cross].tolist()], dtype=np.int64)
+        idx, src, node = cross, au[cross], av[cross]
+        while len(idx):
+            res = rows[row, local[node]].astype(np.int64)
+            core_steps.append((idx, n_core[idx], res))
+            n_core[idx] += 1
+            node = g.tail[res]
+            walking = node != src
+            idx, src, node, row = idx[walking], src[walking], node[walking], row[walking]
+        offsets = np.zeros(total + 1, dtype=np.int64)
+        np.cumsum(n_up + n_core + n_down, out=offsets[1:])
+        resources = np.empty(offsets[-1], dtype=np.int64)
+        for i, k, res in up_steps:
+            resources[offsets[i] + k] = res
+        core_end = offsets[:-1] + n_up + n_core - 1
+        for i, k, res in core_steps:
+            resources[core_end[i] - k] = res
+        for i, k, res in down_steps:
+            resources[offsets[i + 1] - 1 - k] = res
+        return resources, offsets
+
+    def _pairs_from_matrices(
+        self, u: np.ndarray, v: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`pairs` once the matrices are built: each route walked back from its
+        destination by its source's predecessor row."""
+        g = self._graph
+        assert g is not None
+        total = len(u)
+        lat = np.asarray(self._lat[u, v], dtype=float)  # type: ignore[index]
         # walk every route back from its destination at once, one link per step; a walk
         # reads its source's predecessor row through one flat index (row * n + node)
-        flat_pred = pred_rows.reshape(-1)
+        flat_pred = self._pred.reshape(-1)  # type: ignore[union-attr]
         hops = np.zeros(total, dtype=np.int64)
         steps: list[tuple[np.ndarray, np.ndarray]] = []
         idx = np.flatnonzero(v != u)
-        base = row[idx] * self.n
+        base = u[idx] * self.n
         src = u[idx]
         at = base + v[idx]
         while len(idx):
@@ -316,13 +392,18 @@ class _Core:
         self.e_weight = g.weight[keep][order]
         self.e_res = keep[order]  # the global resource (directed edge) of each core edge
         self.e_bw = g.link_bandwidth[self.e_res // 2]
+        self.w_max = float(self.e_weight.max()) if len(keep) else 0.0
         # explicit zeros stay edges in a sparse graph (zero-latency links)
         self.csr = csr_array((self.e_weight, (self.e_tail, self.e_head)), shape=(c, c))
         self.batch = max(1, _BATCH_ELEMENTS // max(1, len(keep) + c)) if c > 1 else g.n
 
-    def search(self, start: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def search(
+        self, start: np.ndarray, offset: np.ndarray, slack: np.ndarray | None = None
+    ) -> tuple[np.ndarray, ...]:
         """Dijkstra from core node ``start[i]`` (local) whose latency is ``offset[i]``:
-        ``(dist, pred)``, ``k x c``; ``pred`` a core edge index, -1 at the start.
+        ``(dist, pred)``, ``k x c``; ``pred`` a core edge index, -1 at the start.  With
+        ``slack`` (booleans, one per start), also each row's smallest slack (see
+        :meth:`predecessors`), ``inf`` where not asked.
 
         A start with a non-zero offset is searched from a virtual node linked to it by one
         link of latency ``offset``: every sum is then formed from the offset, exactly as a
@@ -333,7 +414,9 @@ class _Core:
 
         k, c = len(start), self.c
         if c == 1:
-            return offset.reshape(k, 1).astype(float), np.full((k, 1), -1, dtype=np.int64)
+            dist = offset.reshape(k, 1).astype(float)
+            pred = np.full((k, 1), -1, dtype=np.int64)
+            return (dist, pred) if slack is None else (dist, pred, np.full(k, np.inf))
         plain = offset == 0
         dist = np.empty((k, c))
         at = np.flatnonzero(plain)
@@ -347,26 +430,52 @@ class _Core:
             weight = np.concatenate([self.e_weight, offset[at]])
             graph = csr_array((weight, (tail, head)), shape=(c + extra, c + extra))
             dist[at] = dijkstra(graph, directed=True, indices=c + np.arange(extra))[:, :c]
-        return dist, self.predecessors(start, dist)
+        if slack is None:
+            return dist, self.predecessors(start, dist)
+        return (dist, *self.predecessors(start, dist, slack))
 
-    def predecessors(self, start: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    def predecessors(
+        self, start: np.ndarray, dist: np.ndarray, slack: np.ndarray | None = None
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """The tie rule on ``dist`` rows: the one tight incoming edge of each node, or
-        (rows with ties) fewest links, then nearest predecessor, then lowest index."""
+        (rows with ties) fewest links, then nearest predecessor, then lowest index.
+
+        With ``slack`` (booleans, one per row), also each asked row's smallest *slack*
+        ``fl(dist[u] + w) - dist[v]`` over the edges ``u -> v`` that are not
+        predecessors (``v`` not the start): 0 for a row with ties, ``inf`` where not
+        asked.  A large slack certifies the row's tree for other starting latencies
+        (:func:`_certified`).
+        """
         k, c = dist.shape
         pred = np.full((k, c), -1, dtype=np.int64)
         # tight edges: those on some lowest-latency path (exact floating-point equality, the
         # sum Dijkstra itself forms); an edge into the start is never a predecessor (only a
-        # zero-latency edge, or one too small to change the sum, can be tight there)
-        tight = (dist[:, self.e_tail] + self.e_weight) == dist[:, self.e_head]
+        # zero-latency edge, or one too small to change the sum, can be tight there).
+        # z = fl(fl(dist[u] + w) - dist[v]) is never negative (Dijkstra relaxed every edge)
+        # and is 0 exactly when the edge is tight (a difference of finite doubles is 0 only
+        # between equal ones)
+        z = dist[:, self.e_tail]
+        z += self.e_weight
+        z -= dist[:, self.e_head]
+        tight = z == 0
         tight &= self.e_head[None, :] != start[:, None]
         # every other node has a tight incoming edge: exactly c - 1 of them, no tie
-        ties = tight.sum(axis=1) != c - 1
+        ties = np.count_nonzero(tight, axis=1) != c - 1
         unique = np.flatnonzero(~ties)
         rows, cols = np.nonzero(tight[unique])
         pred[unique[rows], self.e_head[cols]] = cols
         for i in np.flatnonzero(ties).tolist():
             pred[i] = self._resolve(int(start[i]), dist[i], tight[i])
-        return pred
+        if slack is None:
+            return pred
+        low = np.full(k, np.inf)
+        asked = np.flatnonzero(slack & ~ties)
+        if len(asked):  # without ties, z is 0 on the predecessors and into the start only
+            za = z[asked]
+            za[za == 0] = np.inf
+            low[asked] = za.min(axis=1)
+        low[ties & slack] = 0.0
+        return pred, low
 
     def _resolve(self, s: int, dist: np.ndarray, tight: np.ndarray) -> np.ndarray:
         """Predecessors of one start with ties: fewest links, then nearest, lowest index."""
@@ -497,6 +606,58 @@ class _Forest:
         self.by_parent = [x[np.argsort(self.parent[x], kind="stable")] for x in self.levels]
         self.batch = max(1, _TREE_ELEMENTS // max(1, n))
 
+    def climb(self, sources: np.ndarray) -> np.ndarray:
+        """Latency from each source up to its attachment, summed from the source link
+        after link (0 for a core node)."""
+        lat = np.zeros(len(sources))
+        cur = sources.copy()
+        active = np.flatnonzero(self.depth[cur] > 0)
+        while len(active):
+            x = cur[active]
+            lat[active] = lat[active] + self.latency[x]
+            cur[active] = self.parent[x]
+            active = active[self.depth[cur[active]] > 0]
+        return lat
+
+    def core_rows(self, sources: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Core predecessor rows (global resources, -1 at the start) of the routes from
+        ``sources``: ``(rows, row_of_source, attachments)``, ``rows[j]`` being the row of
+        ``attachments[j]`` (a core node) when ``j`` is below ``len(attachments)``.
+
+        A source in a tree enters the core at its attachment with its climb's latency;
+        it shares its attachment's row (searched from latency 0) when the slack of that
+        row certifies that the climb's latency changes none of its choices
+        (:func:`_certified`), and is searched on its own otherwise.
+        """
+        core = self.core
+        attach = self.attach[sources]
+        heads, inv = np.unique(attach, return_inverse=True)
+        in_tree = self.depth[sources] > 0
+        ask = np.zeros(len(heads), dtype=bool)
+        ask[inv[in_tree]] = True
+        start = core.local[heads]
+        rows = np.empty((len(heads), core.c), dtype=np.int32)
+        low = np.empty(len(heads))
+        top = np.empty(len(heads))
+        zero = np.zeros(len(heads))
+        for lo in range(0, len(heads), core.batch):
+            at = slice(lo, min(len(heads), lo + core.batch))
+            dist, edge, low[at] = core.search(start[at], zero[at], ask[at])
+            rows[at] = core.resources(edge)
+            top[at] = dist.max(axis=1)
+        row_of = inv.copy()
+        offset = self.climb(sources)
+        own = np.flatnonzero(in_tree & ~_certified(low[inv], top[inv] + core.w_max, offset, core.c))
+        if len(own):  # a near tie: search from the source's own starting latency
+            extra = np.empty((len(own), core.c), dtype=np.int32)
+            for lo in range(0, len(own), core.batch):
+                at = own[lo : lo + core.batch]
+                _, edge = core.search(core.local[attach[at]], offset[at])
+                extra[lo : lo + len(at)] = core.resources(edge)
+            row_of[own] = len(heads) + np.arange(len(own))
+            rows = np.concatenate([rows, extra])
+        return rows, row_of, heads
+
     def rows(self, sources: np.ndarray, bandwidth: bool) -> tuple[np.ndarray, ...]:
         k, n = len(sources), self.n
         lat = np.empty((k, n))
@@ -576,6 +737,42 @@ class _Forest:
                 new = np.minimum(bt[p], self.bw[x][:, None])
                 bt[x] = new if into is None else np.where(into, bt[x], new)
         return (lt, pt, bt)
+
+
+def _fold(weight: np.ndarray, resources: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Each route's latency summed from its source, link after link: the floating-point
+    sum a Dijkstra from the source forms (``dist[next] = dist[node] + latency``)."""
+    count = np.diff(offsets)
+    order = np.argsort(-count, kind="stable")  # longest first: step j's routes are a prefix
+    still = np.searchsorted(-count[order], -np.arange(1, int(count.max(initial=0)) + 1), "right")
+    lat = np.zeros(len(count))
+    first = offsets[:-1][order]
+    for j, m in enumerate(still.tolist()):
+        i = order[:m]
+        lat[i] = lat[i] + weight[resources[first[:m] + j]]
+    return lat
+
+
+def _certified(slack: np.ndarray, top: np.ndarray, offset: np.ndarray, c: int) -> np.ndarray:
+    """Whether a core row searched from latency 0, whose smallest slack is ``slack`` and
+    whose latencies plus the largest link latency are at most ``top``, has the same
+    predecessors when searched from latency ``offset`` (a source's climb), on a core of
+    ``c`` nodes.
+
+    Why: let ``R`` be the exact (real) sums along the row's tree and ``g`` the relative
+    error bound of a floating-point sum of up to ``c + 2`` non-negative terms,
+    ``g = (c + 2) u / (1 - (c + 2) u)`` with ``u = 2**-53``.  The row's latencies are
+    within ``g R`` of ``R``, so every edge ``x -> y`` outside the tree has a real slack
+    ``R[x] + w - R[y]`` of at least ``slack - 4 g top``: the tree is the unique real
+    shortest-path tree.  From ``offset``, a latency is within ``g (offset + R)`` of
+    ``offset + R``, so an edge outside the tree stays strictly above its head's latency
+    (never tight: no tie, and the same tight predecessor everywhere) when
+    ``slack > 8 g (offset + top)``.  Sums, not bounds, give the latencies themselves:
+    routes are summed from their source (:meth:`Routes.pairs`).
+    """
+    unit = float(np.finfo(float).eps) / 2
+    g = (c + 2) * unit / (1 - (c + 2) * unit)
+    return slack > 8 * g * (offset + top)
 
 
 def _transpose_into(out: np.ndarray, a: np.ndarray, block: int = 256) -> None:
