@@ -124,7 +124,7 @@ class Routes:
     def _build_matrices(self) -> None:
         g = self._graph
         assert g is not None
-        lat, pred, bw = g.solve(np.arange(self.n), bandwidth=True)
+        lat, pred, bw = g.solve(np.arange(self.n))
         for a in (lat, pred, bw):
             a.setflags(write=False)
         self._lat, self._pred, self._bw = lat, pred, bw
@@ -367,10 +367,10 @@ class _LinkGraph:
             self._forest = _Forest(self)
         return self._forest
 
-    def solve(self, sources: np.ndarray, bandwidth: bool = False) -> tuple[np.ndarray, ...]:
-        """Latency rows and predecessor-resource rows (-1 at the source) of ``sources``,
-        and with ``bandwidth`` their bottleneck-bandwidth rows (``inf`` at the source)."""
-        return self.forest.rows(np.asarray(sources, dtype=np.int64), bandwidth)
+    def solve(self, sources: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Latency rows, predecessor-resource rows (-1 at the source) and bottleneck-
+        bandwidth rows (``inf`` at the source) of ``sources``."""
+        return self.forest.rows(np.asarray(sources, dtype=np.int64))
 
 
 class _Core:
@@ -605,6 +605,9 @@ class _Forest:
         # each level sorted by parent
         self.by_parent = [x[np.argsort(self.parent[x], kind="stable")] for x in self.levels]
         self.batch = max(1, _TREE_ELEMENTS // max(1, n))
+        self.graph = g
+        self.hangs = np.zeros(n, dtype=bool)  # core nodes that trees hang off
+        self.hangs[self.attach[pendant]] = True
 
     def climb(self, sources: np.ndarray) -> np.ndarray:
         """Latency from each source up to its attachment, summed from the source link
@@ -658,28 +661,41 @@ class _Forest:
             rows = np.concatenate([rows, extra])
         return rows, row_of, heads
 
-    def rows(self, sources: np.ndarray, bandwidth: bool) -> tuple[np.ndarray, ...]:
+    def rows(self, sources: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Latency, predecessor-resource and bottleneck rows of ``sources`` (see
+        :meth:`_LinkGraph.solve`).
+
+        Sources on the core go first, each with its own search; a source in a tree then
+        shares its attachment's core predecessors and bottlenecks when that row's slack
+        certifies them (:func:`_certified`), its latencies summed along them from its
+        climb's latency, and is searched on its own otherwise.
+        """
         k, n = len(sources), self.n
         lat = np.empty((k, n))
         pred = np.empty((k, n), dtype=np.int32)
-        bw = np.empty((k, n)) if bandwidth else None
-        for lo in range(0, k, self.batch):
-            hi = min(k, lo + self.batch)
-            got = self._rows_t(sources[lo:hi], bandwidth)
-            _transpose_into(lat[lo:hi], got[0])
-            _transpose_into(pred[lo:hi], got[1])
-            if bw is not None:
-                _transpose_into(bw[lo:hi], got[2])
-        return (lat, pred, bw) if bandwidth else (lat, pred)
+        bw = np.empty((k, n))
+        on_core = self.depth[sources] == 0
+        heads = _Heads(lat, pred, bw, n)
+        tree = np.flatnonzero(~on_core)
+        tree = tree[np.argsort(self.attach[sources[tree]], kind="stable")]  # by attachment
+        for part in (np.flatnonzero(on_core), tree):
+            for lo in range(0, len(part), self.batch):
+                at = part[lo : lo + self.batch]
+                got = self._rows_t(sources[at], heads)
+                heads.add(sources[at], at)
+                for out, t in zip((lat, pred, bw), got, strict=True):
+                    _transpose_into(out, t, at)
+        return lat, pred, bw
 
-    def _rows_t(self, sources: np.ndarray, bandwidth: bool) -> tuple[np.ndarray, ...]:
+    def _rows_t(self, sources: np.ndarray, heads: _Heads) -> tuple[np.ndarray, ...]:
         """Rows of ``sources`` transposed (node-major: ``lt[x, i]`` is the latency from
         ``sources[i]`` to ``x``), so that filling a tree level fills whole rows.
 
         First the climbs: every source in a tree walks up to its attachment, all at once
         one link per step, and each node on the way gets the entry of the one below it plus
         the link (the sum from the source, link after link: O(depth) per source);
-        then the core from each source's attachment, starting from the climb's latency;
+        then the core from each source's attachment, starting from the climb's latency
+        (searched, or along the attachment's certified tree: :meth:`_along`);
         then the descents: level by level from the core, the entries of sources not below
         a node are its parent's plus the link.
         """
@@ -716,13 +732,29 @@ class _Forest:
         offset, low = lt[attach, cols], bt[attach, cols]
         climbed = pt[attach, cols]  # the climb's last link (-1 for a core source)
         start = core.local[attach]
-        for lo in range(0, k, core.batch):
-            at = slice(lo, min(k, lo + core.batch))
-            dist, edge = core.search(start[at], offset[at])
-            lt[core.nodes, at] = dist.T
-            pt[core.nodes, at] = core.resources(edge).T
-            if bandwidth:
-                bt[core.nodes, at] = core.bottleneck(start[at], edge, low[at]).T
+        row = heads.row[attach]
+        shared = np.flatnonzero(self.depth[sources] > 0)
+        shared = shared[row[shared] >= 0]
+        ok = _certified(heads.slack[row[shared]], heads.top[row[shared]], offset[shared], core.c)
+        shared = shared[ok]
+        if len(shared):
+            self._along(lt, pt, bt, shared, row[shared], heads, low[shared])
+        search = np.ones(k, dtype=bool)
+        search[shared] = False
+        search = np.flatnonzero(search)
+        # a core source that trees hang off: its slack, for the sources of those trees
+        ask = (self.depth[sources] == 0) & self.hangs[sources]
+        slack = np.full(k, -np.inf)
+        top = np.full(k, np.inf)
+        for lo in range(0, len(search), core.batch):
+            at = search[lo : lo + core.batch]
+            dist, edge, slack[at] = core.search(start[at], offset[at], ask[at])
+            top[at] = dist.max(axis=1) + core.w_max
+            lt[core.nodes[:, None], at] = dist.T
+            pt[core.nodes[:, None], at] = core.resources(edge).T
+            bt[core.nodes[:, None], at] = core.bottleneck(start[at], edge, low[at]).T
+        slack[~ask] = -np.inf  # not a row to share
+        heads.pending = (slack, top)
         pt[attach, cols] = climbed
         for depth, x in enumerate(self.by_parent):
             p = self.parent[x]
@@ -733,10 +765,71 @@ class _Forest:
             lt[x] = new if into is None else np.where(into, lt[x], new)
             down = (self.up[x] ^ 1)[:, None]
             pt[x] = down if into is None else np.where(into, pt[x], down)
-            if bandwidth:
-                new = np.minimum(bt[p], self.bw[x][:, None])
-                bt[x] = new if into is None else np.where(into, bt[x], new)
+            new = np.minimum(bt[p], self.bw[x][:, None])
+            bt[x] = new if into is None else np.where(into, bt[x], new)
         return (lt, pt, bt)
+
+    def _along(
+        self,
+        lt: np.ndarray,
+        pt: np.ndarray,
+        bt: np.ndarray,
+        cols: np.ndarray,
+        rows: np.ndarray,
+        heads: _Heads,
+        low: np.ndarray,
+    ) -> None:
+        """Core entries of the columns ``cols`` (node-major, as in :meth:`_rows_t`) from
+        their attachments' rows ``rows`` of ``heads``: the same predecessors, bottlenecks
+        no wider than the climb's ``low``, and latencies summed along the attachment's
+        tree from the climb's latency (already in ``lt`` at the attachment), level by level
+        for all columns at once."""
+        core, g = self.core, self.graph
+        k = lt.shape[1]
+        nodes = core.nodes
+        uniq, inv = np.unique(rows, return_inverse=True)
+        res = heads.pred[uniq[:, None], nodes[None, :]].astype(np.int64)  # m x c
+        pt[nodes[:, None], cols] = res[inv].T
+        bt[nodes[:, None], cols] = np.minimum(
+            heads.bw[uniq[:, None], nodes[None, :]][inv], low[:, None]
+        ).T
+        if core.c == 1:
+            return
+        m, c = res.shape
+        root = res < 0
+        safe = np.where(root, 0, res)
+        parent = np.where(root, np.arange(c)[None, :], core.local[g.tail[safe]])
+        weight = g.weight[safe]
+        # depth in each tree by pointer doubling (row-local indices, flat over m rows)
+        base = (np.arange(m) * c)[:, None]
+        up = (parent + base).ravel()
+        depth = (~root).astype(np.int32).ravel()
+        while True:
+            nxt = up[up]
+            if np.array_equal(nxt, up):
+                break
+            depth += depth[up]
+            up = nxt
+        # every (tree, core node) entry by its depth (radix sort on 16 bits when it fits),
+        # then by tree and node; each entry then stands for all its tree's columns, which
+        # sit side by side: a level reads and writes runs of neighbouring entries
+        d = depth.astype(np.uint16 if c < 1 << 16 else np.int64)
+        order = np.argsort(d, kind="stable")
+        ends = np.cumsum(np.bincount(d, minlength=1))
+        per = np.bincount(inv, minlength=m)  # columns of each tree
+        by_tree = cols[np.argsort(inv, kind="stable")]
+        tree = order // c
+        reps = per[tree]
+        total = np.zeros(len(order) + 1, dtype=np.int64)
+        np.cumsum(reps, out=total[1:])
+        entry = np.repeat(np.arange(len(order)), reps)
+        col = by_tree[(np.cumsum(per) - per)[tree][entry] + np.arange(total[-1]) - total[entry]]
+        at = nodes[order % c][entry] * k + col
+        src = nodes[parent.ravel()[order]][entry] * k + col
+        w = weight.ravel()[order][entry]
+        flat = lt.reshape(-1)
+        for lo, hi in zip(total[ends[:-1]].tolist(), total[ends[1:]].tolist(), strict=True):
+            flat[at[lo:hi]] = flat[src[lo:hi]] + w[lo:hi]
 
 
 def _fold(weight: np.ndarray, resources: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -775,8 +868,29 @@ def _certified(slack: np.ndarray, top: np.ndarray, offset: np.ndarray, c: int) -
     return slack > 8 * g * (offset + top)
 
 
-def _transpose_into(out: np.ndarray, a: np.ndarray, block: int = 256) -> None:
-    """``out[...] = a.T`` by square blocks (a plain strided copy misses the cache)."""
-    rows = a.shape[0]
-    for lo in range(0, rows, block):
-        out[:, lo : lo + block] = a[lo : lo + block].T
+class _Heads:
+    """Rows already computed by :meth:`_Forest.rows` that trees hang off: for each node,
+    its row in the outputs (-1 if none yet), and each row's slack and largest latency
+    plus largest link latency (see :func:`_certified`)."""
+
+    def __init__(self, lat: np.ndarray, pred: np.ndarray, bw: np.ndarray, n: int) -> None:
+        self.lat, self.pred, self.bw = lat, pred, bw
+        self.row = np.full(n, -1, dtype=np.int64)
+        self.slack = np.full(len(lat), -np.inf)
+        self.top = np.full(len(lat), np.inf)
+        self.pending: tuple[np.ndarray, np.ndarray] | None = None
+
+    def add(self, sources: np.ndarray, rows: np.ndarray) -> None:
+        """Record the batch just computed (``sources`` in output ``rows``)."""
+        assert self.pending is not None
+        slack, top = self.pending
+        self.slack[rows], self.top[rows] = slack, top
+        known = slack > -np.inf
+        self.row[sources[known]] = rows[known]
+        self.pending = None
+
+
+def _transpose_into(out: np.ndarray, a: np.ndarray, rows: np.ndarray, block: int = 256) -> None:
+    """``out[rows] = a.T`` by blocks of columns (a plain strided copy misses the cache)."""
+    for lo in range(0, a.shape[1], block):
+        out[rows[lo : lo + block]] = a[:, lo : lo + block].T
