@@ -890,7 +890,11 @@ class _Heads:
         self.pending = None
 
 
-def _transpose_into(out: np.ndarray, a: np.ndarray, rows: np.ndarray, block: int = 256) -> None:
-    """``out[rows] = a.T`` by blocks of columns (a plain strided copy misses the cache)."""
+def _transpose_into(
+    out: np.ndarray, a: np.ndarray, rows: np.ndarray, block: int = 256, tile: int = 512
+) -> None:
+    """``out[rows] = a.T`` by tiles (a plain strided copy misses the cache)."""
     for lo in range(0, a.shape[1], block):
-        out[rows[lo : lo + block]] = a[:, lo : lo + block].T
+        into = rows[lo : lo + block]
+        for x in range(0, a.shape[0], tile):
+            out[into, x : x + tile] = a[x : x + tile, lo : lo + block].T
