@@ -454,15 +454,15 @@ class _Core:
         # z = fl(fl(dist[u] + w) - dist[v]) is never negative (Dijkstra relaxed every edge)
         # and is 0 exactly when the edge is tight (a difference of finite doubles is 0 only
         # between equal ones)
-        z = dist[:, self.e_tail]
+        z = np.take(dist, self.e_tail, axis=1)  # (much faster than dist[:, e_tail])
         z += self.e_weight
-        z -= dist[:, self.e_head]
+        z -= np.take(dist, self.e_head, axis=1)
         tight = z == 0
         tight &= self.e_head[None, :] != start[:, None]
         # every other node has a tight incoming edge: exactly c - 1 of them, no tie
         ties = np.count_nonzero(tight, axis=1) != c - 1
         unique = np.flatnonzero(~ties)
-        rows, cols = np.nonzero(tight[unique])
+        rows, cols = np.nonzero(tight if len(unique) == k else tight[unique])
         pred[unique[rows], self.e_head[cols]] = cols
         for i in np.flatnonzero(ties).tolist():
             pred[i] = self._resolve(int(start[i]), dist[i], tight[i])
@@ -471,7 +471,7 @@ class _Core:
         low = np.full(k, np.inf)
         asked = np.flatnonzero(slack & ~ties)
         if len(asked):  # without ties, z is 0 on the predecessors and into the start only
-            za = z[asked]
+            za = z if len(asked) == k else z[asked]
             za[za == 0] = np.inf
             low[asked] = za.min(axis=1)
         low[ties & slack] = 0.0
