@@ -23,14 +23,26 @@ and the rule is then applied exactly: a source whose every node has a single
 latency-minimal incoming link needs nothing more; a source with ties is resolved with a hop
 count on its latency-minimal links.
 
-Nothing is stored per path: a route is read on demand from its source's *predecessor row*
-(for each node, the resource by which the route from the source enters it).  Rows are
-computed for the sources that are asked for and kept; the full ``N x N`` latency and
-bandwidth matrices are built (in batches of sources) only when a planner reads them.
+Searches run on the graph's *core* (see :class:`_LinkGraph`); paths in the trees hanging off
+it are unique.  A source in a tree enters the core at its *attachment* with its climb's
+latency, and its core choices are usually those of the attachment itself: they are shared
+when the attachment's row has a *slack* (the least ``fl(dist[u] + w) - dist[v]`` over links
+outside its tree) large enough to prove that starting from the climb's latency changes no
+choice and creates no tie (:func:`_certified`, a floating-point error bound); the source is
+searched on its own otherwise.  Latencies are never taken from another source:
+they are summed from the source along its route.
 
-Complexity: one source costs O(E + N log N) (Dijkstra) plus O(E) vectorised work; all
-pairs O(N (E + N log N)) time and O(N^2) memory (latency, bandwidth: 8 bytes each;
-predecessors: 4 bytes); a route of ``h`` links is read in O(h).
+Nothing is stored per path.  Without the matrices, :meth:`Routes.pairs` walks each route
+(climb, the core by its source's *core predecessor row*, descent) and sums its latencies
+link after link; core rows are computed for the sources asked for and kept.  The full
+``N x N`` latency, bandwidth and predecessor matrices are built (in batches of sources:
+the core's sources searched, then the sources in trees along their attachments' certified
+trees) only when a planner reads them; routes are then read from the predecessor rows.
+
+Complexity: one search costs O(E + N log N) (Dijkstra on the core) plus O(E) vectorised
+work; all pairs O(C (E + N log N) + N^2) time for C core nodes (when every tree source is
+certified) and O(N^2) memory (latency, bandwidth: 8 bytes each; predecessors: 4 bytes); a
+route of ``h`` links is read and summed in O(h).
 """
 
 from __future__ import annotations
@@ -181,8 +193,10 @@ class Routes:
         """Latency, bandwidth and routes of the pairs ``(u[i], v[i])``, vectorised.
 
         Returns ``(latency, bandwidth, resources, offsets)``: the route of pair ``i`` is
-        ``resources[offsets[i]:offsets[i + 1]]``, in order from ``u[i]``.  Only the rows of
-        the sources in ``u`` are computed; O(total route length) besides.
+        ``resources[offsets[i]:offsets[i + 1]]``, in order from ``u[i]``.  Without the
+        matrices, only the core rows of the sources in ``u`` whose routes cross the core are
+        computed, and each latency is summed along its route (the sum a search from ``u[i]``
+        forms); O(total route length) besides.
         """
         u = np.asarray(u, dtype=np.int64)
         v = np.asarray(v, dtype=np.int64)
