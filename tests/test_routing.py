@@ -241,3 +241,26 @@ def test_a_certified_row_has_the_predecessors_of_every_starting_latency(g, data)
         if _certified(slack, top, np.array([o]), core.c)[0]:
             _, other = core.search(start, np.array([o]))
             assert np.array_equal(other, pred), o
+
+
+@pytest.mark.parametrize("latencies", [[1e-6, 3e-6], [0.1, 0.2, 0.3, 0.7]])
+def test_long_climbs_and_descents_on_demand_follow_the_rule(latencies):
+    """A 30-node random core with two 120-node chains hanging off it: routes on demand
+    between deep nodes (climbs copied whole, longer than 64 links) equal the reference's."""
+    rng = np.random.default_rng(11)
+    n, edges = _random_platform(30, lambda r, m: r.choice(latencies, m), seed=3)
+    for top in (4, 17):
+        prev = top
+        for _ in range(120):
+            edges.append((prev, n, float(rng.choice(latencies)), float(rng.choice([1e6, 2e6]))))
+            prev, n = n, n + 1
+    lat, bw, paths = dijkstra_routes(n, edges)
+    r = platform_of(n, edges).routes
+    u = np.array([n - 1, n - 1, n - 1, n - 121, 149, 5, n - 1, 40, 100])
+    v = np.array([n - 121, 0, n - 60, n - 1, n - 1, n - 1, 140, n - 2, 41])
+    got_lat, got_bw, res, off = r.pairs(u, v)
+    assert r._pred is None
+    for i, (a, b) in enumerate(zip(u.tolist(), v.tolist(), strict=True)):
+        assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
+        assert got_lat[i] == lat[a][b] and got_bw[i] == bw[a][b], (a, b)
+    assert max(np.diff(off)) > 200
