@@ -132,18 +132,22 @@ def test_pairs_of_many_sources_follow_the_rule(g, data):
 
 
 def _random_platform(n, latencies, seed):
-    """The benchmark's shape, small: a random recursive tree plus n // 5 extra links."""
+    """The benchmark's random routed platform (``benchmarks/bench_simulator.py``), small,
+    with latencies drawn by ``latencies(rng, m)``: ``(n, edges)`` for the reference."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_simulator.py"
+    spec = importlib.util.spec_from_file_location("bench_simulator", script)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    links = bench.routed_platform(n, "random", seed).links
     rng = np.random.default_rng(seed)
-    pairs = [(int(rng.integers(0, i)), i) for i in range(1, n)]
-    seen = {frozenset(p) for p in pairs}
-    while len(pairs) < n - 1 + n // 5:
-        a, b = (int(x) for x in rng.integers(0, n, 2))
-        if a != b and frozenset((a, b)) not in seen:
-            seen.add(frozenset((a, b)))
-            pairs.append((a, b))
-    lat = latencies(rng, len(pairs))
-    bw = rng.choice([1e6, 2e6, 5e6], len(pairs))
-    return n, [(a, b, float(w), float(x)) for (a, b), w, x in zip(pairs, lat, bw, strict=True)]
+    lat = latencies(rng, len(links))
+    bw = rng.choice([1e6, 2e6, 5e6], len(links))
+    return n, [
+        (int(lk.u), int(lk.v), float(w), float(b)) for lk, w, b in zip(links, lat, bw, strict=True)
+    ]
 
 
 @pytest.mark.parametrize(
