@@ -109,3 +109,162 @@ def test_a_chain_of_a_thousand_nodes_keeps_no_path_whole():
     assert r.path(0, n - 1) == tuple(range(0, 2 * (n - 1), 2))
     assert r.path(n - 1, 0) == tuple(range(2 * (n - 1) - 1, 0, -2))
     assert r._pred.dtype == np.int32 and r._pred.shape == (n, n)
+
+
+@given(graphs(st.sampled_from([0.0, 0.1, 0.2, 0.3, 0.7, 1.0])), st.data())
+def test_pairs_of_many_sources_follow_the_rule(g, data):
+    """Routes of arbitrary pairs computed on demand (climbs, the source's core row, descents;
+    within one tree, up to the common ancestor) are the reference's, exactly."""
+    n, edges = g
+    lat, bw, paths = dijkstra_routes(n, edges)
+    r = platform_of(n, edges).routes
+    pairs = data.draw(
+        st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=40)
+    )
+    u = [a for a, _ in pairs]
+    v = [b for _, b in pairs]
+    got_lat, got_bw, res, off = r.pairs(u, v)
+    assert r._pred is None  # no matrices
+    assert got_lat.tolist() == [lat[a][b] for a, b in pairs]
+    assert got_bw.tolist() == [bw[a][b] for a, b in pairs]
+    for i, (a, b) in enumerate(pairs):
+        assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
+
+
+def _random_platform(n, latencies, seed):
+    """The benchmark's random routed platform (``benchmarks/bench_simulator.py``), small,
+    with latencies drawn by ``latencies(rng, m)``: ``(n, edges)`` for the reference."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_simulator.py"
+    spec = importlib.util.spec_from_file_location("bench_simulator", script)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    links = bench.routed_platform(n, "random", seed).links
+    rng = np.random.default_rng(seed)
+    lat = latencies(rng, len(links))
+    bw = rng.choice([1e6, 2e6, 5e6], len(links))
+    return n, [
+        (int(lk.u), int(lk.v), float(w), float(b)) for lk, w, b in zip(links, lat, bw, strict=True)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("latencies", "kind"),
+    [
+        (lambda rng, m: rng.uniform(1e-6, 1e-5, m), "distinct"),  # tree sources share rows
+        (lambda rng, m: rng.choice([1e-6, 2e-6, 3e-6], m), "ties"),  # some own searches
+        (lambda rng, m: rng.choice([0.1, 0.2, 0.3, 0.7], m), "rounding"),
+    ],
+    ids=["distinct", "ties", "rounding"],
+)
+def test_tree_sources_share_their_attachments_rows_only_when_certified(
+    latencies, kind, monkeypatch
+):
+    """On a 150-node random platform (about half the nodes in trees hanging off the core),
+    the matrices and routes on demand equal the reference's exactly; with distinct
+    latencies the sources in trees share their attachments' rows (fewer core searches than
+    sources), with ties they are searched on their own."""
+    from hetcoll import routing
+
+    n, edges = _random_platform(150, latencies, seed=5)
+    lat, bw, paths = dijkstra_routes(n, edges)
+    searched = []
+    search = routing._Core.search
+
+    def counting(self, start, *args):
+        searched.append(len(start))
+        return search(self, start, *args)
+
+    monkeypatch.setattr(routing._Core, "search", counting)
+    r = platform_of(n, edges).routes
+    u = np.repeat(np.arange(n), 3)
+    v = (u * 7 + np.tile([1, 50, 99], n)) % n
+    got_lat, got_bw, res, off = r.pairs(u, v)
+    assert got_lat.tolist() == [lat[a][b] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
+    assert got_bw.tolist() == [bw[a][b] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
+    for i, (a, b) in enumerate(zip(u.tolist(), v.tolist(), strict=True)):
+        assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
+    on_demand = sum(searched)
+    searched.clear()
+    m = platform_of(n, edges).routes
+    assert m.latency.tolist() == lat
+    assert m.bandwidth.tolist() == bw
+    for s in range(0, n, 7):
+        for t in range(n):
+            assert m.path(s, t) == paths[s][t], (s, t)
+    core = r._graph.forest.core.c
+    assert core < n - 40  # plenty of sources in trees
+    if kind == "distinct":  # one search per core node, on demand and for the matrices
+        assert on_demand == core and sum(searched) == core
+    elif kind == "ties":  # rows with ties certify nothing: sources in trees searched too
+        assert sum(searched) > core
+
+
+def test_a_climb_that_flips_a_rounding_tie_gets_its_own_route():
+    """Node 3 hangs off node 0 by a link of 0.7; from 0, the direct link to 2 (0.3) beats
+    0 -> 1 -> 2 (0.2 + 0.1 = 0.30000000000000004), but from 3 the sums are 1.0 against
+    0.9999999999999999: the route from 3 turns at 1.  The slack of 0's row (one ulp)
+    certifies nothing, so 3 is searched from its own starting latency."""
+    from hetcoll.routing import _certified
+
+    edges = [(0, 1, 0.2, 1e6), (1, 2, 0.1, 2e6), (0, 2, 0.3, 5e6), (3, 0, 0.7, 1e6)]
+    r = platform_of(4, edges).routes
+    assert r.path(0, 2) == (4,)  # direct
+    assert r.path(3, 2) == (6, 0, 2)  # 3 -> 0 -> 1 -> 2
+    assert r.pair(3, 2) == (0.9999999999999999, 1e6)
+    assert r.pair(0, 2) == (0.3, 5e6)
+    m = platform_of(4, edges).routes
+    assert m.latency[3, 2] == 0.9999999999999999 and m.path(3, 2) == (6, 0, 2)
+    assert m.bandwidth[3, 2] == 1e6
+    lat, bw, paths = dijkstra_routes(4, edges)
+    assert m.latency.tolist() == lat and m.bandwidth.tolist() == bw
+    assert all(m.path(s, t) == paths[s][t] for s in range(4) for t in range(4))
+    slack = 0.30000000000000004 - 0.3
+    assert not _certified(np.array([slack]), np.array([0.6]), np.array([0.7]), 3)
+
+
+@given(graphs(st.sampled_from([0.1, 0.2, 0.3, 0.7, 1e-3, 2.5e-3])), st.data())
+def test_a_certified_row_has_the_predecessors_of_every_starting_latency(g, data):
+    """The certificate itself: whenever it accepts a starting latency, a search from that
+    latency gives exactly the row's predecessors."""
+    from hetcoll.routing import _certified
+
+    n, edges = g
+    core = platform_of(n, edges).routes._graph.forest.core
+    if core.c < 3:
+        return
+    start = np.array([data.draw(st.integers(0, core.c - 1))])
+    dist, pred, slack = core.search(start, np.zeros(1), np.array([True]))
+    offsets = data.draw(
+        st.lists(st.sampled_from([0.1, 0.7, 1.0, 3.3, 1e-9, 1e6, 12345.678]), min_size=1)
+    )
+    for o in offsets:
+        top = dist.max(axis=1) + core.w_max
+        if _certified(slack, top, np.array([o]), core.c)[0]:
+            _, other = core.search(start, np.array([o]))
+            assert np.array_equal(other, pred), o
+
+
+@pytest.mark.parametrize("latencies", [[1e-6, 3e-6], [0.1, 0.2, 0.3, 0.7]])
+def test_long_climbs_and_descents_on_demand_follow_the_rule(latencies):
+    """A 30-node random core with two 120-node chains hanging off it: routes on demand
+    between deep nodes (climbs copied whole, longer than 64 links) equal the reference's."""
+    rng = np.random.default_rng(11)
+    n, edges = _random_platform(30, lambda r, m: r.choice(latencies, m), seed=3)
+    for top in (4, 17):
+        prev = top
+        for _ in range(120):
+            edges.append((prev, n, float(rng.choice(latencies)), float(rng.choice([1e6, 2e6]))))
+            prev, n = n, n + 1
+    lat, bw, paths = dijkstra_routes(n, edges)
+    r = platform_of(n, edges).routes
+    u = np.array([n - 1, n - 1, n - 1, n - 121, 149, 5, n - 1, 40, 100])
+    v = np.array([n - 121, 0, n - 60, n - 1, n - 1, n - 1, 140, n - 2, 41])
+    got_lat, got_bw, res, off = r.pairs(u, v)
+    assert r._pred is None
+    for i, (a, b) in enumerate(zip(u.tolist(), v.tolist(), strict=True)):
+        assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
+        assert got_lat[i] == lat[a][b] and got_bw[i] == bw[a][b], (a, b)
+    assert max(np.diff(off)) > 200

@@ -23,14 +23,26 @@ and the rule is then applied exactly: a source whose every node has a single
 latency-minimal incoming link needs nothing more; a source with ties is resolved with a hop
 count on its latency-minimal links.
 
-Nothing is stored per path: a route is read on demand from its source's *predecessor row*
-(for each node, the resource by which the route from the source enters it).  Rows are
-computed for the sources that are asked for and kept; the full ``N x N`` latency and
-bandwidth matrices are built (in batches of sources) only when a planner reads them.
+Searches run on the graph's *core* (see :class:`_LinkGraph`); paths in the trees hanging off
+it are unique.  A source in a tree enters the core at its *attachment* with its climb's
+latency, and its core choices are usually those of the attachment itself: they are shared
+when the attachment's row has a *slack* (the least ``fl(dist[u] + w) - dist[v]`` over links
+outside its tree) large enough to prove that starting from the climb's latency changes no
+choice and creates no tie (:func:`_certified`, a floating-point error bound); the source is
+searched on its own otherwise.  Latencies are never taken from another source:
+they are summed from the source along its route.
 
-Complexity: one source costs O(E + N log N) (Dijkstra) plus O(E) vectorised work; all
-pairs O(N (E + N log N)) time and O(N^2) memory (latency, bandwidth: 8 bytes each;
-predecessors: 4 bytes); a route of ``h`` links is read in O(h).
+Nothing is stored per path.  Without the matrices, :meth:`Routes.pairs` walks each route
+(climb, the core by its source's *core predecessor row*, descent) and sums its latencies
+link after link; core rows are computed for the sources asked for and kept.  The full
+``N x N`` latency, bandwidth and predecessor matrices are built (in batches of sources:
+the core's sources searched, then the sources in trees along their attachments' certified
+trees) only when a planner reads them; routes are then read from the predecessor rows.
+
+Complexity: one search costs O(E + N log N) (Dijkstra on the core) plus O(E) vectorised
+work; all pairs O(C (E + N log N) + N^2) time for C core nodes (when every tree source is
+certified) and O(N^2) memory (latency, bandwidth: 8 bytes each; predecessors: 4 bytes); a
+route of ``h`` links is read and summed in O(h).
 """
 
 from __future__ import annotations
@@ -41,6 +53,8 @@ import numpy as np
 
 __all__ = ["Routes"]
 
+# Climbs at least this long are copied into routes slice by slice rather than vectorised.
+_LONG_CLIMB = 64
 # Sources per batch when building all-pairs matrices: bounds the k x E temporaries.
 _BATCH_ELEMENTS = 1 << 19
 # Sources per batch when filling the trees (node-major rows of 20 bytes per element).
@@ -65,11 +79,12 @@ class Routes:
         self._bw: np.ndarray | None = None
         self._pred: np.ndarray | None = None
         self._graph: _LinkGraph | None = None
-        # rows computed for some sources only: source -> row of _row_lat / _row_pred
-        self._row_of: dict[int, int] = {}
-        self._row_lat = np.empty((0, 0))
-        self._row_pred = np.empty((0, 0), dtype=np.int32)
+        # core predecessor rows computed for some sources only: source -> row of _core
+        self._core_of: dict[int, int] = {}
+        self._core = np.empty((0, 0), dtype=np.int32)
+        self._core_count = 0
         self._pair_memo: dict[tuple[int, int], tuple[float, float]] = {}
+        self._last_pairs: tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]] | None = None
 
     # -- construction ---------------------------------------------------------------------------
 
@@ -98,8 +113,6 @@ class Routes:
         r = cls()
         r.n = n
         r._graph = _LinkGraph(n, u, v, latency, bandwidth)
-        r._row_lat = np.empty((0, n))
-        r._row_pred = np.empty((0, n), dtype=np.int32)
         return r
 
     # -- matrices -------------------------------------------------------------------------------
@@ -126,46 +139,38 @@ class Routes:
     def _build_matrices(self) -> None:
         g = self._graph
         assert g is not None
-        lat, pred, bw = g.solve(np.arange(self.n), bandwidth=True)
+        lat, pred, bw = g.solve(np.arange(self.n))
         for a in (lat, pred, bw):
             a.setflags(write=False)
         self._lat, self._pred, self._bw = lat, pred, bw
-        self._row_of = {}  # the matrices hold every row from now on
-        self._row_lat = self._row_pred = None  # type: ignore[assignment]
+        self._core_of = {}  # the matrices hold every route from now on
+        self._core = np.empty((0, 0), dtype=np.int32)
 
     # -- rows and paths -------------------------------------------------------------------------
 
     def prepare(self, sources: Sequence[int]) -> None:
-        """Compute the rows of ``sources`` not known yet (all rows, as the full matrices,
-        when more than half the nodes would then be known)."""
+        """Compute the core predecessor rows of the routes from ``sources`` not known yet
+        (nothing once the full matrices are built, or on a matrix platform)."""
         if self._graph is None or self._pred is not None:
             return
-        todo = sorted({int(s) for s in sources} - set(self._row_of))
+        todo = sorted({int(s) for s in sources} - set(self._core_of))
         if not todo:
             return
-        if 2 * (len(todo) + len(self._row_of)) > self.n:
-            self._build_matrices()
-            return
-        g = self._graph
-        first = len(self._row_of)
-        need = first + len(todo)
-        if need > len(self._row_lat):  # grow geometrically: rows may come one at a time
-            size = min(self.n, max(need, 2 * len(self._row_lat), 8))
-            lat = np.empty((size, self.n))
-            pred = np.empty((size, self.n), dtype=np.int32)
-            lat[:first], pred[:first] = self._row_lat[:first], self._row_pred[:first]
-            self._row_lat, self._row_pred = lat, pred
-        at = slice(first, need)
-        self._row_lat[at], self._row_pred[at] = g.solve(np.array(todo))
-        self._row_of.update({s: first + k for k, s in enumerate(todo)})
-
-    def _rows(self, sources: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(latency rows, predecessor rows, row index of each source)."""
-        self.prepare(np.unique(sources).tolist())
-        if self._pred is not None:
-            return self._lat, self._pred, sources  # type: ignore[return-value]
-        row = np.array([self._row_of[s] for s in sources.tolist()], dtype=np.int64)
-        return self._row_lat, self._row_pred, row
+        rows, row_of, heads = self._graph.forest.core_rows(np.array(todo, dtype=np.int64))
+        first, need = self._core_count, self._core_count + len(rows)
+        if need > len(self._core):  # grow geometrically: rows may come a few at a time
+            size = max(need, 2 * len(self._core), 8)
+            grown = np.empty((size, rows.shape[1]), dtype=np.int32)
+            if first:
+                grown[:first] = self._core[:first]
+            self._core = grown
+        self._core[first:need] = rows
+        self._core_count = need
+        # an attachment's row is its own route's row (a core node, searched from 0)
+        for a, j in zip(heads.tolist(), range(len(heads)), strict=True):
+            self._core_of.setdefault(a, first + j)
+        for x, j in zip(todo, row_of.tolist(), strict=True):
+            self._core_of[x] = first + j
 
     def path(self, u: int, v: int) -> tuple[int, ...]:
         """Directed-link resources of the route from ``u`` to ``v``, in order."""
@@ -191,8 +196,10 @@ class Routes:
         """Latency, bandwidth and routes of the pairs ``(u[i], v[i])``, vectorised.
 
         Returns ``(latency, bandwidth, resources, offsets)``: the route of pair ``i`` is
-        ``resources[offsets[i]:offsets[i + 1]]``, in order from ``u[i]``.  Only the rows of
-        the sources in ``u`` are computed; O(total route length) besides.
+        ``resources[offsets[i]:offsets[i + 1]]``, in order from ``u[i]``.  Without the
+        matrices, only the core rows of the sources in ``u`` whose routes cross the core are
+        computed, and each latency is summed along its route (the sum a search from ``u[i]``
+        forms); O(total route length) besides.
         """
         u = np.asarray(u, dtype=np.int64)
         v = np.asarray(v, dtype=np.int64)
@@ -205,15 +212,134 @@ class Routes:
                 np.empty(0, dtype=np.int64),
                 np.zeros(total + 1, dtype=np.int64),
             )
-        lat_rows, pred_rows, row = self._rows(u)
-        lat = np.asarray(lat_rows[row, v], dtype=float)
+        last = self._last_pairs
+        if last is not None and np.array_equal(last[0], u) and np.array_equal(last[1], v):
+            return last[2]  # the simulator asks twice when its tree shortcut does not apply
+        if self._pred is not None:
+            got = self._pairs_from_matrices(u, v)
+        else:
+            lat, resources, offsets = self._walk(u, v)
+            bw = np.full(total, np.inf)
+            nonempty = offsets[1:] > offsets[:-1]
+            if nonempty.any():
+                bw[nonempty] = np.minimum.reduceat(g.resource_bw[resources], offsets[:-1][nonempty])
+            got = (lat, bw, resources, offsets)
+        for a in got:
+            a.setflags(write=False)
+        self._last_pairs = (u.copy(), v.copy(), got)
+        return got
+
+    def _walk(self, u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Routes of the pairs ``(u[i], v[i])`` without the matrices: ``(latency,
+        resources, offsets)`` as :meth:`pairs` returns them.
+
+        A route climbs from ``u`` towards the core and descends to ``v``: within one tree,
+        up to the nodes' lowest common ancestor and down; otherwise up to ``u``'s
+        attachment, across the core by ``u``'s core row (computed on demand, see
+        :meth:`prepare`), down from ``v``'s attachment.  Each distinct source climbs once
+        (its pairs share the climb and its latencies); then all pairs walk at once, one
+        link per step, up from ``v`` to where the route turns, and along the core; the
+        latency continues from the climb's, link after link.  O(total route length).
+        """
+        g = self._graph
+        assert g is not None
+        f = g.forest
+        total = len(u)
+        au, av = f.attach[u], f.attach[v]
+        cross = np.flatnonzero(au != av)
+        self.prepare(np.unique(u[cross]).tolist())
+        depth = f.depth
+        # each distinct source's climb: its links and the latency after each, in order
+        src, which = np.unique(u, return_inverse=True)
+        climb_len = depth[src]
+        climb_at = np.zeros(len(src) + 1, dtype=np.int64)
+        np.cumsum(climb_len, out=climb_at[1:])
+        climb_res = np.empty(climb_at[-1], dtype=np.int64)
+        climb_lat = np.empty(climb_at[-1])
+        x = src.copy()
+        reach = np.zeros(len(src))
+        act = np.flatnonzero(climb_len > 0)
+        step = 0
+        while len(act):
+            at = climb_at[act] + step
+            climb_res[at] = f.up[x[act]]
+            reach[act] = reach[act] + f.latency[x[act]]
+            climb_lat[at] = reach[act]
+            x[act] = f.parent[x[act]]
+            step += 1
+            act = act[climb_len[act] > step]
+        # from v up to where the route turns: u's lowest ancestor-or-self above v (same
+        # tree: preorder intervals tell ancestors), or v's attachment (another tree)
+        same = au == av
+        y = v.copy()
+        first_u = f.first[u]
+        down_steps: list[tuple[np.ndarray, np.ndarray]] = []
+        n_down = np.zeros(total, dtype=np.int64)
+
+        def turned(i: np.ndarray) -> np.ndarray:
+            yi = y[i]
+            above = (f.first[yi] <= first_u[i]) & (first_u[i] < f.last[yi])
+            return np.where(same[i], above, depth[yi] == 0)
+
+        act = np.flatnonzero(~turned(np.arange(total)))
+        while len(act):
+            down_steps.append((act, f.up[y[act]] ^ 1))
+            n_down[act] += 1
+            y[act] = f.parent[y[act]]
+            act = act[~turned(act)]
+        n_up = depth[u] - np.where(same, depth[y], 0)
+        # across the core, walked back from v's attachment by u's core row
+        core_steps: list[tuple[np.ndarray, np.ndarray]] = []
+        n_core = np.zeros(total, dtype=np.int64)
+        local = f.core.local
+        rows = self._core
+        row = np.array([self._core_of[s] for s in u[cross].tolist()], dtype=np.int64)
+        idx, home, node = cross, au[cross], av[cross]
+        while len(idx):
+            res = rows[row, local[node]].astype(np.int64)
+            core_steps.append((idx, res))
+            n_core[idx] += 1
+            node = g.tail[res]
+            walking = node != home
+            idx, home, node, row = idx[walking], home[walking], node[walking], row[walking]
+        offsets = np.zeros(total + 1, dtype=np.int64)
+        np.cumsum(n_up + n_core + n_down, out=offsets[1:])
+        resources = np.empty(offsets[-1], dtype=np.int64)
+        # the climbs' links: the first n_up of the source's climb
+        short = (n_up > 0) & (n_up < _LONG_CLIMB)
+        pair = np.repeat(np.flatnonzero(short), n_up[short])
+        k = np.arange(len(pair)) - np.repeat(np.cumsum(n_up[short]) - n_up[short], n_up[short])
+        resources[offsets[pair] + k] = climb_res[climb_at[which[pair]] + k]
+        for i in np.flatnonzero(n_up >= _LONG_CLIMB).tolist():  # copied whole
+            a, m = int(climb_at[which[i]]), int(n_up[i])
+            resources[offsets[i] : offsets[i] + m] = climb_res[a : a + m]
+        lat = np.zeros(total)
+        climbed = np.flatnonzero(n_up > 0)
+        lat[climbed] = climb_lat[climb_at[which[climbed]] + n_up[climbed] - 1]
+        end = offsets[:-1] + n_up + n_core - 1
+        for k, (i, res) in enumerate(core_steps):  # the k-th core link from v's attachment
+            resources[end[i] - k] = res
+        for k, (i, res) in enumerate(down_steps):  # the k-th link up from v
+            resources[offsets[i + 1] - 1 - k] = res
+        _fold_into(lat, g.weight, resources, offsets[:-1] + n_up, offsets[1:])
+        return lat, resources, offsets
+
+    def _pairs_from_matrices(
+        self, u: np.ndarray, v: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`pairs` once the matrices are built: each route walked back from its
+        destination by its source's predecessor row."""
+        g = self._graph
+        assert g is not None
+        total = len(u)
+        lat = np.asarray(self._lat[u, v], dtype=float)  # type: ignore[index]
         # walk every route back from its destination at once, one link per step; a walk
         # reads its source's predecessor row through one flat index (row * n + node)
-        flat_pred = pred_rows.reshape(-1)
+        flat_pred = self._pred.reshape(-1)  # type: ignore[union-attr]
         hops = np.zeros(total, dtype=np.int64)
         steps: list[tuple[np.ndarray, np.ndarray]] = []
         idx = np.flatnonzero(v != u)
-        base = row[idx] * self.n
+        base = u[idx] * self.n
         src = u[idx]
         at = base + v[idx]
         while len(idx):
@@ -291,10 +417,10 @@ class _LinkGraph:
             self._forest = _Forest(self)
         return self._forest
 
-    def solve(self, sources: np.ndarray, bandwidth: bool = False) -> tuple[np.ndarray, ...]:
-        """Latency rows and predecessor-resource rows (-1 at the source) of ``sources``,
-        and with ``bandwidth`` their bottleneck-bandwidth rows (``inf`` at the source)."""
-        return self.forest.rows(np.asarray(sources, dtype=np.int64), bandwidth)
+    def solve(self, sources: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Latency rows, predecessor-resource rows (-1 at the source) and bottleneck-
+        bandwidth rows (``inf`` at the source) of ``sources``."""
+        return self.forest.rows(np.asarray(sources, dtype=np.int64))
 
 
 class _Core:
@@ -316,13 +442,18 @@ class _Core:
         self.e_weight = g.weight[keep][order]
         self.e_res = keep[order]  # the global resource (directed edge) of each core edge
         self.e_bw = g.link_bandwidth[self.e_res // 2]
+        self.w_max = float(self.e_weight.max()) if len(keep) else 0.0
         # explicit zeros stay edges in a sparse graph (zero-latency links)
         self.csr = csr_array((self.e_weight, (self.e_tail, self.e_head)), shape=(c, c))
         self.batch = max(1, _BATCH_ELEMENTS // max(1, len(keep) + c)) if c > 1 else g.n
 
-    def search(self, start: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def search(
+        self, start: np.ndarray, offset: np.ndarray, slack: np.ndarray | None = None
+    ) -> tuple[np.ndarray, ...]:
         """Dijkstra from core node ``start[i]`` (local) whose latency is ``offset[i]``:
-        ``(dist, pred)``, ``k x c``; ``pred`` a core edge index, -1 at the start.
+        ``(dist, pred)``, ``k x c``; ``pred`` a core edge index, -1 at the start.  With
+        ``slack`` (booleans, one per start), also each row's smallest slack (see
+        :meth:`predecessors`), ``inf`` where not asked.
 
         A start with a non-zero offset is searched from a virtual node linked to it by one
         link of latency ``offset``: every sum is then formed from the offset, exactly as a
@@ -333,7 +464,9 @@ class _Core:
 
         k, c = len(start), self.c
         if c == 1:
-            return offset.reshape(k, 1).astype(float), np.full((k, 1), -1, dtype=np.int64)
+            dist = offset.reshape(k, 1).astype(float)
+            pred = np.full((k, 1), -1, dtype=np.int64)
+            return (dist, pred) if slack is None else (dist, pred, np.full(k, np.inf))
         plain = offset == 0
         dist = np.empty((k, c))
         at = np.flatnonzero(plain)
@@ -347,26 +480,52 @@ class _Core:
             weight = np.concatenate([self.e_weight, offset[at]])
             graph = csr_array((weight, (tail, head)), shape=(c + extra, c + extra))
             dist[at] = dijkstra(graph, directed=True, indices=c + np.arange(extra))[:, :c]
-        return dist, self.predecessors(start, dist)
+        if slack is None:
+            return dist, self.predecessors(start, dist)
+        return (dist, *self.predecessors(start, dist, slack))
 
-    def predecessors(self, start: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    def predecessors(
+        self, start: np.ndarray, dist: np.ndarray, slack: np.ndarray | None = None
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """The tie rule on ``dist`` rows: the one tight incoming edge of each node, or
-        (rows with ties) fewest links, then nearest predecessor, then lowest index."""
+        (rows with ties) fewest links, then nearest predecessor, then lowest index.
+
+        With ``slack`` (booleans, one per row), also each asked row's smallest *slack*
+        ``fl(dist[u] + w) - dist[v]`` over the edges ``u -> v`` that are not
+        predecessors (``v`` not the start): 0 for a row with ties, ``inf`` where not
+        asked.  A large slack certifies the row's tree for other starting latencies
+        (:func:`_certified`).
+        """
         k, c = dist.shape
         pred = np.full((k, c), -1, dtype=np.int64)
         # tight edges: those on some lowest-latency path (exact floating-point equality, the
         # sum Dijkstra itself forms); an edge into the start is never a predecessor (only a
-        # zero-latency edge, or one too small to change the sum, can be tight there)
-        tight = (dist[:, self.e_tail] + self.e_weight) == dist[:, self.e_head]
+        # zero-latency edge, or one too small to change the sum, can be tight there).
+        # z = fl(fl(dist[u] + w) - dist[v]) is never negative (Dijkstra relaxed every edge)
+        # and is 0 exactly when the edge is tight (a difference of finite doubles is 0 only
+        # between equal ones)
+        z = np.take(dist, self.e_tail, axis=1)  # (much faster than dist[:, e_tail])
+        z += self.e_weight
+        z -= np.take(dist, self.e_head, axis=1)
+        tight = z == 0
         tight &= self.e_head[None, :] != start[:, None]
         # every other node has a tight incoming edge: exactly c - 1 of them, no tie
-        ties = tight.sum(axis=1) != c - 1
+        ties = np.count_nonzero(tight, axis=1) != c - 1
         unique = np.flatnonzero(~ties)
-        rows, cols = np.nonzero(tight[unique])
+        rows, cols = np.nonzero(tight if len(unique) == k else tight[unique])
         pred[unique[rows], self.e_head[cols]] = cols
         for i in np.flatnonzero(ties).tolist():
             pred[i] = self._resolve(int(start[i]), dist[i], tight[i])
-        return pred
+        if slack is None:
+            return pred
+        low = np.full(k, np.inf)
+        asked = np.flatnonzero(slack & ~ties)
+        if len(asked):  # without ties, z is 0 on the predecessors and into the start only
+            za = z if len(asked) == k else z[asked]
+            za[za == 0] = np.inf
+            low[asked] = za.min(axis=1)
+        low[ties & slack] = 0.0
+        return pred, low
 
     def _resolve(self, s: int, dist: np.ndarray, tight: np.ndarray) -> np.ndarray:
         """Predecessors of one start with ties: fewest links, then nearest, lowest index."""
@@ -496,29 +655,97 @@ class _Forest:
         # each level sorted by parent
         self.by_parent = [x[np.argsort(self.parent[x], kind="stable")] for x in self.levels]
         self.batch = max(1, _TREE_ELEMENTS // max(1, n))
+        self.graph = g
+        self.hangs = np.zeros(n, dtype=bool)  # core nodes that trees hang off
+        self.hangs[self.attach[pendant]] = True
 
-    def rows(self, sources: np.ndarray, bandwidth: bool) -> tuple[np.ndarray, ...]:
+    def climb(self, sources: np.ndarray) -> np.ndarray:
+        """Latency from each source up to its attachment, summed from the source link
+        after link (0 for a core node)."""
+        lat = np.zeros(len(sources))
+        cur = sources.copy()
+        active = np.flatnonzero(self.depth[cur] > 0)
+        while len(active):
+            x = cur[active]
+            lat[active] = lat[active] + self.latency[x]
+            cur[active] = self.parent[x]
+            active = active[self.depth[cur[active]] > 0]
+        return lat
+
+    def core_rows(self, sources: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Core predecessor rows (global resources, -1 at the start) of the routes from
+        ``sources``: ``(rows, row_of_source, attachments)``, ``rows[j]`` being the row of
+        ``attachments[j]`` (a core node) when ``j`` is below ``len(attachments)``.
+
+        A source in a tree enters the core at its attachment with its climb's latency;
+        it shares its attachment's row (searched from latency 0) when the slack of that
+        row certifies that the climb's latency changes none of its choices
+        (:func:`_certified`), and is searched on its own otherwise.
+        """
+        core = self.core
+        attach = self.attach[sources]
+        heads, inv = np.unique(attach, return_inverse=True)
+        in_tree = self.depth[sources] > 0
+        ask = np.zeros(len(heads), dtype=bool)
+        ask[inv[in_tree]] = True
+        start = core.local[heads]
+        rows = np.empty((len(heads), core.c), dtype=np.int32)
+        low = np.empty(len(heads))
+        top = np.empty(len(heads))
+        zero = np.zeros(len(heads))
+        for lo in range(0, len(heads), core.batch):
+            at = slice(lo, min(len(heads), lo + core.batch))
+            dist, edge, low[at] = core.search(start[at], zero[at], ask[at])
+            rows[at] = core.resources(edge)
+            top[at] = dist.max(axis=1)
+        row_of = inv.copy()
+        offset = self.climb(sources)
+        own = np.flatnonzero(in_tree & ~_certified(low[inv], top[inv] + core.w_max, offset, core.c))
+        if len(own):  # a near tie: search from the source's own starting latency
+            extra = np.empty((len(own), core.c), dtype=np.int32)
+            for lo in range(0, len(own), core.batch):
+                at = own[lo : lo + core.batch]
+                _, edge = core.search(core.local[attach[at]], offset[at])
+                extra[lo : lo + len(at)] = core.resources(edge)
+            row_of[own] = len(heads) + np.arange(len(own))
+            rows = np.concatenate([rows, extra])
+        return rows, row_of, heads
+
+    def rows(self, sources: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Latency, predecessor-resource and bottleneck rows of ``sources`` (see
+        :meth:`_LinkGraph.solve`).
+
+        Sources on the core go first, each with its own search; a source in a tree then
+        shares its attachment's core predecessors and bottlenecks when that row's slack
+        certifies them (:func:`_certified`), its latencies summed along them from its
+        climb's latency, and is searched on its own otherwise.
+        """
         k, n = len(sources), self.n
         lat = np.empty((k, n))
         pred = np.empty((k, n), dtype=np.int32)
-        bw = np.empty((k, n)) if bandwidth else None
-        for lo in range(0, k, self.batch):
-            hi = min(k, lo + self.batch)
-            got = self._rows_t(sources[lo:hi], bandwidth)
-            _transpose_into(lat[lo:hi], got[0])
-            _transpose_into(pred[lo:hi], got[1])
-            if bw is not None:
-                _transpose_into(bw[lo:hi], got[2])
-        return (lat, pred, bw) if bandwidth else (lat, pred)
+        bw = np.empty((k, n))
+        on_core = self.depth[sources] == 0
+        heads = _Heads(lat, pred, bw, n)
+        tree = np.flatnonzero(~on_core)
+        tree = tree[np.argsort(self.attach[sources[tree]], kind="stable")]  # by attachment
+        for part in (np.flatnonzero(on_core), tree):
+            for lo in range(0, len(part), self.batch):
+                at = part[lo : lo + self.batch]
+                got = self._rows_t(sources[at], heads)
+                heads.add(sources[at], at)
+                for out, t in zip((lat, pred, bw), got, strict=True):
+                    _transpose_into(out, t, at)
+        return lat, pred, bw
 
-    def _rows_t(self, sources: np.ndarray, bandwidth: bool) -> tuple[np.ndarray, ...]:
+    def _rows_t(self, sources: np.ndarray, heads: _Heads) -> tuple[np.ndarray, ...]:
         """Rows of ``sources`` transposed (node-major: ``lt[x, i]`` is the latency from
         ``sources[i]`` to ``x``), so that filling a tree level fills whole rows.
 
         First the climbs: every source in a tree walks up to its attachment, all at once
         one link per step, and each node on the way gets the entry of the one below it plus
         the link (the sum from the source, link after link: O(depth) per source);
-        then the core from each source's attachment, starting from the climb's latency;
+        then the core from each source's attachment, starting from the climb's latency
+        (searched, or along the attachment's certified tree: :meth:`_along`);
         then the descents: level by level from the core, the entries of sources not below
         a node are its parent's plus the link.
         """
@@ -555,13 +782,29 @@ class _Forest:
         offset, low = lt[attach, cols], bt[attach, cols]
         climbed = pt[attach, cols]  # the climb's last link (-1 for a core source)
         start = core.local[attach]
-        for lo in range(0, k, core.batch):
-            at = slice(lo, min(k, lo + core.batch))
-            dist, edge = core.search(start[at], offset[at])
-            lt[core.nodes, at] = dist.T
-            pt[core.nodes, at] = core.resources(edge).T
-            if bandwidth:
-                bt[core.nodes, at] = core.bottleneck(start[at], edge, low[at]).T
+        row = heads.row[attach]
+        shared = np.flatnonzero(self.depth[sources] > 0)
+        shared = shared[row[shared] >= 0]
+        ok = _certified(heads.slack[row[shared]], heads.top[row[shared]], offset[shared], core.c)
+        shared = shared[ok]
+        if len(shared):
+            self._along(lt, pt, bt, shared, row[shared], heads, low[shared])
+        search = np.ones(k, dtype=bool)
+        search[shared] = False
+        search = np.flatnonzero(search)
+        # a core source that trees hang off: its slack, for the sources of those trees
+        ask = (self.depth[sources] == 0) & self.hangs[sources]
+        slack = np.full(k, -np.inf)
+        top = np.full(k, np.inf)
+        for lo in range(0, len(search), core.batch):
+            at = search[lo : lo + core.batch]
+            dist, edge, slack[at] = core.search(start[at], offset[at], ask[at])
+            top[at] = dist.max(axis=1) + core.w_max
+            lt[core.nodes[:, None], at] = dist.T
+            pt[core.nodes[:, None], at] = core.resources(edge).T
+            bt[core.nodes[:, None], at] = core.bottleneck(start[at], edge, low[at]).T
+        slack[~ask] = -np.inf  # not a row to share
+        heads.pending = (slack, top)
         pt[attach, cols] = climbed
         for depth, x in enumerate(self.by_parent):
             p = self.parent[x]
@@ -572,14 +815,137 @@ class _Forest:
             lt[x] = new if into is None else np.where(into, lt[x], new)
             down = (self.up[x] ^ 1)[:, None]
             pt[x] = down if into is None else np.where(into, pt[x], down)
-            if bandwidth:
-                new = np.minimum(bt[p], self.bw[x][:, None])
-                bt[x] = new if into is None else np.where(into, bt[x], new)
+            new = np.minimum(bt[p], self.bw[x][:, None])
+            bt[x] = new if into is None else np.where(into, bt[x], new)
         return (lt, pt, bt)
 
+    def _along(
+        self,
+        lt: np.ndarray,
+        pt: np.ndarray,
+        bt: np.ndarray,
+        cols: np.ndarray,
+        rows: np.ndarray,
+        heads: _Heads,
+        low: np.ndarray,
+    ) -> None:
+        """Core entries of the columns ``cols`` (node-major, as in :meth:`_rows_t`) from
+        their attachments' rows ``rows`` of ``heads``: the same predecessors, bottlenecks
+        no wider than the climb's ``low``, and latencies summed along the attachment's
+        tree from the climb's latency (already in ``lt`` at the attachment), level by level
+        for all columns at once."""
+        core, g = self.core, self.graph
+        k = lt.shape[1]
+        nodes = core.nodes
+        uniq, inv = np.unique(rows, return_inverse=True)
+        res = heads.pred[uniq[:, None], nodes[None, :]].astype(np.int64)  # m x c
+        pt[nodes[:, None], cols] = res[inv].T
+        bt[nodes[:, None], cols] = np.minimum(
+            heads.bw[uniq[:, None], nodes[None, :]][inv], low[:, None]
+        ).T
+        if core.c == 1:
+            return
+        m, c = res.shape
+        root = res < 0
+        safe = np.where(root, 0, res)
+        parent = np.where(root, np.arange(c)[None, :], core.local[g.tail[safe]])
+        weight = g.weight[safe]
+        # depth in each tree by pointer doubling (row-local indices, flat over m rows)
+        base = (np.arange(m) * c)[:, None]
+        up = (parent + base).ravel()
+        depth = (~root).astype(np.int32).ravel()
+        while True:
+            nxt = up[up]
+            if np.array_equal(nxt, up):
+                break
+            depth += depth[up]
+            up = nxt
+        # every (tree, core node) entry by its depth (radix sort on 16 bits when it fits),
+        # then by tree and node; each entry then stands for all its tree's columns, which
+        # sit side by side: a level reads and writes runs of neighbouring entries
+        d = depth.astype(np.uint16 if c < 1 << 16 else np.int64)
+        order = np.argsort(d, kind="stable")
+        ends = np.cumsum(np.bincount(d, minlength=1))
+        per = np.bincount(inv, minlength=m)  # columns of each tree
+        by_tree = cols[np.argsort(inv, kind="stable")]
+        tree = order // c
+        reps = per[tree]
+        total = np.zeros(len(order) + 1, dtype=np.int64)
+        np.cumsum(reps, out=total[1:])
+        entry = np.repeat(np.arange(len(order)), reps)
+        col = by_tree[(np.cumsum(per) - per)[tree][entry] + np.arange(total[-1]) - total[entry]]
+        at = nodes[order % c][entry] * k + col
+        src = nodes[parent.ravel()[order]][entry] * k + col
+        w = weight.ravel()[order][entry]
+        flat = lt.reshape(-1)
+        for lo, hi in zip(total[ends[:-1]].tolist(), total[ends[1:]].tolist(), strict=True):
+            flat[at[lo:hi]] = flat[src[lo:hi]] + w[lo:hi]
 
-def _transpose_into(out: np.ndarray, a: np.ndarray, block: int = 256) -> None:
-    """``out[...] = a.T`` by square blocks (a plain strided copy misses the cache)."""
-    rows = a.shape[0]
-    for lo in range(0, rows, block):
-        out[:, lo : lo + block] = a[lo : lo + block].T
+
+def _fold_into(
+    lat: np.ndarray, weight: np.ndarray, resources: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> None:
+    """Continue each route's latency ``lat[i]`` over the links ``resources[lo[i]:hi[i]]``,
+    link after link: the floating-point sum a search from the route's source forms
+    (``dist[next] = dist[node] + latency``)."""
+    count = hi - lo
+    order = np.argsort(-count, kind="stable")  # longest first: step j's routes are a prefix
+    still = np.searchsorted(-count[order], -np.arange(1, int(count.max(initial=0)) + 1), "right")
+    first = lo[order]
+    for j, m in enumerate(still.tolist()):
+        i = order[:m]
+        lat[i] = lat[i] + weight[resources[first[:m] + j]]
+
+
+def _certified(slack: np.ndarray, top: np.ndarray, offset: np.ndarray, c: int) -> np.ndarray:
+    """Whether a core row searched from latency 0, whose smallest slack is ``slack`` and
+    whose latencies plus the largest link latency are at most ``top``, has the same
+    predecessors when searched from latency ``offset`` (a source's climb), on a core of
+    ``c`` nodes.
+
+    Why: let ``R`` be the exact (real) sums along the row's tree and ``g`` the relative
+    error bound of a floating-point sum of up to ``c + 2`` non-negative terms,
+    ``g = (c + 2) u / (1 - (c + 2) u)`` with ``u = 2**-53``.  The row's latencies are
+    within ``g R`` of ``R``, so every edge ``x -> y`` outside the tree has a real slack
+    ``R[x] + w - R[y]`` of at least ``slack - 4 g top``: the tree is the unique real
+    shortest-path tree.  From ``offset``, a latency is within ``g (offset + R)`` of
+    ``offset + R``, so an edge outside the tree stays strictly above its head's latency
+    (never tight: no tie, and the same tight predecessor everywhere) when
+    ``slack > 8 g (offset + top)``.  Sums, not bounds, give the latencies themselves:
+    routes are summed from their source (:meth:`Routes.pairs`).
+    """
+    unit = float(np.finfo(float).eps) / 2
+    g = (c + 2) * unit / (1 - (c + 2) * unit)
+    return slack > 8 * g * (offset + top)
+
+
+class _Heads:
+    """Rows already computed by :meth:`_Forest.rows` that trees hang off: for each node,
+    its row in the outputs (-1 if none yet), and each row's slack and largest latency
+    plus largest link latency (see :func:`_certified`)."""
+
+    def __init__(self, lat: np.ndarray, pred: np.ndarray, bw: np.ndarray, n: int) -> None:
+        self.lat, self.pred, self.bw = lat, pred, bw
+        self.row = np.full(n, -1, dtype=np.int64)
+        self.slack = np.full(len(lat), -np.inf)
+        self.top = np.full(len(lat), np.inf)
+        self.pending: tuple[np.ndarray, np.ndarray] | None = None
+
+    def add(self, sources: np.ndarray, rows: np.ndarray) -> None:
+        """Record the batch just computed (``sources`` in output ``rows``)."""
+        assert self.pending is not None
+        slack, top = self.pending
+        self.slack[rows], self.top[rows] = slack, top
+        known = slack > -np.inf
+        self.row[sources[known]] = rows[known]
+        self.pending = None
+
+
+def _transpose_into(
+    out: np.ndarray, a: np.ndarray, rows: np.ndarray, block: int = 256, tile: int = 512
+) -> None:
+    """``out[rows] = a.T`` by tiles (a plain strided copy misses the cache)."""
+    for lo in range(0, a.shape[1], block):
+        into = rows[lo : lo + block]
+        for x in range(0, a.shape[0], tile):
+            out[into, x : x + tile] = a[x : x + tile, lo : lo + block].T
