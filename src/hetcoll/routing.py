@@ -38,6 +38,9 @@ link after link; core rows are computed for the sources asked for and kept.  The
 ``N x N`` latency, bandwidth and predecessor matrices are built (in batches of sources:
 the core's sources searched, then the sources in trees along their attachments' certified
 trees) only when a planner reads them; routes are then read from the predecessor rows.
+A model's pairwise cost matrix (:meth:`Routes.cost_matrix`: ``base[u] + latency + nbytes /
+bandwidth``, the hockney send and delay matrices) does not need them: the first one is
+written from the same batches of rows, and every source's core row is kept for the routes.
 
 Complexity: one search costs O(E + N log N) (Dijkstra on the core) plus O(E) vectorised
 work; all pairs O(C (E + N log N) + N^2) time for C core nodes (when every tree source is
