@@ -1061,7 +1061,7 @@ class _RouteBooks:
         self.last = np.zeros(n_links)  # when each link's last booking ends
         self.n = 0
         self._alloc(capacity)
-        self.routes: dict[int, tuple[np.ndarray, int, int, np.ndarray]] = {}
+        self.routes: dict[int, tuple[np.ndarray, ...]] = {}
 
     def _alloc(self, capacity: int) -> None:
         self.ids = np.empty(capacity, dtype=np.int64)
@@ -1071,38 +1071,36 @@ class _RouteBooks:
         self.hi = np.empty(capacity, dtype=np.int64)
         self.mask = np.zeros((capacity, self.width), dtype=np.uint64)
 
-    def route(self, c: int, path: np.ndarray) -> tuple[np.ndarray, int, int, np.ndarray]:
-        """``(path, lo, hi, bits)`` for cost ``c``'s route: it spans words ``lo .. hi - 1``
-        and ``bits`` are its links in them; made once per route."""
+    def route(self, c: int, path: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``(path, lo, hi, bits, word, shift)`` for cost ``c``'s route, made once: it spans
+        words ``lo .. hi - 1`` of a mask and ``bits`` are its links in them; link
+        ``path[i]`` is bit ``shift[i]`` of word ``word[i]``."""
         got = self.routes.get(c)
         if got is None:
-            lo, hi = int(path.min()) >> 6, (int(path.max()) >> 6) + 1
+            word = path >> 6
+            lo, hi = int(word.min()), int(word.max()) + 1
             held = np.zeros((hi - lo) * 64, dtype=bool)
             held[path - lo * 64] = True
             bits = np.packbits(held, bitorder="little").view("<u8").astype(np.uint64)
-            got = self.routes[c] = (path, lo, hi, bits)
+            shift = (path & 63).astype(np.uint64)
+            got = self.routes[c] = (path, lo, hi, bits, word, shift)
         return got
 
-    def earliest(
-        self, route: tuple[np.ndarray, int, int, np.ndarray], s: float, d: float
-    ) -> tuple[float, tuple[int, int] | None]:
+    def earliest(self, route: tuple[np.ndarray, ...], s: float, d: float) -> tuple[float, Any]:
         """The earliest ``t >= s`` at which every link of ``route`` is free for
         ``[t, t + d)``, and what held it until then: ``(transfer, link)``, the transfer
         booked first among those ending at ``t`` on the route, on the first link of the
         route it holds; None when ``t == s``."""
-        path, lo, hi, bits = route
+        path, lo, hi, bits, word, shift = route
         if self.last[path].max() <= s:
             return s, None  # every link is free from s on: the common case when not crowded
         n = self.n
-        live = np.flatnonzero((self.end[:n] > s) & (self.lo[:n] < hi) & (self.hi[:n] > lo))
-        if not len(live):
-            return s, None
+        end = self.end[:n]
+        live = np.flatnonzero((end > s) & (self.lo[:n] < hi) & (self.hi[:n] > lo))
         common = self.mask[live, lo:hi]
         common &= bits
         live = live[common.any(axis=1)]  # the transfers on the route, in booking order
-        if not len(live):
-            return s, None
-        begin, end = self.start[live], self.end[live]
+        begin, end = self.start[live], end[live]
         order = np.argsort(begin, kind="stable")
         t = np.empty(len(live) + 1)  # t[i]: the earliest start after bookings 0 .. i-1
         t[0] = s
@@ -1113,12 +1111,12 @@ class _RouteBooks:
         if t_free == s:
             return s, None
         row = int(live[np.flatnonzero(end == t_free)[0]])
-        held = (self.mask[row, path >> 6] >> (path & 63).astype(np.uint64)) & np.uint64(1)
-        return t_free, (int(self.ids[row]), int(path[int(np.argmax(held))]))
+        first = int(np.argmax((self.mask[row, word] >> shift) & np.uint64(1)))
+        return t_free, (int(self.ids[row]), int(path[first]))
 
     def book(
         self,
-        route: tuple[np.ndarray, int, int, np.ndarray],
+        route: tuple[np.ndarray, ...],
         start: float,
         end: float,
         idx: int,
@@ -1129,7 +1127,7 @@ class _RouteBooks:
         if self.n == len(self.ids):
             self._compact(now)
         r = self.n
-        path, lo, hi, bits = route
+        path, lo, hi, bits = route[:4]
         last = self.last[path]
         self.last[path] = np.maximum(last, end, out=last)
         self.ids[r], self.start[r], self.end[r], self.lo[r], self.hi[r] = idx, start, end, lo, hi
