@@ -14,10 +14,10 @@ from unittest.mock import patch
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from hetcoll import Flow, Link, Node, Platform, Schedule, Tree, get_model, simulate
+from hetcoll import Flow, Link, Node, Platform, Schedule, Tree, get_model, plan, simulate
 from hetcoll.errors import ModelError
 from hetcoll.schedule import Chunk, Op, Program
 from hetcoll.simulate import max_min_rates, simulate_program
@@ -389,3 +389,28 @@ def test_route_books_find_the_earliest_start_free_on_every_link(problem):
             assert link == next(x for x in path.tolist() if x in held)
         books.book(route, t, t + d, idx, s)
         booked.append((t, t + d, set(path.tolist())))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(130, 160),
+    st.integers(0, 2**16),
+    st.sampled_from(["flat", "binomial", "fnf"]),
+    st.sampled_from([None, 256]),
+)
+def test_a_line_longer_than_short_routes_times_as_the_per_link_lists(n, seed, method, seg):
+    """A line of more than ``_SHORT_ROUTE`` links books by transfer by itself; its times
+    equal the per-link lists' (forced by a ``_SHORT_ROUTE`` no route reaches)."""
+    rng = np.random.default_rng(seed)
+    links = tuple(
+        Link(str(i), str(i + 1), float(rng.choice([1e-6, 2e-6, 5e-6])), float(x))
+        for i, x in enumerate(rng.choice([1.25e8, 1.25e9], n - 1))
+    )
+    p = Platform(tuple(Node(str(i)) for i in range(n)), links, model="hockney")
+    s = plan(p, str(int(rng.integers(n))), method=method, nbytes=1024, segment_size=seg)
+    got = simulate(p, s)
+    longest = max(len(p.routes.path(p.index(t.sender), p.index(t.receiver))) for t in got.transfers)
+    assume(longest > 64)
+    with patch.object(sys.modules["hetcoll.simulate"], "_SHORT_ROUTE", 10**9):
+        expected = simulate(p, s)
+    assert _without_blockers(got) == _without_blockers(expected)

@@ -34,7 +34,10 @@ completed its last dependency or held the port or link it waited for; ``blocked_
 Complexity: a program of M operations costs O(M log M) time plus the total length of the
 routes its transfers cross (each link of a route is looked at twice), and O(M + N) memory
 besides the routes; costs and routes are computed once per distinct (sender, receiver,
-size) with numpy.  Under ``"shared"`` contention every flow start or end also recomputes
+size) with numpy.  When some route is longer than 64 links, exclusive bookings are kept
+per transfer instead of per link (:class:`_RouteBooks`): placing a transfer costs
+O(P + B (W + log B)) numpy work for a route of P links spanning W 64-link words and B
+transfers in progress, however many bookings it waits behind.  Under ``"shared"`` contention every flow start or end also recomputes
 the max-min fair rates of the flows in progress (O(F P) per round for F flows of P links),
 and a port released by a flow lets every transfer waiting for it try again.  Concurrent
 collectives (several flows, several buffers) share every node's ports.
