@@ -37,10 +37,11 @@ besides the routes; costs and routes are computed once per distinct (sender, rec
 size) with numpy.  When some route is longer than 64 links, exclusive bookings are kept
 per transfer instead of per link (:class:`_RouteBooks`): placing a transfer costs
 O(P + B (W + log B)) numpy work for a route of P links spanning W 64-link words and B
-transfers in progress, however many bookings it waits behind.  Under ``"shared"`` contention every flow start or end also recomputes
-the max-min fair rates of the flows in progress (O(F P) per round for F flows of P links),
-and a port released by a flow lets every transfer waiting for it try again.  Concurrent
-collectives (several flows, several buffers) share every node's ports.
+transfers in progress, however many bookings it waits behind.  Under ``"shared"``
+contention every flow start or end also recomputes the max-min fair rates of the flows in
+progress (O(F P) per round for F flows of P links), and a port released by a flow lets
+every transfer waiting for it try again.  Concurrent collectives (several flows, several
+buffers) share every node's ports.
 """
 
 from __future__ import annotations
@@ -1044,6 +1045,9 @@ def _book(book: list[tuple[float, float, int]], booking: tuple[float, float, int
 _START = itemgetter(0)
 
 
+_Route = tuple[np.ndarray, int, int, np.ndarray]  # _RouteBooks.route
+
+
 class _RouteBooks:
     """Exclusive link bookings by transfer, for simulations with long routes (a line of
     thousands of nodes): no Python work per link.
@@ -1064,7 +1068,7 @@ class _RouteBooks:
         self.last = np.zeros(n_links)  # when each link's last booking ends
         self.n = 0
         self._alloc(capacity)
-        self.routes: dict[int, tuple[np.ndarray, ...]] = {}
+        self.routes: dict[int, _Route] = {}
 
     def _alloc(self, capacity: int) -> None:
         self.ids = np.empty(capacity, dtype=np.int64)
@@ -1074,27 +1078,26 @@ class _RouteBooks:
         self.hi = np.empty(capacity, dtype=np.int64)
         self.mask = np.zeros((capacity, self.width), dtype=np.uint64)
 
-    def route(self, c: int, path: np.ndarray) -> tuple[np.ndarray, ...]:
-        """``(path, lo, hi, bits, word, shift)`` for cost ``c``'s route, made once: it spans
-        words ``lo .. hi - 1`` of a mask and ``bits`` are its links in them; link
-        ``path[i]`` is bit ``shift[i]`` of word ``word[i]``."""
+    def route(self, c: int, path: np.ndarray) -> _Route:
+        """``(path, lo, hi, bits)`` for cost ``c``'s route, made once: it spans words
+        ``lo .. hi - 1`` of a mask and ``bits`` are its links in them."""
         got = self.routes.get(c)
         if got is None:
-            word = path >> 6
-            lo, hi = int(word.min()), int(word.max()) + 1
+            lo, hi = int(path.min()) >> 6, (int(path.max()) >> 6) + 1
             held = np.zeros((hi - lo) * 64, dtype=bool)
             held[path - lo * 64] = True
-            bits = np.packbits(held, bitorder="little").view("<u8").astype(np.uint64)
-            shift = (path & 63).astype(np.uint64)
-            got = self.routes[c] = (path, lo, hi, bits, word, shift)
+            bits = np.packbits(held, bitorder="little").view(
+                "<u8"
+            )  # bit j of word w: link 64 w + j
+            got = self.routes[c] = (path, lo, hi, bits)
         return got
 
-    def earliest(self, route: tuple[np.ndarray, ...], s: float, d: float) -> tuple[float, Any]:
+    def earliest(self, route: _Route, s: float, d: float) -> tuple[float, tuple[int, int] | None]:
         """The earliest ``t >= s`` at which every link of ``route`` is free for
         ``[t, t + d)``, and what held it until then: ``(transfer, link)``, the transfer
         booked first among those ending at ``t`` on the route, on the first link of the
         route it holds; None when ``t == s``."""
-        path, lo, hi, bits, word, shift = route
+        path, lo, hi, bits = route
         if self.last[path].max() <= s:
             return s, None  # every link is free from s on: the common case when not crowded
         n = self.n
@@ -1114,12 +1117,13 @@ class _RouteBooks:
         if t_free == s:
             return s, None
         row = int(live[np.flatnonzero(end == t_free)[0]])
-        first = int(np.argmax((self.mask[row, word] >> shift) & np.uint64(1)))
+        held = self.mask[row, path >> 6] >> (path & 63).astype(np.uint64)
+        first = int(np.argmax(held & np.uint64(1)))
         return t_free, (int(self.ids[row]), int(path[first]))
 
     def book(
         self,
-        route: tuple[np.ndarray, ...],
+        route: _Route,
         start: float,
         end: float,
         idx: int,
@@ -1130,7 +1134,7 @@ class _RouteBooks:
         if self.n == len(self.ids):
             self._compact(now)
         r = self.n
-        path, lo, hi, bits = route[:4]
+        path, lo, hi, bits = route
         last = self.last[path]
         self.last[path] = np.maximum(last, end, out=last)
         self.ids[r], self.start[r], self.end[r], self.lo[r], self.hi[r] = idx, start, end, lo, hi
