@@ -1061,6 +1061,12 @@ class _RouteBooks:
     one sweep in start order (a running maximum of ends) in numpy: O(B (W + log B)) per
     request for B transfers in progress and a route spanning W words, however many
     bookings it waits behind.  Rows of transfers over by ``now`` go when the arrays fill.
+
+    The start found is the one the per-link lists reach by passes of :func:`_conflict`
+    over the route until none moves it (each move skips only times at which a booking
+    overlaps, and stops at the first free one), so the times are theirs bit for bit.  The
+    blocker named may differ when several bookings end at that start: here the transfer
+    booked first, on the first link of the route it holds.
     """
 
     def __init__(self, n_links: int, capacity: int = 256) -> None:
@@ -1086,9 +1092,8 @@ class _RouteBooks:
             lo, hi = int(path.min()) >> 6, (int(path.max()) >> 6) + 1
             held = np.zeros((hi - lo) * 64, dtype=bool)
             held[path - lo * 64] = True
-            bits = np.packbits(held, bitorder="little").view(
-                "<u8"
-            )  # bit j of word w: link 64 w + j
+            # bit j of word w is link 64 w + j, whatever the machine's byte order
+            bits = np.packbits(held, bitorder="little").view("<u8")
             got = self.routes[c] = (path, lo, hi, bits)
         return got
 
