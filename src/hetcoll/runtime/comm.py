@@ -172,7 +172,7 @@ class ScheduleComm(Clocks):
         self.platform, self.nodes = p, place(p, nodes, self.size)
         self.node = self.nodes[self.rank]
         if self.check == "always":  # agreement.py
-            self._agreement = Agreement(self.comm, self._await, self.notices)
+            self._agreement = Agreement(self.comm, self)
         self.rank_of = {node: r for r, node in enumerate(self.nodes)}
         #: True when every rank reads the same clock (one host, or synchronised for emulation)
         self.one_host = len({d[len(digest) :] for d in got}) == 1
@@ -301,53 +301,80 @@ class ScheduleComm(Clocks):
             self._forget(plan)  # a one-off plan
 
     def _execute(self, plan: RankPlan, handler: DataHandler, what, digest: int):
-        """Run a call; its trace, or None on the fast path (:attr:`last_trace` asks it)."""
+        """Run a call; its trace, or None on the fast path (:attr:`last_trace` asks it).
+        Kept short: a repeated small call spends most of its Python here and in
+        :meth:`.fast.FastRun.run`."""
         if self._broken is not None:
             raise HetcollError(f"this HetComm is unusable after an earlier error: {self._broken}")
         self._seq = seq = self._seq + 1
-        self._history = (self._history * 1_000_003 + digest) % (1 << 63)
-        agree = self._agreement  # check="always": a round through rank 0 (agreement.py)
-        if agree is not None:
-            agree.begin(seq, digest, what)
-            if self.emulator is not None:  # before the call: its modelled times stay its own
-                agree.end(seq, digest, what)
-                agree = None
-        try:
-            trace = self._call(plan, handler, what, seq, digest)
-        except MismatchError:
-            if agree is not None:
-                agree.cleanup(seq)
-            raise
-        if agree is not None:
-            agree.end(seq, digest, what)
-        self.notices.raise_earlier(seq)
-        return trace
-
-    def _call(self, plan: RankPlan, handler: DataHandler, what, seq: int, digest: int):
+        self._history = hash((self._history, digest))  # ints hash alike on every rank
+        notices = self.notices
         fast = None
-        if self._quick and self._start_at is None and not self.notices.early:
+        if self._quick and self._start_at is None and not notices.early:
             fast = self._fast.get(id(plan), False)
             if fast is False:
                 fast = self._fast[id(plan)] = FastRun.compile(self.comm, plan, self)
+        if self._agreement is not None:  # check="always": a round with every call
+            trace = self._agreed(fast, plan, handler, what, seq, digest, self._agreement)
+        elif fast is None:
+            trace = self._call(None, plan, handler, what, seq, digest, None)
+        else:  # the commonest call, inlined
+            self._fast_trace = trace = fast  # last_trace asks it
+            try:
+                fast.run(handler, seq, digest, what)
+            except (MismatchError, CollectiveTimeoutError) as exc:
+                self._failed(exc, fast, plan, seq, digest, None)
+                raise
+            trace = None
+        if notices.heard or notices.req.Test():  # what raise_earlier looks at
+            notices.raise_earlier(seq)
+        return trace
+
+    def _agreed(self, fast, plan, handler, what, seq: int, digest: int, agree: Agreement):
+        """A call with ``check="always"``: on the fast path the round runs in the call's own
+        polling loop; else it comes first (a disagreement is then found before any data
+        moves; under emulation the call's modelled times stay its own).  Every rank
+        finishes the round of every call it begins, whatever happens to the call."""
+        agree.begin(seq, digest)
+        try:
+            if fast is None:
+                agree.wait(what)
+                agree.verdict(what)
+            return self._call(fast, plan, handler, what, seq, digest, agree)
+        except MismatchError:
+            if agree.pending:
+                agree.wait(what)
+            # every rank raises in this call: data of it that come later are leftovers
+            self.notices.abandon(seq, digest, [], tell=agree.ok)
+            raise
+
+    def _call(self, fast, plan: RankPlan, handler: DataHandler, what, seq: int, digest: int, agree):
         if fast is None:
             start_at, self._start_at = self._start_at, None
             token = None if self.check == "never" else (seq, digest)
             timing = None if self.emulator is None else EmulatedTiming(self.emulator, plan.me)
             self.last_trace = trace = self._run(plan, handler, what, token, timing, start_at)
             return trace
-        self._fast_trace = fast  # fast.py, the commonest call natively: last_trace asks it
+        self._fast_trace = fast  # last_trace asks it
         try:
-            fast.run(handler, seq, digest, what)
-        except MismatchError:
-            sends = fast.abandon(self.notices.early, seq)
-            fast.free(keep={id(req) for req, _ in sends})
-            del self._fast[id(plan)]
-            self.notices.abandon(seq, digest, sends)
-            raise
-        except CollectiveTimeoutError as exc:
-            self._broken = str(exc)
+            fast.run(handler, seq, digest, what, agree)
+        except (MismatchError, CollectiveTimeoutError) as exc:
+            self._failed(exc, fast, plan, seq, digest, agree)
             raise
         return None
+
+    def _failed(self, exc, fast: FastRun, plan: RankPlan, seq: int, digest: int, agree) -> None:
+        """The fast path of call ``seq`` raised ``exc`` (the caller re-raises it): after a
+        disagreement its requests are abandoned (sends in flight kept apart, their memory
+        with them) and the others told unless every rank knows (``agree``); a timeout
+        makes the wrapper unusable."""
+        if isinstance(exc, CollectiveTimeoutError):
+            self._broken = str(exc)
+            return
+        sends = fast.abandon(self.notices.early, seq)
+        fast.free(keep={id(req) for req, _ in sends})
+        del self._fast[id(plan)]
+        self.notices.abandon(seq, digest, sends, tell=agree is None)
 
     def _run(self, plan, handler, what, token, timing=None, start_at=None) -> Trace:
         """One rank's part of ``plan`` with the executor; ``token``: ``(call number,
