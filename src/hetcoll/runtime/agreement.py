@@ -1,31 +1,31 @@
 """``check="always"``: every rank knows that every rank made the same call before it returns.
 
-With every call the ranks run a dissemination round (Hensgen, Finkel & Manber's barrier):
-in round ``j`` (``j = 0 .. ceil(log2 n) - 1``) rank ``r`` sends ``(call number, digest,
-ok)`` (24 bytes, one control tag) to rank ``r + 2**j`` and receives one from rank
-``r - 2**j`` (mod ``n``); ``ok`` turns false at a rank that received another call's
-``(call number, digest)`` or a false ``ok``, and each round sends what the rank knows after
-the previous one.  After the last round every rank has heard, through a chain of rounds,
-from every other rank, so every ``ok`` is the same: true exactly when every rank made the
-same call.  Each rank then raises :class:`~hetcoll.errors.MismatchError` in the call
-itself, or returns.
+With every call the ranks run a dissemination round (Hensgen, Finkel & Manber's barrier,
+:func:`rounds`): in round ``j`` (``j = 0 .. ceil(log2 n) - 1``) rank ``r`` sends
+``(call number, digest, ok)`` (24 bytes, one control tag) to rank ``r + 2**j`` and receives
+one from rank ``r - 2**j`` (mod ``n``); ``ok`` turns false at a rank that received another
+call's ``(call number, digest)`` or a false ``ok``, and each round sends what the rank knows
+after the previous one.  After the last round every rank has heard, through a chain of
+rounds, from every other rank, so every ``ok`` is the same: true exactly when every rank
+made the same call (``tests/test_agreement.py`` checks both by brute force).  Each rank
+then raises :class:`~hetcoll.errors.MismatchError` in the call itself, or returns.
 
 The round does not depend on the call (not even on who takes part in it), so ranks that
 disagree on it still meet there, and no message of it outlives its call: every rank
-finishes the round of every call it begins, even one it abandons (a message of the
-call's data that did not fit, a timeout excepted: the wrapper is then unusable), so the
-k-th message a rank receives from a peer is always the peer's k-th call.  A rank sends
-to ``r + 2**j`` and hears from ``r - 2**j`` for distinct ``j``, so one tag serves every
-round.
+finishes the round of every call it begins, even one it abandons (a timeout excepted: the
+wrapper is then unusable), so the k-th message a rank receives from a peer is always the
+peer's k-th call.  A rank sends to ``r + 2**j`` and hears from ``r - 2**j`` for distinct
+``j``, so one tag serves every round.
 
 On the native fast path (:mod:`.fast`) the round runs in the same polling loop as the
-call's data (each rank's first message leaves as the call begins): it costs ``log2 n``
-message latencies overlapped with the data, where the former round through rank 0 made
-rank 0 wait for every digest before its first send, and a separate allreduce (MPI's own,
-or the hypercube before it) would have added its latency to the call's.  On the general
-path (messages above the fast path's size, emulation: the call's modelled times stay its
-own) the round comes first, unemulated, and a disagreement is found before any data
-moves.
+call's data (each rank's first message leaves as the call begins): ``log2 n`` message
+latencies overlapped with the data, where the former round through rank 0 made rank 0 wait
+for every digest before its first send, and a separate allreduce would add its latency to
+the call's (MPI's own nonblocking ``Iallreduce``, polled the same way, measured slower than
+this round here, as did a round where every rank tells every other directly: radix ``n``
+in :func:`rounds`).  On the general path (messages above the fast path's size, emulation:
+the call's modelled times stay its own) the round comes first, unemulated, and a
+disagreement is found before any data moves.
 """
 
 from __future__ import annotations
@@ -43,6 +43,19 @@ __all__ = ["AGREE_TAG", "Agreement"]
 AGREE_TAG = 13
 _MSG = struct.Struct("<3q")  # call number, digest, ok
 _NS = 1_000_000_000
+_testall = MPI.Request.Testall
+
+
+def rounds(rank: int, size: int, radix: int) -> list[tuple[list[int], list[int]]]:
+    """The dissemination rounds of ``rank`` among ``size`` ranks, ``radix - 1`` peers a
+    round: ``(to, from)`` lists, round ``j`` sending to ``rank + m * radix**j`` and hearing
+    from ``rank - m * radix**j`` (mod ``size``), ``m = 1 .. radix - 1``."""
+    out, step = [], 1
+    while step < size:
+        offsets = [m * step for m in range(1, radix) if m * step < size]
+        out.append(([(rank + d) % size for d in offsets], [(rank - d) % size for d in offsets]))
+        step *= radix
+    return out
 
 
 class Agreement:
@@ -54,19 +67,22 @@ class Agreement:
     ``spin``, ``poll``) and end a call that timed out (``_timed_out``).
     """
 
-    def __init__(self, comm: MPI.Comm, owner) -> None:
+    def __init__(self, comm: MPI.Comm, owner, radix: int = 2) -> None:
         self.rank, size = comm.rank, comm.size
         self.owner = owner
-        self.peers: list[tuple[int, int]] = []  # (to, from) per round
-        k = 1
-        while k < size:
-            self.peers.append(((self.rank + k) % size, (self.rank - k) % size))
-            k *= 2
+        self.peers = rounds(self.rank, size, radix)
         self.out = [bytearray(_MSG.size) for _ in self.peers]
-        self.got = [bytearray(_MSG.size) for _ in self.peers]
-        pairs = list(zip(self.peers, self.out, self.got, strict=True))
-        self.sends = [comm.Send_init(out, to, AGREE_TAG) for (to, _), out, _ in pairs]
-        self.recvs = [comm.Recv_init(got, frm, AGREE_TAG) for (_, frm), _, got in pairs]
+        self.got = [[bytearray(_MSG.size) for _ in frm] for _, frm in self.peers]
+        self.sends = [
+            [comm.Send_init(out, to, AGREE_TAG) for to in tos]
+            for out, (tos, _) in zip(self.out, self.peers, strict=True)
+        ]
+        self.recvs = [
+            [comm.Recv_init(mem, f, AGREE_TAG) for mem, f in zip(got, frm, strict=True)]
+            for got, (_, frm) in zip(self.got, self.peers, strict=True)
+        ]
+        self.every_recv = [req for reqs in self.recvs for req in reqs]
+        self.every_send = [req for reqs in self.sends for req in reqs]
         self.rounds = len(self.peers)
         self.round = self.rounds  # no round in flight
         self.token = (0, 0)
@@ -81,34 +97,35 @@ class Agreement:
 
     def begin(self, seq: int, digest: int) -> None:
         """Call ``seq`` (``digest``) begins: post every receive of the round, send the first
-        message."""
+        messages."""
         self.token, self.ok, self.odd, self.round = (seq, digest), True, -1, 0
         if not self.rounds:
             return
-        MPI.Prequest.Startall(self.recvs)
+        MPI.Prequest.Startall(self.every_recv)
         _MSG.pack_into(self.out[0], 0, seq, digest, 1)
-        self.sends[0].Start()
+        MPI.Prequest.Startall(self.sends[0])
         self.flying = True
 
     def poll(self) -> bool:
         """Advance the round as far as the messages allow; True once it is over."""
         while self.round < self.rounds:
             j = self.round
-            if not self.recvs[j].Test():
+            reqs = self.recvs[j]
+            if not (reqs[0].Test() if len(reqs) == 1 else _testall(reqs)):
                 return False
-            seq, digest, ok = _MSG.unpack_from(self.got[j])
-            if (seq, digest) != self.token:
-                self.ok, self.odd = False, self.peers[j][1]
-            elif not ok:
-                self.ok = False
+            for k, mem in enumerate(self.got[j]):
+                seq, digest, ok = _MSG.unpack_from(mem)
+                if (seq, digest) != self.token:
+                    self.ok, self.odd = False, self.peers[j][1][k]
+                elif not ok:
+                    self.ok = False
             self.round = j = j + 1
             if j < self.rounds:
                 _MSG.pack_into(self.out[j], 0, *self.token, self.ok)
-                self.sends[j].Start()
+                MPI.Prequest.Startall(self.sends[j])
         if self.flying:  # the sends must be complete before the next call starts them
-            for req in self.sends:
-                if not req.Test():
-                    return False
+            if not _testall(self.every_send):
+                return False
             self.flying = False
         return True
 
@@ -157,5 +174,5 @@ class Agreement:
         )
 
     def free(self) -> None:
-        for req in (*self.sends, *self.recvs):
+        for req in (*self.every_send, *self.every_recv):
             req.Free()
