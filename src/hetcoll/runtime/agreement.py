@@ -35,7 +35,7 @@ import time
 
 from mpi4py import MPI
 
-from ..errors import MismatchError
+from ..errors import CollectiveTimeoutError, MismatchError
 
 __all__ = ["AGREE_TAG", "Agreement"]
 
@@ -128,6 +128,31 @@ class Agreement:
                 return False
             self.flying = False
         return True
+
+    def around(self, call, seq: int, digest: int, what, overlap: bool):
+        """``call(agreement)`` (call ``seq``, ``digest``) within a round: with ``overlap``
+        the call polls the round in its own loop (``call(self)``), else the round comes
+        first (``call(None)`` once every rank agrees).  Every rank finishes the round of
+        every call it begins, whatever happens to the call (a timeout excepted)."""
+        self.begin(seq, digest)
+        try:
+            if overlap:
+                return call(self)
+            self.wait(what)
+            self.verdict(what)
+            return call(None)
+        except MismatchError:
+            if self.pending:
+                self.wait(what)
+            # every rank raises in this call: data of it that come later are leftovers
+            self.owner.notices.abandon(seq, digest, [], tell=self.ok)
+            raise
+        except CollectiveTimeoutError:
+            raise
+        except Exception:  # the others are in the round: finish it
+            if self.pending:
+                self.wait(what)
+            raise
 
     def verdict(self, what) -> None:
         """After the round: raise :class:`MismatchError` unless every rank made this call."""

@@ -314,39 +314,19 @@ class ScheduleComm(Clocks):
             fast = self._fast.get(id(plan), False)
             if fast is False:
                 fast = self._fast[id(plan)] = FastRun.compile(self.comm, plan, self)
-        if self._agreement is not None:  # check="always": a round with every call
-            trace = self._agreed(fast, plan, handler, what, seq, digest, self._agreement)
-        elif fast is None:
-            trace = self._call(None, plan, handler, what, seq, digest, None)
-        else:  # the commonest call, inlined
-            self._fast_trace = trace = fast  # last_trace asks it
-            try:
-                fast.run(handler, seq, digest, what)
-            except (MismatchError, CollectiveTimeoutError) as exc:
-                self._failed(exc, fast, plan, seq, digest, None)
-                raise
-            trace = None
+        if self._agreement is None:
+            trace = self._call(fast, plan, handler, what, seq, digest, None)
+        else:  # check="always": a round with every call, in the fast path's loop if any
+            trace = self._agreement.around(
+                lambda agree: self._call(fast, plan, handler, what, seq, digest, agree),
+                seq,
+                digest,
+                what,
+                overlap=fast is not None,
+            )
         if notices.heard or notices.req.Test():  # what raise_earlier looks at
             notices.raise_earlier(seq)
         return trace
-
-    def _agreed(self, fast, plan, handler, what, seq: int, digest: int, agree: Agreement):
-        """A call with ``check="always"``: on the fast path the round runs in the call's own
-        polling loop; else it comes first (a disagreement is then found before any data
-        moves; under emulation the call's modelled times stay its own).  Every rank
-        finishes the round of every call it begins, whatever happens to the call."""
-        agree.begin(seq, digest)
-        try:
-            if fast is None:
-                agree.wait(what)
-                agree.verdict(what)
-            return self._call(fast, plan, handler, what, seq, digest, agree)
-        except MismatchError:
-            if agree.pending:
-                agree.wait(what)
-            # every rank raises in this call: data of it that come later are leftovers
-            self.notices.abandon(seq, digest, [], tell=agree.ok)
-            raise
 
     def _call(self, fast, plan: RankPlan, handler: DataHandler, what, seq: int, digest: int, agree):
         if fast is None:
@@ -358,23 +338,16 @@ class ScheduleComm(Clocks):
         self._fast_trace = fast  # last_trace asks it
         try:
             fast.run(handler, seq, digest, what, agree)
-        except (MismatchError, CollectiveTimeoutError) as exc:
-            self._failed(exc, fast, plan, seq, digest, agree)
+        except MismatchError:  # abandon its requests (sends in flight kept apart)
+            sends = fast.abandon(self.notices.early, seq)
+            fast.free(keep={id(req) for req, _ in sends})
+            del self._fast[id(plan)]
+            self.notices.abandon(seq, digest, sends, tell=agree is None)  # agree: all know
+            raise
+        except CollectiveTimeoutError as exc:
+            self._broken = str(exc)
             raise
         return None
-
-    def _failed(self, exc, fast: FastRun, plan: RankPlan, seq: int, digest: int, agree) -> None:
-        """The fast path of call ``seq`` raised ``exc`` (the caller re-raises it): after a
-        disagreement its requests are abandoned (sends in flight kept apart, their memory
-        with them) and the others told unless every rank knows (``agree``); a timeout
-        makes the wrapper unusable."""
-        if isinstance(exc, CollectiveTimeoutError):
-            self._broken = str(exc)
-            return
-        sends = fast.abandon(self.notices.early, seq)
-        fast.free(keep={id(req) for req, _ in sends})
-        del self._fast[id(plan)]
-        self.notices.abandon(seq, digest, sends, tell=agree is None)
 
     def _run(self, plan, handler, what, token, timing=None, start_at=None) -> Trace:
         """One rank's part of ``plan`` with the executor; ``token``: ``(call number,
