@@ -50,6 +50,22 @@ _TOKEN = struct.Struct("<2q")
 _testsome = MPI.Request.Testsome
 
 
+def straight(plan: RankPlan, sends: tuple[bool, ...]) -> tuple[int, tuple[int, ...]] | None:
+    """``(receive or -1, sends in program order)`` when the plan's ops can go one after the
+    other with the same result: at most one receive, without deps, and sends that each
+    depend on it alone (or on nothing, when there is none); else None."""
+    recvs = [i for i, s in enumerate(sends) if not s]
+    order = tuple(i for i, s in enumerate(sends) if s)
+    if len(recvs) > 1:
+        return None
+    if not recvs:
+        return (-1, order) if all(plan.ndeps[i] == 0 for i in order) else None
+    r = recvs[0]
+    if plan.ndeps[r] or any(plan.ndeps[i] != 1 or i not in plan.dependents[r] for i in order):
+        return None
+    return r, order
+
+
 class Rest:
     """How an idle rank looks again soon, leaving the core to whoever wants it.
 
@@ -104,6 +120,7 @@ class FastRun:
         self.first_recvs = tuple(i for i in plan.roots if not self.sends[i])
         self.first_sends = sorted(i for i in plan.roots if self.sends[i])
         self.names = tuple(KIND_NAMES[k] for k in plan.kinds)
+        self.straight = straight(plan, self.sends)
         self.digest: int | None = None  # packed in the send headers
         self.ranges: tuple | None = None  # per op (buffer, slice) of a ByteRanges handler
         self.chunk_table = None  # the chunks ``ranges`` was made from
@@ -170,6 +187,9 @@ class FastRun:
         (a third of ``Testsome``'s cost); an idle turn yields (:class:`Rest`)."""
         if digest != self.digest:
             self._pack(digest)
+        if self.straight is not None:
+            self._straight(handler, seq, digest, what, agree)
+            return
         ranges = self._bind(handler)
         buffers = handler.buffers if ranges is not None else None
         reqs, mems, payloads, sends = self.reqs, self.mems, self.payloads, self.sends
@@ -274,6 +294,85 @@ class FastRun:
                         act.append(j)
                         issued[j] = t
             finished.clear()
+
+    def _straight(self, handler: DataHandler, seq: int, digest: int, what, agree) -> None:
+        """:meth:`run` for a plan whose ops can go one after the other (a rank of a
+        one-message tree: its receive, then its sends in program order, or only sends):
+        the same rules without the bookkeeping of deps, a send port and a set of requests
+        in flight, for the commonest call of all."""
+        recv, sends = self.straight
+        ranges = self._bind(handler)
+        buffers = handler.buffers if ranges is not None else None
+        reqs, mems, payloads, done = self.reqs, self.mems, self.payloads, self.done
+        t = self.entry = time.monotonic_ns()
+        deadline = t + self.timeout_ns
+        if recv >= 0:
+            req = reqs[recv]
+            if ranges is None:
+                handler.recv_buffer(self.plan.chunks[recv], "recv")
+            req.Start()
+            self.issued[recv] = t
+            self.active, self.act = [req], [recv]
+            t = self._wait(req, recv, 0, seq, what, agree, deadline)
+            while _TOKEN.unpack_from(mems[recv]) != (seq, digest):
+                self._odd(recv, seq, self.notices, what)  # a leftover: started again
+                self.active, self.act = [req], [recv]
+                t = self._wait(req, recv, 0, seq, what, agree, deadline)
+            if ranges is not None:
+                b, sl = ranges[recv]
+                buffers[b][sl] = payloads[recv]
+            else:
+                chunk = self.plan.chunks[recv]
+                handler.recv_buffer(chunk, "recv")[:] = payloads[recv]
+                handler.received(chunk, "recv")
+            done[recv] = t
+        for k, i in enumerate(sends, start=1 if recv >= 0 else 0):
+            if ranges is not None:
+                b, sl = ranges[i]
+                payloads[i][:] = buffers[b][sl]
+            else:
+                payloads[i][:] = handler.send_buffer(self.plan.chunks[i])
+            _SEQ.pack_into(mems[i], 0, seq)
+            req = reqs[i]
+            req.Start()
+            self.issued[i] = t = time.monotonic_ns()
+            if not req.Test():  # not taken at once: the port waits for it
+                self.active, self.act = [req], [i]
+                t = self._wait(req, i, k, seq, what, agree, deadline)
+            done[i] = t
+        self.active, self.act = [], []
+        if agree is not None and agree.pending:
+            self._wait(None, -1, len(sends), seq, what, agree, deadline)
+
+    def _wait(self, req, i: int, k: int, seq: int, what, agree, deadline: int) -> int:
+        """Wait for op ``i`` (its request ``req``, after ``k`` ops completed; None: for
+        the agreement round only), polling the round meanwhile; the time it completed (ns).
+        Idle turns, timeout and notices as in :meth:`run`."""
+        rest, spin_ns = self.rest, self.spin_ns
+        idle_since = time.monotonic_ns()
+        while True:
+            if req is not None:
+                try:
+                    if req.Test():
+                        req = None
+                        t = time.monotonic_ns()
+                except MPI.Exception as exc:  # a cut message: raises unless a leftover
+                    self._truncated(exc, seq, self.notices, what)
+                    req, t = None, time.monotonic_ns()
+            if agree is not None and agree.pending and agree.poll():
+                agree.verdict(what)  # raises on a mismatch
+            if req is None and (agree is None or not agree.pending):
+                return t if i >= 0 else 0
+            now = time.monotonic_ns()
+            if now - idle_since <= spin_ns:
+                rest()
+                continue
+            if now > deadline:  # what it waited for: op i, else the round
+                port = i if i >= 0 and self.sends[i] else -1
+                n = len(self.sends)
+                self._timeout(what, [0] * n, port, n - k if i >= 0 else 0, agree)
+            self.notices.check(seq, what)
+            time.sleep(self.poll)
 
     def _timeout(self, what, waiting, port: int, remaining: int, agree) -> None:
         """The call timed out: what it waited for (the data, else the agreement round)."""
