@@ -9,7 +9,12 @@ per op made once per schedule.  The header of each send is packed once (its dige
 a call writes only its number, copies the chunk behind it and starts the request; a receive
 compares the header's call number and digest with the call's and copies the chunk out.  A
 call then costs a few microseconds of Python, which is what a 1-byte broadcast and every
-segment of a pipelined one pay.
+segment of a pipelined one pay.  A send asks MPI whether it took the message right after
+starting it (a small message is copied out on the spot: the port is free without a turn of
+the loop), a lone request in flight is asked with ``Test`` (a third of ``Testsome``'s cost),
+and a rank of a one-message tree (its receive, then its sends: :func:`straight`) runs its
+ops one after the other without the loop's bookkeeping.  With ``check="always"`` the
+agreement round (:mod:`.agreement`) is polled in the same loop, overlapped with the data.
 
 The wire format is the transport's (:mod:`.transport`: header, then the chunk), so a rank on
 the fast path and one on the general path talk to each other, and the rare cases are the
