@@ -60,7 +60,7 @@ class ScheduleComm(Clocks):
 
     ``check``: ``"data"`` (default; ``"first"`` is its former name) carries a digest of each
     call with its data and detects any disagreement, ``"always"`` also compares digests
-    in a round through rank 0 with every call (every rank then raises in the call itself),
+    in a dissemination round with every call (every rank then raises in the call itself),
     ``"never"`` trusts the caller.
     """
 
