@@ -190,7 +190,8 @@ class Agreement:
     def timeout_message(self, what, timeout: float) -> str:
         """What a call that timed out in the round waited for."""
         if self.round < self.rounds:
-            doing = f"for rank {self.peers[self.round][1]} (round {self.round})"
+            froms = ", ".join(map(str, self.peers[self.round][1]))
+            doing = f"for rank {froms} (round {self.round})"
         else:
             doing = "for its messages to leave"
         return (

@@ -356,18 +356,17 @@ class FastRun:
         rest, spin_ns = self.rest, self.spin_ns
         idle_since = time.monotonic_ns()
         while True:
-            if req is not None:
+            if req is not None:  # done as soon as it completed: the round goes on meanwhile
                 try:
                     if req.Test():
-                        req = None
-                        t = time.monotonic_ns()
+                        return time.monotonic_ns()
                 except MPI.Exception as exc:  # a cut message: raises unless a leftover
                     self._truncated(exc, seq, self.notices, what)
-                    req, t = None, time.monotonic_ns()
+                    return time.monotonic_ns()
             if agree is not None and agree.pending and agree.poll():
                 agree.verdict(what)  # raises on a mismatch
             if req is None and (agree is None or not agree.pending):
-                return t if i >= 0 else 0
+                return 0
             now = time.monotonic_ns()
             if now - idle_since <= spin_ns:
                 rest()
