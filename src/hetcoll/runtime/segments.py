@@ -136,8 +136,10 @@ class SegmentRun:
             self.chunk_table = handler.chunks
         return self.ranges
 
-    def run(self, handler: DataHandler, seq: int, digest: int, what) -> None:
-        """Run call ``seq`` of the plan (``digest``: the call's)."""
+    def run(self, handler: DataHandler, seq: int, digest: int, what, agree=None) -> None:
+        """Run call ``seq`` of the plan (``digest``: the call's).  ``agree`` is always None
+        here: with ``check="always"`` the wrapper finishes the agreement round before a
+        call of large chunks moves any data (as :class:`~.fast.FastRun`'s signature)."""
         plan, bare, comm, notices = self.plan, self.bare, self.comm, self.notices
         bare.begin()
         self.seq = seq
