@@ -42,9 +42,9 @@ from .transport import (
     _completed,
     cancelled,
     data_tag,
-    describe,
     kept_entry,
     mismatch,
+    refused,
 )
 
 __all__ = ["FastRun", "Rest"]
@@ -402,8 +402,7 @@ class FastRun:
         """Receive ``i`` holds a header of another call or schedule: True for a leftover of
         an abandoned call (dropped: the receive is started again), else raise (``unseen``:
         ops completed with it, not yet looked at: :meth:`abandon` looks at them)."""
-        got, digest, *_ = _HDR.unpack_from(self.mems[i])
-        peer = self.plan.peers[i]
+        got = _HDR.unpack_from(self.mems[i])[0]
         if got in notices.stale and got < seq:
             self.reqs[i].Start()
             self.active.append(self.reqs[i])
@@ -411,11 +410,8 @@ class FastRun:
             return True
         self.active.extend(self.reqs[j] for j in unseen)
         self.act.extend(unseen)
-        if got > seq:
-            # the peer is in a later call: it abandoned this one; keep the message for it
-            entry = kept_entry(self.mems[i], None, self.payloads[i])
-            notices.early.setdefault((peer, self.plan.chunks[i]), []).append(entry)
-        raise mismatch(self.comm.rank, what, describe(peer, got, digest, seq))
+        key = (self.plan.peers[i], self.plan.chunks[i])
+        raise refused(self.mems[i], self.payloads[i], key, seq, notices.early, self.comm.rank, what)
 
     def _truncated(self, exc: MPI.Exception, seq: int, notices, what) -> list[int]:
         """Testsome failed: a message larger than its receive (its header is there anyway).
