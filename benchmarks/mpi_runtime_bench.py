@@ -13,6 +13,7 @@ rank's finish minus the root's start on the shared monotonic clock (one host).
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import time
@@ -104,6 +105,8 @@ def floor_binomial(comm: MPI.Comm, buf: np.ndarray) -> None:
 
 
 out: dict = {"ranks": n}
+# BENCH_PARTS: which parts to run (bench_runtime.py --only); BENCH_ROUNDS: 1-byte rounds
+parts = os.environ.get("BENCH_PARTS", "bcast_8MiB,one_byte").split(",")
 big = np.zeros(8 * 1024 * 1024, dtype=np.uint8)
 if me == 0:
     big[:] = np.arange(big.size) % 251
@@ -115,11 +118,12 @@ for algo, hc in wrappers.items():
         variants[key] = lambda hc=hc, seg=seg: hc.Bcast(big, 0, segment_size=seg)
 floor_comm = world.Dup()
 variants["floor: mpi4py chain seg=256KiB"] = lambda: floor_chain(floor_comm, big, 256 * 1024)
-for run in variants.values():  # warm up: plans, pages
-    run()
-out["bcast_8MiB"] = summary(side_by_side(variants, latency, 15), min)
-ok = bool(np.array_equal(big, np.arange(big.size) % 251))
-out["bcast_8MiB_correct"] = world.allreduce(ok, op=MPI.LAND)
+if "bcast_8MiB" in parts:
+    for run in variants.values():  # warm up: plans, pages
+        run()
+    out["bcast_8MiB"] = summary(side_by_side(variants, latency, 15), min)
+    ok = bool(np.array_equal(big, np.arange(big.size) % 251))
+    out["bcast_8MiB_correct"] = world.allreduce(ok, op=MPI.LAND)
 
 one = np.zeros(1, dtype=np.uint8)
 digest, agreed = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64)
@@ -136,12 +140,15 @@ variants = {
     "hetcoll": lambda: wrappers["binomial"].Bcast(one, 0),
     "hetcoll check=always": lambda: always.Bcast(one, 0),
 }
-for run in variants.values():
-    for _ in range(50):
-        run()
-out["one_byte"] = summary(
-    side_by_side(variants, lambda run: per_call(run, 300), 11), statistics.median
-)
+if "one_byte" in parts:
+    for run in variants.values():
+        for _ in range(50):
+            run()
+    rounds = int(os.environ.get("BENCH_ROUNDS", "11"))
+    samples = side_by_side(variants, lambda run: per_call(run, 300), rounds)
+    out["one_byte"] = summary(samples, statistics.median)
+    pairs = zip(samples["hetcoll check=always"], samples["hetcoll"], strict=True)
+    out["one_byte_always_over_default"] = statistics.median(a / b for a, b in pairs)
 for hc in (*wrappers.values(), always):
     hc.close()
 floor_comm.Free()

@@ -14,10 +14,10 @@ from unittest.mock import patch
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from hetcoll import Flow, Link, Node, Platform, Schedule, Tree, get_model, simulate
+from hetcoll import Flow, Link, Node, Platform, Schedule, Tree, get_model, plan, simulate
 from hetcoll.errors import ModelError
 from hetcoll.schedule import Chunk, Op, Program
 from hetcoll.simulate import max_min_rates, simulate_program
@@ -252,11 +252,9 @@ def _overlap(a, b):
     )
 
 
-@given(routed_cases())
-def test_exclusive_transfers_never_share_a_link_or_port_and_say_what_held_them(case):
-    p, s, model = case
-    pred = simulate(p, s, model)
-    ts = pred.transfers
+def _assert_exclusive_and_explained(p, model, ts):
+    """No two transfers overlap on a directed link or a port, and every transfer's blocker
+    is a transfer that really held what it names, up to this one's start."""
     routes = p.routes
     path = {k: set(routes.path(p.index(t.sender), p.index(t.receiver))) for k, t in enumerate(ts)}
     resource_of = {}
@@ -288,6 +286,13 @@ def test_exclusive_transfers_never_share_a_link_or_port_and_say_what_held_them(c
             resource = resource_of[t.blocked_link]
             assert resource in path[k] and resource in path[t.blocked_by]
             assert b.arrival == t.start
+
+
+@given(routed_cases())
+def test_exclusive_transfers_never_share_a_link_or_port_and_say_what_held_them(case):
+    p, s, model = case
+    ts = simulate(p, s, model).transfers
+    _assert_exclusive_and_explained(p, model, ts)
     # each sender issues its sends in program order (its children, segment by segment)
     for sender, kids in s.tree.children.items():
         issued = [t.receiver for t in ts if t.sender == sender]
@@ -295,11 +300,21 @@ def test_exclusive_transfers_never_share_a_link_or_port_and_say_what_held_them(c
         assert issued == [c for _ in range(segments) for c in kids]
 
 
+def _without_blockers(pred):
+    out = pred.to_dict(transfers=True)
+    for t in out["transfers"]:
+        for key in ("blocked_by", "blocked_on", "blocked_link"):
+            t.pop(key, None)
+    return out
+
+
 @given(routed_cases(), st.integers(1, 3))
 def test_bookings_of_long_routes_equal_the_per_link_lists(case, flows):
-    """Routes longer than ``_SHORT_ROUTE`` links are booked with numpy (``_LongBooks``);
-    forced on every route, the prediction is the per-link lists' bit for bit: times,
-    blockers and blocking links, with ties on purpose (a few distinct latencies)."""
+    """Routes longer than ``_SHORT_ROUTE`` links are booked by transfer (``_RouteBooks``);
+    forced on every route, the prediction is the per-link lists' bit for bit (every time,
+    with ties on purpose: a few distinct latencies) and every blocker held what it names.
+    Which of several bookings ending at the same instant is named may differ: the
+    per-link lists name the last one their passes over the route met."""
     p, s, model = case
     f = s.flows[0]
     if flows > 1 and s.nbytes >= flows:  # several flows at once: more contention, gaps
@@ -308,8 +323,94 @@ def test_bookings_of_long_routes_equal_the_per_link_lists(case, flows):
             Flow(f.tree, b - a, offset=a, segment_size=f.segment_size) for a, b in pairwise(cut)
         )
         s = Schedule("bcast", "t", s.nbytes, parts)
-    expected = simulate(p, s, model).to_dict(transfers=True)
+    expected = simulate(p, s, model)
     module = sys.modules["hetcoll.simulate"]
     with patch.object(module, "_SHORT_ROUTE", 0):
-        got = simulate(p, s, model).to_dict(transfers=True)
-    assert got == expected
+        got = simulate(p, s, model)
+    assert _without_blockers(got) == _without_blockers(expected)
+    _assert_exclusive_and_explained(p, model, got.transfers)
+    assert [t.blocked_by is None for t in got.transfers] == [
+        t.blocked_by is None for t in expected.transfers
+    ]
+
+
+@st.composite
+def booking_requests(draw):
+    """Links, routes over them (stretches of a line in either direction, as on a line of
+    nodes, and scattered links; spanning several 64-link words, overlapping a lot) and
+    requests ``(route, s, d)`` in order of ``s``, on a grid of quarters: many ties, and
+    bookings that end where others start."""
+    n_links = draw(st.sampled_from([3, 70, 200]))
+    routes = []
+    for _ in range(draw(st.integers(1, 6))):
+        if draw(st.booleans()):
+            a, b = sorted(draw(st.lists(st.integers(0, n_links), min_size=2, max_size=2)))
+            path = list(range(a, max(b, a + 1)))[:: draw(st.sampled_from([1, -1]))]
+        else:
+            path = draw(st.lists(st.integers(0, n_links - 1), min_size=1, max_size=12, unique=True))
+        routes.append(np.array(path, dtype=np.int64) % n_links)
+    steps = draw(st.lists(st.tuples(st.integers(0, 2), st.integers(1, 4)), min_size=1, max_size=40))
+    requests, s = [], 0.0
+    for gap, d in steps:
+        s += gap / 4
+        requests.append((draw(st.integers(0, len(routes) - 1)), s, d / 4))
+    return n_links, routes, requests, draw(st.sampled_from([1, 2, 256]))
+
+
+@settings(max_examples=300)
+@given(booking_requests())
+def test_route_books_find_the_earliest_start_free_on_every_link(problem):
+    """``_RouteBooks.earliest`` against brute force over every booking of every link: the
+    earliest ``t >= s`` with no booking on the route overlapping ``[t, t + d)`` (such a
+    ``t`` is ``s`` or a booking's end), and its blocker: the first booked transfer ending
+    at ``t`` on the route, on the first link of the route it holds."""
+    from hetcoll.simulate import _RouteBooks
+
+    n_links, routes, requests, capacity = problem
+    books = _RouteBooks(n_links, capacity)
+    booked = []  # (start, end, links)
+    for idx, (r, s, d) in enumerate(requests):
+        path = routes[r]
+        route = books.route(r, path)
+        on_route = [(a, b, k) for k, (a, b, links) in enumerate(booked) if links & set(path)]
+
+        def free(t, on_route=on_route, d=d):
+            return all(b <= t or a >= t + d for a, b, _ in on_route)
+
+        expected = min(t for t in [s] + [b for _, b, _ in on_route if b > s] if free(t))
+        t, hit = books.earliest(route, s, d)
+        assert t == expected
+        if t == s:
+            assert hit is None
+        else:
+            k, link = hit
+            assert k == min(k for _, b, k in on_route if b == t)
+            held = booked[k][2]
+            assert link == next(x for x in path.tolist() if x in held)
+        books.book(route, t, t + d, idx, s)
+        booked.append((t, t + d, set(path.tolist())))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(130, 160),
+    st.integers(0, 2**16),
+    st.sampled_from(["flat", "binomial", "fnf"]),
+    st.sampled_from([None, 256]),
+)
+def test_a_line_longer_than_short_routes_times_as_the_per_link_lists(n, seed, method, seg):
+    """A line of more than ``_SHORT_ROUTE`` links books by transfer by itself; its times
+    equal the per-link lists' (forced by a ``_SHORT_ROUTE`` no route reaches)."""
+    rng = np.random.default_rng(seed)
+    links = tuple(
+        Link(str(i), str(i + 1), float(rng.choice([1e-6, 2e-6, 5e-6])), float(x))
+        for i, x in enumerate(rng.choice([1.25e8, 1.25e9], n - 1))
+    )
+    p = Platform(tuple(Node(str(i)) for i in range(n)), links, model="hockney")
+    s = plan(p, str(int(rng.integers(n))), method=method, nbytes=1024, segment_size=seg)
+    got = simulate(p, s)
+    longest = max(len(p.routes.path(p.index(t.sender), p.index(t.receiver))) for t in got.transfers)
+    assume(longest > 64)
+    with patch.object(sys.modules["hetcoll.simulate"], "_SHORT_ROUTE", 10**9):
+        expected = simulate(p, s)
+    assert _without_blockers(got) == _without_blockers(expected)

@@ -406,3 +406,25 @@ def test_an_idle_turn_yields_until_a_yield_is_slow_then_sleeps_for_a_while(monke
     cost[0] = 1_000
     rest()
     assert done == ["yield", "yield", "yield", "sleep", "sleep", "yield"]
+
+
+def test_the_fast_paths_straight_line_plans_are_exactly_one_message_trees():
+    """fast.straight: a rank of a one-message tree (its receive, then its sends, each
+    depending on it alone) runs its ops one after the other; anything with several
+    receives (segments) or sends not all waiting for the receive takes the general loop."""
+    from hetcoll.runtime.fast import straight
+    from hetcoll.runtime.plan import SEND
+
+    p = Platform(nodes_from_costs([1e-6] * 7, 1e-9), model="tini")
+    rank_of = {node: r for r, node in enumerate(p.ids)}
+    program = plan(p, "2", method="binomial", nbytes=10).program()
+    for node in p.ids:
+        rp = rank_plan(program, node, rank_of)
+        sends = tuple(k == SEND for k in rp.kinds)
+        recv, order = straight(rp, sends)
+        assert (recv < 0) == (node == "2")  # the root only sends
+        assert list(order) == [i for i, s in enumerate(sends) if s]  # program order
+        assert all(rp.ndeps[i] == (0 if recv < 0 else 1) for i in order)
+    piped = plan(p, "0", method="chain", nbytes=40, segment_size=10).program()
+    middle = rank_plan(piped, "3", rank_of)  # four receives, each forwarded
+    assert straight(middle, tuple(k == SEND for k in middle.kinds)) is None

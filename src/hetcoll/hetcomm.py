@@ -151,9 +151,10 @@ class HetComm(Collectives):
     check : {"data", "always", "never"}
         How ranks that call different collectives are caught: ``"data"`` (default; also
         spelled ``"first"``) sends a digest of each call with its data (no extra message
-        round); ``"always"`` also compares every rank's digest with each call (a round of tiny
-        messages through rank 0: every rank raises in the call itself); ``"never"`` trusts
-        the caller.
+        round); ``"always"`` also compares every rank's digest with each call (a
+        dissemination round of tiny messages, ``log2 n`` latencies overlapped with the data:
+        every rank raises in the call itself, and no rank leaves a call before every rank
+        has entered it); ``"never"`` trusts the caller.
     options : mapping, optional
         Planner options.
     time_scale : float

@@ -34,10 +34,14 @@ completed its last dependency or held the port or link it waited for; ``blocked_
 Complexity: a program of M operations costs O(M log M) time plus the total length of the
 routes its transfers cross (each link of a route is looked at twice), and O(M + N) memory
 besides the routes; costs and routes are computed once per distinct (sender, receiver,
-size) with numpy.  Under ``"shared"`` contention every flow start or end also recomputes
-the max-min fair rates of the flows in progress (O(F P) per round for F flows of P links),
-and a port released by a flow lets every transfer waiting for it try again.  Concurrent
-collectives (several flows, several buffers) share every node's ports.
+size) with numpy.  When some route is longer than 64 links, exclusive bookings are kept
+per transfer instead of per link (:class:`_RouteBooks`): placing a transfer costs
+O(P + B (W + log B)) numpy work for a route of P links spanning W 64-link words and B
+transfers in progress, however many bookings it waits behind.  Under ``"shared"``
+contention every flow start or end also recomputes the max-min fair rates of the flows in
+progress (O(F P) per round for F flows of P links), and a port released by a flow lets
+every transfer waiting for it try again.  Concurrent collectives (several flows, several
+buffers) share every node's ports.
 """
 
 from __future__ import annotations
@@ -396,7 +400,7 @@ class _Simulation:
         self.resources, self.offsets = costs.resources, costs.offsets
         off = costs.offsets.tolist()
         # a route longer than _SHORT_ROUTE links: every route is an array and exclusive
-        # bookings go through numpy (_LongBooks: a line of thousands of nodes must not cost
+        # bookings go through numpy (_RouteBooks: a line of thousands of nodes must not cost
         # Python work per link); else routes are tuples (quicker than numpy on a few links)
         self.long_routes = bool(len(off) > 1 and np.diff(costs.offsets).max() > _SHORT_ROUTE)
         self.c_path = [
@@ -458,9 +462,7 @@ class _Simulation:
         taken_at = [0.0] * total  # shared: when the port took each send
         records: list[list[Any]] = []  # [g, start, arrival, sender free, by, on, link]
         events: list[tuple] = []
-        long_books = (
-            _LongBooks(self.n_resources, records) if self.long_routes and not shared else None
-        )
+        route_books = _RouteBooks(self.n_resources) if self.long_routes and not shared else None
 
         def enable(g: int) -> None:
             """All of ``g``'s dependencies have completed (``ready[g]`` is final)."""
@@ -575,9 +577,13 @@ class _Simulation:
                 ports.append((k, 0.0, sb, "send_port"))
             if rb > 0:
                 ports.append((v, d - rb, rb, "recv_port"))
-            path = c_path[c]  # a tuple, or an array with long_books
+            path = c_path[c]  # a tuple, or an array with route_books
+            route = None
+            if path is not None and d > 0 and route_books is not None:
+                route = route_books.route(c, path)
             now = start
             by, on, res = -1, None, -1
+            links_free = -_INF  # route_books: the route is known to be free from here
             moved = True
             while moved:
                 moved = False
@@ -589,11 +595,13 @@ class _Simulation:
                             start = math.nextafter(start, _INF)
                         by, on, res = hit[2], what, -1
                         moved = True
-                if path is not None and d > 0 and long_books is not None:
-                    start, hit = long_books.check(path, start, d, now)
-                    if hit is not None:
-                        by, on, res = hit[0], "link", hit[1]
-                        moved = True
+                if route is not None:
+                    if start != links_free:  # the earliest start on every link, at once
+                        start, hit = route_books.earliest(route, start, d)  # type: ignore[union-attr]
+                        links_free = start
+                        if hit is not None:
+                            by, on, res = hit[0], "link", hit[1]
+                            moved = True
                 elif path is not None and d > 0 and max(map(link_last.__getitem__, path)) > start:
                     for link in path:
                         if link_last[link] <= start:
@@ -612,8 +620,8 @@ class _Simulation:
                 port_by[k] = idx
             for r, off, length, _ in ports:
                 _book(port_book[r], (start + off, start + off + length, idx), now)
-            if path is not None and d > 0 and long_books is not None:
-                long_books.book(path, start, arrival, idx, now)
+            if route is not None:
+                route_books.book(route, start, arrival, idx, now)  # type: ignore[union-attr]
             elif path is not None and d > 0:
                 booking = (start, arrival, idx)
                 if max(map(link_last.__getitem__, path)) <= now:  # the links are idle
@@ -870,6 +878,8 @@ def _simulate_tree(
     u, v = node[owner_of], node[np.array(kid, dtype=np.int64)]
     # the distinct (u, v, size) the event loop would ask the model about: every edge
     # carries segments of sizes[0] and, if it differs, the last one's size
+    if len(bound.costs(u[:1], v[:1], np.array(sizes[:1], np.int64)).resources):
+        return None  # a route with links (checked below for all): not worth all the routes
     two = sizes[-1] != sizes[0]
     size = np.repeat(np.array([sizes[0], sizes[-1]] if two else [sizes[0]], np.int64), n_edges)
     _, inverse, costs = _distinct_costs(bound, np.tile(u, 1 + two), np.tile(v, 1 + two), size)
@@ -1035,79 +1045,120 @@ def _book(book: list[tuple[float, float, int]], booking: tuple[float, float, int
 _START = itemgetter(0)
 
 
-class _LongBooks:
-    """Exclusive link bookings, the same as :func:`_conflict` and :func:`_book` on one list
-    per link, for simulations with long routes (a line of thousands of nodes): per-link
-    work in Python only on links whose last booking ends after ``now``.
+_Route = tuple[np.ndarray, int, int, np.ndarray]  # _RouteBooks.route
 
-    ``last[k]``: when link ``k``'s last booking ends.  A link whose list would be the one
-    booking of transfer ``r`` (placed on idle links: the list is cleared, then appended
-    to) holds ``solo[k] = r`` instead, set for a whole route at once; its list is made
-    (``(start, arrival, r)`` from ``records[r]``) only when a check or a booking needs it.
+
+class _RouteBooks:
+    """Exclusive link bookings by transfer, for simulations with long routes (a line of
+    thousands of nodes): no Python work per link.
+
+    Every transfer booked and not yet over keeps one row: its interval ``[start, end)``,
+    its index and the links it holds, as a bit mask (64 links a word) over the range of
+    words its route spans.  The links of a route are all free for ``[t, t + d)`` when no
+    booked transfer that holds one of them overlaps it (bookings on a link are disjoint:
+    this is :func:`_conflict` on every link at once), and the earliest such ``t >= s`` is
+    the first gap of length ``d`` in the union of those transfers' intervals, found by
+    one sweep in start order (a running maximum of ends) in numpy: O(B (W + log B)) per
+    request for B transfers in progress and a route spanning W words, however many
+    bookings it waits behind.  Rows of transfers over by ``now`` go when the arrays fill.
+
+    The start found is the one the per-link lists reach by passes of :func:`_conflict`
+    over the route until none moves it (each move skips only times at which a booking
+    overlaps, and stops at the first free one), so the times are theirs bit for bit.  The
+    blocker named may differ when several bookings end at that start: here the transfer
+    booked first, on the first link of the route it holds.
     """
 
-    def __init__(self, n: int, records: list) -> None:
-        self.last = np.zeros(n)
-        self.solo = np.full(n, -1, dtype=np.int64)
-        self.books: list[list[tuple[float, float, int]]] = [[] for _ in range(n)]
-        self.records = records
+    def __init__(self, n_links: int, capacity: int = 256) -> None:
+        self.width = max(1, -(-n_links // 64))  # words per mask
+        self.last = np.zeros(n_links)  # when each link's last booking ends
+        self.n = 0
+        self._alloc(capacity)
+        self.routes: dict[int, _Route] = {}
 
-    def book_of(self, link: int, r: int) -> list[tuple[float, float, int]]:
-        """Link ``link``'s list, made first if it is the one booking ``r = solo[link]``."""
-        if r >= 0:
-            rec = self.records[r]
-            self.books[link] = [(rec[1], rec[2], r)]
-            self.solo[link] = -1
-        return self.books[link]
+    def _alloc(self, capacity: int) -> None:
+        self.ids = np.empty(capacity, dtype=np.int64)
+        self.start = np.empty(capacity)
+        self.end = np.empty(capacity)
+        self.lo = np.empty(capacity, dtype=np.int64)  # the words a row's route spans
+        self.hi = np.empty(capacity, dtype=np.int64)
+        self.mask = np.zeros((capacity, self.width), dtype=np.uint64)
 
-    def check(
-        self, path: np.ndarray, start: float, d: float, now: float
-    ) -> tuple[float, tuple[int, int] | None]:
-        """One pass over ``path`` in order, as the short-route loop: each link with a
-        booking overlapping ``[start, start + d)`` moves ``start`` to that booking's end.
-        Returns the new start and the last hit, ``(transfer, link)``, or None."""
-        ends = self.last[path]
-        later = ends > start  # only these links can hold an overlapping booking
-        if not later.any():
-            return start, None
-        hit_at = None
-        links = path[later]
-        books = self.books
-        for link, end, r in zip(
-            links.tolist(), ends[later].tolist(), self.solo[links].tolist(), strict=True
+    def route(self, c: int, path: np.ndarray) -> _Route:
+        """``(path, lo, hi, bits)`` for cost ``c``'s route, made once: it spans words
+        ``lo .. hi - 1`` of a mask and ``bits`` are its links in them."""
+        got = self.routes.get(c)
+        if got is None:
+            lo, hi = int(path.min()) >> 6, (int(path.max()) >> 6) + 1
+            held = np.zeros((hi - lo) * 64, dtype=bool)
+            held[path - lo * 64] = True
+            # bit j of word w is link 64 w + j, whatever the machine's byte order
+            bits = np.packbits(held, bitorder="little").view("<u8")
+            got = self.routes[c] = (path, lo, hi, bits)
+        return got
+
+    def earliest(self, route: _Route, s: float, d: float) -> tuple[float, tuple[int, int] | None]:
+        """The earliest ``t >= s`` at which every link of ``route`` is free for
+        ``[t, t + d)``, and what held it until then: ``(transfer, link)``, the transfer
+        booked first among those ending at ``t`` on the route, on the first link of the
+        route it holds; None when ``t == s``."""
+        path, lo, hi, bits = route
+        if self.last[path].max() <= s:
+            return s, None  # every link is free from s on: the common case when not crowded
+        n = self.n
+        end = self.end[:n]
+        live = np.flatnonzero((end > s) & (self.lo[:n] < hi) & (self.hi[:n] > lo))
+        common = self.mask[live, lo:hi]
+        common &= bits
+        live = live[common.any(axis=1)]  # the transfers on the route, in booking order
+        begin, end = self.start[live], end[live]
+        order = np.argsort(begin, kind="stable")
+        t = np.empty(len(live) + 1)  # t[i]: the earliest start after bookings 0 .. i-1
+        t[0] = s
+        np.maximum(np.maximum.accumulate(end[order]), s, out=t[1:])
+        # booking i and all later ones start at t[i] + d or later: [t[i], t[i] + d) is free
+        gap = np.flatnonzero(begin[order] >= t[:-1] + d)
+        t_free = float(t[gap[0]] if len(gap) else t[-1])
+        if t_free == s:
+            return s, None
+        row = int(live[np.flatnonzero(end == t_free)[0]])
+        held = self.mask[row, path >> 6] >> (path & 63).astype(np.uint64)
+        first = int(np.argmax(held & np.uint64(1)))
+        return t_free, (int(self.ids[row]), int(path[first]))
+
+    def book(
+        self,
+        route: _Route,
+        start: float,
+        end: float,
+        idx: int,
+        now: float,
+    ) -> None:
+        """Book ``[start, end)`` for transfer ``idx`` on every link of ``route``; rows over
+        by ``now`` can go (no later request starts before ``now``)."""
+        if self.n == len(self.ids):
+            self._compact(now)
+        r = self.n
+        path, lo, hi, bits = route
+        last = self.last[path]
+        self.last[path] = np.maximum(last, end, out=last)
+        self.ids[r], self.start[r], self.end[r], self.lo[r], self.hi[r] = idx, start, end, lo, hi
+        row = self.mask[r]
+        row[:] = 0  # a row reused after _compact: no stale bits
+        row[lo:hi] = bits
+        self.n = r + 1
+
+    def _compact(self, now: float) -> None:
+        keep = np.flatnonzero(self.end[: self.n] > now)  # in booking order
+        old = (self.ids, self.start, self.end, self.lo, self.hi, self.mask)
+        if 2 * len(keep) > len(self.ids):
+            self._alloc(2 * len(self.ids))
+        k = len(keep)
+        for new, was in zip(
+            (self.ids, self.start, self.end, self.lo, self.hi, self.mask), old, strict=True
         ):
-            if end <= start:
-                continue  # free from start on (start moved past its last booking)
-            hit = _conflict(books[link] if r < 0 else self.book_of(link, r), start, d, now)
-            if hit is not None:
-                start = hit[1]
-                hit_at = (hit[2], link)
-        return start, hit_at
-
-    def book(self, path: np.ndarray, start: float, arrival: float, idx: int, now: float):
-        """Book ``[start, arrival)`` for transfer ``idx`` on every link of ``path``."""
-        last = self.last
-        ends = last[path]
-        idle = ends <= now  # the list is cleared, then the booking appended: solo
-        free = path[idle]
-        self.solo[free] = idx
-        last[free] = arrival
-        if idle.all():
-            return
-        booking = (start, arrival, idx)
-        books = self.books
-        busy = ~idle
-        links = path[busy]
-        after = ends[busy] <= start  # after every booking: appended
-        last[links[after]] = arrival
-        for link, r, append in zip(
-            links.tolist(), self.solo[links].tolist(), after.tolist(), strict=True
-        ):
-            book = books[link] if r < 0 else self.book_of(link, r)
-            if append:
-                book.append(booking)
-            else:
-                _book(book, booking, now)
+            new[:k] = was[keep]
+        self.n = k
 
 
 class _Flows:

@@ -1,132 +1,204 @@
 """``check="always"``: every rank knows that every rank made the same call before it returns.
 
-Each rank sends ``(call number, digest)`` to rank 0 as the call begins (24 bytes, on a
-control tag); rank 0 gathers them before its own part of the call.  When they are all
-equal, it sends each rank the verdict (the same 24 bytes) and every rank returns only
-once it has it; when they differ, rank 0 raises :class:`~hetcoll.errors.MismatchError` and
-tells every rank (:mod:`.notices`), which raises too, wherever it waits: for the verdict,
-or for data that will not come.  Meanwhile the data go as with the default check (each
-message carries the call's digest: a receiver accepts only data of the call it made), so
-the check costs one round of tiny messages through rank 0 overlapped with the call — two
-message latencies for a rank that would otherwise wait for nothing — instead of a
-separate all-to-all round (the former hypercube allreduce: ``log2 n`` exchanges of every
-rank).  Under emulation the whole round comes before the call (unemulated), so that the
-call's modelled times stay its own.
+With every call the ranks run a dissemination round (Hensgen, Finkel & Manber's barrier,
+:func:`rounds`): in round ``j`` (``j = 0 .. ceil(log2 n) - 1``) rank ``r`` sends
+``(call number, digest, ok)`` (24 bytes, one control tag) to rank ``r + 2**j`` and receives
+one from rank ``r - 2**j`` (mod ``n``); ``ok`` turns false at a rank that received another
+call's ``(call number, digest)`` or a false ``ok``, and each round sends what the rank knows
+after the previous one.  After the last round every rank has heard, through a chain of
+rounds, from every other rank, so every ``ok`` is the same: true exactly when every rank
+made the same call (``tests/test_agreement.py`` checks both by brute force).  Each rank
+then raises :class:`~hetcoll.errors.MismatchError` in the call itself, or returns.
 
-The round does not depend on the call, so ranks that disagree on it (another root, another
-size) still meet in it.  Its messages never outlive their call: rank 0 decides only once
-every digest is in, sends verdicts only when all agree, and a verdict of an earlier call
-(which a rank abandoned before it came) is recognised by its call number and dropped.
-Rank 0 handles ``n - 1`` messages each way: fine for the tens of ranks of one platform.
+The round does not depend on the call (not even on who takes part in it), so ranks that
+disagree on it still meet there, and no message of it outlives its call: every rank
+finishes the round of every call it begins, even one it abandons (a timeout excepted: the
+wrapper is then unusable), so the k-th message a rank receives from a peer is always the
+peer's k-th call.  A rank sends to ``r + 2**j`` and hears from ``r - 2**j`` for distinct
+``j``, so one tag serves every round.
+
+On the native fast path (:mod:`.fast`) the round runs in the same polling loop as the
+call's data (each rank's first message leaves as the call begins): ``log2 n`` message
+latencies overlapped with the data, where the former round through rank 0 made rank 0 wait
+for every digest before its first send, and a separate allreduce would add its latency to
+the call's (MPI's own nonblocking ``Iallreduce``, polled the same way, measured slower than
+this round here, as did a round where every rank tells every other directly: radix ``n``
+in :func:`rounds`).  On the general path (messages above the fast path's size, emulation:
+the call's modelled times stay its own) the round comes first, unemulated, and a
+disagreement is found before any data moves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import struct
+import time
 
-import numpy as np
 from mpi4py import MPI
 
-from ..errors import MismatchError
+from ..errors import CollectiveTimeoutError, MismatchError
 
-__all__ = ["AGREE_TAG", "VERDICT_TAG", "Agreement"]
+__all__ = ["AGREE_TAG", "Agreement"]
 
-#: control tags (below transport.CONTROL_TAGS) of the digests and of the verdicts
-AGREE_TAG, VERDICT_TAG = 13, 15
+#: the control tag (below transport.CONTROL_TAGS) of the round's messages
+AGREE_TAG = 13
+_MSG = struct.Struct("<3q")  # call number, digest, ok
+_NS = 1_000_000_000
+_testall = MPI.Request.Testall
+
+
+def rounds(rank: int, size: int, radix: int) -> list[tuple[list[int], list[int]]]:
+    """The dissemination rounds of ``rank`` among ``size`` ranks, ``radix - 1`` peers a
+    round: ``(to, from)`` lists, round ``j`` sending to ``rank + m * radix**j`` and hearing
+    from ``rank - m * radix**j`` (mod ``size``), ``m = 1 .. radix - 1``."""
+    out, step = [], 1
+    while step < size:
+        offsets = [m * step for m in range(1, radix) if m * step < size]
+        out.append(([(rank + d) % size for d in offsets], [(rank - d) % size for d in offsets]))
+        step *= radix
+    return out
 
 
 class Agreement:
     """The agreement round of one wrapper: persistent requests for its messages, made once.
 
-    ``wait(requests, what, seq)`` is the wrapper's wait (timeout, notices: it raises
-    :class:`MismatchError` once rank 0 reported the call); ``notices`` the wrapper's.
-    A call does :meth:`begin`, its own part, then :meth:`end`.
+    A call does :meth:`begin`, then :meth:`poll` until it returns True (in its own polling
+    loop, or :meth:`wait`), then :meth:`verdict`, which raises on a disagreement.
+    ``owner`` is the wrapper (a ``ScheduleComm``): how its idle ranks wait (``_rest``,
+    ``spin``, ``poll``) and end a call that timed out (``_timed_out``).
     """
 
-    def __init__(self, comm: MPI.Comm, wait: Callable[..., None], notices) -> None:
-        self.comm, self.wait, self.notices = comm, wait, notices
+    def __init__(self, comm: MPI.Comm, owner, radix: int = 2) -> None:
         self.rank, size = comm.rank, comm.size
-        self.mine = np.zeros(3, dtype=np.int64)  # call number, digest, 1
-        self.got = np.zeros((size, 3), dtype=np.int64)  # rank 0: every rank's; others: verdict
-        reqs = []
-        if self.rank == 0:
-            self.recvs = [
-                comm.Recv_init([self.got[r], MPI.INT64_T], r, AGREE_TAG) for r in range(1, size)
-            ]
-            self.sends = [
-                comm.Send_init([self.mine, MPI.INT64_T], r, VERDICT_TAG) for r in range(1, size)
-            ]
-            reqs = self.recvs + self.sends
-        else:
-            self.recvs = [comm.Recv_init([self.got[0], MPI.INT64_T], 0, VERDICT_TAG)]
-            self.sends = [comm.Send_init([self.mine, MPI.INT64_T], 0, AGREE_TAG)]
-        self.reqs = reqs or self.recvs + self.sends
+        self.owner = owner
+        self.peers = rounds(self.rank, size, radix)
+        self.out = [bytearray(_MSG.size) for _ in self.peers]
+        self.got = [[bytearray(_MSG.size) for _ in frm] for _, frm in self.peers]
+        self.sends = [
+            [comm.Send_init(out, to, AGREE_TAG) for to in tos]
+            for out, (tos, _) in zip(self.out, self.peers, strict=True)
+        ]
+        self.recvs = [
+            [comm.Recv_init(mem, f, AGREE_TAG) for mem, f in zip(got, frm, strict=True)]
+            for got, (_, frm) in zip(self.got, self.peers, strict=True)
+        ]
+        self.every_recv = [req for reqs in self.recvs for req in reqs]
+        self.every_send = [req for reqs in self.sends for req in reqs]
+        self.rounds = len(self.peers)
+        self.round = self.rounds  # no round in flight
+        self.token = (0, 0)
+        self.ok = True
+        self.odd = -1  # a round peer seen making another call (for the message)
+        self.flying = False  # sends of the round not yet seen complete
 
-    def begin(self, seq: int, digest: int, what) -> None:
-        """Call ``seq`` (``digest``) begins: send the digest (rank 0: gather and judge)."""
-        mine = self.mine
-        mine[0], mine[1], mine[2] = seq, digest, 1
-        try:
-            if self.rank:
-                MPI.Prequest.Startall(self.reqs)
-                return
-            MPI.Prequest.Startall(self.recvs)
-            self.wait(self.recvs, f"the agreement check of {what} (every rank's digest)", seq)
-            odd = [r for r in range(1, len(self.got)) if tuple(self.got[r, :2]) != (seq, digest)]
-            if odd:
-                raise MismatchError(
-                    f"rank 0: {what}: the ranks planned different schedules (the agreement "
-                    f"check found another call on rank(s) {', '.join(map(str, odd))}): every "
-                    "rank must call the same collective with the same root, members, size, "
-                    "segment size, datatype and operator"
-                )
-            MPI.Prequest.Startall(self.sends)
-        except MismatchError:
-            self.abandon(seq, digest)
-            raise
+    @property
+    def pending(self) -> bool:
+        """Whether a round was begun and is not over."""
+        return self.round < self.rounds or self.flying
 
-    def end(self, seq: int, digest: int, what) -> None:
-        """Wait for the verdict of call ``seq`` (rank 0: for its verdicts to leave)."""
-        try:
-            while True:
-                self.wait(self.reqs, f"the agreement check of {what} (the verdict of rank 0)", seq)
-                if self.rank == 0 or self.got[0, 0] >= seq:
-                    return
-                self.recvs[0].Start()  # a verdict of a call this rank abandoned: dropped
-        except MismatchError:
-            self.abandon(seq, digest)
-            raise
-
-    def abandon(self, seq: int, digest: int) -> None:
-        """A :class:`MismatchError` in the round: mark the call abandoned (rank 0 found it:
-        it tells every rank; the waits of :meth:`cleanup` then raise no more), clean up."""
-        self.notices.abandon(seq, digest, [])
-        self.cleanup(seq)
-
-    def cleanup(self, seq: int) -> None:
-        """After an error in call ``seq``: cancel the verdict that will not come, complete
-        the digest sent and (rank 0) receive every digest of the call — every rank sends
-        one as the call begins, so none is left over for the next call — and keep verdicts
-        still in flight apart (their receiver abandoned the call)."""
-        what = f"call {seq} of this wrapper, abandoned"
-        if self.rank:
-            if not self.recvs[0].Test():
-                self.recvs[0].Cancel()
-                self.recvs[0].Wait()
-            self.wait(self.sends, f"the digest of {what}", seq)
+    def begin(self, seq: int, digest: int) -> None:
+        """Call ``seq`` (``digest``) begins: post every receive of the round, send the first
+        messages."""
+        self.token, self.ok, self.odd, self.round = (seq, digest), True, -1, 0
+        if not self.rounds:
             return
-        self.wait(self.recvs, f"the digests of {what}", seq)
-        pending = [req for req in self.sends if not req.Test()]
-        if pending:  # rare: freed by the notices once they complete
-            self.notices.flying.extend((req, self.mine) for req in pending)
-            self.mine = self.mine.copy()
-            size = self.comm.size
-            self.sends = [
-                self.comm.Send_init([self.mine, MPI.INT64_T], r, VERDICT_TAG)
-                for r in range(1, size)
-            ]
-            self.reqs = self.recvs + self.sends
+        MPI.Prequest.Startall(self.every_recv)
+        _MSG.pack_into(self.out[0], 0, seq, digest, 1)
+        MPI.Prequest.Startall(self.sends[0])
+        self.flying = True
+
+    def poll(self) -> bool:
+        """Advance the round as far as the messages allow; True once it is over."""
+        while self.round < self.rounds:
+            j = self.round
+            reqs = self.recvs[j]
+            if not (reqs[0].Test() if len(reqs) == 1 else _testall(reqs)):
+                return False
+            for k, mem in enumerate(self.got[j]):
+                seq, digest, ok = _MSG.unpack_from(mem)
+                if (seq, digest) != self.token:
+                    self.ok, self.odd = False, self.peers[j][1][k]
+                elif not ok:
+                    self.ok = False
+            self.round = j = j + 1
+            if j < self.rounds:
+                _MSG.pack_into(self.out[j], 0, *self.token, self.ok)
+                MPI.Prequest.Startall(self.sends[j])
+        if self.flying:  # the sends must be complete before the next call starts them
+            if not _testall(self.every_send):
+                return False
+            self.flying = False
+        return True
+
+    def around(self, call, seq: int, digest: int, what, overlap: bool):
+        """``call(agreement)`` (call ``seq``, ``digest``) within a round: with ``overlap``
+        the call polls the round in its own loop (``call(self)``), else the round comes
+        first (``call(None)`` once every rank agrees).  Every rank finishes the round of
+        every call it begins, whatever happens to the call (a timeout excepted)."""
+        self.begin(seq, digest)
+        try:
+            if overlap:
+                return call(self)
+            self.wait(what)
+            self.verdict(what)
+            return call(None)
+        except MismatchError:
+            if self.pending:
+                self.wait(what)
+            # every rank raises in this call: data of it that come later are leftovers
+            self.owner.notices.abandon(seq, digest, [], tell=self.ok)
+            raise
+        except CollectiveTimeoutError:
+            raise
+        except Exception:  # the others are in the round: finish it
+            if self.pending:
+                self.wait(what)
+            raise
+
+    def verdict(self, what) -> None:
+        """After the round: raise :class:`MismatchError` unless every rank made this call."""
+        if self.ok:
+            return
+        seen = (
+            f"rank {self.odd} made another call"
+            if self.odd >= 0
+            else "another rank made another call"
+        )
+        raise MismatchError(
+            f"rank {self.rank}: {what}: the ranks planned different schedules for this call "
+            f"(call {self.token[0]}; the agreement check of check='always' found it: {seen}): "
+            "every rank must call the same collective with the same root, members, size, "
+            "segment size, datatype and operator"
+        )
+
+    def wait(self, what) -> None:
+        """Finish the round within the wrapper's timeout (no notices: every rank finishes
+        it); an idle rank looks again at once for ``spin`` seconds, then every ``poll``."""
+        if self.poll():
+            return
+        owner = self.owner
+        now = time.monotonic_ns()
+        deadline, spin_until = now + int(owner.timeout * _NS), now + int(owner.spin * _NS)
+        while not self.poll():
+            now = time.monotonic_ns()
+            if now < spin_until:
+                owner._rest()
+                continue
+            if now > deadline:
+                owner._timed_out(self.timeout_message(what, owner.timeout))
+            time.sleep(owner.poll)
+
+    def timeout_message(self, what, timeout: float) -> str:
+        """What a call that timed out in the round waited for."""
+        if self.round < self.rounds:
+            froms = ", ".join(map(str, self.peers[self.round][1]))
+            doing = f"for rank {froms} (round {self.round})"
+        else:
+            doing = "for its messages to leave"
+        return (
+            f"rank {self.rank}: the agreement check of {what} timed out after {timeout:g} s, "
+            f"waiting {doing} (does every rank call the same collective?)"
+        )
 
     def free(self) -> None:
-        for req in self.reqs:
+        for req in (*self.every_send, *self.every_recv):
             req.Free()

@@ -57,27 +57,6 @@ class Clocks:
             if now > spin_until:
                 time.sleep(nap)
 
-    def _await(self, reqs: list, what: str, seq: int) -> None:
-        """Wait for every request of ``reqs`` of call ``seq``: looks again at once for
-        ``spin`` seconds, then sleeps ``poll`` between looks, hearing notices (a rank that
-        found the call wrong); the timeout as every wait."""
-        if MPI.Request.Testall(reqs):
-            return
-        now = time.monotonic_ns()
-        deadline, spin_until = now + int(self.timeout * _NS), now + int(self.spin * _NS)
-        while not MPI.Request.Testall(reqs):
-            now = time.monotonic_ns()
-            if now < spin_until:
-                self._rest()
-                continue
-            if now > deadline:
-                self._timed_out(
-                    f"rank {self.rank}: {what} timed out after {self.timeout:g} s "
-                    "(does every rank call the same collective?)"
-                )
-            self.notices.check(seq, what)
-            time.sleep(self.poll)
-
     def _timed_out(self, message: str) -> None:
         self._broken = message
         if self.on_timeout == "abort":

@@ -31,6 +31,8 @@ __all__ = ["Collectives", "INLINE"]
 #: bytes of each pickled object that ride in the first allgather of ``allgather``
 INLINE = 248
 
+_SPECS = (list, tuple)  # buffer specs: [buf, type], [buf, count, type], ...
+
 
 class Collectives(ScheduleComm):
     """:class:`~.comm.ScheduleComm` with mpi4py's collectives (see :class:`hetcoll.HetComm`)."""
@@ -157,20 +159,28 @@ class Collectives(ScheduleComm):
         if self.size == 1:
             return
         receiving = self.rank != root
-        if isinstance(buf, list | tuple):
+        if isinstance(buf, _SPECS):
             m = message(buf, writable=receiving, where="Bcast buf")
             data = m.data() if m.contiguous else _packed(m, not receiving)
         else:  # a plain buffer: its bytes (the common case, kept short)
             m, data = None, raw(buf, receiving, "Bcast buf")
         seg = self.segment_size if segment_size is None else segment_size
-        # A repeated call (same root, size, segments, planner) costs one lookup here.
+        # A repeated call (same root, size, segments, planner) costs one lookup here; its
+        # handler is made once too, and holds the buffer only during the call.
         key = (root, len(data), seg, algo)
         call = self._calls.get(key)
         if call is None:
             what = Label("Bcast(root={}, {} B, {})", root, len(data), algo or self._label(None))
-            call = self._calls[key] = (*self._planned(root, None, len(data), seg, None, algo), what)
-        self.last_schedule, plan, program, digest, what = call
-        self._execute(plan, ByteRanges(program.chunks, {0: data}), what, digest)
+            sched, plan, program, digest = self._planned(root, None, len(data), seg, None, algo)
+            handler = ByteRanges(program.chunks, {0: None})
+            call = self._calls[key] = (sched, plan, handler, digest, what)
+        self.last_schedule, plan, handler, digest, what = call
+        buffers = handler.buffers
+        buffers[0] = data
+        try:
+            self._execute(plan, handler, what, digest)
+        finally:
+            buffers[0] = None
         if m is not None and not m.contiguous and receiving:
             m.unpack(data)
 

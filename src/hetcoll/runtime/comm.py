@@ -61,7 +61,7 @@ class ScheduleComm(Clocks):
 
     ``check``: ``"data"`` (default; ``"first"`` is its former name) carries a digest of each
     call with its data and detects any disagreement, ``"always"`` also compares digests
-    in a round through rank 0 with every call (every rank then raises in the call itself),
+    in a dissemination round with every call (every rank then raises in the call itself),
     ``"never"`` trusts the caller.
     """
 
@@ -173,7 +173,7 @@ class ScheduleComm(Clocks):
         self.platform, self.nodes = p, place(p, nodes, self.size)
         self.node = self.nodes[self.rank]
         if self.check == "always":  # agreement.py
-            self._agreement = Agreement(self.comm, self._await, self.notices)
+            self._agreement = Agreement(self.comm, self)
         self.rank_of = {node: r for r, node in enumerate(self.nodes)}
         #: True when every rank reads the same clock (one host, or synchronised for emulation)
         self.one_host = len({d[len(digest) :] for d in got}) == 1
@@ -302,48 +302,48 @@ class ScheduleComm(Clocks):
             self._forget(plan)  # a one-off plan
 
     def _execute(self, plan: RankPlan, handler: DataHandler, what, digest: int):
-        """Run a call; its trace, or None on the fast path (:attr:`last_trace` asks it)."""
+        """Run a call; its trace, or None on the fast path (:attr:`last_trace` asks it).
+        Kept short: a repeated small call spends most of its Python here and in
+        :meth:`.fast.FastRun.run`."""
         if self._broken is not None:
             raise HetcollError(f"this HetComm is unusable after an earlier error: {self._broken}")
         self._seq = seq = self._seq + 1
-        self._history = (self._history * 1_000_003 + digest) % (1 << 63)
-        agree = self._agreement  # check="always": a round through rank 0 (agreement.py)
-        if agree is not None:
-            agree.begin(seq, digest, what)
-            if self.emulator is not None:  # before the call: its modelled times stay its own
-                agree.end(seq, digest, what)
-                agree = None
-        try:
-            trace = self._call(plan, handler, what, seq, digest)
-        except MismatchError:
-            if agree is not None:
-                agree.cleanup(seq)
-            raise
-        if agree is not None:
-            agree.end(seq, digest, what)
-        self.notices.raise_earlier(seq)
-        return trace
-
-    def _call(self, plan: RankPlan, handler: DataHandler, what, seq: int, digest: int):
+        self._history = hash((self._history, digest))  # ints hash alike on every rank
+        notices = self.notices
         fast = None
-        if self._quick and self._start_at is None and not self.notices.early:
+        if self._quick and self._start_at is None and not notices.early:
             fast = self._fast.get(id(plan), False)
             if fast is False:
                 fast = self._fast[id(plan)] = compile_run(self.comm, plan, self)
+        if self._agreement is None:
+            trace = self._call(fast, plan, handler, what, seq, digest, None)
+        else:  # check="always": a round with every call, in the fast path's loop if any
+            trace = self._agreement.around(
+                lambda agree: self._call(fast, plan, handler, what, seq, digest, agree),
+                seq,
+                digest,
+                what,
+                overlap=type(fast) is FastRun,  # SegmentRun: the round first
+            )
+        if notices.heard or notices.req.Test():  # what raise_earlier looks at
+            notices.raise_earlier(seq)
+        return trace
+
+    def _call(self, fast, plan: RankPlan, handler: DataHandler, what, seq: int, digest: int, agree):
         if fast is None:
             start_at, self._start_at = self._start_at, None
             token = None if self.check == "never" else (seq, digest)
             timing = None if self.emulator is None else EmulatedTiming(self.emulator, plan.me)
             self.last_trace = trace = self._run(plan, handler, what, token, timing, start_at)
             return trace
-        self._fast_trace = fast  # fast.py, the commonest call natively: last_trace asks it
+        self._fast_trace = fast  # last_trace asks it
         try:
-            fast.run(handler, seq, digest, what)
-        except MismatchError:
+            fast.run(handler, seq, digest, what, agree)
+        except MismatchError:  # abandon its requests (sends in flight kept apart)
             sends = fast.abandon(self.notices.early, seq)
             fast.free(keep={id(req) for req, _ in sends})
             del self._fast[id(plan)]
-            self.notices.abandon(seq, digest, sends)
+            self.notices.abandon(seq, digest, sends, tell=agree is None)  # agree: all know
             raise
         except CollectiveTimeoutError as exc:
             self._broken = str(exc)

@@ -9,7 +9,12 @@ per op made once per schedule.  The header of each send is packed once (its dige
 a call writes only its number, copies the chunk behind it and starts the request; a receive
 compares the header's call number and digest with the call's and copies the chunk out.  A
 call then costs a few microseconds of Python, which is what a 1-byte broadcast and every
-segment of a pipelined one pay.
+segment of a pipelined one pay.  A send asks MPI whether it took the message right after
+starting it (a small message is copied out on the spot: the port is free without a turn of
+the loop), a lone request in flight is asked with ``Test`` (a third of ``Testsome``'s cost),
+and a rank of a one-message tree (its receive, then its sends: :func:`straight`) runs its
+ops one after the other without the loop's bookkeeping.  With ``check="always"`` the
+agreement round (:mod:`.agreement`) is polled in the same loop, overlapped with the data.
 
 The wire format is the transport's (:mod:`.transport`: header, then the chunk), so a rank on
 the fast path and one on the general path talk to each other, and the rare cases are the
@@ -21,10 +26,10 @@ abandoned, anything else — another schedule, a message that does not fit — i
 
 from __future__ import annotations
 
-import heapq
 import os
 import struct
 import time
+from heapq import heappop, heappush
 
 from mpi4py import MPI
 
@@ -37,9 +42,9 @@ from .transport import (
     _completed,
     cancelled,
     data_tag,
-    describe,
     kept_entry,
     mismatch,
+    refused,
 )
 
 __all__ = ["FastRun", "Rest"]
@@ -47,6 +52,23 @@ __all__ = ["FastRun", "Rest"]
 _NS = 1_000_000_000
 _SEQ = struct.Struct("<q")
 _TOKEN = struct.Struct("<2q")
+_testsome = MPI.Request.Testsome
+
+
+def straight(plan: RankPlan, sends: tuple[bool, ...]) -> tuple[int, tuple[int, ...]] | None:
+    """``(receive or -1, sends in program order)`` when the plan's ops can go one after the
+    other with the same result: at most one receive, without deps, and sends that each
+    depend on it alone (or on nothing, when there is none); else None."""
+    recvs = [i for i, s in enumerate(sends) if not s]
+    order = tuple(i for i, s in enumerate(sends) if s)
+    if len(recvs) > 1:
+        return None
+    if not recvs:
+        return (-1, order) if all(plan.ndeps[i] == 0 for i in order) else None
+    r = recvs[0]
+    if plan.ndeps[r] or any(plan.ndeps[i] != 1 or i not in plan.dependents[r] for i in order):
+        return None
+    return r, order
 
 
 class Rest:
@@ -86,6 +108,7 @@ class FastRun:
         # the wrapper's settings (fixed once it is set up) and its notices
         self.notices, self.rest, self.timeout = owner.notices, owner._rest, owner.timeout
         self.spin_ns, self.poll = int(owner.spin * _NS), owner.poll
+        self.timeout_ns = int(self.timeout * _NS)
         self.on_timeout = owner._timed_out if owner.on_timeout == "abort" else None
         self.mems: list[bytearray] = []
         self.payloads: list[memoryview] = []  # the chunk's part of each op's memory
@@ -98,7 +121,11 @@ class FastRun:
             self.payloads.append(memoryview(mem)[HEADER:])
             self.reqs.append(init(mem, peer, data_tag(chunk)))
         self.sends = tuple(k == SEND for k in plan.kinds)
+        # the ops without deps: receives posted and sends enabled as a call begins
+        self.first_recvs = tuple(i for i in plan.roots if not self.sends[i])
+        self.first_sends = sorted(i for i in plan.roots if self.sends[i])
         self.names = tuple(KIND_NAMES[k] for k in plan.kinds)
+        self.straight = straight(plan, self.sends)
         self.digest: int | None = None  # packed in the send headers
         self.ranges: tuple | None = None  # per op (buffer, slice) of a ByteRanges handler
         self.chunk_table = None  # the chunks ``ranges`` was made from
@@ -130,14 +157,16 @@ class FastRun:
             self.entry, done, list(self.issued), done, list(self.issued), received or self.entry
         )
 
-    def _bind(self, handler: DataHandler, digest: int) -> tuple | None:
-        """Pack ``digest`` into the send headers (once per digest); the per-op byte ranges
-        when ``handler`` moves byte ranges of user buffers (None: ask the handler)."""
-        if digest != self.digest:
-            for i, mem in enumerate(self.mems):
-                if self.sends[i]:
-                    _HDR.pack_into(mem, 0, 0, digest, 0, 0, len(mem) - HEADER)
-            self.digest = digest
+    def _pack(self, digest: int) -> None:
+        """Pack ``digest`` into the send headers (once per digest)."""
+        for i, mem in enumerate(self.mems):
+            if self.sends[i]:
+                _HDR.pack_into(mem, 0, 0, digest, 0, 0, len(mem) - HEADER)
+        self.digest = digest
+
+    def _bind(self, handler: DataHandler) -> tuple | None:
+        """The per-op ``(buffer, slice)`` when ``handler`` moves byte ranges of user
+        buffers (made once per chunk table), None: ask the handler."""
         if type(handler) is not ByteRanges:
             return None
         if handler.chunks is not self.chunk_table:
@@ -149,98 +178,103 @@ class FastRun:
             self.chunk_table = table
         return self.ranges
 
-    def run(self, handler: DataHandler, seq: int, digest: int, what) -> None:
+    def run(self, handler: DataHandler, seq: int, digest: int, what, agree=None) -> None:
         """Run call ``seq`` of the plan (``digest``: the call's); the wrapper's notices
         (:mod:`.notices`) are looked at while idle, and give the call numbers whose
-        leftovers are dropped."""
-        notices, rest = self.notices, self.rest
-        plan, mems, payloads, reqs, sends = (
-            self.plan,
-            self.mems,
-            self.payloads,
-            self.reqs,
-            self.sends,
-        )
-        chunks, dependents = plan.chunks, plan.dependents
-        ranges = self._bind(handler, digest)
+        leftovers are dropped.  ``agree`` (``check="always"``, :mod:`.agreement`): a round
+        in flight, polled in the same loop; the call ends once it is over too, and raises
+        :class:`~hetcoll.errors.MismatchError` (data abandoned) when it finds a mismatch.
+
+        Per call only what changes is done: each send copies its chunk behind its header,
+        writes the call number and starts its persistent request, then asks at once
+        whether MPI took it (a small message is copied out on the spot: the port is free
+        again without a turn of the loop); a lone request in flight is asked with ``Test``
+        (a third of ``Testsome``'s cost); an idle turn yields (:class:`Rest`)."""
+        if digest != self.digest:
+            self._pack(digest)
+        if self.straight is not None:
+            self._straight(handler, seq, digest, what, agree)
+            return
+        ranges = self._bind(handler)
         buffers = handler.buffers if ranges is not None else None
-        token = (seq, digest)
-        done, issued = self.done, self.issued
-        waiting = list(plan.ndeps)
-        due: list[int] = []  # enabled sends, program order
+        reqs, mems, payloads, sends = self.reqs, self.mems, self.payloads, self.sends
+        chunks, dependents = self.plan.chunks, self.plan.dependents
+        done, issued, names = self.done, self.issued, self.names
+        waiting = list(self.plan.ndeps)
+        due = list(self.first_sends)  # enabled sends: a heap (sorted: program order)
         active: list[MPI.Prequest] = []  # requests started and not yet seen complete
         act: list[int] = []  # their ops
         self.active, self.act = active, act
         now = self.entry = time.monotonic_ns()
-
-        def enable(j: int, t: int) -> None:
-            if sends[j]:
-                heapq.heappush(due, j)
-                return
+        for i in self.first_recvs:
             if ranges is None:  # the handler learns the receive is posted
-                handler.recv_buffer(chunks[j], self.names[j])
-            reqs[j].Start()
-            active.append(reqs[j])
-            act.append(j)
-            issued[j] = t
-
-        for i in plan.roots:
-            enable(i, now)
-        remaining, port = len(sends), -1
-        deadline = now + int(self.timeout * _NS)
-        spin_ns = self.spin_ns
+                handler.recv_buffer(chunks[i], names[i])
+            reqs[i].Start()
+            active.append(reqs[i])
+            act.append(i)
+            issued[i] = now
+        remaining, port, pending = len(sends), -1, agree is not None
+        deadline = now + self.timeout_ns
+        spin_ns, rest, notices = self.spin_ns, self.rest, self.notices
         idle_since = now
-        testsome = MPI.Request.Testsome
-        while remaining:
+        token = (seq, digest)
+        finished: list[int] = []
+        while remaining or pending:
             if port < 0 and due:
-                port = i = heapq.heappop(due)
+                i = heappop(due)
                 if ranges is not None:
                     b, sl = ranges[i]
                     payloads[i][:] = buffers[b][sl]
                 else:
                     payloads[i][:] = handler.send_buffer(chunks[i])
                 _SEQ.pack_into(mems[i], 0, seq)
-                reqs[i].Start()
-                active.append(reqs[i])
-                act.append(i)
-                issued[i] = time.monotonic_ns()
-            try:
-                got = testsome(active)
-            except MPI.Exception as exc:
-                got = self._truncated(exc, seq, notices, what)
-            if not got:
+                req = reqs[i]
+                req.Start()
+                issued[i] = t = time.monotonic_ns()
+                if req.Test():  # taken at once: the port is free again
+                    finished.append(i)
+                else:
+                    port = i
+                    active.append(req)
+                    act.append(i)
+                    continue
+            elif active:
+                try:
+                    if len(active) == 1:
+                        got = (0,) if active[0].Test() else ()
+                    else:
+                        got = _testsome(active)
+                except MPI.Exception as exc:
+                    got = self._truncated(exc, seq, notices, what)
+                if got:
+                    t = time.monotonic_ns()
+                    if len(got) == len(active):
+                        finished.extend(act)
+                        active.clear()
+                        act.clear()
+                    else:
+                        finished.extend(act[k] for k in got)
+                        gone = set(got)
+                        active[:] = [r for k, r in enumerate(active) if k not in gone]
+                        act[:] = [o for k, o in enumerate(act) if k not in gone]
+            if pending and agree.poll():
+                pending = False
+                agree.verdict(what)  # raises on a mismatch: the call is abandoned
+            if not finished:
                 now = time.monotonic_ns()
                 if now - idle_since <= spin_ns:
                     rest()
                     continue
                 if now > deadline:
-                    message = timeout_message(
-                        plan,
-                        what,
-                        self.timeout,
-                        act.__contains__,
-                        waiting,
-                        port,
-                        len(sends) - remaining,
-                    )
-                    if self.on_timeout is not None:
-                        self.on_timeout(message)
-                    raise CollectiveTimeoutError(message)
+                    self._timeout(what, waiting, port, remaining, agree if pending else None)
                 notices.check(seq, what)
                 time.sleep(self.poll)
                 continue
-            t = idle_since = time.monotonic_ns()
-            finished = [act[k] for k in got]
-            if len(got) == len(active):
-                active.clear()
-                act.clear()
-            else:
-                gone = set(got)
-                active[:] = [r for k, r in enumerate(active) if k not in gone]
-                act[:] = [o for k, o in enumerate(act) if k not in gone]
+            idle_since = t
             for k, i in enumerate(finished):
                 if sends[i]:
-                    port = -1
+                    if i == port:
+                        port = -1
                 elif _TOKEN.unpack_from(mems[i]) != token:
                     if self._odd(i, seq, notices, what, finished[k + 1 :]):  # a leftover
                         continue
@@ -248,14 +282,119 @@ class FastRun:
                     b, sl = ranges[i]
                     buffers[b][sl] = payloads[i]
                 else:
-                    handler.recv_buffer(chunks[i], self.names[i])[:] = payloads[i]
-                    handler.received(chunks[i], self.names[i])
+                    handler.recv_buffer(chunks[i], names[i])[:] = payloads[i]
+                    handler.received(chunks[i], names[i])
                 done[i] = t
                 remaining -= 1
                 for j in dependents[i]:
                     waiting[j] -= 1
                     if waiting[j] == 0:
-                        enable(j, t)
+                        if sends[j]:
+                            heappush(due, j)
+                            continue
+                        if ranges is None:
+                            handler.recv_buffer(chunks[j], names[j])
+                        reqs[j].Start()
+                        active.append(reqs[j])
+                        act.append(j)
+                        issued[j] = t
+            finished.clear()
+
+    def _straight(self, handler: DataHandler, seq: int, digest: int, what, agree) -> None:
+        """:meth:`run` for a plan whose ops can go one after the other (a rank of a
+        one-message tree: its receive, then its sends in program order, or only sends):
+        the same rules without the bookkeeping of deps, a send port and a set of requests
+        in flight, for the commonest call of all."""
+        recv, sends = self.straight
+        ranges = self._bind(handler)
+        buffers = handler.buffers if ranges is not None else None
+        reqs, mems, payloads, done = self.reqs, self.mems, self.payloads, self.done
+        t = self.entry = time.monotonic_ns()
+        deadline = t + self.timeout_ns
+        if recv >= 0:
+            req = reqs[recv]
+            if ranges is None:
+                handler.recv_buffer(self.plan.chunks[recv], "recv")
+            req.Start()
+            self.issued[recv] = t
+            self.active, self.act = [req], [recv]
+            t = self._wait(req, recv, 0, seq, what, agree, deadline)
+            while _TOKEN.unpack_from(mems[recv]) != (seq, digest):
+                self._odd(recv, seq, self.notices, what)  # a leftover: started again
+                self.active, self.act = [req], [recv]
+                t = self._wait(req, recv, 0, seq, what, agree, deadline)
+            if ranges is not None:
+                b, sl = ranges[recv]
+                buffers[b][sl] = payloads[recv]
+            else:
+                chunk = self.plan.chunks[recv]
+                handler.recv_buffer(chunk, "recv")[:] = payloads[recv]
+                handler.received(chunk, "recv")
+            done[recv] = t
+        for k, i in enumerate(sends, start=1 if recv >= 0 else 0):
+            if ranges is not None:
+                b, sl = ranges[i]
+                payloads[i][:] = buffers[b][sl]
+            else:
+                payloads[i][:] = handler.send_buffer(self.plan.chunks[i])
+            _SEQ.pack_into(mems[i], 0, seq)
+            req = reqs[i]
+            req.Start()
+            self.issued[i] = t = time.monotonic_ns()
+            if not req.Test():  # not taken at once: the port waits for it
+                self.active, self.act = [req], [i]
+                t = self._wait(req, i, k, seq, what, agree, deadline)
+            done[i] = t
+        self.active, self.act = [], []
+        if agree is not None and agree.pending:
+            self._wait(None, -1, len(sends), seq, what, agree, deadline)
+
+    def _wait(self, req, i: int, k: int, seq: int, what, agree, deadline: int) -> int:
+        """Wait for op ``i`` (its request ``req``, after ``k`` ops completed; None: for
+        the agreement round only), polling the round meanwhile; the time it completed (ns).
+        Idle turns, timeout and notices as in :meth:`run`."""
+        rest, spin_ns = self.rest, self.spin_ns
+        idle_since = time.monotonic_ns()
+        while True:
+            if req is not None:  # done as soon as it completed: the round goes on meanwhile
+                try:
+                    if req.Test():
+                        return time.monotonic_ns()
+                except MPI.Exception as exc:  # a cut message: raises unless a leftover
+                    self._truncated(exc, seq, self.notices, what)
+                    return time.monotonic_ns()
+            if agree is not None and agree.pending and agree.poll():
+                agree.verdict(what)  # raises on a mismatch
+            if req is None and (agree is None or not agree.pending):
+                return 0
+            now = time.monotonic_ns()
+            if now - idle_since <= spin_ns:
+                rest()
+                continue
+            if now > deadline:  # what it waited for: op i, else the round
+                port = i if i >= 0 and self.sends[i] else -1
+                n = len(self.sends)
+                self._timeout(what, [0] * n, port, n - k if i >= 0 else 0, agree)
+            self.notices.check(seq, what)
+            time.sleep(self.poll)
+
+    def _timeout(self, what, waiting, port: int, remaining: int, agree) -> None:
+        """The call timed out: what it waited for (the data, else the agreement round)."""
+        if remaining or agree is None:
+            message = timeout_message(
+                self.plan,
+                what,
+                self.timeout,
+                self.act.__contains__,
+                waiting,
+                port,
+                len(self.sends) - remaining,
+            )
+        else:
+            message = agree.timeout_message(what, self.timeout)
+        if self.on_timeout is not None:
+            self.on_timeout(message)
+        raise CollectiveTimeoutError(message)
 
     # -- the rare paths ---------------------------------------------------------------------
 
@@ -263,8 +402,7 @@ class FastRun:
         """Receive ``i`` holds a header of another call or schedule: True for a leftover of
         an abandoned call (dropped: the receive is started again), else raise (``unseen``:
         ops completed with it, not yet looked at: :meth:`abandon` looks at them)."""
-        got, digest, *_ = _HDR.unpack_from(self.mems[i])
-        peer = self.plan.peers[i]
+        got = _HDR.unpack_from(self.mems[i])[0]
         if got in notices.stale and got < seq:
             self.reqs[i].Start()
             self.active.append(self.reqs[i])
@@ -272,11 +410,8 @@ class FastRun:
             return True
         self.active.extend(self.reqs[j] for j in unseen)
         self.act.extend(unseen)
-        if got > seq:
-            # the peer is in a later call: it abandoned this one; keep the message for it
-            entry = kept_entry(self.mems[i], None, self.payloads[i])
-            notices.early.setdefault((peer, self.plan.chunks[i]), []).append(entry)
-        raise mismatch(self.comm.rank, what, describe(peer, got, digest, seq))
+        key = (self.plan.peers[i], self.plan.chunks[i])
+        raise refused(self.mems[i], self.payloads[i], key, seq, notices.early, self.comm.rank, what)
 
     def _truncated(self, exc: MPI.Exception, seq: int, notices, what) -> list[int]:
         """Testsome failed: a message larger than its receive (its header is there anyway).

@@ -86,14 +86,15 @@ class Notices:
                 "call the same collectives in the same order"
             )
 
-    def abandon(self, seq: int, digest: int, sends: list) -> None:
+    def abandon(self, seq: int, digest: int, sends: list, tell: bool = True) -> None:
         """Call ``seq`` failed on this rank with a MismatchError: drop its leftovers from now
-        on, keep its sends in flight, and tell the others if this rank found it."""
+        on, keep its sends in flight, and tell the others if this rank found it (``tell``
+        False: every rank knows already, ``check="always"``)."""
         self.stale.add(seq)
         self.flying.extend(sends)
         found = seq not in self.heard
         self.reported.add(seq)
-        if not found:
+        if not found or not tell:
             return
         note = np.array([seq, digest, self.comm.rank], dtype=np.int64)
         for r in range(self.comm.size):

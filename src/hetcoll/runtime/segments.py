@@ -24,13 +24,12 @@ sends that nobody received are drained (:meth:`~.transport.Bare.leftover`).
 from __future__ import annotations
 
 import heapq
-import struct
 import time
 
 from mpi4py import MPI
 
 from ..errors import CollectiveTimeoutError
-from .fast import FastRun
+from .fast import _NS, _SEQ, _TOKEN, FastRun
 from .plan import KIND_NAMES, SEND, ByteRanges, DataHandler, RankPlan, Trace, timeout_message
 from .transport import (
     _HDR,
@@ -41,16 +40,13 @@ from .transport import (
     Bare,
     cancelled,
     data_tag,
-    describe,
     kept_entry,
     mismatch,
+    refused,
 )
 
 __all__ = ["SegmentRun", "compile_run"]
 
-_NS = 1_000_000_000
-_SEQ = struct.Struct("<q")
-_TOKEN = struct.Struct("<2q")
 _NOTICES_EVERY = 8  # idle turns between looks at the deadline and the notices
 
 
@@ -136,8 +132,10 @@ class SegmentRun:
             self.chunk_table = handler.chunks
         return self.ranges
 
-    def run(self, handler: DataHandler, seq: int, digest: int, what) -> None:
-        """Run call ``seq`` of the plan (``digest``: the call's)."""
+    def run(self, handler: DataHandler, seq: int, digest: int, what, agree=None) -> None:
+        """Run call ``seq`` of the plan (``digest``: the call's).  ``agree`` is always None
+        here: with ``check="always"`` the wrapper finishes the agreement round before a
+        call of large chunks moves any data (as :class:`~.fast.FastRun`'s signature)."""
         plan, bare, comm, notices = self.plan, self.bare, self.comm, self.notices
         bare.begin()
         self.seq = seq
@@ -308,25 +306,21 @@ class SegmentRun:
             self.act.append(-2 - peer)
             return False
         self._unseen(unseen)
-        if got > token[0]:  # the peer is in a later call: keep its header for that call
-            self.notices.early.setdefault((peer, CALL_KEY), []).append(kept_entry(mem, None, None))
-        raise mismatch(self.comm.rank, what, describe(peer, got, digest, token[0]))
+        early, rank = self.notices.early, self.comm.rank
+        raise refused(mem, None, (peer, CALL_KEY), token[0], early, rank, what)
 
     def _odd(self, i: int, token: tuple[int, int], what, unseen=()) -> bool:
         """Small receive ``i`` holds a header of another call or schedule: True for a
         leftover of an abandoned call (dropped, the receive started again), else raise."""
-        got, digest, *_ = _HDR.unpack_from(self.mems[i])
-        peer = self.plan.peers[i]
+        got = _HDR.unpack_from(self.mems[i])[0]
         if got in self.notices.stale and got < token[0]:
             self.reqs[i].Start()
             self.active.append(self.reqs[i])
             self.act.append(i)
             return True
         self._unseen(unseen)
-        if got > token[0]:
-            entry = kept_entry(self.mems[i], None, self.payloads[i])
-            self.notices.early.setdefault((peer, self.plan.chunks[i]), []).append(entry)
-        raise mismatch(self.comm.rank, what, describe(peer, got, digest, token[0]))
+        key, early = (self.plan.peers[i], self.plan.chunks[i]), self.notices.early
+        raise refused(self.mems[i], self.payloads[i], key, token[0], early, self.comm.rank, what)
 
     def _unseen(self, ops) -> None:
         """Ops completed but not looked at before an error: :meth:`abandon` looks at them

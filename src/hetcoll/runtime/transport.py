@@ -548,6 +548,17 @@ def mismatch(rank: int, what, detail: str) -> MismatchError:
     )
 
 
+def refused(mem, payload, key: tuple[int, int], seq: int, early: dict, rank: int, what):
+    """The :class:`MismatchError` of a message whose header (in ``mem``) is of another call
+    or schedule than this rank's call ``seq``; a message of a later call (its sender
+    abandoned this one) is first kept in ``early`` under ``key`` (sender, chunk) for that
+    call (``payload``: its chunk, None for a call header)."""
+    got, digest, *_ = _HDR.unpack_from(mem)
+    if got > seq:
+        early.setdefault(key, []).append(kept_entry(mem, None, payload))
+    return mismatch(rank, what, describe(key[0], got, digest, seq))
+
+
 def cancelled(req: MPI.Request) -> bool:
     """Cancel a pending receive: True when it was cancelled, False when it completed
     (before, or meanwhile: its message is there)."""
