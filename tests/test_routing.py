@@ -268,3 +268,76 @@ def test_long_climbs_and_descents_on_demand_follow_the_rule(latencies):
         assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
         assert got_lat[i] == lat[a][b] and got_bw[i] == bw[a][b], (a, b)
     assert max(np.diff(off)) > 200
+
+
+def _hockney_costs(n, lat, bw, base, nbytes):
+    """``base[u] + lat[u][v] + nbytes / bw[u][v]`` summed in that order, 0 on the diagonal."""
+    return [
+        [
+            0.0
+            if a == b
+            else base[a] + lat[a][b] + nbytes / bw[a][b]
+            if nbytes
+            else base[a] + lat[a][b]
+            for b in range(n)
+        ]
+        for a in range(n)
+    ]
+
+
+@given(graphs(st.sampled_from([0.0, 0.1, 0.2, 0.3, 0.7, 1.0])), st.data())
+def test_a_cost_matrix_without_the_matrices_is_theirs_and_keeps_the_routes(g, data):
+    """The first cost matrix of a link platform is computed batch by batch without
+    keeping the latency and bandwidth matrices: exactly the reference's sums (ties,
+    rounding, zero-latency links), the routes of arbitrary pairs after it too; a second
+    size builds the matrices and gives the same sums."""
+    n, edges = g
+    lat, bw, paths = dijkstra_routes(n, edges)
+    r = platform_of(n, edges).routes
+    base = data.draw(st.lists(st.sampled_from([0.0, 0.1, 1e-3, 0.7]), min_size=n, max_size=n))
+    nbytes = data.draw(st.sampled_from([0, 1, 1000, 12345]))
+    got = r.cost_matrix(np.array(base), nbytes)
+    assert r._lat is None and r._pred is None  # no matrices kept
+    assert got.tolist() == _hockney_costs(n, lat, bw, base, nbytes)
+    pairs = data.draw(
+        st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=40)
+    )
+    u = [a for a, _ in pairs]
+    v = [b for _, b in pairs]
+    got_lat, got_bw, res, off = r.pairs(u, v)
+    assert got_lat.tolist() == [lat[a][b] for a, b in pairs]
+    assert got_bw.tolist() == [bw[a][b] for a, b in pairs]
+    for i, (a, b) in enumerate(pairs):
+        assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
+    again = r.cost_matrix(np.array(base), nbytes + 7)
+    assert r._lat is not None  # the second one builds the matrices
+    assert again.tolist() == _hockney_costs(n, lat, bw, base, nbytes + 7)
+
+
+@pytest.mark.parametrize(
+    "latencies",
+    [
+        lambda rng, m: rng.uniform(1e-6, 1e-5, m),
+        lambda rng, m: rng.choice([1e-6, 2e-6, 3e-6], m),
+        lambda rng, m: rng.choice([0.1, 0.2, 0.3, 0.7], m),
+    ],
+    ids=["distinct", "ties", "rounding"],
+)
+def test_hockney_cost_matrices_stream_on_the_benchmarks_platform(latencies):
+    """The hockney send matrix of a 150-node random platform (sources in trees sharing
+    their attachments' rows) equals the reference's sums exactly, without the latency and
+    bandwidth matrices; the simulator's routes after it are the reference's."""
+    n, edges = _random_platform(150, latencies, seed=5)
+    lat, bw, paths = dijkstra_routes(n, edges)
+    p = platform_of(n, edges)
+    bound = p.model.bind(p)
+    base = (p.t_ini + 4096 * p.t_byte).tolist()
+    assert bound.send_matrix(4096).tolist() == _hockney_costs(n, lat, bw, base, 4096)
+    assert p.routes._lat is None
+    u = np.repeat(np.arange(n), 3)
+    v = (u * 7 + np.tile([1, 50, 99], n)) % n
+    got_lat, got_bw, res, off = p.routes.pairs(u, v)
+    assert got_lat.tolist() == [lat[a][b] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
+    assert got_bw.tolist() == [bw[a][b] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
+    for i, (a, b) in enumerate(zip(u.tolist(), v.tolist(), strict=True)):
+        assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)

@@ -38,6 +38,9 @@ link after link; core rows are computed for the sources asked for and kept.  The
 ``N x N`` latency, bandwidth and predecessor matrices are built (in batches of sources:
 the core's sources searched, then the sources in trees along their attachments' certified
 trees) only when a planner reads them; routes are then read from the predecessor rows.
+A model's pairwise cost matrix (:meth:`Routes.cost_matrix`: ``base[u] + latency + nbytes /
+bandwidth``, the hockney send and delay matrices) does not need them: the first one is
+written from the same batches of rows, and every source's core row is kept for the routes.
 
 Complexity: one search costs O(E + N log N) (Dijkstra on the core) plus O(E) vectorised
 work; all pairs O(C (E + N log N) + N^2) time for C core nodes (when every tree source is
@@ -47,7 +50,7 @@ route of ``h`` links is read and summed in O(h).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -57,6 +60,8 @@ __all__ = ["Routes"]
 _LONG_CLIMB = 64
 # Sources per batch when building all-pairs matrices: bounds the k x E temporaries.
 _BATCH_ELEMENTS = 1 << 19
+# Rows per block when adding the cost matrix's terms (cache-sized temporaries).
+_COST_ROWS = 512
 # Sources per batch when filling the trees (node-major rows of 20 bytes per element).
 _TREE_ELEMENTS = 1 << 21
 
@@ -85,6 +90,7 @@ class Routes:
         self._core_count = 0
         self._pair_memo: dict[tuple[int, int], tuple[float, float]] = {}
         self._last_pairs: tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]] | None = None
+        self._streamed = False  # cost_matrix computed its rows without keeping the matrices
 
     # -- construction ---------------------------------------------------------------------------
 
@@ -145,6 +151,58 @@ class Routes:
         self._lat, self._pred, self._bw = lat, pred, bw
         self._core_of = {}  # the matrices hold every route from now on
         self._core = np.empty((0, 0), dtype=np.int32)
+
+    def cost_matrix(self, base: np.ndarray, nbytes: int) -> np.ndarray:
+        """``base[u] + latency[u, v] + nbytes / bandwidth[u, v]`` for every pair, summed in
+        that order (``nbytes / bandwidth`` left out when ``nbytes`` is 0), 0 on the
+        diagonal: a model's pairwise cost matrix (``N x N``, a new array).
+
+        On a link platform whose matrices are not built, the first call does not build
+        them: it writes each batch of rows (:meth:`_Forest.batches`) straight into the
+        result and keeps every source's core predecessor row for :meth:`pairs` (the
+        latency and bandwidth matrices are 400 MB for 5000 nodes and their transposes as
+        much time as the costs); a later call builds them.
+        """
+        n = self.n
+        if self._graph is not None and self._lat is None and not self._streamed:
+            self._streamed = True
+            return self._stream_costs(np.asarray(base, dtype=float), nbytes)
+        lat = self.latency
+        bw = self.bandwidth if nbytes else None  # 0 / beta is 0: no bandwidth needed
+        m = np.empty((n, n))
+        for lo in range(0, n, _COST_ROWS):
+            hi = min(n, lo + _COST_ROWS)
+            np.add(base[lo:hi, None], lat[lo:hi], out=m[lo:hi])
+            if bw is not None:
+                m[lo:hi] += nbytes / bw[lo:hi]
+        np.fill_diagonal(m, 0.0)
+        return m
+
+    def _stream_costs(self, base: np.ndarray, nbytes: int) -> np.ndarray:
+        """:meth:`cost_matrix` from the rows batch by batch (the same operations on the
+        same values: ``fl(fl(base + lat) + fl(nbytes / bw))``), keeping the core rows."""
+        g = self._graph
+        assert g is not None
+        f = g.forest
+        n = self.n
+        m = np.empty((n, n))
+        core = np.empty((n, f.core.c), dtype=np.int32)
+        nodes = f.core.nodes
+        for at, (lt, pt, bt) in f.batches(np.arange(n)):
+            lt += base[at]  # lt[x, i] is from source at[i]
+            if nbytes:
+                np.divide(nbytes, bt, out=bt)
+                lt += bt
+            _transpose_into(m, lt, at)
+            into = _block(nodes, np.arange(len(at)))
+            core[at] = pt[into].T
+        np.fill_diagonal(m, 0.0)
+        # a tree source's row starts at its attachment (the climb's last link is not on
+        # the core), as :meth:`_Forest.core_rows` gives it
+        core[np.arange(n), f.core.local[f.attach]] = -1
+        self._core, self._core_count = core, n
+        self._core_of = {s: s for s in range(n)}
+        return m
 
     # -- rows and paths -------------------------------------------------------------------------
 
@@ -724,18 +782,26 @@ class _Forest:
         lat = np.empty((k, n))
         pred = np.empty((k, n), dtype=np.int32)
         bw = np.empty((k, n))
+        for at, got in self.batches(sources):
+            for out, t in zip((lat, pred, bw), got, strict=True):
+                _transpose_into(out, t, at)
+        return lat, pred, bw
+
+    def batches(self, sources: np.ndarray) -> Iterator[tuple[np.ndarray, tuple[np.ndarray, ...]]]:
+        """The rows of ``sources`` batch after batch, node-major: ``(at, (lt, pt, bt))``
+        where ``lt[x, i]`` is the latency from ``sources[at[i]]`` to ``x`` (as
+        :meth:`_rows_t`), in the order :meth:`rows` computes them (core sources first, then
+        the sources in trees by attachment).  The arrays are the caller's to keep."""
         on_core = self.depth[sources] == 0
-        heads = _Heads(lat, pred, bw, n)
+        heads = _Heads(self.n)
         tree = np.flatnonzero(~on_core)
         tree = tree[np.argsort(self.attach[sources[tree]], kind="stable")]  # by attachment
         for part in (np.flatnonzero(on_core), tree):
             for lo in range(0, len(part), self.batch):
                 at = part[lo : lo + self.batch]
                 got = self._rows_t(sources[at], heads)
-                heads.add(sources[at], at)
-                for out, t in zip((lat, pred, bw), got, strict=True):
-                    _transpose_into(out, t, at)
-        return lat, pred, bw
+                heads.add(sources[at], got[1], got[2], self.core.nodes)
+                yield at, got
 
     def _rows_t(self, sources: np.ndarray, heads: _Heads) -> tuple[np.ndarray, ...]:
         """Rows of ``sources`` transposed (node-major: ``lt[x, i]`` is the latency from
@@ -800,9 +866,10 @@ class _Forest:
             at = search[lo : lo + core.batch]
             dist, edge, slack[at] = core.search(start[at], offset[at], ask[at])
             top[at] = dist.max(axis=1) + core.w_max
-            lt[core.nodes[:, None], at] = dist.T
-            pt[core.nodes[:, None], at] = core.resources(edge).T
-            bt[core.nodes[:, None], at] = core.bottleneck(start[at], edge, low[at]).T
+            into = _block(core.nodes, at)
+            lt[into] = dist.T
+            pt[into] = core.resources(edge).T
+            bt[into] = core.bottleneck(start[at], edge, low[at]).T
         slack[~ask] = -np.inf  # not a row to share
         heads.pending = (slack, top)
         pt[attach, cols] = climbed
@@ -838,11 +905,10 @@ class _Forest:
         k = lt.shape[1]
         nodes = core.nodes
         uniq, inv = np.unique(rows, return_inverse=True)
-        res = heads.pred[uniq[:, None], nodes[None, :]].astype(np.int64)  # m x c
-        pt[nodes[:, None], cols] = res[inv].T
-        bt[nodes[:, None], cols] = np.minimum(
-            heads.bw[uniq[:, None], nodes[None, :]][inv], low[:, None]
-        ).T
+        res = heads.pred[uniq].astype(np.int64)  # m x c
+        into = _block(nodes, cols)
+        pt[into] = res[inv].T
+        bt[into] = np.minimum(heads.bw[uniq][inv], low[:, None]).T
         if core.c == 1:
             return
         m, c = res.shape
@@ -920,25 +986,59 @@ def _certified(slack: np.ndarray, top: np.ndarray, offset: np.ndarray, c: int) -
 
 
 class _Heads:
-    """Rows already computed by :meth:`_Forest.rows` that trees hang off: for each node,
-    its row in the outputs (-1 if none yet), and each row's slack and largest latency
-    plus largest link latency (see :func:`_certified`)."""
+    """Rows already computed by :meth:`_Forest.rows` that trees hang off (core sources
+    with trees): for each node, its row here (-1 if none yet); each row's predecessor
+    resources and bottlenecks on the core (in core-local order), its slack and its largest
+    latency plus largest link latency (see :func:`_certified`)."""
 
-    def __init__(self, lat: np.ndarray, pred: np.ndarray, bw: np.ndarray, n: int) -> None:
-        self.lat, self.pred, self.bw = lat, pred, bw
+    def __init__(self, n: int) -> None:
         self.row = np.full(n, -1, dtype=np.int64)
-        self.slack = np.full(len(lat), -np.inf)
-        self.top = np.full(len(lat), np.inf)
+        self.count = 0
+        self.pred = np.empty((0, 0), dtype=np.int32)
+        self.bw = np.empty((0, 0))
+        self.slack = np.empty(0)
+        self.top = np.empty(0)
         self.pending: tuple[np.ndarray, np.ndarray] | None = None
 
-    def add(self, sources: np.ndarray, rows: np.ndarray) -> None:
-        """Record the batch just computed (``sources`` in output ``rows``)."""
+    def add(self, sources: np.ndarray, pt: np.ndarray, bt: np.ndarray, nodes: np.ndarray) -> None:
+        """Record the batch just computed (``sources``, node-major ``pt`` and ``bt`` as
+        :meth:`_Forest._rows_t` returns them, ``nodes`` the core's)."""
         assert self.pending is not None
         slack, top = self.pending
-        self.slack[rows], self.top[rows] = slack, top
-        known = slack > -np.inf
-        self.row[sources[known]] = rows[known]
         self.pending = None
+        known = np.flatnonzero(slack > -np.inf)
+        if not len(known):
+            return
+        first, need = self.count, self.count + len(known)
+        if need > len(self.pred):  # grow geometrically
+            size = max(need, 2 * len(self.pred), 64)
+            for name in ("pred", "bw"):
+                old = getattr(self, name)
+                grown = np.empty((size, len(nodes)), dtype=old.dtype)
+                if first:
+                    grown[:first] = old[:first]
+                setattr(self, name, grown)
+            for name in ("slack", "top"):
+                old = getattr(self, name)
+                grown = np.empty(size)
+                grown[:first] = old[:first]
+                setattr(self, name, grown)
+        cols = _block(nodes, known)
+        self.pred[first:need] = pt[cols].T
+        self.bw[first:need] = bt[cols].T
+        self.slack[first:need], self.top[first:need] = slack[known], top[known]
+        self.row[sources[known]] = np.arange(first, need)
+        self.count = need
+
+
+def _block(rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, slice | np.ndarray]:
+    """The index of the block ``rows x cols`` (``cols`` increasing): ``a[_block(rows,
+    cols)]`` is ``a[rows[:, None], cols]``.  When ``cols`` is a run it is a slice: a plain
+    strided copy per row instead of numpy's element-wise fancy indexing on both axes
+    (several times faster for the core's ``k x c`` blocks)."""
+    if len(cols) and int(cols[-1]) - int(cols[0]) == len(cols) - 1:
+        return rows, slice(int(cols[0]), int(cols[-1]) + 1)
+    return rows[:, None], cols
 
 
 def _transpose_into(

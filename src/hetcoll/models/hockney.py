@@ -11,9 +11,6 @@ from .base import BoundModel, CostModel, TransferCosts
 
 __all__ = ["HockneyModel"]
 
-#: rows per block when building an N x N cost matrix (bounds the temporaries)
-_BLOCK_ROWS = 512
-
 
 @dataclass(frozen=True)
 class HockneyModel(CostModel):
@@ -107,17 +104,7 @@ class _BoundHockney(BoundModel):
         the last size asked: delay and send matrices are the same)."""
         if self._matrix is not None and self._matrix[0] == nbytes:
             return self._matrix[1]
-        r = self._routes
-        node = self._t_ini + nbytes * self._t_byte
-        lat = r.latency
-        bw = r.bandwidth if nbytes else None  # 0 / beta is 0: no bandwidth matrix needed
-        m = np.empty((self.n, self.n))
-        for lo in range(0, self.n, _BLOCK_ROWS):
-            hi = min(self.n, lo + _BLOCK_ROWS)
-            np.add(node[lo:hi, None], lat[lo:hi], out=m[lo:hi])
-            if bw is not None:
-                m[lo:hi] += nbytes / bw[lo:hi]
-        np.fill_diagonal(m, 0.0)
+        m = self._routes.cost_matrix(self._t_ini + nbytes * self._t_byte, nbytes)
         m.setflags(write=False)
         self._matrix = (nbytes, m)
         return m
