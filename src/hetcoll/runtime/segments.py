@@ -242,10 +242,10 @@ class SegmentRun:
             if len(got) == len(active):
                 active.clear()
                 act.clear()
-            else:
-                gone = set(got)
-                active[:] = [r for k, r in enumerate(active) if k not in gone]
-                act[:] = [o for k, o in enumerate(act) if k not in gone]
+            else:  # deleted in place, last first (no rebuilt lists: 64 of them a call)
+                for k in sorted(got, reverse=True) if len(got) > 1 else got:
+                    del active[k]
+                    del act[k]
             ready: list[int] = []
             for k, i in enumerate(finished):
                 if i < 0:  # a call header from peer -2 - i
