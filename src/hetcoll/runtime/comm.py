@@ -316,18 +316,7 @@ class ScheduleComm(Clocks):
             if fast is False:
                 fast = self._fast[id(plan)] = compile_run(self.comm, plan, self)
         if self._agreement is None:
-            if fast is None:
-                trace = self._call(None, plan, handler, what, seq, digest, None)
-            else:  # _call's fast branch, inlined: the commonest call of all
-                self._fast_trace, trace = fast, None  # last_trace asks it
-                try:
-                    fast.run(handler, seq, digest, what, None)
-                except MismatchError:
-                    self._abandon(fast, plan, seq, digest, None)
-                    raise
-                except CollectiveTimeoutError as exc:
-                    self._broken = str(exc)
-                    raise
+            trace = self._call(fast, plan, handler, what, seq, digest, None)
         else:  # check="always": a round with every call, in the fast path's loop if any
             trace = self._agreement.around(
                 lambda agree: self._call(fast, plan, handler, what, seq, digest, agree),
@@ -350,21 +339,16 @@ class ScheduleComm(Clocks):
         self._fast_trace = fast  # last_trace asks it
         try:
             fast.run(handler, seq, digest, what, agree)
-        except MismatchError:
-            self._abandon(fast, plan, seq, digest, agree)
+        except MismatchError:  # abandon its requests (sends in flight kept apart)
+            sends = fast.abandon(self.notices.early, seq)
+            fast.free(keep={id(req) for req, _ in sends})
+            del self._fast[id(plan)]
+            self.notices.abandon(seq, digest, sends, tell=agree is None)  # agree: all know
             raise
         except CollectiveTimeoutError as exc:
             self._broken = str(exc)
             raise
         return None
-
-    def _abandon(self, fast, plan: RankPlan, seq: int, digest: int, agree) -> None:
-        """A fast call failed on a mismatch: abandon its requests (sends in flight kept
-        apart) and its compiled plan."""
-        sends = fast.abandon(self.notices.early, seq)
-        fast.free(keep={id(req) for req, _ in sends})
-        del self._fast[id(plan)]
-        self.notices.abandon(seq, digest, sends, tell=agree is None)  # agree: all know
 
     def _run(self, plan, handler, what, token, timing=None, start_at=None) -> Trace:
         """One rank's part of ``plan`` with the executor; ``token``: ``(call number,
