@@ -153,12 +153,7 @@ class FastRun:
 
     def trace(self) -> Trace:
         """The :class:`~.plan.Trace` of the last call (real times)."""
-        sends = self.sends
-        done = list(self.done)
-        received = max((t for t, s in zip(done, sends, strict=True) if not s), default=0)
-        return Trace(
-            self.entry, done, list(self.issued), done, list(self.issued), received or self.entry
-        )
+        return Trace.native(self.entry, self.done, self.issued, self.sends)
 
     def _pack(self, digest: int) -> None:
         """Pack ``digest`` into the send headers (once per digest)."""
@@ -173,12 +168,8 @@ class FastRun:
         if type(handler) is not ByteRanges:
             return None
         if handler.chunks is not self.chunk_table:
-            table = handler.chunks
-            self.ranges = tuple(
-                (table[c].buffer, slice(table[c].offset, table[c].offset + table[c].nbytes))
-                for c in self.plan.chunks
-            )
-            self.chunk_table = table
+            self.ranges = handler.op_ranges(self.plan.chunks)
+            self.chunk_table = handler.chunks
         return self.ranges
 
     def run(self, handler: DataHandler, seq: int, digest: int, what, agree=None) -> None:
