@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from _mpi import last_words
 from hetcoll.runtime.launch import run_mpi
 
 PROGRAM = Path(__file__).with_name("mpi_programs") / "faults.py"
@@ -71,9 +72,11 @@ def test_check_always_raises_on_every_rank_in_the_call_itself(n, tmp_path):
 
 def test_a_late_rank_at_construction_times_out_instead_of_hanging(tmp_path):
     proc, _ = run("startup", 4, tmp_path, timeout=60)
-    assert proc.returncode != 0
-    assert "creating its private communicator" in proc.stderr, proc.stderr[-2000:]
-    assert "timed out after 2 s" in proc.stderr
+    assert proc.returncode == 3, proc.stderr[-2000:]  # on_timeout="abort": MPI_Abort(3)
+    said = last_words(tmp_path / "out", 4)
+    assert "hetcoll: error: rank " in said, (said, proc.stderr[-2000:])
+    assert "creating its private communicator" in said
+    assert "timed out after 2 s" in said
 
 
 def test_a_caught_timeout_ends_the_job_with_abort(tmp_path):
@@ -82,5 +85,6 @@ def test_a_caught_timeout_ends_the_job_with_abort(tmp_path):
     would (it sleeps 30 s; returning instead would leave MPI_Finalize waiting for it)."""
     proc, _ = run("raise", 4, tmp_path, timeout=25)
     assert proc.returncode == 5, proc.stderr[-2000:]
-    assert "caught CollectiveTimeoutError" in proc.stderr
-    assert "Bcast(root=3, 10 B, binomial) timed out after 2 s" in proc.stderr
+    said = last_words(tmp_path / "out", 4)
+    assert "caught CollectiveTimeoutError" in said, (said, proc.stderr[-2000:])
+    assert "Bcast(root=3, 10 B, binomial) timed out after 2 s" in said

@@ -17,8 +17,8 @@ Modes (rank 1 is the odd one out in the second call; the first and third calls a
 - ``last``: a 1-byte ``Bcast`` from root 0 (the native fast path: the round runs in the
   call's own loop), the last rank with 2 bytes;
 - ``deadlock``: the last rank never makes the second call (it sleeps); the others must time
-  out (``timeout=2``, ``on_timeout="raise"``), print the error and end the job with
-  ``hc.abort(5)``.
+  out (``timeout=2``, ``on_timeout="raise"``), print the error (copied to
+  ``OUT.<rank>.err``, see ``_stderr.py``) and end the job with ``hc.abort(5)``.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import sys
 import time
 
 import numpy as np
+from _stderr import copy_stderr
 from mpi4py import MPI
 
 from hetcoll import HetComm, Platform
@@ -100,6 +101,7 @@ def deadlock() -> None:
 def main() -> None:
     mode, out = sys.argv[1], sys.argv[2]
     if mode == "deadlock":
+        copy_stderr(out, me)
         deadlock()
         return
     p = Platform(nodes_from_costs([20e-6 * (1 + r % 3) for r in range(n)]), model="tini")

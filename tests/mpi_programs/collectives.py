@@ -6,7 +6,8 @@ to OUT (a JSON-lines file), so a failing rank never strands the others in a coll
 
 Modes: ``delivery`` (every planner x root x size x dtype, objects, multicasts, pipelining,
 with and without emulation), ``mismatch`` (rank 1 loads another platform), ``timeout``
-(the last rank skips a collective).
+(the last rank skips a collective; the job ends in ``MPI_Abort``, stderr is copied to
+``OUT.<rank>.err``, see ``_stderr.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import sys
 import time
 
 import numpy as np
+from _stderr import copy_stderr
 from mpi4py import MPI
 
 from hetcoll import HetcollError, HetComm, PlannerError, Platform
@@ -229,6 +231,8 @@ def timeout(rec: Recorder) -> None:
 def main() -> None:
     mode, out = sys.argv[1], sys.argv[2]
     rec = Recorder(out)
+    if mode == "timeout":
+        copy_stderr(out, WORLD.rank)
     {"delivery": delivery, "mismatch": mismatch, "timeout": timeout}[mode](rec)
     rec.write()
 

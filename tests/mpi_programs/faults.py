@@ -10,6 +10,9 @@ Modes (each rank writes one JSON line ``{"rank", "events", ...}`` to ``OUT.<rank
 - ``startup``: the last rank creates its ``HetComm`` 6 s after the others (timeout 2 s);
 - ``raise``: ``on_timeout="raise"``, the last rank skips a ``Bcast``; the others catch
   :class:`CollectiveTimeoutError` and end the job with ``hc.abort()``, the documented way.
+
+In the last two modes the job ends in ``MPI_Abort``: stderr is copied to ``OUT.<rank>.err``
+(see ``_stderr.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import sys
 import time
 
 import numpy as np
+from _stderr import copy_stderr
 from mpi4py import MPI
 
 from hetcoll import HetComm, Platform
@@ -74,6 +78,8 @@ def later(events: list, hc: HetComm, what: str) -> None:
 def main() -> None:
     mode, out = sys.argv[1], sys.argv[2]
     events: list = []
+    if mode in ("startup", "raise"):
+        copy_stderr(out, me)
     if mode == "startup":
         if me == n - 1:
             time.sleep(6)

@@ -12,7 +12,8 @@ taken as a later call's data within the run.  Modes:
 - ``size``/``root``: a first agreed call, rank 1 differs on the second (size or root),
   then six agreed calls (one reuses the second call's tags) and ``close()``;
 - ``timeout``: the last rank skips the second call (``timeout=2``, ``on_timeout="raise"``):
-  the others print the error and end the job with ``hc.abort(5)``.
+  the others print the error (copied to ``OUT.<rank>.err``, see ``_stderr.py``) and end
+  the job with ``hc.abort(5)``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ me, n = WORLD.rank, WORLD.size
 MODE = sys.argv[1]
 if MODE.endswith("mixed") and me % 2:
     os.environ["HETCOLL_FAST"] = "0"  # read when the wrapper is made
+
+from _stderr import copy_stderr  # noqa: E402
 
 from hetcoll import HetComm  # noqa: E402
 from hetcoll.errors import CollectiveTimeoutError, MismatchError  # noqa: E402
@@ -106,6 +109,7 @@ def timeout() -> None:
 def main() -> None:
     events: list = []
     if MODE == "timeout":
+        copy_stderr(sys.argv[2], me)
         timeout()
     elif MODE.startswith("data"):
         data(events)

@@ -22,6 +22,7 @@ from ..compare import Comparison, compare, same_trees
 from ..errors import HetcollError, PlannerError
 from ..hetcomm import HetComm
 from ..platform import Platform, load_platform
+from ..runtime.clocks import end_job
 from ..runtime.measure import (
     CubeMeasurement,
     Measurement,
@@ -292,9 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = run_job(spec)
     except HetcollError as exc:  # one line, and no rank is left waiting for this one
-        sys.stderr.write(f"hetcoll: error: {' '.join(str(exc).split())}\n")
-        sys.stderr.flush()
-        MPI.COMM_WORLD.Abort(2)
+        end_job(2, str(exc))
     if result is not None:
         from ..files import write_atomic
         from ..report import to_jsonable

@@ -107,7 +107,22 @@ class _All:
         return MPI.Request.Testall(self.reqs)
 
 
-def _abort(message: str) -> None:
-    sys.stderr.write(f"hetcoll: error: {message}\n")
+#: Seconds a rank waits after flushing its last words before ``MPI_Abort``.  The launcher
+#: (MPICH's Hydra) forwards a rank's stderr through a pipe and may tear the job down before
+#: it has read it: the user would then see an exit code and no reason.  Best effort only.
+ABORT_GRACE = 0.25
+
+
+def end_job(errorcode: int, message: str | None = None) -> None:
+    """End the whole job (``MPI_Abort``), after writing ``message`` as one
+    ``hetcoll: error:`` line and giving the launcher :data:`ABORT_GRACE` to forward it."""
+    if message is not None:
+        sys.stderr.write(f"hetcoll: error: {' '.join(message.split())}\n")
+    sys.stdout.flush()
     sys.stderr.flush()
-    MPI.COMM_WORLD.Abort(3)
+    time.sleep(ABORT_GRACE)
+    MPI.COMM_WORLD.Abort(errorcode)
+
+
+def _abort(message: str) -> None:
+    end_job(3, message)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,7 +30,7 @@ from ..errors import CollectiveTimeoutError, HetcollError, MismatchError
 from ..platform import Platform
 from ..schedule import Program, Schedule
 from .agreement import Agreement
-from .clocks import Clocks
+from .clocks import Clocks, end_job
 from .emulation import EmulatedTiming, Emulator, clock_offsets, clock_shift, set_timer_slack
 from .executor import DataHandler, Executor, NativeTiming, RankPlan, Trace, rank_plan
 from .fast import FastRun, Rest
@@ -239,9 +238,7 @@ class ScheduleComm(Clocks):
         """End the whole job (``MPI_Abort``): what a program that caught
         :class:`~hetcoll.errors.CollectiveTimeoutError` must do, since the other ranks may
         be stuck in the collective and ``MPI_Finalize`` would wait for them forever."""
-        sys.stdout.flush()
-        sys.stderr.flush()
-        MPI.COMM_WORLD.Abort(errorcode)
+        end_job(errorcode)
 
     def __enter__(self) -> ScheduleComm:
         return self
