@@ -1196,7 +1196,7 @@ def _block(rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, slice | np.n
 
 
 def _costs_in_place(
-    t: np.ndarray, base: np.ndarray, table: np.ndarray | None, rank: np.ndarray, tile: int = 256
+    t: np.ndarray, base: np.ndarray, table: np.ndarray | None, rank: np.ndarray, tile: int = 128
 ) -> None:
     """``t = (t + base + table[rank]).T`` in place (``t`` square, ``base`` added to each
     row, the table term left out when ``table`` is None), tile by tile: each pair of tiles
