@@ -41,6 +41,9 @@ trees) only when a planner reads them; routes are then read from the predecessor
 A model's pairwise cost matrix (:meth:`Routes.cost_matrix`: ``base[u] + latency + nbytes /
 bandwidth``, the hockney send and delay matrices) does not need them: the first one is
 written from the same batches of rows, and every source's core row is kept for the routes.
+On a tree (a core of one node) it is written for every source at once, by slices
+(:meth:`_Forest.tree_costs`), and routes are read as runs of heavy paths
+(:meth:`_Forest.tree_routes`): the same sums, from the source link after link.
 
 Complexity: one search costs O(E + N log N) (Dijkstra on the core) plus O(E) vectorised
 work; all pairs O(C (E + N log N) + N^2) time for C core nodes (when every tree source is
