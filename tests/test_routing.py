@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import sys
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -341,3 +343,140 @@ def test_hockney_cost_matrices_stream_on_the_benchmarks_platform(latencies):
     assert got_bw.tolist() == [bw[a][b] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
     for i, (a, b) in enumerate(zip(u.tolist(), v.tolist(), strict=True)):
         assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
+
+
+@st.composite
+def trees(draw):
+    """A tree platform's links (no core but one node): random recursive trees, lines and
+    stars, with ties, rounding and zero latencies, infinite bandwidths, nodes and links
+    in random order and either direction."""
+    n = draw(st.integers(2, 40))
+    shape = draw(st.sampled_from(["random", "line", "star", "brooms"]))
+    if shape == "line":
+        pairs = [(i - 1, i) for i in range(1, n)]
+    elif shape == "star":
+        pairs = [(0, i) for i in range(1, n)]
+    elif shape == "brooms":  # a few long lines off one node: deep heavy paths and light ones
+        pairs = [
+            (i - 1 if draw(st.integers(0, 4)) else draw(st.integers(0, i - 1)), i)
+            for i in range(1, n)
+        ]
+    else:
+        pairs = [(draw(st.integers(0, i - 1)), i) for i in range(1, n)]
+    lat = st.sampled_from([0.0, 0.1, 0.2, 0.3, 0.7, 1.0, 1e-6, 3e-6])
+    bw = st.sampled_from([1e6, 2e6, 5e6, math.inf])
+    perm = draw(st.permutations(range(n)))
+    edges = []
+    for a, b in draw(st.permutations(pairs)):
+        a, b = (perm[a], perm[b]) if draw(st.booleans()) else (perm[b], perm[a])
+        edges.append((a, b, draw(lat), draw(bw)))
+    return n, edges
+
+
+def _tree_walks(n, edges):
+    """Every ordered pair's path in a tree by brute force: ``(latency, bandwidth,
+    resources)``, the latency summed from the source link after link (the documented
+    order), the bandwidth the smallest on the path."""
+    out = {}
+    near = [[] for _ in range(n)]
+    for k, (a, b, w, bw) in enumerate(edges):
+        near[a].append((b, 2 * k, w, bw))
+        near[b].append((a, 2 * k + 1, w, bw))
+    for s in range(n):
+        out[s, s] = (0.0, math.inf, ())
+        todo = [s]
+        while todo:
+            x = todo.pop()
+            lat, low, res = out[s, x]
+            for y, r, w, bw in near[x]:
+                if (s, y) not in out:
+                    out[s, y] = (lat + w, min(low, bw), (*res, r))
+                    todo.append(y)
+    return out
+
+
+@given(trees(), st.data())
+def test_a_trees_cost_matrix_is_every_paths_sum_from_its_source(tree, data):
+    """On a tree, the first cost matrix takes all sources at once (slices in preorder,
+    transposed in place): ``base[u] + latency + nbytes / bandwidth`` with the latency
+    summed from ``u`` link after link along the path, exactly; the routes after it too."""
+    n, edges = tree
+    walks = _tree_walks(n, edges)
+    r = platform_of(n, edges).routes
+    assert r._graph.forest.core.c == 1  # the tree's own path
+    base = data.draw(st.lists(st.sampled_from([0.0, 0.1, 1e-3, 0.7]), min_size=n, max_size=n))
+    nbytes = data.draw(st.sampled_from([0, 1, 1000, 12345]))
+    got = r.cost_matrix(np.array(base), nbytes)
+    assert r._lat is None
+    expected = [
+        [
+            0.0
+            if a == b
+            else base[a] + walks[a, b][0] + nbytes / walks[a, b][1]
+            if nbytes
+            else base[a] + walks[a, b][0]
+            for b in range(n)
+        ]
+        for a in range(n)
+    ]
+    assert got.tolist() == expected
+    u = data.draw(st.lists(st.integers(0, n - 1), max_size=30))
+    v = data.draw(st.lists(st.integers(0, n - 1), min_size=len(u), max_size=len(u)))
+    lat, bw, res, off = r.pairs(u, v)
+    for i, (a, b) in enumerate(zip(u, v, strict=True)):
+        assert (lat[i], bw[i], tuple(res[off[i] : off[i + 1]].tolist())) == walks[a, b]
+
+
+@given(trees(), st.data(), st.sampled_from([1, 2, 5, 1 << 20]))
+def test_a_trees_routes_are_climbs_and_descents_along_its_paths(tree, data, chunk):
+    """Routes on a tree without any matrix (heavy-path runs, copied in chunks of any
+    size): every pair's links, latency (summed from its source) and bottleneck are the
+    path's, exactly."""
+    n, edges = tree
+    walks = _tree_walks(n, edges)
+    r = platform_of(n, edges).routes
+    pairs = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))))
+    u = [a for a, _ in pairs]
+    v = [b for _, b in pairs]
+    with patch.object(sys.modules["hetcoll.routing"], "_RUN_CHUNK", chunk):
+        lat, bw, res, off = r.pairs(u, v)
+    assert r._lat is None and r._pred is None
+    for i, (a, b) in enumerate(pairs):
+        assert (lat[i], bw[i], tuple(res[off[i] : off[i + 1]].tolist())) == walks[a, b]
+
+
+def test_a_long_line_and_a_deep_tree_route_as_their_paths():
+    """Routes longer than a chunk on a 600-node line (two heavy paths from its centre)
+    and on a tree of long branches (many light ones): the brute-force paths."""
+    rng = np.random.default_rng(8)
+    line = [(i, i + 1, float(rng.choice([0.1, 0.2, 0.3])), 1e6 * (1 + i % 3)) for i in range(599)]
+    deep = [(int(rng.integers(max(0, i - 40), i)), i, 0.1 * (i % 7), 2e6) for i in range(1, 300)]
+    for n, edges in ((600, line), (300, deep)):
+        walks = _tree_walks(n, edges)
+        r = platform_of(n, edges).routes
+        u = rng.integers(0, n, 400)
+        v = rng.integers(0, n, 400)
+        with patch.object(sys.modules["hetcoll.routing"], "_RUN_CHUNK", 1000):
+            lat, bw, res, off = r.pairs(u, v)
+        for i, (a, b) in enumerate(zip(u.tolist(), v.tolist(), strict=True)):
+            assert (lat[i], bw[i], tuple(res[off[i] : off[i + 1]].tolist())) == walks[a, b]
+
+
+@given(st.integers(1, 40), st.sampled_from([1, 2, 3, 7, 128]), st.booleans(), st.data())
+def test_costs_in_place_and_rows_permuted_in_place_are_the_plain_numpy(n, tile, table, data):
+    """The tree cost matrix's two in-place steps against plain numpy: tiles of any size
+    (sizes not a multiple of them), with or without the bandwidth table."""
+    from hetcoll.routing import _costs_in_place, _permute_rows
+
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    t = rng.random((n, n))
+    base = rng.random(n)
+    tab = rng.random(3) if table else None
+    rank = rng.integers(0, 3, (n, n)).astype(np.uint8)
+    expected = (t + base + (tab[rank] if table else 0.0)).T
+    _costs_in_place(t, base, tab, rank, tile)
+    assert np.array_equal(t, expected)
+    src = np.array(data.draw(st.permutations(range(n))), dtype=np.int64)
+    expected = t[src]
+    _permute_rows(t, src)
+    assert np.array_equal(t, expected)

@@ -41,6 +41,9 @@ trees) only when a planner reads them; routes are then read from the predecessor
 A model's pairwise cost matrix (:meth:`Routes.cost_matrix`: ``base[u] + latency + nbytes /
 bandwidth``, the hockney send and delay matrices) does not need them: the first one is
 written from the same batches of rows, and every source's core row is kept for the routes.
+On a tree (a core of one node) it is written for every source at once, by slices
+(:meth:`_Forest.tree_costs`), and routes are read as runs of heavy paths
+(:meth:`_Forest.tree_routes`): the same sums, from the source link after link.
 
 Complexity: one search costs O(E + N log N) (Dijkstra on the core) plus O(E) vectorised
 work; all pairs O(C (E + N log N) + N^2) time for C core nodes (when every tree source is
@@ -64,6 +67,8 @@ _BATCH_ELEMENTS = 1 << 19
 _COST_ROWS = 512
 # Sources per batch when filling the trees (node-major rows of 20 bytes per element).
 _TREE_ELEMENTS = 1 << 21
+# Links per chunk when copying tree routes' runs (bounds the index temporaries).
+_RUN_CHUNK = 1 << 20
 
 
 class Routes:
@@ -185,6 +190,11 @@ class Routes:
         assert g is not None
         f = g.forest
         n = self.n
+        if f.core.c == 1:  # a tree: every source at once, and no core row to keep
+            m = f.tree_costs(base, nbytes)
+            self._core, self._core_count = np.full((n, 1), -1, dtype=np.int32), n
+            self._core_of = {s: s for s in range(n)}
+            return m
         m = np.empty((n, n))
         core = np.empty((n, f.core.c), dtype=np.int32)
         nodes = f.core.nodes
@@ -303,6 +313,11 @@ class Routes:
         assert g is not None
         f = g.forest
         total = len(u)
+        if f.core.c == 1:  # a tree: every route is a climb and a descent, no core row
+            resources, offsets = f.tree_routes(u, v)
+            lat = np.zeros(total)
+            _fold_into(lat, g.weight, resources, offsets[:-1], offsets[1:])
+            return lat, resources, offsets
         au, av = f.attach[u], f.attach[v]
         cross = np.flatnonzero(au != av)
         self.prepare(np.unique(u[cross]).tolist())
@@ -716,6 +731,104 @@ class _Forest:
         self.graph = g
         self.hangs = np.zeros(n, dtype=bool)  # core nodes that trees hang off
         self.hangs[self.attach[pendant]] = True
+        self._paths: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def heavy_paths(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The trees' heavy-path decomposition, made once: ``(pos, head, up_at)``.
+
+        Each node's *heavy* child is its child with the largest subtree (ties: the lowest
+        index); a heavy path runs from its ``head`` (a core node or a light child) down
+        through heavy children, on consecutive positions ``pos``, top first; ``up_at[i]``
+        is the link up from the node at position ``i`` (-1 for a core node).  A climb
+        crosses O(log N) heavy paths, each a run of positions.  O(N) Python steps.
+        """
+        if self._paths is None:
+            n = self.n
+            parent = self.parent.tolist()
+            size = (self.last - self.first).tolist()
+            heavy, best = [-1] * n, [0] * n
+            for x in range(n):
+                p = parent[x]
+                if p >= 0 and size[x] > best[p]:
+                    best[p], heavy[p] = size[x], x
+            pos, head = [0] * n, [0] * n
+            at = 0
+            for h in range(n):
+                if parent[h] >= 0 and heavy[parent[h]] == h:
+                    continue  # not a head: placed with its path
+                x = h
+                while x >= 0:
+                    pos[x], head[x] = at, h
+                    at += 1
+                    x = heavy[x]
+            pos_a = np.array(pos, dtype=np.int64)
+            up_at = np.empty(n, dtype=np.int64)
+            up_at[pos_a] = self.up
+            self._paths = (pos_a, np.array(head, dtype=np.int64), up_at)
+        return self._paths
+
+    def tree_routes(self, u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Routes of the pairs ``(u[i], v[i])`` of one tree (a core of one node), as
+        ``(resources, offsets)`` (see :meth:`Routes.pairs`): up from ``u`` to the lowest
+        common ancestor ``w``, then down to ``v``, the reverse of ``v``'s climb to ``w``.
+
+        Both climbs are runs of heavy-path positions (:meth:`heavy_paths`): all pairs find
+        ``w`` and cut their climbs into runs at once, O(log N) numpy steps, then the runs
+        are copied in chunks.  O(total route length + P log N) for P pairs.
+        """
+        pos, head, up_at = self.heavy_paths()
+        parent, depth = self.parent, self.depth
+        a, b = u.copy(), v.copy()
+        act = np.flatnonzero(head[a] != head[b])
+        while len(act):  # the pair's lowest common ancestor: the deeper head moves up
+            ha, hb = head[a[act]], head[b[act]]
+            lift = depth[ha] >= depth[hb]
+            a[act[lift]] = parent[ha[lift]]
+            b[act[~lift]] = parent[hb[~lift]]
+            act = act[head[a[act]] != head[b[act]]]
+        w = np.where(depth[a] <= depth[b], a, b)
+        n_up, n_down = depth[u] - depth[w], depth[v] - depth[w]
+        offsets = np.zeros(len(u) + 1, dtype=np.int64)
+        np.cumsum(n_up + n_down, out=offsets[1:])
+        resources = np.empty(offsets[-1], dtype=np.int64)
+        if not len(resources):
+            return resources, offsets
+        # runs of positions: where each goes, its first position, its length and its
+        # direction; the climb's in order from the start of u's route, the descent's (v's
+        # climb, reversed and flipped down) from the end of the route back
+        out, first, length, down = [], [], [], []
+        for x, is_down in ((u, False), (v, True)):
+            done = np.zeros(len(u), dtype=np.int64)
+            idx = np.flatnonzero(x != w)
+            cur = x[idx]
+            while len(idx):
+                h = head[cur]
+                whole = h != head[w[idx]]  # the run goes up to its path's head, and on
+                top = np.where(whole, pos[h], pos[w[idx]] + 1)
+                size = pos[cur] - top + 1
+                done[idx] += size
+                if is_down:
+                    out.append(offsets[idx + 1] - done[idx])
+                    first.append(top)
+                else:
+                    out.append(offsets[idx] + done[idx] - size)
+                    first.append(pos[cur])
+                length.append(size)
+                down.append(np.full(len(idx), is_down))
+                keep = np.flatnonzero(whole & (parent[h] != w[idx]))  # more to climb
+                idx, cur = idx[keep], parent[h[keep]]
+        out_a, first_a, length_a, down_a = (np.concatenate(x) for x in (out, first, length, down))
+        step, flip = np.where(down_a, 1, -1), down_a.astype(np.int64)
+        ends = np.cumsum(length_a)
+        lo = 0
+        while lo < len(ends):  # chunks of about _RUN_CHUNK links: bounded temporaries
+            base = int(ends[lo] - length_a[lo])
+            hi = max(lo + 1, int(np.searchsorted(ends, base + _RUN_CHUNK, "right")))
+            run = np.repeat(np.arange(lo, hi), length_a[lo:hi])
+            k = np.arange(len(run)) - (ends[run] - length_a[run] - base)
+            resources[out_a[run] + k] = up_at[first_a[run] + step[run] * k] ^ flip[run]
+            lo = hi
+        return resources, offsets
 
     def climb(self, sources: np.ndarray) -> np.ndarray:
         """Latency from each source up to its attachment, summed from the source link
@@ -802,6 +915,50 @@ class _Forest:
                 got = self._rows_t(sources[at], heads)
                 heads.add(sources[at], got[1], got[2], self.core.nodes)
                 yield at, got
+
+    def tree_costs(self, base: np.ndarray, nbytes: int) -> np.ndarray:
+        """:meth:`Routes.cost_matrix` of a tree (a core of one node): all sources at once.
+
+        The latencies are node-major (``t[x, j]``: from the source in column ``j`` to
+        ``x``) with the sources in preorder, so that the sources below ``y`` are the run of
+        columns ``first[y]:last[y]`` and every step is a slice.  Children first, each link
+        ``y -> parent`` carries the sources below ``y`` one link further up their climb
+        (``t[p, below] = t[y, below] + latency[y]``); then parents first, every other
+        source reaches ``y`` from ``p`` (``t[y, other] = t[p, other] + latency[y]``): the
+        sums :meth:`_rows_t` forms, from the source link after link.  Bottlenecks go the
+        same way with ``minimum``, on the ranks of the distinct link bandwidths (small
+        integers: the smallest rank is the smallest bandwidth's), and become
+        ``nbytes / bandwidth`` by a table of the same divisions.  O(N^2) time, 8 bytes per
+        pair besides the result and 1 or 2 per pair for the ranks; O(N) numpy calls.
+        """
+        n = self.n
+        order = np.argsort(self.first)  # the source of each column (order[0]: the core)
+        bws = np.unique(self.bw)  # the core's own entry is inf: the top rank, the diagonal's
+        kind = np.uint8 if len(bws) <= 1 << 8 else np.uint16 if len(bws) <= 1 << 16 else np.intp
+        rank = np.searchsorted(bws, self.bw).astype(kind)
+        t = np.empty((n, n))
+        b = np.empty((n, n), dtype=kind)
+        own = self.first
+        t[np.arange(n), own] = 0.0
+        b[np.arange(n), own] = len(bws) - 1
+        parent, lat = self.parent.tolist(), self.latency.tolist()
+        first, last = own.tolist(), self.last.tolist()
+        links = order[1:].tolist()
+        for y in reversed(links):  # children before parents: the climbs
+            p, lo, hi = parent[y], first[y], last[y]
+            np.add(t[y, lo:hi], lat[y], out=t[p, lo:hi])
+            np.minimum(b[y, lo:hi], rank[y], out=b[p, lo:hi])
+        for y in links:  # parents before children: the descents
+            p, lo, hi, w, r = parent[y], first[y], last[y], lat[y], rank[y]
+            np.add(t[p, :lo], w, out=t[y, :lo])
+            np.add(t[p, hi:], w, out=t[y, hi:])
+            np.minimum(b[p, :lo], r, out=b[y, :lo])
+            np.minimum(b[p, hi:], r, out=b[y, hi:])
+        _costs_in_place(t, base[order], np.divide(nbytes, bws) if nbytes else None, b)
+        del b
+        _permute_rows(t, own)  # row j is the source in column j: now row s is source s
+        np.fill_diagonal(t, 0.0)
+        return t
 
     def _rows_t(self, sources: np.ndarray, heads: _Heads) -> tuple[np.ndarray, ...]:
         """Rows of ``sources`` transposed (node-major: ``lt[x, i]`` is the latency from
@@ -1039,6 +1196,48 @@ def _block(rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, slice | np.n
     if len(cols) and int(cols[-1]) - int(cols[0]) == len(cols) - 1:
         return rows, slice(int(cols[0]), int(cols[-1]) + 1)
     return rows[:, None], cols
+
+
+def _costs_in_place(
+    t: np.ndarray, base: np.ndarray, table: np.ndarray | None, rank: np.ndarray, tile: int = 128
+) -> None:
+    """``t = (t + base + table[rank]).T`` in place (``t`` square, ``base`` added to each
+    row, the table term left out when ``table`` is None), tile by tile: each pair of tiles
+    symmetric about the diagonal gets its terms and trades places (no second matrix)."""
+    n = len(t)
+    for i in range(0, n, tile):
+        a = slice(i, i + tile)
+        for j in range(i, n, tile):
+            b = slice(j, j + tile)
+            upper = t[a, b] + base[b]
+            if table is not None:
+                upper += np.take(table, rank[a, b])
+            if j == i:
+                t[a, a] = upper.T
+                continue
+            lower = t[b, a] + base[a]
+            if table is not None:
+                lower += np.take(table, rank[b, a])
+            t[a, b] = lower.T
+            t[b, a] = upper.T
+
+
+def _permute_rows(a: np.ndarray, src: np.ndarray) -> None:
+    """``a[:] = a[src]`` in place (``src`` a permutation), one cycle after another: one
+    row's copy besides ``a``."""
+    src_l = src.tolist()
+    done = [False] * len(src_l)
+    for start in np.flatnonzero(src != np.arange(len(src_l))).tolist():
+        if done[start]:
+            continue
+        keep = a[start].copy()
+        at = start
+        while src_l[at] != start:
+            a[at] = a[src_l[at]]
+            done[at] = True
+            at = src_l[at]
+        a[at] = keep
+        done[at] = True
 
 
 def _transpose_into(

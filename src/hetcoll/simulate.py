@@ -1110,7 +1110,8 @@ class _RouteBooks:
         live = np.flatnonzero((end > s) & (self.lo[:n] < hi) & (self.hi[:n] > lo))
         common = self.mask[live, lo:hi]
         common &= bits
-        live = live[common.any(axis=1)]  # the transfers on the route, in booking order
+        # the transfers on the route, in booking order (an OR along the rows: quicker than any)
+        live = live[np.bitwise_or.reduce(common, axis=1) != 0]
         begin, end = self.start[live], end[live]
         order = np.argsort(begin, kind="stable")
         t = np.empty(len(live) + 1)  # t[i]: the earliest start after bookings 0 .. i-1
