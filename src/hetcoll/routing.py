@@ -830,42 +830,41 @@ class _Core:
         ok &= (w_min > 0) & (w_min >= np.finfo(float).eps * top)
         va[ks, na] = np.inf  # the end itself is a direct candidate
         vb[ks, nb] = np.inf
+        # off the chain, the two ends' candidates; on it, the direct one too: it wins
+        # when strictly least, else the ends' least must be strict
+        tie = va == vb
         best = np.minimum(va, vb)
+        kk = ks[:, None]
         nl, nr = chains.node[pl], chains.node[pr]
-        best[ks[:, None], nl] = np.where(
-            vl, np.minimum(best[ks[:, None], nl], wl), best[ks[:, None], nl]
-        )
-        best[ks[:, None], nr] = np.where(
-            vr, np.minimum(best[ks[:, None], nr], wr), best[ks[:, None], nr]
-        )
-        count = (va == best).view(np.int8) + (vb == best).view(np.int8)
-        wins_l = vl & (wl == best[ks[:, None], nl])
-        wins_r = vr & (wr == best[ks[:, None], nr])
-        count[ks[:, None], nl] += wins_l
-        count[ks[:, None], nr] += wins_r
-        count[ks, start] = 1
-        ok &= (count == 1).all(axis=1)
-        best[ks, start] = 0.0
+        wins_l, wins_r = vl & (wl < best[kk, nl]), vr & (wr < best[kk, nr])
+        ok &= ~(vl & ~wins_l & ((wl == best[kk, nl]) | tie[kk, nl])).any(axis=1)
+        ok &= ~(vr & ~wins_r & ((wr == best[kk, nr]) | tie[kk, nr])).any(axis=1)
+        tie[kk, nl] = False
+        tie[kk, nr] = False
+        tie[ks, start] = False
+        ok &= ~tie.any(axis=1)
         from_a = va < vb
+        best[kk, nl] = np.where(wins_l, wl, best[kk, nl])
+        best[kk, nr] = np.where(wins_r, wr, best[kk, nr])
+        best[ks, start] = 0.0
         r = np.where(from_a, kept.res[sa], kept.res[sb])
-        r[ks[:, None], nl] = np.where(wins_l, self.e_res[np.maximum(el, 0)], r[ks[:, None], nl])
-        r[ks[:, None], nr] = np.where(wins_r, self.e_res[np.maximum(er, 0)], r[ks[:, None], nr])
+        r[kk, nl] = np.where(wins_l, self.e_res[np.maximum(el, 0)], r[kk, nl])
+        r[kk, nr] = np.where(wins_r, self.e_res[np.maximum(er, 0)], r[kk, nr])
         r[ks, start] = -1
-        got = np.flatnonzero(ok)
-        i = rows[got]
-        dist[i] = best[got]
-        res[i] = r[got]
+        # every row is written; those not derived are searched (written again) after
+        dist[rows] = best
+        res[rows] = r
         if bw is not None:
             b = np.where(
                 from_a,
                 np.minimum(kept.bw[sa], bl[ks, left - 1][:, None]),
                 np.minimum(kept.bw[sb], br[ks, right - 1][:, None]),
             )
-            b[ks[:, None], nl] = np.where(wins_l, bl, b[ks[:, None], nl])
-            b[ks[:, None], nr] = np.where(wins_r, br, b[ks[:, None], nr])
+            b[kk, nl] = np.where(wins_l, bl, b[kk, nl])
+            b[kk, nr] = np.where(wins_r, br, b[kk, nr])
             b[ks, start] = np.inf
-            bw[i] = np.minimum(b[got], base[got][:, None])
-        asked = got[ask[got]]
+            bw[rows] = np.minimum(b, base[:, None])
+        asked = np.flatnonzero(ok & ask)
         if len(asked):  # the slack as :meth:`predecessors` forms it (no ties here)
             z = np.take(best[asked], self.e_tail, axis=1)
             z += self.e_weight
