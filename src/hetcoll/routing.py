@@ -754,23 +754,17 @@ class _Core:
                 store &= links.max(axis=1) < 1 << 16
             elif bw is not None:
                 b = self.bottleneck(s, edge, np.full(len(at), np.inf))
-            mine = at < m
+            r = self.resources(edge)
+            mine = _rows_of(at < m)  # (a slice when whole: no copies)
             i = rows[at[mine]]
             dist[i] = d[mine]
-            res[i] = self.resources(edge[mine])
+            res[i] = r[mine]
             if bw is not None:
                 bw[i] = np.minimum(b[mine], base[i][:, None])
             low[i] = np.where(asked[at[mine]], sl[mine], np.inf)
             if store.any():
-                kept.add(
-                    s[store],
-                    d[store],
-                    edge[store],
-                    b[store],
-                    sl[store],
-                    d[store].max(axis=1) + self.w_max,
-                    links[store],
-                )
+                j = _rows_of(store)
+                kept.add(s[j], d[j], edge[j], r[j], b[j], sl[j], links[j], self.w_max)
 
     def _from_kept(self, slot, ask, base, rows, out) -> None:
         """Kept rows ``slot`` into the rows ``rows`` of ``out``."""
@@ -1010,9 +1004,10 @@ class _EndRows:
     def room(self) -> int:
         return self.limit - self.count
 
-    def add(self, nodes, dist, edge, bw, slack, top, depth) -> None:
-        """Keep the rows of ``nodes`` (``edge``: predecessor core edges; ``depth``: each
-        node's links from the start, below 65536)."""
+    def add(self, nodes, dist, edge, res, bw, slack, depth, w_max) -> None:
+        """Keep the rows of ``nodes`` (``edge``: predecessor core edges, ``res`` their
+        resources; ``depth``: each node's links from the start, below 65536; ``w_max``
+        the core's largest link latency)."""
         first, need = self.count, self.count + len(nodes)
         if need > len(self.dist):  # grow geometrically
             size = min(self.limit, max(need, 2 * len(self.dist), 64))
@@ -1023,8 +1018,9 @@ class _EndRows:
                 setattr(self, name, grown)
         core = self.core
         at = slice(first, need)
-        self.dist[at], self.res[at], self.bw[at] = dist, core.resources(edge), bw
-        self.slack[at], self.top[at] = slack, top
+        self.dist[at], self.res[at], self.bw[at] = dist, res, bw
+        self.slack[at] = slack
+        self.top[at] = dist.max(axis=1) + w_max
         depth = depth.astype(np.uint16)
         order = np.argsort(depth, axis=1, kind="stable")  # radix sort on 16 bits
         self.level[at] = np.take_along_axis(depth, order, axis=1)
@@ -1366,6 +1362,12 @@ def _fold_into(
     for j, m in enumerate(still.tolist()):
         i = order[:m]
         lat[i] = lat[i] + weight[resources[first[:m] + j]]
+
+
+def _rows_of(mask: np.ndarray) -> slice | np.ndarray:
+    """The rows where ``mask`` holds: a slice when it holds everywhere (a view, not a
+    copy, when indexing a block of rows)."""
+    return slice(None) if mask.all() else np.flatnonzero(mask)
 
 
 def _certified(slack: np.ndarray, top: np.ndarray, offset: np.ndarray, c: int) -> np.ndarray:
