@@ -53,6 +53,7 @@ route of ``h`` links is read and summed in O(h).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -63,6 +64,11 @@ __all__ = ["Routes"]
 _LONG_CLIMB = 64
 # Sources per batch when building all-pairs matrices: bounds the k x E temporaries.
 _BATCH_ELEMENTS = 1 << 19
+# Core row entries kept to derive the rows of chain nodes from (:class:`_EndRows`; 38
+# bytes each): 4M entries, 160 MB at most.
+_END_ELEMENTS = 1 << 22
+# Rows per block when summing along kept rows' trees (cache-sized temporaries).
+_ALONG_ROWS = 64
 # Rows per block when adding the cost matrix's terms (cache-sized temporaries).
 _COST_ROWS = 512
 # Sources per batch when filling the trees (node-major rows of 20 bytes per element).
@@ -497,7 +503,13 @@ class _LinkGraph:
 
 
 class _Core:
-    """The core's directed edges in core-local node numbers, and Dijkstra on it."""
+    """The core's directed edges in core-local node numbers, and Dijkstra on it.
+
+    :meth:`rows` is what the forest asks for: a search's rows, but the rows of nodes
+    inside the core's chains (:class:`_Chains`, most of a sparse core's nodes) derived
+    from their chains' ends' rows, kept for that (:class:`_EndRows`): on the benchmark's
+    random 5000-node platform, 1159 searches instead of 2721.
+    """
 
     def __init__(self, g: _LinkGraph, nodes: np.ndarray) -> None:
         from scipy.sparse import csr_array
@@ -519,6 +531,8 @@ class _Core:
         # explicit zeros stay edges in a sparse graph (zero-latency links)
         self.csr = csr_array((self.e_weight, (self.e_tail, self.e_head)), shape=(c, c))
         self.batch = max(1, _BATCH_ELEMENTS // max(1, len(keep) + c)) if c > 1 else g.n
+        self._chains: _Chains | None = None
+        self._kept = _EndRows(self)
 
     def search(
         self, start: np.ndarray, offset: np.ndarray, slack: np.ndarray | None = None
@@ -625,29 +639,414 @@ class _Core:
             return edge
         return np.where(edge >= 0, self.e_res[np.maximum(edge, 0)], -1)
 
-    def bottleneck(self, start: np.ndarray, pred: np.ndarray, base: np.ndarray) -> np.ndarray:
+    def bottleneck(
+        self, start: np.ndarray, pred: np.ndarray, base: np.ndarray, depth: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Smallest link bandwidth on each route (``base[i]`` at the start, and every route
-        of row ``i`` also counts ``base[i]``: the bandwidth of the climb before it).
+        of row ``i`` also counts ``base[i]``: the bandwidth of the climb before it); with
+        ``depth``, also each route's number of links.
 
         Pointer doubling on the predecessor rows: after round ``r`` each node holds the
         minimum over the last ``2**r`` links of its route and points ``2**r`` links up.
         """
         k, c = pred.shape
         if c == 1:
-            return base.reshape(k, 1).astype(float)
+            bw = base.reshape(k, 1).astype(float)
+            return (bw, np.zeros((k, 1), dtype=np.int64)) if depth else bw
         offset = (np.arange(k) * c)[:, None]
         at_start = pred < 0
         edge = np.where(at_start, 0, pred)
         up = (np.where(at_start, start[:, None], self.e_tail[edge]) + offset).ravel()
         bw = np.where(at_start, base[:, None], self.e_bw[edge]).ravel()
+        links = (~at_start).astype(np.int64).ravel() if depth else None
         while True:
             nxt = up[up]
             if np.array_equal(nxt, up):
                 break
             np.minimum(bw, bw[up], out=bw)
+            if links is not None:  # links from each node to where it points
+                links += links[up]
             up = nxt
         np.minimum(bw, bw[up], out=bw)  # the start's base
+        if links is not None:
+            return bw.reshape(k, c), links.reshape(k, c)
         return bw.reshape(k, c)
+
+    @property
+    def chains(self) -> _Chains:
+        if self._chains is None:
+            self._chains = _Chains(self)
+        return self._chains
+
+    def rows(
+        self, start: np.ndarray, offset: np.ndarray, ask: np.ndarray, base: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+        """The rows of searches from core nodes ``start[i]`` (local) whose latency is
+        ``offset[i]``: ``(dist, resources, bandwidth, slack)``, ``k x c`` but ``slack``:
+        :meth:`search`'s latencies and slack (where ``ask[i]``, else ``inf``), the
+        predecessors as global resources (:meth:`resources`) and the bottlenecks counting
+        ``base[i]`` (:meth:`bottleneck`; none when ``base`` is None).
+
+        The same rows as searching each start, with fewer searches: a start from latency 0
+        at an inner node of a chain (:class:`_Chains`) has its row derived from its
+        chain's two ends' rows when that provably gives the search's row (:meth:`_derive`;
+        it is searched otherwise), and the rows of chain ends searched from latency 0 are
+        kept (:class:`_EndRows`) for later calls.  Ends are searched for a derivation only
+        when that does not add searches (at most one per derived row).  When every core
+        node is asked for, only the nodes outside chains are searched.
+        """
+        k, c = len(start), self.c
+        dist = np.empty((k, c))
+        res = np.empty((k, c), dtype=np.int64)
+        bw = None if base is None else np.empty((k, c))
+        low = np.full(k, np.inf)
+        base_ = np.full(k, np.inf) if base is None else base
+        out = (dist, res, bw, low)
+        if c < 3:
+            self._searched(start, offset, ask, base_, np.arange(k), out, keep=False)
+            return out
+        chains, kept = self.chains, self._kept
+        zero = offset == 0
+        slot = np.where(zero, kept.slot[start], -1)
+        hit = np.flatnonzero(slot >= 0)
+        if len(hit):
+            self._from_kept(slot[hit], ask[hit], base_[hit], hit, out)
+        todo = np.ones(k, dtype=bool)
+        todo[hit] = False
+        derive = todo & zero & (chains.at[start] >= 0)
+        plain = np.flatnonzero(todo & ~derive)
+        # chain ends to search for the derivations: those neither kept nor searched anyway
+        own = np.unique(start[plain[zero[plain] & chains.is_end[start[plain]]]])
+        keep_own = own[: kept.room()]
+        d = start[derive]
+        need = np.unique(chains.node[np.concatenate([chains.end_a[d], chains.end_b[d]])])
+        need = need[kept.slot[need] < 0]
+        extra = np.setdiff1d(need, keep_own)
+        if len(extra) > min(len(d), kept.room() - len(keep_own)):
+            # searching them would cost more than it saves: derive only from what is there
+            there = np.zeros(c, dtype=bool)
+            there[kept.slot >= 0] = True
+            there[keep_own] = True
+            ok = there[chains.node[chains.end_a[d]]] & there[chains.node[chains.end_b[d]]]
+            plain = np.union1d(plain, np.flatnonzero(derive)[~ok])
+            derive[np.flatnonzero(derive)[~ok]] = False
+            extra = extra[:0]
+        self._searched(start, offset, ask, base_, plain, out, keep=True, extra=extra)
+        d = np.flatnonzero(derive)
+        ends = np.concatenate([chains.end_a[start[d]], chains.end_b[start[d]]])
+        there = (kept.slot[chains.node[ends]] >= 0).reshape(2, len(d)).all(axis=0)
+        failed = d[~there]
+        d = d[there]
+        if len(d):
+            failed = np.concatenate([failed, d[~self._derive(start[d], ask[d], base_[d], d, out)]])
+        self._searched(start, offset, ask, base_, failed, out, keep=False)
+        return out
+
+    def _searched(self, start, offset, ask, base, rows, out, keep: bool, extra=None) -> None:
+        """Search the starts ``rows`` into ``out`` (as :meth:`rows` returns them); with
+        ``keep``, keep the rows of chain ends searched from latency 0, and search and keep
+        the chain ends ``extra`` too."""
+        dist, res, bw, low = out
+        nodes, offs, asked = start[rows], offset[rows], ask[rows]
+        kept = self._kept if keep else None
+        if kept is not None:
+            chains = self.chains
+            fresh = (offs == 0) & chains.is_end[nodes]
+            fresh &= np.cumsum(fresh) <= kept.room() - len(extra)
+            nodes = np.concatenate([nodes, extra])
+            offs = np.concatenate([offs, np.zeros(len(extra))])
+            asked = np.concatenate([asked, np.ones(len(extra), dtype=bool)])
+            fresh = np.concatenate([fresh, np.ones(len(extra), dtype=bool)])
+        m = len(rows)
+        for lo in range(0, len(nodes), self.batch):
+            at = np.arange(lo, min(len(nodes), lo + self.batch))
+            s, o = nodes[at], offs[at]
+            store = np.zeros(len(at), dtype=bool) if kept is None else fresh[at]
+            d, edge, sl = self.search(s, o, asked[at] | store)
+            b = links = None
+            if store.any():
+                b, links = self.bottleneck(s, edge, np.full(len(at), np.inf), depth=True)
+                store &= links.max(axis=1) < 1 << 16
+            elif bw is not None:
+                b = self.bottleneck(s, edge, np.full(len(at), np.inf))
+            r = self.resources(edge)
+            mine = _rows_of(at < m)  # (a slice when whole: no copies)
+            i = rows[at[mine]]
+            dist[i] = d[mine]
+            res[i] = r[mine]
+            if bw is not None:
+                bw[i] = np.minimum(b[mine], base[i][:, None])
+            low[i] = np.where(asked[at[mine]], sl[mine], np.inf)
+            if store.any():
+                j = _rows_of(store)
+                kept.add(s[j], d[j], edge[j], r[j], b[j], sl[j], links[j], self.w_max)
+
+    def _from_kept(self, slot, ask, base, rows, out) -> None:
+        """Kept rows ``slot`` into the rows ``rows`` of ``out``."""
+        dist, res, bw, low = out
+        kept = self._kept
+        dist[rows] = kept.dist[slot]
+        res[rows] = kept.res[slot]
+        if bw is not None:
+            bw[rows] = np.minimum(kept.bw[slot], base[:, None])
+        low[rows] = np.where(ask, kept.slack[slot], np.inf)
+
+    def _derive(self, start, ask, base, rows, out) -> np.ndarray:
+        """Rows from latency 0 at inner chain nodes ``start`` (local; their chains' ends
+        kept) into the rows ``rows`` of ``out``, derived from the ends' rows; returns which
+        rows were derived (the others are left to a search).
+
+        From ``s``, inside its chain ``a .. s .. b``, every route either stays on the
+        chain (a *direct* route) or leaves it by ``a`` or by ``b``: the latency to ``t``
+        is the least of three candidates, the direct sum along the chain, and the sums
+        along ``a``'s (``b``'s) tree from the chain's latency to ``a`` (``b``), as a search
+        from ``a`` with that starting latency forms them.  The row is derived when
+        (1) both ends' rows are certified for those starting latencies (:func:`_certified`:
+        a search from them has the same predecessors, without ties), (2) at every node
+        one candidate is strictly the least, and (3) every core link's latency is at
+        least ``eps`` times every latency in play (adding a link never leaves a sum
+        unchanged).  Then every link into ``t`` other than the winning candidate's last
+        link is strictly slack: a link of the same candidate's tree by (1), one from
+        another candidate's node by (2) (its sum through the link is at least that
+        candidate's latency at ``t``), a link into an end or back towards ``s`` by (3).
+        So the search from ``s`` has no tie and exactly these predecessors and latencies.
+        """
+        chains, kept = self.chains, self._kept
+        dist, res, bw, low = out
+        k, c = len(start), self.c
+        pos = chains.at[start]
+        pa, pb = chains.end_a[start], chains.end_b[start]
+        left, right = pos - pa, pb - pos  # links to each end
+        # direct candidates, summed from s link after link (cumsum adds in order)
+        steps = np.arange(int(max(left.max(), right.max())))
+        # left: the t-th node towards a is at pos - 1 - t, reached by back[pos - 1 - t]
+        pl = pos[:, None] - 1 - steps
+        vl = steps < left[:, None]
+        pl = np.where(vl, pl, pos[:, None])
+        pr = pos[:, None] + 1 + steps
+        vr = steps < right[:, None]
+        pr = np.where(vr, pr, pos[:, None])
+        el = np.where(vl, chains.back[np.where(vl, pl, 0)], -1)
+        er = np.where(vr, chains.ahead[np.where(vr, pr - 1, 0)], -1)
+        wl = np.where(vl, self.e_weight[el], 0.0).cumsum(axis=1)
+        wr = np.where(vr, self.e_weight[er], 0.0).cumsum(axis=1)
+        bl = np.minimum.accumulate(np.where(vl, self.e_bw[el], np.inf), axis=1)
+        br = np.minimum.accumulate(np.where(vr, self.e_bw[er], np.inf), axis=1)
+        ks = np.arange(k)
+        alpha, beta = wl[ks, left - 1], wr[ks, right - 1]
+        na, nb = chains.node[pa], chains.node[pb]
+        sa, sb = kept.slot[na], kept.slot[nb]
+        # the ends' trees from the chains' latencies, level by level
+        va, vb = self._along_kept(sa, alpha), self._along_kept(sb, beta)
+        top = np.maximum(va.max(axis=1), vb.max(axis=1))
+        ok = _certified(kept.slack[sa], kept.top[sa], alpha, c)
+        ok &= _certified(kept.slack[sb], kept.top[sb], beta, c)
+        w_min = float(self.e_weight.min())
+        ok &= (w_min > 0) & (w_min >= np.finfo(float).eps * top)
+        va[ks, na] = np.inf  # the end itself is a direct candidate
+        vb[ks, nb] = np.inf
+        # off the chain, the two ends' candidates; on it, the direct one too: it wins
+        # when strictly least, else the ends' least must be strict
+        tie = va == vb
+        best = np.minimum(va, vb)
+        kk = ks[:, None]
+        nl, nr = chains.node[pl], chains.node[pr]
+        wins_l, wins_r = vl & (wl < best[kk, nl]), vr & (wr < best[kk, nr])
+        ok &= ~(vl & ~wins_l & ((wl == best[kk, nl]) | tie[kk, nl])).any(axis=1)
+        ok &= ~(vr & ~wins_r & ((wr == best[kk, nr]) | tie[kk, nr])).any(axis=1)
+        tie[kk, nl] = False
+        tie[kk, nr] = False
+        tie[ks, start] = False
+        ok &= ~tie.any(axis=1)
+        from_a = va < vb
+        best[kk, nl] = np.where(wins_l, wl, best[kk, nl])
+        best[kk, nr] = np.where(wins_r, wr, best[kk, nr])
+        best[ks, start] = 0.0
+        r = np.where(from_a, kept.res[sa], kept.res[sb])
+        r[kk, nl] = np.where(wins_l, self.e_res[np.maximum(el, 0)], r[kk, nl])
+        r[kk, nr] = np.where(wins_r, self.e_res[np.maximum(er, 0)], r[kk, nr])
+        r[ks, start] = -1
+        # every row is written; those not derived are searched (written again) after
+        dist[rows] = best
+        res[rows] = r
+        if bw is not None:
+            b = np.where(
+                from_a,
+                np.minimum(kept.bw[sa], bl[ks, left - 1][:, None]),
+                np.minimum(kept.bw[sb], br[ks, right - 1][:, None]),
+            )
+            b[kk, nl] = np.where(wins_l, bl, b[kk, nl])
+            b[kk, nr] = np.where(wins_r, br, b[kk, nr])
+            b[ks, start] = np.inf
+            bw[rows] = np.minimum(b, base[:, None])
+        asked = np.flatnonzero(ok & ask)
+        if len(asked):  # the slack as :meth:`predecessors` forms it (no ties here)
+            z = np.take(best[asked], self.e_tail, axis=1)
+            z += self.e_weight
+            z -= np.take(best[asked], self.e_head, axis=1)
+            z[z == 0] = np.inf
+            low[rows[asked]] = z.min(axis=1)
+        return ok
+
+    def _along_kept(self, slot: np.ndarray, offset: np.ndarray) -> np.ndarray:
+        """Latencies along kept rows' trees (``k x c``), from latency ``offset[i]`` at the
+        start of row ``slot[i]``, summed link after link: level by level, every row of a
+        block at once (each node's entry is its parent's plus the link's latency)."""
+        kept = self._kept
+        k, c = len(slot), self.c
+        out = np.empty((k, c))
+        for lo in range(0, k, _ALONG_ROWS):
+            part = slot[lo : lo + _ALONG_ROWS]
+            m = len(part)
+            at = out[lo : lo + m]
+            at[np.arange(m), kept.into[part, 0]] = offset[lo : lo + m]  # depth 0: the start
+            level = kept.level[part, 1:].ravel()
+            by_level = np.argsort(level, kind="stable")  # radix sort on 16 bits
+            row = (np.arange(m) * c)[:, None]
+            into = (kept.into[part, 1:] + row).ravel()[by_level]
+            src = (kept.src[part, 1:] + row).ravel()[by_level]
+            weight = kept.weight[part, 1:].ravel()[by_level]
+            ends = np.cumsum(np.bincount(level)).tolist()
+            flat = at.reshape(-1)
+            for a, b in itertools.pairwise([0, *ends]):
+                flat[into[a:b]] = flat[src[a:b]] + weight[a:b]
+        return out
+
+
+class _Chains:
+    """The core's chains: maximal runs of *inner* nodes (two links, to two distinct
+    neighbours) between two distinct *ends* (other core nodes).
+
+    A route from an inner node either stays on its chain or leaves it through one of the
+    ends, so its row can be derived from the ends' rows (:meth:`_Core.rows`).  Chains are
+    stored end to end in flat arrays, each from its end ``a`` to its end ``b``: ``node[p]``
+    (core-local) at position ``p``; ``ahead[p]`` is the core edge from ``node[p]`` to
+    ``node[p + 1]``, ``back[p]`` the one from ``node[p + 1]`` to ``node[p]`` (-1 at a
+    chain's last position).  For an inner node ``x``: ``at[x]`` is its position (-1 for any
+    other node, and for runs of inner nodes that close a cycle or whose two ends are one
+    node: those are searched), ``end_a[x]`` / ``end_b[x]`` the positions of its chain's ends.
+    ``is_end[x]``: ``x`` is the end of a chain.  O(c) to build.
+    """
+
+    def __init__(self, core: _Core) -> None:
+        c = core.c
+        tail, head = core.e_tail, core.e_head
+        ptr = np.zeros(c + 1, dtype=np.int64)
+        np.cumsum(np.bincount(head, minlength=c), out=ptr[1:])
+        inner = np.diff(ptr) == 2
+        two = np.flatnonzero(inner)
+        # the two incoming edges of a node are sorted by tail: equal tails are parallel links
+        inner[two[tail[ptr[two]] == tail[ptr[two] + 1]]] = False
+        # an inner node's two neighbours
+        first = np.zeros(c, dtype=np.int64)
+        second = np.zeros(c, dtype=np.int64)
+        first[two], second[two] = tail[ptr[two]], tail[ptr[two] + 1]
+        first, second = first.tolist(), second.tolist()
+        is_inner = inner.tolist()
+        seen = [False] * c
+        chains: list[list[int]] = []
+        for x in np.flatnonzero(inner).tolist():
+            if seen[x]:
+                continue
+            seen[x] = True
+            sides: list[tuple[list[int], int]] = []
+            for prev, cur in ((x, first[x]), (x, second[x])):
+                run: list[int] = []
+                while is_inner[cur] and cur != x:
+                    seen[cur] = True
+                    run.append(cur)
+                    prev, cur = cur, (second[cur] if first[cur] == prev else first[cur])
+                sides.append((run, cur))
+            (run_a, a), (run_b, b) = sides
+            if a in (x, b):  # a cycle of inner nodes, or a loop from one node
+                continue
+            chains.append([a, *reversed(run_a), x, *run_b, b])
+        sizes = np.array([len(ch) for ch in chains], dtype=np.int64)
+        self.count = len(chains)
+        self.node = np.array([x for ch in chains for x in ch], dtype=np.int64)
+        starts = np.cumsum(sizes) - sizes
+        last = starts + sizes - 1
+        self.ahead = np.full(len(self.node), -1, dtype=np.int64)
+        self.back = np.full(len(self.node), -1, dtype=np.int64)
+        mid = np.ones(len(self.node), dtype=bool)
+        mid[last] = False
+        p = np.flatnonzero(mid)
+        key = head * c + tail  # sorted: edges by head, then tail
+        self.ahead[p] = np.searchsorted(key, self.node[p + 1] * c + self.node[p])
+        self.back[p] = np.searchsorted(key, self.node[p] * c + self.node[p + 1])
+        self.at = np.full(c, -1, dtype=np.int64)
+        self.end_a = np.full(c, -1, dtype=np.int64)
+        self.end_b = np.full(c, -1, dtype=np.int64)
+        chain = np.repeat(np.arange(self.count), sizes)
+        inside = np.ones(len(self.node), dtype=bool)
+        inside[starts] = False
+        inside[last] = False
+        q = np.flatnonzero(inside)
+        self.at[self.node[q]] = q
+        self.end_a[self.node[q]] = starts[chain[q]]
+        self.end_b[self.node[q]] = last[chain[q]]
+        self.is_end = np.zeros(c, dtype=bool)
+        self.is_end[self.node[starts]] = True
+        self.is_end[self.node[last]] = True
+
+
+class _EndRows:
+    """Core rows searched from latency 0 at chain ends, kept to derive inner nodes' rows
+    from (:meth:`_Core.rows`), at most ``_END_ELEMENTS`` entries.
+
+    Per node its slot (-1 if none); per slot the latencies, predecessors (global
+    resources, -1 at the start), bottlenecks (from ``inf`` at the start), slack and top
+    (as :func:`_certified` takes them), and the tree by depth: the nodes ``into`` (the
+    start first), their depths ``level``, parents ``src`` and links' latencies ``weight``.
+    """
+
+    def __init__(self, core: _Core) -> None:
+        c = self.c = core.c
+        self.core = core
+        self.slot = np.full(c, -1, dtype=np.int64)
+        self.count = 0
+        self.limit = max(0, _END_ELEMENTS // max(1, c))
+        self.dist = np.empty((0, c))
+        self.res = np.empty((0, c), dtype=np.int32)
+        self.bw = np.empty((0, c))
+        self.level = np.empty((0, c), dtype=np.uint16)
+        self.into = np.empty((0, c), dtype=np.int32)
+        self.src = np.empty((0, c), dtype=np.int32)
+        self.weight = np.empty((0, c))
+        self.slack = np.empty(0)
+        self.top = np.empty(0)
+
+    def room(self) -> int:
+        return self.limit - self.count
+
+    def add(self, nodes, dist, edge, res, bw, slack, depth, w_max) -> None:
+        """Keep the rows of ``nodes`` (``edge``: predecessor core edges, ``res`` their
+        resources; ``depth``: each node's links from the start, below 65536; ``w_max``
+        the core's largest link latency)."""
+        first, need = self.count, self.count + len(nodes)
+        if need > len(self.dist):  # grow geometrically
+            size = min(self.limit, max(need, 2 * len(self.dist), 64))
+            for name in ("dist", "res", "bw", "level", "into", "src", "weight", "slack", "top"):
+                old = getattr(self, name)
+                grown = np.empty((size, *old.shape[1:]), dtype=old.dtype)
+                grown[:first] = old[:first]
+                setattr(self, name, grown)
+        core = self.core
+        at = slice(first, need)
+        self.dist[at], self.res[at], self.bw[at] = dist, res, bw
+        self.slack[at] = slack
+        self.top[at] = dist.max(axis=1) + w_max
+        depth = depth.astype(np.uint16)
+        order = np.argsort(depth, axis=1, kind="stable")  # radix sort on 16 bits
+        self.level[at] = np.take_along_axis(depth, order, axis=1)
+        self.into[at] = order
+        edge = np.take_along_axis(edge, order, axis=1)
+        root = edge < 0
+        edge[root] = 0
+        self.src[at] = np.where(root, order, core.e_tail[edge])
+        self.weight[at] = np.where(root, 0.0, core.e_weight[edge])
+        self.slot[nodes] = np.arange(first, need)
+        self.count = need
 
 
 class _Forest:
@@ -864,20 +1263,22 @@ class _Forest:
         low = np.empty(len(heads))
         top = np.empty(len(heads))
         zero = np.zeros(len(heads))
-        for lo in range(0, len(heads), core.batch):
-            at = slice(lo, min(len(heads), lo + core.batch))
-            dist, edge, low[at] = core.search(start[at], zero[at], ask[at])
-            rows[at] = core.resources(edge)
+        step = max(1, _TREE_ELEMENTS // core.c)
+        for lo in range(0, len(heads), step):
+            at = slice(lo, min(len(heads), lo + step))
+            dist, rows[at], _, low[at] = core.rows(start[at], zero[at], ask[at], None)
             top[at] = dist.max(axis=1)
         row_of = inv.copy()
         offset = self.climb(sources)
         own = np.flatnonzero(in_tree & ~_certified(low[inv], top[inv] + core.w_max, offset, core.c))
         if len(own):  # a near tie: search from the source's own starting latency
             extra = np.empty((len(own), core.c), dtype=np.int32)
-            for lo in range(0, len(own), core.batch):
-                at = own[lo : lo + core.batch]
-                _, edge = core.search(core.local[attach[at]], offset[at])
-                extra[lo : lo + len(at)] = core.resources(edge)
+            for lo in range(0, len(own), step):
+                at = own[lo : lo + step]
+                none = np.zeros(len(at), dtype=bool)
+                extra[lo : lo + len(at)] = core.rows(
+                    core.local[attach[at]], offset[at], none, None
+                )[1]
             row_of[own] = len(heads) + np.arange(len(own))
             rows = np.concatenate([rows, extra])
         return rows, row_of, heads
@@ -1019,14 +1420,14 @@ class _Forest:
         ask = (self.depth[sources] == 0) & self.hangs[sources]
         slack = np.full(k, -np.inf)
         top = np.full(k, np.inf)
-        for lo in range(0, len(search), core.batch):
-            at = search[lo : lo + core.batch]
-            dist, edge, slack[at] = core.search(start[at], offset[at], ask[at])
+        if len(search):
+            at = search
+            dist, res, bw, slack[at] = core.rows(start[at], offset[at], ask[at], low[at])
             top[at] = dist.max(axis=1) + core.w_max
             into = _block(core.nodes, at)
             lt[into] = dist.T
-            pt[into] = core.resources(edge).T
-            bt[into] = core.bottleneck(start[at], edge, low[at]).T
+            pt[into] = res.T
+            bt[into] = bw.T
         slack[~ask] = -np.inf  # not a row to share
         heads.pending = (slack, top)
         pt[attach, cols] = climbed
@@ -1118,6 +1519,12 @@ def _fold_into(
     for j, m in enumerate(still.tolist()):
         i = order[:m]
         lat[i] = lat[i] + weight[resources[first[:m] + j]]
+
+
+def _rows_of(mask: np.ndarray) -> slice | np.ndarray:
+    """The rows where ``mask`` holds: a slice when it holds everywhere (a view, not a
+    copy, when indexing a block of rows)."""
+    return slice(None) if mask.all() else np.flatnonzero(mask)
 
 
 def _certified(slack: np.ndarray, top: np.ndarray, offset: np.ndarray, c: int) -> np.ndarray:
