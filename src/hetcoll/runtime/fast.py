@@ -248,12 +248,17 @@ class FastRun:
                         gone = set(got)
                         active[:] = [r for k, r in enumerate(active) if k not in gone]
                         act[:] = [o for k, o in enumerate(act) if k not in gone]
-            if pending and agree.poll():
-                pending = False
-                agree.verdict(what)  # raises on a mismatch: the call is abandoned
+            if pending:
+                step = agree.round
+                if agree.poll():
+                    pending = False
+                    agree.verdict(what)  # raises on a mismatch: the call is abandoned
+                if (agree.round != step or not pending) and not finished:  # it moved
+                    idle_since = time.monotonic_ns()
+                    continue
             if not finished:
                 now = time.monotonic_ns()
-                if now - idle_since <= spin_ns:
+                if now - idle_since <= (agree.spin_ns if pending else spin_ns):
                     rest()
                     continue
                 if now > deadline:
@@ -378,12 +383,22 @@ class FastRun:
                 except MPI.Exception as exc:  # a cut message: raises unless a leftover
                     self._truncated(exc, seq, self.notices, what)
                     return time.monotonic_ns()
-            if agree is not None and agree.pending and agree.poll():
-                agree.verdict(what)  # raises on a mismatch
-            if req is None and (agree is None or not agree.pending):
+            if agree is not None and agree.pending:
+                step = agree.round
+                if agree.poll():
+                    agree.verdict(what)  # raises on a mismatch
+                    if req is None:
+                        return 0
+                    continue
+                if agree.round != step:  # the round moved: look again at once
+                    idle_since = time.monotonic_ns()
+                    continue
+            elif req is None:
                 return 0
             now = time.monotonic_ns()
-            if now - idle_since <= spin_ns:
+            if now - idle_since <= (
+                agree.spin_ns if agree is not None and agree.pending else spin_ns
+            ):
                 rest()
                 continue
             if now > deadline:  # what it waited for: op i, else the round
