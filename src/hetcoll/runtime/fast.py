@@ -206,7 +206,10 @@ class FastRun:
             issued[i] = now
         remaining, port, pending = len(sends), -1, agree is not None
         deadline = now + self.timeout_ns
-        spin_ns, rest, notices = self.spin_ns, self.rest, self.notices
+        rest, notices = self.rest, self.notices
+        # check="always": every rank is in this call together (the round), so its waits are
+        # short unless a rank is late: look again at once for longer before napping
+        spin_ns = self.spin_ns if agree is None else agree.spin_ns
         idle_since = now
         token = (seq, digest)
         finished: list[int] = []
@@ -258,7 +261,7 @@ class FastRun:
                     continue
             if not finished:
                 now = time.monotonic_ns()
-                if now - idle_since <= (agree.spin_ns if pending else spin_ns):
+                if now - idle_since <= spin_ns:
                     rest()
                     continue
                 if now > deadline:
@@ -373,7 +376,8 @@ class FastRun:
         """Wait for op ``i`` (its request ``req``, after ``k`` ops completed; None: for
         the agreement round only), polling the round meanwhile; the time it completed (ns).
         Idle turns, timeout and notices as in :meth:`run`."""
-        rest, spin_ns = self.rest, self.spin_ns
+        rest = self.rest
+        spin_ns = self.spin_ns if agree is None else agree.spin_ns  # see run()
         idle_since = time.monotonic_ns()
         while True:
             if req is not None:  # done as soon as it completed: the round goes on meanwhile
@@ -396,9 +400,7 @@ class FastRun:
             elif req is None:
                 return 0
             now = time.monotonic_ns()
-            if now - idle_since <= (
-                agree.spin_ns if agree is not None and agree.pending else spin_ns
-            ):
+            if now - idle_since <= spin_ns:
                 rest()
                 continue
             if now > deadline:  # what it waited for: op i, else the round
