@@ -43,3 +43,22 @@ def test_a_message_of_a_later_call_is_kept_for_it_and_delivered_bit_identical(mo
         [["call2", "ok"], ["call2 data", True], ["call3", "MismatchError"]],
     ), zero
     assert zero[3:] == [["call3 data", True], *AGREED], zero
+
+
+def test_a_later_call_message_cut_by_the_current_receive_raises_in_its_own_call(tmp_path):
+    """Call 3's message (300 bytes) arrives during call 2, whose receive holds 100: MPI cuts
+    it, so rank 2 cannot deliver call 3 and raises there (its buffer untouched) instead of
+    delivering a part; every other rank has call 3's data and the job ends."""
+    out = tmp_path / "out"
+    proc = run_mpi(3, [PROGRAM, "cut", out], module=False, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ev = {r: json.loads(Path(f"{out}.{r}").read_text())["events"] for r in range(3)}
+    two = ev[2]
+    assert [e[:2] for e in two[3:5]] == [["call2", "MismatchError"], ["call2 data", False]]
+    assert two[5][:2] == ["call3", "MismatchError"], two
+    assert "cut it (100 of 300 bytes): its data are lost" in two[5][2], two
+    assert two[6] == ["call3 data", False], two
+    for r in (0, 1):
+        assert ["call3 data", True] in ev[r], ev[r]
+    for r in range(3):
+        assert ["call4 data", True] in ev[r], ev[r]

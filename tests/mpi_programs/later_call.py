@@ -11,8 +11,11 @@ call 3 (``transport.refused``/``MPITransport._finish`` with a later call number)
 :class:`~hetcoll.errors.MismatchError` in call 2, and deliver it, bit for bit, in call 3.
 Call 4 agrees again.
 
-Modes: ``fast`` (rank 2 on the native fast path, ``fast.FastRun``), ``executor`` (rank 2 on
-the executor, ``HETCOLL_FAST=0``: ``transport.MPITransport``).
+Call 3's message (60 bytes) fits call 2's receive (100 bytes).  Modes: ``fast`` (rank 2 on
+the native fast path, ``fast.FastRun``), ``executor`` (rank 2 on the executor,
+``HETCOLL_FAST=0``: ``transport.MPITransport``), ``cut`` (the fast path, call 3 of 300 bytes:
+MPI cuts the message to call 2's receive, so its data are lost: rank 2 must raise in call 3
+rather than deliver a part of them).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from hetcoll.runtime.transport import data_tag  # noqa: E402
 
 WORLD = MPI.COMM_WORLD
 me = WORLD.rank
+THIRD = 300 if MODE == "cut" else 60  # call 3's size
 PATTERN = np.random.default_rng(7).integers(0, 256, 4096, dtype=np.uint8)
 
 
@@ -57,7 +61,7 @@ def main() -> None:
     bcast(events, hc, "call1", 100, 0, "chain")
     # the premise: in call 2 rank 2 hears from rank 1 only, in call 3 rank 1 sends to it
     chain = hc._planned(0, None, 100, None, None, "chain")[2].ops[hc.nodes[2]]
-    flat = hc._planned(1, None, 60, None, None, "flat")[2].ops[hc.nodes[1]]
+    flat = hc._planned(1, None, THIRD, None, None, "flat")[2].ops[hc.nodes[1]]
     premise = [(op.kind, op.peer) for op in chain] == [("recv", hc.nodes[1])] and any(
         op.kind == "send" and op.peer == hc.nodes[2] for op in flat
     )
@@ -65,7 +69,7 @@ def main() -> None:
     if me == 2:  # rank 1's call-3 message is there before this rank's call 2 begins
         hc.comm.Probe(1, data_tag(0))
     bcast(events, hc, "call2", 200 if me == 1 else 100, 0, "chain")
-    bcast(events, hc, "call3", 60, 1, "flat")
+    bcast(events, hc, "call3", THIRD, 1, "flat")
     bcast(events, hc, "call4", 50, 2, "chain")
     try:
         hc.close()

@@ -102,9 +102,11 @@ class Agreement:
         self.token, self.ok, self.odd, self.round = (seq, digest), True, -1, 0
         if not self.rounds:
             return
-        MPI.Prequest.Startall(self.every_recv)
+        for req in self.every_recv:  # one Start each: cheaper than Startall for a few
+            req.Start()
         _MSG.pack_into(self.out[0], 0, seq, digest, 1)
-        MPI.Prequest.Startall(self.sends[0])
+        for req in self.sends[0]:
+            req.Start()
         self.flying = self.pending = True
 
     def poll(self) -> bool:
@@ -123,10 +125,12 @@ class Agreement:
             self.round = j = j + 1
             if j < self.rounds:
                 _MSG.pack_into(self.out[j], 0, *self.token, self.ok)
-                MPI.Prequest.Startall(self.sends[j])
+                for req in self.sends[j]:
+                    req.Start()
         if self.flying:  # the sends must be complete before the next call starts them
-            if not _testall(self.every_send):
-                return False
+            for req in self.every_send:  # (Test each: a third of Testall's cost here)
+                if not req.Test():
+                    return False
             self.flying = False
         self.pending = False
         return True
