@@ -23,9 +23,12 @@ latencies overlapped with the data, where the former round through rank 0 made r
 for every digest before its first send, and a separate allreduce would add its latency to
 the call's (MPI's own nonblocking ``Iallreduce``, polled the same way, measured slower than
 this round here, as did a round where every rank tells every other directly: radix ``n``
-in :func:`rounds`).  On the general path (messages above the fast path's size, emulation:
-the call's modelled times stay its own) the round comes first, unemulated, and a
-disagreement is found before any data moves.
+in :func:`rounds`).  While a round is pending, every rank is in the call, so an idle rank
+keeps looking again at once (``Rest``) for :data:`ROUND_SPIN`, where a call without a round
+naps after 20 µs: a napping rank wakes 60-80 µs later, and the round would wait for it
+(``docs/runtime.md`` has the numbers).  On the general path (messages above the fast
+path's size, emulation: the call's modelled times stay its own) the round comes first,
+unemulated, and a disagreement is found before any data moves.
 """
 
 from __future__ import annotations
