@@ -66,6 +66,9 @@ def one_byte_ratios(data: dict) -> dict[str, float]:
         "hetcoll / native": one["hetcoll"]["ratio_median"],
         "always / default": data["one_byte_always_over_default"],
         "floor binomial / native": one["floor: mpi4py binomial"]["ratio_median"],
+        "floor: round / no round": data["one_byte_floor_round_over_no_round"],
+        "always / floor with round": one["hetcoll check=always"]["value"]
+        / one["floor: engine's messages + round"]["value"],
         "always / (native Bcast + Allreduce)": one["hetcoll check=always"]["value"]
         / one["native Bcast + Allreduce(32 B)"]["value"],
     }
@@ -80,6 +83,12 @@ def print_one(data: dict) -> None:
         f"1-byte: hetcoll / native {r['hetcoll / native']:.2f} (target <= 2); "
         f"check='always' / default {r['always / default']:.2f} (target <= 2, median of paired "
         f"ratios); hand-written mpi4py binomial / native {r['floor binomial / native']:.2f}"
+    )
+    print(
+        "the engine's messages by hand: with the round / without "
+        f"{r['floor: round / no round']:.2f} (the floor of check='always' / default); "
+        "check='always' / that floor "
+        f"{r['always / floor with round']:.2f}"
     )
     print(
         f"check='always' / (native Bcast + native 32-byte Allreduce) "

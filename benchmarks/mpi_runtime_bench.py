@@ -23,6 +23,7 @@ from mpi4py import MPI
 
 from hetcoll import HetComm
 from hetcoll.platform import Platform, nodes_from_costs
+from hetcoll.runtime.fast import Rest
 
 world = MPI.COMM_WORLD
 me, n = world.rank, world.size
@@ -104,6 +105,62 @@ def floor_binomial(comm: MPI.Comm, buf: np.ndarray) -> None:
         k >>= 1
 
 
+class FloorRound:
+    """The floor of ``check="always"``: the engine's messages for a 1-byte binomial
+    broadcast from rank 0 (persistent requests, a 40-byte header each) and its agreement
+    round (dissemination, radix 2: a 24-byte message to ``me + 2**j``, one from
+    ``me - 2**j``, round ``j + 1`` sent once round ``j`` arrived) written straight in mpi4py,
+    waiting as the engine waits (:class:`hetcoll.runtime.fast.Rest`); ``agree=False``: the
+    same broadcast without the round.  No checks, no wrapper: what these messages cost."""
+
+    def __init__(self, comm: MPI.Comm) -> None:
+        self.rest = Rest()
+        low = me & -me if me else 1 << n.bit_length()
+        kids = []
+        k = low >> 1
+        while k:
+            if me + k < n:
+                kids.append(me + k)
+            k >>= 1
+        self.data = bytearray(41)
+        self.recv = comm.Recv_init(self.data, me - low, 66) if me else None
+        self.sends = [comm.Send_init(self.data, c, 66) for c in kids]
+        self.out, self.got, step = [], [], 1
+        while step < n:
+            self.out.append(comm.Send_init(bytearray(24), (me + step) % n, 67))
+            self.got.append(comm.Recv_init(bytearray(24), (me - step) % n, 67))
+            step *= 2
+
+    def __call__(self, agree: bool = True) -> None:
+        rest, out, got, j = self.rest, self.out, self.got, 0
+        rounds = len(got) if agree else 0
+        if rounds:
+            MPI.Prequest.Startall(got)
+            out[0].Start()
+        if self.recv is not None:
+            self.recv.Start()
+            while not self.recv.Test():
+                if j < rounds and got[j].Test():
+                    j += 1
+                    if j < rounds:
+                        out[j].Start()
+                    continue
+                rest()
+        for req in self.sends:
+            req.Start()
+            while not req.Test():
+                rest()
+        while j < rounds:
+            if got[j].Test():
+                j += 1
+                if j < rounds:
+                    out[j].Start()
+                continue
+            rest()
+        while rounds and not MPI.Request.Testall(out):
+            rest()
+
+
 out: dict = {"ranks": n}
 # BENCH_PARTS: which parts to run (bench_runtime.py --only); BENCH_ROUNDS: 1-byte rounds
 parts = os.environ.get("BENCH_PARTS", "bcast_8MiB,one_byte").split(",")
@@ -128,6 +185,7 @@ if "bcast_8MiB" in parts:
 one = np.zeros(1, dtype=np.uint8)
 digest, agreed = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64)
 always = HetComm(world, flat, "binomial", timeout=60, check="always")
+floor_round = FloorRound(floor_comm)
 variants = {
     "native": lambda: world.Bcast(one, 0),
     # what check="always" must at least cost: every rank learns every rank's digest before
@@ -137,6 +195,9 @@ variants = {
         world.Allreduce(digest, agreed, op=MPI.MAX),
     ),
     "floor: mpi4py binomial": lambda: floor_binomial(floor_comm, one),
+    # the same messages as the engine's, by hand: the round's own cost, side by side
+    "floor: engine's messages, no round": lambda: floor_round(agree=False),
+    "floor: engine's messages + round": floor_round,
     "hetcoll": lambda: wrappers["binomial"].Bcast(one, 0),
     "hetcoll check=always": lambda: always.Bcast(one, 0),
 }
@@ -149,6 +210,12 @@ if "one_byte" in parts:
     out["one_byte"] = summary(samples, statistics.median)
     pairs = zip(samples["hetcoll check=always"], samples["hetcoll"], strict=True)
     out["one_byte_always_over_default"] = statistics.median(a / b for a, b in pairs)
+    pairs = zip(
+        samples["floor: engine's messages + round"],
+        samples["floor: engine's messages, no round"],
+        strict=True,
+    )
+    out["one_byte_floor_round_over_no_round"] = statistics.median(a / b for a, b in pairs)
 for hc in (*wrappers.values(), always):
     hc.close()
 floor_comm.Free()

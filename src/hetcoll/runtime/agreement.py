@@ -23,9 +23,12 @@ latencies overlapped with the data, where the former round through rank 0 made r
 for every digest before its first send, and a separate allreduce would add its latency to
 the call's (MPI's own nonblocking ``Iallreduce``, polled the same way, measured slower than
 this round here, as did a round where every rank tells every other directly: radix ``n``
-in :func:`rounds`).  On the general path (messages above the fast path's size, emulation:
-the call's modelled times stay its own) the round comes first, unemulated, and a
-disagreement is found before any data moves.
+in :func:`rounds`).  While a round is pending, every rank is in the call, so an idle rank
+keeps looking again at once (``Rest``) for :data:`ROUND_SPIN`, where a call without a round
+naps after 20 µs: a napping rank wakes 60-80 µs later, and the round would wait for it
+(``docs/runtime.md`` has the numbers).  On the general path (messages above the fast
+path's size, emulation: the call's modelled times stay its own) the round comes first,
+unemulated, and a disagreement is found before any data moves.
 """
 
 from __future__ import annotations
@@ -41,6 +44,9 @@ __all__ = ["AGREE_TAG", "Agreement"]
 
 #: the control tag (below transport.CONTROL_TAGS) of the round's messages
 AGREE_TAG = 13
+#: how long (s) an idle rank keeps looking again at once (``Rest``: yields, or zero
+#: sleeps on a busy host) while a round is pending, before it naps ``poll`` between looks
+ROUND_SPIN = 2e-3
 _MSG = struct.Struct("<3q")  # call number, digest, ok
 _NS = 1_000_000_000
 _testall = MPI.Request.Testall
@@ -89,11 +95,9 @@ class Agreement:
         self.ok = True
         self.odd = -1  # a round peer seen making another call (for the message)
         self.flying = False  # sends of the round not yet seen complete
-
-    @property
-    def pending(self) -> bool:
-        """Whether a round was begun and is not over."""
-        return self.round < self.rounds or self.flying
+        self.pending = False  # a round was begun and is not over
+        #: idle time (ns) a rank looks again at once while a round is pending
+        self.spin_ns = int(max(owner.spin, ROUND_SPIN) * _NS)
 
     def begin(self, seq: int, digest: int) -> None:
         """Call ``seq`` (``digest``) begins: post every receive of the round, send the first
@@ -101,10 +105,12 @@ class Agreement:
         self.token, self.ok, self.odd, self.round = (seq, digest), True, -1, 0
         if not self.rounds:
             return
-        MPI.Prequest.Startall(self.every_recv)
+        for req in self.every_recv:  # one Start each: cheaper than Startall for a few
+            req.Start()
         _MSG.pack_into(self.out[0], 0, seq, digest, 1)
-        MPI.Prequest.Startall(self.sends[0])
-        self.flying = True
+        for req in self.sends[0]:
+            req.Start()
+        self.flying = self.pending = True
 
     def poll(self) -> bool:
         """Advance the round as far as the messages allow; True once it is over."""
@@ -122,11 +128,14 @@ class Agreement:
             self.round = j = j + 1
             if j < self.rounds:
                 _MSG.pack_into(self.out[j], 0, *self.token, self.ok)
-                MPI.Prequest.Startall(self.sends[j])
+                for req in self.sends[j]:
+                    req.Start()
         if self.flying:  # the sends must be complete before the next call starts them
-            if not _testall(self.every_send):
-                return False
+            for req in self.every_send:  # (Test each: a third of Testall's cost here)
+                if not req.Test():
+                    return False
             self.flying = False
+        self.pending = False
         return True
 
     def around(self, call, seq: int, digest: int, what, overlap: bool):
@@ -172,15 +181,20 @@ class Agreement:
 
     def wait(self, what) -> None:
         """Finish the round within the wrapper's timeout (no notices: every rank finishes
-        it); an idle rank looks again at once for ``spin`` seconds, then every ``poll``."""
+        it); an idle rank looks again at once (``spin_ns`` since the round last moved),
+        then every ``poll``."""
         if self.poll():
             return
         owner = self.owner
-        now = time.monotonic_ns()
-        deadline, spin_until = now + int(owner.timeout * _NS), now + int(owner.spin * _NS)
+        idle_since = time.monotonic_ns()
+        deadline = idle_since + int(owner.timeout * _NS)
+        step = self.round
         while not self.poll():
             now = time.monotonic_ns()
-            if now < spin_until:
+            if self.round != step:  # it moved: look again at once
+                step, idle_since = self.round, now
+                continue
+            if now - idle_since <= self.spin_ns:
                 owner._rest()
                 continue
             if now > deadline:

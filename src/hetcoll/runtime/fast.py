@@ -206,7 +206,10 @@ class FastRun:
             issued[i] = now
         remaining, port, pending = len(sends), -1, agree is not None
         deadline = now + self.timeout_ns
-        spin_ns, rest, notices = self.spin_ns, self.rest, self.notices
+        rest, notices = self.rest, self.notices
+        # check="always": every rank is in this call together (the round), so its waits are
+        # short unless a rank is late: look again at once for longer before napping
+        spin_ns = self.spin_ns if agree is None else agree.spin_ns
         idle_since = now
         token = (seq, digest)
         finished: list[int] = []
@@ -248,9 +251,14 @@ class FastRun:
                         gone = set(got)
                         active[:] = [r for k, r in enumerate(active) if k not in gone]
                         act[:] = [o for k, o in enumerate(act) if k not in gone]
-            if pending and agree.poll():
-                pending = False
-                agree.verdict(what)  # raises on a mismatch: the call is abandoned
+            if pending:
+                step = agree.round
+                if agree.poll():
+                    pending = False
+                    agree.verdict(what)  # raises on a mismatch: the call is abandoned
+                if (agree.round != step or not pending) and not finished:  # it moved
+                    idle_since = time.monotonic_ns()
+                    continue
             if not finished:
                 now = time.monotonic_ns()
                 if now - idle_since <= spin_ns:
@@ -362,13 +370,17 @@ class FastRun:
         if waited:
             self.active, self.act = [], []
         if agree is not None and agree.pending:
-            self._wait(None, -1, len(sends), seq, what, agree, self.entry + self.timeout_ns)
+            if agree.poll():  # often over by now: no _wait frame
+                agree.verdict(what)
+            else:
+                self._wait(None, -1, len(sends), seq, what, agree, self.entry + self.timeout_ns)
 
     def _wait(self, req, i: int, k: int, seq: int, what, agree, deadline: int) -> int:
         """Wait for op ``i`` (its request ``req``, after ``k`` ops completed; None: for
         the agreement round only), polling the round meanwhile; the time it completed (ns).
         Idle turns, timeout and notices as in :meth:`run`."""
-        rest, spin_ns = self.rest, self.spin_ns
+        rest = self.rest
+        spin_ns = self.spin_ns if agree is None else agree.spin_ns  # see run()
         idle_since = time.monotonic_ns()
         while True:
             if req is not None:  # done as soon as it completed: the round goes on meanwhile
@@ -378,9 +390,17 @@ class FastRun:
                 except MPI.Exception as exc:  # a cut message: raises unless a leftover
                     self._truncated(exc, seq, self.notices, what)
                     return time.monotonic_ns()
-            if agree is not None and agree.pending and agree.poll():
-                agree.verdict(what)  # raises on a mismatch
-            if req is None and (agree is None or not agree.pending):
+            if agree is not None and agree.pending:
+                step = agree.round
+                if agree.poll():
+                    agree.verdict(what)  # raises on a mismatch
+                    if req is None:
+                        return 0
+                    continue
+                if agree.round != step:  # the round moved: look again at once
+                    idle_since = time.monotonic_ns()
+                    continue
+            elif req is None:
                 return 0
             now = time.monotonic_ns()
             if now - idle_since <= spin_ns:

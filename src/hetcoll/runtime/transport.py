@@ -321,11 +321,17 @@ class MPITransport:
         queue = self.early.get((peer, chunk))
         if not queue or queue[0][0] != self.token[0]:
             return False
-        seq, digest, start, sent, payload = queue.pop(0)
+        seq, digest, start, sent, payload, n = queue.pop(0)
         if not queue:
             del self.early[(peer, chunk)]
-        if digest != self.token[1] or len(payload) != len(buf):
+        if digest != self.token[1] or n != len(buf):
             self.failed = self._mismatch(self._describe(peer, seq, digest))
+        elif len(payload) < n:  # MPI cut it to the receive of the call it came during
+            self.failed = self._mismatch(
+                f"rank {peer}'s message of this call (call {seq}) arrived during an earlier "
+                f"call, whose smaller receive cut it ({len(payload)} of {n} bytes): its data "
+                "are lost"
+            )
         else:
             buf[:] = payload
         self.instant.append((i, start, sent))
@@ -522,14 +528,15 @@ class MPITransport:
 
 
 def kept_entry(header, scratch, buf) -> tuple:
-    """A message of a later call, kept: its header fields and payload (``scratch``: the
-    header's memory with the chunk behind it, else the chunk is in ``buf``)."""
+    """A message of a later call, kept: its header fields, payload (``scratch``: the
+    header's memory with the chunk behind it, else the chunk is in ``buf``) and the size
+    it was sent with (a longer one than ``buf`` was cut: fewer bytes kept than sent)."""
     seq, digest, start, sent, n = _HDR.unpack_from(header)
     if buf is None:  # a call header
-        return (seq, digest, start, sent, b"")
-    n = min(n, len(buf))  # a longer one was cut: the size check will fail
-    data = bytes(scratch[HEADER : HEADER + n] if scratch is not None else buf[:n])
-    return (seq, digest, start, sent, data)
+        return (seq, digest, start, sent, b"", 0)
+    kept = min(n, len(buf))
+    data = bytes(scratch[HEADER : HEADER + kept] if scratch is not None else buf[:kept])
+    return (seq, digest, start, sent, data, n)
 
 
 def describe(peer: int, seq: int, digest: int, mine: int) -> str:
