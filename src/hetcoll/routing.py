@@ -512,8 +512,6 @@ class _Core:
     """
 
     def __init__(self, g: _LinkGraph, nodes: np.ndarray) -> None:
-        from scipy.sparse import csr_array
-
         self.nodes = nodes
         c = self.c = len(nodes)
         local = np.full(g.n, -1, dtype=np.int64)
@@ -528,11 +526,21 @@ class _Core:
         self.e_res = keep[order]  # the global resource (directed edge) of each core edge
         self.e_bw = g.link_bandwidth[self.e_res // 2]
         self.w_max = float(self.e_weight.max()) if len(keep) else 0.0
-        # explicit zeros stay edges in a sparse graph (zero-latency links)
-        self.csr = csr_array((self.e_weight, (self.e_tail, self.e_head)), shape=(c, c))
+        self._csr = None
         self.batch = max(1, _BATCH_ELEMENTS // max(1, len(keep) + c)) if c > 1 else g.n
         self._chains: _Chains | None = None
         self._kept = _EndRows(self)
+
+    @property
+    def csr(self):
+        """The core as a scipy sparse matrix, built on first use: a pure tree (one core
+        node) never searches, and then never imports scipy (0.2-0.3 s)."""
+        if self._csr is None:
+            from scipy.sparse import csr_array
+
+            c = self.c  # explicit zeros stay edges in a sparse graph (zero-latency links)
+            self._csr = csr_array((self.e_weight, (self.e_tail, self.e_head)), shape=(c, c))
+        return self._csr
 
     def search(
         self, start: np.ndarray, offset: np.ndarray, slack: np.ndarray | None = None
