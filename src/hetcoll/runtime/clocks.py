@@ -60,7 +60,7 @@ class Clocks:
     def _timed_out(self, message: str) -> None:
         self._broken = message
         if self.on_timeout == "abort":
-            _abort(message)
+            end_job(3, message)
         raise CollectiveTimeoutError(message)
 
     def _sync(self) -> None:
@@ -122,7 +122,3 @@ def end_job(errorcode: int, message: str | None = None) -> None:
     sys.stderr.flush()
     time.sleep(ABORT_GRACE)
     MPI.COMM_WORLD.Abort(errorcode)
-
-
-def _abort(message: str) -> None:
-    end_job(3, message)
