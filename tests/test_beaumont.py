@@ -8,6 +8,8 @@ import importlib
 import itertools
 import json
 import math
+import subprocess
+import sys
 
 import networkx as nx
 import numpy as np
@@ -612,3 +614,18 @@ def test_auto_chooses_the_planner_and_the_slice_by_size():
     given_slice = plan(p, "0", method="auto", nbytes=big, segment_size=2**18)
     assert "segment_size" not in given_slice.params
     assert sum(f.nbytes for f in given_slice.flows) == big
+
+
+def test_the_packing_prints_nothing_on_standard_output():
+    """highspy 1.16 prints its banner from C++ as a solver is built; a command's JSON on
+    standard output (``hetcoll run --json`` on every rank) must not start with it."""
+    code = (
+        "from hetcoll import load_platform\n"
+        "from hetcoll.planners.steady import pack_arborescences, steady_problem\n"
+        "prob = steady_problem(load_platform('fig1'), '1', 1 << 16)\n"
+        "print('throughput', pack_arborescences(prob).throughput > 0)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert proc.stdout == "throughput True\n"

@@ -29,7 +29,10 @@ time unit; a second column generation, or a second LP on (2)).
 
 from __future__ import annotations
 
+import ctypes
 import math
+import os
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -150,14 +153,37 @@ def steady_problem(
 # -- column generation over arborescences ----------------------------------------------------
 
 
+def _quiet_highs():
+    """A ``highspy.Highs()`` that prints nothing.
+
+    highspy 1.16 writes its banner on the process's standard output (file descriptor 1, from
+    C++) while the object is built, before any option can be set: it would corrupt the JSON
+    that ``hetcoll run`` and the MPI jobs print.  So descriptor 1 points to the null device
+    while the object is built, and logging is off from then on.
+    """
+    import highspy
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+            h = highspy.Highs()
+            h.setOptionValue("output_flag", False)
+            ctypes.CDLL(None).fflush(None)  # what C's stdio still holds goes to the null device
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    return h
+
+
 class _Master:
     """The restricted master LP in HiGHS: columns added one at a time, warm-started."""
 
     def __init__(self, lower: Sequence[float], upper: Sequence[float]) -> None:
         import highspy
 
-        self.h = h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        self.h = h = _quiet_highs()
         h.setOptionValue("primal_feasibility_tolerance", 1e-10)
         h.setOptionValue("dual_feasibility_tolerance", 1e-10)
         # a new column leaves the basis primal feasible: primal simplex goes on from it (the
