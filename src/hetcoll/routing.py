@@ -64,8 +64,14 @@ __all__ = ["Routes"]
 _LONG_CLIMB = 64
 # Sources per batch when building all-pairs matrices: bounds the k x E temporaries.
 _BATCH_ELEMENTS = 1 << 19
-# Core row entries kept to derive the rows of chain nodes from (:class:`_EndRows`; 38
-# bytes each): 4M entries, 160 MB at most.
+# Starts per core search batch: bounds its k x E temporaries (32 MB each at most).  Large
+# on purpose: numpy backs arrays of 4 MiB and more with fresh huge pages and smaller ones
+# above 128 KiB with fresh mappings, so many small batches touch far more new memory (each
+# new page costs the kernel a fault and its zeroing: on the random 5000-node platform,
+# 1 << 19 elements touched 1.3 GB over the cost matrix, 1 << 22 0.7 GB).
+_CORE_ELEMENTS = 1 << 22
+# Core row entries kept to derive the rows of chain nodes from (:class:`_EndRows`; 7 to
+# 20 bytes each): 4M entries, 28 to 80 MB at most.
 _END_ELEMENTS = 1 << 22
 # Rows per block when summing along kept rows' trees (cache-sized temporaries).
 _ALONG_ROWS = 64
@@ -526,11 +532,14 @@ class _Core:
         self.e_res = keep[order]  # the global resource (directed edge) of each core edge
         self.e_bw = g.link_bandwidth[self.e_res // 2]
         self.e_index = np.arange(len(keep), dtype=np.int64)
+        # the core edge of each global resource (0 for a resource off the core)
+        self._edge_of = np.zeros(len(g.tail), dtype=np.int64)
+        self._edge_of[self.e_res] = self.e_index
         # each node's first incoming edge (every core node has two or more)
         self.e_first = np.searchsorted(self.e_head, np.arange(c))
         self.w_max = float(self.e_weight.max()) if len(keep) else 0.0
         self._csr = None
-        self.batch = max(1, _BATCH_ELEMENTS // max(1, len(keep) + c)) if c > 1 else g.n
+        self.batch = max(1, _CORE_ELEMENTS // max(1, len(keep) + c)) if c > 1 else g.n
         self._chains: _Chains | None = None
         self._kept = _EndRows(self)
 
@@ -792,16 +801,16 @@ class _Core:
             low[i] = np.where(asked[at[mine]], sl[mine], np.inf)
             if store.any():
                 j = _rows_of(store)
-                kept.add(s[j], d[j], edge[j], r[j], b[j], sl[j], links[j], self.w_max)
+                kept.add(s[j], d[j], r[j], b[j], sl[j], links[j], self.w_max)
 
     def _from_kept(self, slot, ask, base, rows, out) -> None:
         """Kept rows ``slot`` into the rows ``rows`` of ``out``."""
         dist, res, bw, low = out
         kept = self._kept
-        dist[rows] = kept.dist[slot]
+        dist[rows] = self._along_kept(slot, np.zeros(len(slot)))  # the search's sums
         res[rows] = kept.res[slot]
         if bw is not None:
-            bw[rows] = np.minimum(kept.bw[slot], base[:, None])
+            bw[rows] = np.minimum(kept.bandwidths(slot), base[:, None])
         low[rows] = np.where(ask, kept.slack[slot], np.inf)
 
     def _derive(self, start, ask, base, rows, out) -> np.ndarray:
@@ -884,8 +893,11 @@ class _Core:
         dist[rows] = best
         res[rows] = r
         if bw is not None:
-            b = np.minimum(kept.bw[sb], br[ks, right - 1][:, None])
-            np.copyto(b, np.minimum(kept.bw[sa], bl[ks, left - 1][:, None]), where=from_a)
+            b = kept.bandwidths(sb)
+            np.minimum(b, br[ks, right - 1][:, None], out=b)
+            b_a = kept.bandwidths(sa)
+            np.minimum(b_a, bl[ks, left - 1][:, None], out=b_a)
+            np.copyto(b, b_a, where=from_a)
             b[kk, nl] = np.where(wins_l, bl, b[kk, nl])
             b[kk, nr] = np.where(wins_r, br, b[kk, nr])
             b[ks, start] = np.inf
@@ -902,25 +914,30 @@ class _Core:
     def _along_kept(self, slot: np.ndarray, offset: np.ndarray) -> np.ndarray:
         """Latencies along kept rows' trees (``k x c``), from latency ``offset[i]`` at the
         start of row ``slot[i]``, summed link after link: level by level, every row of a
-        block at once (each node's entry is its parent's plus the link's latency)."""
+        block at once (each node's entry is its parent's plus the link's latency).
+
+        A block's entries sorted by depth (a radix sort on 16 bits) are the flat positions
+        of its nodes level after level, starts first (one per row, in row order); each
+        node's parent and link come from its predecessor resource.
+        """
         kept = self._kept
         k, c = len(slot), self.c
         out = np.empty((k, c))
+        flat_all = out.reshape(-1)
         for lo in range(0, k, _ALONG_ROWS):
             part = slot[lo : lo + _ALONG_ROWS]
             m = len(part)
-            at = out[lo : lo + m]
-            at[np.arange(m), kept.into[part, 0]] = offset[lo : lo + m]  # depth 0: the start
-            level = kept.level[part, 1:].ravel()
-            by_level = np.argsort(level, kind="stable")  # radix sort on 16 bits
-            row = (np.arange(m) * c)[:, None]
-            into = (kept.into[part, 1:] + row).ravel()[by_level]
-            src = (kept.src[part, 1:] + row).ravel()[by_level]
-            weight = kept.weight[part, 1:].ravel()[by_level]
-            ends = np.cumsum(np.bincount(level)).tolist()
-            flat = at.reshape(-1)
-            for a, b in itertools.pairwise([0, *ends]):
-                flat[into[a:b]] = flat[src[a:b]] + weight[a:b]
+            depth = kept.depth[part].reshape(-1)
+            order = np.argsort(depth, kind="stable")
+            ends = np.cumsum(np.bincount(depth)).tolist()
+            flat = flat_all[lo * c : (lo + m) * c]
+            flat[order[:m]] = offset[lo : lo + m]  # depth 0: the starts
+            into = order[m:]
+            edge = self._edge_of[kept.res[part].reshape(-1)[into]]
+            src = into - into % c + self.e_tail[edge]  # the parent, in the same row
+            weight = self.e_weight[edge]
+            for a, b in itertools.pairwise(ends):
+                flat[into[a - m : b - m]] = flat[src[a - m : b - m]] + weight[a - m : b - m]
         return out
 
 
@@ -1001,14 +1018,27 @@ class _Chains:
         self.is_end[self.node[last]] = True
 
 
+def _rank_dtype(n: int) -> type | None:
+    """The smallest unsigned integer type that holds ``n`` ranks (None past 16 bits)."""
+    return np.uint8 if n <= 1 << 8 else np.uint16 if n <= 1 << 16 else None
+
+
 class _EndRows:
     """Core rows searched from latency 0 at chain ends, kept to derive inner nodes' rows
     from (:meth:`_Core.rows`), at most ``_END_ELEMENTS`` entries.
 
-    Per node its slot (-1 if none); per slot the latencies, predecessors (global
-    resources, -1 at the start), bottlenecks (from ``inf`` at the start), slack and top
-    (as :func:`_certified` takes them), and the tree by depth: the nodes ``into`` (the
-    start first), their depths ``level``, parents ``src`` and links' latencies ``weight``.
+    Per node its slot (-1 if none); per slot the predecessors ``res`` (global resources,
+    -1 at the start), the ``depth`` of each node in the row's tree (links from the start),
+    the bottlenecks (from ``inf`` at the start) as ranks in the table ``bws`` of the core's
+    link bandwidths (:meth:`bandwidths`), and the slack and top (as :func:`_certified`
+    takes them).  The latencies are not kept: summed again along the tree from 0
+    (:meth:`_Core._along_kept`) they are the search's, bit for bit (each predecessor link
+    is tight: ``fl(dist[parent] + latency) == dist[node]``).
+
+    Compact on purpose: about 7 bytes per entry (11 with 16-bit ranks, 20 with more than
+    65536 distinct bandwidths), so the kept rows of the random 5000-node platform touch
+    20 MB instead of 104, and every page a process touches for the first time costs a
+    page fault (a quarter to half of that case's CPU time is the kernel's).
     """
 
     def __init__(self, core: _Core) -> None:
@@ -1017,48 +1047,42 @@ class _EndRows:
         self.slot = np.full(c, -1, dtype=np.int64)
         self.count = 0
         self.limit = max(0, _END_ELEMENTS // max(1, c))
-        self.dist = np.empty((0, c))
+        self.bws = np.unique(np.append(core.e_bw, np.inf))
+        rank = _rank_dtype(len(self.bws))
         self.res = np.empty((0, c), dtype=np.int32)
-        self.bw = np.empty((0, c))
-        self.level = np.empty((0, c), dtype=np.uint16)
-        self.into = np.empty((0, c), dtype=np.int32)
-        self.src = np.empty((0, c), dtype=np.int32)
-        self.weight = np.empty((0, c))
+        self.depth = np.empty((0, c), dtype=np.uint16)
+        self.bw = np.empty((0, c), dtype=rank if rank is not None else float)
         self.slack = np.empty(0)
         self.top = np.empty(0)
 
     def room(self) -> int:
         return self.limit - self.count
 
-    def add(self, nodes, dist, edge, res, bw, slack, depth, w_max) -> None:
-        """Keep the rows of ``nodes`` (``edge``: predecessor core edges, ``res`` their
-        resources; ``depth``: each node's links from the start, below 65536; ``w_max``
-        the core's largest link latency)."""
+    def bandwidths(self, slot: np.ndarray) -> np.ndarray:
+        """The bottleneck rows of ``slot`` (a new ``k x c`` array)."""
+        got = self.bw[slot]
+        return got if got.dtype == float else np.take(self.bws, got)
+
+    def add(self, nodes, dist, res, bw, slack, depth, w_max) -> None:
+        """Keep the rows of ``nodes`` (``res``: predecessor resources; ``depth``: each
+        node's links from the start, below 65536; ``w_max`` the core's largest link
+        latency)."""
         first, need = self.count, self.count + len(nodes)
-        if need > len(self.dist):
-            # only chain ends are kept: room for all of them at once (growing by copies
-            # moved about twice the final size: 40 ms of 0.6 s on 5000 random nodes)
-            ends = int(np.count_nonzero(self.core.chains.is_end))
-            size = min(self.limit, max(need, 2 * len(self.dist), ends))
-            for name in ("dist", "res", "bw", "level", "into", "src", "weight", "slack", "top"):
+        if need > len(self.res):  # grow geometrically
+            size = min(self.limit, max(need, 2 * len(self.res), 64))
+            for name in ("res", "depth", "bw", "slack", "top"):
                 old = getattr(self, name)
                 grown = np.empty((size, *old.shape[1:]), dtype=old.dtype)
                 grown[:first] = old[:first]
                 setattr(self, name, grown)
-        core = self.core
         at = slice(first, need)
-        self.dist[at], self.res[at], self.bw[at] = dist, res, bw
+        self.res[at], self.depth[at] = res, depth
+        if self.bw.dtype == float:
+            self.bw[at] = bw
+        else:  # exact: every bottleneck is one of the links' bandwidths, or inf
+            self.bw[at] = np.searchsorted(self.bws, bw)
         self.slack[at] = slack
         self.top[at] = dist.max(axis=1) + w_max
-        depth = depth.astype(np.uint16)
-        order = np.argsort(depth, axis=1, kind="stable")  # radix sort on 16 bits
-        self.level[at] = np.take_along_axis(depth, order, axis=1)
-        self.into[at] = order
-        edge = np.take_along_axis(edge, order, axis=1)
-        root = edge < 0
-        edge[root] = 0
-        self.src[at] = np.where(root, order, core.e_tail[edge])
-        self.weight[at] = np.where(root, 0.0, core.e_weight[edge])
         self.slot[nodes] = np.arange(first, need)
         self.count = need
 
