@@ -532,6 +532,14 @@ class _Core:
         self.e_res = keep[order]  # the global resource (directed edge) of each core edge
         self.e_bw = g.link_bandwidth[self.e_res // 2]
         self.e_index = np.arange(len(keep), dtype=np.int64)
+        self._res_of = np.append(self.e_res, -1).astype(np.int32)  # for :meth:`resources`
+        # each edge's place among its head's incoming edges, in the smallest type
+        # that holds them (:meth:`predecessors` sums these over runs)
+        place = self.e_index - np.searchsorted(self.e_head, self.e_head)
+        most = int(place.max(initial=0))
+        self._place = place.astype(
+            np.uint8 if most < 1 << 8 else np.uint16 if most < 1 << 16 else np.int64
+        )
         # the core edge of each global resource (0 for a resource off the core)
         self._edge_of = np.zeros(len(g.tail), dtype=np.int64)
         self._edge_of[self.e_res] = self.e_index
@@ -577,7 +585,9 @@ class _Core:
         plain = offset == 0
         dist = np.empty((k, c))
         at = np.flatnonzero(plain)
-        if len(at):
+        if len(at) == k:  # (no copy)
+            dist = dijkstra(self.csr, directed=True, indices=start)
+        elif len(at):
             dist[at] = dijkstra(self.csr, directed=True, indices=start[at])
         at = np.flatnonzero(~plain)
         if len(at):  # one virtual node per source, c + j -> start[j]
@@ -622,8 +632,11 @@ class _Core:
         if len(unique):
             # then each node but the start has exactly one, among its incoming edges (a
             # run: edges are sorted by head): the run's sum of tight edge indices is it
+            # (summed as small integers: a k x E temporary of one or two bytes an entry)
             into = _rows_of(~ties)
-            pred[into] = np.add.reduceat(tight[into] * self.e_index, self.e_first, axis=1)
+            place = np.multiply(tight[into], self._place, dtype=self._place.dtype)
+            pred[into] = np.add.reduceat(place, self.e_first, axis=1, dtype=self._place.dtype)
+            pred[into] += self.e_first
             pred[unique, start[unique]] = -1
         for i in np.flatnonzero(ties).tolist():
             pred[i] = self._resolve(int(start[i]), dist[i], tight[i])
@@ -659,7 +672,7 @@ class _Core:
         """The global resource of each core edge index (-1 stays -1)."""
         if self.c == 1:
             return edge
-        return np.where(edge >= 0, self.e_res[np.maximum(edge, 0)], -1)
+        return np.take(self._res_of, edge)  # (-1 reads the table's last entry, -1)
 
     def bottleneck(
         self, start: np.ndarray, pred: np.ndarray, base: np.ndarray, depth: bool = False
