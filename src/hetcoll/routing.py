@@ -682,12 +682,29 @@ class _Core:
         ``depth``, also each route's number of links.
 
         Pointer doubling on the predecessor rows: after round ``r`` each node holds the
-        minimum over the last ``2**r`` links of its route and points ``2**r`` links up.
+        minimum over the last ``2**r`` links of its route and points ``2**r`` links up;
+        by blocks of rows whose pointers stay in the cache.
         """
         k, c = pred.shape
         if c == 1:
             bw = base.reshape(k, 1).astype(float)
             return (bw, np.zeros((k, 1), dtype=np.int64)) if depth else bw
+        bw = np.empty((k, c))
+        links = np.empty((k, c), dtype=np.int64) if depth else None
+        for lo in range(0, k, _ALONG_ROWS):
+            at = slice(lo, min(k, lo + _ALONG_ROWS))
+            got = self._bottleneck_block(start[at], pred[at], base[at], depth)
+            if links is not None:
+                bw[at], links[at] = got
+            else:
+                bw[at] = got
+        return (bw, links) if links is not None else bw
+
+    def _bottleneck_block(
+        self, start: np.ndarray, pred: np.ndarray, base: np.ndarray, depth: bool
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """:meth:`bottleneck` of a block of rows."""
+        k, c = pred.shape
         offset = (np.arange(k) * c)[:, None]
         at_start = pred < 0
         edge = np.where(at_start, 0, pred)
@@ -947,7 +964,7 @@ class _Core:
             flat[order[:m]] = offset[lo : lo + m]  # depth 0: the starts
             into = order[m:]
             edge = self._edge_of[kept.res[part].reshape(-1)[into]]
-            src = into - into % c + self.e_tail[edge]  # the parent, in the same row
+            src = into // c * c + self.e_tail[edge]  # the parent, in the same row
             weight = self.e_weight[edge]
             for a, b in itertools.pairwise(ends):
                 flat[into[a - m : b - m]] = flat[src[a - m : b - m]] + weight[a - m : b - m]
