@@ -70,6 +70,9 @@ _BATCH_ELEMENTS = 1 << 19
 # new page costs the kernel a fault and its zeroing: on the random 5000-node platform,
 # 1 << 19 elements touched 1.3 GB over the cost matrix, 1 << 22 0.7 GB).
 _CORE_ELEMENTS = 1 << 22
+# Rows x edges per block of the tie test (:meth:`_Core.predecessors`): 2 MB temporaries,
+# in the cache's reach and below numpy's 4 MiB for huge pages.
+_EDGE_ROWS_ELEMENTS = 1 << 18
 # Core row entries kept to derive the rows of chain nodes from (:class:`_EndRows`; 7 to
 # 20 bytes each): 4M entries, 28 to 80 MB at most.
 _END_ELEMENTS = 1 << 22
@@ -621,6 +624,18 @@ class _Core:
         # z = fl(fl(dist[u] + w) - dist[v]) is never negative (Dijkstra relaxed every edge)
         # and is 0 exactly when the edge is tight (a difference of finite doubles is 0 only
         # between equal ones)
+        # (by blocks of rows: k x E temporaries of at most _EDGE_ROWS_ELEMENTS entries)
+        low = np.full(k, np.inf)
+        step = max(1, _EDGE_ROWS_ELEMENTS // max(1, len(self.e_tail)))
+        for lo in range(0, k, step):
+            at = slice(lo, min(k, lo + step))
+            asked = None if slack is None else slack[at]
+            self._predecessors_block(start[at], dist[at], asked, pred[at], low[at])
+        return pred if slack is None else (pred, low)
+
+    def _predecessors_block(self, start, dist, slack, pred, low) -> None:
+        """:meth:`predecessors` of a block of rows, into ``pred`` and ``low``."""
+        c = dist.shape[1]
         z = np.take(dist, self.e_tail, axis=1)  # (much faster than dist[:, e_tail])
         z += self.e_weight
         z -= np.take(dist, self.e_head, axis=1)
@@ -632,7 +647,7 @@ class _Core:
         if len(unique):
             # then each node but the start has exactly one, among its incoming edges (a
             # run: edges are sorted by head): the run's sum of tight edge indices is it
-            # (summed as small integers: a k x E temporary of one or two bytes an entry)
+            # (summed as small integers: a temporary of one or two bytes an entry)
             into = _rows_of(~ties)
             place = np.multiply(tight[into], self._place, dtype=self._place.dtype)
             pred[into] = np.add.reduceat(place, self.e_first, axis=1, dtype=self._place.dtype)
@@ -641,13 +656,11 @@ class _Core:
         for i in np.flatnonzero(ties).tolist():
             pred[i] = self._resolve(int(start[i]), dist[i], tight[i])
         if slack is None:
-            return pred
-        low = np.full(k, np.inf)
+            return
         asked = np.flatnonzero(slack & ~ties)
         if len(asked):  # without ties, z is 0 on the predecessors and into the start only
             low[asked] = _least_positive(z[_rows_of(slack & ~ties)])
         low[ties & slack] = 0.0
-        return pred, low
 
     def _resolve(self, s: int, dist: np.ndarray, tight: np.ndarray) -> np.ndarray:
         """Predecessors of one start with ties: fewest links, then nearest, lowest index."""
