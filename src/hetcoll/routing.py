@@ -703,7 +703,7 @@ class _Core:
             bw = base.reshape(k, 1).astype(float)
             return (bw, np.zeros((k, 1), dtype=np.int64)) if depth else bw
         bw = np.empty((k, c))
-        links = np.empty((k, c), dtype=np.int64) if depth else None
+        links = np.empty((k, c), dtype=np.int32) if depth else None
         for lo in range(0, k, _ALONG_ROWS):
             at = slice(lo, min(k, lo + _ALONG_ROWS))
             got = self._bottleneck_block(start[at], pred[at], base[at], depth)
@@ -913,7 +913,9 @@ class _Core:
         # off the chain, the two ends' candidates; on it, the direct one too: it wins
         # when strictly least, else the ends' least must be strict
         tie = va == vb
-        best = np.minimum(va, vb)
+        from_a = va < vb
+        best = np.minimum(va, vb, out=va)  # (va is not read again)
+        del va
         kk = ks[:, None]
         nl, nr = chains.node[pl], chains.node[pr]
         wins_l, wins_r = vl & (wl < best[kk, nl]), vr & (wr < best[kk, nr])
@@ -923,7 +925,6 @@ class _Core:
         tie[kk, nr] = False
         tie[ks, start] = False
         ok &= ~tie.any(axis=1)
-        from_a = va < vb
         best[kk, nl] = np.where(wins_l, wl, best[kk, nl])
         best[kk, nr] = np.where(wins_r, wr, best[kk, nr])
         best[ks, start] = 0.0
@@ -947,12 +948,23 @@ class _Core:
             bw[rows] = np.minimum(b, base[:, None])
         asked = np.flatnonzero(ok & ask)
         if len(asked):  # the slack as :meth:`predecessors` forms it (no ties here)
-            b_asked = best[_rows_of(ok & ask)]
-            z = np.take(b_asked, self.e_tail, axis=1)
-            z += self.e_weight
-            z -= np.take(b_asked, self.e_head, axis=1)
-            low[rows[asked]] = _least_positive(z)
+            low[rows[asked]] = self._slack(best[_rows_of(ok & ask)])
         return ok
+
+    def _slack(self, dist: np.ndarray) -> np.ndarray:
+        """Each row's least non-zero ``fl(fl(dist[u] + w) - dist[v])`` over the core's
+        edges ``u -> v`` (rows of latencies without ties, as :meth:`predecessors` forms
+        the slack), by blocks of rows."""
+        k = len(dist)
+        low = np.empty(k)
+        step = max(1, _EDGE_ROWS_ELEMENTS // max(1, len(self.e_tail)))
+        for lo in range(0, k, step):
+            part = dist[lo : lo + step]
+            z = np.take(part, self.e_tail, axis=1)
+            z += self.e_weight
+            z -= np.take(part, self.e_head, axis=1)
+            low[lo : lo + step] = _least_positive(z)
+        return low
 
     def _along_kept(self, slot: np.ndarray, offset: np.ndarray) -> np.ndarray:
         """Latencies along kept rows' trees (``k x c``), from latency ``offset[i]`` at the
