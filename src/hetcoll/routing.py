@@ -76,7 +76,8 @@ _EDGE_ROWS_ELEMENTS = 1 << 18
 # Core row entries kept to derive the rows of chain nodes from (:class:`_EndRows`; 7 to
 # 20 bytes each): 4M entries, 28 to 80 MB at most.
 _END_ELEMENTS = 1 << 22
-# Rows per block when summing along kept rows' trees (cache-sized temporaries).
+# Rows per block when summing along kept rows' trees and in the bottlenecks' pointer
+# doubling (cache-sized temporaries).
 _ALONG_ROWS = 64
 # Rows per block when adding the cost matrix's terms (cache-sized temporaries).
 _COST_ROWS = 512
