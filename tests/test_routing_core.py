@@ -17,10 +17,13 @@ from hetcoll import Link, Node, Platform, routing
 
 
 @st.composite
-def chained_graphs(draw, latencies, max_chain=6):
+def chained_graphs(draw, latencies, max_chain=6, bandwidths=None):
     """A connected graph whose links are mostly chains: a random tree plus extra links on
     a few nodes, each link drawn as a chain of up to ``max_chain`` inner nodes, and a few
-    leaves (trees off the core); latencies from ``latencies``."""
+    leaves (trees off the core); latencies from ``latencies``, bandwidths from
+    ``bandwidths`` (four values by default)."""
+    if bandwidths is None:
+        bandwidths = st.sampled_from([1e6, 2e6, 5e6, math.inf])
     n = draw(st.integers(2, 7))
     pairs = [(draw(st.integers(0, i - 1)), i) for i in range(1, n)]
     extra = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=n + 2))
@@ -40,10 +43,7 @@ def chained_graphs(draw, latencies, max_chain=6):
         links.append((draw(st.integers(0, m - 1)), m))
         m += 1
     perm = draw(st.permutations(range(m)))  # node order is not chain order
-    edges = [
-        (perm[a], perm[b], draw(latencies), draw(st.sampled_from([1e6, 2e6, 5e6, math.inf])))
-        for a, b in links
-    ]
+    edges = [(perm[a], perm[b], draw(latencies), draw(bandwidths)) for a, b in links]
     return m, edges
 
 
@@ -80,7 +80,35 @@ def test_rows_equal_a_search_from_every_start_in_any_order(kind, data):
     """Every core row asked in random batches (rows of chain ends are kept between calls
     and derived rows read them), some from other starting latencies (sources in trees),
     equals a search's, bit for bit; the chains are what :class:`_Chains` says."""
-    n, edges = data.draw(chained_graphs(LATENCIES[kind]))
+    _check_rows(data, chained_graphs(LATENCIES[kind]))
+
+
+@pytest.mark.parametrize(
+    ("searches", "ranks"),
+    [("one", "natural"), ("many", "natural"), ("many", "uint16"), ("one", "float")],
+)
+@pytest.mark.parametrize("kind", list(LATENCIES))
+@settings(max_examples=25)
+@given(data=st.data())
+def test_rows_in_small_blocks_with_many_bandwidths(kind, searches, ranks, data):
+    """The same with blocks of rows cut small (the tie test and the slack one row at a
+    time, bottlenecks and sums along kept trees two rows at a time; searches of one start
+    each, or of many), bandwidths all distinct, and the kept bottlenecks stored as 8-bit
+    ranks (up to 256 bandwidths, else 16-bit), 16-bit ranks or floats."""
+    many = st.floats(1e5, 1e9).map(lambda x: float(np.float32(x)))
+    graphs = chained_graphs(LATENCIES[kind], bandwidths=st.one_of(many, st.just(math.inf)))
+    with pytest.MonkeyPatch.context() as mp:
+        if searches == "one":
+            mp.setattr(routing, "_CORE_ELEMENTS", 1)
+        mp.setattr(routing, "_EDGE_ROWS_ELEMENTS", 1)
+        mp.setattr(routing, "_ALONG_ROWS", 2)
+        if ranks != "natural":
+            mp.setattr(routing, "_rank_dtype", lambda n: np.uint16 if ranks == "uint16" else None)
+        _check_rows(data, graphs)
+
+
+def _check_rows(data, graphs) -> None:
+    n, edges = data.draw(graphs)
     core = platform_of(n, edges).routes._graph.forest.core
     c = core.c
     chains = core.chains
@@ -209,3 +237,27 @@ def test_cycles_of_inner_nodes_and_loops_are_searched():
     lat, bw, paths = dijkstra_routes(5, edges)
     assert r.latency.tolist() == lat and r.bandwidth.tolist() == bw
     assert all(r.path(s, t) == paths[s][t] for s in range(5) for t in range(5))
+
+
+@settings(max_examples=200)
+@given(
+    z=st.lists(
+        st.lists(
+            st.one_of(
+                st.just(0.0),
+                st.floats(0.0, math.inf, allow_subnormal=True),
+                st.sampled_from([5e-324, 2.2250738585072014e-308, 1.0, math.inf]),
+            ),
+            min_size=1,
+            max_size=12,
+        ),
+        min_size=1,
+        max_size=6,
+    ).filter(lambda rows: len({len(r) for r in rows}) == 1)
+)
+def test_least_positive_is_the_least_nonzero_entry_of_each_row(z):
+    """``_least_positive`` (an integer minimum on the bit patterns) is the least non-zero
+    entry of each row, ``inf`` for a row of zeros, bit for bit."""
+    a = np.array(z, dtype=float)
+    want = [min((x for x in row if x != 0.0), default=math.inf) for row in z]
+    assert routing._least_positive(a.copy()).tolist() == want

@@ -64,10 +64,20 @@ __all__ = ["Routes"]
 _LONG_CLIMB = 64
 # Sources per batch when building all-pairs matrices: bounds the k x E temporaries.
 _BATCH_ELEMENTS = 1 << 19
-# Core row entries kept to derive the rows of chain nodes from (:class:`_EndRows`; 38
-# bytes each): 4M entries, 160 MB at most.
+# Starts per core search batch: bounds its k x E temporaries (32 MB each at most).  Large
+# on purpose: numpy backs arrays of 4 MiB and more with fresh huge pages and smaller ones
+# above 128 KiB with fresh mappings, so many small batches touch far more new memory (each
+# new page costs the kernel a fault and its zeroing: on the random 5000-node platform,
+# 1 << 19 elements touched 1.3 GB over the cost matrix, 1 << 22 0.7 GB).
+_CORE_ELEMENTS = 1 << 22
+# Rows x edges per block of the tie test (:meth:`_Core.predecessors`): 2 MB temporaries,
+# in the cache's reach and below numpy's 4 MiB for huge pages.
+_EDGE_ROWS_ELEMENTS = 1 << 18
+# Core row entries kept to derive the rows of chain nodes from (:class:`_EndRows`; 7 to
+# 20 bytes each): 4M entries, 28 to 80 MB at most.
 _END_ELEMENTS = 1 << 22
-# Rows per block when summing along kept rows' trees (cache-sized temporaries).
+# Rows per block when summing along kept rows' trees and in the bottlenecks' pointer
+# doubling (cache-sized temporaries).
 _ALONG_ROWS = 64
 # Rows per block when adding the cost matrix's terms (cache-sized temporaries).
 _COST_ROWS = 512
@@ -525,9 +535,23 @@ class _Core:
         self.e_weight = g.weight[keep][order]
         self.e_res = keep[order]  # the global resource (directed edge) of each core edge
         self.e_bw = g.link_bandwidth[self.e_res // 2]
+        self.e_index = np.arange(len(keep), dtype=np.int64)
+        self._res_of = np.append(self.e_res, -1).astype(np.int32)  # for :meth:`resources`
+        # each edge's place among its head's incoming edges, in the smallest type
+        # that holds them (:meth:`predecessors` sums these over runs)
+        place = self.e_index - np.searchsorted(self.e_head, self.e_head)
+        most = int(place.max(initial=0))
+        self._place = place.astype(
+            np.uint8 if most < 1 << 8 else np.uint16 if most < 1 << 16 else np.int64
+        )
+        # the core edge of each global resource (0 for a resource off the core)
+        self._edge_of = np.zeros(len(g.tail), dtype=np.int64)
+        self._edge_of[self.e_res] = self.e_index
+        # each node's first incoming edge (every core node has two or more)
+        self.e_first = np.searchsorted(self.e_head, np.arange(c))
         self.w_max = float(self.e_weight.max()) if len(keep) else 0.0
         self._csr = None
-        self.batch = max(1, _BATCH_ELEMENTS // max(1, len(keep) + c)) if c > 1 else g.n
+        self.batch = max(1, _CORE_ELEMENTS // max(1, len(keep) + c)) if c > 1 else g.n
         self._chains: _Chains | None = None
         self._kept = _EndRows(self)
 
@@ -565,7 +589,9 @@ class _Core:
         plain = offset == 0
         dist = np.empty((k, c))
         at = np.flatnonzero(plain)
-        if len(at):
+        if len(at) == k:  # (no copy)
+            dist = dijkstra(self.csr, directed=True, indices=start)
+        elif len(at):
             dist[at] = dijkstra(self.csr, directed=True, indices=start[at])
         at = np.flatnonzero(~plain)
         if len(at):  # one virtual node per source, c + j -> start[j]
@@ -599,6 +625,18 @@ class _Core:
         # z = fl(fl(dist[u] + w) - dist[v]) is never negative (Dijkstra relaxed every edge)
         # and is 0 exactly when the edge is tight (a difference of finite doubles is 0 only
         # between equal ones)
+        # (by blocks of rows: k x E temporaries of at most _EDGE_ROWS_ELEMENTS entries)
+        low = np.full(k, np.inf)
+        step = max(1, _EDGE_ROWS_ELEMENTS // max(1, len(self.e_tail)))
+        for lo in range(0, k, step):
+            at = slice(lo, min(k, lo + step))
+            asked = None if slack is None else slack[at]
+            self._predecessors_block(start[at], dist[at], asked, pred[at], low[at])
+        return pred if slack is None else (pred, low)
+
+    def _predecessors_block(self, start, dist, slack, pred, low) -> None:
+        """:meth:`predecessors` of a block of rows, into ``pred`` and ``low``."""
+        c = dist.shape[1]
         z = np.take(dist, self.e_tail, axis=1)  # (much faster than dist[:, e_tail])
         z += self.e_weight
         z -= np.take(dist, self.e_head, axis=1)
@@ -607,20 +645,23 @@ class _Core:
         # every other node has a tight incoming edge: exactly c - 1 of them, no tie
         ties = np.count_nonzero(tight, axis=1) != c - 1
         unique = np.flatnonzero(~ties)
-        rows, cols = np.nonzero(tight if len(unique) == k else tight[unique])
-        pred[unique[rows], self.e_head[cols]] = cols
+        if len(unique):
+            # then each node but the start has exactly one, among its incoming edges (a
+            # run: edges are sorted by head): the run's sum of tight edge indices is it
+            # (summed as small integers: a temporary of one or two bytes an entry)
+            into = _rows_of(~ties)
+            place = np.multiply(tight[into], self._place, dtype=self._place.dtype)
+            pred[into] = np.add.reduceat(place, self.e_first, axis=1, dtype=self._place.dtype)
+            pred[into] += self.e_first
+            pred[unique, start[unique]] = -1
         for i in np.flatnonzero(ties).tolist():
             pred[i] = self._resolve(int(start[i]), dist[i], tight[i])
         if slack is None:
-            return pred
-        low = np.full(k, np.inf)
+            return
         asked = np.flatnonzero(slack & ~ties)
         if len(asked):  # without ties, z is 0 on the predecessors and into the start only
-            za = z if len(asked) == k else z[asked]
-            za[za == 0] = np.inf
-            low[asked] = za.min(axis=1)
+            low[asked] = _least_positive(z[_rows_of(slack & ~ties)])
         low[ties & slack] = 0.0
-        return pred, low
 
     def _resolve(self, s: int, dist: np.ndarray, tight: np.ndarray) -> np.ndarray:
         """Predecessors of one start with ties: fewest links, then nearest, lowest index."""
@@ -645,7 +686,7 @@ class _Core:
         """The global resource of each core edge index (-1 stays -1)."""
         if self.c == 1:
             return edge
-        return np.where(edge >= 0, self.e_res[np.maximum(edge, 0)], -1)
+        return np.take(self._res_of, edge)  # (-1 reads the table's last entry, -1)
 
     def bottleneck(
         self, start: np.ndarray, pred: np.ndarray, base: np.ndarray, depth: bool = False
@@ -655,12 +696,29 @@ class _Core:
         ``depth``, also each route's number of links.
 
         Pointer doubling on the predecessor rows: after round ``r`` each node holds the
-        minimum over the last ``2**r`` links of its route and points ``2**r`` links up.
+        minimum over the last ``2**r`` links of its route and points ``2**r`` links up;
+        by blocks of rows whose pointers stay in the cache.
         """
         k, c = pred.shape
         if c == 1:
             bw = base.reshape(k, 1).astype(float)
             return (bw, np.zeros((k, 1), dtype=np.int64)) if depth else bw
+        bw = np.empty((k, c))
+        links = np.empty((k, c), dtype=np.int32) if depth else None
+        for lo in range(0, k, _ALONG_ROWS):
+            at = slice(lo, min(k, lo + _ALONG_ROWS))
+            got = self._bottleneck_block(start[at], pred[at], base[at], depth)
+            if links is not None:
+                bw[at], links[at] = got
+            else:
+                bw[at] = got
+        return (bw, links) if links is not None else bw
+
+    def _bottleneck_block(
+        self, start: np.ndarray, pred: np.ndarray, base: np.ndarray, depth: bool
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """:meth:`bottleneck` of a block of rows."""
+        k, c = pred.shape
         offset = (np.arange(k) * c)[:, None]
         at_start = pred < 0
         edge = np.where(at_start, 0, pred)
@@ -705,7 +763,7 @@ class _Core:
         """
         k, c = len(start), self.c
         dist = np.empty((k, c))
-        res = np.empty((k, c), dtype=np.int64)
+        res = np.empty((k, c), dtype=np.int32)  # as the kept rows and the callers keep them
         bw = None if base is None else np.empty((k, c))
         low = np.full(k, np.inf)
         base_ = np.full(k, np.inf) if base is None else base
@@ -787,16 +845,16 @@ class _Core:
             low[i] = np.where(asked[at[mine]], sl[mine], np.inf)
             if store.any():
                 j = _rows_of(store)
-                kept.add(s[j], d[j], edge[j], r[j], b[j], sl[j], links[j], self.w_max)
+                kept.add(s[j], d[j], r[j], b[j], sl[j], links[j], self.w_max)
 
     def _from_kept(self, slot, ask, base, rows, out) -> None:
         """Kept rows ``slot`` into the rows ``rows`` of ``out``."""
         dist, res, bw, low = out
         kept = self._kept
-        dist[rows] = kept.dist[slot]
+        dist[rows] = self._along_kept(slot, np.zeros(len(slot)))  # the search's sums
         res[rows] = kept.res[slot]
         if bw is not None:
-            bw[rows] = np.minimum(kept.bw[slot], base[:, None])
+            bw[rows] = np.minimum(kept.bandwidths(slot), base[:, None])
         low[rows] = np.where(ask, kept.slack[slot], np.inf)
 
     def _derive(self, start, ask, base, rows, out) -> np.ndarray:
@@ -856,7 +914,9 @@ class _Core:
         # off the chain, the two ends' candidates; on it, the direct one too: it wins
         # when strictly least, else the ends' least must be strict
         tie = va == vb
-        best = np.minimum(va, vb)
+        from_a = va < vb
+        best = np.minimum(va, vb, out=va)  # (va is not read again)
+        del va
         kk = ks[:, None]
         nl, nr = chains.node[pl], chains.node[pr]
         wins_l, wins_r = vl & (wl < best[kk, nl]), vr & (wr < best[kk, nr])
@@ -866,11 +926,11 @@ class _Core:
         tie[kk, nr] = False
         tie[ks, start] = False
         ok &= ~tie.any(axis=1)
-        from_a = va < vb
         best[kk, nl] = np.where(wins_l, wl, best[kk, nl])
         best[kk, nr] = np.where(wins_r, wr, best[kk, nr])
         best[ks, start] = 0.0
-        r = np.where(from_a, kept.res[sa], kept.res[sb])
+        r = kept.res[sb]
+        np.copyto(r, kept.res[sa], where=from_a)
         r[kk, nl] = np.where(wins_l, self.e_res[np.maximum(el, 0)], r[kk, nl])
         r[kk, nr] = np.where(wins_r, self.e_res[np.maximum(er, 0)], r[kk, nr])
         r[ks, start] = -1
@@ -878,46 +938,62 @@ class _Core:
         dist[rows] = best
         res[rows] = r
         if bw is not None:
-            b = np.where(
-                from_a,
-                np.minimum(kept.bw[sa], bl[ks, left - 1][:, None]),
-                np.minimum(kept.bw[sb], br[ks, right - 1][:, None]),
-            )
+            b = kept.bandwidths(sb)
+            np.minimum(b, br[ks, right - 1][:, None], out=b)
+            b_a = kept.bandwidths(sa)
+            np.minimum(b_a, bl[ks, left - 1][:, None], out=b_a)
+            np.copyto(b, b_a, where=from_a)
             b[kk, nl] = np.where(wins_l, bl, b[kk, nl])
             b[kk, nr] = np.where(wins_r, br, b[kk, nr])
             b[ks, start] = np.inf
             bw[rows] = np.minimum(b, base[:, None])
         asked = np.flatnonzero(ok & ask)
         if len(asked):  # the slack as :meth:`predecessors` forms it (no ties here)
-            z = np.take(best[asked], self.e_tail, axis=1)
-            z += self.e_weight
-            z -= np.take(best[asked], self.e_head, axis=1)
-            z[z == 0] = np.inf
-            low[rows[asked]] = z.min(axis=1)
+            low[rows[asked]] = self._slack(best[_rows_of(ok & ask)])
         return ok
+
+    def _slack(self, dist: np.ndarray) -> np.ndarray:
+        """Each row's least non-zero ``fl(fl(dist[u] + w) - dist[v])`` over the core's
+        edges ``u -> v`` (rows of latencies without ties, as :meth:`predecessors` forms
+        the slack), by blocks of rows."""
+        k = len(dist)
+        low = np.empty(k)
+        step = max(1, _EDGE_ROWS_ELEMENTS // max(1, len(self.e_tail)))
+        for lo in range(0, k, step):
+            part = dist[lo : lo + step]
+            z = np.take(part, self.e_tail, axis=1)
+            z += self.e_weight
+            z -= np.take(part, self.e_head, axis=1)
+            low[lo : lo + step] = _least_positive(z)
+        return low
 
     def _along_kept(self, slot: np.ndarray, offset: np.ndarray) -> np.ndarray:
         """Latencies along kept rows' trees (``k x c``), from latency ``offset[i]`` at the
         start of row ``slot[i]``, summed link after link: level by level, every row of a
-        block at once (each node's entry is its parent's plus the link's latency)."""
+        block at once (each node's entry is its parent's plus the link's latency).
+
+        A block's entries sorted by depth (a radix sort on 16 bits) are the flat positions
+        of its nodes level after level, starts first (one per row, in row order); each
+        node's parent and link come from its predecessor resource.
+        """
         kept = self._kept
         k, c = len(slot), self.c
         out = np.empty((k, c))
+        flat_all = out.reshape(-1)
         for lo in range(0, k, _ALONG_ROWS):
             part = slot[lo : lo + _ALONG_ROWS]
             m = len(part)
-            at = out[lo : lo + m]
-            at[np.arange(m), kept.into[part, 0]] = offset[lo : lo + m]  # depth 0: the start
-            level = kept.level[part, 1:].ravel()
-            by_level = np.argsort(level, kind="stable")  # radix sort on 16 bits
-            row = (np.arange(m) * c)[:, None]
-            into = (kept.into[part, 1:] + row).ravel()[by_level]
-            src = (kept.src[part, 1:] + row).ravel()[by_level]
-            weight = kept.weight[part, 1:].ravel()[by_level]
-            ends = np.cumsum(np.bincount(level)).tolist()
-            flat = at.reshape(-1)
-            for a, b in itertools.pairwise([0, *ends]):
-                flat[into[a:b]] = flat[src[a:b]] + weight[a:b]
+            depth = kept.depth[part].reshape(-1)
+            order = np.argsort(depth, kind="stable")
+            ends = np.cumsum(np.bincount(depth)).tolist()
+            flat = flat_all[lo * c : (lo + m) * c]
+            flat[order[:m]] = offset[lo : lo + m]  # depth 0: the starts
+            into = order[m:]
+            edge = self._edge_of[kept.res[part].reshape(-1)[into]]
+            src = into // c * c + self.e_tail[edge]  # the parent, in the same row
+            weight = self.e_weight[edge]
+            for a, b in itertools.pairwise(ends):
+                flat[into[a - m : b - m]] = flat[src[a - m : b - m]] + weight[a - m : b - m]
         return out
 
 
@@ -998,14 +1074,27 @@ class _Chains:
         self.is_end[self.node[last]] = True
 
 
+def _rank_dtype(n: int) -> type | None:
+    """The smallest unsigned integer type that holds ``n`` ranks (None past 16 bits)."""
+    return np.uint8 if n <= 1 << 8 else np.uint16 if n <= 1 << 16 else None
+
+
 class _EndRows:
     """Core rows searched from latency 0 at chain ends, kept to derive inner nodes' rows
     from (:meth:`_Core.rows`), at most ``_END_ELEMENTS`` entries.
 
-    Per node its slot (-1 if none); per slot the latencies, predecessors (global
-    resources, -1 at the start), bottlenecks (from ``inf`` at the start), slack and top
-    (as :func:`_certified` takes them), and the tree by depth: the nodes ``into`` (the
-    start first), their depths ``level``, parents ``src`` and links' latencies ``weight``.
+    Per node its slot (-1 if none); per slot the predecessors ``res`` (global resources,
+    -1 at the start), the ``depth`` of each node in the row's tree (links from the start),
+    the bottlenecks (from ``inf`` at the start) as ranks in the table ``bws`` of the core's
+    link bandwidths (:meth:`bandwidths`), and the slack and top (as :func:`_certified`
+    takes them).  The latencies are not kept: summed again along the tree from 0
+    (:meth:`_Core._along_kept`) they are the search's, bit for bit (each predecessor link
+    is tight: ``fl(dist[parent] + latency) == dist[node]``).
+
+    Compact on purpose: about 7 bytes per entry (11 with 16-bit ranks, 20 with more than
+    65536 distinct bandwidths), so the kept rows of the random 5000-node platform touch
+    20 MB instead of 104, and every page a process touches for the first time costs a
+    page fault (a quarter to half of that case's CPU time is the kernel's).
     """
 
     def __init__(self, core: _Core) -> None:
@@ -1014,45 +1103,42 @@ class _EndRows:
         self.slot = np.full(c, -1, dtype=np.int64)
         self.count = 0
         self.limit = max(0, _END_ELEMENTS // max(1, c))
-        self.dist = np.empty((0, c))
+        self.bws = np.unique(np.append(core.e_bw, np.inf))
+        rank = _rank_dtype(len(self.bws))
         self.res = np.empty((0, c), dtype=np.int32)
-        self.bw = np.empty((0, c))
-        self.level = np.empty((0, c), dtype=np.uint16)
-        self.into = np.empty((0, c), dtype=np.int32)
-        self.src = np.empty((0, c), dtype=np.int32)
-        self.weight = np.empty((0, c))
+        self.depth = np.empty((0, c), dtype=np.uint16)
+        self.bw = np.empty((0, c), dtype=rank if rank is not None else float)
         self.slack = np.empty(0)
         self.top = np.empty(0)
 
     def room(self) -> int:
         return self.limit - self.count
 
-    def add(self, nodes, dist, edge, res, bw, slack, depth, w_max) -> None:
-        """Keep the rows of ``nodes`` (``edge``: predecessor core edges, ``res`` their
-        resources; ``depth``: each node's links from the start, below 65536; ``w_max``
-        the core's largest link latency)."""
+    def bandwidths(self, slot: np.ndarray) -> np.ndarray:
+        """The bottleneck rows of ``slot`` (a new ``k x c`` array)."""
+        got = self.bw[slot]
+        return got if got.dtype == float else np.take(self.bws, got)
+
+    def add(self, nodes, dist, res, bw, slack, depth, w_max) -> None:
+        """Keep the rows of ``nodes`` (``res``: predecessor resources; ``depth``: each
+        node's links from the start, below 65536; ``w_max`` the core's largest link
+        latency)."""
         first, need = self.count, self.count + len(nodes)
-        if need > len(self.dist):  # grow geometrically
-            size = min(self.limit, max(need, 2 * len(self.dist), 64))
-            for name in ("dist", "res", "bw", "level", "into", "src", "weight", "slack", "top"):
+        if need > len(self.res):  # grow geometrically
+            size = min(self.limit, max(need, 2 * len(self.res), 64))
+            for name in ("res", "depth", "bw", "slack", "top"):
                 old = getattr(self, name)
                 grown = np.empty((size, *old.shape[1:]), dtype=old.dtype)
                 grown[:first] = old[:first]
                 setattr(self, name, grown)
-        core = self.core
         at = slice(first, need)
-        self.dist[at], self.res[at], self.bw[at] = dist, res, bw
+        self.res[at], self.depth[at] = res, depth
+        if self.bw.dtype == float:
+            self.bw[at] = bw
+        else:  # exact: every bottleneck is one of the links' bandwidths, or inf
+            self.bw[at] = np.searchsorted(self.bws, bw)
         self.slack[at] = slack
         self.top[at] = dist.max(axis=1) + w_max
-        depth = depth.astype(np.uint16)
-        order = np.argsort(depth, axis=1, kind="stable")  # radix sort on 16 bits
-        self.level[at] = np.take_along_axis(depth, order, axis=1)
-        self.into[at] = order
-        edge = np.take_along_axis(edge, order, axis=1)
-        root = edge < 0
-        edge[root] = 0
-        self.src[at] = np.where(root, order, core.e_tail[edge])
-        self.weight[at] = np.where(root, 0.0, core.e_weight[edge])
         self.slot[nodes] = np.arange(first, need)
         self.count = need
 
@@ -1533,6 +1619,25 @@ def _rows_of(mask: np.ndarray) -> slice | np.ndarray:
     """The rows where ``mask`` holds: a slice when it holds everywhere (a view, not a
     copy, when indexing a block of rows)."""
     return slice(None) if mask.all() else np.flatnonzero(mask)
+
+
+def _least_positive(z: np.ndarray) -> np.ndarray:
+    """The least non-zero entry of each row of ``z`` (``inf`` for a row of zeros), whose
+    entries are non-negative doubles (``+0.0``, finite or ``inf``, no NaN); ``z`` is
+    overwritten.
+
+    Why bits: non-negative doubles are ordered as their bit patterns read as unsigned
+    integers, and ``+0.0`` is the pattern 0; subtracting 1 sends it to the largest pattern
+    and keeps every other order, so one integer minimum skips the zeros (an order of
+    magnitude faster than masking them with ``np.where``).
+    """
+    u = z.view(np.uint64)
+    u -= np.uint64(1)
+    least = u.min(axis=1)
+    least += np.uint64(1)  # a row of zeros wraps back to 0
+    out = least.view(np.float64)
+    out[least == 0] = np.inf
+    return out
 
 
 def _certified(slack: np.ndarray, top: np.ndarray, offset: np.ndarray, c: int) -> np.ndarray:
