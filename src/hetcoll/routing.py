@@ -203,15 +203,13 @@ class Routes:
             return m
         m = np.empty((n, n))
         core = np.empty((n, f.core.c), dtype=np.int32)
-        nodes = f.core.nodes
-        for at, (lt, pt, bt) in f.batches(np.arange(n)):
+        for at, (lt, _, bt, rows) in f.batches(np.arange(n), preds=False):
             lt += base[at]  # lt[x, i] is from source at[i]
             if nbytes:
                 np.divide(nbytes, bt, out=bt)
                 lt += bt
             _transpose_into(m, lt, at)
-            into = _block(nodes, np.arange(len(at)))
-            core[at] = pt[into].T
+            core[at] = rows
         np.fill_diagonal(m, 0.0)
         # a tree source's row starts at its attachment (the climb's last link is not on
         # the core), as :meth:`_Forest.core_rows` gives it
@@ -1304,16 +1302,19 @@ class _Forest:
         lat = np.empty((k, n))
         pred = np.empty((k, n), dtype=np.int32)
         bw = np.empty((k, n))
-        for at, got in self.batches(sources):
-            for out, t in zip((lat, pred, bw), got, strict=True):
+        for at, (lt, pt, bt, _) in self.batches(sources):
+            for out, t in zip((lat, pred, bw), (lt, pt, bt), strict=True):
                 _transpose_into(out, t, at)
         return lat, pred, bw
 
-    def batches(self, sources: np.ndarray) -> Iterator[tuple[np.ndarray, tuple[np.ndarray, ...]]]:
-        """The rows of ``sources`` batch after batch, node-major: ``(at, (lt, pt, bt))``
-        where ``lt[x, i]`` is the latency from ``sources[at[i]]`` to ``x`` (as
-        :meth:`_rows_t`), in the order :meth:`rows` computes them (core sources first, then
-        the sources in trees by attachment).  The arrays are the caller's to keep."""
+    def batches(
+        self, sources: np.ndarray, preds: bool = True
+    ) -> Iterator[tuple[np.ndarray, tuple[np.ndarray, ...]]]:
+        """The rows of ``sources`` batch after batch, node-major: ``(at, (lt, pt, bt,
+        core))`` where ``lt[x, i]`` is the latency from ``sources[at[i]]`` to ``x`` and
+        ``core[i]`` its core predecessor row (as :meth:`_rows_t`; ``pt`` is None unless
+        ``preds``), in the order :meth:`rows` computes them (core sources first, then the
+        sources in trees by attachment).  The arrays are the caller's to keep."""
         on_core = self.depth[sources] == 0
         heads = _Heads(self.n)
         tree = np.flatnonzero(~on_core)
@@ -1321,9 +1322,7 @@ class _Forest:
         for part in (np.flatnonzero(on_core), tree):
             for lo in range(0, len(part), self.batch):
                 at = part[lo : lo + self.batch]
-                got = self._rows_t(sources[at], heads)
-                heads.add(sources[at], got[1], got[2], self.core.nodes)
-                yield at, got
+                yield at, self._rows_t(sources[at], heads, preds)
 
     def tree_costs(self, base: np.ndarray, nbytes: int) -> np.ndarray:
         """:meth:`Routes.cost_matrix` of a tree (a core of one node): all sources at once.
@@ -1369,9 +1368,13 @@ class _Forest:
         np.fill_diagonal(t, 0.0)
         return t
 
-    def _rows_t(self, sources: np.ndarray, heads: _Heads) -> tuple[np.ndarray, ...]:
+    def _rows_t(self, sources: np.ndarray, heads: _Heads, preds: bool = True) -> tuple:
         """Rows of ``sources`` transposed (node-major: ``lt[x, i]`` is the latency from
-        ``sources[i]`` to ``x``), so that filling a tree level fills whole rows.
+        ``sources[i]`` to ``x``), so that filling a tree level fills whole rows:
+        ``(lt, pt, bt, core)``, ``core[i]`` the core predecessor row of ``sources[i]``
+        (source-major, core-local order: -1 at its attachment, as :meth:`core_rows`);
+        ``pt`` is None unless ``preds`` (a cost matrix needs no predecessors off the
+        core).  The core sources whose trees hang off are recorded in ``heads``.
 
         First the climbs: every source in a tree walks up to its attachment, all at once
         one link per step, and each node on the way gets the entry of the one below it plus
@@ -1384,12 +1387,14 @@ class _Forest:
         k, n = len(sources), self.n
         core = self.core
         lt = np.empty((n, k))
-        pt = np.empty((n, k), dtype=np.int32)
+        pt = np.empty((n, k), dtype=np.int32) if preds else None
         bt = np.empty((n, k))
+        cp = np.empty((k, core.c), dtype=np.int32)
         cols = np.arange(k)
         lt[sources, cols] = 0.0
-        pt[sources, cols] = -1
         bt[sources, cols] = np.inf
+        if pt is not None:
+            pt[sources, cols] = -1
         first = self.first[sources]
         # inside[d][j, i]: source i lies in the subtree of the j-th node of level d + 1
         inside = [
@@ -1406,13 +1411,14 @@ class _Forest:
             x = cur[active]
             p = self.parent[x]
             lt[p, active] = lt[x, active] + self.latency[x]
-            pt[p, active] = self.up[x]
+            if pt is not None:
+                pt[p, active] = self.up[x]
             bt[p, active] = np.minimum(bt[x, active], self.bw[x])
             cur[active] = p
             active = active[self.depth[p] > 0]
         attach = self.attach[sources]
         offset, low = lt[attach, cols], bt[attach, cols]
-        climbed = pt[attach, cols]  # the climb's last link (-1 for a core source)
+        climbed = None if pt is None else pt[attach, cols]  # the climb's last link
         start = core.local[attach]
         row = heads.row[attach]
         shared = np.flatnonzero(self.depth[sources] > 0)
@@ -1420,25 +1426,25 @@ class _Forest:
         ok = _certified(heads.slack[row[shared]], heads.top[row[shared]], offset[shared], core.c)
         shared = shared[ok]
         if len(shared):
-            self._along(lt, pt, bt, shared, row[shared], heads, low[shared])
+            self._along(lt, bt, cp, shared, row[shared], heads, low[shared])
         search = np.ones(k, dtype=bool)
         search[shared] = False
         search = np.flatnonzero(search)
-        # a core source that trees hang off: its slack, for the sources of those trees
-        ask = (self.depth[sources] == 0) & self.hangs[sources]
-        slack = np.full(k, -np.inf)
-        top = np.full(k, np.inf)
         if len(search):
             at = search
-            dist, res, bw, slack[at] = core.rows(start[at], offset[at], ask[at], low[at])
-            top[at] = dist.max(axis=1) + core.w_max
+            # a core source that trees hang off: its row, for the sources of those trees
+            ask = (self.depth[sources[at]] == 0) & self.hangs[sources[at]]
+            dist, res, bw, slack = core.rows(start[at], offset[at], ask, low[at])
             into = _block(core.nodes, at)
             lt[into] = dist.T
-            pt[into] = res.T
             bt[into] = bw.T
-        slack[~ask] = -np.inf  # not a row to share
-        heads.pending = (slack, top)
-        pt[attach, cols] = climbed
+            cp[at] = res
+            if ask.any():
+                top = dist[ask].max(axis=1) + core.w_max
+                heads.add(sources[at[ask]], res[ask], bw[ask], slack[ask], top)
+        if pt is not None:
+            pt[_block(core.nodes, cols)] = cp.T
+            pt[attach, cols] = climbed
         for depth, x in enumerate(self.by_parent):
             p = self.parent[x]
             # a source below x (the climb wrote its entry) reaches x from below; any
@@ -1446,45 +1452,54 @@ class _Forest:
             into = inside[depth]
             new = lt[p] + self.latency[x][:, None]
             lt[x] = new if into is None else np.where(into, lt[x], new)
-            down = (self.up[x] ^ 1)[:, None]
-            pt[x] = down if into is None else np.where(into, pt[x], down)
+            if pt is not None:
+                down = (self.up[x] ^ 1)[:, None]
+                pt[x] = down if into is None else np.where(into, pt[x], down)
             new = np.minimum(bt[p], self.bw[x][:, None])
             bt[x] = new if into is None else np.where(into, bt[x], new)
-        return (lt, pt, bt)
+        return (lt, pt, bt, cp)
 
     def _along(
         self,
         lt: np.ndarray,
-        pt: np.ndarray,
         bt: np.ndarray,
+        cp: np.ndarray,
         cols: np.ndarray,
         rows: np.ndarray,
         heads: _Heads,
         low: np.ndarray,
     ) -> None:
-        """Core entries of the columns ``cols`` (node-major, as in :meth:`_rows_t`) from
-        their attachments' rows ``rows`` of ``heads``: the same predecessors, bottlenecks
-        no wider than the climb's ``low``, and latencies summed along the attachment's
-        tree from the climb's latency (already in ``lt`` at the attachment), level by level
-        for all columns at once."""
+        """Core entries of the columns ``cols`` (increasing; node-major, as in
+        :meth:`_rows_t`) from their attachments' rows ``rows`` of ``heads``: the same
+        predecessors (into ``cp``, source-major), bottlenecks no wider than the climb's
+        ``low``, and latencies summed along the attachment's tree from the climb's latency
+        (already in ``lt`` at the attachment), level by level for all columns at once.
+
+        Columns come in *runs*: neighbouring columns of one row (the sources of one tree,
+        side by side as :meth:`batches` orders them).  Each (run, core node) pair is one
+        entry of a level, ordered by node then run so that a level reads and writes
+        ``lt`` in increasing addresses, and stands for its run's columns: a level's
+        entries are expanded to their runs' columns (a repeat and a shift) only there.
+        O(R c) work for R runs plus one gather and one scatter per (column, core node).
+        """
         core, g = self.core, self.graph
         k = lt.shape[1]
         nodes = core.nodes
-        uniq, inv = np.unique(rows, return_inverse=True)
-        res = heads.pred[uniq].astype(np.int64)  # m x c
+        cp[cols] = heads.pred[rows]
         into = _block(nodes, cols)
-        pt[into] = res[inv].T
-        bt[into] = np.minimum(heads.bw[uniq][inv], low[:, None]).T
+        bt[into] = np.minimum(heads.bw[rows], low[:, None]).T
         if core.c == 1:
             return
-        m, c = res.shape
+        cut = np.flatnonzero((rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1] + 1)) + 1
+        lead = np.concatenate(([0], cut))  # each run's first entry in cols
+        width = np.diff(np.append(lead, len(cols)))
+        res = heads.pred[rows[lead]].T.astype(np.int64)  # c x m: node-major, one per run
+        c, m = res.shape
         root = res < 0
         safe = np.where(root, 0, res)
-        parent = np.where(root, np.arange(c)[None, :], core.local[g.tail[safe]])
-        weight = g.weight[safe]
-        # depth in each tree by pointer doubling (row-local indices, flat over m rows)
-        base = (np.arange(m) * c)[:, None]
-        up = (parent + base).ravel()
+        parent = np.where(root, np.arange(c)[:, None], core.local[g.tail[safe]])
+        # depth in each tree by pointer doubling (flat over the c x m entries)
+        up = (parent * m + np.arange(m)).ravel()
         depth = (~root).astype(np.int32).ravel()
         while True:
             nxt = up[up]
@@ -1492,26 +1507,31 @@ class _Forest:
                 break
             depth += depth[up]
             up = nxt
-        # every (tree, core node) entry by its depth (radix sort on 16 bits when it fits),
-        # then by tree and node; each entry then stands for all its tree's columns, which
-        # sit side by side: a level reads and writes runs of neighbouring entries
+        # the entries by depth (radix sort on 16 bits when it fits), then node, then run
         d = depth.astype(np.uint16 if c < 1 << 16 else np.int64)
         order = np.argsort(d, kind="stable")
-        ends = np.cumsum(np.bincount(d, minlength=1))
-        per = np.bincount(inv, minlength=m)  # columns of each tree
-        by_tree = cols[np.argsort(inv, kind="stable")]
-        tree = order // c
-        reps = per[tree]
-        total = np.zeros(len(order) + 1, dtype=np.int64)
-        np.cumsum(reps, out=total[1:])
-        entry = np.repeat(np.arange(len(order)), reps)
-        col = by_tree[(np.cumsum(per) - per)[tree][entry] + np.arange(total[-1]) - total[entry]]
-        at = nodes[order % c][entry] * k + col
-        src = nodes[parent.ravel()[order]][entry] * k + col
-        w = weight.ravel()[order][entry]
+        ends = np.cumsum(np.bincount(d, minlength=1)).tolist()
+        node, run = np.divmod(order, m)
+        column = cols[lead][run]
+        at0 = nodes[node] * k + column
+        src0 = nodes[parent.ravel()[order]] * k + column
+        w0 = g.weight[safe.ravel()[order]]
+        reps = width[run]
         flat = lt.reshape(-1)
-        for lo, hi in zip(total[ends[:-1]].tolist(), total[ends[1:]].tolist(), strict=True):
-            flat[at[lo:hi]] = flat[src[lo:hi]] + w[lo:hi]
+        if width.max() == 1:  # one column per run: the entries are the columns
+            for lo, hi in itertools.pairwise(ends):
+                flat[at0[lo:hi]] = flat[src0[lo:hi]] + w0[lo:hi]
+            return
+        step = np.arange(int(reps.sum()))
+        for lo, hi in itertools.pairwise(ends):
+            r = reps[lo:hi]
+            shift = np.cumsum(r) - r  # where each entry's columns start in the level
+            here = step[: int(shift[-1] + r[-1])]  # every depth up to the largest has nodes
+            at = np.repeat(at0[lo:hi] - shift, r)
+            at += here
+            src = np.repeat(src0[lo:hi] - shift, r)
+            src += here
+            flat[at] = flat[src] + np.repeat(w0[lo:hi], r)
 
 
 def _fold_into(
@@ -1570,23 +1590,23 @@ class _Heads:
         self.bw = np.empty((0, 0))
         self.slack = np.empty(0)
         self.top = np.empty(0)
-        self.pending: tuple[np.ndarray, np.ndarray] | None = None
 
-    def add(self, sources: np.ndarray, pt: np.ndarray, bt: np.ndarray, nodes: np.ndarray) -> None:
-        """Record the batch just computed (``sources``, node-major ``pt`` and ``bt`` as
-        :meth:`_Forest._rows_t` returns them, ``nodes`` the core's)."""
-        assert self.pending is not None
-        slack, top = self.pending
-        self.pending = None
-        known = np.flatnonzero(slack > -np.inf)
-        if not len(known):
-            return
-        first, need = self.count, self.count + len(known)
+    def add(
+        self,
+        sources: np.ndarray,
+        pred: np.ndarray,
+        bw: np.ndarray,
+        slack: np.ndarray,
+        top: np.ndarray,
+    ) -> None:
+        """Record the rows of ``sources`` (source-major ``pred`` and ``bw``, ``k x c``, as
+        :meth:`_Core.rows` gives them, with their ``slack`` and ``top``)."""
+        first, need = self.count, self.count + len(sources)
         if need > len(self.pred):  # grow geometrically
             size = max(need, 2 * len(self.pred), 64)
             for name in ("pred", "bw"):
                 old = getattr(self, name)
-                grown = np.empty((size, len(nodes)), dtype=old.dtype)
+                grown = np.empty((size, pred.shape[1]), dtype=old.dtype)
                 if first:
                     grown[:first] = old[:first]
                 setattr(self, name, grown)
@@ -1595,11 +1615,10 @@ class _Heads:
                 grown = np.empty(size)
                 grown[:first] = old[:first]
                 setattr(self, name, grown)
-        cols = _block(nodes, known)
-        self.pred[first:need] = pt[cols].T
-        self.bw[first:need] = bt[cols].T
-        self.slack[first:need], self.top[first:need] = slack[known], top[known]
-        self.row[sources[known]] = np.arange(first, need)
+        self.pred[first:need] = pred
+        self.bw[first:need] = bw
+        self.slack[first:need], self.top[first:need] = slack, top
+        self.row[sources] = np.arange(first, need)
         self.count = need
 
 
