@@ -1526,11 +1526,10 @@ class _Forest:
             for lo, hi in itertools.pairwise(ends):
                 flat[at0[lo:hi]] = flat[src0[lo:hi]] + w0[lo:hi]
             return
-        step = np.arange(int(reps.sum()))
         for lo, hi in itertools.pairwise(ends):
             r = reps[lo:hi]
             shift = np.cumsum(r) - r  # where each entry's columns start in the level
-            here = step[: int(shift[-1] + r[-1])]  # every depth up to the largest has nodes
+            here = np.arange(int(shift[-1] + r[-1]))  # every depth up to the largest has nodes
             at = np.repeat(at0[lo:hi] - shift, r)
             at += here
             src = np.repeat(src0[lo:hi] - shift, r)
