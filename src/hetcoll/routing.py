@@ -1399,20 +1399,15 @@ class _Forest:
         bt[sources, cols] = np.inf
         if pt is not None:
             pt[sources, cols] = -1
-        first = self.first[sources]
-        # inside[d][j, i]: source i lies in the subtree of the j-th node of level d + 1
-        inside = [
-            (self.first[y][:, None] <= first) & (first < self.last[y][:, None])
-            for y in self.by_parent
-        ]
-        for d, into in enumerate(inside):
-            if not into.any():
-                inside[d] = None  # no source below this level
-        # each source in a tree climbs to its attachment, one link per step, all at once
+        # each source in a tree climbs to its attachment, one link per step, all at once;
+        # (on, col): the nodes of each climb below the core and their sources' columns
         cur = sources.copy()
         active = np.flatnonzero(self.depth[cur] > 0)
+        on, col = [np.empty(0, dtype=np.int64)], [np.empty(0, dtype=np.int64)]
         while len(active):
             x = cur[active]
+            on.append(x)
+            col.append(active)
             p = self.parent[x]
             lt[p, active] = lt[x, active] + self.latency[x]
             if pt is not None:
@@ -1449,18 +1444,23 @@ class _Forest:
         if pt is not None:
             pt[_block(core.nodes, cols)] = cp.T
             pt[attach, cols] = climbed
+        # the descents write whole rows, then put back the climbs' entries (a source below
+        # x reaches x from below): the climbs' nodes by depth, their entries kept aside
+        on_a, col_a = np.concatenate(on), np.concatenate(col)
+        by_depth = np.argsort(self.depth[on_a], kind="stable")
+        on_a, col_a = on_a[by_depth], col_a[by_depth]
+        cut = np.searchsorted(self.depth[on_a], np.arange(1, len(self.by_parent) + 2)).tolist()
+        kept = [a[on_a, col_a] for a in (lt, bt) + (() if pt is None else (pt,))]
         for depth, x in enumerate(self.by_parent):
             p = self.parent[x]
-            # a source below x (the climb wrote its entry) reaches x from below; any
-            # other reaches it from x's parent
-            into = inside[depth]
-            new = lt[p] + self.latency[x][:, None]
-            lt[x] = new if into is None else np.where(into, lt[x], new)
+            lt[x] = lt[p] + self.latency[x][:, None]
+            bt[x] = np.minimum(bt[p], self.bw[x][:, None])
             if pt is not None:
-                down = (self.up[x] ^ 1)[:, None]
-                pt[x] = down if into is None else np.where(into, pt[x], down)
-            new = np.minimum(bt[p], self.bw[x][:, None])
-            bt[x] = new if into is None else np.where(into, bt[x], new)
+                pt[x] = (self.up[x] ^ 1)[:, None]
+            lo, hi = cut[depth], cut[depth + 1]  # the climbs' entries at this depth
+            if hi > lo:
+                for a, v in zip((lt, bt, pt), kept, strict=False):
+                    a[on_a[lo:hi], col_a[lo:hi]] = v[lo:hi]
         return (lt, pt, bt, cp)
 
     def _along(
