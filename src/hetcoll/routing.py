@@ -1480,10 +1480,10 @@ class _Forest:
         (already in ``lt`` at the attachment), level by level for all columns at once.
 
         Columns come in *runs*: neighbouring columns of one row (the sources of one tree,
-        side by side as :meth:`batches` orders them).  Each (run, core node) pair is one
-        entry of a level, ordered by node then run so that a level reads and writes
-        ``lt`` in increasing addresses, and stands for its run's columns: a level's
-        entries are expanded to their runs' columns (a repeat and a shift) only there.
+        side by side as :meth:`batches` orders them).  The trees are walked per run: each
+        (run, core node) pair is an entry, the entries sorted by depth (then run, node),
+        and each stands for its run's columns, which sit side by side: the entries are
+        expanded to columns by a repeat and a shift, with no index of columns per entry.
         O(R c) work for R runs plus one gather and one scatter per (column, core node).
         """
         core, g = self.core, self.graph
@@ -1497,13 +1497,13 @@ class _Forest:
         cut = np.flatnonzero((rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1] + 1)) + 1
         lead = np.concatenate(([0], cut))  # each run's first entry in cols
         width = np.diff(np.append(lead, len(cols)))
-        res = heads.pred[rows[lead]].T.astype(np.int64)  # c x m: node-major, one per run
-        c, m = res.shape
+        res = heads.pred[rows[lead]].astype(np.int64)  # m x c: one row per run
+        m, c = res.shape
         root = res < 0
         safe = np.where(root, 0, res)
-        parent = np.where(root, np.arange(c)[:, None], core.local[g.tail[safe]])
-        # depth in each tree by pointer doubling (flat over the c x m entries)
-        up = (parent * m + np.arange(m)).ravel()
+        parent = np.where(root, np.arange(c)[None, :], core.local[g.tail[safe]])
+        # depth in each tree by pointer doubling (flat over the m x c entries)
+        up = (parent + (np.arange(m) * c)[:, None]).ravel()
         depth = (~root).astype(np.int32).ravel()
         while True:
             nxt = up[up]
@@ -1511,30 +1511,29 @@ class _Forest:
                 break
             depth += depth[up]
             up = nxt
-        # the entries by depth (radix sort on 16 bits when it fits), then node, then run
+        # the entries by depth (radix sort on 16 bits when it fits), then run, then node
         d = depth.astype(np.uint16 if c < 1 << 16 else np.int64)
         order = np.argsort(d, kind="stable")
         ends = np.cumsum(np.bincount(d, minlength=1)).tolist()
-        node, run = np.divmod(order, m)
+        run, node = np.divmod(order, c)
         column = cols[lead][run]
         at0 = nodes[node] * k + column
         src0 = nodes[parent.ravel()[order]] * k + column
         w0 = g.weight[safe.ravel()[order]]
-        reps = width[run]
         flat = lt.reshape(-1)
-        if width.max() == 1:  # one column per run: the entries are the columns
-            for lo, hi in itertools.pairwise(ends):
-                flat[at0[lo:hi]] = flat[src0[lo:hi]] + w0[lo:hi]
-            return
+        if width.max() > 1:  # each entry stands for its run's columns: expand them
+            reps = width[run]
+            total = np.cumsum(reps)
+            shift = total - reps  # where each entry's columns start
+            step = np.arange(int(total[-1]))
+            at0 = np.repeat(at0 - shift, reps)
+            at0 += step
+            src0 = np.repeat(src0 - shift, reps)
+            src0 += step
+            w0 = np.repeat(w0, reps)
+            ends = np.append(shift, total[-1])[ends].tolist()  # the levels' bounds there
         for lo, hi in itertools.pairwise(ends):
-            r = reps[lo:hi]
-            shift = np.cumsum(r) - r  # where each entry's columns start in the level
-            here = np.arange(int(shift[-1] + r[-1]))  # every depth up to the largest has nodes
-            at = np.repeat(at0[lo:hi] - shift, r)
-            at += here
-            src = np.repeat(src0[lo:hi] - shift, r)
-            src += here
-            flat[at] = flat[src] + np.repeat(w0[lo:hi], r)
+            flat[at0[lo:hi]] = flat[src0[lo:hi]] + w0[lo:hi]
 
 
 def _fold_into(
