@@ -1309,7 +1309,7 @@ class _Forest:
 
     def batches(
         self, sources: np.ndarray, preds: bool = True
-    ) -> Iterator[tuple[np.ndarray, tuple[np.ndarray, ...]]]:
+    ) -> Iterator[tuple[np.ndarray, tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]]]:
         """The rows of ``sources`` batch after batch, node-major: ``(at, (lt, pt, bt,
         core))`` where ``lt[x, i]`` is the latency from ``sources[at[i]]`` to ``x`` and
         ``core[i]`` its core predecessor row (as :meth:`_rows_t`; ``pt`` is None unless
@@ -1371,8 +1371,12 @@ class _Forest:
         return t
 
     def _rows_t(
-        self, sources: np.ndarray, heads: _Heads, preds: bool = True, scratch: dict | None = None
-    ) -> tuple:
+        self,
+        sources: np.ndarray,
+        heads: _Heads,
+        preds: bool = True,
+        scratch: dict[str, np.ndarray] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
         """Rows of ``sources`` transposed (node-major: ``lt[x, i]`` is the latency from
         ``sources[i]`` to ``x``), so that filling a tree level fills whole rows:
         ``(lt, pt, bt, core)``, ``core[i]`` the core predecessor row of ``sources[i]``
