@@ -256,3 +256,73 @@ def test_fnf_with_zero_costs_falls_back_to_the_heap():
     p = tini([0.0] * 70 + [1e-4] * 30)
     s = plan(p, "80", method="fnf")
     assert simulate(p, s).makespan == pytest.approx(1e-4)  # one slow send, then free relays
+
+
+@st.composite
+def routed_instances(draw):
+    """A hockney platform on random links (a random tree plus extra links; latencies and
+    node costs from small sets: many ties), a root, members (or all) and a size."""
+    from hetcoll import Link, Node
+
+    n = draw(st.integers(2, 14))
+    pairs = [(draw(st.integers(0, i - 1)), i) for i in range(1, n)]
+    extra = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=n))
+    seen = {frozenset(q) for q in pairs}
+    for a, b in extra:
+        if a != b and frozenset((a, b)) not in seen:
+            seen.add(frozenset((a, b)))
+            pairs.append((a, b))
+    lat = st.sampled_from([0.0, 1e-6, 2e-6, 0.1, 0.2, 0.3])
+    bw = st.sampled_from([1e6, 2e6, math.inf])
+    links = tuple(Link(str(a), str(b), draw(lat), draw(bw)) for a, b in pairs)
+    t_ini = st.sampled_from([0.0, 1e-6, 0.1])
+    nodes = tuple(Node(str(i), t_ini=draw(t_ini)) for i in range(n))
+    p = Platform(nodes, links, model="hockney")
+    root = draw(st.integers(0, n - 1))
+    others = [i for i in range(n) if i != root]
+    members = draw(
+        st.one_of(st.none(), st.permutations(others).map(lambda xs: xs[: len(xs) // 2 + 1]))
+    )
+    nbytes = draw(st.sampled_from([0, 1, 1000]))
+    return p, str(root), None if members is None else [str(m) for m in members], nbytes
+
+
+def _fnf_pairwise_reference(delay, busy, root, order):
+    """Fig. 3 with pairwise costs in plain Python: each receiver, in order, goes to the
+    sender (in join order) with the least ``free + delay``, the first one on ties."""
+    senders, free, edges = [root], [0.0], []
+    for receiver in order:
+        times = [free[j] + delay[s][receiver] for j, s in enumerate(senders)]
+        j = times.index(min(times))
+        edges.append((senders[j], receiver))
+        free[j] += busy[senders[j]][receiver]
+        senders.append(receiver)
+        free.append(times[j])
+    return edges
+
+
+@given(routed_instances())
+def test_fnf_pairwise_is_figure_3_in_plain_python(inst):
+    """FNF's vectorised loop under hockney on routed platforms (ties everywhere: equal
+    latencies, zero latencies, equal node costs) picks exactly the senders of the plain
+    loop, ties to the earliest-joined sender, and the schedule is those edges."""
+    import importlib
+
+    from hetcoll.planners._common import prepare
+
+    fnf_module = importlib.import_module("hetcoll.planners.fnf")
+    p, root, members, nbytes = inst
+    req = prepare(p, root, members, None, nbytes, None)
+    cost = req.node_cost()
+    others = np.array(req.others(), dtype=np.intp)
+    order = others[np.argsort(cost[others], kind="stable")].tolist()
+    m = req.message_size()
+    delay = req.bound.delay_matrix(m).tolist()
+    busy = req.bound.send_matrix(m).tolist()
+    expected = _fnf_pairwise_reference(delay, busy, req.root, order)
+    assert fnf_module._fnf_pairwise(req, order) == expected
+    tree = plan(p, root, members, method="fnf", nbytes=nbytes).tree
+    children = {}
+    for a, b in expected:
+        children.setdefault(p.ids[a], []).append(p.ids[b])
+    assert {k: list(v) for k, v in tree.children.items()} == children

@@ -484,3 +484,85 @@ def test_costs_in_place_and_rows_permuted_in_place_are_the_plain_numpy(n, tile, 
     expected = t[src]
     _permute_rows(t, src)
     assert np.array_equal(t, expected)
+
+
+@pytest.mark.parametrize("batch", [1, 3, 64])
+@pytest.mark.parametrize(
+    ("latencies", "kind"),
+    [
+        (lambda rng, m: rng.uniform(1e-6, 1e-5, m), "distinct"),
+        (lambda rng, m: rng.choice([1e-6, 2e-6, 3e-6], m), "ties"),
+        (lambda rng, m: rng.choice([0.1, 0.2, 0.3, 0.7], m), "rounding"),
+    ],
+    ids=["distinct", "ties", "rounding"],
+)
+def test_rows_in_batches_of_any_size_are_the_reference(latencies, kind, batch, monkeypatch):
+    """The forest's batches of any size (one source each: every tree's sources are runs
+    of one column; many: runs of several, broken where a near tie is searched on its own;
+    the batches' arrays reused, the last one smaller) give the reference's cost matrix,
+    routes after it, and matrices, exactly."""
+    from hetcoll import routing
+
+    n, edges = _random_platform(150, latencies, seed=5)
+    lat, bw, paths = dijkstra_routes(n, edges)
+    widths = []
+    along = routing._Forest._along
+
+    def spying(self, lt, bt, cp, cols, rows, *args):
+        cut = np.flatnonzero((rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1] + 1)) + 1
+        widths.extend(np.diff(np.concatenate(([0], cut, [len(cols)]))).tolist())
+        return along(self, lt, bt, cp, cols, rows, *args)
+
+    monkeypatch.setattr(routing._Forest, "_along", spying)
+    r = platform_of(n, edges).routes
+    r._graph.forest.batch = batch
+    base = np.linspace(0.0, 1e-3, n)
+    got = r.cost_matrix(base, 4096)
+    assert got.tolist() == _hockney_costs(n, lat, bw, base.tolist(), 4096)
+    for s in range(0, n, 3):
+        for t in range(n):
+            assert r.path(s, t) == paths[s][t], (s, t)
+    m = platform_of(n, edges).routes
+    m._graph.forest.batch = batch
+    assert m.latency.tolist() == lat and m.bandwidth.tolist() == bw
+    for s in range(1, n, 5):
+        for t in range(n):
+            assert m.path(s, t) == paths[s][t], (s, t)
+    if batch == 1:
+        assert max(widths, default=1) == 1
+    elif kind == "distinct" and batch > 3:  # sources of one tree side by side
+        assert max(widths) > 1
+
+
+def test_a_source_searched_between_two_certified_ones_splits_their_run(monkeypatch):
+    """Nodes 3, 4 and 5 hang off node 0, whose row has a slack of 1e-13 (0 -> 2 direct
+    against 0 -> 1 -> 2): enough to certify climbs of 0.5 (3 and 5), not of 1000 (4, searched
+    on its own).  The columns of 3 and 5 share 0's row with 4 between them: two runs, and
+    the cost matrix and routes are the reference's."""
+    from hetcoll import routing
+
+    edges = [
+        (0, 1, 1.0, 1e6),
+        (1, 2, 1.0, 2e6),
+        (0, 2, 2.0 + 1e-13, 5e6),
+        (3, 0, 0.5, 1e6),
+        (4, 0, 1000.0, 2e6),
+        (5, 0, 0.5, 5e6),
+    ]
+    n = 6
+    runs = []
+    along = routing._Forest._along
+
+    def spying(self, lt, bt, cp, cols, rows, *args):
+        runs.append((cols.tolist(), rows.tolist()))
+        return along(self, lt, bt, cp, cols, rows, *args)
+
+    monkeypatch.setattr(routing._Forest, "_along", spying)
+    lat, bw, paths = dijkstra_routes(n, edges)
+    r = platform_of(n, edges).routes
+    base = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5])
+    assert r.cost_matrix(base, 1000).tolist() == _hockney_costs(n, lat, bw, base.tolist(), 1000)
+    assert runs == [([0, 2], [0, 0])]  # sources 3 and 5 (columns 0 and 2) along 0's row
+    assert all(r.path(s, t) == paths[s][t] for s in range(n) for t in range(n))
+    m = platform_of(n, edges).routes
+    assert m.latency.tolist() == lat and m.bandwidth.tolist() == bw

@@ -213,15 +213,13 @@ class Routes:
             return m
         m = np.empty((n, n))
         core = np.empty((n, f.core.c), dtype=np.int32)
-        nodes = f.core.nodes
-        for at, (lt, pt, bt) in f.batches(np.arange(n)):
+        for at, (lt, _, bt, rows) in f.batches(np.arange(n), preds=False):
             lt += base[at]  # lt[x, i] is from source at[i]
             if nbytes:
                 np.divide(nbytes, bt, out=bt)
                 lt += bt
             _transpose_into(m, lt, at)
-            into = _block(nodes, np.arange(len(at)))
-            core[at] = pt[into].T
+            core[at] = rows
         np.fill_diagonal(m, 0.0)
         # a tree source's row starts at its attachment (the climb's last link is not on
         # the core), as :meth:`_Forest.core_rows` gives it
@@ -1390,26 +1388,29 @@ class _Forest:
         lat = np.empty((k, n))
         pred = np.empty((k, n), dtype=np.int32)
         bw = np.empty((k, n))
-        for at, got in self.batches(sources):
-            for out, t in zip((lat, pred, bw), got, strict=True):
+        for at, (lt, pt, bt, _) in self.batches(sources):
+            for out, t in zip((lat, pred, bw), (lt, pt, bt), strict=True):
                 _transpose_into(out, t, at)
         return lat, pred, bw
 
-    def batches(self, sources: np.ndarray) -> Iterator[tuple[np.ndarray, tuple[np.ndarray, ...]]]:
-        """The rows of ``sources`` batch after batch, node-major: ``(at, (lt, pt, bt))``
-        where ``lt[x, i]`` is the latency from ``sources[at[i]]`` to ``x`` (as
-        :meth:`_rows_t`), in the order :meth:`rows` computes them (core sources first, then
-        the sources in trees by attachment).  The arrays are the caller's to keep."""
+    def batches(
+        self, sources: np.ndarray, preds: bool = True
+    ) -> Iterator[tuple[np.ndarray, tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]]]:
+        """The rows of ``sources`` batch after batch, node-major: ``(at, (lt, pt, bt,
+        core))`` where ``lt[x, i]`` is the latency from ``sources[at[i]]`` to ``x`` and
+        ``core[i]`` its core predecessor row (as :meth:`_rows_t`; ``pt`` is None unless
+        ``preds``), in the order :meth:`rows` computes them (core sources first, then the
+        sources in trees by attachment).  The arrays are written again by the next batch
+        (fresh memory costs page faults: 40 MB a batch on 5000 nodes)."""
         on_core = self.depth[sources] == 0
         heads = _Heads(self.n)
+        scratch: dict[str, np.ndarray] = {}  # the batches' arrays, written again each batch
         tree = np.flatnonzero(~on_core)
         tree = tree[np.argsort(self.attach[sources[tree]], kind="stable")]  # by attachment
         for part in (np.flatnonzero(on_core), tree):
             for lo in range(0, len(part), self.batch):
                 at = part[lo : lo + self.batch]
-                got = self._rows_t(sources[at], heads)
-                heads.add(sources[at], got[1], got[2], self.core.nodes)
-                yield at, got
+                yield at, self._rows_t(sources[at], heads, preds, scratch)
 
     def tree_costs(self, base: np.ndarray, nbytes: int) -> np.ndarray:
         """:meth:`Routes.cost_matrix` of a tree (a core of one node): all sources at once.
@@ -1455,9 +1456,19 @@ class _Forest:
         np.fill_diagonal(t, 0.0)
         return t
 
-    def _rows_t(self, sources: np.ndarray, heads: _Heads) -> tuple[np.ndarray, ...]:
+    def _rows_t(
+        self,
+        sources: np.ndarray,
+        heads: _Heads,
+        preds: bool = True,
+        scratch: dict[str, np.ndarray] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
         """Rows of ``sources`` transposed (node-major: ``lt[x, i]`` is the latency from
-        ``sources[i]`` to ``x``), so that filling a tree level fills whole rows.
+        ``sources[i]`` to ``x``), so that filling a tree level fills whole rows:
+        ``(lt, pt, bt, core)``, ``core[i]`` the core predecessor row of ``sources[i]``
+        (source-major, core-local order: -1 at its attachment, as :meth:`core_rows`);
+        ``pt`` is None unless ``preds`` (a cost matrix needs no predecessors off the
+        core).  The core sources whose trees hang off are recorded in ``heads``.
 
         First the climbs: every source in a tree walks up to its attachment, all at once
         one link per step, and each node on the way gets the entry of the one below it plus
@@ -1469,36 +1480,34 @@ class _Forest:
         """
         k, n = len(sources), self.n
         core = self.core
-        lt = np.empty((n, k))
-        pt = np.empty((n, k), dtype=np.int32)
-        bt = np.empty((n, k))
+        lt = _scratch(scratch, "lt", (n, k), float)
+        pt = _scratch(scratch, "pt", (n, k), np.int32) if preds else None
+        bt = _scratch(scratch, "bt", (n, k), float)
+        cp = _scratch(scratch, "cp", (k, core.c), np.int32)
         cols = np.arange(k)
         lt[sources, cols] = 0.0
-        pt[sources, cols] = -1
         bt[sources, cols] = np.inf
-        first = self.first[sources]
-        # inside[d][j, i]: source i lies in the subtree of the j-th node of level d + 1
-        inside = [
-            (self.first[y][:, None] <= first) & (first < self.last[y][:, None])
-            for y in self.by_parent
-        ]
-        for d, into in enumerate(inside):
-            if not into.any():
-                inside[d] = None  # no source below this level
-        # each source in a tree climbs to its attachment, one link per step, all at once
+        if pt is not None:
+            pt[sources, cols] = -1
+        # each source in a tree climbs to its attachment, one link per step, all at once;
+        # (on, col): the nodes of each climb below the core and their sources' columns
         cur = sources.copy()
         active = np.flatnonzero(self.depth[cur] > 0)
+        on, col = [np.empty(0, dtype=np.int64)], [np.empty(0, dtype=np.int64)]
         while len(active):
             x = cur[active]
+            on.append(x)
+            col.append(active)
             p = self.parent[x]
             lt[p, active] = lt[x, active] + self.latency[x]
-            pt[p, active] = self.up[x]
+            if pt is not None:
+                pt[p, active] = self.up[x]
             bt[p, active] = np.minimum(bt[x, active], self.bw[x])
             cur[active] = p
             active = active[self.depth[p] > 0]
         attach = self.attach[sources]
         offset, low = lt[attach, cols], bt[attach, cols]
-        climbed = pt[attach, cols]  # the climb's last link (-1 for a core source)
+        climbed = None if pt is None else pt[attach, cols]  # the climb's last link
         start = core.local[attach]
         row = heads.row[attach]
         shared = np.flatnonzero(self.depth[sources] > 0)
@@ -1506,71 +1515,85 @@ class _Forest:
         ok = _certified(heads.slack[row[shared]], heads.top[row[shared]], offset[shared], core.c)
         shared = shared[ok]
         if len(shared):
-            self._along(lt, pt, bt, shared, row[shared], heads, low[shared])
+            self._along(lt, bt, cp, shared, row[shared], heads, low[shared])
         search = np.ones(k, dtype=bool)
         search[shared] = False
         search = np.flatnonzero(search)
-        # a core source that trees hang off: its slack, for the sources of those trees
-        ask = (self.depth[sources] == 0) & self.hangs[sources]
-        slack = np.full(k, -np.inf)
-        top = np.full(k, np.inf)
         if len(search):
             at = search
-            dist, res, bw, slack[at] = core.rows(start[at], offset[at], ask[at], low[at])
-            top[at] = dist.max(axis=1) + core.w_max
+            # a core source that trees hang off: its row, for the sources of those trees
+            ask = (self.depth[sources[at]] == 0) & self.hangs[sources[at]]
+            dist, res, bw, slack = core.rows(start[at], offset[at], ask, low[at])
             into = _block(core.nodes, at)
             lt[into] = dist.T
-            pt[into] = res.T
             bt[into] = bw.T
-        slack[~ask] = -np.inf  # not a row to share
-        heads.pending = (slack, top)
-        pt[attach, cols] = climbed
+            cp[at] = res
+            if ask.any():
+                top = dist[ask].max(axis=1) + core.w_max
+                heads.add(sources[at[ask]], res[ask], bw[ask], slack[ask], top)
+        if pt is not None:
+            pt[_block(core.nodes, cols)] = cp.T
+            pt[attach, cols] = climbed
+        # the descents write whole rows, then put back the climbs' entries (a source below
+        # x reaches x from below): the climbs' nodes by depth, their entries kept aside
+        on_a, col_a = np.concatenate(on), np.concatenate(col)
+        by_depth = np.argsort(self.depth[on_a], kind="stable")
+        on_a, col_a = on_a[by_depth], col_a[by_depth]
+        cut = np.searchsorted(self.depth[on_a], np.arange(1, len(self.by_parent) + 2)).tolist()
+        kept = [a[on_a, col_a] for a in (lt, bt) + (() if pt is None else (pt,))]
         for depth, x in enumerate(self.by_parent):
             p = self.parent[x]
-            # a source below x (the climb wrote its entry) reaches x from below; any
-            # other reaches it from x's parent
-            into = inside[depth]
-            new = lt[p] + self.latency[x][:, None]
-            lt[x] = new if into is None else np.where(into, lt[x], new)
-            down = (self.up[x] ^ 1)[:, None]
-            pt[x] = down if into is None else np.where(into, pt[x], down)
-            new = np.minimum(bt[p], self.bw[x][:, None])
-            bt[x] = new if into is None else np.where(into, bt[x], new)
-        return (lt, pt, bt)
+            lt[x] = lt[p] + self.latency[x][:, None]
+            bt[x] = np.minimum(bt[p], self.bw[x][:, None])
+            if pt is not None:
+                pt[x] = (self.up[x] ^ 1)[:, None]
+            lo, hi = cut[depth], cut[depth + 1]  # the climbs' entries at this depth
+            if hi > lo:
+                for a, v in zip((lt, bt, pt), kept, strict=False):
+                    a[on_a[lo:hi], col_a[lo:hi]] = v[lo:hi]
+        return (lt, pt, bt, cp)
 
     def _along(
         self,
         lt: np.ndarray,
-        pt: np.ndarray,
         bt: np.ndarray,
+        cp: np.ndarray,
         cols: np.ndarray,
         rows: np.ndarray,
         heads: _Heads,
         low: np.ndarray,
     ) -> None:
-        """Core entries of the columns ``cols`` (node-major, as in :meth:`_rows_t`) from
-        their attachments' rows ``rows`` of ``heads``: the same predecessors, bottlenecks
-        no wider than the climb's ``low``, and latencies summed along the attachment's
-        tree from the climb's latency (already in ``lt`` at the attachment), level by level
-        for all columns at once."""
+        """Core entries of the columns ``cols`` (increasing; node-major, as in
+        :meth:`_rows_t`) from their attachments' rows ``rows`` of ``heads``: the same
+        predecessors (into ``cp``, source-major), bottlenecks no wider than the climb's
+        ``low``, and latencies summed along the attachment's tree from the climb's latency
+        (already in ``lt`` at the attachment), level by level for all columns at once.
+
+        Columns come in *runs*: neighbouring columns of one row (the sources of one tree,
+        side by side as :meth:`batches` orders them).  The trees are walked per run: each
+        (run, core node) pair is an entry, the entries sorted by depth (then run, node),
+        and each stands for its run's columns, which sit side by side: the entries are
+        expanded to columns by a repeat and a shift, with no index of columns per entry.
+        O(R c) work for R runs plus one gather and one scatter per (column, core node).
+        """
         core, g = self.core, self.graph
         k = lt.shape[1]
         nodes = core.nodes
-        uniq, inv = np.unique(rows, return_inverse=True)
-        res = heads.pred[uniq].astype(np.int64)  # m x c
+        cp[cols] = heads.pred[rows]
         into = _block(nodes, cols)
-        pt[into] = res[inv].T
-        bt[into] = np.minimum(heads.bw[uniq][inv], low[:, None]).T
+        bt[into] = np.minimum(heads.bw[rows], low[:, None]).T
         if core.c == 1:
             return
+        cut = np.flatnonzero((rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1] + 1)) + 1
+        lead = np.concatenate(([0], cut))  # each run's first entry in cols
+        width = np.diff(np.append(lead, len(cols)))
+        res = heads.pred[rows[lead]].astype(np.int64)  # m x c: one row per run
         m, c = res.shape
         root = res < 0
         safe = np.where(root, 0, res)
         parent = np.where(root, np.arange(c)[None, :], core.local[g.tail[safe]])
-        weight = g.weight[safe]
-        # depth in each tree by pointer doubling (row-local indices, flat over m rows)
-        base = (np.arange(m) * c)[:, None]
-        up = (parent + base).ravel()
+        # depth in each tree by pointer doubling (flat over the m x c entries)
+        up = (parent + (np.arange(m) * c)[:, None]).ravel()
         depth = (~root).astype(np.int32).ravel()
         while True:
             nxt = up[up]
@@ -1578,26 +1601,29 @@ class _Forest:
                 break
             depth += depth[up]
             up = nxt
-        # every (tree, core node) entry by its depth (radix sort on 16 bits when it fits),
-        # then by tree and node; each entry then stands for all its tree's columns, which
-        # sit side by side: a level reads and writes runs of neighbouring entries
+        # the entries by depth (radix sort on 16 bits when it fits), then run, then node
         d = depth.astype(np.uint16 if c < 1 << 16 else np.int64)
         order = np.argsort(d, kind="stable")
-        ends = np.cumsum(np.bincount(d, minlength=1))
-        per = np.bincount(inv, minlength=m)  # columns of each tree
-        by_tree = cols[np.argsort(inv, kind="stable")]
-        tree = order // c
-        reps = per[tree]
-        total = np.zeros(len(order) + 1, dtype=np.int64)
-        np.cumsum(reps, out=total[1:])
-        entry = np.repeat(np.arange(len(order)), reps)
-        col = by_tree[(np.cumsum(per) - per)[tree][entry] + np.arange(total[-1]) - total[entry]]
-        at = nodes[order % c][entry] * k + col
-        src = nodes[parent.ravel()[order]][entry] * k + col
-        w = weight.ravel()[order][entry]
+        ends = np.cumsum(np.bincount(d, minlength=1)).tolist()
+        run, node = np.divmod(order, c)
+        column = cols[lead][run]
+        at0 = nodes[node] * k + column
+        src0 = nodes[parent.ravel()[order]] * k + column
+        w0 = g.weight[safe.ravel()[order]]
         flat = lt.reshape(-1)
-        for lo, hi in zip(total[ends[:-1]].tolist(), total[ends[1:]].tolist(), strict=True):
-            flat[at[lo:hi]] = flat[src[lo:hi]] + w[lo:hi]
+        if width.max() > 1:  # each entry stands for its run's columns: expand them
+            reps = width[run]
+            total = np.cumsum(reps)
+            shift = total - reps  # where each entry's columns start
+            step = np.arange(int(total[-1]))
+            at0 = np.repeat(at0 - shift, reps)
+            at0 += step
+            src0 = np.repeat(src0 - shift, reps)
+            src0 += step
+            w0 = np.repeat(w0, reps)
+            ends = np.append(shift, total[-1])[ends].tolist()  # the levels' bounds there
+        for lo, hi in itertools.pairwise(ends):
+            flat[at0[lo:hi]] = flat[src0[lo:hi]] + w0[lo:hi]
 
 
 def _fold_into(
@@ -1675,23 +1701,23 @@ class _Heads:
         self.bw = np.empty((0, 0))
         self.slack = np.empty(0)
         self.top = np.empty(0)
-        self.pending: tuple[np.ndarray, np.ndarray] | None = None
 
-    def add(self, sources: np.ndarray, pt: np.ndarray, bt: np.ndarray, nodes: np.ndarray) -> None:
-        """Record the batch just computed (``sources``, node-major ``pt`` and ``bt`` as
-        :meth:`_Forest._rows_t` returns them, ``nodes`` the core's)."""
-        assert self.pending is not None
-        slack, top = self.pending
-        self.pending = None
-        known = np.flatnonzero(slack > -np.inf)
-        if not len(known):
-            return
-        first, need = self.count, self.count + len(known)
+    def add(
+        self,
+        sources: np.ndarray,
+        pred: np.ndarray,
+        bw: np.ndarray,
+        slack: np.ndarray,
+        top: np.ndarray,
+    ) -> None:
+        """Record the rows of ``sources`` (source-major ``pred`` and ``bw``, ``k x c``, as
+        :meth:`_Core.rows` gives them, with their ``slack`` and ``top``)."""
+        first, need = self.count, self.count + len(sources)
         if need > len(self.pred):  # grow geometrically
             size = max(need, 2 * len(self.pred), 64)
             for name in ("pred", "bw"):
                 old = getattr(self, name)
-                grown = np.empty((size, len(nodes)), dtype=old.dtype)
+                grown = np.empty((size, pred.shape[1]), dtype=old.dtype)
                 if first:
                     grown[:first] = old[:first]
                 setattr(self, name, grown)
@@ -1700,12 +1726,24 @@ class _Heads:
                 grown = np.empty(size)
                 grown[:first] = old[:first]
                 setattr(self, name, grown)
-        cols = _block(nodes, known)
-        self.pred[first:need] = pt[cols].T
-        self.bw[first:need] = bt[cols].T
-        self.slack[first:need], self.top[first:need] = slack[known], top[known]
-        self.row[sources[known]] = np.arange(first, need)
+        self.pred[first:need] = pred
+        self.bw[first:need] = bw
+        self.slack[first:need], self.top[first:need] = slack, top
+        self.row[sources] = np.arange(first, need)
         self.count = need
+
+
+def _scratch(
+    store: dict[str, np.ndarray] | None, name: str, shape: tuple[int, int], dtype
+) -> np.ndarray:
+    """A C-contiguous array of ``shape`` on the first elements of ``store[name]`` (made or
+    grown as needed), or a new one without a store: the same memory batch after batch."""
+    size = shape[0] * shape[1]
+    if store is None:
+        return np.empty(shape, dtype=dtype)
+    if name not in store or len(store[name]) < size:
+        store[name] = np.empty(size, dtype=dtype)
+    return store[name][:size].reshape(shape)
 
 
 def _block(rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, slice | np.ndarray]:

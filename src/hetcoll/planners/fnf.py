@@ -129,20 +129,33 @@ def _slots_by_window(root: int, order: np.ndarray, cost: np.ndarray) -> list[tup
 
 
 def _fnf_pairwise(req: Request, order: list[int]) -> list[tuple[int, int]]:
+    """Fig. 3 under pairwise costs: receiver ``k`` goes to the sender minimising
+    ``free + delay[sender, receiver]``, the first minimum in join order.
+
+    The delays to a receiver are one gather from the flat matrix at the senders' row
+    offsets (kept in join order), into a buffer: a strided read of column ``receiver``
+    without numpy's two-axis indexing.  O(N^2).
+    """
     m = req.message_size()
-    delay = np.asarray(req.bound.delay_matrix(m))
+    delay = np.ascontiguousarray(req.bound.delay_matrix(m))
     busy = np.asarray(req.bound.send_matrix(m))
+    flat, n = delay.reshape(-1), delay.shape[1]
     senders = np.empty(len(order) + 1, dtype=np.intp)
     senders[0] = req.root
+    rows = np.empty(len(order) + 1, dtype=np.intp)  # each sender's row in flat, join order
+    rows[0] = req.root * n
     free = np.zeros(len(order) + 1)  # when each sender (in join order) can start its next send
+    arrival = np.empty(len(order) + 1)
+    at = np.empty(len(order) + 1, dtype=np.intp)
     edges = []
     for k, receiver in enumerate(order, start=1):
-        active = senders[:k]
-        arrival = free[:k] + delay[active, receiver]
-        j = int(np.argmin(arrival))  # first minimum: the earliest-joined sender wins ties
-        sender = int(active[j])
+        np.add(rows[:k], receiver, out=at[:k])
+        times = np.take(flat, at[:k], out=arrival[:k])
+        times += free[:k]  # free + delay: the same sum either way round
+        j = int(np.argmin(times))  # first minimum: the earliest-joined sender wins ties
+        sender = int(senders[j])
         edges.append((sender, receiver))
-        senders[k] = receiver
-        free[k] = arrival[j]
+        senders[k], rows[k] = receiver, receiver * n
+        free[k] = times[j]
         free[j] += busy[sender, receiver]
     return edges
