@@ -78,16 +78,23 @@ class Rest:
     ``sched_yield`` returns at once (about 2 µs) when nobody else is runnable, and runs a
     peer rank sharing the core when one is; ``time.sleep(0)`` always sleeps the timer
     slack (about 60 µs here), the cost of every idle turn of a small call.  But on a host
-    busy with other processes a yield can hand the core away for a whole scheduler tick
-    (about 1 ms measured), where a sleep is woken, and preempts them, after its slack.  So
-    a rank yields, and when a yield took longer than ``slow`` it sleeps instead for the
-    next ``hold`` (ns), then tries yielding again.
+    busy with other processes a yield can hand the core away for a whole scheduler slice
+    (1-7 ms measured), where a sleep is woken, and preempts them, after its slack.  So a
+    rank yields, and when a yield took longer than ``slow`` it sleeps instead for a while,
+    then tries yielding again.  How long: ``hold`` (ns) after a lone slow yield, twice the
+    last while (up to ``most``) when a yield is slow again within that long of the last
+    while's end (the host stays busy).  A slow yield also happens now and then on an idle
+    host (four ranks on two cores: a few a second); a fixed 100 ms after each one made a
+    ``check="always"`` call, whose every idle turn a round waits for, nap 60-80 µs per turn
+    most of the time (docs/runtime.md, sixth round).
     """
 
-    __slots__ = ("hold", "slow", "until")
+    __slots__ = ("hold", "most", "slow", "span", "until")
 
-    def __init__(self, slow: int = 200_000, hold: int = 100_000_000) -> None:
-        self.slow, self.hold, self.until = slow, hold, 0
+    def __init__(self, slow: int = 200_000, hold: int = 1_000_000, most: int = 100_000_000):
+        self.slow, self.hold, self.most = slow, hold, max(most, hold)
+        self.span = hold  # the last while slept (ns)
+        self.until = -self.most  # sleeping until then (ns); long ago: the next is a lone one
 
     def __call__(self) -> None:
         t = time.monotonic_ns()
@@ -96,7 +103,9 @@ class Rest:
             return
         os.sched_yield()
         if time.monotonic_ns() - t > self.slow:
-            self.until = t + self.hold
+            span = self.span
+            self.span = min(2 * span, self.most) if t - self.until <= span else self.hold
+            self.until = t + self.span
 
 
 class FastRun:
