@@ -408,6 +408,47 @@ def test_an_idle_turn_yields_until_a_yield_is_slow_then_sleeps_for_a_while(monke
     assert done == ["yield", "yield", "yield", "sleep", "sleep", "yield"]
 
 
+def test_a_rest_sleeps_longer_only_while_yields_stay_slow(monkeypatch):
+    """fast.Rest: a slow yield that took more than ``1/often`` of the time since the last
+    while ended doubles the while (the host stays busy), up to ``most``; one long after
+    (as on an idle host of four ranks on two cores: one in a few hundred ms) halves it,
+    down to ``hold``.  A virtual clock: no wall time."""
+    from hetcoll.runtime import fast
+
+    clock = [10**12]
+    cost = [1_000]
+    done: list[str] = []
+    monkeypatch.setattr(fast.time, "monotonic_ns", lambda: clock[0])
+    monkeypatch.setattr(fast.time, "sleep", lambda s: done.append("sleep"))
+    monkeypatch.setattr(fast.os, "sched_yield", lambda: clock.__setitem__(0, clock[0] + cost[0]))
+    rest = fast.Rest(slow=200_000, hold=1_000_000, most=3_000_000, often=8)
+    spans = []
+
+    def after(gap: int | None) -> None:
+        """``gap`` ns after the while ended (None: now), a yield that takes 0.5 ms."""
+        if gap is not None:
+            clock[0] = rest.until + gap
+        cost[0] = 500_000
+        rest()
+        cost[0] = 1_000
+        spans.append(rest.until - clock[0] + 500_000)  # the while, from the yield's start
+
+    after(None)  # the first: hold
+    after(1_000_000)  # 0.5 ms of the last 1 ms: twice as long
+    after(0)  # at once again: twice again, capped at most
+    after(3_999_999)  # still over 1/8 of the time: stays at most
+    after(4_000_000)  # 1/8 exactly: not busy, half as long
+    after(8_000_000)  # long after: half again, but at least hold
+    after(3_000_000)
+    assert spans == [1_000_000, 2_000_000, 3_000_000, 3_000_000, 1_500_000, 1_000_000, 2_000_000]
+    assert done == []  # each while was over before the next look
+    rest()  # within the while: a sleep
+    clock[0] = rest.until
+    rest()  # after it: a fast yield, no sleep
+    assert done == ["sleep"]
+    assert rest.span == 2_000_000
+
+
 def test_the_fast_paths_straight_line_plans_are_exactly_one_message_trees():
     """fast.straight: a rank of a one-message tree (its receive, then its sends, each
     depending on it alone) runs its ops one after the other; anything with several

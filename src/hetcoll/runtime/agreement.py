@@ -107,10 +107,18 @@ class Agreement:
             return
         for req in self.every_recv:  # one Start each: cheaper than Startall for a few
             req.Start()
-        _MSG.pack_into(self.out[0], 0, seq, digest, 1)
-        for req in self.sends[0]:
+        self.pending = True
+        self._send(0)
+
+    def _send(self, j: int) -> None:
+        """Send round ``j``'s messages (what this rank knows now); asked at once whether MPI
+        took them (24 bytes: copied out on the spot), so a round's end rarely waits for
+        its sends."""
+        _MSG.pack_into(self.out[j], 0, *self.token, self.ok)
+        for req in self.sends[j]:
             req.Start()
-        self.flying = self.pending = True
+            if not req.Test():
+                self.flying = True
 
     def poll(self) -> bool:
         """Advance the round as far as the messages allow; True once it is over."""
@@ -127,9 +135,7 @@ class Agreement:
                     self.ok = False
             self.round = j = j + 1
             if j < self.rounds:
-                _MSG.pack_into(self.out[j], 0, *self.token, self.ok)
-                for req in self.sends[j]:
-                    req.Start()
+                self._send(j)
         if self.flying:  # the sends must be complete before the next call starts them
             for req in self.every_send:  # (Test each: a third of Testall's cost here)
                 if not req.Test():
@@ -138,18 +144,19 @@ class Agreement:
         self.pending = False
         return True
 
-    def around(self, call, seq: int, digest: int, what, overlap: bool):
-        """``call(agreement)`` (call ``seq``, ``digest``) within a round: with ``overlap``
-        the call polls the round in its own loop (``call(self)``), else the round comes
-        first (``call(None)`` once every rank agrees).  Every rank finishes the round of
-        every call it begins, whatever happens to the call (a timeout excepted)."""
+    def around(self, call, args: tuple, seq: int, digest: int, what, overlap: bool):
+        """``call(*args, agreement)`` (call ``seq``, ``digest``) within a round: with
+        ``overlap`` the call polls the round in its own loop (``agreement`` is this object),
+        else the round comes first (``agreement`` None, once every rank agrees).  Every rank
+        finishes the round of every call it begins, whatever happens to the call (a timeout
+        excepted)."""
         self.begin(seq, digest)
         try:
             if overlap:
-                return call(self)
+                return call(*args, self)
             self.wait(what)
             self.verdict(what)
-            return call(None)
+            return call(*args, None)
         except MismatchError:
             if self.pending:
                 self.wait(what)

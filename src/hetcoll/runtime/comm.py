@@ -316,7 +316,8 @@ class ScheduleComm(Clocks):
             trace = self._call(fast, plan, handler, what, seq, digest, None)
         else:  # check="always": a round with every call, in the fast path's loop if any
             trace = self._agreement.around(
-                lambda agree: self._call(fast, plan, handler, what, seq, digest, agree),
+                self._call,
+                (fast, plan, handler, what, seq, digest),
                 seq,
                 digest,
                 what,

@@ -77,17 +77,32 @@ class Rest:
 
     ``sched_yield`` returns at once (about 2 µs) when nobody else is runnable, and runs a
     peer rank sharing the core when one is; ``time.sleep(0)`` always sleeps the timer
-    slack (about 60 µs here), the cost of every idle turn of a small call.  But on a host
-    busy with other processes a yield can hand the core away for a whole scheduler tick
-    (about 1 ms measured), where a sleep is woken, and preempts them, after its slack.  So
-    a rank yields, and when a yield took longer than ``slow`` it sleeps instead for the
-    next ``hold`` (ns), then tries yielding again.
+    slack (about 60-80 µs here), the cost of every idle turn of a small call.  But on a
+    host busy with other processes a yield can hand the core away for a whole scheduler
+    slice (1-7 ms measured), where a sleep is woken, and preempts them, after its slack.
+    So a rank yields, and when a yield took longer than ``slow`` it sleeps instead for a
+    while, then tries yielding again.  How long depends on how much of the time slow yields
+    take: when one took more than ``1/often`` of the time since the last while ended (the
+    host stays busy: yielding loses more than sleeping would), twice the last while, up to
+    ``most`` (ns); else (a slow yield long after the last) half of it, down to ``hold``.
+    Halving rather than starting again from ``hold`` keeps a busy host asleep through
+    its odd quiet moment.  Measured with
+    four ranks on two cores, yields only: on an idle host one yield in a few hundred ms
+    is slow (under 1 % of the time), and a fixed 100 ms of sleeps after each made a
+    ``check="always"`` call, whose round waits for every idle rank, nap 60-80 µs per idle
+    turn most of the time; with another process holding a core, a slow yield of about
+    1.2 ms comes every 2.4 ms (half the time), and sleeping is ten times faster
+    (docs/runtime.md, sixth round).
     """
 
-    __slots__ = ("hold", "slow", "until")
+    __slots__ = ("hold", "most", "often", "slow", "span", "until")
 
-    def __init__(self, slow: int = 200_000, hold: int = 100_000_000) -> None:
-        self.slow, self.hold, self.until = slow, hold, 0
+    def __init__(
+        self, slow: int = 200_000, hold: int = 1_000_000, most: int = 100_000_000, often: int = 32
+    ) -> None:
+        self.slow, self.hold, self.most, self.often = slow, hold, max(most, hold), often
+        self.span = hold  # the last while slept (ns)
+        self.until = -(1 << 62)  # sleeping until then (ns); long ago: the first is lone
 
     def __call__(self) -> None:
         t = time.monotonic_ns()
@@ -95,8 +110,11 @@ class Rest:
             time.sleep(0)
             return
         os.sched_yield()
-        if time.monotonic_ns() - t > self.slow:
-            self.until = t + self.hold
+        took = time.monotonic_ns() - t
+        if took > self.slow:
+            busy = took * self.often > t - self.until  # a large share of the time since
+            self.span = min(2 * self.span, self.most) if busy else max(self.span // 2, self.hold)
+            self.until = t + self.span
 
 
 class FastRun:
