@@ -242,10 +242,7 @@ class Routes:
         first, need = self._core_count, self._core_count + len(rows)
         if need > len(self._core):  # grow geometrically: rows may come a few at a time
             size = max(need, 2 * len(self._core), 8)
-            grown = np.empty((size, rows.shape[1]), dtype=np.int32)
-            if first:
-                grown[:first] = self._core[:first]
-            self._core = grown
+            self._core = _grown(self._core, size, first, rows.shape[1])
         self._core[first:need] = rows
         self._core_count = need
         # an attachment's row is its own route's row (a core node, searched from 0)
@@ -538,16 +535,15 @@ class _Core:
         # each edge's place among its head's incoming edges, in the smallest type
         # that holds them (:meth:`predecessors` sums these over runs)
         place = self.e_index - np.searchsorted(self.e_head, self.e_head)
-        most = int(place.max(initial=0))
-        self._place = place.astype(
-            np.uint8 if most < 1 << 8 else np.uint16 if most < 1 << 16 else np.int64
-        )
+        self._place = place.astype(_rank_dtype(int(place.max(initial=0)) + 1) or np.int64)
         # the core edge of each global resource (0 for a resource off the core)
         self._edge_of = np.zeros(len(g.tail), dtype=np.int64)
         self._edge_of[self.e_res] = self.e_index
         # each node's first incoming edge (every core node has two or more)
         self.e_first = np.searchsorted(self.e_head, np.arange(c))
         self.w_max = float(self.e_weight.max()) if len(keep) else 0.0
+        # rows per block of the tie test and the slack (:meth:`predecessors`, :meth:`_slack`)
+        self.edge_rows = max(1, _EDGE_ROWS_ELEMENTS // max(1, len(keep)))
         self._csr = None
         self.batch = max(1, _CORE_ELEMENTS // max(1, len(keep) + c)) if c > 1 else g.n
         self._chains: _Chains | None = None
@@ -625,19 +621,23 @@ class _Core:
         # between equal ones)
         # (by blocks of rows: k x E temporaries of at most _EDGE_ROWS_ELEMENTS entries)
         low = np.full(k, np.inf)
-        step = max(1, _EDGE_ROWS_ELEMENTS // max(1, len(self.e_tail)))
-        for lo in range(0, k, step):
-            at = slice(lo, min(k, lo + step))
+        for lo in range(0, k, self.edge_rows):
+            at = slice(lo, min(k, lo + self.edge_rows))
             asked = None if slack is None else slack[at]
             self._predecessors_block(start[at], dist[at], asked, pred[at], low[at])
         return pred if slack is None else (pred, low)
 
-    def _predecessors_block(self, start, dist, slack, pred, low) -> None:
-        """:meth:`predecessors` of a block of rows, into ``pred`` and ``low``."""
-        c = dist.shape[1]
+    def _edge_slack(self, dist: np.ndarray) -> np.ndarray:
+        """``fl(fl(dist[u] + w) - dist[v])`` for every row and core edge ``u -> v``."""
         z = np.take(dist, self.e_tail, axis=1)  # (much faster than dist[:, e_tail])
         z += self.e_weight
         z -= np.take(dist, self.e_head, axis=1)
+        return z
+
+    def _predecessors_block(self, start, dist, slack, pred, low) -> None:
+        """:meth:`predecessors` of a block of rows, into ``pred`` and ``low``."""
+        c = dist.shape[1]
+        z = self._edge_slack(dist)
         tight = z == 0
         tight &= self.e_head[None, :] != start[:, None]
         # every other node has a tight incoming edge: exactly c - 1 of them, no tie
@@ -954,15 +954,10 @@ class _Core:
         """Each row's least non-zero ``fl(fl(dist[u] + w) - dist[v])`` over the core's
         edges ``u -> v`` (rows of latencies without ties, as :meth:`predecessors` forms
         the slack), by blocks of rows."""
-        k = len(dist)
-        low = np.empty(k)
-        step = max(1, _EDGE_ROWS_ELEMENTS // max(1, len(self.e_tail)))
-        for lo in range(0, k, step):
-            part = dist[lo : lo + step]
-            z = np.take(part, self.e_tail, axis=1)
-            z += self.e_weight
-            z -= np.take(part, self.e_head, axis=1)
-            low[lo : lo + step] = _least_positive(z)
+        low = np.empty(len(dist))
+        for lo in range(0, len(dist), self.edge_rows):
+            at = slice(lo, lo + self.edge_rows)
+            low[at] = _least_positive(self._edge_slack(dist[at]))
         return low
 
     def _along_kept(self, slot: np.ndarray, offset: np.ndarray) -> np.ndarray:
@@ -1125,10 +1120,7 @@ class _EndRows:
         if need > len(self.res):  # grow geometrically
             size = min(self.limit, max(need, 2 * len(self.res), 64))
             for name in ("res", "depth", "bw", "slack", "top"):
-                old = getattr(self, name)
-                grown = np.empty((size, *old.shape[1:]), dtype=old.dtype)
-                grown[:first] = old[:first]
-                setattr(self, name, grown)
+                setattr(self, name, _grown(getattr(self, name), size, first))
         at = slice(first, need)
         self.res[at], self.depth[at] = res, depth
         if self.bw.dtype == float:
@@ -1430,7 +1422,7 @@ class _Forest:
         n = self.n
         order = np.argsort(self.first)  # the source of each column (order[0]: the core)
         bws = np.unique(self.bw)  # the core's own entry is inf: the top rank, the diagonal's
-        kind = np.uint8 if len(bws) <= 1 << 8 else np.uint16 if len(bws) <= 1 << 16 else np.intp
+        kind = _rank_dtype(len(bws)) or np.intp
         rank = np.searchsorted(bws, self.bw).astype(kind)
         t = np.empty((n, n))
         b = np.empty((n, n), dtype=kind)
@@ -1716,21 +1708,24 @@ class _Heads:
         if need > len(self.pred):  # grow geometrically
             size = max(need, 2 * len(self.pred), 64)
             for name in ("pred", "bw"):
-                old = getattr(self, name)
-                grown = np.empty((size, pred.shape[1]), dtype=old.dtype)
-                if first:
-                    grown[:first] = old[:first]
-                setattr(self, name, grown)
+                setattr(self, name, _grown(getattr(self, name), size, first, pred.shape[1]))
             for name in ("slack", "top"):
-                old = getattr(self, name)
-                grown = np.empty(size)
-                grown[:first] = old[:first]
-                setattr(self, name, grown)
+                setattr(self, name, _grown(getattr(self, name), size, first))
         self.pred[first:need] = pred
         self.bw[first:need] = bw
         self.slack[first:need], self.top[first:need] = slack, top
         self.row[sources] = np.arange(first, need)
         self.count = need
+
+
+def _grown(a: np.ndarray, size: int, keep: int, width: int | None = None) -> np.ndarray:
+    """A new array of ``size`` rows (of ``width`` entries, else as ``a``'s) and ``a``'s
+    dtype, holding ``a``'s first ``keep`` rows: a kept array grown geometrically."""
+    shape = (size, *((width,) if width is not None else a.shape[1:]))
+    grown = np.empty(shape, dtype=a.dtype)
+    if keep:  # (an empty ``a`` may have no columns yet)
+        grown[:keep] = a[:keep]
+    return grown
 
 
 def _scratch(

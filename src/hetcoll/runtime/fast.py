@@ -86,13 +86,11 @@ class Rest:
     host stays busy: yielding loses more than sleeping would), twice the last while, up to
     ``most`` (ns); else (a slow yield long after the last) half of it, down to ``hold``.
     Halving rather than starting again from ``hold`` keeps a busy host asleep through
-    its odd quiet moment.  Measured with
-    four ranks on two cores, yields only: on an idle host one yield in a few hundred ms
-    is slow (under 1 % of the time), and a fixed 100 ms of sleeps after each made a
-    ``check="always"`` call, whose round waits for every idle rank, nap 60-80 µs per idle
-    turn most of the time; with another process holding a core, a slow yield of about
-    1.2 ms comes every 2.4 ms (half the time), and sleeping is ten times faster
-    (docs/runtime.md, sixth round).
+    its odd quiet moment.  Why (four ranks on two cores, docs/runtime.md, sixth round): on
+    an idle host a slow yield is rare, and a fixed 100 ms of sleeps after each made every
+    ``check="always"`` call, whose round waits for every idle rank, pay 60-80 µs naps;
+    with another process holding a core, slow yields take half the time, and sleeping is
+    ten times faster.
     """
 
     __slots__ = ("hold", "most", "often", "slow", "span", "until")
