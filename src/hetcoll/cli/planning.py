@@ -1,13 +1,10 @@
-"""Planning commands: planners, plan, simulate, export, compare (no MPI).
+"""Planning commands: planners, plan, simulate (no MPI).
 
 The request options and their checks are in :mod:`._requests`, the output in
-:mod:`._reports`; ranking the planners is :func:`hetcoll.compare.compare`'s.
+:mod:`._reports`; export, compare and optimum are in :mod:`.export` and :mod:`.analysis`.
 """
 
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import click
 
@@ -18,16 +15,12 @@ from ._base import (
     MODEL,
     OPTION_OPT,
     OUTPUT,
-    POSITIVE,
-    SIZE,
-    _ids,
     _platform,
     cli,
     planner_warnings,
 )
 from ._reports import (
     prediction_doc,
-    print_comparison,
     print_contention,
     print_prediction,
     switch_doc,
@@ -207,160 +200,3 @@ def simulate_cmd(platform, schedule_file, model, as_json) -> None:
         dump_json(json_document("simulation", doc))
     else:
         print_prediction(schedule, pred, platform)
-
-
-# -- export --------------------------------------------------------------------------------------
-
-_EXPORT_SUFFIX = {".xml": "simgrid", ".json": "json", ".yaml": "yaml", ".yml": "yaml"}
-
-
-@cli.command("export")
-@click.argument("platform")
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=OUTPUT,
-    help="File to write (the format follows its suffix unless --format is given).",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["simgrid", "networkx", "json", "yaml"]),
-    default=None,
-    help="simgrid (platform XML 4.1), networkx (node-link JSON), "
-    "json or yaml (hetcoll's own format).",
-)
-@click.option(
-    "--model",
-    type=MODEL,
-    default=None,
-    help="Cost model the export follows (SimGrid) or records as the default (others); "
-    "default: the platform's.",
-)
-def export_cmd(platform, output, fmt, model) -> None:
-    """Write PLATFORM for other tools: SimGrid XML, networkx JSON, or hetcoll JSON/YAML."""
-    from ..export import SIMGRID_CONFIG, to_node_link, to_simgrid
-    from ..files import write_atomic
-    from ..platform import platform_text
-
-    p = _platform(platform)
-    if model is not None:
-        p = p.with_model(model)
-    fmt = fmt or _EXPORT_SUFFIX.get(Path(output).suffix.lower())
-    if fmt is None:
-        raise HetcollError(
-            f"{output}: cannot tell the format from the suffix; give --format "
-            "simgrid, networkx, json or yaml"
-        )
-    if fmt == "simgrid":
-        write_atomic(output, to_simgrid(p))
-        click.echo(
-            f"wrote {output}; its <config> sets SimGrid's {' '.join(SIMGRID_CONFIG)}; a replay "
-            "applies the hosts' hetcoll_exec_* properties (docs/simgrid.md)",
-            err=True,
-        )
-    elif fmt == "networkx":
-        write_atomic(output, json.dumps(to_node_link(p), indent=1) + "\n")
-    else:
-        write_atomic(output, platform_text(p, fmt))
-
-
-# -- compare -------------------------------------------------------------------------------------
-
-
-@cli.command("compare")
-@plan_options
-@click.option("--algos", default=None, help="Comma-separated planners (default: all applicable).")
-@OPTION_OPT
-def compare_cmd(
-    platform,
-    op,
-    root,
-    members,
-    groups,
-    size,
-    segment_size,
-    model,
-    reduce_op,
-    as_json,
-    algos,
-    planner_options,
-) -> None:
-    """Plan with every applicable planner and compare predicted times."""
-    from ..compare import compare
-    from ..planners import get_planner
-
-    p = _platform(platform)
-    names = _ids(algos, "--algos")
-    for name in names or ():
-        get_planner(name)
-    req = parse_request(op, root, members, groups, segment_size, reduce_op)
-    with planner_warnings():
-        found = compare(
-            p,
-            req.operation,
-            **req.nodes(),
-            model=model,
-            nbytes=size,
-            segment_size=segment_size,
-            op=req.reduce_op,
-            algos=names,
-            options=planner_options,
-        )
-    print_comparison(platform, op, req.root, size, found.rows(), found.skipped, as_json)
-
-
-# -- optimum -------------------------------------------------------------------------------------
-
-
-@cli.command("optimum")
-@click.argument("platform")
-@click.option("--root", required=True, help="Source node id.")
-@click.option(
-    "--segment-size",
-    type=SIZE,
-    required=True,
-    help="Slice size (bytes, or 64KiB, ...): the message flows in slices of this size.",
-)
-@click.option(
-    "--model",
-    type=MODEL,
-    default=None,
-    help="Cost model (default: the platform's); one_port_uni for one port per node.",
-)
-@click.option(
-    "--method",
-    type=click.Choice(["packing", "lp"]),
-    default="packing",
-    show_default=True,
-    help="packing: arborescence packing (fast, certified); lp: the corrected LP (2).",
-)
-@click.option("--time-limit", type=POSITIVE, default=None, help="Seconds for the solver.")
-@JSON_OPT
-def optimum_cmd(platform, root, segment_size, model, method, time_limit, as_json) -> None:
-    """Optimal pipelined-broadcast throughput of PLATFORM (Beaumont et al. 2004, Sec. 4.1).
-
-    The best rate any set of trees can reach under the one-port model, with slices of
-    --segment-size bytes, and the slices per second each link carries (n_uv).
-    """
-    from ..planners.steady import optimum
-    from ..units import format_bandwidth, format_size
-
-    p = _platform(platform)
-    best = optimum(p, root, segment_size, model, method=method, time_limit=time_limit)
-    if as_json:
-        dump_json(json_document("optimum", best.to_dict()))
-        return
-    click.echo(
-        f"optimum from {best.root} on {platform}: {format_bandwidth(best.throughput)} "
-        f"({best.slices_per_second:.6g} slices of {format_size(best.slice_size)} per second)"
-    )
-    click.echo(
-        f"certified: no schedule exceeds {format_bandwidth(best.upper_bound)} "
-        f"({best.method}, {best.iterations} iterations, {best.seconds:.3g} s)"
-    )
-    rows = [[u, v, f"{x:.6g}"] for (u, v), x in zip(best.edges, best.n, strict=True) if x > 1e-12]
-    click.echo(format_table(["from", "to", "slices/s"], rows))
-    if best.trees:
-        click.echo(f"{len(best.trees)} trees reach it (hetcoll plan --algo multi_tree runs them)")

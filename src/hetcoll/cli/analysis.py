@@ -1,0 +1,120 @@
+"""Which schedule is best: compare (every applicable planner, predicted and ranked by
+:func:`hetcoll.compare.compare`) and optimum (the best throughput any set of trees can reach)."""
+
+from __future__ import annotations
+
+import click
+
+from ..report import dump_json, format_table, json_document
+from ._base import (
+    JSON_OPT,
+    MODEL,
+    OPTION_OPT,
+    POSITIVE,
+    SIZE,
+    _ids,
+    _platform,
+    cli,
+    planner_warnings,
+)
+from ._reports import print_comparison
+from ._requests import parse_request, plan_options
+
+# -- compare -------------------------------------------------------------------------------------
+
+
+@cli.command("compare")
+@plan_options
+@click.option("--algos", default=None, help="Comma-separated planners (default: all applicable).")
+@OPTION_OPT
+def compare_cmd(
+    platform,
+    op,
+    root,
+    members,
+    groups,
+    size,
+    segment_size,
+    model,
+    reduce_op,
+    as_json,
+    algos,
+    planner_options,
+) -> None:
+    """Plan with every applicable planner and compare predicted times."""
+    from ..compare import compare
+    from ..planners import get_planner
+
+    p = _platform(platform)
+    names = _ids(algos, "--algos")
+    for name in names or ():
+        get_planner(name)
+    req = parse_request(op, root, members, groups, segment_size, reduce_op)
+    with planner_warnings():
+        found = compare(
+            p,
+            req.operation,
+            **req.nodes(),
+            model=model,
+            nbytes=size,
+            segment_size=segment_size,
+            op=req.reduce_op,
+            algos=names,
+            options=planner_options,
+        )
+    print_comparison(platform, op, req.root, size, found.rows(), found.skipped, as_json)
+
+
+# -- optimum -------------------------------------------------------------------------------------
+
+
+@cli.command("optimum")
+@click.argument("platform")
+@click.option("--root", required=True, help="Source node id.")
+@click.option(
+    "--segment-size",
+    type=SIZE,
+    required=True,
+    help="Slice size (bytes, or 64KiB, ...): the message flows in slices of this size.",
+)
+@click.option(
+    "--model",
+    type=MODEL,
+    default=None,
+    help="Cost model (default: the platform's); one_port_uni for one port per node.",
+)
+@click.option(
+    "--method",
+    type=click.Choice(["packing", "lp"]),
+    default="packing",
+    show_default=True,
+    help="packing: arborescence packing (fast, certified); lp: the corrected LP (2).",
+)
+@click.option("--time-limit", type=POSITIVE, default=None, help="Seconds for the solver.")
+@JSON_OPT
+def optimum_cmd(platform, root, segment_size, model, method, time_limit, as_json) -> None:
+    """Optimal pipelined-broadcast throughput of PLATFORM (Beaumont et al. 2004, Sec. 4.1).
+
+    The best rate any set of trees can reach under the one-port model, with slices of
+    --segment-size bytes, and the slices per second each link carries (n_uv).
+    """
+    from ..planners.steady import optimum
+    from ..units import format_bandwidth, format_size
+
+    p = _platform(platform)
+    best = optimum(p, root, segment_size, model, method=method, time_limit=time_limit)
+    if as_json:
+        dump_json(json_document("optimum", best.to_dict()))
+        return
+    click.echo(
+        f"optimum from {best.root} on {platform}: {format_bandwidth(best.throughput)} "
+        f"({best.slices_per_second:.6g} slices of {format_size(best.slice_size)} per second)"
+    )
+    click.echo(
+        f"certified: no schedule exceeds {format_bandwidth(best.upper_bound)} "
+        f"({best.method}, {best.iterations} iterations, {best.seconds:.3g} s)"
+    )
+    rows = [[u, v, f"{x:.6g}"] for (u, v), x in zip(best.edges, best.n, strict=True) if x > 1e-12]
+    click.echo(format_table(["from", "to", "slices/s"], rows))
+    if best.trees:
+        click.echo(f"{len(best.trees)} trees reach it (hetcoll plan --algo multi_tree runs them)")
