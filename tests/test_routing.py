@@ -486,7 +486,9 @@ def test_costs_in_place_and_rows_permuted_in_place_are_the_plain_numpy(n, tile, 
     assert np.array_equal(t, expected)
 
 
-@pytest.mark.parametrize("batch", [1, 3, 64])
+@pytest.mark.parametrize(
+    ("batch", "group"), [(1, None), (3, None), (64, None), (3, 1), (64, 1), (64, 300)]
+)
 @pytest.mark.parametrize(
     ("latencies", "kind"),
     [
@@ -496,17 +498,30 @@ def test_costs_in_place_and_rows_permuted_in_place_are_the_plain_numpy(n, tile, 
     ],
     ids=["distinct", "ties", "rounding"],
 )
-def test_rows_in_batches_of_any_size_are_the_reference(latencies, kind, batch, monkeypatch):
+def test_rows_in_batches_of_any_size_are_the_reference(latencies, kind, batch, group, monkeypatch):
     """The forest's batches of any size (one source each: every tree's sources are runs
     of one column; many: runs of several, broken where a near tie is searched on its own;
-    the batches' arrays reused, the last one smaller) give the reference's cost matrix,
-    routes after it, and matrices, exactly."""
+    the batches' arrays reused, the last one smaller), their runs summed in groups and
+    their descents in blocks of any size (``group`` entries: one column or one row at a
+    time, or a few runs), give the reference's cost matrix, routes after it, and
+    matrices, exactly."""
     from hetcoll import routing
 
     n, edges = _random_platform(150, latencies, seed=5)
     lat, bw, paths = dijkstra_routes(n, edges)
     widths = []
     along = routing._Forest._along
+    groups = []
+    along_runs = routing._Forest._along_runs
+
+    def spying_runs(self, lt, first, rows, width, heads):
+        groups.append(width.tolist())
+        return along_runs(self, lt, first, rows, width, heads)
+
+    monkeypatch.setattr(routing._Forest, "_along_runs", spying_runs)
+    if group is not None:
+        monkeypatch.setattr(routing, "_ALONG_ELEMENTS", group)
+        monkeypatch.setattr(routing, "_DESCENT_ELEMENTS", group)
 
     def spying(self, lt, bt, cp, cols, rows, *args):
         cut = np.flatnonzero((rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1] + 1)) + 1
@@ -532,6 +547,10 @@ def test_rows_in_batches_of_any_size_are_the_reference(latencies, kind, batch, m
         assert max(widths, default=1) == 1
     elif kind == "distinct" and batch > 3:  # sources of one tree side by side
         assert max(widths) > 1
+    if group == 1:  # one run per group
+        assert all(len(g) == 1 for g in groups) and (groups or kind != "distinct")
+    elif group is not None and kind == "distinct" and batch > 3:  # a few runs per group
+        assert max(len(g) for g in groups) > 1 and len(groups) > len(widths) // batch
 
 
 def test_a_source_searched_between_two_certified_ones_splits_their_run(monkeypatch):
