@@ -53,6 +53,7 @@ route of ``h`` links is read and summed in O(h).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Iterator, Sequence
 
@@ -193,7 +194,8 @@ class Routes:
         n = self.n
         if self._graph is not None and self._lat is None and not self._streamed:
             self._streamed = True
-            return self._stream_costs(np.asarray(base, dtype=float), nbytes)
+            with _small_pages():
+                return self._stream_costs(np.asarray(base, dtype=float), nbytes)
         lat = self.latency
         bw = self.bandwidth if nbytes else None  # 0 / beta is 0: no bandwidth needed
         m = np.empty((n, n))
@@ -218,20 +220,32 @@ class Routes:
             self._core_of = {s: s for s in range(n)}
             return m
         m = np.empty((n, n))
+        sources = np.arange(n)
+        heads = f.heads(sources)
+        # the core rows, kept once each: a source in a tree whose row is its attachment's
+        # (certified, :meth:`_Forest._along`) shares that row; rows are written from the
+        # start of ``core``, its unused end never touched (no page faults)
         core = np.empty((n, f.core.c), dtype=np.int32)
-        for at, (lt, _, bt, rows) in f.batches(np.arange(n), preds=False):
+        row_of = np.empty(n, dtype=np.int64)
+        count = 0
+        for at, (lt, _, bt, rows) in f.batches(sources, preds=False, heads=heads):
             lt += base[at]  # lt[x, i] is from source at[i]
             if nbytes:
                 np.divide(nbytes, bt, out=bt)
                 lt += bt
             _transpose_into(m, lt, at)
-            core[at] = rows
+            own = np.flatnonzero(~heads.shared[at])
+            core[count : count + len(own)] = rows[own]
+            row_of[at[own]] = np.arange(count, count + len(own))
+            count += len(own)
         np.fill_diagonal(m, 0.0)
+        shared = np.flatnonzero(heads.shared)
+        row_of[shared] = row_of[f.attach[shared]]  # (an attachment is a core source)
         # a tree source's row starts at its attachment (the climb's last link is not on
         # the core), as :meth:`_Forest.core_rows` gives it
-        core[np.arange(n), f.core.local[f.attach]] = -1
-        self._core, self._core_count = core, n
-        self._core_of = {s: s for s in range(n)}
+        core[row_of, f.core.local[f.attach]] = -1
+        self._core, self._core_count = core, count
+        self._core_of = dict(zip(range(n), row_of.tolist(), strict=True))
         return m
 
     # -- rows and paths -------------------------------------------------------------------------
@@ -1391,17 +1405,26 @@ class _Forest:
                 _transpose_into(out, t, at)
         return lat, pred, bw
 
+    def heads(self, sources: np.ndarray) -> _Heads:
+        """An empty :class:`_Heads` for :meth:`batches` of ``sources``, with room for the
+        rows it will keep (the core sources that trees hang off)."""
+        hang = np.count_nonzero((self.depth[sources] == 0) & self.hangs[sources])
+        return _Heads(self.n, int(hang), self.core.c)
+
     def batches(
-        self, sources: np.ndarray, preds: bool = True
+        self, sources: np.ndarray, preds: bool = True, heads: _Heads | None = None
     ) -> Iterator[tuple[np.ndarray, tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]]]:
         """The rows of ``sources`` batch after batch, node-major: ``(at, (lt, pt, bt,
         core))`` where ``lt[x, i]`` is the latency from ``sources[at[i]]`` to ``x`` and
         ``core[i]`` its core predecessor row (as :meth:`_rows_t`; ``pt`` is None unless
         ``preds``), in the order :meth:`rows` computes them (core sources first, then the
         sources in trees by attachment).  The arrays are written again by the next batch
-        (fresh memory costs page faults: 40 MB a batch on 5000 nodes)."""
+        (fresh memory costs page faults: 40 MB a batch on 5000 nodes).  ``heads`` (from
+        :meth:`heads`, new by default) says afterwards which sources shared their
+        attachments' rows (``heads.shared``)."""
         on_core = self.depth[sources] == 0
-        heads = _Heads(self.n)
+        if heads is None:
+            heads = self.heads(sources)
         scratch: dict[str, np.ndarray] = {}  # the batches' arrays, written again each batch
         tree = np.flatnonzero(~on_core)
         tree = tree[np.argsort(self.attach[sources[tree]], kind="stable")]  # by attachment
@@ -1514,6 +1537,7 @@ class _Forest:
         shared = shared[ok]
         if len(shared):
             self._along(lt, bt, cp, shared, row[shared], heads, low[shared])
+            heads.shared[sources[shared]] = True
         search = np.ones(k, dtype=bool)
         search[shared] = False
         search = np.flatnonzero(search)
@@ -1660,6 +1684,34 @@ class _Forest:
             flat[at0[lo:hi]] = flat[src0[lo:hi]] + w0[lo:hi]
 
 
+@contextlib.contextmanager
+def _small_pages() -> Iterator[None]:
+    """Numpy's advice for transparent huge pages switched off while the block runs (and
+    put back as it was, whatever happens): the arrays it allocates get ordinary 4 KiB
+    pages.
+
+    Why: numpy advises the kernel to back every array of 4 MiB or more with 2 MiB pages
+    (``madvise``), and on a host whose transparent huge pages are ``madvise`` the cost of
+    faulting them in is erratic: the same 200 MB took 0.004 to 0.5 s of system time
+    from one run to the next on this project's host, and the random 5000-node cost
+    matrix 0.24 to 0.90 s in all (its 450 MB of fresh memory: the result, the kept core
+    rows, the batches' searches), against a steady 0.28 to 0.32 s with 4 KiB pages (see
+    docs/simulator.md, seventh round).  Values are not affected.  The advice is numpy's
+    process-wide state: another thread's arrays allocated meanwhile get no advice either
+    (a hint only, never a different result).  No-op when numpy has no such switch.
+    """
+    multiarray = getattr(np, "_core", None) or getattr(np, "core", None)
+    switch = getattr(getattr(multiarray, "multiarray", None), "_set_madvise_hugepage", None)
+    if switch is None:
+        yield
+        return
+    before = switch(False)
+    try:
+        yield
+    finally:
+        switch(before)
+
+
 def _fold_into(
     lat: np.ndarray, weight: np.ndarray, resources: np.ndarray, lo: np.ndarray, hi: np.ndarray
 ) -> None:
@@ -1726,15 +1778,19 @@ class _Heads:
     """Rows already computed by :meth:`_Forest.rows` that trees hang off (core sources
     with trees): for each node, its row here (-1 if none yet); each row's predecessor
     resources and bottlenecks on the core (in core-local order), its slack and its largest
-    latency plus largest link latency (see :func:`_certified`)."""
+    latency plus largest link latency (see :func:`_certified`); and for each node, whether
+    it is a source in a tree that shared its attachment's row (``shared``)."""
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, rows: int = 0, width: int = 0) -> None:
         self.row = np.full(n, -1, dtype=np.int64)
+        self.shared = np.zeros(n, dtype=bool)
         self.count = 0
-        self.pred = np.empty((0, 0), dtype=np.int32)
-        self.bw = np.empty((0, 0))
-        self.slack = np.empty(0)
-        self.top = np.empty(0)
+        # room for ``rows`` rows of ``width`` (the rows to come, when known: no copies
+        # while growing)
+        self.pred = np.empty((rows if width else 0, width), dtype=np.int32)
+        self.bw = np.empty(self.pred.shape)
+        self.slack = np.empty(len(self.pred))
+        self.top = np.empty(len(self.pred))
 
     def add(
         self,
