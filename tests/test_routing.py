@@ -321,32 +321,86 @@ def test_a_cost_matrix_without_the_matrices_is_theirs_and_keeps_the_routes(g, da
 
 
 @pytest.mark.parametrize(
-    "latencies",
+    ("latencies", "kind"),
     [
-        lambda rng, m: rng.uniform(1e-6, 1e-5, m),
-        lambda rng, m: rng.choice([1e-6, 2e-6, 3e-6], m),
-        lambda rng, m: rng.choice([0.1, 0.2, 0.3, 0.7], m),
+        (lambda rng, m: rng.uniform(1e-6, 1e-5, m), "distinct"),
+        (lambda rng, m: rng.choice([1e-6, 2e-6, 3e-6], m), "ties"),
+        (lambda rng, m: rng.choice([0.1, 0.2, 0.3, 0.7], m), "rounding"),
     ],
     ids=["distinct", "ties", "rounding"],
 )
-def test_hockney_cost_matrices_stream_on_the_benchmarks_platform(latencies):
+def test_hockney_cost_matrices_stream_on_the_benchmarks_platform(latencies, kind):
     """The hockney send matrix of a 150-node random platform (sources in trees sharing
     their attachments' rows) equals the reference's sums exactly, without the latency and
-    bandwidth matrices; the simulator's routes after it are the reference's."""
+    bandwidth matrices; the routes of every pair after it are the reference's, read from
+    core rows kept once: a source in a tree that shares its attachment's row points to
+    it, and every kept row is some source's."""
     n, edges = _random_platform(150, latencies, seed=5)
     lat, bw, paths = dijkstra_routes(n, edges)
     p = platform_of(n, edges)
     bound = p.model.bind(p)
     base = (p.t_ini + 4096 * p.t_byte).tolist()
     assert bound.send_matrix(4096).tolist() == _hockney_costs(n, lat, bw, base, 4096)
-    assert p.routes._lat is None
-    u = np.repeat(np.arange(n), 3)
-    v = (u * 7 + np.tile([1, 50, 99], n)) % n
-    got_lat, got_bw, res, off = p.routes.pairs(u, v)
+    r = p.routes
+    assert r._lat is None
+    f = r._graph.forest
+    assert sorted(set(r._core_of.values())) == list(range(r._core_count))
+    tree = np.flatnonzero(f.depth > 0)
+    own = [s for s in tree.tolist() if r._core_of[s] != r._core_of[int(f.attach[s])]]
+    assert r._core_count == n - len(tree) + len(own)
+    if kind == "distinct":  # no near tie: every source in a tree shares
+        assert len(tree) > 20 and not own
+    u = np.repeat(np.arange(n), n)
+    v = np.tile(np.arange(n), n)
+    got_lat, got_bw, res, off = r.pairs(u, v)
     assert got_lat.tolist() == [lat[a][b] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
     assert got_bw.tolist() == [bw[a][b] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
     for i, (a, b) in enumerate(zip(u.tolist(), v.tolist(), strict=True)):
         assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
+
+
+def test_huge_page_advice_is_off_while_a_cost_matrix_streams_and_back_after(monkeypatch):
+    """The streamed cost matrix runs with numpy's huge-page advice off (its fresh memory
+    in 4 KiB pages) and puts the advice back as it was, also when it raises; the values
+    are the reference's either way."""
+    from hetcoll import routing
+
+    multiarray = getattr(np, "_core", None) or np.core
+    switch = getattr(multiarray.multiarray, "_set_madvise_hugepage", None)
+    if switch is None:
+        pytest.skip("this numpy has no huge-page switch")
+    n, edges = _random_platform(60, lambda rng, m: rng.uniform(1e-6, 1e-5, m), seed=2)
+    lat, bw, _ = dijkstra_routes(n, edges)
+    base = np.linspace(0.0, 1e-3, n)
+    seen = []
+    stream = routing.Routes._stream_costs
+
+    def spying(self, *args):
+        seen.append(switch(False))  # the advice while it runs (left off)
+        return stream(self, *args)
+
+    monkeypatch.setattr(routing.Routes, "_stream_costs", spying)
+    for advice in (True, False):
+        before = switch(advice)
+        try:
+            got = platform_of(n, edges).routes.cost_matrix(base, 4096)
+            assert switch(advice) is advice  # put back
+        finally:
+            switch(before)
+        assert got.tolist() == _hockney_costs(n, lat, bw, base.tolist(), 4096)
+    assert seen == [False, False]
+
+    def failing(self, *args):
+        raise MemoryError
+
+    monkeypatch.setattr(routing.Routes, "_stream_costs", failing)
+    before = switch(True)
+    try:
+        with pytest.raises(MemoryError):
+            platform_of(n, edges).routes.cost_matrix(base, 4096)
+        assert switch(True) is True
+    finally:
+        switch(before)
 
 
 @st.composite
