@@ -234,10 +234,11 @@ class Routes:
                 np.divide(nbytes, bt, out=bt)
                 lt += bt
             _transpose_into(m, lt, at)
-            own = np.flatnonzero(~heads.shared[at])
-            core[count : count + len(own)] = rows[own]
-            row_of[at[own]] = np.arange(count, count + len(own))
-            count += len(own)
+            own = _rows_of(~heads.shared[at])  # (all of a batch of core sources: a view)
+            kept = rows[own]
+            core[count : count + len(kept)] = kept
+            row_of[at[own]] = np.arange(count, count + len(kept))
+            count += len(kept)
         np.fill_diagonal(m, 0.0)
         shared = np.flatnonzero(heads.shared)
         row_of[shared] = row_of[f.attach[shared]]  # (an attachment is a core source)
