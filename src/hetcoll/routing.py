@@ -1234,6 +1234,10 @@ class _Forest:
         self.batch = max(1, _TREE_ELEMENTS // max(1, n))
         self.graph = g
         self.hangs = np.zeros(n, dtype=bool)  # core nodes that trees hang off
+        # each resource's tail in core-local order and its latency, one more entry at the
+        # end that a -1 (a row's start) reads harmlessly (:meth:`_along_runs`)
+        self.tail_local = np.append(self.core.local[g.tail], 0)
+        self.weight_end = np.append(g.weight, 0.0)
         self.hangs[self.attach[pendant]] = True
         self._paths: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
@@ -1643,14 +1647,11 @@ class _Forest:
         index of columns per entry.  Each level is one gather and one scatter, parents'
         entries before their children's: the sums from the attachment, link after link.
         """
-        core, g = self.core, self.graph
         k = lt.shape[1]
-        nodes = core.nodes
-        res = heads.pred[rows].astype(np.int64)  # m x c: one row per run
+        res = heads.pred[rows]  # m x c: one row per run, -1 at its start
         m, c = res.shape
         root = res < 0
-        safe = np.where(root, 0, res)
-        parent = np.where(root, np.arange(c)[None, :], core.local[g.tail[safe]])
+        parent = np.where(root, np.arange(c)[None, :], self.tail_local[res])
         # depth in each tree by pointer doubling (flat over the m x c entries)
         up = (parent + (np.arange(m) * c)[:, None]).ravel()
         depth = (~root).astype(np.int32).ravel()
@@ -1664,14 +1665,15 @@ class _Forest:
         d = depth.astype(np.uint16 if c < 1 << 16 else np.int64)
         order = np.argsort(d, kind="stable")
         ends = np.cumsum(np.bincount(d, minlength=1)).tolist()
-        run, node = np.divmod(order, c)
-        column = first[run]
-        at0 = nodes[node] * k + column
-        src0 = nodes[parent.ravel()[order]] * k + column
-        w0 = g.weight[safe.ravel()[order]]
+        # flat indices in lt of each entry and of its parent's (the run's first column),
+        # and the link's latency (a start's entry: never written, level 0)
+        node_k = self.core.nodes * k
+        at0 = (node_k[None, :] + first[:, None]).ravel()[order]
+        src0 = (node_k[parent] + first[:, None]).ravel()[order]
+        w0 = self.weight_end[res.ravel()[order]]
         flat = lt.reshape(-1)
         if width.max() > 1:  # each entry stands for its run's columns: expand them
-            reps = width[run]
+            reps = width[order // c]
             total = np.cumsum(reps)
             shift = total - reps  # where each entry's columns start
             step = np.arange(int(total[-1]))
