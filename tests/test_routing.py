@@ -321,32 +321,86 @@ def test_a_cost_matrix_without_the_matrices_is_theirs_and_keeps_the_routes(g, da
 
 
 @pytest.mark.parametrize(
-    "latencies",
+    ("latencies", "kind"),
     [
-        lambda rng, m: rng.uniform(1e-6, 1e-5, m),
-        lambda rng, m: rng.choice([1e-6, 2e-6, 3e-6], m),
-        lambda rng, m: rng.choice([0.1, 0.2, 0.3, 0.7], m),
+        (lambda rng, m: rng.uniform(1e-6, 1e-5, m), "distinct"),
+        (lambda rng, m: rng.choice([1e-6, 2e-6, 3e-6], m), "ties"),
+        (lambda rng, m: rng.choice([0.1, 0.2, 0.3, 0.7], m), "rounding"),
     ],
     ids=["distinct", "ties", "rounding"],
 )
-def test_hockney_cost_matrices_stream_on_the_benchmarks_platform(latencies):
+def test_hockney_cost_matrices_stream_on_the_benchmarks_platform(latencies, kind):
     """The hockney send matrix of a 150-node random platform (sources in trees sharing
     their attachments' rows) equals the reference's sums exactly, without the latency and
-    bandwidth matrices; the simulator's routes after it are the reference's."""
+    bandwidth matrices; the routes of every pair after it are the reference's, read from
+    core rows kept once: a source in a tree that shares its attachment's row points to
+    it, and every kept row is some source's."""
     n, edges = _random_platform(150, latencies, seed=5)
     lat, bw, paths = dijkstra_routes(n, edges)
     p = platform_of(n, edges)
     bound = p.model.bind(p)
     base = (p.t_ini + 4096 * p.t_byte).tolist()
     assert bound.send_matrix(4096).tolist() == _hockney_costs(n, lat, bw, base, 4096)
-    assert p.routes._lat is None
-    u = np.repeat(np.arange(n), 3)
-    v = (u * 7 + np.tile([1, 50, 99], n)) % n
-    got_lat, got_bw, res, off = p.routes.pairs(u, v)
+    r = p.routes
+    assert r._lat is None
+    f = r._graph.forest
+    assert sorted(set(r._core_of.values())) == list(range(r._core_count))
+    tree = np.flatnonzero(f.depth > 0)
+    own = [s for s in tree.tolist() if r._core_of[s] != r._core_of[int(f.attach[s])]]
+    assert r._core_count == n - len(tree) + len(own)
+    if kind == "distinct":  # no near tie: every source in a tree shares
+        assert len(tree) > 20 and not own
+    u = np.repeat(np.arange(n), n)
+    v = np.tile(np.arange(n), n)
+    got_lat, got_bw, res, off = r.pairs(u, v)
     assert got_lat.tolist() == [lat[a][b] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
     assert got_bw.tolist() == [bw[a][b] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
     for i, (a, b) in enumerate(zip(u.tolist(), v.tolist(), strict=True)):
         assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
+
+
+def test_huge_page_advice_is_off_while_a_cost_matrix_streams_and_back_after(monkeypatch):
+    """The streamed cost matrix runs with numpy's huge-page advice off (its fresh memory
+    in 4 KiB pages) and puts the advice back as it was, also when it raises; the values
+    are the reference's either way."""
+    from hetcoll import routing
+
+    multiarray = getattr(np, "_core", None) or np.core
+    switch = getattr(multiarray.multiarray, "_set_madvise_hugepage", None)
+    if switch is None:
+        pytest.skip("this numpy has no huge-page switch")
+    n, edges = _random_platform(60, lambda rng, m: rng.uniform(1e-6, 1e-5, m), seed=2)
+    lat, bw, _ = dijkstra_routes(n, edges)
+    base = np.linspace(0.0, 1e-3, n)
+    seen = []
+    stream = routing.Routes._stream_costs
+
+    def spying(self, *args):
+        seen.append(switch(False))  # the advice while it runs (left off)
+        return stream(self, *args)
+
+    monkeypatch.setattr(routing.Routes, "_stream_costs", spying)
+    for advice in (True, False):
+        before = switch(advice)
+        try:
+            got = platform_of(n, edges).routes.cost_matrix(base, 4096)
+            assert switch(advice) is advice  # put back
+        finally:
+            switch(before)
+        assert got.tolist() == _hockney_costs(n, lat, bw, base.tolist(), 4096)
+    assert seen == [False, False]
+
+    def failing(self, *args):
+        raise MemoryError
+
+    monkeypatch.setattr(routing.Routes, "_stream_costs", failing)
+    before = switch(True)
+    try:
+        with pytest.raises(MemoryError):
+            platform_of(n, edges).routes.cost_matrix(base, 4096)
+        assert switch(True) is True
+    finally:
+        switch(before)
 
 
 @st.composite
@@ -486,7 +540,9 @@ def test_costs_in_place_and_rows_permuted_in_place_are_the_plain_numpy(n, tile, 
     assert np.array_equal(t, expected)
 
 
-@pytest.mark.parametrize("batch", [1, 3, 64])
+@pytest.mark.parametrize(
+    ("batch", "group"), [(1, None), (3, None), (64, None), (3, 1), (64, 1), (64, 300)]
+)
 @pytest.mark.parametrize(
     ("latencies", "kind"),
     [
@@ -496,17 +552,30 @@ def test_costs_in_place_and_rows_permuted_in_place_are_the_plain_numpy(n, tile, 
     ],
     ids=["distinct", "ties", "rounding"],
 )
-def test_rows_in_batches_of_any_size_are_the_reference(latencies, kind, batch, monkeypatch):
+def test_rows_in_batches_of_any_size_are_the_reference(latencies, kind, batch, group, monkeypatch):
     """The forest's batches of any size (one source each: every tree's sources are runs
     of one column; many: runs of several, broken where a near tie is searched on its own;
-    the batches' arrays reused, the last one smaller) give the reference's cost matrix,
-    routes after it, and matrices, exactly."""
+    the batches' arrays reused, the last one smaller), their runs summed in groups and
+    their descents in blocks of any size (``group`` entries: one column or one row at a
+    time, or a few runs), give the reference's cost matrix, routes after it, and
+    matrices, exactly."""
     from hetcoll import routing
 
     n, edges = _random_platform(150, latencies, seed=5)
     lat, bw, paths = dijkstra_routes(n, edges)
     widths = []
     along = routing._Forest._along
+    groups = []
+    along_runs = routing._Forest._along_runs
+
+    def spying_runs(self, lt, first, rows, width, heads):
+        groups.append(width.tolist())
+        return along_runs(self, lt, first, rows, width, heads)
+
+    monkeypatch.setattr(routing._Forest, "_along_runs", spying_runs)
+    if group is not None:
+        monkeypatch.setattr(routing, "_ALONG_ELEMENTS", group)
+        monkeypatch.setattr(routing, "_DESCENT_ELEMENTS", group)
 
     def spying(self, lt, bt, cp, cols, rows, *args):
         cut = np.flatnonzero((rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1] + 1)) + 1
@@ -532,6 +601,10 @@ def test_rows_in_batches_of_any_size_are_the_reference(latencies, kind, batch, m
         assert max(widths, default=1) == 1
     elif kind == "distinct" and batch > 3:  # sources of one tree side by side
         assert max(widths) > 1
+    if group == 1:  # one run per group
+        assert all(len(g) == 1 for g in groups) and (groups or kind != "distinct")
+    elif group is not None and kind == "distinct" and batch > 3:  # a few runs per group
+        assert max(len(g) for g in groups) > 1 and len(groups) > len(widths) // batch
 
 
 def test_a_source_searched_between_two_certified_ones_splits_their_run(monkeypatch):

@@ -53,6 +53,7 @@ route of ``h`` links is read and summed in O(h).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Iterator, Sequence
 
@@ -79,6 +80,12 @@ _END_ELEMENTS = 1 << 22
 # Rows per block when summing along kept rows' trees and in the bottlenecks' pointer
 # doubling (cache-sized temporaries).
 _ALONG_ROWS = 64
+# (column, core node) entries per group of runs summed along their attachments' trees
+# (:meth:`_Forest._along`): temporaries of 2 MB, memory reused group after group.
+_ALONG_ELEMENTS = 1 << 18
+# Row entries per block of a descent level (:meth:`_Forest._rows_t`): 1 MB temporaries
+# (a whole level's were 5 MB of fresh memory per batch on the random 5000-node platform).
+_DESCENT_ELEMENTS = 1 << 17
 # Rows per block when adding the cost matrix's terms (cache-sized temporaries).
 _COST_ROWS = 512
 # Sources per batch when filling the trees (node-major rows of 20 bytes per element).
@@ -187,7 +194,8 @@ class Routes:
         n = self.n
         if self._graph is not None and self._lat is None and not self._streamed:
             self._streamed = True
-            return self._stream_costs(np.asarray(base, dtype=float), nbytes)
+            with _small_pages():
+                return self._stream_costs(np.asarray(base, dtype=float), nbytes)
         lat = self.latency
         bw = self.bandwidth if nbytes else None  # 0 / beta is 0: no bandwidth needed
         m = np.empty((n, n))
@@ -212,20 +220,33 @@ class Routes:
             self._core_of = {s: s for s in range(n)}
             return m
         m = np.empty((n, n))
+        sources = np.arange(n)
+        heads = f.heads(sources)
+        # the core rows, kept once each: a source in a tree whose row is its attachment's
+        # (certified, :meth:`_Forest._along`) shares that row; rows are written from the
+        # start of ``core``, its unused end never touched (no page faults)
         core = np.empty((n, f.core.c), dtype=np.int32)
-        for at, (lt, _, bt, rows) in f.batches(np.arange(n), preds=False):
+        row_of = np.empty(n, dtype=np.int64)
+        count = 0
+        for at, (lt, _, bt, rows) in f.batches(sources, preds=False, heads=heads):
             lt += base[at]  # lt[x, i] is from source at[i]
             if nbytes:
                 np.divide(nbytes, bt, out=bt)
                 lt += bt
             _transpose_into(m, lt, at)
-            core[at] = rows
+            own = _rows_of(~heads.shared[at])  # (all of a batch of core sources: a view)
+            kept = rows[own]
+            core[count : count + len(kept)] = kept
+            row_of[at[own]] = np.arange(count, count + len(kept))
+            count += len(kept)
         np.fill_diagonal(m, 0.0)
+        shared = np.flatnonzero(heads.shared)
+        row_of[shared] = row_of[f.attach[shared]]  # (an attachment is a core source)
         # a tree source's row starts at its attachment (the climb's last link is not on
         # the core), as :meth:`_Forest.core_rows` gives it
-        core[np.arange(n), f.core.local[f.attach]] = -1
-        self._core, self._core_count = core, n
-        self._core_of = {s: s for s in range(n)}
+        core[row_of, f.core.local[f.attach]] = -1
+        self._core, self._core_count = core, count
+        self._core_of = dict(zip(range(n), row_of.tolist(), strict=True))
         return m
 
     # -- rows and paths -------------------------------------------------------------------------
@@ -1213,6 +1234,10 @@ class _Forest:
         self.batch = max(1, _TREE_ELEMENTS // max(1, n))
         self.graph = g
         self.hangs = np.zeros(n, dtype=bool)  # core nodes that trees hang off
+        # each resource's tail in core-local order and its latency, one more entry at the
+        # end that a -1 (a row's start) reads harmlessly (:meth:`_along_runs`)
+        self.tail_local = np.append(self.core.local[g.tail], 0)
+        self.weight_end = np.append(g.weight, 0.0)
         self.hangs[self.attach[pendant]] = True
         self._paths: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
@@ -1385,17 +1410,26 @@ class _Forest:
                 _transpose_into(out, t, at)
         return lat, pred, bw
 
+    def heads(self, sources: np.ndarray) -> _Heads:
+        """An empty :class:`_Heads` for :meth:`batches` of ``sources``, with room for the
+        rows it will keep (the core sources that trees hang off)."""
+        hang = np.count_nonzero((self.depth[sources] == 0) & self.hangs[sources])
+        return _Heads(self.n, int(hang), self.core.c)
+
     def batches(
-        self, sources: np.ndarray, preds: bool = True
+        self, sources: np.ndarray, preds: bool = True, heads: _Heads | None = None
     ) -> Iterator[tuple[np.ndarray, tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]]]:
         """The rows of ``sources`` batch after batch, node-major: ``(at, (lt, pt, bt,
         core))`` where ``lt[x, i]`` is the latency from ``sources[at[i]]`` to ``x`` and
         ``core[i]`` its core predecessor row (as :meth:`_rows_t`; ``pt`` is None unless
         ``preds``), in the order :meth:`rows` computes them (core sources first, then the
         sources in trees by attachment).  The arrays are written again by the next batch
-        (fresh memory costs page faults: 40 MB a batch on 5000 nodes)."""
+        (fresh memory costs page faults: 40 MB a batch on 5000 nodes).  ``heads`` (from
+        :meth:`heads`, new by default) says afterwards which sources shared their
+        attachments' rows (``heads.shared``)."""
         on_core = self.depth[sources] == 0
-        heads = _Heads(self.n)
+        if heads is None:
+            heads = self.heads(sources)
         scratch: dict[str, np.ndarray] = {}  # the batches' arrays, written again each batch
         tree = np.flatnonzero(~on_core)
         tree = tree[np.argsort(self.attach[sources[tree]], kind="stable")]  # by attachment
@@ -1508,6 +1542,7 @@ class _Forest:
         shared = shared[ok]
         if len(shared):
             self._along(lt, bt, cp, shared, row[shared], heads, low[shared])
+            heads.shared[sources[shared]] = True
         search = np.ones(k, dtype=bool)
         search[shared] = False
         search = np.flatnonzero(search)
@@ -1521,7 +1556,7 @@ class _Forest:
             bt[into] = bw.T
             cp[at] = res
             if ask.any():
-                top = dist[ask].max(axis=1) + core.w_max
+                top = dist.max(axis=1)[ask] + core.w_max  # (no copy of the rows)
                 heads.add(sources[at[ask]], res[ask], bw[ask], slack[ask], top)
         if pt is not None:
             pt[_block(core.nodes, cols)] = cp.T
@@ -1533,12 +1568,15 @@ class _Forest:
         on_a, col_a = on_a[by_depth], col_a[by_depth]
         cut = np.searchsorted(self.depth[on_a], np.arange(1, len(self.by_parent) + 2)).tolist()
         kept = [a[on_a, col_a] for a in (lt, bt) + (() if pt is None else (pt,))]
-        for depth, x in enumerate(self.by_parent):
-            p = self.parent[x]
-            lt[x] = lt[p] + self.latency[x][:, None]
-            bt[x] = np.minimum(bt[p], self.bw[x][:, None])
-            if pt is not None:
-                pt[x] = (self.up[x] ^ 1)[:, None]
+        step = max(1, _DESCENT_ELEMENTS // k)  # rows per block: small temporaries
+        for depth, level in enumerate(self.by_parent):
+            for lo in range(0, len(level), step):
+                x = level[lo : lo + step]
+                p = self.parent[x]
+                lt[x] = lt[p] + self.latency[x][:, None]
+                bt[x] = np.minimum(bt[p], self.bw[x][:, None])
+                if pt is not None:
+                    pt[x] = (self.up[x] ^ 1)[:, None]
             lo, hi = cut[depth], cut[depth + 1]  # the climbs' entries at this depth
             if hi > lo:
                 for a, v in zip((lt, bt, pt), kept, strict=False):
@@ -1559,31 +1597,61 @@ class _Forest:
         :meth:`_rows_t`) from their attachments' rows ``rows`` of ``heads``: the same
         predecessors (into ``cp``, source-major), bottlenecks no wider than the climb's
         ``low``, and latencies summed along the attachment's tree from the climb's latency
-        (already in ``lt`` at the attachment), level by level for all columns at once.
+        (already in ``lt`` at the attachment), level by level (:meth:`_along_runs`).
 
         Columns come in *runs*: neighbouring columns of one row (the sources of one tree,
-        side by side as :meth:`batches` orders them).  The trees are walked per run: each
-        (run, core node) pair is an entry, the entries sorted by depth (then run, node),
-        and each stands for its run's columns, which sit side by side: the entries are
-        expanded to columns by a repeat and a shift, with no index of columns per entry.
+        side by side as :meth:`batches` orders them).  Runs share nothing (each reads and
+        writes its own columns only), so they are done a group at a time, each group of
+        about :data:`_ALONG_ELEMENTS` (column, core node) entries: the temporaries stay a
+        few MB, memory already mapped, instead of tens of MB of fresh pages per batch
+        (6 batches took 430 MB of page faults on the random 5000-node platform).
         O(R c) work for R runs plus one gather and one scatter per (column, core node).
         """
-        core, g = self.core, self.graph
-        k = lt.shape[1]
-        nodes = core.nodes
-        cp[cols] = heads.pred[rows]
-        into = _block(nodes, cols)
-        bt[into] = np.minimum(heads.bw[rows], low[:, None]).T
-        if core.c == 1:
+        core = self.core
+        c = core.c
+        step = max(1, _ALONG_ELEMENTS // c)
+        for lo in range(0, len(cols), step):  # blocks of columns: bounded temporaries
+            at = slice(lo, lo + step)
+            cp[cols[at]] = heads.pred[rows[at]]
+            bw = heads.bw[rows[at]]
+            np.minimum(bw, low[at, None], out=bw)
+            bt[_block(core.nodes, cols[at])] = bw.T
+        if c == 1:
             return
         cut = np.flatnonzero((rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1] + 1)) + 1
         lead = np.concatenate(([0], cut))  # each run's first entry in cols
         width = np.diff(np.append(lead, len(cols)))
-        res = heads.pred[rows[lead]].astype(np.int64)  # m x c: one row per run
+        # groups of whole runs of about step columns each (at least one run)
+        ends = np.cumsum(width)
+        lo = 0
+        while lo < len(lead):
+            hi = max(lo + 1, int(np.searchsorted(ends, ends[lo] - width[lo] + step, "right")))
+            self._along_runs(lt, cols[lead[lo:hi]], rows[lead[lo:hi]], width[lo:hi], heads)
+            lo = hi
+
+    def _along_runs(
+        self,
+        lt: np.ndarray,
+        first: np.ndarray,
+        rows: np.ndarray,
+        width: np.ndarray,
+        heads: _Heads,
+    ) -> None:
+        """The latencies of :meth:`_along` for runs of columns: run ``j`` is the columns
+        ``first[j]:first[j] + width[j]`` of ``lt``, along the tree of row ``rows[j]`` of
+        ``heads``.
+
+        The trees are walked per run: each (run, core node) pair is an entry, the entries
+        sorted by depth (then run, node), and each stands for its run's columns, which sit
+        side by side: the entries are expanded to columns by a repeat and a shift, with no
+        index of columns per entry.  Each level is one gather and one scatter, parents'
+        entries before their children's: the sums from the attachment, link after link.
+        """
+        k = lt.shape[1]
+        res = heads.pred[rows]  # m x c: one row per run, -1 at its start
         m, c = res.shape
         root = res < 0
-        safe = np.where(root, 0, res)
-        parent = np.where(root, np.arange(c)[None, :], core.local[g.tail[safe]])
+        parent = np.where(root, np.arange(c)[None, :], self.tail_local[res])
         # depth in each tree by pointer doubling (flat over the m x c entries)
         up = (parent + (np.arange(m) * c)[:, None]).ravel()
         depth = (~root).astype(np.int32).ravel()
@@ -1597,14 +1665,15 @@ class _Forest:
         d = depth.astype(np.uint16 if c < 1 << 16 else np.int64)
         order = np.argsort(d, kind="stable")
         ends = np.cumsum(np.bincount(d, minlength=1)).tolist()
-        run, node = np.divmod(order, c)
-        column = cols[lead][run]
-        at0 = nodes[node] * k + column
-        src0 = nodes[parent.ravel()[order]] * k + column
-        w0 = g.weight[safe.ravel()[order]]
+        # flat indices in lt of each entry and of its parent's (the run's first column),
+        # and the link's latency (a start's entry: never written, level 0)
+        node_k = self.core.nodes * k
+        at0 = (node_k[None, :] + first[:, None]).ravel()[order]
+        src0 = (node_k[parent] + first[:, None]).ravel()[order]
+        w0 = self.weight_end[res.ravel()[order]]
         flat = lt.reshape(-1)
         if width.max() > 1:  # each entry stands for its run's columns: expand them
-            reps = width[run]
+            reps = width[order // c]
             total = np.cumsum(reps)
             shift = total - reps  # where each entry's columns start
             step = np.arange(int(total[-1]))
@@ -1616,6 +1685,34 @@ class _Forest:
             ends = np.append(shift, total[-1])[ends].tolist()  # the levels' bounds there
         for lo, hi in itertools.pairwise(ends):
             flat[at0[lo:hi]] = flat[src0[lo:hi]] + w0[lo:hi]
+
+
+@contextlib.contextmanager
+def _small_pages() -> Iterator[None]:
+    """Numpy's advice for transparent huge pages switched off while the block runs (and
+    put back as it was, whatever happens): the arrays it allocates get ordinary 4 KiB
+    pages.
+
+    Why: numpy advises the kernel to back every array of 4 MiB or more with 2 MiB pages
+    (``madvise``), and on a host whose transparent huge pages are ``madvise`` the cost of
+    faulting them in is erratic: the same 200 MB took 0.004 to 0.5 s of system time
+    from one run to the next on this project's host, and the random 5000-node cost
+    matrix 0.24 to 0.90 s in all (its 450 MB of fresh memory: the result, the kept core
+    rows, the batches' searches), against a steady 0.28 to 0.32 s with 4 KiB pages (see
+    docs/simulator.md, seventh round).  Values are not affected.  The advice is numpy's
+    process-wide state: another thread's arrays allocated meanwhile get no advice either
+    (a hint only, never a different result).  No-op when numpy has no such switch.
+    """
+    multiarray = getattr(np, "_core", None) or getattr(np, "core", None)
+    switch = getattr(getattr(multiarray, "multiarray", None), "_set_madvise_hugepage", None)
+    if switch is None:
+        yield
+        return
+    before = switch(False)
+    try:
+        yield
+    finally:
+        switch(before)
 
 
 def _fold_into(
@@ -1684,15 +1781,19 @@ class _Heads:
     """Rows already computed by :meth:`_Forest.rows` that trees hang off (core sources
     with trees): for each node, its row here (-1 if none yet); each row's predecessor
     resources and bottlenecks on the core (in core-local order), its slack and its largest
-    latency plus largest link latency (see :func:`_certified`)."""
+    latency plus largest link latency (see :func:`_certified`); and for each node, whether
+    it is a source in a tree that shared its attachment's row (``shared``)."""
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, rows: int = 0, width: int = 0) -> None:
         self.row = np.full(n, -1, dtype=np.int64)
+        self.shared = np.zeros(n, dtype=bool)
         self.count = 0
-        self.pred = np.empty((0, 0), dtype=np.int32)
-        self.bw = np.empty((0, 0))
-        self.slack = np.empty(0)
-        self.top = np.empty(0)
+        # room for ``rows`` rows of ``width`` (the rows to come, when known: no copies
+        # while growing)
+        self.pred = np.empty((rows if width else 0, width), dtype=np.int32)
+        self.bw = np.empty(self.pred.shape)
+        self.slack = np.empty(len(self.pred))
+        self.top = np.empty(len(self.pred))
 
     def add(
         self,
