@@ -77,3 +77,19 @@ def test_a_rank_missing_from_a_call_of_large_chunks_times_out_naming_the_op(tmp_
     assert "caught CollectiveTimeoutError" in said, (said, proc.stderr[-2000:])
     assert "timed out after 2 s" in said
     assert "waiting for op" in said and " of chunk " in said
+
+
+@pytest.mark.mpi
+def test_an_idle_rank_looks_again_through_rest_within_the_window_then_naps(tmp_path):
+    """runtime/segments.py: an idle turn within ``LOOK_NS`` of the rank's last completion
+    goes through the wrapper's ``Rest`` (a yield), never a zero sleep; with no window every
+    idle turn is a zero sleep.  The root enters each call 0.1 s late, so the others have
+    idle turns (counted over the four ranks); the data stay bit-identical either way."""
+    ranks = run("looks", 4, tmp_path)
+    forever = [next(e for e in ev if e[0] == f"window {1 << 62}") for ev in ranks.values()]
+    never = [next(e for e in ev if e[0] == "window 0") for ev in ranks.values()]
+    assert all(e[1] is True for e in forever + never), ranks
+    assert [e[3] for e in forever] == [0] * 4, forever  # no zero sleep within the window
+    assert sum(e[2] for e in forever) > 0, forever
+    assert [e[2] for e in never] == [0] * 4, never  # outside it, no look through Rest
+    assert sum(e[3] for e in never) > 0, never

@@ -11,6 +11,10 @@ taken as a later call's data within the run.  Modes:
   native loop, so both paths talk to each other; a large ``Allreduce`` (a reduction handler);
 - ``size``/``root``: a first agreed call, rank 1 differs on the second (size or root),
   then six agreed calls (one reuses the second call's tags) and ``close()``;
+- ``looks``: how an idle rank of the native loop looks again (``segments.LOOK_NS``): the
+  wrapper's ``Rest`` and ``time.sleep`` as seen by ``runtime/segments.py`` replaced by
+  counters, the root entering each call 0.1 s late (the others idle meanwhile), the
+  window set to forever, then to zero; per window, the counts and the data's check;
 - ``timeout``: the last rank skips the second call (``timeout=2``, ``on_timeout="raise"``):
   the others print the error (copied to ``OUT.<rank>.err``, see ``_stderr.py``) and end
   the job with ``hc.abort(5)``.
@@ -93,6 +97,42 @@ def later(events: list, what: str) -> None:
             events.append(["close", "MismatchError", str(exc)])
 
 
+def looks(events: list) -> None:
+    """Idle turns within ``LOOK_NS`` of the last completion go through the wrapper's
+    ``Rest``, later ones through a zero sleep: counted with the window forever, then zero."""
+    from hetcoll.runtime import segments
+
+    class Counting:  # stands for the wrapper's Rest and for segments.py's time module
+        def __init__(self) -> None:
+            self.rests = self.naps = 0
+            self.monotonic_ns = time.monotonic_ns
+
+        def __call__(self) -> None:  # the Rest
+            self.rests += 1
+            os.sched_yield()
+
+        def sleep(self, s: float) -> None:
+            self.naps += s == 0
+            time.sleep(s)
+
+    platform = Platform(nodes_from_costs([1e-6] * n))
+    real, kept = segments.time, segments.LOOK_NS
+    try:
+        for window in (1 << 62, 0):
+            with HetComm(WORLD, platform, "chain", timeout=60) as hc:
+                count = hc._rest = segments.time = Counting()  # before the loop is made
+                segments.LOOK_NS = window
+                ok = True
+                for call in range(3):
+                    if me == 0:
+                        time.sleep(0.1)  # the others wait in the loop meanwhile
+                    ok &= bcast(hc, 8 * SEG, 0, call)
+                segments.time = real
+            events.append([f"window {window}", ok, count.rests, count.naps])
+    finally:
+        segments.time, segments.LOOK_NS = real, kept
+
+
 def timeout() -> None:
     platform = Platform(nodes_from_costs([1e-6] * n))
     hc = HetComm(WORLD, platform, "chain", timeout=2, on_timeout="raise")
@@ -113,6 +153,8 @@ def main() -> None:
         timeout()
     elif MODE.startswith("data"):
         data(events)
+    elif MODE == "looks":
+        looks(events)
     else:
         later(events, MODE.split("-")[0])
     with open(f"{sys.argv[2]}.{me}", "w") as fh:

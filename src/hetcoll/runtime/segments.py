@@ -48,6 +48,13 @@ from .transport import (
 __all__ = ["SegmentRun", "compile_run"]
 
 _NOTICES_EVERY = 8  # idle turns between looks at the deadline and the notices
+# How long after its last completion an idle rank keeps looking again at once (through the
+# wrapper's Rest: a yield, or a zero sleep while yields prove slow) before it naps with a
+# zero sleep: a large chunk's rendezvous moves only while both ends look, and each of its
+# two steps (the receiver takes the chunk, then the sender learns it) waits for one look
+# of an idle rank; a segment's next step comes well within this (docs/runtime.md, seventh
+# round), a late peer does not keep the rank busy beyond it.
+LOOK_NS = 1_000_000
 
 
 class SegmentRun:
@@ -56,7 +63,7 @@ class SegmentRun:
 
     def __init__(self, comm: MPI.Comm, plan: RankPlan, owner) -> None:
         self.plan, self.comm, self.bare = plan, comm, Bare.create(comm)
-        self.notices, self.timeout = owner.notices, owner.timeout
+        self.notices, self.timeout, self.rest = owner.notices, owner.timeout, owner._rest
         self.on_timeout = owner._timed_out if owner.on_timeout == "abort" else None
         n = len(plan)
         self.sends = tuple(k == SEND for k in plan.kinds)
@@ -194,7 +201,8 @@ class SegmentRun:
             enable(i, now)
         remaining, port = len(sends), -1
         deadline = now + int(self.timeout * _NS)
-        turns = 0
+        turns, last = 0, now  # idle turns; the last completion (ns)
+        rest, look = self.rest, LOOK_NS
         testsome, sleep, clock = MPI.Request.Testsome, time.sleep, time.monotonic_ns
         heappush, heappop = heapq.heappush, heapq.heappop
         while remaining:
@@ -230,15 +238,19 @@ class SegmentRun:
                 got = self._truncated(exc, token, what)
             if not got:
                 turns += 1
-                if turns % _NOTICES_EVERY == 0:  # (a turn lasts a zero sleep: >= 50 us)
-                    if clock() > deadline:
+                t = clock()
+                if turns % _NOTICES_EVERY == 0:
+                    if t > deadline:
                         self._expire(what, waiting, port, len(sends) - remaining)
                     notices.check(seq, what)
-                # a zero sleep: MPI moves a large chunk only while its ends look, and a
-                # peer sharing the core runs meanwhile (docs/runtime.md, Waiting)
-                sleep(0)
+                # MPI moves a large chunk only while its ends look: look again soon, and
+                # let a peer sharing the core run meanwhile (docs/runtime.md, Waiting)
+                if t - last < look:
+                    rest()
+                else:
+                    sleep(0)
                 continue
-            t = clock()
+            t = last = clock()
             if len(got) == 1:  # the common case, without a list comprehension's frame
                 k = got[0]
                 finished = [act[k]]
