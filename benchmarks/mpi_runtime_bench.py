@@ -24,6 +24,7 @@ from mpi4py import MPI
 from hetcoll import HetComm
 from hetcoll.platform import Platform, nodes_from_costs
 from hetcoll.runtime.fast import Rest
+from hetcoll.runtime.segments import LOOK_NS
 
 world = MPI.COMM_WORLD
 me, n = world.rank, world.size
@@ -70,26 +71,33 @@ def summary(samples: dict, best) -> dict:
     }
 
 
-def floor_chain(comm: MPI.Comm, buf: np.ndarray, seg: int) -> None:
+def floor_chain(comm: MPI.Comm, buf: np.ndarray, seg: int, rest=None) -> None:
     """The floor of any Python engine: a chain broadcast of ``buf`` in ``seg``-byte segments
     written straight in mpi4py (every receive posted at once, one message per segment, no
-    header, each segment forwarded as soon as it is here, ``time.sleep(0)`` between looks,
-    as the engine waits).  What a pipeline costs on this host before any engine overhead."""
+    header, each segment forwarded as soon as it is here).  Between looks: with ``rest``
+    (a :class:`~hetcoll.runtime.fast.Rest`) as the engine waits (``rest()`` within
+    ``LOOK_NS`` of the last completion, then ``time.sleep(0)``), without it
+    ``time.sleep(0)`` always (the engine before the seventh round).  What a pipeline costs
+    on this host before any engine overhead."""
     views = [buf[k : k + seg] for k in range(0, buf.size, seg)]
+    last = time.monotonic_ns()
     reqs = [comm.Irecv(v, me - 1, 64) for v in views] if me else []
     have = len(views) if me == 0 else 0  # segments here (they complete in order)
     port, nxt = None, 0  # the send in flight, the next segment to send
     while have < len(views) or (me < n - 1 and (nxt < len(views) or port is not None)):
         if port is not None and port.Test():
-            port = None
+            port, last = None, time.monotonic_ns()
         if port is None and me < n - 1 and nxt < have:
             port = comm.Isend(views[nxt], me + 1, 64)
             nxt += 1
             continue
         if have < len(views) and reqs[have].Test():
-            have += 1
+            have, last = have + 1, time.monotonic_ns()
             continue
-        time.sleep(0)
+        if rest is not None and time.monotonic_ns() - last < LOOK_NS:
+            rest()
+        else:
+            time.sleep(0)
 
 
 def floor_binomial(comm: MPI.Comm, buf: np.ndarray) -> None:
@@ -175,6 +183,10 @@ for algo, hc in wrappers.items():
         variants[key] = lambda hc=hc, seg=seg: hc.Bcast(big, 0, segment_size=seg)
 floor_comm = world.Dup()
 variants["floor: mpi4py chain seg=256KiB"] = lambda: floor_chain(floor_comm, big, 256 * 1024)
+floor_rest = Rest()
+variants["floor: mpi4py chain seg=256KiB, Rest"] = lambda: floor_chain(
+    floor_comm, big, 256 * 1024, floor_rest
+)
 if "bcast_8MiB" in parts:
     for run in variants.values():  # warm up: plans, pages
         run()

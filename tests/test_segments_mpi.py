@@ -82,7 +82,7 @@ def test_a_rank_missing_from_a_call_of_large_chunks_times_out_naming_the_op(tmp_
 @pytest.mark.mpi
 def test_an_idle_rank_looks_again_through_rest_within_the_window_then_naps(tmp_path):
     """runtime/segments.py: an idle turn within ``LOOK_NS`` of the rank's last completion
-    goes through the wrapper's ``Rest`` (a yield), never a zero sleep; with no window every
+    goes through the loop's ``Rest`` (a yield), never a zero sleep; with no window every
     idle turn is a zero sleep.  The root enters each call 0.1 s late, so the others have
     idle turns (counted over the four ranks); the data stay bit-identical either way."""
     ranks = run("looks", 4, tmp_path)

@@ -12,7 +12,7 @@ taken as a later call's data within the run.  Modes:
 - ``size``/``root``: a first agreed call, rank 1 differs on the second (size or root),
   then six agreed calls (one reuses the second call's tags) and ``close()``;
 - ``looks``: how an idle rank of the native loop looks again (``segments.LOOK_NS``): the
-  wrapper's ``Rest`` and ``time.sleep`` as seen by ``runtime/segments.py`` replaced by
+  loop's ``Rest`` and ``time.sleep`` as seen by ``runtime/segments.py`` replaced by
   counters, the root entering each call 0.1 s late (the others idle meanwhile), the
   window set to forever, then to zero; per window, the counts and the data's check;
 - ``timeout``: the last rank skips the second call (``timeout=2``, ``on_timeout="raise"``):
@@ -99,10 +99,11 @@ def later(events: list, what: str) -> None:
 
 def looks(events: list) -> None:
     """Idle turns within ``LOOK_NS`` of the last completion go through the wrapper's
-    ``Rest``, later ones through a zero sleep: counted with the window forever, then zero."""
+    ``Rest`` (its own), later ones through a zero sleep: counted with the window forever,
+    then zero."""
     from hetcoll.runtime import segments
 
-    class Counting:  # stands for the wrapper's Rest and for segments.py's time module
+    class Counting:  # stands for the loop's Rest and for segments.py's time module
         def __init__(self) -> None:
             self.rests = self.naps = 0
             self.monotonic_ns = time.monotonic_ns
@@ -116,11 +117,12 @@ def looks(events: list) -> None:
             time.sleep(s)
 
     platform = Platform(nodes_from_costs([1e-6] * n))
-    real, kept = segments.time, segments.LOOK_NS
+    real, kept, rest = segments.time, segments.LOOK_NS, segments.Rest
     try:
         for window in (1 << 62, 0):
             with HetComm(WORLD, platform, "chain", timeout=60) as hc:
-                count = hc._rest = segments.time = Counting()  # before the loop is made
+                count = segments.time = Counting()
+                segments.Rest = lambda count=count: count  # before the loop is made
                 segments.LOOK_NS = window
                 ok = True
                 for call in range(3):
@@ -130,7 +132,7 @@ def looks(events: list) -> None:
                 segments.time = real
             events.append([f"window {window}", ok, count.rests, count.naps])
     finally:
-        segments.time, segments.LOOK_NS = real, kept
+        segments.time, segments.LOOK_NS, segments.Rest = real, kept, rest
 
 
 def timeout() -> None:

@@ -29,7 +29,7 @@ import time
 from mpi4py import MPI
 
 from ..errors import CollectiveTimeoutError
-from .fast import _NS, _SEQ, _TOKEN, FastRun
+from .fast import _NS, _SEQ, _TOKEN, FastRun, Rest
 from .plan import KIND_NAMES, SEND, ByteRanges, DataHandler, RankPlan, Trace, timeout_message
 from .transport import (
     _HDR,
@@ -48,8 +48,8 @@ from .transport import (
 __all__ = ["SegmentRun", "compile_run"]
 
 _NOTICES_EVERY = 8  # idle turns between looks at the deadline and the notices
-# How long after its last completion an idle rank keeps looking again at once (through the
-# wrapper's Rest: a yield, or a zero sleep while yields prove slow) before it naps with a
+# How long after its last completion an idle rank keeps looking again at once (through a
+# Rest: a yield, or a zero sleep while yields prove slow) before it naps with a
 # zero sleep: a large chunk's rendezvous moves only while both ends look, and each of its
 # two steps (the receiver takes the chunk, then the sender learns it) waits for one look
 # of an idle rank; a segment's next step comes well within this (docs/runtime.md, seventh
@@ -63,7 +63,11 @@ class SegmentRun:
 
     def __init__(self, comm: MPI.Comm, plan: RankPlan, owner) -> None:
         self.plan, self.comm, self.bare = plan, comm, Bare.create(comm)
-        self.notices, self.timeout, self.rest = owner.notices, owner.timeout, owner._rest
+        self.notices, self.timeout = owner.notices, owner.timeout
+        # its own Rest: a yield here often hands the core to a peer rank copying a segment
+        # (slow, yet no sign of a busy host), which must not send the wrapper's small calls
+        # (fast.py) to sleep
+        self.rest = Rest()
         self.on_timeout = owner._timed_out if owner.on_timeout == "abort" else None
         n = len(plan)
         self.sends = tuple(k == SEND for k in plan.kinds)
