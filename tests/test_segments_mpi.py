@@ -80,14 +80,14 @@ def test_a_rank_missing_from_a_call_of_large_chunks_times_out_naming_the_op(tmp_
 
 
 @pytest.mark.mpi
-def test_an_idle_rank_looks_again_through_rest_within_the_window_then_naps(tmp_path):
-    """runtime/segments.py: an idle turn within ``LOOK_NS`` of the rank's last completion
-    goes through the loop's ``Rest`` (a yield), never a zero sleep; with no window every
-    idle turn is a zero sleep.  The root enters each call 0.1 s late, so the others have
-    idle turns (counted over the four ranks); the data stay bit-identical either way."""
+def test_an_idle_rank_looks_again_through_rest_for_spin_then_naps(tmp_path):
+    """runtime/segments.py: an idle turn within the wrapper's ``spin`` of the rank's last
+    completion goes through the loop's ``Rest`` (a yield), never a zero sleep; with
+    ``spin=0`` every idle turn is a zero sleep.  The root enters each call 0.1 s late, so
+    the others have idle turns (counted over the four ranks); the data stay bit-identical."""
     ranks = run("looks", 4, tmp_path)
-    forever = [next(e for e in ev if e[0] == f"window {1 << 62}") for ev in ranks.values()]
-    never = [next(e for e in ev if e[0] == "window 0") for ev in ranks.values()]
+    forever = [next(e for e in ev if e[0] == "spin 3600") for ev in ranks.values()]
+    never = [next(e for e in ev if e[0] == "spin 0") for ev in ranks.values()]
     assert all(e[1] is True for e in forever + never), ranks
     assert [e[3] for e in forever] == [0] * 4, forever  # no zero sleep within the window
     assert sum(e[2] for e in forever) > 0, forever

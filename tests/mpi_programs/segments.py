@@ -11,10 +11,10 @@ taken as a later call's data within the run.  Modes:
   native loop, so both paths talk to each other; a large ``Allreduce`` (a reduction handler);
 - ``size``/``root``: a first agreed call, rank 1 differs on the second (size or root),
   then six agreed calls (one reuses the second call's tags) and ``close()``;
-- ``looks``: how an idle rank of the native loop looks again (``segments.LOOK_NS``): the
+- ``looks``: how an idle rank of the native loop looks again (the wrapper's ``spin``): the
   loop's ``Rest`` and ``time.sleep`` as seen by ``runtime/segments.py`` replaced by
-  counters, the root entering each call 0.1 s late (the others idle meanwhile), the
-  window set to forever, then to zero; per window, the counts and the data's check;
+  counters, the root entering each call 0.1 s late (the others idle meanwhile), ``spin``
+  an hour, then zero; per setting, the counts and the data's check;
 - ``timeout``: the last rank skips the second call (``timeout=2``, ``on_timeout="raise"``):
   the others print the error (copied to ``OUT.<rank>.err``, see ``_stderr.py``) and end
   the job with ``hc.abort(5)``.
@@ -98,9 +98,8 @@ def later(events: list, what: str) -> None:
 
 
 def looks(events: list) -> None:
-    """Idle turns within ``LOOK_NS`` of the last completion go through the wrapper's
-    ``Rest`` (its own), later ones through a zero sleep: counted with the window forever,
-    then zero."""
+    """Idle turns within ``spin`` of the last completion go through the loop's ``Rest``,
+    later ones through a zero sleep: counted with ``spin`` an hour, then zero."""
     from hetcoll.runtime import segments
 
     class Counting:  # stands for the loop's Rest and for segments.py's time module
@@ -117,22 +116,21 @@ def looks(events: list) -> None:
             time.sleep(s)
 
     platform = Platform(nodes_from_costs([1e-6] * n))
-    real, kept, rest = segments.time, segments.LOOK_NS, segments.Rest
+    real, rest = segments.time, segments.Rest
     try:
-        for window in (1 << 62, 0):
-            with HetComm(WORLD, platform, "chain", timeout=60) as hc:
+        for spin in (3600.0, 0.0):
+            with HetComm(WORLD, platform, "chain", timeout=60, spin=spin) as hc:
                 count = segments.time = Counting()
                 segments.Rest = lambda count=count: count  # before the loop is made
-                segments.LOOK_NS = window
                 ok = True
                 for call in range(3):
                     if me == 0:
                         time.sleep(0.1)  # the others wait in the loop meanwhile
                     ok &= bcast(hc, 8 * SEG, 0, call)
                 segments.time = real
-            events.append([f"window {window}", ok, count.rests, count.naps])
+            events.append([f"spin {spin:g}", ok, count.rests, count.naps])
     finally:
-        segments.time, segments.LOOK_NS, segments.Rest = real, kept, rest
+        segments.time, segments.Rest = real, rest
 
 
 def timeout() -> None:

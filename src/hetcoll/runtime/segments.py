@@ -48,13 +48,6 @@ from .transport import (
 __all__ = ["SegmentRun", "compile_run"]
 
 _NOTICES_EVERY = 8  # idle turns between looks at the deadline and the notices
-# How long after its last completion an idle rank keeps looking again at once (through a
-# Rest: a yield, or a zero sleep while yields prove slow) before it naps with a
-# zero sleep: a large chunk's rendezvous moves only while both ends look, and each of its
-# two steps (the receiver takes the chunk, then the sender learns it) waits for one look
-# of an idle rank; a segment's next step comes well within this (docs/runtime.md, seventh
-# round), a late peer does not keep the rank busy beyond it.
-LOOK_NS = 1_000_000
 
 
 class SegmentRun:
@@ -64,10 +57,15 @@ class SegmentRun:
     def __init__(self, comm: MPI.Comm, plan: RankPlan, owner) -> None:
         self.plan, self.comm, self.bare = plan, comm, Bare.create(comm)
         self.notices, self.timeout = owner.notices, owner.timeout
-        # its own Rest: a yield here often hands the core to a peer rank copying a segment
-        # (slow, yet no sign of a busy host), which must not send the wrapper's small calls
-        # (fast.py) to sleep
-        self.rest = Rest()
+        # How an idle rank looks again (docs/runtime.md, Waiting, and the seventh round): at
+        # once through a Rest (a yield, or a zero sleep while yields prove slow) for the
+        # wrapper's ``spin`` since its last completion, then through zero sleeps.  A large
+        # chunk's rendezvous moves only while both ends look: each step (the receiver takes
+        # the chunk, then the sender learns it) waits for a look of an idle rank, and a nap
+        # costs 60-90 us.  Its own Rest: a yield here often hands the core to a peer rank
+        # copying a segment (slow, yet no sign of a busy host), which must not send the
+        # wrapper's small calls (fast.py) to sleep.
+        self.rest, self.spin_ns = Rest(), int(owner.spin * _NS)
         self.on_timeout = owner._timed_out if owner.on_timeout == "abort" else None
         n = len(plan)
         self.sends = tuple(k == SEND for k in plan.kinds)
@@ -206,7 +204,7 @@ class SegmentRun:
         remaining, port = len(sends), -1
         deadline = now + int(self.timeout * _NS)
         turns, last = 0, now  # idle turns; the last completion (ns)
-        rest, look = self.rest, LOOK_NS
+        rest, look = self.rest, self.spin_ns
         testsome, sleep, clock = MPI.Request.Testsome, time.sleep, time.monotonic_ns
         heappush, heappop = heapq.heappush, heapq.heappop
         while remaining:
