@@ -164,9 +164,10 @@ class HetComm(Collectives):
         host, offsets estimated by ping-pong across hosts (``sync`` forces the estimate).
     spin, poll : float, optional
         Without emulation, how an idle rank waits: it polls (yielding the CPU) for ``spin``
-        seconds, then sleeps ``poll`` seconds between looks.  Defaults suit an
-        oversubscribed host (``HETCOLL_SPIN``/``HETCOLL_POLL`` override them); on dedicated
-        cores a long ``spin`` is fastest.
+        seconds, then sleeps ``poll`` seconds between looks (with segments over 16 KiB in
+        flight, zero sleeps).  Defaults suit an oversubscribed host (``HETCOLL_SPIN``/
+        ``HETCOLL_POLL`` override them); on dedicated cores a long ``spin`` is fastest
+        (``spin=1e-3`` halves a 256 KiB-segment chain on a quiet host: docs/runtime.md).
     """
 
     def __init__(
