@@ -62,9 +62,9 @@ class SegmentRun:
         # wrapper's ``spin`` since its last completion, then through zero sleeps.  A large
         # chunk's rendezvous moves only while both ends look: each step (the receiver takes
         # the chunk, then the sender learns it) waits for a look of an idle rank, and a nap
-        # costs 60-90 us.  Its own Rest: a yield here often hands the core to a peer rank
-        # copying a segment (slow, yet no sign of a busy host), which must not send the
-        # wrapper's small calls (fast.py) to sleep.
+        # costs 60-90 us.  Its own Rest, so that what its yields meet (a peer rank copying
+        # a segment, a foreign process) does not change how the wrapper's small calls
+        # (fast.py) wait, nor the reverse.
         self.rest, self.spin_ns = Rest(), int(owner.spin * _NS)
         self.on_timeout = owner._timed_out if owner.on_timeout == "abort" else None
         n = len(plan)
