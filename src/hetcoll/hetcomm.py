@@ -165,9 +165,10 @@ class HetComm(Collectives):
     spin, poll : float, optional
         Without emulation, how an idle rank waits: it polls (yielding the CPU) for ``spin``
         seconds, then sleeps ``poll`` seconds between looks (with segments over 16 KiB in
-        flight, zero sleeps).  Defaults suit an oversubscribed host (``HETCOLL_SPIN``/
-        ``HETCOLL_POLL`` override them); on dedicated cores a long ``spin`` is fastest
-        (``spin=1e-3`` halves a 256 KiB-segment chain on a quiet host: docs/runtime.md).
+        flight: zero sleeps, and the polls for ``spin`` only when ``spin`` is given).
+        Defaults suit an oversubscribed host (``HETCOLL_SPIN``/``HETCOLL_POLL`` override
+        them); on dedicated cores or a quiet host a long ``spin`` is fastest (``spin=1e-3``
+        halves a chain of 256 KiB segments there: docs/runtime.md).
     """
 
     def __init__(

@@ -14,7 +14,8 @@ taken as a later call's data within the run.  Modes:
 - ``looks``: how an idle rank of the native loop looks again (the wrapper's ``spin``): the
   loop's ``Rest`` and ``time.sleep`` as seen by ``runtime/segments.py`` replaced by
   counters, the root entering each call 0.1 s late (the others idle meanwhile), ``spin``
-  an hour, then zero; per setting, the counts and the data's check;
+  an hour, zero, then not given (the default); per setting, the counts and the data's
+  check;
 - ``timeout``: the last rank skips the second call (``timeout=2``, ``on_timeout="raise"``):
   the others print the error (copied to ``OUT.<rank>.err``, see ``_stderr.py``) and end
   the job with ``hc.abort(5)``.
@@ -98,8 +99,9 @@ def later(events: list, what: str) -> None:
 
 
 def looks(events: list) -> None:
-    """Idle turns within ``spin`` of the last completion go through the loop's ``Rest``,
-    later ones through a zero sleep: counted with ``spin`` an hour, then zero."""
+    """Idle turns within ``spin`` (when given) of the last completion go through the loop's
+    ``Rest``, the others through a zero sleep: counted with ``spin`` an hour, zero, and
+    not given."""
     from hetcoll.runtime import segments
 
     class Counting:  # stands for the loop's Rest and for segments.py's time module
@@ -118,7 +120,7 @@ def looks(events: list) -> None:
     platform = Platform(nodes_from_costs([1e-6] * n))
     real, rest = segments.time, segments.Rest
     try:
-        for spin in (3600.0, 0.0):
+        for spin in (3600.0, 0.0, None):
             with HetComm(WORLD, platform, "chain", timeout=60, spin=spin) as hc:
                 count = segments.time = Counting()
                 segments.Rest = lambda count=count: count  # before the loop is made
@@ -128,7 +130,7 @@ def looks(events: list) -> None:
                         time.sleep(0.1)  # the others wait in the loop meanwhile
                     ok &= bcast(hc, 8 * SEG, 0, call)
                 segments.time = real
-            events.append([f"spin {spin:g}", ok, count.rests, count.naps])
+            events.append([f"spin {spin}", ok, count.rests, count.naps])
     finally:
         segments.time, segments.Rest = real, rest
 

@@ -57,15 +57,19 @@ class SegmentRun:
     def __init__(self, comm: MPI.Comm, plan: RankPlan, owner) -> None:
         self.plan, self.comm, self.bare = plan, comm, Bare.create(comm)
         self.notices, self.timeout = owner.notices, owner.timeout
-        # How an idle rank looks again (docs/runtime.md, Waiting, and the seventh round): at
-        # once through a Rest (a yield, or a zero sleep while yields prove slow) for the
-        # wrapper's ``spin`` since its last completion, then through zero sleeps.  A large
-        # chunk's rendezvous moves only while both ends look: each step (the receiver takes
-        # the chunk, then the sender learns it) waits for a look of an idle rank, and a nap
-        # costs 60-90 us.  Its own Rest, so that what its yields meet (a peer rank copying
-        # a segment, a foreign process) does not change how the wrapper's small calls
+        # How an idle rank looks again (docs/runtime.md, Waiting, and the seventh round):
+        # through zero sleeps, or, when the wrapper's ``spin`` was asked for, at once
+        # through a Rest (a yield, or a zero sleep while yields prove slow) for ``spin``
+        # since its last completion, then through zero sleeps.  A large chunk's rendezvous
+        # moves only while both ends look: each step (the receiver takes the chunk, then
+        # the sender learns it) waits for a look of an idle rank, and a nap costs 60-90 us;
+        # but a yield here mostly returns at once (the rank spins) and now and then gives
+        # the core away for a whole slice, so on a host busy with other work the yields
+        # cost more than they gain, and only the user knows the host is quiet.  Its own
+        # Rest, so that what its yields meet does not change how the wrapper's small calls
         # (fast.py) wait, nor the reverse.
-        self.rest, self.spin_ns = Rest(), int(owner.spin * _NS)
+        self.rest = Rest()
+        self.spin_ns = int(owner.spin * _NS) if owner.spin_given else 0
         self.on_timeout = owner._timed_out if owner.on_timeout == "abort" else None
         n = len(plan)
         self.sends = tuple(k == SEND for k in plan.kinds)
