@@ -70,26 +70,36 @@ def summary(samples: dict, best) -> dict:
     }
 
 
-def floor_chain(comm: MPI.Comm, buf: np.ndarray, seg: int) -> None:
+def floor_chain(
+    comm: MPI.Comm, buf: np.ndarray, seg: int, rest: Rest | None = None, spin: float = 0.0
+) -> None:
     """The floor of any Python engine: a chain broadcast of ``buf`` in ``seg``-byte segments
     written straight in mpi4py (every receive posted at once, one message per segment, no
-    header, each segment forwarded as soon as it is here, ``time.sleep(0)`` between looks,
-    as the engine waits).  What a pipeline costs on this host before any engine overhead."""
+    header, each segment forwarded as soon as it is here).  Between looks as the engine
+    waits: ``rest()`` (a :class:`~hetcoll.runtime.fast.Rest`) within ``spin`` seconds of
+    the last completion, else ``time.sleep(0)`` (without ``rest``: always, as the engine
+    before the seventh round).  What a pipeline costs on this host before any engine
+    overhead."""
+    look = int(spin * 1e9)
     views = [buf[k : k + seg] for k in range(0, buf.size, seg)]
+    last = time.monotonic_ns()
     reqs = [comm.Irecv(v, me - 1, 64) for v in views] if me else []
     have = len(views) if me == 0 else 0  # segments here (they complete in order)
     port, nxt = None, 0  # the send in flight, the next segment to send
     while have < len(views) or (me < n - 1 and (nxt < len(views) or port is not None)):
         if port is not None and port.Test():
-            port = None
+            port, last = None, time.monotonic_ns()
         if port is None and me < n - 1 and nxt < have:
             port = comm.Isend(views[nxt], me + 1, 64)
             nxt += 1
             continue
         if have < len(views) and reqs[have].Test():
-            have += 1
+            have, last = have + 1, time.monotonic_ns()
             continue
-        time.sleep(0)
+        if rest is not None and time.monotonic_ns() - last < look:
+            rest()
+        else:
+            time.sleep(0)
 
 
 def floor_binomial(comm: MPI.Comm, buf: np.ndarray) -> None:
@@ -168,13 +178,21 @@ big = np.zeros(8 * 1024 * 1024, dtype=np.uint8)
 if me == 0:
     big[:] = np.arange(big.size) % 251
 wrappers = {algo: HetComm(world, flat, algo, timeout=60) for algo in ("chain", "binomial")}
+# the same chain, its idle ranks looking again at once for 1 ms (spin) before they nap: the
+# documented option for a host with no other work (docs/runtime.md, seventh round)
+spun = HetComm(world, flat, "chain", timeout=60, spin=1e-3)
 variants = {"native": lambda: world.Bcast(big, 0)}
 for algo, hc in wrappers.items():
     for seg in (256 * 1024, 1024 * 1024, 2 * 1024 * 1024, None):
         key = f"{algo} " + (f"seg={seg // 1024}KiB" if seg else "unsegmented")
         variants[key] = lambda hc=hc, seg=seg: hc.Bcast(big, 0, segment_size=seg)
+variants["chain seg=256KiB spin=1ms"] = lambda: spun.Bcast(big, 0, segment_size=256 * 1024)
 floor_comm = world.Dup()
 variants["floor: mpi4py chain seg=256KiB"] = lambda: floor_chain(floor_comm, big, 256 * 1024)
+floor_rest = Rest()
+variants["floor: mpi4py chain seg=256KiB, spin=1ms"] = lambda: floor_chain(
+    floor_comm, big, 256 * 1024, floor_rest, 1e-3
+)
 if "bcast_8MiB" in parts:
     for run in variants.values():  # warm up: plans, pages
         run()
@@ -216,7 +234,7 @@ if "one_byte" in parts:
         strict=True,
     )
     out["one_byte_floor_round_over_no_round"] = statistics.median(a / b for a, b in pairs)
-for hc in (*wrappers.values(), always):
+for hc in (*wrappers.values(), spun, always):
     hc.close()
 floor_comm.Free()
 if me == 0:

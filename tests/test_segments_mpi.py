@@ -77,3 +77,24 @@ def test_a_rank_missing_from_a_call_of_large_chunks_times_out_naming_the_op(tmp_
     assert "caught CollectiveTimeoutError" in said, (said, proc.stderr[-2000:])
     assert "timed out after 2 s" in said
     assert "waiting for op" in said and " of chunk " in said
+
+
+@pytest.mark.mpi
+def test_an_idle_rank_looks_again_through_rest_for_spin_then_naps(tmp_path):
+    """runtime/segments.py: with ``spin`` given, an idle turn within ``spin`` of the rank's
+    last completion goes through the loop's ``Rest`` (a yield), never a zero sleep; with
+    ``spin=0``, and by default (``spin`` not given: a busy host loses more to yields than it
+    gains), every idle turn is a zero sleep.  The root enters each call 0.1 s late, so the
+    others have idle turns (counted over the four ranks); the data stay bit-identical."""
+    ranks = run("looks", 4, tmp_path)
+    got = {
+        k: [next(e for e in ev if e[0] == f"spin {k}") for ev in ranks.values()]
+        for k in ("3600.0", "0.0", "None")
+    }
+    assert all(e[1] is True for es in got.values() for e in es), ranks
+    forever = got["3600.0"]
+    assert [e[3] for e in forever] == [0] * 4, forever  # no zero sleep within spin
+    assert sum(e[2] for e in forever) > 0, forever
+    for never in (got["0.0"], got["None"]):
+        assert [e[2] for e in never] == [0] * 4, never  # no look through Rest
+        assert sum(e[3] for e in never) > 0, never

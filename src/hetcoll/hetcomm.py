@@ -164,9 +164,12 @@ class HetComm(Collectives):
         host, offsets estimated by ping-pong across hosts (``sync`` forces the estimate).
     spin, poll : float, optional
         Without emulation, how an idle rank waits: it polls (yielding the CPU) for ``spin``
-        seconds, then sleeps ``poll`` seconds between looks.  Defaults suit an
-        oversubscribed host (``HETCOLL_SPIN``/``HETCOLL_POLL`` override them); on dedicated
-        cores a long ``spin`` is fastest.
+        seconds, then sleeps ``poll`` seconds between looks (with segments over 16 KiB in
+        flight: zero sleeps, and the polls for ``spin`` only when ``spin`` is given).
+        Defaults suit an oversubscribed host (``HETCOLL_SPIN``/``HETCOLL_POLL`` override
+        them); on dedicated cores or a host with no other busy process a long ``spin`` is
+        fastest (``spin=1e-3``: a chain of 256 KiB segments in 0.5-0.8 of the time there,
+        slower on a busy host: docs/runtime.md).
     """
 
     def __init__(

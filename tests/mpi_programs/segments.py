@@ -11,6 +11,11 @@ taken as a later call's data within the run.  Modes:
   native loop, so both paths talk to each other; a large ``Allreduce`` (a reduction handler);
 - ``size``/``root``: a first agreed call, rank 1 differs on the second (size or root),
   then six agreed calls (one reuses the second call's tags) and ``close()``;
+- ``looks``: how an idle rank of the native loop looks again (the wrapper's ``spin``): the
+  loop's ``Rest`` and ``time.sleep`` as seen by ``runtime/segments.py`` replaced by
+  counters, the root entering each call 0.1 s late (the others idle meanwhile), ``spin``
+  an hour, zero, then not given (the default); per setting, the counts and the data's
+  check;
 - ``timeout``: the last rank skips the second call (``timeout=2``, ``on_timeout="raise"``):
   the others print the error (copied to ``OUT.<rank>.err``, see ``_stderr.py``) and end
   the job with ``hc.abort(5)``.
@@ -93,6 +98,43 @@ def later(events: list, what: str) -> None:
             events.append(["close", "MismatchError", str(exc)])
 
 
+def looks(events: list) -> None:
+    """Idle turns within ``spin`` (when given) of the last completion go through the loop's
+    ``Rest``, the others through a zero sleep: counted with ``spin`` an hour, zero, and
+    not given."""
+    from hetcoll.runtime import segments
+
+    class Counting:  # stands for the loop's Rest and for segments.py's time module
+        def __init__(self) -> None:
+            self.rests = self.naps = 0
+            self.monotonic_ns = time.monotonic_ns
+
+        def __call__(self) -> None:  # the Rest
+            self.rests += 1
+            os.sched_yield()
+
+        def sleep(self, s: float) -> None:
+            self.naps += s == 0
+            time.sleep(s)
+
+    platform = Platform(nodes_from_costs([1e-6] * n))
+    real, rest = segments.time, segments.Rest
+    try:
+        for spin in (3600.0, 0.0, None):
+            with HetComm(WORLD, platform, "chain", timeout=60, spin=spin) as hc:
+                count = segments.time = Counting()
+                segments.Rest = lambda count=count: count  # before the loop is made
+                ok = True
+                for call in range(3):
+                    if me == 0:
+                        time.sleep(0.1)  # the others wait in the loop meanwhile
+                    ok &= bcast(hc, 8 * SEG, 0, call)
+                segments.time = real
+            events.append([f"spin {spin}", ok, count.rests, count.naps])
+    finally:
+        segments.time, segments.Rest = real, rest
+
+
 def timeout() -> None:
     platform = Platform(nodes_from_costs([1e-6] * n))
     hc = HetComm(WORLD, platform, "chain", timeout=2, on_timeout="raise")
@@ -113,6 +155,8 @@ def main() -> None:
         timeout()
     elif MODE.startswith("data"):
         data(events)
+    elif MODE == "looks":
+        looks(events)
     else:
         later(events, MODE.split("-")[0])
     with open(f"{sys.argv[2]}.{me}", "w") as fh:

@@ -103,6 +103,7 @@ class ScheduleComm(Clocks):
             "model": model,
         }
         self.timeout, self.spin, self.poll = provisional_timeout(timeout), 20e-6, 20e-6
+        self.spin_given = spin is not None or "HETCOLL_SPIN" in os.environ  # segments.py
         self.segment_size, self.time_scale = None, 1.0
         self.check = "data" if check == "first" else check
         self.on_timeout = on_timeout

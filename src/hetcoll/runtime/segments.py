@@ -29,7 +29,7 @@ import time
 from mpi4py import MPI
 
 from ..errors import CollectiveTimeoutError
-from .fast import _NS, _SEQ, _TOKEN, FastRun
+from .fast import _NS, _SEQ, _TOKEN, FastRun, Rest
 from .plan import KIND_NAMES, SEND, ByteRanges, DataHandler, RankPlan, Trace, timeout_message
 from .transport import (
     _HDR,
@@ -57,6 +57,19 @@ class SegmentRun:
     def __init__(self, comm: MPI.Comm, plan: RankPlan, owner) -> None:
         self.plan, self.comm, self.bare = plan, comm, Bare.create(comm)
         self.notices, self.timeout = owner.notices, owner.timeout
+        # How an idle rank looks again (docs/runtime.md, Waiting, and the seventh round):
+        # through zero sleeps, or, when the wrapper's ``spin`` was asked for, at once
+        # through a Rest (a yield, or a zero sleep while yields prove slow) for ``spin``
+        # since its last completion, then through zero sleeps.  A large chunk's rendezvous
+        # moves only while both ends look: each step (the receiver takes the chunk, then
+        # the sender learns it) waits for a look of an idle rank, and a nap costs 60-90 us;
+        # but a yield here mostly returns at once (the rank spins) and now and then gives
+        # the core away for a whole slice, so on a host busy with other work the yields
+        # cost more than they gain, and only the user knows the host is quiet.  Its own
+        # Rest, so that what its yields meet does not change how the wrapper's small calls
+        # (fast.py) wait, nor the reverse.
+        self.rest = Rest()
+        self.spin_ns = int(owner.spin * _NS) if owner.spin_given else 0
         self.on_timeout = owner._timed_out if owner.on_timeout == "abort" else None
         n = len(plan)
         self.sends = tuple(k == SEND for k in plan.kinds)
@@ -194,7 +207,8 @@ class SegmentRun:
             enable(i, now)
         remaining, port = len(sends), -1
         deadline = now + int(self.timeout * _NS)
-        turns = 0
+        turns, last = 0, now  # idle turns; the last completion (ns)
+        rest, look = self.rest, self.spin_ns
         testsome, sleep, clock = MPI.Request.Testsome, time.sleep, time.monotonic_ns
         heappush, heappop = heapq.heappush, heapq.heappop
         while remaining:
@@ -230,15 +244,19 @@ class SegmentRun:
                 got = self._truncated(exc, token, what)
             if not got:
                 turns += 1
-                if turns % _NOTICES_EVERY == 0:  # (a turn lasts a zero sleep: >= 50 us)
-                    if clock() > deadline:
+                t = clock()
+                if turns % _NOTICES_EVERY == 0:
+                    if t > deadline:
                         self._expire(what, waiting, port, len(sends) - remaining)
                     notices.check(seq, what)
-                # a zero sleep: MPI moves a large chunk only while its ends look, and a
-                # peer sharing the core runs meanwhile (docs/runtime.md, Waiting)
-                sleep(0)
+                # MPI moves a large chunk only while its ends look: look again soon, and
+                # let a peer sharing the core run meanwhile (docs/runtime.md, Waiting)
+                if t - last < look:
+                    rest()
+                else:
+                    sleep(0)
                 continue
-            t = clock()
+            t = last = clock()
             if len(got) == 1:  # the common case, without a list comprehension's frame
                 k = got[0]
                 finished = [act[k]]
