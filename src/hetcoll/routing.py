@@ -76,6 +76,11 @@ _EDGE_ROWS_ELEMENTS = 1 << 18
 # Core row entries kept to derive the rows of chain nodes from (:class:`_EndRows`; 7 to
 # 20 bytes each): 4M entries, 28 to 80 MB at most.
 _END_ELEMENTS = 1 << 22
+# Searches from kernel nodes run on the kernel (:class:`_Kernel`) when it has at most this
+# share of the core's nodes (Dijkstra's cost is about proportional to the graph's size).
+_KERNEL_SHARE = 0.75
+# Pairs of kernel nodes up to which a table gives each pair's link (2 or 4 bytes a pair).
+_KERNEL_TABLE = 1 << 22
 # Rows per block when summing along kept rows' trees and in the bottlenecks' pointer
 # doubling (cache-sized temporaries).
 _ALONG_ROWS = 64
@@ -547,6 +552,7 @@ class _Core:
         self._csr = None
         self.batch = max(1, _CORE_ELEMENTS // max(1, len(keep) + c)) if c > 1 else g.n
         self._chains: _Chains | None = None
+        self._kernel: _Kernel | bool | None = None
         self._kept = _EndRows(self)
 
     @property
@@ -600,7 +606,11 @@ class _Core:
         return (dist, *self.predecessors(start, dist, slack))
 
     def predecessors(
-        self, start: np.ndarray, dist: np.ndarray, slack: np.ndarray | None = None
+        self,
+        start: np.ndarray,
+        dist: np.ndarray,
+        slack: np.ndarray | None = None,
+        negative: np.ndarray | None = None,
     ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """The tie rule on ``dist`` rows: the one tight incoming edge of each node, or
         (rows with ties) fewest links, then nearest predecessor, then lowest index.
@@ -609,7 +619,9 @@ class _Core:
         ``fl(dist[u] + w) - dist[v]`` over the edges ``u -> v`` that are not
         predecessors (``v`` not the start): 0 for a row with ties, ``inf`` where not
         asked.  A large slack certifies the row's tree for other starting latencies
-        (:func:`_certified`).
+        (:func:`_certified`).  With ``negative`` (booleans, one per row, written), rows
+        that may not be a search's are checked: ``negative[i]`` tells whether some edge
+        has ``fl(dist[u] + w) < dist[v]`` (such a row's other results mean nothing).
         """
         k, c = dist.shape
         pred = np.full((k, c), -1, dtype=np.int64)
@@ -624,7 +636,8 @@ class _Core:
         for lo in range(0, k, self.edge_rows):
             at = slice(lo, min(k, lo + self.edge_rows))
             asked = None if slack is None else slack[at]
-            self._predecessors_block(start[at], dist[at], asked, pred[at], low[at])
+            neg = None if negative is None else negative[at]
+            self._predecessors_block(start[at], dist[at], asked, pred[at], low[at], neg)
         return pred if slack is None else (pred, low)
 
     def _edge_slack(self, dist: np.ndarray) -> np.ndarray:
@@ -634,10 +647,15 @@ class _Core:
         z -= np.take(dist, self.e_head, axis=1)
         return z
 
-    def _predecessors_block(self, start, dist, slack, pred, low) -> None:
-        """:meth:`predecessors` of a block of rows, into ``pred`` and ``low``."""
+    def _predecessors_block(self, start, dist, slack, pred, low, negative=None) -> None:
+        """:meth:`predecessors` of a block of rows, into ``pred`` and ``low`` (and into
+        ``negative`` whether a row has a link with ``fl(dist[u] + w) < dist[v]``)."""
         c = dist.shape[1]
         z = self._edge_slack(dist)
+        if negative is not None:  # (not a search's latencies: :meth:`_kernel_rows`)
+            negative[:] = (z < 0).any(axis=1)
+            if negative.any():
+                np.maximum(z, 0.0, out=z)  # (those rows are thrown away)
         tight = z == 0
         tight &= self.e_head[None, :] != start[:, None]
         # every other node has a tight incoming edge: exactly c - 1 of them, no tie
@@ -826,13 +844,11 @@ class _Core:
             at = np.arange(lo, min(len(nodes), lo + self.batch))
             s, o = nodes[at], offs[at]
             store = np.zeros(len(at), dtype=bool) if kept is None else fresh[at]
-            d, edge, sl = self.search(s, o, asked[at] | store)
-            b = links = None
+            d, edge, sl, b, links = self._found(
+                s, o, asked[at] | store, bw is not None or store.any(), store.any()
+            )
             if store.any():
-                b, links = self.bottleneck(s, edge, np.full(len(at), np.inf), depth=True)
                 store &= links.max(axis=1) < 1 << 16
-            elif bw is not None:
-                b = self.bottleneck(s, edge, np.full(len(at), np.inf))
             r = self.resources(edge)
             mine = _rows_of(at < m)  # (a slice when whole: no copies)
             i = rows[at[mine]]
@@ -844,6 +860,156 @@ class _Core:
             if store.any():
                 j = _rows_of(store)
                 kept.add(s[j], d[j], r[j], b[j], sl[j], links[j], self.w_max)
+
+    def _found(
+        self, start: np.ndarray, offset: np.ndarray, slack: np.ndarray, bw: bool, depth: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """:meth:`search` and :meth:`bottleneck` (from ``inf``) of the starts: ``(dist,
+        pred, slack, bandwidth, links)``, the bottlenecks only with ``bw`` or ``depth``,
+        the links only with ``depth``.
+
+        Starts from latency 0 at kernel nodes (:class:`_Kernel`) are searched on the
+        kernel and their rows verified (:meth:`_kernel_rows`); the others, and those that
+        fail the verification, by :meth:`search`.
+        """
+        k, c = len(start), self.c
+        kern = self.kernel
+        fast = np.zeros(k, dtype=bool) if kern is None else (offset == 0) & kern.on[start]
+        if fast.all():  # (no copies)
+            d, edge, sl, b, links, ok = self._kernel_rows(start, slack)
+            slow = np.flatnonzero(~ok)
+        else:
+            d, edge = np.empty((k, c)), np.empty((k, c), dtype=np.int64)
+            sl = np.empty(k)
+            b = np.empty((k, c)) if bw or depth else None
+            links = np.empty((k, c), dtype=np.int32) if depth else None
+            f = np.flatnonzero(fast)
+            ok = np.zeros(k, dtype=bool)
+            if len(f):
+                got = self._kernel_rows(start[f], slack[f])
+                ok[f] = got[5]
+                g = f[got[5]]
+                h = _rows_of(got[5])
+                d[g], edge[g], sl[g] = got[0][h], got[1][h], got[2][h]
+                if b is not None:
+                    b[g] = got[3][h]
+                if links is not None:
+                    links[g] = got[4][h]
+            slow = np.flatnonzero(~ok)
+        if len(slow):
+            s = start[slow]
+            d[slow], e, sl[slow] = self.search(s, offset[slow], slack[slow])
+            edge[slow] = e
+            if depth:
+                b[slow], links[slow] = self.bottleneck(s, e, np.full(len(s), np.inf), depth=True)
+            elif bw:
+                b[slow] = self.bottleneck(s, e, np.full(len(s), np.inf))
+        return d, edge, sl, (b if bw or depth else None), (links if depth else None)
+
+    @property
+    def kernel(self) -> _Kernel | None:
+        """The core with its chains contracted, when that makes the searches smaller (at
+        most ``_KERNEL_SHARE`` of the core's nodes); None otherwise."""
+        if self._kernel is None:
+            chains = self.chains if self.c >= 3 else None
+            small = chains is not None and chains.count > 0
+            if small:
+                inner = int(np.count_nonzero(chains.at >= 0))
+                small = self.c - inner <= _KERNEL_SHARE * self.c
+            self._kernel = _Kernel(self) if small else False
+        return self._kernel or None
+
+    def _kernel_rows(
+        self, start: np.ndarray, slack: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Rows of searches from latency 0 at kernel nodes ``start`` (local), found on the
+        kernel: ``(dist, pred, slack, bandwidth, links, ok)`` as :meth:`_found` gives
+        them, exact where ``ok`` (the other rows are to be searched).
+
+        SciPy's Dijkstra on the kernel (chains contracted to one link each, of their
+        latencies' sum: a close but not exact latency) gives a shortest-path tree of the
+        kernel; each chain's inner nodes hang off its end nearer by those latencies (all
+        of them off one end when the other end is reached through the chain). Then the
+        latencies are summed along that tree from the start, link after link, and the row
+        is exact when no link is *negative*: ``fl(dist[u] + w) >= dist[v]`` for every
+        core link ``u -> v``, and the tie rule's predecessors (:meth:`predecessors` on
+        these latencies) are the tree's.
+
+        Why that is exact: let ``d`` be the search's latencies (from the start, the least
+        over paths of their sums formed link after link; a sum never decreases when a
+        link is added).  The tree's sums are sums along paths, so ``d <= dist``; walking
+        any route of the search link after link, no negative link means ``dist <= d``
+        node after node (``dist[v] <= fl(dist[u] + w) <= fl(d[u] + w) = d[v]``).  Same
+        latencies, hence the same tight links, tie rule and slack as the search; the
+        bottlenecks and links are the tree's, which the rule's predecessors are.
+        O(k (E_kernel + N_kernel log N_kernel)) for the Dijkstra plus O(k E) vectorised.
+        """
+        from scipy.sparse.csgraph import dijkstra
+
+        kern = self.kernel
+        k, c, nk = len(start), self.c, kern.nk
+        dk, kp = dijkstra(
+            kern.csr, directed=True, indices=kern.kid[start], return_predecessors=True
+        )
+        root = kp < 0  # the start (the kernel is connected)
+        kp[root] = 0
+        j = kern.link_of(kp, np.arange(nk))
+        del kp
+        j[root] = kern.none  # a link of its own: none, from nowhere, nothing on it
+        pred = np.empty((k, c), dtype=np.int64)
+        pred[:, kern.nodes] = kern.edge[j]
+        through = kern.chain[j]  # the chain each kernel node is reached by (-1: none)
+        # the kernel's tree: each node's bottleneck and links from the start, by pointer
+        # doubling on the kernel (a chain is one link of its links' count and bottleneck)
+        up = np.where(root, np.arange(nk), kern.tail[j])
+        kb, kl = _doubled(up, kern.bw[j], kern.links[j])
+        del up
+        del j
+        # inner nodes: off their chain's end nearer by the kernel's latencies, or all off
+        # one end when the other is reached through the chain (a tree either way)
+        from_a = dk[:, kern.ia] + kern.cum_a <= dk[:, kern.ib] + kern.cum_b
+        from_a |= through[:, kern.ib] == kern.q
+        from_a &= through[:, kern.ia] != kern.q
+        del through, dk
+        inner = kern.inner
+        pred[:, inner] = np.where(from_a, kern.edge_a, kern.edge_b)
+        bw = np.empty((k, c))
+        links = np.empty((k, c), dtype=np.int32)
+        bw[:, kern.nodes], links[:, kern.nodes] = kb, kl
+        bw[:, inner] = np.where(
+            from_a, np.minimum(kb[:, kern.ia], kern.bw_a), np.minimum(kb[:, kern.ib], kern.bw_b)
+        )
+        links[:, inner] = np.where(from_a, kl[:, kern.ia] + kern.len_a, kl[:, kern.ib] + kern.len_b)
+        del from_a, kb, kl
+        dist = self._sums(pred, links)
+        negative = np.zeros(k, dtype=bool)
+        got, sl = self.predecessors(start, dist, slack, negative=negative)
+        ok = ~negative & (got == pred).all(axis=1)
+        return dist, pred, sl, bw, links, ok
+
+    def _sums(self, pred: np.ndarray, depth: np.ndarray) -> np.ndarray:
+        """Latencies along the trees of the predecessor rows ``pred`` (core edges, -1 at
+        the start) from 0 at the start, summed link after link; ``depth`` the links from
+        the start (as :meth:`bottleneck` gives them).  Level by level, as
+        :meth:`_along_kept`."""
+        k, c = pred.shape
+        out = np.empty((k, c))
+        flat_all = out.reshape(-1)
+        kind = np.uint16 if c <= 1 << 16 else np.int64  # (depth < c: a radix sort)
+        for lo in range(0, k, _ALONG_ROWS):
+            m = min(k, lo + _ALONG_ROWS) - lo
+            d = depth[lo : lo + m].reshape(-1).astype(kind)
+            order = np.argsort(d, kind="stable")
+            ends = np.cumsum(np.bincount(d)).tolist()
+            flat = flat_all[lo * c : (lo + m) * c]
+            flat[order[:m]] = 0.0  # depth 0: the starts, one per row
+            into = order[m:]
+            edge = pred[lo : lo + m].reshape(-1)[into]
+            src = into // c * c + self.e_tail[edge]  # the parent, in the same row
+            weight = self.e_weight[edge]
+            for a, b in itertools.pairwise(ends):
+                flat[into[a - m : b - m]] = flat[src[a - m : b - m]] + weight[a - m : b - m]
+        return out
 
     def _from_kept(self, slot, ask, base, rows, out) -> None:
         """Kept rows ``slot`` into the rows ``rows`` of ``out``."""
@@ -1065,6 +1231,101 @@ class _Chains:
         self.is_end = np.zeros(c, dtype=bool)
         self.is_end[self.node[starts]] = True
         self.is_end[self.node[last]] = True
+
+
+class _Kernel:
+    """The core with its chains (:class:`_Chains`) contracted: the *kernel nodes* (every
+    core node not inside a chain) and, between them, the core's links and one link per
+    chain and direction, of the chain's latencies' sum (the least of parallel ones).
+
+    Searches on it are cheaper (on the random 5000-node platform 1159 nodes instead of
+    2721) but their latencies are not the sums formed link after link:
+    :meth:`_Core._kernel_rows` only takes their tree, and checks it.
+
+    ``on[x]``: core node ``x`` is a kernel node, ``kid[x]`` its kernel index (``nodes``
+    the inverse); ``csr`` the kernel's links; ``key`` the sorted ``tail * nk + head`` of
+    its links, whose last core link into the head is ``edge`` and whose chain is
+    ``chain`` (-1 for a core link).  Per inner node ``inner[i]`` (core-local): its
+    chain ``q``, its ends' kernel indices ``ia`` and ``ib``, the chain's latencies from
+    them ``cum_a`` and ``cum_b`` (plain sums), and its predecessor links from either end,
+    ``edge_a`` and ``edge_b``.  O(c + E) to build.
+    """
+
+    def __init__(self, core: _Core) -> None:
+        from scipy.sparse import csr_array
+
+        ch = core.chains
+        on = ch.at < 0
+        nodes = np.flatnonzero(on)
+        nk = self.nk = len(nodes)
+        kid = np.full(core.c, -1, dtype=np.int64)
+        kid[nodes] = np.arange(nk)
+        self.on, self.kid, self.nodes = on, kid, nodes
+        last = np.flatnonzero(ch.ahead < 0)  # each chain's last position
+        first = np.concatenate(([0], last[:-1] + 1))
+        w = np.where(ch.ahead >= 0, core.e_weight[np.maximum(ch.ahead, 0)], 0.0)
+        before = np.concatenate(([0.0], np.cumsum(w)[:-1]))  # sums up to each position
+        chain = np.repeat(np.arange(ch.count), last - first + 1)
+        cum_a = before - before[first][chain]  # from the chain's end a
+        total = cum_a[last]
+        direct = np.flatnonzero(on[core.e_tail] & on[core.e_head])
+        a, b = kid[ch.node[first]], kid[ch.node[last]]
+        tail = np.concatenate([kid[core.e_tail[direct]], a, b])
+        head = np.concatenate([kid[core.e_head[direct]], b, a])
+        weight = np.concatenate([core.e_weight[direct], total, total])
+        edge = np.concatenate([direct, ch.ahead[last - 1], ch.back[first]])
+        which = np.concatenate([np.full(len(direct), -1), np.arange(ch.count), np.arange(ch.count)])
+        # one link per pair of kernel nodes, the least (SciPy would add parallel ones)
+        order = np.lexsort((weight, head, tail))
+        key = tail[order] * nk + head[order]
+        keep = order[np.concatenate(([True], key[1:] != key[:-1]))]
+        self.key = tail[keep] * nk + head[keep]
+        self.csr = csr_array((weight[keep], (tail[keep], head[keep])), shape=(nk, nk))
+        # per kernel link, and one more (``none``: the start's) at the end: its tail, its
+        # last core link, its chain, its bottleneck and its count of core links
+        self.none = len(keep)
+        bw = np.where(ch.ahead >= 0, core.e_bw[np.maximum(ch.ahead, 0)], np.inf)
+        chain_bw = np.minimum.reduceat(bw, first)  # (inf at each chain's last position)
+        sizes = last - first
+        link_bw = np.concatenate([core.e_bw[direct], chain_bw, chain_bw])
+        link_len = np.concatenate([np.ones(len(direct), dtype=np.int64), sizes, sizes])
+        self.tail = np.append(tail[keep], -1)
+        self.edge = np.append(edge[keep], -1)
+        self.chain = np.append(which[keep], -1)
+        self.bw = np.append(link_bw[keep], np.inf)
+        self.links = np.append(link_len[keep], 0)
+        # the link of each pair: a table when small enough, else a search in ``key``
+        self._table = None
+        if nk * nk <= _KERNEL_TABLE:
+            self._table = np.full((nk, nk), -1, dtype=np.int16 if len(keep) < 1 << 15 else np.int32)
+            self._table[tail[keep], head[keep]] = np.arange(len(keep))
+        inner = np.flatnonzero(ch.at[ch.node] >= 0)  # inner positions
+        self.inner = ch.node[inner]
+        self.q = chain[inner]
+        self.ia, self.ib = a[self.q], b[self.q]
+        self.cum_a = cum_a[inner]
+        self.cum_b = total[self.q] - self.cum_a
+        self.edge_a = ch.ahead[inner - 1]  # from the node towards a
+        self.edge_b = ch.back[inner]  # from the node towards b
+        # links and bottleneck from each end (prefix minima along the chain, both ways)
+        pos = inner - first[self.q]
+        self.len_a, self.len_b = pos, sizes[self.q] - pos
+        bw_a = np.empty(len(ch.node))
+        bw_b = np.empty(len(ch.node))
+        for f, t in zip(first.tolist(), last.tolist(), strict=True):
+            seg = bw[f:t]  # the chain's links' bandwidths, from a
+            bw_a[f] = np.inf
+            np.minimum.accumulate(seg, out=bw_a[f + 1 : t + 1])
+            bw_b[t] = np.inf
+            bw_b[f:t] = np.minimum.accumulate(seg[::-1])[::-1]
+        self.bw_a, self.bw_b = bw_a[inner], bw_b[inner]
+
+    def link_of(self, tail: np.ndarray, head: np.ndarray) -> np.ndarray:
+        """The kernel link of each pair ``(tail, head)`` (kernel indices; a link must
+        join them), broadcast."""
+        if self._table is not None:
+            return self._table[tail, head].astype(np.int64)
+        return np.searchsorted(self.key, tail.astype(np.int64) * self.nk + head)
 
 
 def _rank_dtype(n: int) -> type | None:
@@ -1631,6 +1892,26 @@ def _fold_into(
     for j, m in enumerate(still.tolist()):
         i = order[:m]
         lat[i] = lat[i] + weight[resources[first[:m] + j]]
+
+
+def _doubled(up: np.ndarray, bw: np.ndarray, links: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bottleneck and links from the root of each node of trees given per row (``k x m``:
+    ``up`` each node's parent, the root its own; ``bw`` and ``links`` the bottleneck and
+    the count of its link to it, ``inf`` and 0 at the root), by pointer doubling: after
+    round ``r`` each node holds the minimum and the count over its last ``2**r`` links
+    and points ``2**r`` links up; the roots' own values are not folded in (they are
+    ``inf`` and 0).  ``bw`` and ``links`` are overwritten."""
+    k, m = up.shape
+    up = (up + (np.arange(k) * m)[:, None]).ravel()
+    bw, links = bw.reshape(-1), links.reshape(-1)
+    while True:
+        nxt = up[up]
+        if np.array_equal(nxt, up):
+            break
+        np.minimum(bw, bw[up], out=bw)
+        links += links[up]
+        up = nxt
+    return bw.reshape(k, m), links.reshape(k, m)
 
 
 def _rows_of(mask: np.ndarray) -> slice | np.ndarray:
