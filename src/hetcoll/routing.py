@@ -546,7 +546,9 @@ class _Core:
         self._edge_of[self.e_res] = self.e_index
         # each node's first incoming edge (every core node has two or more)
         self.e_first = np.searchsorted(self.e_head, np.arange(c))
+        self._up_shift = self.e_tail - self.e_head  # from an edge's head to its tail
         self.w_max = float(self.e_weight.max()) if len(keep) else 0.0
+        self.w_min = float(self.e_weight.min()) if len(keep) else 0.0
         # rows per block of the tie test and the slack (:meth:`predecessors`, :meth:`_slack`)
         self.edge_rows = max(1, _EDGE_ROWS_ELEMENTS // max(1, len(keep)))
         self._csr = None
@@ -959,11 +961,6 @@ class _Core:
         pred = np.empty((k, c), dtype=np.int64)
         pred[:, kern.nodes] = kern.edge[j]
         through = kern.chain[j]  # the chain each kernel node is reached by (-1: none)
-        # the kernel's tree: each node's bottleneck and links from the start, by pointer
-        # doubling on the kernel (a chain is one link of its links' count and bottleneck)
-        up = np.where(root, np.arange(nk), kern.tail[j])
-        kb, kl = _doubled(up, kern.bw[j], kern.links[j])
-        del up
         del j
         # inner nodes: off their chain's end nearer by the kernel's latencies, or all off
         # one end when the other is reached through the chain (a tree either way)
@@ -971,21 +968,37 @@ class _Core:
         from_a |= through[:, kern.ib] == kern.q
         from_a &= through[:, kern.ia] != kern.q
         del through, dk
-        inner = kern.inner
-        pred[:, inner] = np.where(from_a, kern.edge_a, kern.edge_b)
-        bw = np.empty((k, c))
-        links = np.empty((k, c), dtype=np.int32)
-        bw[:, kern.nodes], links[:, kern.nodes] = kb, kl
-        bw[:, inner] = np.where(
-            from_a, np.minimum(kb[:, kern.ia], kern.bw_a), np.minimum(kb[:, kern.ib], kern.bw_b)
-        )
-        links[:, inner] = np.where(from_a, kl[:, kern.ia] + kern.len_a, kl[:, kern.ib] + kern.len_b)
-        del from_a, kb, kl
+        pred[:, kern.inner] = np.where(from_a, kern.edge_a, kern.edge_b)
+        del from_a
+        bw, links = self.bottleneck(start, pred, np.full(k, np.inf), depth=True)
         dist = self._sums(pred, links)
-        negative = np.zeros(k, dtype=bool)
-        got, sl = self.predecessors(start, dist, slack, negative=negative)
-        ok = ~negative & (got == pred).all(axis=1)
+        if self.w_min > 0:  # no tight link into the start: tight links are the tree's
+            ok, sl = self._checked(dist, slack)
+        else:
+            negative = np.zeros(k, dtype=bool)
+            got, sl = self.predecessors(start, dist, slack, negative=negative)
+            ok = ~negative & (got == pred).all(axis=1)
         return dist, pred, sl, bw, links, ok
+
+    def _checked(self, dist: np.ndarray, slack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which rows of latencies summed along trees (:meth:`_kernel_rows`) are a
+        search's without ties, on a core whose every link has a positive latency:
+        ``(ok, slack)``, ``ok[i]`` when no link is negative and exactly ``c - 1`` are tight
+        (the trees' own: no link into the start can be, its latency is positive), and the
+        slack of the asked rows as :meth:`predecessors` forms it (``inf`` elsewhere).
+        By blocks of rows, as :meth:`predecessors`."""
+        k, c = dist.shape
+        ok = np.empty(k, dtype=bool)
+        low = np.full(k, np.inf)
+        for lo in range(0, k, self.edge_rows):
+            at = slice(lo, min(k, lo + self.edge_rows))
+            z = self._edge_slack(dist[at])
+            ok[at] = np.count_nonzero(z == 0, axis=1) == c - 1
+            ok[at] &= z.min(axis=1) >= 0
+            asked = slack[at] & ok[at]
+            if asked.any():
+                low[at][asked] = _least_positive(z[asked])
+        return ok, low
 
     def _sums(self, pred: np.ndarray, depth: np.ndarray) -> np.ndarray:
         """Latencies along the trees of the predecessor rows ``pred`` (core edges, -1 at
@@ -1005,7 +1018,7 @@ class _Core:
             flat[order[:m]] = 0.0  # depth 0: the starts, one per row
             into = order[m:]
             edge = pred[lo : lo + m].reshape(-1)[into]
-            src = into // c * c + self.e_tail[edge]  # the parent, in the same row
+            src = into + self._up_shift[edge]  # the parent, in the same row
             weight = self.e_weight[edge]
             for a, b in itertools.pairwise(ends):
                 flat[into[a - m : b - m]] = flat[src[a - m : b - m]] + weight[a - m : b - m]
@@ -1281,19 +1294,11 @@ class _Kernel:
         keep = order[np.concatenate(([True], key[1:] != key[:-1]))]
         self.key = tail[keep] * nk + head[keep]
         self.csr = csr_array((weight[keep], (tail[keep], head[keep])), shape=(nk, nk))
-        # per kernel link, and one more (``none``: the start's) at the end: its tail, its
-        # last core link, its chain, its bottleneck and its count of core links
+        # per kernel link, and one more (``none``: the start's) at the end: its last core
+        # link and its chain
         self.none = len(keep)
-        bw = np.where(ch.ahead >= 0, core.e_bw[np.maximum(ch.ahead, 0)], np.inf)
-        chain_bw = np.minimum.reduceat(bw, first)  # (inf at each chain's last position)
-        sizes = last - first
-        link_bw = np.concatenate([core.e_bw[direct], chain_bw, chain_bw])
-        link_len = np.concatenate([np.ones(len(direct), dtype=np.int64), sizes, sizes])
-        self.tail = np.append(tail[keep], -1)
         self.edge = np.append(edge[keep], -1)
         self.chain = np.append(which[keep], -1)
-        self.bw = np.append(link_bw[keep], np.inf)
-        self.links = np.append(link_len[keep], 0)
         # the link of each pair: a table when small enough, else a search in ``key``
         self._table = None
         if nk * nk <= _KERNEL_TABLE:
@@ -1307,18 +1312,6 @@ class _Kernel:
         self.cum_b = total[self.q] - self.cum_a
         self.edge_a = ch.ahead[inner - 1]  # from the node towards a
         self.edge_b = ch.back[inner]  # from the node towards b
-        # links and bottleneck from each end (prefix minima along the chain, both ways)
-        pos = inner - first[self.q]
-        self.len_a, self.len_b = pos, sizes[self.q] - pos
-        bw_a = np.empty(len(ch.node))
-        bw_b = np.empty(len(ch.node))
-        for f, t in zip(first.tolist(), last.tolist(), strict=True):
-            seg = bw[f:t]  # the chain's links' bandwidths, from a
-            bw_a[f] = np.inf
-            np.minimum.accumulate(seg, out=bw_a[f + 1 : t + 1])
-            bw_b[t] = np.inf
-            bw_b[f:t] = np.minimum.accumulate(seg[::-1])[::-1]
-        self.bw_a, self.bw_b = bw_a[inner], bw_b[inner]
 
     def link_of(self, tail: np.ndarray, head: np.ndarray) -> np.ndarray:
         """The kernel link of each pair ``(tail, head)`` (kernel indices; a link must
@@ -1892,26 +1885,6 @@ def _fold_into(
     for j, m in enumerate(still.tolist()):
         i = order[:m]
         lat[i] = lat[i] + weight[resources[first[:m] + j]]
-
-
-def _doubled(up: np.ndarray, bw: np.ndarray, links: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Bottleneck and links from the root of each node of trees given per row (``k x m``:
-    ``up`` each node's parent, the root its own; ``bw`` and ``links`` the bottleneck and
-    the count of its link to it, ``inf`` and 0 at the root), by pointer doubling: after
-    round ``r`` each node holds the minimum and the count over its last ``2**r`` links
-    and points ``2**r`` links up; the roots' own values are not folded in (they are
-    ``inf`` and 0).  ``bw`` and ``links`` are overwritten."""
-    k, m = up.shape
-    up = (up + (np.arange(k) * m)[:, None]).ravel()
-    bw, links = bw.reshape(-1), links.reshape(-1)
-    while True:
-        nxt = up[up]
-        if np.array_equal(nxt, up):
-            break
-        np.minimum(bw, bw[up], out=bw)
-        links += links[up]
-        up = nxt
-    return bw.reshape(k, m), links.reshape(k, m)
 
 
 def _rows_of(mask: np.ndarray) -> slice | np.ndarray:
