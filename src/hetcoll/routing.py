@@ -970,8 +970,8 @@ class _Core:
         del through, dk
         pred[:, kern.inner] = np.where(from_a, kern.edge_a, kern.edge_b)
         del from_a
-        bw, links = self.bottleneck(start, pred, np.full(k, np.inf), depth=True)
-        dist = self._sums(pred, links)
+        links = self._links(start, pred)
+        dist, bw = self._sums(pred, links)
         if self.w_min > 0:  # no tight link into the start: tight links are the tree's
             ok, sl = self._checked(dist, slack)
         else:
@@ -1000,14 +1000,38 @@ class _Core:
                 low[at][asked] = _least_positive(z[asked])
         return ok, low
 
-    def _sums(self, pred: np.ndarray, depth: np.ndarray) -> np.ndarray:
-        """Latencies along the trees of the predecessor rows ``pred`` (core edges, -1 at
-        the start) from 0 at the start, summed link after link; ``depth`` the links from
-        the start (as :meth:`bottleneck` gives them).  Level by level, as
-        :meth:`_along_kept`."""
+    def _links(self, start: np.ndarray, pred: np.ndarray) -> np.ndarray:
+        """Each route's number of links on the predecessor rows ``pred`` (core edges, -1
+        at the start ``start[i]``), ``k x c`` (int32): pointer doubling as in
+        :meth:`bottleneck`, the counts alone, by blocks of rows."""
+        k, c = pred.shape
+        links = np.empty((k, c), dtype=np.int32)
+        for lo in range(0, k, _ALONG_ROWS):
+            m = min(k, lo + _ALONG_ROWS) - lo
+            p = pred[lo : lo + m]
+            at_start = p < 0
+            up = np.where(at_start, start[lo : lo + m, None], self.e_tail[p])
+            up += (np.arange(m) * c)[:, None]
+            up = up.ravel()
+            count = (~at_start).astype(np.int64).ravel()
+            while True:
+                nxt = up[up]
+                if np.array_equal(nxt, up):
+                    break
+                count += count[up]
+                up = nxt
+            links[lo : lo + m] = count.reshape(m, c)
+        return links
+
+    def _sums(self, pred: np.ndarray, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Latencies and bottlenecks along the trees of the predecessor rows ``pred``
+        (core edges, -1 at the start) from 0 and ``inf`` at the start, the latencies
+        summed link after link; ``depth`` the links from the start (:meth:`_links`).
+        Level by level, as :meth:`_along_kept`, both at once."""
         k, c = pred.shape
         out = np.empty((k, c))
-        flat_all = out.reshape(-1)
+        bw = np.empty((k, c))
+        flat_all, bw_all = out.reshape(-1), bw.reshape(-1)
         kind = np.uint16 if c <= 1 << 16 else np.int64  # (depth < c: a radix sort)
         for lo in range(0, k, _ALONG_ROWS):
             m = min(k, lo + _ALONG_ROWS) - lo
@@ -1015,14 +1039,19 @@ class _Core:
             order = np.argsort(d, kind="stable")
             ends = np.cumsum(np.bincount(d)).tolist()
             flat = flat_all[lo * c : (lo + m) * c]
+            flat_bw = bw_all[lo * c : (lo + m) * c]
             flat[order[:m]] = 0.0  # depth 0: the starts, one per row
+            flat_bw[order[:m]] = np.inf
             into = order[m:]
             edge = pred[lo : lo + m].reshape(-1)[into]
             src = into + self._up_shift[edge]  # the parent, in the same row
             weight = self.e_weight[edge]
+            link_bw = self.e_bw[edge]
             for a, b in itertools.pairwise(ends):
-                flat[into[a - m : b - m]] = flat[src[a - m : b - m]] + weight[a - m : b - m]
-        return out
+                i, j = a - m, b - m
+                flat[into[i:j]] = flat[src[i:j]] + weight[i:j]
+                flat_bw[into[i:j]] = np.minimum(flat_bw[src[i:j]], link_bw[i:j])
+        return out, bw
 
     def _from_kept(self, slot, ask, base, rows, out) -> None:
         """Kept rows ``slot`` into the rows ``rows`` of ``out``."""
