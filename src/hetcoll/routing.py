@@ -983,21 +983,28 @@ class _Core:
     def _checked(self, dist: np.ndarray, slack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Which rows of latencies summed along trees (:meth:`_kernel_rows`) are a
         search's without ties, on a core whose every link has a positive latency:
-        ``(ok, slack)``, ``ok[i]`` when no link is negative and exactly ``c - 1`` are tight
-        (the trees' own: no link into the start can be, its latency is positive), and the
-        slack of the asked rows as :meth:`predecessors` forms it (``inf`` elsewhere).
-        By blocks of rows, as :meth:`predecessors`."""
+        ``(ok, slack)``, ``ok[i]`` when exactly ``c - 1`` links have ``fl(dist[u] + w)
+        - dist[v] <= 0`` (the trees' own, tight: none negative, no other tight, and none
+        into the start can be, its latency is positive), and the slack of the asked rows
+        as :meth:`predecessors` forms it (``inf`` elsewhere).
+
+        Both from the bit patterns less 1, as :func:`_least_positive`: ``+0.0`` becomes
+        the largest pattern and a negative double's (its sign bit set) stays above every
+        positive one's, so one count and one minimum tell both.  By blocks of rows."""
         k, c = dist.shape
         ok = np.empty(k, dtype=bool)
         low = np.full(k, np.inf)
+        top = np.uint64((1 << 63) - 1)  # +0.0 less 1 wraps above it, negatives are at it or above
         for lo in range(0, k, self.edge_rows):
             at = slice(lo, min(k, lo + self.edge_rows))
-            z = self._edge_slack(dist[at])
-            ok[at] = np.count_nonzero(z == 0, axis=1) == c - 1
-            ok[at] &= z.min(axis=1) >= 0
+            u = self._edge_slack(dist[at]).view(np.uint64)
+            u -= np.uint64(1)
+            ok[at] = np.count_nonzero(u >= top, axis=1) == c - 1
             asked = slack[at] & ok[at]
-            if asked.any():
-                low[at][asked] = _least_positive(z[asked])
+            if asked.any():  # (ok rows have positive entries: c - 1 links of 2c or more)
+                least = u[asked].min(axis=1)
+                least += np.uint64(1)
+                low[at][asked] = least.view(np.float64)
         return ok, low
 
     def _links(self, start: np.ndarray, pred: np.ndarray) -> np.ndarray:
