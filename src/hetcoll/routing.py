@@ -548,7 +548,6 @@ class _Core:
         self.e_first = np.searchsorted(self.e_head, np.arange(c))
         self._up_shift = self.e_tail - self.e_head  # from an edge's head to its tail
         self.w_max = float(self.e_weight.max()) if len(keep) else 0.0
-        self.w_min = float(self.e_weight.min()) if len(keep) else 0.0
         # rows per block of the tie test and the slack (:meth:`predecessors`, :meth:`_slack`)
         self.edge_rows = max(1, _EDGE_ROWS_ELEMENTS // max(1, len(keep)))
         self._csr = None
@@ -608,11 +607,7 @@ class _Core:
         return (dist, *self.predecessors(start, dist, slack))
 
     def predecessors(
-        self,
-        start: np.ndarray,
-        dist: np.ndarray,
-        slack: np.ndarray | None = None,
-        negative: np.ndarray | None = None,
+        self, start: np.ndarray, dist: np.ndarray, slack: np.ndarray | None = None
     ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """The tie rule on ``dist`` rows: the one tight incoming edge of each node, or
         (rows with ties) fewest links, then nearest predecessor, then lowest index.
@@ -621,9 +616,7 @@ class _Core:
         ``fl(dist[u] + w) - dist[v]`` over the edges ``u -> v`` that are not
         predecessors (``v`` not the start): 0 for a row with ties, ``inf`` where not
         asked.  A large slack certifies the row's tree for other starting latencies
-        (:func:`_certified`).  With ``negative`` (booleans, one per row, written), rows
-        that may not be a search's are checked: ``negative[i]`` tells whether some edge
-        has ``fl(dist[u] + w) < dist[v]`` (such a row's other results mean nothing).
+        (:func:`_certified`).
         """
         k, c = dist.shape
         pred = np.full((k, c), -1, dtype=np.int64)
@@ -638,8 +631,7 @@ class _Core:
         for lo in range(0, k, self.edge_rows):
             at = slice(lo, min(k, lo + self.edge_rows))
             asked = None if slack is None else slack[at]
-            neg = None if negative is None else negative[at]
-            self._predecessors_block(start[at], dist[at], asked, pred[at], low[at], neg)
+            self._predecessors_block(start[at], dist[at], asked, pred[at], low[at])
         return pred if slack is None else (pred, low)
 
     def _edge_slack(self, dist: np.ndarray) -> np.ndarray:
@@ -649,15 +641,10 @@ class _Core:
         z -= np.take(dist, self.e_head, axis=1)
         return z
 
-    def _predecessors_block(self, start, dist, slack, pred, low, negative=None) -> None:
-        """:meth:`predecessors` of a block of rows, into ``pred`` and ``low`` (and into
-        ``negative`` whether a row has a link with ``fl(dist[u] + w) < dist[v]``)."""
+    def _predecessors_block(self, start, dist, slack, pred, low) -> None:
+        """:meth:`predecessors` of a block of rows, into ``pred`` and ``low``."""
         c = dist.shape[1]
         z = self._edge_slack(dist)
-        if negative is not None:  # (not a search's latencies: :meth:`_kernel_rows`)
-            negative[:] = (z < 0).any(axis=1)
-            if negative.any():
-                np.maximum(z, 0.0, out=z)  # (those rows are thrown away)
         tight = z == 0
         tight &= self.e_head[None, :] != start[:, None]
         # every other node has a tight incoming edge: exactly c - 1 of them, no tie
@@ -931,20 +918,21 @@ class _Core:
         SciPy's Dijkstra on the kernel (chains contracted to one link each, of their
         latencies' sum: a close but not exact latency) gives a shortest-path tree of the
         kernel; each chain's inner nodes hang off its end nearer by those latencies (all
-        of them off one end when the other end is reached through the chain). Then the
-        latencies are summed along that tree from the start, link after link, and the row
-        is exact when no link is *negative*: ``fl(dist[u] + w) >= dist[v]`` for every
-        core link ``u -> v``, and the tie rule's predecessors (:meth:`predecessors` on
-        these latencies) are the tree's.
+        of them off one end when the other end is reached through the chain).  Then the
+        latencies are summed along that tree from the start, link after link
+        (:meth:`_sums`, with the bottlenecks; the links by :meth:`_links`), and the row is
+        taken when no core link ``u -> v`` is *negative*, ``fl(dist[u] + w) < dist[v]``,
+        and none but the tree's is tight (:meth:`_checked`): then the tie rule has no tie
+        to break and its predecessors are the tree's.
 
         Why that is exact: let ``d`` be the search's latencies (from the start, the least
         over paths of their sums formed link after link; a sum never decreases when a
         link is added).  The tree's sums are sums along paths, so ``d <= dist``; walking
         any route of the search link after link, no negative link means ``dist <= d``
         node after node (``dist[v] <= fl(dist[u] + w) <= fl(d[u] + w) = d[v]``).  Same
-        latencies, hence the same tight links, tie rule and slack as the search; the
-        bottlenecks and links are the tree's, which the rule's predecessors are.
-        O(k (E_kernel + N_kernel log N_kernel)) for the Dijkstra plus O(k E) vectorised.
+        latencies, hence the same tight links (the tree's alone), predecessors and slack
+        as the search.  O(k (E_kernel + N_kernel log N_kernel)) for the Dijkstra plus
+        O(k E) vectorised (the links' pointer doubling O(k c log depth)).
         """
         from scipy.sparse.csgraph import dijkstra
 
@@ -972,21 +960,17 @@ class _Core:
         del from_a
         links = self._links(start, pred)
         dist, bw = self._sums(pred, links)
-        if self.w_min > 0:  # no tight link into the start: tight links are the tree's
-            ok, sl = self._checked(dist, slack)
-        else:
-            negative = np.zeros(k, dtype=bool)
-            got, sl = self.predecessors(start, dist, slack, negative=negative)
-            ok = ~negative & (got == pred).all(axis=1)
+        ok, sl = self._checked(dist, slack)
         return dist, pred, sl, bw, links, ok
 
     def _checked(self, dist: np.ndarray, slack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Which rows of latencies summed along trees (:meth:`_kernel_rows`) are a
-        search's without ties, on a core whose every link has a positive latency:
-        ``(ok, slack)``, ``ok[i]`` when exactly ``c - 1`` links have ``fl(dist[u] + w)
-        - dist[v] <= 0`` (the trees' own, tight: none negative, no other tight, and none
-        into the start can be, its latency is positive), and the slack of the asked rows
-        as :meth:`predecessors` forms it (``inf`` elsewhere).
+        search's without ties: ``(ok, slack)``, ``ok[i]`` when exactly ``c - 1`` links
+        have ``fl(dist[u] + w) - dist[v] <= 0`` (the trees' own, tight: then none is
+        negative and no other is tight), and the slack of the asked rows as
+        :meth:`predecessors` forms it (``inf`` elsewhere).  A tight link into the start
+        (only with links of latency 0) rejects a row the tie rule would take: it is then
+        searched.
 
         Both from the bit patterns less 1, as :func:`_least_positive`: ``+0.0`` becomes
         the largest pattern and a negative double's (its sign bit set) stays above every
