@@ -1135,11 +1135,7 @@ class _Core:
         dist[rows] = best
         res[rows] = r
         if bw is not None:
-            b = kept.bandwidths(sb)
-            np.minimum(b, br[ks, right - 1][:, None], out=b)
-            b_a = kept.bandwidths(sa)
-            np.minimum(b_a, bl[ks, left - 1][:, None], out=b_a)
-            np.copyto(b, b_a, where=from_a)
+            b = kept.bandwidths(sb, br[ks, right - 1], sa, bl[ks, left - 1], from_a)
             b[kk, nl] = np.where(wins_l, bl, b[kk, nl])
             b[kk, nr] = np.where(wins_r, br, b[kk, nr])
             b[ks, start] = np.inf
@@ -1381,10 +1377,31 @@ class _EndRows:
     def room(self) -> int:
         return self.limit - self.count
 
-    def bandwidths(self, slot: np.ndarray) -> np.ndarray:
-        """The bottleneck rows of ``slot`` (a new ``k x c`` array)."""
+    def bandwidths(
+        self,
+        slot: np.ndarray,
+        cap: np.ndarray | None = None,
+        other: np.ndarray | None = None,
+        other_cap: np.ndarray | None = None,
+        where: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The bottleneck rows of ``slot`` (a new ``k x c`` array); with ``cap``, row
+        ``i`` no wider than ``cap[i]``; with ``other`` too, the rows of ``other`` (no wider
+        than ``other_cap``) where ``where``.  On ranks when kept as ranks (exact: the
+        ranks are in the bandwidths' order, and every cap is a link's bandwidth or inf)."""
+        ranks = self.bw.dtype != float
         got = self.bw[slot]
-        return got if got.dtype == float else np.take(self.bws, got)
+        if cap is not None:
+            np.minimum(got, self._ranked(cap) if ranks else cap[:, None], out=got)
+        if other is not None:
+            alt = self.bw[other]
+            np.minimum(alt, self._ranked(other_cap) if ranks else other_cap[:, None], out=alt)
+            np.copyto(got, alt, where=where)
+        return np.take(self.bws, got) if ranks else got
+
+    def _ranked(self, bw: np.ndarray) -> np.ndarray:
+        """The ranks of bandwidths (links' or inf), a column."""
+        return np.searchsorted(self.bws, bw).astype(self.bw.dtype)[:, None]
 
     def add(self, nodes, dist, res, bw, slack, depth, w_max) -> None:
         """Keep the rows of ``nodes`` (``res``: predecessor resources; ``depth``: each
