@@ -541,9 +541,6 @@ class _Core:
         # that holds them (:meth:`predecessors` sums these over runs)
         place = self.e_index - np.searchsorted(self.e_head, self.e_head)
         self._place = place.astype(_rank_dtype(int(place.max(initial=0)) + 1) or np.int64)
-        # the core edge of each global resource (0 for a resource off the core)
-        self._edge_of = np.zeros(len(g.tail), dtype=np.int64)
-        self._edge_of[self.e_res] = self.e_index
         # each node's first incoming edge (every core node has two or more)
         self.e_first = np.searchsorted(self.e_head, np.arange(c))
         self._up_shift = self.e_tail - self.e_head  # from an edge's head to its tail
@@ -848,7 +845,7 @@ class _Core:
             low[i] = np.where(asked[at[mine]], sl[mine], np.inf)
             if store.any():
                 j = _rows_of(store)
-                kept.add(s[j], d[j], r[j], b[j], sl[j], links[j], self.w_max)
+                kept.add(s[j], d[j], edge[j], b[j], sl[j], links[j], self.w_max)
 
     def _found(
         self, start: np.ndarray, offset: np.ndarray, slack: np.ndarray, bw: bool, depth: bool
@@ -1049,7 +1046,7 @@ class _Core:
         dist, res, bw, low = out
         kept = self._kept
         dist[rows] = self._along_kept(slot, np.zeros(len(slot)))  # the search's sums
-        res[rows] = kept.res[slot]
+        res[rows] = np.take(self._res_of, kept.edge[slot])
         if bw is not None:
             bw[rows] = np.minimum(kept.bandwidths(slot), base[:, None])
         low[rows] = np.where(ask, kept.slack[slot], np.inf)
@@ -1126,14 +1123,14 @@ class _Core:
         best[kk, nl] = np.where(wins_l, wl, best[kk, nl])
         best[kk, nr] = np.where(wins_r, wr, best[kk, nr])
         best[ks, start] = 0.0
-        r = kept.res[sb]
-        np.copyto(r, kept.res[sa], where=from_a)
-        r[kk, nl] = np.where(wins_l, self.e_res[np.maximum(el, 0)], r[kk, nl])
-        r[kk, nr] = np.where(wins_r, self.e_res[np.maximum(er, 0)], r[kk, nr])
-        r[ks, start] = -1
+        r = kept.edge[sb]  # core edges, the start's kept.none
+        np.copyto(r, kept.edge[sa], where=from_a)
+        r[kk, nl] = np.where(wins_l, el, r[kk, nl])
+        r[kk, nr] = np.where(wins_r, er, r[kk, nr])
+        r[ks, start] = kept.none
         # every row is written; those not derived are searched (written again) after
         dist[rows] = best
-        res[rows] = r
+        res[rows] = np.take(self._res_of, r)  # (kept.none reads the table's last entry, -1)
         if bw is not None:
             b = kept.bandwidths(sb, br[ks, right - 1], sa, bl[ks, left - 1], from_a)
             b[kk, nl] = np.where(wins_l, bl, b[kk, nl])
@@ -1177,8 +1174,8 @@ class _Core:
             flat = flat_all[lo * c : (lo + m) * c]
             flat[order[:m]] = offset[lo : lo + m]  # depth 0: the starts
             into = order[m:]
-            edge = self._edge_of[kept.res[part].reshape(-1)[into]]
-            src = into // c * c + self.e_tail[edge]  # the parent, in the same row
+            edge = kept.edge[part].reshape(-1)[into]
+            src = into + self._up_shift[edge]  # the parent, in the same row
             weight = self.e_weight[edge]
             for a, b in itertools.pairwise(ends):
                 flat[into[a - m : b - m]] = flat[src[a - m : b - m]] + weight[a - m : b - m]
@@ -1346,18 +1343,19 @@ class _EndRows:
     """Core rows searched from latency 0 at chain ends, kept to derive inner nodes' rows
     from (:meth:`_Core.rows`), at most ``_END_ELEMENTS`` entries.
 
-    Per node its slot (-1 if none); per slot the predecessors ``res`` (global resources,
-    -1 at the start), the ``depth`` of each node in the row's tree (links from the start),
-    the bottlenecks (from ``inf`` at the start) as ranks in the table ``bws`` of the core's
-    link bandwidths (:meth:`bandwidths`), and the slack and top (as :func:`_certified`
-    takes them).  The latencies are not kept: summed again along the tree from 0
+    Per node its slot (-1 if none); per slot the predecessors ``edge`` (core edges, 16-bit
+    when they fit, ``none``, the count of core edges, at the start), the ``depth`` of each
+    node in the row's tree (links from the start), the bottlenecks (from ``inf`` at the
+    start) as ranks in the table ``bws`` of the core's link bandwidths
+    (:meth:`bandwidths`), and the slack and top (as :func:`_certified` takes them).  The
+    latencies are not kept: summed again along the tree from 0
     (:meth:`_Core._along_kept`) they are the search's, bit for bit (each predecessor link
     is tight: ``fl(dist[parent] + latency) == dist[node]``).
 
-    Compact on purpose: about 7 bytes per entry (11 with 16-bit ranks, 20 with more than
-    65536 distinct bandwidths), so the kept rows of the random 5000-node platform touch
-    20 MB instead of 104, and every page a process touches for the first time costs a
-    page fault (a quarter to half of that case's CPU time is the kernel's).
+    Compact on purpose: about 5 bytes per entry (7 with 32-bit edges or 16-bit ranks, 20
+    at most), so the kept rows of the random 5000-node platform touch 14 MB instead of
+    104, and every page a process touches for the first time costs a page fault (a
+    quarter to half of that case's CPU time is the kernel's).
     """
 
     def __init__(self, core: _Core) -> None:
@@ -1368,7 +1366,8 @@ class _EndRows:
         self.limit = max(0, _END_ELEMENTS // max(1, c))
         self.bws = np.unique(np.append(core.e_bw, np.inf))
         rank = _rank_dtype(len(self.bws))
-        self.res = np.empty((0, c), dtype=np.int32)
+        self.none = len(core.e_tail)  # the start's edge: core.resources reads it as -1
+        self.edge = np.empty((0, c), dtype=np.uint16 if self.none < 1 << 16 else np.int32)
         self.depth = np.empty((0, c), dtype=np.uint16)
         self.bw = np.empty((0, c), dtype=rank if rank is not None else float)
         self.slack = np.empty(0)
@@ -1403,17 +1402,19 @@ class _EndRows:
         """The ranks of bandwidths (links' or inf), a column."""
         return np.searchsorted(self.bws, bw).astype(self.bw.dtype)[:, None]
 
-    def add(self, nodes, dist, res, bw, slack, depth, w_max) -> None:
-        """Keep the rows of ``nodes`` (``res``: predecessor resources; ``depth``: each
+    def add(self, nodes, dist, edge, bw, slack, depth, w_max) -> None:
+        """Keep the rows of ``nodes`` (``edge``: predecessor core edges, -1 at the
+        start; ``depth``: each
         node's links from the start, below 65536; ``w_max`` the core's largest link
         latency)."""
         first, need = self.count, self.count + len(nodes)
-        if need > len(self.res):  # grow geometrically
-            size = min(self.limit, max(need, 2 * len(self.res), 64))
-            for name in ("res", "depth", "bw", "slack", "top"):
+        if need > len(self.edge):  # grow geometrically
+            size = min(self.limit, max(need, 2 * len(self.edge), 64))
+            for name in ("edge", "depth", "bw", "slack", "top"):
                 setattr(self, name, _grown(getattr(self, name), size, first))
         at = slice(first, need)
-        self.res[at], self.depth[at] = res, depth
+        self.edge[at] = np.where(edge < 0, self.none, edge)
+        self.depth[at] = depth
         if self.bw.dtype == float:
             self.bw[at] = bw
         else:  # exact: every bottleneck is one of the links' bandwidths, or inf
