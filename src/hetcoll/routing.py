@@ -917,7 +917,8 @@ class _Core:
         kernel; each chain's inner nodes hang off its end nearer by those latencies (all
         of them off one end when the other end is reached through the chain).  Then the
         latencies are summed along that tree from the start, link after link
-        (:meth:`_sums`, with the bottlenecks; the links by :meth:`_links`), and the row is
+        (:meth:`_sums`, with the bottlenecks; the links by pointer doubling on the kernel's
+        tree, :func:`_counted`), and the row is
         taken when no core link ``u -> v`` is *negative*, ``fl(dist[u] + w) < dist[v]``,
         and none but the tree's is tight (:meth:`_checked`): then the tie rule has no tie
         to break and its predecessors are the tree's.
@@ -946,7 +947,12 @@ class _Core:
         pred = np.empty((k, c), dtype=np.int64)
         pred[:, kern.nodes] = kern.edge[j]
         through = kern.chain[j]  # the chain each kernel node is reached by (-1: none)
-        del j
+        # each kernel node's links from the start: pointer doubling on the kernel's tree
+        # (a chain counts its links)
+        up = kern.tail[j]
+        up[root] = np.nonzero(root)[1]
+        depth = _counted(up, kern.links[j])
+        del j, up
         # inner nodes: off their chain's end nearer by the kernel's latencies, or all off
         # one end when the other is reached through the chain (a tree either way)
         from_a = dk[:, kern.ia] + kern.cum_a <= dk[:, kern.ib] + kern.cum_b
@@ -954,8 +960,12 @@ class _Core:
         from_a &= through[:, kern.ia] != kern.q
         del through, dk
         pred[:, kern.inner] = np.where(from_a, kern.edge_a, kern.edge_b)
-        del from_a
-        links = self._links(start, pred)
+        links = np.empty((k, c), dtype=np.int32)
+        links[:, kern.nodes] = depth
+        links[:, kern.inner] = np.where(
+            from_a, depth[:, kern.ia] + kern.len_a, depth[:, kern.ib] + kern.len_b
+        )
+        del from_a, depth
         dist, bw = self._sums(pred, links)
         ok, sl = self._checked(dist, slack)
         return dist, pred, sl, bw, links, ok
@@ -988,33 +998,10 @@ class _Core:
                 low[at][asked] = least.view(np.float64)
         return ok, low
 
-    def _links(self, start: np.ndarray, pred: np.ndarray) -> np.ndarray:
-        """Each route's number of links on the predecessor rows ``pred`` (core edges, -1
-        at the start ``start[i]``), ``k x c`` (int32): pointer doubling as in
-        :meth:`bottleneck`, the counts alone, by blocks of rows."""
-        k, c = pred.shape
-        links = np.empty((k, c), dtype=np.int32)
-        for lo in range(0, k, _ALONG_ROWS):
-            m = min(k, lo + _ALONG_ROWS) - lo
-            p = pred[lo : lo + m]
-            at_start = p < 0
-            up = np.where(at_start, start[lo : lo + m, None], self.e_tail[p])
-            up += (np.arange(m) * c)[:, None]
-            up = up.ravel()
-            count = (~at_start).astype(np.int64).ravel()
-            while True:
-                nxt = up[up]
-                if np.array_equal(nxt, up):
-                    break
-                count += count[up]
-                up = nxt
-            links[lo : lo + m] = count.reshape(m, c)
-        return links
-
     def _sums(self, pred: np.ndarray, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Latencies and bottlenecks along the trees of the predecessor rows ``pred``
         (core edges, -1 at the start) from 0 and ``inf`` at the start, the latencies
-        summed link after link; ``depth`` the links from the start (:meth:`_links`).
+        summed link after link; ``depth`` the links from the start.
         Level by level, as :meth:`_along_kept`, both at once."""
         k, c = pred.shape
         out = np.empty((k, c))
@@ -1312,6 +1299,10 @@ class _Kernel:
         self.none = len(keep)
         self.edge = np.append(edge[keep], -1)
         self.chain = np.append(which[keep], -1)
+        self.tail = np.append(tail[keep], -1)
+        sizes = last - first  # each chain's links
+        count = np.concatenate([np.ones(len(direct), dtype=np.int64), sizes, sizes])
+        self.links = np.append(count[keep], 0).astype(np.int32)
         # the link of each pair: a table when small enough, else a search in ``key``
         self._table = None
         if nk * nk <= _KERNEL_TABLE:
@@ -1325,6 +1316,8 @@ class _Kernel:
         self.cum_b = total[self.q] - self.cum_a
         self.edge_a = ch.ahead[inner - 1]  # from the node towards a
         self.edge_b = ch.back[inner]  # from the node towards b
+        self.len_a = (inner - first[self.q]).astype(np.int32)  # links to each end
+        self.len_b = (last[self.q] - inner).astype(np.int32)
 
     def link_of(self, tail: np.ndarray, head: np.ndarray) -> np.ndarray:
         """The kernel link of each pair ``(tail, head)`` (kernel indices; a link must
@@ -1923,6 +1916,26 @@ def _fold_into(
     for j, m in enumerate(still.tolist()):
         i = order[:m]
         lat[i] = lat[i] + weight[resources[first[:m] + j]]
+
+
+def _counted(up: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Links from the root of each node of trees given per row (``k x m``: ``up`` each
+    node's parent, the root its own; ``count`` the links to it, 0 at the root), by pointer
+    doubling: after round ``r`` each node holds the count over its last ``2**r`` tree links
+    and points ``2**r`` of them up.  By blocks of rows (cache-sized); ``count`` is
+    overwritten and returned."""
+    k, m = up.shape
+    for lo in range(0, k, _ALONG_ROWS):
+        rows = min(k, lo + _ALONG_ROWS) - lo
+        at = (up[lo : lo + rows] + (np.arange(rows) * m)[:, None]).ravel()
+        got = count[lo : lo + rows].reshape(-1)  # (a view: written in place)
+        while True:
+            nxt = at[at]
+            if np.array_equal(nxt, at):
+                break
+            got += got[at]
+            at = nxt
+    return count
 
 
 def _rows_of(mask: np.ndarray) -> slice | np.ndarray:
