@@ -24,13 +24,18 @@ latency-minimal incoming link needs nothing more; a source with ties is resolved
 count on its latency-minimal links.
 
 Searches run on the graph's *core* (see :class:`_LinkGraph`); paths in the trees hanging off
-it are unique.  A source in a tree enters the core at its *attachment* with its climb's
-latency, and its core choices are usually those of the attachment itself: they are shared
-when the attachment's row has a *slack* (the least ``fl(dist[u] + w) - dist[v]`` over links
-outside its tree) large enough to prove that starting from the climb's latency changes no
-choice and creates no tie (:func:`_certified`, a floating-point error bound); the source is
-searched on its own otherwise.  Latencies are never taken from another source:
-they are summed from the source along its route.
+it are unique.  A search from a core node outside the core's chains runs on the smaller
+*kernel* (the core with its chains contracted, :class:`_Kernel`); its tree is only a
+guess: the latencies are summed along it link after link and the row is taken when no
+link is negative and none but the tree's is tight (:meth:`_Core._kernel_rows`), and
+searched on the core otherwise.  A source in a tree enters the core at its *attachment*
+with its climb's latency, and its core choices are usually those of the attachment
+itself: they are shared when the attachment's row has a *slack* (the least
+``fl(dist[u] + w) - dist[v]`` over links outside its tree) large enough to prove that
+starting from the climb's latency changes no choice and creates no tie
+(:func:`_certified`, a floating-point error bound); the source is searched on its own
+otherwise.  Latencies are never taken from another source: they are summed from the
+source along its route.
 
 Nothing is stored per path.  Without the matrices, :meth:`Routes.pairs` walks each route
 (climb, the core by its source's *core predecessor row*, descent) and sums its latencies
@@ -1257,11 +1262,13 @@ class _Kernel:
 
     ``on[x]``: core node ``x`` is a kernel node, ``kid[x]`` its kernel index (``nodes``
     the inverse); ``csr`` the kernel's links; ``key`` the sorted ``tail * nk + head`` of
-    its links, whose last core link into the head is ``edge`` and whose chain is
-    ``chain`` (-1 for a core link).  Per inner node ``inner[i]`` (core-local): its
-    chain ``q``, its ends' kernel indices ``ia`` and ``ib``, the chain's latencies from
-    them ``cum_a`` and ``cum_b`` (plain sums), and its predecessor links from either end,
-    ``edge_a`` and ``edge_b``.  O(c + E) to build.
+    its links (:meth:`link_of`).  Per kernel link, and at index ``none`` for the start:
+    its ``tail``, its last core link ``edge`` (into its head), its ``chain`` (-1 for a
+    core link) and its count of core ``links``.  Per inner node ``inner[i]``
+    (core-local): its chain ``q``, its ends' kernel indices ``ia`` and ``ib``, the
+    chain's latencies from them ``cum_a`` and ``cum_b`` (plain sums), its links to them
+    ``len_a`` and ``len_b``, and its predecessor links from either end, ``edge_a`` and
+    ``edge_b``.  O(c + E) to build, and a table of ``nk**2`` small integers.
     """
 
     def __init__(self, core: _Core) -> None:
