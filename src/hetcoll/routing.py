@@ -946,10 +946,10 @@ class _Core:
         )
         root = kp < 0  # the start (the kernel is connected)
         kp[root] = 0
-        j = kern.link_of(kp, np.arange(nk))
+        j = kern.link_of(kp, np.arange(nk))  # (small integers: fresh memory costs)
         del kp
         j[root] = kern.none  # a link of its own: none, from nowhere, nothing on it
-        pred = np.empty((k, c), dtype=np.int64)
+        pred = np.empty((k, c), dtype=np.int32)
         pred[:, kern.nodes] = kern.edge[j]
         through = kern.chain[j]  # the chain each kernel node is reached by (-1: none)
         # each kernel node's links from the start: pointer doubling on the kernel's tree
@@ -1304,20 +1304,21 @@ class _Kernel:
         # per kernel link, and one more (``none``: the start's) at the end: its last core
         # link and its chain
         self.none = len(keep)
-        self.edge = np.append(edge[keep], -1)
-        self.chain = np.append(which[keep], -1)
-        self.tail = np.append(tail[keep], -1)
+        self.edge = np.append(edge[keep], -1).astype(np.int32)
+        self.chain = np.append(which[keep], -1).astype(np.int32)
+        self.tail = np.append(tail[keep], -1).astype(np.int32)
         sizes = last - first  # each chain's links
         count = np.concatenate([np.ones(len(direct), dtype=np.int64), sizes, sizes])
         self.links = np.append(count[keep], 0).astype(np.int32)
         # the link of each pair: a table when small enough, else a search in ``key``
         self._table = None
         if nk * nk <= _KERNEL_TABLE:
-            self._table = np.full((nk, nk), -1, dtype=np.int16 if len(keep) < 1 << 15 else np.int32)
+            kind = np.int16 if len(keep) < (1 << 15) - 1 else np.int32  # (and ``none``)
+            self._table = np.full((nk, nk), -1, dtype=kind)
             self._table[tail[keep], head[keep]] = np.arange(len(keep))
         inner = np.flatnonzero(ch.at[ch.node] >= 0)  # inner positions
         self.inner = ch.node[inner]
-        self.q = chain[inner]
+        self.q = chain[inner].astype(np.int32)
         self.ia, self.ib = a[self.q], b[self.q]
         self.cum_a = cum_a[inner]
         self.cum_b = total[self.q] - self.cum_a
@@ -1330,7 +1331,7 @@ class _Kernel:
         """The kernel link of each pair ``(tail, head)`` (kernel indices; a link must
         join them), broadcast."""
         if self._table is not None:
-            return self._table[tail, head].astype(np.int64)
+            return self._table[tail, head]
         return np.searchsorted(self.key, tail.astype(np.int64) * self.nk + head)
 
 
