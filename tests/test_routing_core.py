@@ -261,3 +261,57 @@ def test_least_positive_is_the_least_nonzero_entry_of_each_row(z):
     a = np.array(z, dtype=float)
     want = [min((x for x in row if x != 0.0), default=math.inf) for row in z]
     assert routing._least_positive(a.copy()).tolist() == want
+
+
+@pytest.mark.parametrize("kind", list(LATENCIES))
+@settings(max_examples=40)
+@given(data=st.data())
+def test_kernel_rows_are_a_searchs_or_rejected(kind, data):
+    """Every kernel node's row found on the kernel (chains contracted) and accepted is the
+    search's, bit for bit: latencies, predecessors, bottlenecks, links and slack; rows
+    with ties or a wrong tree are rejected, and ``_found`` searches them."""
+    n, edges = data.draw(chained_graphs(LATENCIES[kind]))
+    core = platform_of(n, edges).routes._graph.forest.core
+    kern = core.kernel if core.c >= 3 else None
+    if kern is None:
+        return
+    assert core.c - np.count_nonzero(core.chains.at >= 0) == kern.nk
+    starts = kern.nodes
+    asked = np.array(data.draw(st.lists(st.booleans(), min_size=len(starts), max_size=len(starts))))
+    dist, pred, slack, bw, links, ok = core._kernel_rows(starts, asked)
+    want_dist, want_pred, want_slack = core.search(starts, np.zeros(len(starts)), asked)
+    want_bw, want_links = core.bottleneck(starts, want_pred, np.full(len(starts), math.inf), True)
+    for i in np.flatnonzero(ok).tolist():
+        assert same_bits(dist[i], want_dist[i])
+        assert pred[i].tolist() == want_pred[i].tolist()
+        assert same_bits(bw[i], want_bw[i])
+        assert links[i].tolist() == want_links[i].tolist()
+        if asked[i]:
+            assert same_bits(slack[i], want_slack[i])
+    found = core._found(starts, np.zeros(len(starts)), asked, True, True)
+    assert same_bits(found[0], want_dist) and found[1].tolist() == want_pred.tolist()
+    assert same_bits(found[3], want_bw) and found[4].tolist() == want_links.tolist()
+
+
+def test_a_kernel_tree_one_rounding_off_is_searched():
+    """From 2, node 7 is 0.6 away by 2-0-1-7 (0.2 + 0.3 + 0.1, summed link after link)
+    and 0.6000000000000001 by the chain 2-5-6-7 (0.2 three times); the kernel's contracted
+    latencies hang 7 off the chain's end 2.  On that tree's sums the tie rule's
+    predecessors are the tree's (3 is 0.6 away by 2-0-1-3 and 2-8-9-10-3: fewest links),
+    but 1 -> 7 is negative (0.6 < 0.6000000000000001): the row is rejected and searched.
+    Taking it would route 2 -> 7 by the chain."""
+    edges = [(0, 1, 0.3), (1, 2, 0.7), (1, 3, 0.1), (2, 4, 0.1), (2, 5, 0.2), (5, 6, 0.2)]
+    edges += [(6, 7, 0.2), (7, 1, 0.1), (2, 8, 0.1), (8, 9, 0.3), (9, 10, 0.1), (10, 3, 0.1)]
+    edges = [(a, b, w, 1e6) for a, b, w in [*edges, (0, 2, 0.2)]]
+    r = platform_of(11, edges).routes
+    core = r._graph.forest.core
+    assert core.nodes[core.kernel.nodes].tolist() == [1, 2]
+    start = core.local[[2]]
+    dist, pred, *_, ok = core._kernel_rows(start, np.array([False]))
+    assert not ok[0]
+    assert core.predecessors(start, dist).tolist() == pred.tolist()
+    assert dist[0, core.local[7]] == 0.6000000000000001
+    lat, bw, paths = dijkstra_routes(11, edges)
+    assert lat[2][7] == 0.6 and paths[2][7] == (25, 0, 15)
+    assert r.latency.tolist() == lat and r.bandwidth.tolist() == bw
+    assert all(r.path(s, t) == paths[s][t] for s in range(11) for t in range(11))

@@ -24,13 +24,18 @@ latency-minimal incoming link needs nothing more; a source with ties is resolved
 count on its latency-minimal links.
 
 Searches run on the graph's *core* (see :class:`_LinkGraph`); paths in the trees hanging off
-it are unique.  A source in a tree enters the core at its *attachment* with its climb's
-latency, and its core choices are usually those of the attachment itself: they are shared
-when the attachment's row has a *slack* (the least ``fl(dist[u] + w) - dist[v]`` over links
-outside its tree) large enough to prove that starting from the climb's latency changes no
-choice and creates no tie (:func:`_certified`, a floating-point error bound); the source is
-searched on its own otherwise.  Latencies are never taken from another source:
-they are summed from the source along its route.
+it are unique.  A search from a core node outside the core's chains runs on the smaller
+*kernel* (the core with its chains contracted, :class:`_Kernel`); its tree is only a
+guess: the latencies are summed along it link after link and the row is taken when no
+link is negative and none but the tree's is tight (:meth:`_Core._kernel_rows`), and
+searched on the core otherwise.  A source in a tree enters the core at its *attachment*
+with its climb's latency, and its core choices are usually those of the attachment
+itself: they are shared when the attachment's row has a *slack* (the least
+``fl(dist[u] + w) - dist[v]`` over links outside its tree) large enough to prove that
+starting from the climb's latency changes no choice and creates no tie
+(:func:`_certified`, a floating-point error bound); the source is searched on its own
+otherwise.  Latencies are never taken from another source: they are summed from the
+source along its route.
 
 Nothing is stored per path.  Without the matrices, :meth:`Routes.pairs` walks each route
 (climb, the core by its source's *core predecessor row*, descent) and sums its latencies
@@ -77,6 +82,11 @@ _EDGE_ROWS_ELEMENTS = 1 << 18
 # Core row entries kept to derive the rows of chain nodes from (:class:`_EndRows`; 7 to
 # 20 bytes each): 4M entries, 28 to 80 MB at most.
 _END_ELEMENTS = 1 << 22
+# Searches from kernel nodes run on the kernel (:class:`_Kernel`) when it has at most this
+# share of the core's nodes (Dijkstra's cost is about proportional to the graph's size).
+_KERNEL_SHARE = 0.75
+# Pairs of kernel nodes up to which a table gives each pair's link (2 or 4 bytes a pair).
+_KERNEL_TABLE = 1 << 22
 # Rows per block when summing along kept rows' trees and in the bottlenecks' pointer
 # doubling (cache-sized temporaries).
 _ALONG_ROWS = 64
@@ -557,17 +567,16 @@ class _Core:
         # that holds them (:meth:`predecessors` sums these over runs)
         place = self.e_index - np.searchsorted(self.e_head, self.e_head)
         self._place = place.astype(_rank_dtype(int(place.max(initial=0)) + 1) or np.int64)
-        # the core edge of each global resource (0 for a resource off the core)
-        self._edge_of = np.zeros(len(g.tail), dtype=np.int64)
-        self._edge_of[self.e_res] = self.e_index
         # each node's first incoming edge (every core node has two or more)
         self.e_first = np.searchsorted(self.e_head, np.arange(c))
+        self._up_shift = self.e_tail - self.e_head  # from an edge's head to its tail
         self.w_max = float(self.e_weight.max()) if len(keep) else 0.0
         # rows per block of the tie test and the slack (:meth:`predecessors`, :meth:`_slack`)
         self.edge_rows = max(1, _EDGE_ROWS_ELEMENTS // max(1, len(keep)))
         self._csr = None
         self.batch = max(1, _CORE_ELEMENTS // max(1, len(keep) + c)) if c > 1 else g.n
         self._chains: _Chains | None = None
+        self._kernel: _Kernel | bool | None = None
         self._kept = _EndRows(self)
 
     @property
@@ -847,13 +856,11 @@ class _Core:
             at = np.arange(lo, min(len(nodes), lo + self.batch))
             s, o = nodes[at], offs[at]
             store = np.zeros(len(at), dtype=bool) if kept is None else fresh[at]
-            d, edge, sl = self.search(s, o, asked[at] | store)
-            b = links = None
+            d, edge, sl, b, links = self._found(
+                s, o, asked[at] | store, bw is not None or store.any(), store.any()
+            )
             if store.any():
-                b, links = self.bottleneck(s, edge, np.full(len(at), np.inf), depth=True)
                 store &= links.max(axis=1) < 1 << 16
-            elif bw is not None:
-                b = self.bottleneck(s, edge, np.full(len(at), np.inf))
             r = self.resources(edge)
             mine = _rows_of(at < m)  # (a slice when whole: no copies)
             i = rows[at[mine]]
@@ -864,14 +871,195 @@ class _Core:
             low[i] = np.where(asked[at[mine]], sl[mine], np.inf)
             if store.any():
                 j = _rows_of(store)
-                kept.add(s[j], d[j], r[j], b[j], sl[j], links[j], self.w_max)
+                kept.add(s[j], d[j], edge[j], b[j], sl[j], links[j], self.w_max)
+
+    def _found(
+        self, start: np.ndarray, offset: np.ndarray, slack: np.ndarray, bw: bool, depth: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """:meth:`search` and :meth:`bottleneck` (from ``inf``) of the starts: ``(dist,
+        pred, slack, bandwidth, links)``, the bottlenecks only with ``bw`` or ``depth``,
+        the links only with ``depth``.
+
+        Starts from latency 0 at kernel nodes (:class:`_Kernel`) are searched on the
+        kernel and their rows verified (:meth:`_kernel_rows`); the others, and those that
+        fail the verification, by :meth:`search`.
+        """
+        k, c = len(start), self.c
+        kern = self.kernel
+        fast = np.zeros(k, dtype=bool) if kern is None else (offset == 0) & kern.on[start]
+        if fast.all():  # (no copies)
+            d, edge, sl, b, links, ok = self._kernel_rows(start, slack)
+            slow = np.flatnonzero(~ok)
+        else:
+            d, edge = np.empty((k, c)), np.empty((k, c), dtype=np.int64)
+            sl = np.empty(k)
+            b = np.empty((k, c)) if bw or depth else None
+            links = np.empty((k, c), dtype=np.int32) if depth else None
+            f = np.flatnonzero(fast)
+            ok = np.zeros(k, dtype=bool)
+            if len(f):
+                got = self._kernel_rows(start[f], slack[f])
+                ok[f] = got[5]
+                g = f[got[5]]
+                h = _rows_of(got[5])
+                d[g], edge[g], sl[g] = got[0][h], got[1][h], got[2][h]
+                if b is not None:
+                    b[g] = got[3][h]
+                if links is not None:
+                    links[g] = got[4][h]
+            slow = np.flatnonzero(~ok)
+        if len(slow):
+            s = start[slow]
+            d[slow], e, sl[slow] = self.search(s, offset[slow], slack[slow])
+            edge[slow] = e
+            if depth:
+                b[slow], links[slow] = self.bottleneck(s, e, np.full(len(s), np.inf), depth=True)
+            elif bw:
+                b[slow] = self.bottleneck(s, e, np.full(len(s), np.inf))
+        return d, edge, sl, (b if bw or depth else None), (links if depth else None)
+
+    @property
+    def kernel(self) -> _Kernel | None:
+        """The core with its chains contracted, when that makes the searches smaller (at
+        most ``_KERNEL_SHARE`` of the core's nodes); None otherwise."""
+        if self._kernel is None:
+            chains = self.chains if self.c >= 3 else None
+            small = chains is not None and chains.count > 0
+            if small:
+                inner = int(np.count_nonzero(chains.at >= 0))
+                small = self.c - inner <= _KERNEL_SHARE * self.c
+            self._kernel = _Kernel(self) if small else False
+        return self._kernel or None
+
+    def _kernel_rows(
+        self, start: np.ndarray, slack: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Rows of searches from latency 0 at kernel nodes ``start`` (local), found on the
+        kernel: ``(dist, pred, slack, bandwidth, links, ok)`` as :meth:`_found` gives
+        them, exact where ``ok`` (the other rows are to be searched).
+
+        SciPy's Dijkstra on the kernel (chains contracted to one link each, of their
+        latencies' sum: a close but not exact latency) gives a shortest-path tree of the
+        kernel; each chain's inner nodes hang off its end nearer by those latencies (all
+        of them off one end when the other end is reached through the chain).  Then the
+        latencies are summed along that tree from the start, link after link
+        (:meth:`_sums`, with the bottlenecks; the links by pointer doubling on the kernel's
+        tree, :func:`_counted`), and the row is
+        taken when no core link ``u -> v`` is *negative*, ``fl(dist[u] + w) < dist[v]``,
+        and none but the tree's is tight (:meth:`_checked`): then the tie rule has no tie
+        to break and its predecessors are the tree's.
+
+        Why that is exact: let ``d`` be the search's latencies (from the start, the least
+        over paths of their sums formed link after link; a sum never decreases when a
+        link is added).  The tree's sums are sums along paths, so ``d <= dist``; walking
+        any route of the search link after link, no negative link means ``dist <= d``
+        node after node (``dist[v] <= fl(dist[u] + w) <= fl(d[u] + w) = d[v]``).  Same
+        latencies, hence the same tight links (the tree's alone), predecessors and slack
+        as the search.  O(k (E_kernel + N_kernel log N_kernel)) for the Dijkstra plus
+        O(k E) vectorised (the links' pointer doubling O(k c log depth)).
+        """
+        from scipy.sparse.csgraph import dijkstra
+
+        kern = self.kernel
+        k, c, nk = len(start), self.c, kern.nk
+        dk, kp = dijkstra(
+            kern.csr, directed=True, indices=kern.kid[start], return_predecessors=True
+        )
+        root = kp < 0  # the start (the kernel is connected)
+        kp[root] = 0
+        j = kern.link_of(kp, np.arange(nk))  # (small integers: fresh memory costs)
+        del kp
+        j[root] = kern.none  # a link of its own: none, from nowhere, nothing on it
+        pred = np.empty((k, c), dtype=np.int32)
+        pred[:, kern.nodes] = kern.edge[j]
+        through = kern.chain[j]  # the chain each kernel node is reached by (-1: none)
+        # each kernel node's links from the start: pointer doubling on the kernel's tree
+        # (a chain counts its links)
+        up = kern.tail[j]
+        up[root] = np.nonzero(root)[1]
+        depth = _counted(up, kern.links[j])
+        del j, up
+        # inner nodes: off their chain's end nearer by the kernel's latencies, or all off
+        # one end when the other is reached through the chain (a tree either way)
+        from_a = dk[:, kern.ia] + kern.cum_a <= dk[:, kern.ib] + kern.cum_b
+        from_a |= through[:, kern.ib] == kern.q
+        from_a &= through[:, kern.ia] != kern.q
+        del through, dk
+        pred[:, kern.inner] = np.where(from_a, kern.edge_a, kern.edge_b)
+        links = np.empty((k, c), dtype=np.int32)
+        links[:, kern.nodes] = depth
+        links[:, kern.inner] = np.where(
+            from_a, depth[:, kern.ia] + kern.len_a, depth[:, kern.ib] + kern.len_b
+        )
+        del from_a, depth
+        dist, bw = self._sums(pred, links)
+        ok, sl = self._checked(dist, slack)
+        return dist, pred, sl, bw, links, ok
+
+    def _checked(self, dist: np.ndarray, slack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which rows of latencies summed along trees (:meth:`_kernel_rows`) are a
+        search's without ties: ``(ok, slack)``, ``ok[i]`` when exactly ``c - 1`` links
+        have ``fl(dist[u] + w) - dist[v] <= 0`` (the trees' own, tight: then none is
+        negative and no other is tight), and the slack of the asked rows as
+        :meth:`predecessors` forms it (``inf`` elsewhere).  A tight link into the start
+        (only with links of latency 0) rejects a row the tie rule would take: it is then
+        searched.
+
+        Both from the bit patterns less 1, as :func:`_least_positive`: ``+0.0`` becomes
+        the largest pattern and a negative double's (its sign bit set) stays above every
+        positive one's, so one count and one minimum tell both.  By blocks of rows."""
+        k, c = dist.shape
+        ok = np.empty(k, dtype=bool)
+        low = np.full(k, np.inf)
+        top = np.uint64((1 << 63) - 1)  # +0.0 less 1 wraps above it, negatives are at it or above
+        for lo in range(0, k, self.edge_rows):
+            at = slice(lo, min(k, lo + self.edge_rows))
+            u = self._edge_slack(dist[at]).view(np.uint64)
+            u -= np.uint64(1)
+            ok[at] = np.count_nonzero(u >= top, axis=1) == c - 1
+            asked = slack[at] & ok[at]
+            if asked.any():  # (ok rows have positive entries: c - 1 links of 2c or more)
+                least = u[asked].min(axis=1)
+                least += np.uint64(1)
+                low[at][asked] = least.view(np.float64)
+        return ok, low
+
+    def _sums(self, pred: np.ndarray, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Latencies and bottlenecks along the trees of the predecessor rows ``pred``
+        (core edges, -1 at the start) from 0 and ``inf`` at the start, the latencies
+        summed link after link; ``depth`` the links from the start.
+        Level by level, as :meth:`_along_kept`, both at once."""
+        k, c = pred.shape
+        out = np.empty((k, c))
+        bw = np.empty((k, c))
+        flat_all, bw_all = out.reshape(-1), bw.reshape(-1)
+        kind = np.uint16 if c <= 1 << 16 else np.int64  # (depth < c: a radix sort)
+        for lo in range(0, k, _ALONG_ROWS):
+            m = min(k, lo + _ALONG_ROWS) - lo
+            d = depth[lo : lo + m].reshape(-1).astype(kind)
+            order = np.argsort(d, kind="stable")
+            ends = np.cumsum(np.bincount(d)).tolist()
+            flat = flat_all[lo * c : (lo + m) * c]
+            flat_bw = bw_all[lo * c : (lo + m) * c]
+            flat[order[:m]] = 0.0  # depth 0: the starts, one per row
+            flat_bw[order[:m]] = np.inf
+            into = order[m:]
+            edge = pred[lo : lo + m].reshape(-1)[into]
+            src = into + self._up_shift[edge]  # the parent, in the same row
+            weight = self.e_weight[edge]
+            link_bw = self.e_bw[edge]
+            for a, b in itertools.pairwise(ends):
+                i, j = a - m, b - m
+                flat[into[i:j]] = flat[src[i:j]] + weight[i:j]
+                flat_bw[into[i:j]] = np.minimum(flat_bw[src[i:j]], link_bw[i:j])
+        return out, bw
 
     def _from_kept(self, slot, ask, base, rows, out) -> None:
         """Kept rows ``slot`` into the rows ``rows`` of ``out``."""
         dist, res, bw, low = out
         kept = self._kept
         dist[rows] = self._along_kept(slot, np.zeros(len(slot)))  # the search's sums
-        res[rows] = kept.res[slot]
+        res[rows] = np.take(self._res_of, kept.edge[slot])
         if bw is not None:
             bw[rows] = np.minimum(kept.bandwidths(slot), base[:, None])
         low[rows] = np.where(ask, kept.slack[slot], np.inf)
@@ -948,20 +1136,16 @@ class _Core:
         best[kk, nl] = np.where(wins_l, wl, best[kk, nl])
         best[kk, nr] = np.where(wins_r, wr, best[kk, nr])
         best[ks, start] = 0.0
-        r = kept.res[sb]
-        np.copyto(r, kept.res[sa], where=from_a)
-        r[kk, nl] = np.where(wins_l, self.e_res[np.maximum(el, 0)], r[kk, nl])
-        r[kk, nr] = np.where(wins_r, self.e_res[np.maximum(er, 0)], r[kk, nr])
-        r[ks, start] = -1
+        r = kept.edge[sb]  # core edges, the start's kept.none
+        np.copyto(r, kept.edge[sa], where=from_a)
+        r[kk, nl] = np.where(wins_l, el, r[kk, nl])
+        r[kk, nr] = np.where(wins_r, er, r[kk, nr])
+        r[ks, start] = kept.none
         # every row is written; those not derived are searched (written again) after
         dist[rows] = best
-        res[rows] = r
+        res[rows] = np.take(self._res_of, r)  # (kept.none reads the table's last entry, -1)
         if bw is not None:
-            b = kept.bandwidths(sb)
-            np.minimum(b, br[ks, right - 1][:, None], out=b)
-            b_a = kept.bandwidths(sa)
-            np.minimum(b_a, bl[ks, left - 1][:, None], out=b_a)
-            np.copyto(b, b_a, where=from_a)
+            b = kept.bandwidths(sb, br[ks, right - 1], sa, bl[ks, left - 1], from_a)
             b[kk, nl] = np.where(wins_l, bl, b[kk, nl])
             b[kk, nr] = np.where(wins_r, br, b[kk, nr])
             b[ks, start] = np.inf
@@ -1003,8 +1187,8 @@ class _Core:
             flat = flat_all[lo * c : (lo + m) * c]
             flat[order[:m]] = offset[lo : lo + m]  # depth 0: the starts
             into = order[m:]
-            edge = self._edge_of[kept.res[part].reshape(-1)[into]]
-            src = into // c * c + self.e_tail[edge]  # the parent, in the same row
+            edge = kept.edge[part].reshape(-1)[into]
+            src = into + self._up_shift[edge]  # the parent, in the same row
             weight = self.e_weight[edge]
             for a, b in itertools.pairwise(ends):
                 flat[into[a - m : b - m]] = flat[src[a - m : b - m]] + weight[a - m : b - m]
@@ -1088,6 +1272,90 @@ class _Chains:
         self.is_end[self.node[last]] = True
 
 
+class _Kernel:
+    """The core with its chains (:class:`_Chains`) contracted: the *kernel nodes* (every
+    core node not inside a chain) and, between them, the core's links and one link per
+    chain and direction, of the chain's latencies' sum (the least of parallel ones).
+
+    Searches on it are cheaper (on the random 5000-node platform 1159 nodes instead of
+    2721) but their latencies are not the sums formed link after link:
+    :meth:`_Core._kernel_rows` only takes their tree, and checks it.
+
+    ``on[x]``: core node ``x`` is a kernel node, ``kid[x]`` its kernel index (``nodes``
+    the inverse); ``csr`` the kernel's links; ``key`` the sorted ``tail * nk + head`` of
+    its links (:meth:`link_of`).  Per kernel link, and at index ``none`` for the start:
+    its ``tail``, its last core link ``edge`` (into its head), its ``chain`` (-1 for a
+    core link) and its count of core ``links``.  Per inner node ``inner[i]``
+    (core-local): its chain ``q``, its ends' kernel indices ``ia`` and ``ib``, the
+    chain's latencies from them ``cum_a`` and ``cum_b`` (plain sums), its links to them
+    ``len_a`` and ``len_b``, and its predecessor links from either end, ``edge_a`` and
+    ``edge_b``.  O(c + E) to build, and a table of ``nk**2`` small integers.
+    """
+
+    def __init__(self, core: _Core) -> None:
+        from scipy.sparse import csr_array
+
+        ch = core.chains
+        on = ch.at < 0
+        nodes = np.flatnonzero(on)
+        nk = self.nk = len(nodes)
+        kid = np.full(core.c, -1, dtype=np.int64)
+        kid[nodes] = np.arange(nk)
+        self.on, self.kid, self.nodes = on, kid, nodes
+        last = np.flatnonzero(ch.ahead < 0)  # each chain's last position
+        first = np.concatenate(([0], last[:-1] + 1))
+        w = np.where(ch.ahead >= 0, core.e_weight[np.maximum(ch.ahead, 0)], 0.0)
+        before = np.concatenate(([0.0], np.cumsum(w)[:-1]))  # sums up to each position
+        chain = np.repeat(np.arange(ch.count), last - first + 1)
+        cum_a = before - before[first][chain]  # from the chain's end a
+        total = cum_a[last]
+        direct = np.flatnonzero(on[core.e_tail] & on[core.e_head])
+        a, b = kid[ch.node[first]], kid[ch.node[last]]
+        tail = np.concatenate([kid[core.e_tail[direct]], a, b])
+        head = np.concatenate([kid[core.e_head[direct]], b, a])
+        weight = np.concatenate([core.e_weight[direct], total, total])
+        edge = np.concatenate([direct, ch.ahead[last - 1], ch.back[first]])
+        which = np.concatenate([np.full(len(direct), -1), np.arange(ch.count), np.arange(ch.count)])
+        # one link per pair of kernel nodes, the least (SciPy would add parallel ones)
+        order = np.lexsort((weight, head, tail))
+        key = tail[order] * nk + head[order]
+        keep = order[np.concatenate(([True], key[1:] != key[:-1]))]
+        self.key = tail[keep] * nk + head[keep]
+        self.csr = csr_array((weight[keep], (tail[keep], head[keep])), shape=(nk, nk))
+        # per kernel link, and one more (``none``: the start's) at the end: its last core
+        # link and its chain
+        self.none = len(keep)
+        self.edge = np.append(edge[keep], -1).astype(np.int32)
+        self.chain = np.append(which[keep], -1).astype(np.int32)
+        self.tail = np.append(tail[keep], -1).astype(np.int32)
+        sizes = last - first  # each chain's links
+        count = np.concatenate([np.ones(len(direct), dtype=np.int64), sizes, sizes])
+        self.links = np.append(count[keep], 0).astype(np.int32)
+        # the link of each pair: a table when small enough, else a search in ``key``
+        self._table = None
+        if nk * nk <= _KERNEL_TABLE:
+            kind = np.int16 if len(keep) < (1 << 15) - 1 else np.int32  # (and ``none``)
+            self._table = np.full((nk, nk), -1, dtype=kind)
+            self._table[tail[keep], head[keep]] = np.arange(len(keep))
+        inner = np.flatnonzero(ch.at[ch.node] >= 0)  # inner positions
+        self.inner = ch.node[inner]
+        self.q = chain[inner].astype(np.int32)
+        self.ia, self.ib = a[self.q], b[self.q]
+        self.cum_a = cum_a[inner]
+        self.cum_b = total[self.q] - self.cum_a
+        self.edge_a = ch.ahead[inner - 1]  # from the node towards a
+        self.edge_b = ch.back[inner]  # from the node towards b
+        self.len_a = (inner - first[self.q]).astype(np.int32)  # links to each end
+        self.len_b = (last[self.q] - inner).astype(np.int32)
+
+    def link_of(self, tail: np.ndarray, head: np.ndarray) -> np.ndarray:
+        """The kernel link of each pair ``(tail, head)`` (kernel indices; a link must
+        join them), broadcast."""
+        if self._table is not None:
+            return self._table[tail, head]
+        return np.searchsorted(self.key, tail.astype(np.int64) * self.nk + head)
+
+
 def _rank_dtype(n: int) -> type | None:
     """The smallest unsigned integer type that holds ``n`` ranks (None past 16 bits)."""
     return np.uint8 if n <= 1 << 8 else np.uint16 if n <= 1 << 16 else None
@@ -1097,18 +1365,19 @@ class _EndRows:
     """Core rows searched from latency 0 at chain ends, kept to derive inner nodes' rows
     from (:meth:`_Core.rows`), at most ``_END_ELEMENTS`` entries.
 
-    Per node its slot (-1 if none); per slot the predecessors ``res`` (global resources,
-    -1 at the start), the ``depth`` of each node in the row's tree (links from the start),
-    the bottlenecks (from ``inf`` at the start) as ranks in the table ``bws`` of the core's
-    link bandwidths (:meth:`bandwidths`), and the slack and top (as :func:`_certified`
-    takes them).  The latencies are not kept: summed again along the tree from 0
+    Per node its slot (-1 if none); per slot the predecessors ``edge`` (core edges, 16-bit
+    when they fit, ``none``, the count of core edges, at the start), the ``depth`` of each
+    node in the row's tree (links from the start), the bottlenecks (from ``inf`` at the
+    start) as ranks in the table ``bws`` of the core's link bandwidths
+    (:meth:`bandwidths`), and the slack and top (as :func:`_certified` takes them).  The
+    latencies are not kept: summed again along the tree from 0
     (:meth:`_Core._along_kept`) they are the search's, bit for bit (each predecessor link
     is tight: ``fl(dist[parent] + latency) == dist[node]``).
 
-    Compact on purpose: about 7 bytes per entry (11 with 16-bit ranks, 20 with more than
-    65536 distinct bandwidths), so the kept rows of the random 5000-node platform touch
-    20 MB instead of 104, and every page a process touches for the first time costs a
-    page fault (a quarter to half of that case's CPU time is the kernel's).
+    Compact on purpose: about 5 bytes per entry (7 with 32-bit edges or 16-bit ranks, 20
+    at most), so the kept rows of the random 5000-node platform touch 14 MB instead of
+    104, and every page a process touches for the first time costs a page fault (a
+    quarter to half of that case's CPU time is the kernel's).
     """
 
     def __init__(self, core: _Core) -> None:
@@ -1119,7 +1388,8 @@ class _EndRows:
         self.limit = max(0, _END_ELEMENTS // max(1, c))
         self.bws = np.unique(np.append(core.e_bw, np.inf))
         rank = _rank_dtype(len(self.bws))
-        self.res = np.empty((0, c), dtype=np.int32)
+        self.none = len(core.e_tail)  # the start's edge: core.resources reads it as -1
+        self.edge = np.empty((0, c), dtype=np.uint16 if self.none < 1 << 16 else np.int32)
         self.depth = np.empty((0, c), dtype=np.uint16)
         self.bw = np.empty((0, c), dtype=rank if rank is not None else float)
         self.slack = np.empty(0)
@@ -1128,22 +1398,45 @@ class _EndRows:
     def room(self) -> int:
         return self.limit - self.count
 
-    def bandwidths(self, slot: np.ndarray) -> np.ndarray:
-        """The bottleneck rows of ``slot`` (a new ``k x c`` array)."""
+    def bandwidths(
+        self,
+        slot: np.ndarray,
+        cap: np.ndarray | None = None,
+        other: np.ndarray | None = None,
+        other_cap: np.ndarray | None = None,
+        where: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The bottleneck rows of ``slot`` (a new ``k x c`` array); with ``cap``, row
+        ``i`` no wider than ``cap[i]``; with ``other`` too, the rows of ``other`` (no wider
+        than ``other_cap``) where ``where``.  On ranks when kept as ranks (exact: the
+        ranks are in the bandwidths' order, and every cap is a link's bandwidth or inf)."""
+        ranks = self.bw.dtype != float
         got = self.bw[slot]
-        return got if got.dtype == float else np.take(self.bws, got)
+        if cap is not None:
+            np.minimum(got, self._ranked(cap) if ranks else cap[:, None], out=got)
+        if other is not None:
+            alt = self.bw[other]
+            np.minimum(alt, self._ranked(other_cap) if ranks else other_cap[:, None], out=alt)
+            np.copyto(got, alt, where=where)
+        return np.take(self.bws, got) if ranks else got
 
-    def add(self, nodes, dist, res, bw, slack, depth, w_max) -> None:
-        """Keep the rows of ``nodes`` (``res``: predecessor resources; ``depth``: each
+    def _ranked(self, bw: np.ndarray) -> np.ndarray:
+        """The ranks of bandwidths (links' or inf), a column."""
+        return np.searchsorted(self.bws, bw).astype(self.bw.dtype)[:, None]
+
+    def add(self, nodes, dist, edge, bw, slack, depth, w_max) -> None:
+        """Keep the rows of ``nodes`` (``edge``: predecessor core edges, -1 at the
+        start; ``depth``: each
         node's links from the start, below 65536; ``w_max`` the core's largest link
         latency)."""
         first, need = self.count, self.count + len(nodes)
-        if need > len(self.res):  # grow geometrically
-            size = min(self.limit, max(need, 2 * len(self.res), 64))
-            for name in ("res", "depth", "bw", "slack", "top"):
+        if need > len(self.edge):  # grow geometrically
+            size = min(self.limit, max(need, 2 * len(self.edge), 64))
+            for name in ("edge", "depth", "bw", "slack", "top"):
                 setattr(self, name, _grown(getattr(self, name), size, first))
         at = slice(first, need)
-        self.res[at], self.depth[at] = res, depth
+        self.edge[at] = np.where(edge < 0, self.none, edge)
+        self.depth[at] = depth
         if self.bw.dtype == float:
             self.bw[at] = bw
         else:  # exact: every bottleneck is one of the links' bandwidths, or inf
@@ -1728,6 +2021,26 @@ def _fold_into(
     for j, m in enumerate(still.tolist()):
         i = order[:m]
         lat[i] = lat[i] + weight[resources[first[:m] + j]]
+
+
+def _counted(up: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Links from the root of each node of trees given per row (``k x m``: ``up`` each
+    node's parent, the root its own; ``count`` the links to it, 0 at the root), by pointer
+    doubling: after round ``r`` each node holds the count over its last ``2**r`` tree links
+    and points ``2**r`` of them up.  By blocks of rows (cache-sized); ``count`` is
+    overwritten and returned."""
+    k, m = up.shape
+    for lo in range(0, k, _ALONG_ROWS):
+        rows = min(k, lo + _ALONG_ROWS) - lo
+        at = (up[lo : lo + rows] + (np.arange(rows) * m)[:, None]).ravel()
+        got = count[lo : lo + rows].reshape(-1)  # (a view: written in place)
+        while True:
+            nxt = at[at]
+            if np.array_equal(nxt, at):
+                break
+            got += got[at]
+            at = nxt
+    return count
 
 
 def _rows_of(mask: np.ndarray) -> slice | np.ndarray:
