@@ -79,6 +79,7 @@ def one_byte_ratios(data: dict) -> dict[str, float]:
         / one["floor: engine's messages + round"]["value"],
         "always / (native Bcast + Allreduce)": one["hetcoll check=always"]["value"]
         / one["native Bcast + Allreduce(32 B)"]["value"],
+        "native Barrier / default": data["one_byte_barrier_over_default"],
     }
 
 
@@ -102,6 +103,11 @@ def print_one(data: dict) -> None:
         f"check='always' / (native Bcast + native 32-byte Allreduce) "
         f"{r['always / (native Bcast + Allreduce)']:.2f}: the agreement synchronises every "
         "rank, which MPI's own calls pay too"
+    )
+    print(
+        f"MPI's own Barrier alone / hetcoll's default Bcast {r['native Barrier / default']:.2f} "
+        "(median of paired ratios): the least any call costs after which every rank knows "
+        "every rank entered it"
     )
 
 

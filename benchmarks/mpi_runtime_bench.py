@@ -212,6 +212,9 @@ variants = {
         world.Bcast(one, 0),
         world.Allreduce(digest, agreed, op=MPI.MAX),
     ),
+    # MPI's own synchronisation alone: a lower bound for any call after which every rank
+    # knows every rank has entered it (what check="always" guarantees)
+    "native Barrier": lambda: floor_comm.Barrier(),
     "floor: mpi4py binomial": lambda: floor_binomial(floor_comm, one),
     # the same messages as the engine's, by hand: the round's own cost, side by side
     "floor: engine's messages, no round": lambda: floor_round(agree=False),
@@ -234,6 +237,8 @@ if "one_byte" in parts:
         strict=True,
     )
     out["one_byte_floor_round_over_no_round"] = statistics.median(a / b for a, b in pairs)
+    pairs = zip(samples["native Barrier"], samples["hetcoll"], strict=True)
+    out["one_byte_barrier_over_default"] = statistics.median(a / b for a, b in pairs)
 for hc in (*wrappers.values(), spun, always):
     hc.close()
 floor_comm.Free()
