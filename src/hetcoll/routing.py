@@ -1942,18 +1942,10 @@ class _Forest:
         """
         k = lt.shape[1]
         res = heads.pred[rows]  # m x c: one row per run, -1 at its start
-        m, c = res.shape
+        c = res.shape[1]
         root = res < 0
         parent = np.where(root, np.arange(c)[None, :], self.tail_local[res])
-        # depth in each tree by pointer doubling (flat over the m x c entries)
-        up = (parent + (np.arange(m) * c)[:, None]).ravel()
-        depth = (~root).astype(np.int32).ravel()
-        while True:
-            nxt = up[up]
-            if np.array_equal(nxt, up):
-                break
-            depth += depth[up]
-            up = nxt
+        depth = _counted(parent, (~root).astype(np.int32)).ravel()  # depth in each tree
         # the entries by depth (radix sort on 16 bits when it fits), then run, then node
         d = depth.astype(np.uint16 if c < 1 << 16 else np.int64)
         order = np.argsort(d, kind="stable")
