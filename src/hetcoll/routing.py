@@ -1028,7 +1028,7 @@ class _Core:
         """Latencies and bottlenecks along the trees of the predecessor rows ``pred``
         (core edges, -1 at the start) from 0 and ``inf`` at the start, the latencies
         summed link after link; ``depth`` the links from the start.
-        Level by level, as :meth:`_along_kept`, both at once."""
+        Level by level (:meth:`_level_sums`), both at once."""
         k, c = pred.shape
         out = np.empty((k, c))
         bw = np.empty((k, c))
@@ -1036,23 +1036,48 @@ class _Core:
         kind = np.uint16 if c <= 1 << 16 else np.int64  # (depth < c: a radix sort)
         for lo in range(0, k, _ALONG_ROWS):
             m = min(k, lo + _ALONG_ROWS) - lo
-            d = depth[lo : lo + m].reshape(-1).astype(kind)
-            order = np.argsort(d, kind="stable")
-            ends = np.cumsum(np.bincount(d)).tolist()
-            flat = flat_all[lo * c : (lo + m) * c]
-            flat_bw = bw_all[lo * c : (lo + m) * c]
-            flat[order[:m]] = 0.0  # depth 0: the starts, one per row
-            flat_bw[order[:m]] = np.inf
-            into = order[m:]
-            edge = pred[lo : lo + m].reshape(-1)[into]
-            src = into + self._up_shift[edge]  # the parent, in the same row
-            weight = self.e_weight[edge]
-            link_bw = self.e_bw[edge]
-            for a, b in itertools.pairwise(ends):
-                i, j = a - m, b - m
-                flat[into[i:j]] = flat[src[i:j]] + weight[i:j]
-                flat_bw[into[i:j]] = np.minimum(flat_bw[src[i:j]], link_bw[i:j])
+            self._level_sums(
+                flat_all[lo * c : (lo + m) * c],
+                np.zeros(m),
+                pred[lo : lo + m].reshape(-1),
+                depth[lo : lo + m].reshape(-1).astype(kind),
+                bw_all[lo * c : (lo + m) * c],
+            )
         return out, bw
+
+    def _level_sums(
+        self,
+        flat: np.ndarray,
+        start: np.ndarray,
+        edge: np.ndarray,
+        depth: np.ndarray,
+        flat_bw: np.ndarray | None = None,
+    ) -> None:
+        """Sums along the trees of a block of ``m = len(start)`` rows (flattened: ``edge``
+        each node's predecessor core edge, ``depth`` its links from its row's start),
+        level by level, every row at once: a start gets ``start[i]`` (and ``inf`` in
+        ``flat_bw``), every other node its parent's entry plus its link's latency (and the
+        least of its parent's bottleneck and its link's bandwidth).
+
+        The entries sorted by depth (a radix sort on 16 bits) are the flat positions of
+        the nodes level after level, starts first (one per row, in row order)."""
+        m = len(start)
+        order = np.argsort(depth, kind="stable")
+        ends = np.cumsum(np.bincount(depth)).tolist()
+        flat[order[:m]] = start
+        into = order[m:]
+        edge = edge[into]
+        src = into + self._up_shift[edge]  # the parent, in the same row
+        weight = self.e_weight[edge]
+        link_bw = None
+        if flat_bw is not None:
+            flat_bw[order[:m]] = np.inf
+            link_bw = self.e_bw[edge]
+        for a, b in itertools.pairwise(ends):
+            i, j = a - m, b - m
+            flat[into[i:j]] = flat[src[i:j]] + weight[i:j]
+            if link_bw is not None:
+                flat_bw[into[i:j]] = np.minimum(flat_bw[src[i:j]], link_bw[i:j])
 
     def _from_kept(self, slot, ask, base, rows, out) -> None:
         """Kept rows ``slot`` into the rows ``rows`` of ``out``."""
@@ -1168,11 +1193,8 @@ class _Core:
     def _along_kept(self, slot: np.ndarray, offset: np.ndarray) -> np.ndarray:
         """Latencies along kept rows' trees (``k x c``), from latency ``offset[i]`` at the
         start of row ``slot[i]``, summed link after link: level by level, every row of a
-        block at once (each node's entry is its parent's plus the link's latency).
-
-        A block's entries sorted by depth (a radix sort on 16 bits) are the flat positions
-        of its nodes level after level, starts first (one per row, in row order); each
-        node's parent and link come from its predecessor resource.
+        block at once (each node's entry is its parent's plus the link's latency,
+        :meth:`_level_sums`).
         """
         kept = self._kept
         k, c = len(slot), self.c
@@ -1181,17 +1203,12 @@ class _Core:
         for lo in range(0, k, _ALONG_ROWS):
             part = slot[lo : lo + _ALONG_ROWS]
             m = len(part)
-            depth = kept.depth[part].reshape(-1)
-            order = np.argsort(depth, kind="stable")
-            ends = np.cumsum(np.bincount(depth)).tolist()
-            flat = flat_all[lo * c : (lo + m) * c]
-            flat[order[:m]] = offset[lo : lo + m]  # depth 0: the starts
-            into = order[m:]
-            edge = kept.edge[part].reshape(-1)[into]
-            src = into + self._up_shift[edge]  # the parent, in the same row
-            weight = self.e_weight[edge]
-            for a, b in itertools.pairwise(ends):
-                flat[into[a - m : b - m]] = flat[src[a - m : b - m]] + weight[a - m : b - m]
+            self._level_sums(
+                flat_all[lo * c : (lo + m) * c],
+                offset[lo : lo + m],
+                kept.edge[part].reshape(-1),
+                kept.depth[part].reshape(-1),
+            )
         return out
 
 
