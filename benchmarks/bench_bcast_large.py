@@ -55,7 +55,7 @@ from hetcoll.jobs import run_program
 from hetcoll.planners import plan
 from hetcoll.platform import Link, Node, Platform
 from hetcoll.report import format_table
-from hetcoll.simulate import simulate
+from hetcoll.simulator import simulate
 
 HERE = Path(__file__).parent
 MIB = 1 << 20

@@ -11,7 +11,7 @@ one-port), root ``"0"``, slices of 1 MB.  For each instance:
 - every single-tree planner's throughput (the simulator's, = the closed form) over the
   optimum;
 - ``multi_tree``: its number of trees and the rate the simulator measures on a run long
-  enough for its pipeline to fill (:func:`hetcoll.pipeline.steady_state`) over the optimum
+  enough for its pipeline to fill (:func:`hetcoll.simulator.steady_state`) over the optimum
   (long simulated runs: up to ``--multi-tree-max-n`` nodes).
 
     python benchmarks/bench_pipelined.py            # n = 10..50, 5 platforms each, + n = 200
@@ -41,9 +41,9 @@ from hetcoll import __version__, plan, simulate
 from hetcoll.experiments.beaumont import FULL, ONE_PORT, grid_platforms
 from hetcoll.files import write_atomic
 from hetcoll.generators import random_graph_platform
-from hetcoll.pipeline import steady_state
 from hetcoll.planners.steady import lp_throughput, pack_arborescences, steady_problem
 from hetcoll.report import format_table
+from hetcoll.simulator import steady_state
 
 SLICE = 10**6
 SINGLE = ONE_PORT  # the paper's one-port heuristics, binomial_graph, throughput_tree

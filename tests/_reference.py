@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from functools import cache
 
 from hetcoll.planners._common import prepare, tree_schedule
-from hetcoll.simulate import simulate
+from hetcoll.simulator import simulate
 
 
 def subset_optimum(costs: Sequence[float], root: int = 0) -> float:

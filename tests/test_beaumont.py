@@ -4,7 +4,6 @@ multi_tree in the simulator, bad input."""
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import json
 import math
@@ -22,7 +21,6 @@ from hetcoll import Platform, Schedule, plan, simulate
 from hetcoll.arborescence import min_arborescence
 from hetcoll.errors import PlannerError
 from hetcoll.generators import random_graph_platform, tiers_platform
-from hetcoll.pipeline import steady_state
 from hetcoll.planners import REGISTRY
 from hetcoll.planners.steady import (
     SteadyProblem,
@@ -32,6 +30,7 @@ from hetcoll.planners.steady import (
     pack_arborescences,
     steady_problem,
 )
+from hetcoll.simulator import steady_state
 
 PAPER_ONE_PORT = ["prune_simple", "prune_degree", "grow_tree", "lp_prune", "lp_grow"]
 GRAPH_PLANNERS = [
@@ -215,15 +214,6 @@ def test_a_saved_schedule_with_a_direct_transfer_between_strangers_is_refused(ca
 # -- closed forms ---------------------------------------------------------------------------
 
 
-#: the program-order send rule (branch sim, issue 8): a rank never lets a later send overtake
-#: an earlier one; the earlier "earliest start" rule streams a whole finite message ahead of
-#: its forwards under unidirectional or multi-port models, which is no steady state
-PROGRAM_ORDER = hasattr(importlib.import_module("hetcoll.simulate"), "BLOCKERS")
-needs_program_order = pytest.mark.skipif(
-    not PROGRAM_ORDER, reason="needs the simulator's program-order send rule (issue 8)"
-)
-
-
 @pytest.mark.parametrize("seed", range(3))
 def test_tree_throughput_in_the_simulator_is_the_closed_form(seed):
     p = random_graph_platform(9, 0.3, seed=seed)
@@ -234,7 +224,6 @@ def test_tree_throughput_in_the_simulator_is_the_closed_form(seed):
         assert rate.slices_per_second == pytest.approx(closed_form(p, s), rel=1e-9)
 
 
-@needs_program_order
 def test_multi_port_tree_period_is_sec_3_2():
     """A star from 0: period max(k send_0, max T) (Sec. 3.2, Fig. 3's two cases)."""
     for send, expected in ((0.2, 1.0), (0.5, 1.5)):

@@ -101,7 +101,7 @@ EMULATED = textwrap.dedent(
     import numpy as np
     from mpi4py import MPI
     from hetcoll import HetComm, Platform
-    from hetcoll.simulate import simulate_program
+    from hetcoll.simulator import simulate_program
 
     world = MPI.COMM_WORLD
     p = Platform.from_dict(json.loads(open(sys.argv[1]).read()))

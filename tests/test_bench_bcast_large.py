@@ -13,7 +13,7 @@ import pytest
 from hetcoll.compare import candidates, slice_choices
 from hetcoll.errors import PlannerError
 from hetcoll.planners import plan
-from hetcoll.simulate import simulate
+from hetcoll.simulator import simulate
 
 _SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_bcast_large.py"
 _spec = importlib.util.spec_from_file_location("bench_bcast_large", _SCRIPT)

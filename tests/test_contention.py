@@ -8,7 +8,6 @@ expected times exact in floating point.
 from __future__ import annotations
 
 import math
-import sys
 from itertools import pairwise
 from unittest.mock import patch
 
@@ -20,7 +19,8 @@ from hypothesis import strategies as st
 from hetcoll import Flow, Link, Node, Platform, Schedule, Tree, get_model, plan, simulate
 from hetcoll.errors import ModelError
 from hetcoll.schedule import Chunk, Op, Program
-from hetcoll.simulate import max_min_rates, simulate_program
+from hetcoll.simulator import events, max_min_rates, simulate_program
+from hetcoll.simulator.links import RouteBooks
 
 IDS = ["a1", "a2", "s1", "s2", "b1", "b2"]
 
@@ -310,7 +310,7 @@ def _without_blockers(pred):
 
 @given(routed_cases(), st.integers(1, 3))
 def test_bookings_of_long_routes_equal_the_per_link_lists(case, flows):
-    """Routes longer than ``_SHORT_ROUTE`` links are booked by transfer (``_RouteBooks``);
+    """Routes longer than ``SHORT_ROUTE`` links are booked by transfer (``RouteBooks``);
     forced on every route, the prediction is the per-link lists' bit for bit (every time,
     with ties on purpose: a few distinct latencies) and every blocker held what it names.
     Which of several bookings ending at the same instant is named may differ: the
@@ -324,8 +324,7 @@ def test_bookings_of_long_routes_equal_the_per_link_lists(case, flows):
         )
         s = Schedule("bcast", "t", s.nbytes, parts)
     expected = simulate(p, s, model)
-    module = sys.modules["hetcoll.simulate"]
-    with patch.object(module, "_SHORT_ROUTE", 0):
+    with patch.object(events, "SHORT_ROUTE", 0):
         got = simulate(p, s, model)
     assert _without_blockers(got) == _without_blockers(expected)
     _assert_exclusive_and_explained(p, model, got.transfers)
@@ -360,14 +359,12 @@ def booking_requests(draw):
 @settings(max_examples=300)
 @given(booking_requests())
 def test_route_books_find_the_earliest_start_free_on_every_link(problem):
-    """``_RouteBooks.earliest`` against brute force over every booking of every link: the
+    """``RouteBooks.earliest`` against brute force over every booking of every link: the
     earliest ``t >= s`` with no booking on the route overlapping ``[t, t + d)`` (such a
     ``t`` is ``s`` or a booking's end), and its blocker: the first booked transfer ending
     at ``t`` on the route, on the first link of the route it holds."""
-    from hetcoll.simulate import _RouteBooks
-
     n_links, routes, requests, capacity = problem
-    books = _RouteBooks(n_links, capacity)
+    books = RouteBooks(n_links, capacity)
     booked = []  # (start, end, links)
     for idx, (r, s, d) in enumerate(requests):
         path = routes[r]
@@ -399,8 +396,8 @@ def test_route_books_find_the_earliest_start_free_on_every_link(problem):
     st.sampled_from([None, 256]),
 )
 def test_a_line_longer_than_short_routes_times_as_the_per_link_lists(n, seed, method, seg):
-    """A line of more than ``_SHORT_ROUTE`` links books by transfer by itself; its times
-    equal the per-link lists' (forced by a ``_SHORT_ROUTE`` no route reaches)."""
+    """A line of more than ``SHORT_ROUTE`` links books by transfer by itself; its times
+    equal the per-link lists' (forced by a ``SHORT_ROUTE`` no route reaches)."""
     rng = np.random.default_rng(seed)
     links = tuple(
         Link(str(i), str(i + 1), float(rng.choice([1e-6, 2e-6, 5e-6])), float(x))
@@ -411,6 +408,6 @@ def test_a_line_longer_than_short_routes_times_as_the_per_link_lists(n, seed, me
     got = simulate(p, s)
     longest = max(len(p.routes.path(p.index(t.sender), p.index(t.receiver))) for t in got.transfers)
     assume(longest > 64)
-    with patch.object(sys.modules["hetcoll.simulate"], "_SHORT_ROUTE", 10**9):
+    with patch.object(events, "SHORT_ROUTE", 10**9):
         expected = simulate(p, s)
     assert _without_blockers(got) == _without_blockers(expected)

@@ -33,7 +33,7 @@ def test_the_examples_are_there():
         "hetcoll.planners.fnf",
         "hetcoll.planners.spoc",
         "hetcoll.planners.classic",
-        "hetcoll.simulate",
+        "hetcoll.simulator.predict",
         "hetcoll.planners.latency",
     ):
         attempted += doctest.testmod(importlib.import_module(name)).attempted

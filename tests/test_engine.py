@@ -28,7 +28,7 @@ from hetcoll.platform import nodes_from_costs
 from hetcoll.runtime.emulation import EmulatedTiming, Emulator
 from hetcoll.runtime.executor import ByteRanges, DataHandler, Executor, NativeTiming, rank_plan
 from hetcoll.schedule import Chunk, Flow, Op, Program, Schedule, Tree
-from hetcoll.simulate import simulate_program
+from hetcoll.simulator import simulate_program
 
 RUNTIME = Path(__file__).parents[1] / "src" / "hetcoll" / "runtime"
 

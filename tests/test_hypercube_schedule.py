@@ -13,7 +13,7 @@ from hetcoll.errors import ScheduleError
 from hetcoll.generators import figueira_platform
 from hetcoll.planners import plan_allgather, plan_allreduce, plan_barrier
 from hetcoll.schedule import Flow, Hypercube, Op, Program, Schedule, Tree
-from hetcoll.simulate import simulate
+from hetcoll.simulator import simulate
 
 
 def cube_schedule(collective="allreduce", nbytes=8, combine=None, folds=()):
@@ -229,7 +229,7 @@ def test_lowered_program_computes_allreduce_and_allgather(n, seed, method):
 
 @pytest.mark.parametrize("n", [2, 3, 8, 11])
 def test_repeated_program_is_a_loop_of_calls(n):
-    from hetcoll.simulate import simulate_program
+    from hetcoll.simulator import simulate_program
 
     p = figueira_platform(n, 20, seed=n)
     sched = plan_barrier(p, method="eff_cube")

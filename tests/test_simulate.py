@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import math
 
 import numpy as np
@@ -12,7 +14,7 @@ from hypothesis import strategies as st
 from hetcoll import Flow, Link, Node, Platform, Schedule, ScheduleError, Tree, plan, simulate
 from hetcoll.platform import nodes_from_costs
 from hetcoll.schedule import Chunk, Op, Program
-from hetcoll.simulate import simulate_program
+from hetcoll.simulator import simulate_program
 
 
 def tini(costs, t_byte=0.0):
@@ -270,3 +272,16 @@ def test_a_sender_waits_for_a_link_another_collective_holds():
     assert pred.arrival["a"] == 4.0
     assert pred.arrival["b"] == 6.0
     assert pred.sends() == [("x", "z"), ("r", "a"), ("r", "b")]
+
+
+def test_hetcoll_simulate_is_the_function_and_no_module_shadows_it():
+    """``hetcoll.simulate`` is the function; the simulator's modules live in
+    ``hetcoll.simulator``, so ``import hetcoll.simulate`` cannot give a module whose name the
+    package attribute hides."""
+    import hetcoll
+    import hetcoll.simulator
+
+    assert hetcoll.simulate is hetcoll.simulator.simulate
+    assert importlib.util.find_spec("hetcoll.simulate") is None
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("hetcoll.simulate")

@@ -1,4 +1,4 @@
-"""The one-tree shortcut of the simulator (``_simulate_tree``) against the event loop: the
+"""The one-tree shortcut of the simulator (``simulate_tree``) against the event loop: the
 same prediction bit for bit (every transfer, its times, its blocker, their order, the
 arrivals, the makespan, the throughput) wherever it applies, and it applies where it must."""
 
@@ -10,16 +10,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hetcoll import Flow, Link, Node, Platform, Schedule, Tree, plan, simulate
-from hetcoll.simulate import _predict, _simulate_tree
+from hetcoll.simulator.predict import prediction
+from hetcoll.simulator.tree import simulate_tree
 
 
 def both(platform, schedule, model=None):
     """The prediction with and without the shortcut, and whether the shortcut applied."""
-    fast = _predict(platform, schedule, model, fast=True)
-    slow = _predict(platform, schedule, model, fast=False)
+    fast = prediction(platform, schedule, model, shortcut=True)
+    slow = prediction(platform, schedule, model, shortcut=False)
     bound = (platform.model if model is None else _model(model)).bind(platform)
     total = schedule.nbytes * len(schedule.buffers)
-    return fast, slow, _simulate_tree(bound, schedule, total) is not None
+    return fast, slow, simulate_tree(bound, schedule, total) is not None
 
 
 def _model(spec):
@@ -148,7 +149,7 @@ def test_the_shortcut_steps_aside_where_ports_or_links_interact():
         assert not applied
         assert_identical(fast, slow)
     two = Schedule.concurrent([s, s])  # several flows share ports
-    assert _simulate_tree(matrix.model.bind(matrix), two, 2000) is None
+    assert simulate_tree(matrix.model.bind(matrix), two, 2000) is None
     tini = Platform(tuple(Node(str(i), 0.0 if i == 1 else 1e-4) for i in range(n)))
     # node 1 sends for free: its child's sends become startable at the instant they start
     chain = Tree.from_edges("0", [(str(i), str(i + 1)) for i in range(n - 1)])
@@ -190,12 +191,12 @@ def test_the_shortcut_equals_the_event_loop_on_beaumonts_graph_models(model):
         for algo in ("grow_tree", "prune_degree", "binomial_graph", "fnf"):
             for nbytes, seg in ((1000, None), (7001, 999)):
                 s = plan(p, p.ids[0], method=algo, model=model, nbytes=nbytes, segment_size=seg)
-                quick = _simulate_tree(get_model(model).bind(p), s, s.nbytes)
+                quick = simulate_tree(get_model(model).bind(p), s, s.nbytes)
                 if s.flows[0].relays:
                     assert quick is None
                 taken += quick is not None
-                a = _predict(p, s, model, fast=True)
-                b = _predict(p, s, model, fast=False)
+                a = prediction(p, s, model, shortcut=True)
+                b = prediction(p, s, model, shortcut=False)
                 assert repr(a.transfers) == repr(b.transfers)
                 assert (a.arrival, a.throughput, a.slices_per_second) == (
                     b.arrival,

@@ -27,7 +27,7 @@ from .errors import ModelError, PlannerError
 from .planners._registry import warn_unused_options
 from .platform import Platform
 from .schedule import Schedule
-from .simulate import Prediction, simulate
+from .simulator import Prediction, simulate
 
 __all__ = [
     "CUBE_OPERATIONS",

@@ -24,7 +24,7 @@ from .errors import ModelError
 from .models import get_model
 from .platform import Platform
 from .schedule import Schedule
-from .simulate import Prediction, Transfer, simulate
+from .simulator import Prediction, Transfer, simulate
 
 __all__ = ["Overlap", "Delay", "ContentionReport", "contention", "transfer_records"]
 

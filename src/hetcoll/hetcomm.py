@@ -217,7 +217,7 @@ class HetComm(Collectives):
         """The simulator's time (seconds, times ``time_scale``) of this wrapper's ``Bcast``,
         or of its hypercube ``collective`` (``"allreduce"``, ``"allgather"``, ``"barrier"``;
         ``nbytes`` per rank) as :meth:`schedule` gives it."""
-        from .simulate import simulate
+        from .simulator import simulate
 
         sched = self.schedule(
             root, None, nbytes, segment_size, algo=algo, collective=collective, op=op

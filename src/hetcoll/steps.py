@@ -7,7 +7,7 @@ previous send (sends in program order); the source holds its data at step 0.
 
 Hsu et al. do not say how per-transfer costs become a broadcast time.  Two accountings:
 
-- **event-driven** (:func:`hetcoll.simulate.simulate`): a node sends as soon as it holds
+- **event-driven** (:func:`hetcoll.simulate`): a node sends as soon as it holds
   the data and its port is free; what hetcoll predicts everywhere else;
 - **summed per-step maxima** (:func:`step_time`): every step lasts as long as its slowest
   transfer's ``T_ptp`` and steps follow one another, as in a synchronous execution.

@@ -108,7 +108,7 @@ def plan_cmd(
     """Plan a collective on PLATFORM and predict its time."""
     from ..compare import plan_request
     from ..files import write_atomic
-    from ..simulate import simulate
+    from ..simulator import simulate
 
     p = _platform(platform)
     if check_contention:
@@ -188,7 +188,7 @@ def _read_schedule(path: str):
 @JSON_OPT
 def simulate_cmd(platform, schedule_file, model, as_json) -> None:
     """Predict the time of a saved schedule on PLATFORM."""
-    from ..simulate import simulate
+    from ..simulator import simulate
 
     p = _platform(platform)
     schedule = _read_schedule(schedule_file)

@@ -8,7 +8,7 @@ import numpy as np
 from ..planners import REGISTRY, plan
 from ..platform import load_platform
 from ..rng import spawn_seeds
-from ..simulate import simulate
+from ..simulator import simulate
 from ..units import format_time
 from ._base import Config, Result, experiment, run_trials
 

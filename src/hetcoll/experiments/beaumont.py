@@ -28,7 +28,7 @@ from ..planners import plan
 from ..planners.steady import pack_arborescences, steady_problem
 from ..report import format_table
 from ..rng import spawn_seeds
-from ..simulate import simulate
+from ..simulator import simulate
 from ._base import Config, Result, experiment, run_trials
 
 __all__ = ["ONE_PORT", "MULTI_PORT", "PAPER_FIG4", "PAPER_TABLE3", "FULL", "grid_platforms"]

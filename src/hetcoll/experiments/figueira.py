@@ -213,7 +213,7 @@ def barrier_gain(config: Config) -> Result:
     from ..generators import figueira_platform
     from ..jobs import Run, entries, launch
     from ..planners import plan_barrier
-    from ..simulate import simulate
+    from ..simulator import simulate
 
     params = config.params
     sizes = tuple(int(n) for n in params.get("sizes", BARRIER_SIZES))

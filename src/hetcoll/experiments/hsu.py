@@ -5,7 +5,7 @@ Network with Heterogeneous Workstations" (2005): Sec. 6 (Fig. 5-8) and the paper
   workstations, 8-port switches, density 4; Fig. 5 (2048-flit messages, 2/4/6/8 speed
   types), Fig. 6 (10240 flits), Fig. 7 (25 % fastest, 25 % slowest), Fig. 8 (the bell
   distribution); ``switch_aware`` (ours) and FNF beside them.  Every time in **both
-  accountings**: event-driven (:func:`hetcoll.simulate.simulate`, exclusive link
+  accountings**: event-driven (:func:`hetcoll.simulate`, exclusive link
   contention) and summed per-step maxima (:func:`hetcoll.steps.step_time`).  The paper
   does not say how its per-transfer costs become a broadcast time.
 - ``hsu-claims``: how often the paper's claims hold on random topologies: contention-freedom
@@ -31,7 +31,7 @@ from ..planners._common import prepare
 from ..planners.labs import labs_plan
 from ..report import format_table
 from ..rng import as_rng, spawn_seeds
-from ..simulate import simulate
+from ..simulator import simulate
 from ..steps import step_conflicts, step_count, step_time
 from ._base import Config, Result, experiment, run_trials
 

@@ -19,7 +19,7 @@ from ..planners import plan
 from ..platform import load_platform
 from ..report import format_table
 from ..rng import spawn_seeds
-from ..simulate import simulate
+from ..simulator import simulate
 from ..units import format_size, format_time
 from ._base import Config, Result, experiment, run_trials
 

@@ -210,7 +210,7 @@ def _entry(
 
 def _loop_time(platform: Platform, schedule, loop: int) -> float:
     """The simulator's time per call of ``loop`` calls back to back."""
-    from ..simulate import simulate_program
+    from ..simulator import simulate_program
 
     program = schedule.program().repeated(loop)
     _, done = simulate_program(platform.model.bind(platform), program)

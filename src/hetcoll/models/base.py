@@ -13,9 +13,9 @@ node ``u`` to node ``v`` (node indices) that starts at time ``s``:
 :meth:`BoundModel.costs` answers the same for many transfers at once (numpy arrays, a
 :class:`TransferCosts`); the simulator asks it once per program.  ``contention`` says how
 transfers share links: ``"exclusive"`` (a transfer holds every directed link of its route
-from its start to its arrival) or ``"shared"`` (flow level: see :mod:`hetcoll.simulate`).
+from its start to its arrival) or ``"shared"`` (flow level: see :mod:`hetcoll.simulator`).
 
-The simulator (:mod:`hetcoll.simulate`) is the only consumer of these answers that produces
+The simulator (:mod:`hetcoll.simulator`) is the only consumer of these answers that produces
 times a user sees; planners may call the cheap vectorised estimates ``node_cost`` and
 ``delay_matrix`` to make decisions.
 """

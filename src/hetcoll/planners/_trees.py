@@ -7,7 +7,7 @@ times of its first k-1 sends`` and the child receives it ``delay[v][c]`` after t
 starts (eq. 2 with ``busy = overhead + gap``; eq. 3-4 when ``busy = 0``).
 
 :func:`arrival_times` evaluates that recursion with *exactly* the floating-point operations of
-:func:`hetcoll.simulate.simulate` (start times accumulated one send at a time), so a planner
+:func:`hetcoll.simulate` (start times accumulated one send at a time), so a planner
 that compares trees with it compares the numbers the user will see, bit for bit.
 """
 

@@ -28,7 +28,7 @@ all at once:
    a self-timed run of a feasible periodic schedule and keeps its period.
 
 The simulator then measures the rate the program achieves
-(:func:`hetcoll.pipeline.steady_state`): at least 99 % of the optimum once the pipeline
+(:func:`hetcoll.simulator.steady_state`): at least 99 % of the optimum once the pipeline
 is full (the largest lag, in periods, is the fill).
 """
 

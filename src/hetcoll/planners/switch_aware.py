@@ -198,7 +198,7 @@ def switch_aware(
     >>> t["switch_aware"] <= min(t["labs"], t["two_vbbs"])
     True
     """
-    from ..simulate import simulate
+    from ..simulator import simulate
     from . import plan
 
     req = prepare(platform, root, members, model, nbytes, segment_size)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .schedule import Schedule
+    from ..schedule import Schedule
 
 __all__ = ["SteadyState", "measure", "steady_state"]
 

@@ -1,0 +1,565 @@
+"""The event loop: any program, any contention (:class:`Simulation`), by the rules of
+:mod:`hetcoll.simulator`; exclusive link bookings in :mod:`~hetcoll.simulator.links`, shared
+bandwidth by :func:`~hetcoll.simulator.fairshare.max_min_rates`."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Any
+
+import numpy as np
+
+from ..errors import ScheduleError
+from ..models import BoundModel
+from ..schedule import Program
+from .costs import bottleneck_throughput, distinct_costs
+from .fairshare import max_min_rates
+from .links import RouteBooks, first_overlap, insert_booking
+from .results import Transfer
+
+__all__ = ["SHORT_ROUTE", "Simulation"]
+
+# ports and bandwidth first, then flows begin, then waiting transfers try again, and last
+# idle ports choose their next send.
+_FLOW_END, _FLOW_BEGIN, _ATTEMPT, _DECIDE = 0, 1, 2, 3
+_INF = math.inf
+SHORT_ROUTE = 64  # links
+
+
+class Simulation:
+    """The state of one run: ops flattened to global ids ``g`` (rank by rank, program order),
+    distinct transfer costs ``c`` (one per (sender, receiver, size))."""
+
+    def __init__(self, bound: BoundModel, program: Program) -> None:
+        self.bound = bound
+        self.program = program
+        platform = bound.platform
+        ranks = list(program.ops)
+        self.ranks = ranks
+        self.node = platform.indices(ranks)  # names unknown nodes first
+        rank_of = {r: k for k, r in enumerate(ranks)}
+        self.rank_of = rank_of
+        base, total = [], 0
+        for r in ranks:
+            base.append(total)
+            total += len(program.ops[r])
+        self.base, self.total = base, total
+        chunk_bytes = [c.nbytes for c in program.chunks]
+        flat = [op for r in ranks for op in program.ops[r]]  # global id g: flat[g]
+        owner = [k for k, r in enumerate(ranks) for _ in program.ops[r]]
+        is_send = [op.kind == "send" for op in flat]
+        chunk = [op.chunk for op in flat]
+        sends = [g for g, x in enumerate(is_send) if x]
+        recvs = [g for g, x in enumerate(is_send) if not x]
+        try:
+            peer = [rank_of[op.peer] for op in flat]  # the other rank
+            match = self._match(sends, recvs, owner, peer, chunk)
+            nbytes = [chunk_bytes[chunk[g]] for g in sends]
+        except (KeyError, IndexError):
+            program.matches()  # raises the ScheduleError that names the culprit
+            raise
+        # dependents in CSR form: those of g are dep_list[dep_start[g]:dep_start[g + 1]]
+        waiting = [len(op.deps) for op in flat]
+        dep_start = [0] * (total + 1)
+        with_deps = [(g, base[owner[g]], flat[g].deps) for g, n in enumerate(waiting) if n]
+        for _, b, deps in with_deps:
+            for d in deps:
+                dep_start[b + d + 1] += 1
+        for g in range(total):
+            dep_start[g + 1] += dep_start[g]
+        fill = dep_start[:-1]
+        dep_list = [0] * dep_start[total]
+        for g, b, deps in with_deps:
+            for d in deps:
+                at = b + d
+                dep_list[fill[at]] = g
+                fill[at] += 1
+        self.is_send, self.owner, self.waiting, self.match = is_send, owner, waiting, match
+        self.peer, self.chunk = peer, chunk
+        self.dep_start, self.dep_list = dep_start, dep_list
+        self.cost = [0] * total  # for sends: index of its distinct cost
+        self._costs(sends, nbytes)
+
+    def _match(self, sends, recvs, owner, peer, chunk) -> list[int]:
+        """Each op's partner: sends and receives pair up by (sender, receiver, chunk) in
+        program order (:meth:`Program.matches`); KeyError when one has no partner."""
+        outgoing: dict[tuple[int, int, int], list[int]] = {}
+        for s in sends:
+            key = (owner[s], peer[s], chunk[s])
+            q = outgoing.get(key)
+            if q is None:
+                outgoing[key] = [s]
+            else:
+                q.append(s)
+        for q in outgoing.values():
+            q.reverse()  # pop() takes the first in program order
+        match = [0] * self.total
+        for g in recvs:
+            s = outgoing[(peer[g], owner[g], chunk[g])].pop()
+            match[g] = s
+            match[s] = g
+        if any(outgoing.values()):
+            raise KeyError("a send is never received")
+        return match
+
+    def _costs(self, sends: list[int], nbytes: list[int]) -> None:
+        """One vectorised model call per distinct (sender node, receiver node, size)."""
+        node = np.array(self.node, dtype=np.int64)
+        n_send = len(sends)
+        u = node[np.array([self.owner[g] for g in sends], dtype=np.int64)] if n_send else node[:0]
+        v = node[np.array([self.peer[g] for g in sends], dtype=np.int64)] if n_send else node[:0]
+        uniq, inverse, costs = distinct_costs(self.bound, u, v, np.array(nbytes, dtype=np.int64))
+        self.c_u, self.c_v = uniq[:, 0], uniq[:, 1]
+        self.c_bytes = uniq[:, 2].tolist()
+        self.c_send = np.asarray(costs.send_busy, dtype=float).tolist()
+        self.c_delay = np.asarray(costs.delay, dtype=float).tolist()
+        self.c_recv = np.asarray(costs.recv_busy, dtype=float).tolist()
+        self.resources, self.offsets = costs.resources, costs.offsets
+        off = costs.offsets.tolist()
+        # a route longer than SHORT_ROUTE links: every route is an array and exclusive
+        # bookings go through numpy (RouteBooks: a line of thousands of nodes must not cost
+        # Python work per link); else routes are tuples (quicker than numpy on a few links)
+        self.long_routes = bool(len(off) > 1 and np.diff(costs.offsets).max() > SHORT_ROUTE)
+        self.c_path = [
+            None
+            if off[c + 1] == off[c]
+            else costs.resources[off[c] : off[c + 1]]
+            if self.long_routes
+            else tuple(costs.resources[off[c] : off[c + 1]].tolist())
+            for c in range(len(uniq))
+        ]
+        self.shared = self.bound.contention == "shared"
+        self.c_lead = None if costs.lead is None else np.asarray(costs.lead, float).tolist()
+        self.c_cap = None if costs.cap is None else np.asarray(costs.cap, float).tolist()
+        for s, g in enumerate(sends):
+            self.cost[g] = int(inverse[s])
+        self.n_resources = int(costs.resources.max()) + 1 if len(costs.resources) else 0
+
+    # -- the run ----------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Process events in time order until none is left (see :mod:`hetcoll.simulator`)."""
+        total, n_ranks = self.total, len(self.ranks)
+        heappush, heappop = heapq.heappush, heapq.heappop
+        is_send, owner, peer, match, cost = (
+            self.is_send,
+            self.owner,
+            self.peer,
+            self.match,
+            self.cost,
+        )
+        waiting, dep_start, dep_list = self.waiting, self.dep_start, self.dep_list
+        node = self.node
+        c_send, c_delay, c_recv, c_path = self.c_send, self.c_delay, self.c_recv, self.c_path
+        shared = self.shared
+        ready = [0.0] * total  # latest dependency completion so far
+        ready_by = [-1] * total  # the transfer that set it
+        posted = [_INF] * total  # receives: when posted (inf: not yet)
+        posted_by = [-1] * total
+        enabled = [False] * total  # sends: dependencies done
+        done = [math.nan] * total
+        pending: list[list[tuple[float, int]]] = [[] for _ in range(n_ranks)]
+        startable: list[list[int]] = [[] for _ in range(n_ranks)]
+        port_free = [0.0] * n_ranks
+        port_by = [-1] * n_ranks
+        if self.bound.unidirectional:
+            recv_free, recv_by = port_free, port_by
+        else:
+            recv_free, recv_by = [0.0] * n_ranks, [-1] * n_ranks
+        busy = [False] * n_ranks  # a send holds the port (waiting or, shared, in flight)
+        decide_at = [_INF] * n_ranks
+        unidirectional = self.bound.unidirectional
+        # exclusive: the bookings (start, end, transfer) of each rank's receive port (its
+        # only port when unidirectional) and of each link: disjoint intervals, by start
+        port_book: list[list[tuple[float, float, int]]] = [[] for _ in range(n_ranks)]
+        link_book: list[list[tuple[float, float, int]]] = [[] for _ in range(self.n_resources)]
+        link_last = [0.0] * self.n_resources  # when each link's last booking ends
+        # shared: sends waiting for a rank's port (held by a flow whose end is not known)
+        waiters: dict[int, list[tuple[float, int, int]]] = {}
+        taken_at = [0.0] * total  # shared: when the port took each send
+        records: list[list[Any]] = []  # [g, start, arrival, sender free, by, on, link]
+        events: list[tuple] = []
+        route_books = RouteBooks(self.n_resources) if self.long_routes and not shared else None
+
+        def enable(g: int) -> None:
+            """All of ``g``'s dependencies have completed (``ready[g]`` is final)."""
+            if is_send[g]:
+                enabled[g] = True
+                if posted[match[g]] < _INF:
+                    known(g)
+            else:
+                posted[g] = ready[g]
+                posted_by[g] = ready_by[g]
+                s = match[g]
+                if enabled[s]:
+                    known(s)
+
+        def known(g: int) -> None:
+            """Send ``g``'s startable time is known: queue it on its rank."""
+            r = ready[g]
+            p = posted[match[g]]
+            st = r if r >= p else p
+            k = owner[g]
+            heappush(pending[k], (st, g))
+            if not busy[k]:
+                pf = port_free[k]
+                t = pf if pf > st else st
+                if t < decide_at[k]:
+                    decide_at[k] = t
+                    heappush(events, (t, _DECIDE, node[k], k))
+
+        def wake(k: int, t: float) -> None:
+            """Rank ``k`` chooses a send at ``t``, or when its port is free."""
+            pf = port_free[k]
+            if pf > t:
+                t = pf
+            if t < decide_at[k]:
+                decide_at[k] = t
+                heappush(events, (t, _DECIDE, node[k], k))
+
+        def decide(k: int, now: float) -> None:
+            if busy[k] or decide_at[k] != now:
+                return  # stale: the port was taken, or a nearer decision was scheduled
+            decide_at[k] = _INF
+            pend, queue = pending[k], startable[k]
+            if port_free[k] > now:  # a receive took a unidirectional port meanwhile
+                if (pend or queue) and port_free[k] < _INF:
+                    wake(k, now)
+                return
+            while pend and pend[0][0] <= now:
+                heappush(queue, heappop(pend)[1])
+            if not queue:
+                if pend:
+                    wake(k, pend[0][0])
+                return
+            g = heappop(queue)  # the first startable send in program order
+            busy[k] = True
+            if shared:
+                taken_at[g] = now
+                attempt(g, now)
+            else:
+                commit(g, now)
+
+        def attempt(g: int, now: float) -> None:
+            """Shared contention: start send ``g`` now if its receiver's port (and, on a
+            unidirectional port, its own) is free, else wait in line for the port."""
+            k, v = owner[g], peer[g]
+            if port_free[k] == _INF:  # a flow into k holds its unidirectional port
+                waiters.setdefault(k, []).append((taken_at[g], node[k], g))
+            elif c_recv[cost[g]] > 0 and recv_free[v] == _INF:
+                waiters.setdefault(v, []).append((taken_at[g], node[k], g))
+            else:
+                commit(g, now)
+
+        def blocker(g: int, start: float) -> tuple[int, str | None, int]:
+            """What set ``start`` when no booking did: (transfer, kind, -1), the first of
+            dependency, posted, send port (and, shared, receive port) that equals it."""
+            if start <= 0:
+                return -1, None, -1
+            if ready[g] == start:
+                return ready_by[g], "dependency", -1
+            m = match[g]
+            if posted[m] == start:
+                return posted_by[m], "posted", -1
+            k, c, v = owner[g], cost[g], peer[g]
+            if port_free[k] == start:  # the port's last holder, unchanged since it took g
+                return port_by[k], "send_port", -1
+            if shared and c_recv[c] > 0 and recv_free[v] == start:
+                return recv_by[v], "recv_port", -1
+            return -1, None, -1
+
+        def commit(g: int, start: float) -> None:
+            """Start send ``g``, taken by its port at ``start``.  Exclusive contention places
+            it once, now, at the earliest time its resources are free (first come, first
+            served; a gap before a later booking is used if the transfer fits in it);
+            shared contention starts the flow now."""
+            k, c, v = owner[g], cost[g], peer[g]
+            idx = len(records)
+            if shared:
+                by, on, res = blocker(g, start)
+                port_free[k] = _INF
+                port_by[k] = idx
+                if c_recv[c] > 0:
+                    recv_free[v] = _INF
+                    recv_by[v] = idx
+                records.append([g, start, math.nan, math.nan, by, on, res])
+                heappush(events, (start + c_lead[c], _FLOW_BEGIN, idx))  # type: ignore[index]
+                return
+            # exclusive: the earliest time from which the receiver's port (and, on a
+            # unidirectional port, the sender's own) and every link are free for as long
+            # as the transfer needs them, given the transfers placed before
+            d, rb, sb = c_delay[c], c_recv[c], c_send[c]
+            ports = []  # (rank, offset from the start, length, what)
+            if unidirectional and sb > 0:
+                ports.append((k, 0.0, sb, "send_port"))
+            if rb > 0:
+                ports.append((v, d - rb, rb, "recv_port"))
+            path = c_path[c]  # a tuple, or an array with route_books
+            route = None
+            if path is not None and d > 0 and route_books is not None:
+                route = route_books.route(c, path)
+            now = start
+            by, on, res = -1, None, -1
+            links_free = -_INF  # route_books: the route is known to be free from here
+            moved = True
+            while moved:
+                moved = False
+                for r, off, length, what in ports:
+                    hit = first_overlap(port_book[r], start + off, length, now)
+                    if hit is not None:
+                        start = hit[1] - off
+                        while start + off < hit[1]:  # rounding: else the same hit forever
+                            start = math.nextafter(start, _INF)
+                        by, on, res = hit[2], what, -1
+                        moved = True
+                if route is not None:
+                    if start != links_free:  # the earliest start on every link, at once
+                        start, hit = route_books.earliest(route, start, d)  # type: ignore[union-attr]
+                        links_free = start
+                        if hit is not None:
+                            by, on, res = hit[0], "link", hit[1]
+                            moved = True
+                elif path is not None and d > 0 and max(map(link_last.__getitem__, path)) > start:
+                    for link in path:
+                        if link_last[link] <= start:
+                            continue  # free from start on
+                        hit = first_overlap(link_book[link], start, d, now)
+                        if hit is not None:
+                            start = hit[1]
+                            by, on, res = hit[2], "link", link
+                            moved = True
+            if by < 0:
+                by, on, res = blocker(g, start)
+            send_done = start + sb
+            arrival = start + d
+            if send_done >= port_free[k]:
+                port_free[k] = send_done
+                port_by[k] = idx
+            for r, off, length, _ in ports:
+                insert_booking(port_book[r], (start + off, start + off + length, idx), now)
+            if route is not None:
+                route_books.book(route, start, arrival, idx, now)  # type: ignore[union-attr]
+            elif path is not None and d > 0:
+                booking = (start, arrival, idx)
+                if max(map(link_last.__getitem__, path)) <= now:  # the links are idle
+                    for link in path:
+                        link_book[link] = [booking]
+                        link_last[link] = arrival
+                else:
+                    for link in path:
+                        if link_last[link] <= start:  # after every booking: append
+                            book = link_book[link]
+                            if link_last[link] <= now:
+                                book.clear()
+                            book.append(booking)
+                            link_last[link] = arrival
+                        else:
+                            insert_booking(link_book[link], booking, now)
+            records.append([g, start, arrival, send_done, by, on, res])
+            busy[k] = False
+            complete(g, send_done, idx)
+            complete(match[g], arrival, idx)
+            if pending[k] or startable[k]:
+                wake(k, send_done)
+
+        def finish_flow(idx: int, now: float) -> None:
+            """Shared contention: transfer ``idx``'s bytes are all in at ``now``."""
+            rec = records[idx]
+            g = rec[0]
+            k, c, v = owner[g], cost[g], peer[g]
+            rec[2] = rec[3] = now
+            port_free[k] = now
+            port_by[k] = idx
+            if c_recv[c] > 0:
+                recv_free[v] = now
+                recv_by[v] = idx
+            busy[k] = False
+            for rank in (k, v):  # who waited for these ports tries now, first asked first
+                for _, _, w in waiters.pop(rank, ()):
+                    heappush(events, (now, _ATTEMPT, taken_at[w], node[owner[w]], w))
+            complete(g, now, idx)
+            complete(match[g], now, idx)
+            for rank in (k, v):
+                if not busy[rank] and (pending[rank] or startable[rank]):
+                    wake(rank, now)
+
+        def complete(g: int, t: float, by: int) -> None:
+            done[g] = t
+            for p in range(dep_start[g], dep_start[g + 1]):
+                j = dep_list[p]
+                if t > ready[j] or ready_by[j] < 0:
+                    if t > ready[j]:
+                        ready[j] = t
+                    ready_by[j] = by
+                waiting[j] -= 1
+                if waiting[j] == 0:
+                    enable(j)
+
+        c_lead = self.c_lead
+        flows = _Flows(self, records, events, finish_flow) if shared else None
+        for g in range(total):
+            if waiting[g] == 0:
+                enable(g)
+        while events:
+            ev = heappop(events)
+            kind = ev[1]
+            if kind == _DECIDE:
+                decide(ev[3], ev[0])
+            elif kind == _ATTEMPT:
+                attempt(ev[4], ev[0])
+            elif kind == _FLOW_BEGIN:
+                flows.begin(ev[2], ev[0])  # type: ignore[union-attr]
+            else:
+                flows.end(ev[2], ev[3], ev[0])  # type: ignore[union-attr]
+        self.done, self.records = done, records
+        self._check_complete()
+
+    def _check_complete(self) -> None:
+        if not np.isnan(np.array(self.done, dtype=float)).any():
+            return
+        for k, r in enumerate(self.ranks):
+            ops = self.program.ops[r]
+            b = self.base[k]
+            for i in range(len(ops)):
+                if math.isnan(self.done[b + i]):
+                    op = ops[i]
+                    raise ScheduleError(
+                        f"schedule deadlocks: rank {r!r} op {i} ({op.kind} chunk {op.chunk} "
+                        f"with {op.peer!r}) never completes"
+                    )
+
+    # -- results ----------------------------------------------------------------------------
+
+    def arrivals(self) -> dict[str, float]:
+        """For every rank, when its last receive completed (0 without one)."""
+        last = [0.0] * len(self.ranks)
+        done, owner = self.done, self.owner
+        for g, x in enumerate(self.is_send):
+            if not x and done[g] > last[owner[g]]:
+                last[owner[g]] = done[g]
+        return dict(zip(self.ranks, last, strict=True))
+
+    def done_of(self, rank: str) -> list[float]:
+        """Completion time of each of ``rank``'s ops, in program order."""
+        b = self.base[self.rank_of[rank]]
+        return self.done[b : b + len(self.program.ops[rank])]
+
+    def transfers(self) -> list[Transfer]:
+        """The transfers in start order (ties: the order their ports took them)."""
+        ranks, owner, peer = self.ranks, self.owner, self.peer
+        records = self.records
+        order = sorted(range(len(records)), key=lambda i: records[i][1])
+        position = [0] * len(records)
+        for pos, i in enumerate(order):
+            position[i] = pos
+        name = self.bound.resource_name
+        out = []
+        for i in order:
+            g, start, arrival, free, by, on, res = records[i]
+            link = name(res) if res >= 0 and self.n_resources else None
+            out.append(
+                Transfer(
+                    ranks[owner[g]],
+                    ranks[peer[g]],
+                    self.chunk[g],
+                    self.c_bytes[self.cost[g]],
+                    start,
+                    arrival,
+                    free,
+                    position[by] if by >= 0 else None,
+                    on if by >= 0 else None,
+                    link if by >= 0 else None,
+                )
+            )
+        return out
+
+    def throughput(self, total_bytes: int) -> float | None:
+        """Message bytes over the busy time of the busiest resource: a send port (its
+        sends' ``send_busy``), a receive port (``recv_busy``) or a link (exclusive: the
+        transfers' ``delay``; shared: their bytes over the link's bandwidth)."""
+        if total_bytes == 0:
+            return None
+        n_costs = len(self.c_send)
+        sends = [g for g in range(self.total) if self.is_send[g]]
+        cost = np.array([self.cost[g] for g in sends], dtype=np.int64)
+        owner = np.array([self.owner[g] for g in sends], dtype=np.int64)
+        peer = np.array([self.peer[g] for g in sends], dtype=np.int64)
+        links = []
+        if self.n_resources:
+            uses = np.bincount(cost, minlength=n_costs).astype(float)  # sends per cost
+            lengths = np.diff(self.offsets)
+            if self.shared:
+                per_link = np.repeat(uses * np.array(self.c_bytes, dtype=float), lengths)
+                per_link /= self.bound.capacity()[self.resources]
+            else:
+                per_link = np.repeat(uses * np.array(self.c_delay), lengths)
+            links.append(np.bincount(self.resources, per_link, minlength=self.n_resources))
+        return bottleneck_throughput(
+            total_bytes,
+            len(self.ranks),
+            owner,
+            peer,
+            np.array(self.c_send)[cost],
+            np.array(self.c_recv)[cost],
+            self.bound.unidirectional,
+            links,
+        )
+
+
+class _Flows:
+    """Shared contention: flows in progress and their max-min fair rates."""
+
+    def __init__(self, sim: Simulation, records: list, events: list, finish) -> None:
+        self.sim = sim
+        self.records = records
+        self.events = events
+        self.finish = finish
+        self.capacity = sim.bound.capacity()
+        self.active: dict[int, None] = {}  # transfer index -> None, in start order
+        self.remaining: dict[int, float] = {}
+        self.rate: dict[int, float] = {}
+        self.since: dict[int, float] = {}
+        self.version: dict[int, int] = {}
+
+    def begin(self, idx: int, now: float) -> None:
+        g = self.records[idx][0]
+        self.remaining[idx] = float(self.sim.c_bytes[self.sim.cost[g]])
+        self.rate[idx] = 0.0
+        self.since[idx] = now
+        self.version[idx] = 0
+        self.active[idx] = None
+        self._reshare(now)
+
+    def end(self, idx: int, version: int, now: float) -> None:
+        if self.version.get(idx) != version or idx not in self.active:
+            return  # its rate changed since this end was predicted
+        del self.active[idx]
+        for d in (self.remaining, self.rate, self.since, self.version):
+            del d[idx]
+        self.finish(idx, now)
+        self._reshare(now)
+
+    def _reshare(self, now: float) -> None:
+        flows = list(self.active)
+        if not flows:
+            return
+        sim = self.sim
+        paths, caps = [], []
+        for idx in flows:
+            c = sim.cost[self.records[idx][0]]
+            path = sim.c_path[c]
+            paths.append(np.asarray(path if path is not None else (), dtype=np.int64))
+            caps.append(sim.c_cap[c])  # type: ignore[index]
+        rates = max_min_rates(paths, np.array(caps), self.capacity)
+        for idx, rate in zip(flows, rates.tolist(), strict=True):
+            old = self.rate[idx]
+            if rate == old and old > 0:
+                continue
+            self.remaining[idx] = max(0.0, self.remaining[idx] - old * (now - self.since[idx]))
+            self.since[idx] = now
+            self.rate[idx] = rate
+            self.version[idx] += 1
+            rem = self.remaining[idx]
+            finish = now if rem == 0 or rate == _INF else now + rem / rate
+            heapq.heappush(self.events, (finish, _FLOW_END, idx, self.version[idx]))
