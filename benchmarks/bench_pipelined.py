@@ -65,7 +65,7 @@ def multi_tree_rate(p, best: float) -> tuple[float, int, int]:
     ``(lag + 2) P``-th and ``(lag + 2 + WINDOW) P``-th slice, inside the periodic part (the
     middle half of :func:`steady_state`'s default needs about ``4 (lag + 1)`` periods)."""
     probe = plan(p, "0", method="multi_tree", nbytes=4096 * SLICE, segment_size=SLICE)
-    lag = max((x[2] for seq in (probe.order or {}).values() for x in seq), default=0)
+    lag = max((x.lag for seq in (probe.order or {}).values() for x in seq), default=0)
     per = probe.params.get("slices_per_period", 1)
     runs = 2 * lag + 3 + WINDOW
     s = plan(p, "0", method="multi_tree", nbytes=per * runs * SLICE, segment_size=SLICE)

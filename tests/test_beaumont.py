@@ -494,7 +494,7 @@ def test_multi_tree_reaches_99_percent_of_the_optimum_in_the_simulator(seed):
     p = random_graph_platform(7, 0.3, seed=seed)
     best = optimum(p, "0", L).throughput
     probe = plan(p, "0", method="multi_tree", nbytes=4096 * L, segment_size=L)
-    lag = max((x[2] for seq in (probe.order or {}).values() for x in seq), default=0)
+    lag = max((x.lag for seq in (probe.order or {}).values() for x in seq), default=0)
     per = probe.params.get("slices_per_period", 16)
     s = plan(p, "0", method="multi_tree", nbytes=per * (4 * lag + 4) * L, segment_size=L)
     assert s.params["optimum"] == pytest.approx(best, rel=1e-9)

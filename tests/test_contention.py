@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from hetcoll import Flow, Link, Node, Platform, Schedule, Tree, get_model, plan, simulate
 from hetcoll.errors import ModelError
-from hetcoll.schedule import Chunk, Op, Program
+from hetcoll.program import Chunk, Op, Program
 from hetcoll.simulator import events, max_min_rates, simulate_program
 from hetcoll.simulator.links import RouteBooks
 

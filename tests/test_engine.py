@@ -25,9 +25,10 @@ from hetcoll.generators import figueira_platform, grid_platform
 from hetcoll.models import get_model
 from hetcoll.planners import REGISTRY, plan_allgather, plan_allreduce, plan_barrier
 from hetcoll.platform import nodes_from_costs
+from hetcoll.program import Chunk, Op, Program
 from hetcoll.runtime.emulation import EmulatedTiming, Emulator
 from hetcoll.runtime.executor import ByteRanges, DataHandler, Executor, NativeTiming, rank_plan
-from hetcoll.schedule import Chunk, Flow, Op, Program, Schedule, Tree
+from hetcoll.schedule import Flow, Schedule, Tree
 from hetcoll.simulator import simulate_program
 
 RUNTIME = Path(__file__).parents[1] / "src" / "hetcoll" / "runtime"

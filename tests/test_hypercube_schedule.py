@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from hetcoll.errors import ScheduleError
 from hetcoll.generators import figueira_platform
 from hetcoll.planners import plan_allgather, plan_allreduce, plan_barrier
-from hetcoll.schedule import Flow, Hypercube, Op, Program, Schedule, Tree
+from hetcoll.program import Op, Program
+from hetcoll.schedule import Flow, Hypercube, Schedule, Tree
 from hetcoll.simulator import simulate
 
 

@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hetcoll import Flow, Program, Schedule, ScheduleError, Tree
-from hetcoll.schedule import Chunk, Op
+from hetcoll.program import Chunk, Op
+from hetcoll.schedule import OrderedSend
 
 
 def random_tree(draw_parents: list[int]) -> Tree:
@@ -224,3 +225,26 @@ def test_single_flow_lowering_equals_the_general_one(tree, nbytes, seg):
     assert list(fast.ops.items()) == list(general.ops.items())
     assert fast.chunks == general.chunks
     assert fast.initial == general.initial
+
+
+def test_order_entries_are_ordered_sends_and_keep_their_json_lists():
+    """``order`` entries read from any of the three JSON shapes are :class:`OrderedSend`
+    (flow, child, lag, slot) and are written back as the shortest list that says them, so a
+    document written before the entries had names reads and writes the same."""
+    tree = Tree("a", {"a": ("b", "c")})
+    flows = (Flow(tree, 2, segment_size=1),)
+    doc = Schedule("bcast", "x", 2, flows).to_dict()
+    doc["order"] = {"a": [[0, "c", 0], [0, "b", 1]]}
+    s = Schedule.from_dict(doc)
+    assert s.order == {"a": (OrderedSend(0, "c"), OrderedSend(0, "b", lag=1))}
+    assert not s.timetable
+    assert s.to_dict()["order"] == {"a": [[0, "c"], [0, "b", 1]]}
+    timed = {"a": [[0, "b", 0, 1], [0, "c", 2, 0]]}
+    t = Schedule.from_dict({**doc, "order": timed})
+    assert t.timetable and t.order["a"][1] == OrderedSend(0, "c", lag=2, slot=0)
+    assert t.to_dict()["order"] == timed
+    assert Schedule.from_json(t.to_json()) == t
+    # a planner may give the entries themselves: the same schedule
+    assert Schedule("bcast", "x", 2, flows, order=t.order) == t
+    with pytest.raises(ScheduleError, match=r"order\['a'\]\[0\]: must be \[flow, child\]"):
+        Schedule.from_dict({**doc, "order": {"a": [[0]]}})

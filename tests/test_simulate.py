@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from hetcoll import Flow, Link, Node, Platform, Schedule, ScheduleError, Tree, plan, simulate
 from hetcoll.platform import nodes_from_costs
-from hetcoll.schedule import Chunk, Op, Program
+from hetcoll.program import Chunk, Op, Program
 from hetcoll.simulator import simulate_program
 
 

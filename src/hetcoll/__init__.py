@@ -32,7 +32,8 @@ from .planners import (
 )
 from .planners.cube import calc_cost
 from .platform import Link, Node, Platform, load_platform, save_platform
-from .schedule import Flow, Hypercube, Program, Schedule, Tree
+from .program import Program
+from .schedule import Flow, Hypercube, Schedule, Tree
 from .simulator import Prediction, simulate
 
 __version__ = "0.1.0"

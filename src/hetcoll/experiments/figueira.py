@@ -203,7 +203,7 @@ def barrier_gain(config: Config) -> Result:
     rank starts at an agreed time, the barrier ends when the last rank leaves; median) and
     ``loop`` barriers are timed back to back (the paper ran 10,000 in a row).  Predicted:
     the simulator, i.e. ``calc_cost`` for one barrier, and the simulated loop of ``loop``
-    back-to-back calls (:meth:`~hetcoll.schedule.Program.repeated`) for the loop.
+    back-to-back calls (:meth:`~hetcoll.program.Program.repeated`) for the loop.
 
     ``config.params``: ``sizes`` (8, 16), ``max_links`` (5), ``base_latency`` (2e-3 s: 2-10
     ms per pair, large against the ~0.7 ms it takes 16 ranks woken at once to share this

@@ -40,8 +40,9 @@ import numpy as np
 
 from ..errors import PlannerError, ScheduleError
 from ..models import BoundModel, CostModel, get_model
+from ..patterns import REDUCE_OPS
 from ..platform import Platform
-from ..schedule import HYPERCUBE_COLLECTIVES, REDUCE_OPS, Hypercube, Schedule
+from ..schedule import HYPERCUBE_COLLECTIVES, Hypercube, Schedule
 from . import cube
 from ._common import check_platform, check_size, member_list
 from ._registry import REGISTRY, get_planner, register

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import PlannerError
 from ..platform import Platform
-from ..schedule import Flow, Schedule, Tree
+from ..schedule import Flow, OrderedSend, Schedule, Tree
 from ._common import prepare
 from ._registry import register
 
@@ -113,7 +113,9 @@ def fnf_joint(
         )
         for g, (r, e) in enumerate(zip(reqs, edges, strict=True))
     )
-    send_order = {ids[k]: tuple((g, ids[c]) for g, c in pairs) for k, pairs in order.items()}
+    send_order = {
+        ids[k]: tuple(OrderedSend(g, ids[c]) for g, c in pairs) for k, pairs in order.items()
+    }
     return Schedule(
         "multi_multicast", "fnf_joint", req.nbytes, flows, {}, req.model.to_spec(), order=send_order
     )

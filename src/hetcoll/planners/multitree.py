@@ -41,7 +41,7 @@ import numpy as np
 
 from ..errors import PlannerError
 from ..platform import Platform
-from ..schedule import Flow, Schedule, Tree
+from ..schedule import Flow, OrderedSend, Schedule, Tree
 from ._common import relays
 from ._registry import register
 from .pipelined import PlanGraph, _schedule, _start
@@ -137,7 +137,7 @@ def multi_tree(
         raise PlannerError("multi_tree: the flows do not cover the message")
     order = {
         req.ids[int(g.nodes[u])]: tuple(
-            (flow_of[i], req.ids[int(g.nodes[v])], lag, slot)
+            OrderedSend(flow_of[i], req.ids[int(g.nodes[v])], lag, slot)
             for i, v, lag, slot in seq
             if i in flow_of
         )

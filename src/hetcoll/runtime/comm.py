@@ -28,7 +28,8 @@ from mpi4py import MPI
 
 from ..errors import CollectiveTimeoutError, HetcollError, MismatchError
 from ..platform import Platform
-from ..schedule import Program, Schedule
+from ..program import Program
+from ..schedule import Schedule
 from .agreement import Agreement
 from .clocks import Clocks, end_job
 from .emulation import EmulatedTiming, Emulator, clock_offsets, clock_shift, set_timer_slack

@@ -1,4 +1,4 @@
-"""Run one rank's part of a :class:`~hetcoll.schedule.Program`: the engine's core.
+"""Run one rank's part of a :class:`~hetcoll.program.Program`: the engine's core.
 
 :class:`Executor` keeps the state the simulator keeps for one rank and changes it with the
 same steps (``DEVELOPING.md``, Schedule and Program; ``BRIEF.md``, send order):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..schedule import Chunk, Program
+from ..program import Chunk, Program
 
 __all__ = [
     "KIND_NAMES",

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from ..platform import Node, Platform
-from ..schedule import Chunk, Op, Program
+from ..program import Chunk, Op, Program
 from .comm import ScheduleComm as HetComm
 from .executor import ByteRanges
 from .forecast import Forecaster

@@ -26,7 +26,7 @@ import numpy as np
 from mpi4py import MPI
 
 from ..errors import ScheduleError
-from ..schedule import Program
+from ..program import Program
 from .executor import DataHandler
 
 __all__ = [

@@ -16,7 +16,8 @@ from typing import Any, Protocol
 
 from ..errors import HetcollError, MismatchError, PlatformError
 from ..platform import Platform, load_platform
-from ..schedule import Program, Schedule
+from ..program import Program
+from ..schedule import Schedule
 
 __all__ = [
     "DIGEST",

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import ScheduleError
 from ..models import BoundModel
-from ..schedule import Program
+from ..program import Program
 from .costs import bottleneck_throughput, distinct_costs
 from .fairshare import max_min_rates
 from .links import RouteBooks, first_overlap, insert_booking

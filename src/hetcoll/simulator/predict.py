@@ -14,7 +14,8 @@ from typing import Any
 
 from ..models import BoundModel, get_model
 from ..platform import Platform
-from ..schedule import Program, Schedule, check_delivery
+from ..program import Program
+from ..schedule import Schedule, check_delivery
 from .events import Simulation
 from .rate import measure
 from .results import Prediction, Transfer

@@ -27,7 +27,7 @@ def simulate_tree(
     Model
     -----
     It applies to a schedule of one flow without ``order`` (lowered by
-    ``Schedule._tree_program``: a node posts its receives of segments ``0 .. S-1`` at the
+    :func:`hetcoll.lowering.tree_program`: a node posts its receives of segments ``0 .. S-1`` at the
     start, then sends segment ``k`` to each child in turn, each send after the receive of
     ``k``) under a model with a send and a receive port per node (not unidirectional), no
     link on any route and no flows (``tini``, ``postal``, and ``hockney`` on a matrix
@@ -51,7 +51,7 @@ def simulate_tree(
     Complexity
     ----------
     O(M log M) for M transfers (one sort in numpy), a few Python steps per transfer, no
-    :class:`~hetcoll.schedule.Op` objects; a node whose segments arrive out of order costs
+    :class:`~hetcoll.program.Op` objects; a node whose segments arrive out of order costs
     O(m log m) for its m sends (a heap).  Memory O(M + N).
     """
     if (
