@@ -21,7 +21,7 @@ import numpy as np
 
 from hetcoll.files import make_output_dir, write_atomic
 from hetcoll.generators import random_link_costs
-from hetcoll.planners import cube
+from hetcoll.planners import cube_embedding
 from hetcoll.rng import spawn_seeds
 
 
@@ -38,7 +38,7 @@ def bench_embeddings(n: int, topologies: int, seed: int) -> list[dict]:
     for method in ("blind", "dim2_cube", "tsts_cube", "eff_cube"):
         cpu, wall = [], []
         for w in weights:
-            _, c, t = timed(cube.EMBEDDINGS[method], w)
+            _, c, t = timed(cube_embedding.EMBEDDINGS[method], w)
             cpu.append(c)
             wall.append(t)
         rows.append(
@@ -59,11 +59,11 @@ def bench_local_search(n: int, topologies: int, seed: int, max_links: int = 5) -
     eff, ours, cpu, wall, evals, moves = [], [], [], [], [], []
     for s in spawn_seeds(seed, topologies):
         w = random_link_costs(n, max_links, seed=s).astype(float)
-        blind = cube.cube_cost(w, *cube.blind_embedding(w))
-        positions, folds = cube.eff_embedding(w)
-        (better, stats), c, t = timed(cube.improve_embedding, w, positions, folds)
-        eff.append(100 * (blind - cube.cube_cost(w, positions, folds)) / blind)
-        ours.append(100 * (blind - cube.cube_cost(w, better, folds)) / blind)
+        blind = cube_embedding.cube_cost(w, *cube_embedding.blind_embedding(w))
+        positions, folds = cube_embedding.eff_embedding(w)
+        (better, stats), c, t = timed(cube_embedding.improve_embedding, w, positions, folds)
+        eff.append(100 * (blind - cube_embedding.cube_cost(w, positions, folds)) / blind)
+        ours.append(100 * (blind - cube_embedding.cube_cost(w, better, folds)) / blind)
         cpu.append(c)
         wall.append(t)
         evals.append(stats["evals"])

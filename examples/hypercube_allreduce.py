@@ -8,7 +8,7 @@ Run:  python examples/hypercube_allreduce.py
 
 import hetcoll
 from hetcoll.generators import figueira_platform
-from hetcoll.planners.cube import calc_cost
+from hetcoll.planners.cube_embedding import calc_cost
 from hetcoll.units import format_time
 
 platform = figueira_platform(16, max_links=5, seed=7)

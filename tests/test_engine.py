@@ -455,7 +455,7 @@ def test_the_fast_paths_straight_line_plans_are_exactly_one_message_trees():
     depending on it alone) runs its ops one after the other; anything with several
     receives (segments) or sends not all waiting for the receive takes the general loop."""
     from hetcoll.runtime.fast import straight
-    from hetcoll.runtime.plan import SEND
+    from hetcoll.runtime.rank_ops import SEND
 
     p = Platform(nodes_from_costs([1e-6] * 7, 1e-9), model="tini")
     rank_of = {node: r for r, node in enumerate(p.ids)}

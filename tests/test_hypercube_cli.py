@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hetcoll.cli import main
-from hetcoll.planners.cube import calc_cost
+from hetcoll.planners.cube_embedding import calc_cost
 
 LATENCY = [
     [0, 0.003, 0.001, 0.004, 0.002],

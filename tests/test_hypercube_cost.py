@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import hetcoll.generators.topology
-import hetcoll.planners.cube
+import hetcoll.planners.cube_embedding
 import hetcoll.planners.hypercube
-from hetcoll.planners.cube import calc_cost, eff_embedding, local_cost
+from hetcoll.planners.cube_embedding import calc_cost, eff_embedding, local_cost
 
 
 def paper_calc_cost(w, positions):
@@ -68,7 +68,7 @@ def test_fig4_cube_cost_by_hand():
     # dim 2: (7,2)=3 (0,3)=13 (1,4)=20 (5,6)=20   -> 43 53 60 60 43 53 60 60
     assert calc_cost(w, positions) == 60.0
     assert paper_calc_cost(w, positions) == 60.0
-    c = hetcoll.planners.cube.finish_times(w, positions)
+    c = hetcoll.planners.cube_embedding.finish_times(w, positions)
     assert c.tolist() == [43, 53, 60, 60, 43, 53, 60, 60]
 
 
@@ -139,7 +139,7 @@ def test_bad_input_one_clear_line(weights, positions, folds, message):
 
 def test_doctests():
     for module in (
-        hetcoll.planners.cube,
+        hetcoll.planners.cube_embedding,
         hetcoll.planners.hypercube,
         hetcoll.generators.topology,
     ):

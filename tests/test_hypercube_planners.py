@@ -14,7 +14,7 @@ from hetcoll import PlannerError, UnknownNodeError, UnknownPlannerError, simulat
 from hetcoll.generators import figueira_platform, random_link_costs
 from hetcoll.planners import (
     REGISTRY,
-    cube,
+    cube_embedding,
     hypercube_planners,
     plan_allgather,
     plan_allreduce,
@@ -93,39 +93,39 @@ def reference_eff(w):
 @pytest.mark.parametrize("seed", range(5))
 def test_dim2_and_eff_follow_the_pseudocode(n, seed):
     w = sym(n, seed, high=5)  # small range: many ties, so the tie rules are exercised
-    assert cube.dim2_embedding(w)[0].tolist() == reference_dim2(w.tolist())
-    assert cube.eff_embedding(w)[0].tolist() == reference_eff(w.tolist())
+    assert cube_embedding.dim2_embedding(w)[0].tolist() == reference_dim2(w.tolist())
+    assert cube_embedding.eff_embedding(w)[0].tolist() == reference_eff(w.tolist())
 
 
 @pytest.mark.parametrize("n", [2, 3, 8, 13, 64])
 def test_tsts_is_an_mst_tour_along_a_gray_code(n):
     w = sym(n, n, high=50)
-    parent = cube.mst_parents(w)
+    parent = cube_embedding.mst_parents(w)
     weight = sum(w[v, parent[v]] for v in range(n) if parent[v] >= 0)
     graph = nx.from_numpy_array(w)
     assert weight == pytest.approx(nx.minimum_spanning_tree(graph).size(weight="weight"))
     if n & (n - 1):
         return
-    positions, _ = cube.tsts_embedding(w)
-    tour = positions[cube.gray_code(np.arange(n))]
+    positions, _ = cube_embedding.tsts_embedding(w)
+    tour = positions[cube_embedding.gray_code(np.arange(n))]
     tree = nx.Graph([(v, int(parent[v])) for v in range(n) if parent[v] >= 0])
     tree.add_nodes_from(range(n))
     assert tour.tolist() == list(nx.dfs_preorder_nodes(tree, 0, sort_neighbors=sorted))
-    gray = cube.gray_code(np.arange(n))
+    gray = cube_embedding.gray_code(np.arange(n))
     assert all(bin(int(a ^ b)).count("1") == 1 for a, b in itertools.pairwise(gray))
 
 
 def test_blind_folds_like_mpich():
-    positions, folds = cube.blind_embedding(np.zeros((6, 6)))
+    positions, folds = cube_embedding.blind_embedding(np.zeros((6, 6)))
     assert positions.tolist() == [1, 3, 4, 5]
     assert folds == ((0, 1), (2, 3))
-    positions, folds = cube.blind_embedding(np.zeros((8, 8)))
+    positions, folds = cube_embedding.blind_embedding(np.zeros((8, 8)))
     assert positions.tolist() == list(range(8)) and folds == ()
 
 
 def test_fold_pairs_takes_cheap_disjoint_pairs():
     w = sym(7, 3, high=9)
-    pairs = cube.fold_pairs(w, 3)
+    pairs = cube_embedding.fold_pairs(w, 3)
     nodes = [v for pair in pairs for v in pair]
     assert len(nodes) == len(set(nodes)) == 6
     cheapest = min(w[i, j] for i in range(7) for j in range(i + 1, 7))
@@ -139,50 +139,50 @@ def test_fold_pairs_takes_cheap_disjoint_pairs():
 @pytest.mark.parametrize("n", [*range(1, 18), 31, 33, 100])
 def test_every_embedding_is_a_permutation(method, n):
     w = sym(n, n)
-    positions, folds = cube.embed(w, method)
+    positions, folds = cube_embedding.embed(w, method)
     p = 1 << (n.bit_length() - 1)
     assert len(positions) == p and len(folds) == n - p
     nodes = positions.tolist() + [e for e, _ in folds]
     assert sorted(nodes) == list(range(n))
     assert {q for _, q in folds} <= set(positions.tolist())
-    again = cube.embed(w.copy(), method)
+    again = cube_embedding.embed(w.copy(), method)
     assert again[0].tolist() == positions.tolist() and again[1] == folds
 
 
 @pytest.mark.parametrize("n", [8, 16, 37, 64])
 def test_local_search_never_worse_and_deterministic(n):
     w = sym(n, 7 * n, high=5)
-    start, folds = cube.eff_embedding(w)
-    better, stats = cube.improve_embedding(w, start, folds)
-    assert cube.calc_cost(w, better, folds) <= cube.calc_cost(w, start, folds)
+    start, folds = cube_embedding.eff_embedding(w)
+    better, stats = cube_embedding.improve_embedding(w, start, folds)
+    assert cube_embedding.calc_cost(w, better, folds) <= cube_embedding.calc_cost(w, start, folds)
     assert sorted(better.tolist()) == sorted(start.tolist())
     assert stats["evals"] <= 8 * len(start)
-    again, stats2 = cube.improve_embedding(w, start, folds)
+    again, stats2 = cube_embedding.improve_embedding(w, start, folds)
     assert again.tolist() == better.tolist() and stats2["moves"] == stats["moves"]
-    same, stats0 = cube.improve_embedding(w, start, folds, max_evals=0)
+    same, stats0 = cube_embedding.improve_embedding(w, start, folds, max_evals=0)
     assert same.tolist() == start.tolist() and stats0["evals"] == 0
 
 
 def test_local_search_gains_on_the_papers_topologies():
     # not a speed test: the local search must find a much cheaper cube than eff_cube
     w = random_link_costs(64, 5, seed=11).astype(float)
-    blind = cube.calc_cost(w, cube.blind_embedding(w)[0])
-    start, _ = cube.eff_embedding(w)
-    better, _ = cube.improve_embedding(w, start)
-    gain_eff = (blind - cube.calc_cost(w, start)) / blind
-    gain_ls = (blind - cube.calc_cost(w, better)) / blind
+    blind = cube_embedding.calc_cost(w, cube_embedding.blind_embedding(w)[0])
+    start, _ = cube_embedding.eff_embedding(w)
+    better, _ = cube_embedding.improve_embedding(w, start)
+    gain_eff = (blind - cube_embedding.calc_cost(w, start)) / blind
+    gain_ls = (blind - cube_embedding.calc_cost(w, better)) / blind
     assert gain_ls >= gain_eff + 0.10
 
 
 def test_local_search_evaluation_is_exact():
     w = sym(32, 5, integer=False)
-    s = cube._Search(w, np.arange(32), ((),)[:0])
+    s = cube_embedding._Search(w, np.arange(32), ((),)[:0])
     bs = np.arange(1, 32)
     makespan, _, _ = s.evaluate(5, bs)
     for b, m in zip(bs, makespan, strict=True):
         pos = np.arange(32)
         pos[[5, b]] = pos[[b, 5]]
-        assert m == cube.calc_cost(w, pos)
+        assert m == cube_embedding.calc_cost(w, pos)
 
 
 @pytest.mark.parametrize(
@@ -269,7 +269,7 @@ def test_simulator_equals_calc_cost(n, seed, method, collective, integer):
     nbytes = 0 if collective == "barrier" else seed % 100
     schedule = plan_hypercube(p, collective, method=method, nbytes=nbytes)
     positions, folds = indices(schedule)
-    assert simulate(p, schedule).makespan == cube.calc_cost(w, positions, folds)
+    assert simulate(p, schedule).makespan == cube_embedding.calc_cost(w, positions, folds)
 
 
 @settings(max_examples=30)
@@ -283,12 +283,12 @@ def test_asymmetric_costs_follow_each_direction(n, seed, method):
     positions, folds = indices(schedule)
     predicted = simulate(p, schedule).makespan
     # the simulator follows each message's own direction ...
-    assert predicted == cube.cube_cost(w, positions, folds)
+    assert predicted == cube_embedding.cube_cost(w, positions, folds)
     # ... which the paper's one-weight-per-pair cost, with the slower direction, bounds
-    assert predicted <= cube.calc_cost(np.maximum(w, w.T), positions, folds)
+    assert predicted <= cube_embedding.calc_cost(np.maximum(w, w.T), positions, folds)
     if (w != w.T).any():
         with pytest.raises(ValueError, match="must be symmetric"):
-            cube.calc_cost(w, positions, folds)
+            cube_embedding.calc_cost(w, positions, folds)
 
 
 def test_hockney_on_a_matrix_matches_calc_cost_of_its_delays():
@@ -299,7 +299,7 @@ def test_hockney_on_a_matrix_matches_calc_cost_of_its_delays():
     positions, _ = indices(s)
     delays = np.array(p.model.bind(p).delay_matrix(1000))  # a copy: the matrix is read-only
     np.fill_diagonal(delays, 0)
-    assert simulate(p, s).makespan == pytest.approx(cube.calc_cost(delays, positions))
+    assert simulate(p, s).makespan == pytest.approx(cube_embedding.calc_cost(delays, positions))
 
 
 def brute_force_cost(w: np.ndarray) -> float:
@@ -317,6 +317,6 @@ def brute_force_cost(w: np.ndarray) -> float:
 def test_no_heuristic_beats_the_optimum(seed):
     w = sym(8, 100 + seed, high=20)
     best = brute_force_cost(w)
-    costs = {m: cube.calc_cost(w, cube.embed(w, m)[0]) for m in METHODS}
+    costs = {m: cube_embedding.calc_cost(w, cube_embedding.embed(w, m)[0]) for m in METHODS}
     assert min(costs.values()) >= best
     assert costs["eff_cube_ls"] <= costs["eff_cube"]

@@ -30,10 +30,11 @@ from .planners import (
     plan_barrier,
     plan_multiple,
 )
-from .planners.cube import calc_cost
+from .planners.cube_embedding import calc_cost
 from .platform import Link, Node, Platform, load_platform, save_platform
 from .program import Program
 from .schedule import Flow, Hypercube, Schedule, Tree
+from .selection import auto as _auto  # noqa: F401  (registers the planner "auto")
 from .simulator import Prediction, simulate
 
 __version__ = "0.1.0"

@@ -24,7 +24,7 @@ from hetcoll import HetComm, simulate
 from hetcoll.errors import MismatchError
 from hetcoll.generators import figueira_platform
 from hetcoll.planners import hypercube_planners
-from hetcoll.planners.cube import calc_cost
+from hetcoll.planners.cube_embedding import calc_cost
 
 WORLD = MPI.COMM_WORLD
 me, nranks = WORLD.rank, WORLD.size

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..planners import cube
+from ..planners import cube_embedding
 from ..report import format_table
 from ..rng import spawn_seeds
 from ._base import Config, Result, experiment, run_trials
@@ -32,13 +32,13 @@ def cost_trial(task: tuple[int, int, int, bool]) -> dict[str, float]:
 
     seed, n, max_links, with_ours = task
     w = random_link_costs(n, max_links, seed=seed).astype(float)
-    out = {"blind": cube.cube_cost(w, *cube.blind_embedding(w))}
+    out = {"blind": cube_embedding.cube_cost(w, *cube_embedding.blind_embedding(w))}
     for name in METHODS:
-        positions, folds = cube.EMBEDDINGS[name](w)
-        out[name] = cube.cube_cost(w, positions, folds)
+        positions, folds = cube_embedding.EMBEDDINGS[name](w)
+        out[name] = cube_embedding.cube_cost(w, positions, folds)
         if name == "eff_cube" and with_ours:
-            better, _ = cube.improve_embedding(w, positions, folds)
-            out[OURS] = cube.cube_cost(w, better, folds)
+            better, _ = cube_embedding.improve_embedding(w, positions, folds)
+            out[OURS] = cube_embedding.cube_cost(w, better, folds)
     return out
 
 

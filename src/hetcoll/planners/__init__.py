@@ -4,7 +4,8 @@ Use them directly (``hetcoll.planners.fnf(platform, "1")``) or through the front
 :func:`plan`, which looks the method up in :data:`REGISTRY` like
 ``scipy.optimize.minimize(method=...)``.  ``hetcoll planners`` lists them with their papers.
 Hypercube planners (allreduce, allgather, barrier; no root) have their own front doors:
-:func:`plan_allreduce`, :func:`plan_allgather`, :func:`plan_barrier`.
+:func:`plan_allreduce`, :func:`plan_allgather`, :func:`plan_barrier`.  ``auto`` (the best
+of them all by simulation) is registered one layer up, in :mod:`hetcoll.selection`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from ..schedule import Schedule
 from ._registry import REGISTRY, PlannerInfo, get_planner, register
 
 # importing a planner module registers its planners
-from .auto import auto
 from .chains import postorder_doubling, two_vbbs
 from .classic import binomial, chain, flat
 from .fnf import fnf
@@ -63,7 +63,6 @@ __all__ = [
     "hypercube_planners",
     "register",
     "applicable",
-    "auto",
     "binomial",
     "binomial_like",
     "binomial_graph",

@@ -21,7 +21,8 @@ Use them through :func:`plan_allreduce`, :func:`plan_allgather`, :func:`plan_bar
 **Costs.** The planners weigh each pair by the model's delay for one message of the
 contribution size, ``max(delay(u, v), delay(v, u))`` when the two directions differ: an
 exchange is over on both sides once the slower direction has arrived.  The paper's
-``calc_cost`` (:func:`hetcoll.planners.cube.calc_cost`) takes one symmetric weight per pair.
+``calc_cost`` (:func:`hetcoll.planners.cube_embedding.calc_cost`) takes one symmetric weight
+per pair.
 
 **Sizes that are not powers of two.** With ``N = 2**d + r`` members, ``r`` of them fold into
 a partner: each sends its contribution to its partner before the cube and receives the
@@ -43,7 +44,7 @@ from ..models import BoundModel, CostModel, get_model
 from ..patterns import REDUCE_OPS
 from ..platform import Platform
 from ..schedule import HYPERCUBE_COLLECTIVES, Hypercube, Schedule
-from . import cube
+from . import cube_embedding
 from ._common import check_platform, check_size, member_list
 from ._registry import REGISTRY, get_planner, register
 
@@ -161,7 +162,11 @@ def prepare_cube(
 
 
 def cube_schedule(
-    req: CubeRequest, algorithm: str, positions: np.ndarray, folds: cube.Folds, **params: Any
+    req: CubeRequest,
+    algorithm: str,
+    positions: np.ndarray,
+    folds: cube_embedding.Folds,
+    **params: Any,
 ) -> Schedule:
     """Wrap an embedding in member-local indices as a Schedule."""
     ids = req.ids
@@ -218,7 +223,7 @@ def blind(
     (('1', '3', '4', '5'), (('0', '1'), ('2', '3')))
     """
     req = prepare_cube(platform, members, model, collective, nbytes, op)
-    return cube_schedule(req, "blind", *cube.blind_embedding(req.weights))
+    return cube_schedule(req, "blind", *cube_embedding.blind_embedding(req.weights))
 
 
 @register(
@@ -244,7 +249,7 @@ def dim2_cube(
     than blind on random topologies (Sec. 5.1, Fig. 6).  O(N^2).
     """
     req = prepare_cube(platform, members, model, collective, nbytes, op)
-    return cube_schedule(req, "dim2_cube", *cube.dim2_embedding(req.weights))
+    return cube_schedule(req, "dim2_cube", *cube_embedding.dim2_embedding(req.weights))
 
 
 @register(
@@ -271,7 +276,7 @@ def tsts_cube(
     cubes, worse as they grow (Sec. 5.1).  O(N^2).
     """
     req = prepare_cube(platform, members, model, collective, nbytes, op)
-    return cube_schedule(req, "tsts_cube", *cube.tsts_embedding(req.weights))
+    return cube_schedule(req, "tsts_cube", *cube_embedding.tsts_embedding(req.weights))
 
 
 @register(
@@ -304,18 +309,18 @@ def eff_cube(
     17) beats node 3 (13 + 12 + 0 = 25) and node 5 (11 + 9 + 3 = 23).
 
     >>> import numpy as np
-    >>> from hetcoll.planners.cube import local_cost
+    >>> from hetcoll.planners.cube_embedding import local_cost
     >>> w = np.full((8, 8), 20.0); np.fill_diagonal(w, 0)
     >>> for k, costs in {3: (13, 12, 0), 5: (11, 9, 3), 7: (10, 4, 3)}.items():
     ...     w[k, :3] = w[:3, k] = costs
     >>> positions = np.array([-1, 0, 1, -1, 2, -1, -1, -1])
     >>> local_cost(w, positions, 0)[[3, 5, 7]].tolist()
     [25.0, 23.0, 17.0]
-    >>> int(cube.eff_embedding(w)[0][0])
+    >>> int(cube_embedding.eff_embedding(w)[0][0])
     7
     """
     req = prepare_cube(platform, members, model, collective, nbytes, op)
-    return cube_schedule(req, "eff_cube", *cube.eff_embedding(req.weights))
+    return cube_schedule(req, "eff_cube", *cube_embedding.eff_embedding(req.weights))
 
 
 @register(
@@ -347,12 +352,12 @@ def eff_cube_ls(
     local optimum or after ``max_evals`` positions tried (default ``8 N``).  Never worse than
     ``eff_cube``; on the paper's random topologies it gains 15-20 more points over blind than
     ``eff_cube`` (``benchmarks/bench_hypercube.py``).  Deterministic unless ``time_limit``
-    (seconds) cuts it short.  See :func:`hetcoll.planners.cube.improve_embedding`.
+    (seconds) cuts it short.  See :func:`hetcoll.planners.cube_embedding.improve_embedding`.
     """
     req = prepare_cube(platform, members, model, collective, nbytes, op)
-    positions, folds = cube.eff_embedding(req.weights)
+    positions, folds = cube_embedding.eff_embedding(req.weights)
     try:
-        better, stats = cube.improve_embedding(
+        better, stats = cube_embedding.improve_embedding(
             req.weights,
             positions,
             folds,

@@ -23,7 +23,7 @@ from ..schedule import HYPERCUBE_COLLECTIVES, Schedule
 from .buffers import Message, check_op, in_place, message, op_name, raw
 from .comm import ScheduleComm
 from .executor import ByteRanges
-from .plan import Label
+from .rank_ops import Label
 from .reduce import BarrierHandler, BufferPool, GatherHandler, ReduceHandler, sized_program
 
 __all__ = ["Collectives", "INLINE"]

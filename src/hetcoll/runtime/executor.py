@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ..errors import CollectiveTimeoutError
-from .plan import (
+from .rank_ops import (
     KIND_NAMES,
     SEND,
     ByteRanges,

@@ -34,7 +34,7 @@ from heapq import heappop, heappush
 from mpi4py import MPI
 
 from ..errors import CollectiveTimeoutError
-from .plan import KIND_NAMES, SEND, ByteRanges, DataHandler, RankPlan, Trace, timeout_message
+from .rank_ops import KIND_NAMES, SEND, ByteRanges, DataHandler, RankPlan, Trace, timeout_message
 from .transport import (
     _HDR,
     HEADER,

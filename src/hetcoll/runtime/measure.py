@@ -31,7 +31,7 @@ is kept as ``ack_time``; across hosts without a shared clock ``measured_time`` i
 method's.
 
 A barrier (non-blocking, with the timeout) precedes every broadcast, then the root sends
-every rank a start time ``settle`` seconds ahead (:meth:`HetComm.start_together`), so that
+every rank a start time ``settle`` seconds ahead (:meth:`ScheduleComm.start_together`), so that
 every recipient is waiting when the root starts.  With a clock shared by all ranks (one
 host, or emulation with synchronised clocks) the ack also carries the time the recipient
 had the data, the direct estimate (``clock_time``).
@@ -47,7 +47,7 @@ import numpy as np
 from mpi4py import MPI
 
 from ..errors import HetcollError
-from .comm import ScheduleComm as HetComm
+from .comm import ScheduleComm
 from .emulation import sleep_until
 
 __all__ = ["CubeMeasurement", "Measurement", "measure_bcast", "measure_cube", "round_trips"]
@@ -91,7 +91,7 @@ class Measurement:
         }
 
 
-def round_trips(hc: HetComm, root: int, repeat: int = 10) -> dict[int, float]:
+def round_trips(hc: ScheduleComm, root: int, repeat: int = 10) -> dict[int, float]:
     """Minimum round trip (seconds) of an 8-byte ping-pong between ``root`` and every rank."""
     buf = np.zeros(1, dtype=np.int64)
     out: dict[int, float] = {}
@@ -119,7 +119,7 @@ def round_trips(hc: HetComm, root: int, repeat: int = 10) -> dict[int, float]:
 
 
 def measure_bcast(
-    hc: HetComm,
+    hc: ScheduleComm,
     root: int = 0,
     nbytes: int = 0,
     repeat: int = 10,
@@ -135,7 +135,7 @@ def measure_bcast(
     ``native=True`` measures ``MPI_Bcast`` of the wrapper's communicator instead (never
     emulated), ``algo`` another planner through the same runtime.  ``rtt`` reuses round
     trips measured before.  Each broadcast starts at a time agreed ``settle`` seconds
-    ahead (:meth:`HetComm.start_together`), so every recipient is waiting when the root
+    ahead (:meth:`ScheduleComm.start_together`), so every recipient is waiting when the root
     starts, however late an oversubscribed host wakes it.
     """
     me = hc.rank
@@ -202,7 +202,7 @@ def measure_bcast(
     return m
 
 
-def _late(hc: HetComm) -> int:
+def _late(hc: ScheduleComm) -> int:
     """How far this rank fell behind the model in its last collective (ns): what its
     executor reported (``Trace.late``: a release that waited for data that really came
     later, a late start) plus the most it saw an op complete after its completion time
@@ -216,8 +216,8 @@ def _late(hc: HetComm) -> int:
     return behind + max(int(lag), 0)
 
 
-def _wait_for_start(hc: HetComm) -> int:
-    """Before a native call: wait for the agreed start (:meth:`HetComm.start_together`)
+def _wait_for_start(hc: ScheduleComm) -> int:
+    """Before a native call: wait for the agreed start (:meth:`ScheduleComm.start_together`)
     that hetcoll's own collectives wait for themselves; how late this rank woke (ns)."""
     start, hc._start_at = hc._start_at, None
     if start is None:
@@ -226,7 +226,7 @@ def _wait_for_start(hc: HetComm) -> int:
     return max(hc.now() - start, 0)
 
 
-def _most_late(hc: HetComm, late: np.ndarray) -> np.ndarray:
+def _most_late(hc: ScheduleComm, late: np.ndarray) -> np.ndarray:
     """Per repetition, the most any rank fell behind (collective)."""
     out = np.empty_like(late)
     hc._wait(hc.comm.Iallreduce(late, out, op=MPI.MAX), "combining lateness")
@@ -270,7 +270,7 @@ class CubeMeasurement:
 
 
 def measure_cube(
-    hc: HetComm,
+    hc: ScheduleComm,
     collective: str = "barrier",
     nbytes: int = 0,
     repeat: int = 10,
@@ -284,7 +284,7 @@ def measure_cube(
     is not a multiple of 8) or ``hc.Allgather`` of ``nbytes`` per rank; collective.
 
     Each call starts at a time agreed ``settle`` seconds ahead
-    (:meth:`HetComm.start_together`) and lasts until the last rank returns (each rank's
+    (:meth:`ScheduleComm.start_together`) and lasts until the last rank returns (each rank's
     return time on the shared clock, gathered afterwards): the simulator's makespan.
     Without a shared clock (several hosts, no emulation) the start is a barrier and each
     rank times its own call, an approximation.  ``native=True`` times MPI's own

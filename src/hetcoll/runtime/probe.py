@@ -48,7 +48,7 @@ import numpy as np
 
 from ..platform import Node, Platform
 from ..program import Chunk, Op, Program
-from .comm import ScheduleComm as HetComm
+from .comm import ScheduleComm
 from .executor import ByteRanges
 from .forecast import Forecaster
 
@@ -129,7 +129,7 @@ def _pingpong_program(pairs, nodes, repeat: int, nbytes: int) -> Program:
 
 
 def _measure_round(
-    hc: HetComm, sizes, repeat: int, serial: bool, wanted: np.ndarray | None = None
+    hc: ScheduleComm, sizes, repeat: int, serial: bool, wanted: np.ndarray | None = None
 ) -> np.ndarray:
     """One round: per pair and size the least of ``repeat`` round trips (seconds), the same
     on every rank; NaN where ``wanted`` (pairs x pairs x sizes, symmetric) is False."""
@@ -315,7 +315,7 @@ def speed_classes(values: np.ndarray, tolerance: float, floor: float = 0.0) -> n
 
 
 def probe(
-    hc: HetComm,
+    hc: ScheduleComm,
     *,
     sizes=DEFAULT_SIZES,
     repeat: int = 4,

@@ -30,7 +30,7 @@ from mpi4py import MPI
 
 from ..errors import CollectiveTimeoutError
 from .fast import _NS, _SEQ, _TOKEN, FastRun, Rest
-from .plan import KIND_NAMES, SEND, ByteRanges, DataHandler, RankPlan, Trace, timeout_message
+from .rank_ops import KIND_NAMES, SEND, ByteRanges, DataHandler, RankPlan, Trace, timeout_message
 from .transport import (
     _HDR,
     CALL_KEY,

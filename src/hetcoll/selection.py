@@ -1,15 +1,23 @@
-"""``auto``: the best registered tree planner for this platform, request and size."""
+"""``auto``: the best registered tree planner for this platform, request and size.
+
+A planner registered like the others, but one layer above them: it plans with every
+candidate and ranks them by simulation through the comparison service
+(:func:`hetcoll.compare.compare`), which itself plans through the registry.  Living here,
+above :mod:`hetcoll.compare`, it closes no import circle; importing :mod:`hetcoll`
+registers it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
-from ..errors import PlannerError
-from ..platform import Platform
-from ..schedule import Schedule
-from ._common import prepare
-from ._registry import register
+from .compare import compare, slice_choices
+from .errors import PlannerError
+from .planners._common import prepare
+from .planners._registry import register
+from .platform import Platform
+from .schedule import Schedule
 
 __all__ = ["auto"]
 
@@ -50,8 +58,6 @@ def auto(
     >>> auto(load_platform("fig1"), "1").params["chosen"] in ("fnf", "optimal")
     True
     """
-    from ..compare import compare, slice_choices
-
     req = prepare(platform, root, members, model, nbytes, segment_size)
     slices = [req.segment_size] if segment_size is not None else slice_choices(req.nbytes)
     try:
