@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench bench-simulated bench-mpi bench-crosscheck bench-fuzzing clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +21,14 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/ruff format --check src tests benchmarks examples
 
-bench: $(BIN)/.installed
-	for b in benchmarks/*.py; do $(BIN)/python $$b || exit 1; done
+# Benchmarks by kind (each prints a table and writes results/*.json); `make bench` runs all.
+# benchmarks/mpi/ranks/ holds the rank side of MPI benchmarks: started by them, not here.
+BENCH_KINDS := simulated crosscheck fuzzing mpi
+
+bench: $(addprefix bench-,$(BENCH_KINDS))
+
+$(addprefix bench-,$(BENCH_KINDS)): bench-%: $(BIN)/.installed
+	for b in benchmarks/$*/*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -1,5 +1,5 @@
-"""Input fuzzing shared by ``tests/test_fuzz_inputs.py`` (a small hypothesis run in CI) and
-``benchmarks/fuzz_inputs.py`` (a long run that counts outcomes).
+"""Input fuzzing shared by ``tests/test_inputs_fuzz.py`` (a small hypothesis run in CI) and
+``benchmarks/fuzzing/fuzz_inputs.py`` (a long run that counts outcomes).
 
 Seeds are the built-in platforms (``src/hetcoll/data``), the platform documents of the
 README, and schedules planned on them (a broadcast, a multicast, a pipelined broadcast, a

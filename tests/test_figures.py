@@ -13,7 +13,8 @@ from matplotlib.container import BarContainer, ErrorbarContainer
 
 from _cli import run
 from hetcoll.experiments import Config, Result
-from hetcoll.plots import BUILDERS, FIGURES, build_figures
+from hetcoll.figures import build_figures
+from hetcoll.plots import BUILDERS, FIGURES
 
 
 def _artists(fig) -> list[list[tuple]]:

@@ -134,12 +134,12 @@ def test_pairs_of_many_sources_follow_the_rule(g, data):
 
 
 def _random_platform(n, latencies, seed):
-    """The benchmark's random routed platform (``benchmarks/bench_simulator.py``), small,
+    """The benchmark's random routed platform (``benchmarks/simulated/bench_simulator.py``), small,
     with latencies drawn by ``latencies(rng, m)``: ``(n, edges)`` for the reference."""
     import importlib.util
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_simulator.py"
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "simulated" / "bench_simulator.py"
     spec = importlib.util.spec_from_file_location("bench_simulator", script)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)

@@ -64,7 +64,7 @@ ulp of any latency above 1e-268 s, so SimGrid's time is bit for bit the latency 
 1e-284 s when the latency is 0).  Messages that overlap in time are where the tools may
 differ: SimGrid shares a link's bandwidth between flows (CM02: in inverse proportion to
 their route latency), hetcoll's ``hockney`` holds links exclusively.
-``benchmarks/crosscheck_simgrid.py`` replays whole schedules (docs/simgrid.md).
+``benchmarks/crosscheck/crosscheck_simgrid.py`` replays whole schedules (docs/simgrid.md).
 """
 
 from __future__ import annotations

@@ -14,8 +14,6 @@ __all__ = [
     "COLORS",
     "color",
     "figure",
-    "draw_figures",
-    "build_figures",
     "register_builder",
     "FIGURES",
     "BUILDERS",
@@ -83,7 +81,7 @@ def save(fig, path: Path) -> Path:
 
 def register_builder(name: str):
     """Decorator: ``func(data) -> {file name: Figure}`` builds figure ``name`` from result
-    data; :func:`draw_figures` writes each Figure as that file (PNG)."""
+    data; :func:`hetcoll.figures.draw_figures` writes each Figure as that file (PNG)."""
 
     def deco(func):
         def draw(data: dict[str, Any], out_dir: Path) -> list[Path]:
@@ -94,25 +92,3 @@ def register_builder(name: str):
         return func
 
     return deco
-
-
-def build_figures(result) -> dict[str, Any]:
-    """The Figures of every built figure a :class:`~hetcoll.experiments.Result` names, by
-    file name, without writing them."""
-    from . import figures  # noqa: F401  (registers the figure functions)
-
-    built: dict[str, Any] = {}
-    for name in result.figures:
-        if name in BUILDERS:
-            built |= BUILDERS[name](result.data)
-    return built
-
-
-def draw_figures(result, out_dir: Path) -> list[Path]:
-    """Draw every figure a :class:`~hetcoll.experiments.Result` names, from its data."""
-    from . import figures  # noqa: F401  (registers the figure functions)
-
-    written: list[Path] = []
-    for name in result.figures:
-        written += FIGURES[name](result.data, Path(out_dir))
-    return written

@@ -125,7 +125,7 @@ def _write_result(result, out: Path, plot: bool) -> list[str]:
     write_atomic(path, json.dumps(json_document("experiment", result.data), indent=1) + "\n")
     written = [str(path)]
     if plot and result.figures:
-        from ..plots import draw_figures
+        from ..figures import draw_figures
 
         written += [str(p) for p in draw_figures(result, out)]
     return written

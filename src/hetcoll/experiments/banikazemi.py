@@ -350,7 +350,7 @@ def _table2_optimal(cases: np.ndarray) -> np.ndarray:
     """The optimal latency of each case: one programme over every count vector for all
     (:func:`~hetcoll.planners.optimal.optimal_times`, bit for bit
     :func:`~hetcoll.planners.optimal.optimal_time` of each case, itself the simulated time of
-    the optimal schedule, tests/test_optimal.py)."""
+    the optimal schedule, tests/test_planners_optimal.py)."""
     from ..planners.optimal import optimal_times
 
     values = np.asarray(TABLE2_COSTS)

@@ -8,7 +8,7 @@ The optimum is the corrected LP (2), solved as an arborescence packing
 limit per solve, instances over it are counted and left out).  A heuristic's throughput is
 the simulator's (:attr:`Prediction.throughput`: the busiest resource of its one-slice
 program, which for a pipelined tree is the closed form of Sec. 3.1 / 3.2, tested against a
-long simulated run).  ``multi_tree`` is measured in ``benchmarks/bench_pipelined.py``
+long simulated run).  ``multi_tree`` is measured in ``benchmarks/simulated/bench_pipelined.py``
 (its steady state needs long simulated runs).
 
 The default grid is CI-sized (at most 30 nodes, a few trials); ``{"full": true}`` in the

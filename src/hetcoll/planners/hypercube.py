@@ -351,7 +351,7 @@ def eff_cube_ls(
     finish times as a tie-breaker), and apply the best one if it lowers the cost; stop at a
     local optimum or after ``max_evals`` positions tried (default ``8 N``).  Never worse than
     ``eff_cube``; on the paper's random topologies it gains 15-20 more points over blind than
-    ``eff_cube`` (``benchmarks/bench_hypercube.py``).  Deterministic unless ``time_limit``
+    ``eff_cube`` (``benchmarks/simulated/bench_hypercube.py``).  Deterministic unless ``time_limit``
     (seconds) cuts it short.  See :func:`hetcoll.planners.cube_embedding.improve_embedding`.
     """
     req = prepare_cube(platform, members, model, collective, nbytes, op)

@@ -132,10 +132,10 @@ def optimal(
     When the largest of those bounds equals ``c_i + max(L(i, A - D), S(D))`` for a candidate
     ``D`` (the neighbours' chosen ``D``, with the moved node in or out of it) that is the
     optimum; otherwise every ``D`` is tried.  32 members in 8 classes of 4 need about 3e7
-    evaluations (the full recurrence: 3.5e9); ``benchmarks/bench_optimal.py`` has the
+    evaluations (the full recurrence: 3.5e9); ``benchmarks/simulated/bench_optimal.py`` has the
     table.  When all ``N`` costs differ the programme has ``2^N`` states (19 members within
-    the default ``max_states``).  ``tests/test_optimal.py`` checks the tables entry by entry
-    against the full recurrence, and Lemma 2 against the lemma-free recurrence.
+    the default ``max_states``).  ``tests/test_planners_optimal.py`` checks the tables entry by
+    entry against the full recurrence, and Lemma 2 against the lemma-free recurrence.
 
     References
     ----------

@@ -21,7 +21,7 @@ rules on a switch network:
    TWO-VBBS or FNF on any instance, by construction.
 
 Where it wins and where it loses is measured by ``hetcoll reproduce hsu-labs`` and
-``benchmarks/bench_switch.py`` (``docs/switches.md``).
+``benchmarks/simulated/bench_switch.py`` (``docs/switches.md``).
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ from ..platform import Platform
 from ..schedule import Schedule
 from ._common import Request, prepare, tree_schedule
 from ._registry import register
+from .chains import two_vbbs
+from .fnf import fnf
+from .labs import labs
 
 __all__ = ["switch_aware", "greedy_edges"]
 
@@ -199,7 +202,6 @@ def switch_aware(
     True
     """
     from ..simulator import simulate
-    from . import plan
 
     req = prepare(platform, root, members, model, nbytes, segment_size)
     candidates: list[Schedule] = []
@@ -210,14 +212,13 @@ def switch_aware(
         candidates.append(tree_schedule(req, "switch_aware", _longest_first(req, edges)))
     ids = req.ids
     member_ids = None if members is None else [ids[u] for u in req.members]
-    for name in ("labs", "two_vbbs", "fnf"):
+    for planner in (labs, two_vbbs, fnf):
         candidates.append(
-            plan(
+            planner(
                 platform,
                 root,
                 member_ids,
-                method=name,
-                model=req.model,
+                req.model,
                 nbytes=req.nbytes,
                 segment_size=req.segment_size,
             )

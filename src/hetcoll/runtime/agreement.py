@@ -7,7 +7,7 @@ one from rank ``r - 2**j`` (mod ``n``); ``ok`` turns false at a rank that receiv
 call's ``(call number, digest)`` or a false ``ok``, and each round sends what the rank knows
 after the previous one.  After the last round every rank has heard, through a chain of
 rounds, from every other rank, so every ``ok`` is the same: true exactly when every rank
-made the same call (``tests/test_agreement.py`` checks both by brute force).  Each rank
+made the same call (``tests/test_runtime_agreement.py`` checks both by brute force).  Each rank
 then raises :class:`~hetcoll.errors.MismatchError` in the call itself, or returns.
 
 The round does not depend on the call (not even on who takes part in it), so ranks that

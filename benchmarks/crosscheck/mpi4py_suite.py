@@ -1,0 +1,163 @@
+"""mpi4py's own collective tests with ``HetComm`` in place of the communicator, 1..8 ranks.
+
+Takes ``test_cco_obj.py`` and ``test_cco_buf.py`` (and the helpers they import) from
+mpi4py's source distribution at run time - ``pip download mpi4py==<installed> --no-binary
+:all: --no-deps`` into a temporary directory, nothing of it is kept - and runs them under
+the environment's ``mpiexec`` for 1..8 ranks with every test's communicator (``COMM_SELF``,
+``COMM_WORLD`` and their duplicates) wrapped in a ``HetComm``: what hetcoll plans
+(``Bcast``, ``bcast``, ``Allreduce``, ``allreduce``, ``Allgather``, ``allgather``,
+``Barrier``, ``barrier``) runs hetcoll's schedules, the rest reaches the communicator
+unchanged.  Prints pass/fail counts per rank count (and how many calls hetcoll's engine
+ran), writes ``results/mpi4py_suite.json``; exit status 1 if any test failed.
+
+Run: ``.venv/bin/python benchmarks/crosscheck/mpi4py_suite.py`` (``RANKS=1,4`` for fewer runs,
+``MPI4PY_SDIST=path.tar.gz`` to use a source distribution already downloaded).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+MODULES = ("test_cco_obj", "test_cco_buf")
+HELPERS = ("arrayimpl.py", "dlpackimpl.py", "mpiunittest.py", "mpitestutil.py", "main.py")
+
+
+def fetch(into: Path) -> Path | None:
+    """mpi4py's test directory (its source distribution, downloaded with pip); None when it
+    cannot be downloaded (no network, no index)."""
+    import mpi4py
+
+    sdist = os.environ.get("MPI4PY_SDIST")
+    if not sdist:
+        pip = [sys.executable, "-m", "pip", "download", f"mpi4py=={mpi4py.__version__}"]
+        subprocess.run([*pip, "--no-binary", ":all:", "--no-deps", "--quiet", "-d", str(into)])
+        sdist = next(into.glob("mpi4py-*.tar.gz"), None)
+        if sdist is None:
+            return None
+    wanted = {f"{m}.py" for m in MODULES} | set(HELPERS)
+    tests = into / "test"
+    tests.mkdir()
+    with tarfile.open(sdist) as tar:
+        for member in tar.getmembers():
+            parts = Path(member.name).parts
+            if len(parts) == 3 and parts[1] == "test" and parts[2] in wanted:
+                member.name = parts[2]
+                tar.extract(member, tests, filter="data")
+    return tests
+
+
+def main() -> int:
+    from hetcoll.errors import HetcollError
+    from hetcoll.jobs import run_program
+    from hetcoll.report import format_table
+
+    ranks = [int(x) for x in os.environ.get("RANKS", "1,2,3,4,5,6,7,8").split(",")]
+    rows, results = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        tests = fetch(Path(tmp))
+        if tests is None:
+            print(
+                "mpi4py_suite: mpi4py's source distribution could not be downloaded (offline?);"
+                " skipped (MPI4PY_SDIST=path.tar.gz runs it from a file)"
+            )
+            return 0
+        for n in ranks:
+            try:
+                r = run_program(n, Path(__file__), ["--rank-side", tests], timeout=1800)
+            except HetcollError as exc:  # the job failed: its message ends with its stderr
+                print(exc, file=sys.stderr)
+                results[n] = {"error": str(exc)}
+                rows.append([n, "-", "-", "-", "-", "job failed"])
+                continue
+            results[n] = r
+            rows.append([n, r["run"], r["failures"], r["errors"], r["skipped"], r["engine_calls"]])
+    print(
+        format_table(
+            ["ranks", "tests run", "failures", "errors", "skipped", "hetcoll engine calls"],
+            rows,
+            title="mpi4py's test_cco_obj.py and test_cco_buf.py with HetComm",
+        )
+    )
+    bad = any("error" in r or r["failures"] or r["errors"] for r in results.values())
+    print("all passed" if not bad else "FAILURES (see above)")
+    Path("results").mkdir(exist_ok=True)
+    Path("results/mpi4py_suite.json").write_text(json.dumps(results, indent=1) + "\n")
+    return 1 if bad else 0
+
+
+# -- on every rank --------------------------------------------------------------------------------
+
+
+def rank_side(tests: Path, out: Path) -> None:
+    """Load the test modules, wrap each test's communicator in a HetComm, run them."""
+    import importlib
+    import unittest
+
+    from mpi4py import MPI
+
+    from hetcoll import HetComm
+    from hetcoll.platform import Platform, nodes_from_costs
+
+    sys.path.insert(0, str(tests))
+    calls = [0]
+
+    def wrap(cls: type) -> None:
+        setup, teardown = cls.setUp, cls.tearDown
+
+        def setUp(self) -> None:
+            setup(self)
+            comm = self.COMM
+            flat = Platform(nodes_from_costs([1e-6] * comm.Get_size()), name="flat")
+            self._hetcomm = self.COMM = HetComm(comm, flat, "binomial", timeout=120)
+
+        def tearDown(self) -> None:
+            hc = self._hetcomm
+            calls[0] += hc._seq
+            teardown(self)  # a duplicate's tearDown calls self.COMM.Free(): HetComm's Free
+            hc.close()  # COMM_WORLD/COMM_SELF: only hetcoll's private copy is freed
+
+        cls.setUp, cls.tearDown = setUp, tearDown
+
+    suite = unittest.TestSuite()
+    loader = unittest.TestLoader()
+    for name in MODULES:
+        module = importlib.import_module(name)
+        for attr in dir(module):
+            cls = getattr(module, attr)
+            if (
+                isinstance(cls, type)
+                and issubclass(cls, unittest.TestCase)
+                and isinstance(getattr(cls, "COMM", None), MPI.Comm)
+            ):
+                wrap(cls)
+                suite.addTests(loader.loadTestsFromTestCase(cls))
+    with open(os.devnull, "w") as quiet:
+        result = unittest.TextTestRunner(stream=quiet, verbosity=0).run(suite)
+    world = MPI.COMM_WORLD
+    totals = world.gather(
+        (result.testsRun, len(result.failures), len(result.errors), len(result.skipped), calls[0])
+    )
+    problems = world.gather([str(t) + "\n" + tb for t, tb in result.failures + result.errors])
+    if world.rank == 0:
+        summary = {
+            "run": totals[0][0],
+            "failures": max(t[1] for t in totals),
+            "errors": max(t[2] for t in totals),
+            "skipped": max(t[3] for t in totals),
+            "engine_calls": sum(t[4] for t in totals),
+            "problems": [p for rank in problems for p in rank][:20],
+        }
+        out.write_text(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--rank-side":
+        rank_side(Path(sys.argv[2]), Path(sys.argv[3]))
+    else:
+        sys.exit(main())

@@ -1,0 +1,151 @@
+"""Runtime speed without emulation (4 ranks): pipelined 8 MiB Bcast vs native, 1-byte cost.
+
+Targets (issue 10): a 1-byte Bcast within 2x native per call, ``check="always"`` within 2x
+of the default, 8 MiB in 256 KiB segments within 1.5x native.  Measured side by side
+(rounds alternate the variants; the median of the round-by-round ratios is reported next
+to the best values).  Prints tables, writes ``results/bench_runtime.json``.
+Run: ``.venv/bin/python benchmarks/mpi/bench_runtime.py [--only one_byte|bcast_8MiB]
+[--repeat K] [--rounds R]``: ``--repeat`` runs the job K times (a busy host varies from run
+to run) and prints each run's ratios and their medians; ``--rounds`` sets the 1-byte rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+from hetcoll.jobs import run_program
+from hetcoll.report import format_table
+
+HERE = Path(__file__).parent
+PARTS = ("bcast_8MiB", "one_byte")
+
+
+def print_big(data: dict, ranks: int) -> None:
+    big = data["bcast_8MiB"]
+    rows = [
+        [
+            k,
+            f"{v['value'] * 1e3:.2f} ms",
+            f"{v['value'] / big['native']['value']:.2f}",
+            f"{v['ratio_median']:.2f}",
+        ]
+        for k, v in sorted(big.items())
+    ]
+    print(
+        format_table(
+            ["8 MiB Bcast", "best latency", "best / native best", "median of paired ratios"],
+            rows,
+            title=f"{ranks} ranks, no emulation (correct: {data['bcast_8MiB_correct']})",
+        )
+    )
+    piped = {
+        k: v["ratio_median"]
+        for k, v in big.items()
+        if "seg=" in k and "floor" not in k and "spin" not in k
+    }
+    best = min(piped, key=piped.get)
+    data["best_pipelined"] = best
+    seg256 = min(v for k, v in piped.items() if "seg=256KiB" in k)
+    spun = big["chain seg=256KiB spin=1ms"]["ratio_median"]
+    print(
+        f"best pipelined ({best}) / native: {piped[best]:.2f}; 256 KiB segments: {seg256:.2f}"
+        f" with the defaults, {spun:.2f} with spin=1ms (target <= 1.5)"
+    )
+    floor = big["floor: mpi4py chain seg=256KiB"]["ratio_median"]
+    rest = big["floor: mpi4py chain seg=256KiB, spin=1ms"]["ratio_median"]
+    chain = big["chain seg=256KiB"]["ratio_median"]
+    print(
+        f"256 KiB segments, hand-written mpi4py chain (no engine, no header) / native: "
+        f"{floor:.2f} napping (zero sleeps), {rest:.2f} looking again at once for 1 ms "
+        f"(Rest); hetcoll chain / the first: {chain / floor:.2f}, with spin=1ms / the "
+        f"second: {spun / rest:.2f}"
+    )
+
+
+def one_byte_ratios(data: dict) -> dict[str, float]:
+    """The 1-byte figures of one run: the targets' ratios (medians of paired ratios)."""
+    one = data["one_byte"]
+    return {
+        "hetcoll / native": one["hetcoll"]["ratio_median"],
+        "always / default": data["one_byte_always_over_default"],
+        "floor binomial / native": one["floor: mpi4py binomial"]["ratio_median"],
+        "floor: round / no round": data["one_byte_floor_round_over_no_round"],
+        "always / floor with round": one["hetcoll check=always"]["value"]
+        / one["floor: engine's messages + round"]["value"],
+        "always / (native Bcast + Allreduce)": one["hetcoll check=always"]["value"]
+        / one["native Bcast + Allreduce(32 B)"]["value"],
+        "native Barrier / default": data["one_byte_barrier_over_default"],
+    }
+
+
+def print_one(data: dict) -> None:
+    one = data["one_byte"]
+    rows = [[k, f"{v['value'] * 1e6:.1f} us", f"{v['ratio_median']:.2f}"] for k, v in one.items()]
+    print(format_table(["1-byte Bcast", "per call (median)", "/ native (median of pairs)"], rows))
+    r = one_byte_ratios(data)
+    print(
+        f"1-byte: hetcoll / native {r['hetcoll / native']:.2f} (target <= 2); "
+        f"check='always' / default {r['always / default']:.2f} (target <= 2, median of paired "
+        f"ratios); hand-written mpi4py binomial / native {r['floor binomial / native']:.2f}"
+    )
+    print(
+        "the engine's messages by hand: with the round / without "
+        f"{r['floor: round / no round']:.2f} (the floor of check='always' / default); "
+        "check='always' / that floor "
+        f"{r['always / floor with round']:.2f}"
+    )
+    print(
+        f"check='always' / (native Bcast + native 32-byte Allreduce) "
+        f"{r['always / (native Bcast + Allreduce)']:.2f}: the agreement synchronises every "
+        "rank, which MPI's own calls pay too"
+    )
+    print(
+        f"MPI's own Barrier alone / hetcoll's default Bcast {r['native Barrier / default']:.2f} "
+        "(median of paired ratios): the least any call costs after which every rank knows "
+        "every rank entered it"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=PARTS, help="run one part only")
+    parser.add_argument("--repeat", type=int, default=1, help="run the job this many times")
+    parser.add_argument("--rounds", type=int, default=11, help="1-byte rounds per job")
+    args = parser.parse_args()
+    ranks = int(os.environ.get("RANKS", "4"))
+    os.environ["BENCH_PARTS"] = args.only or ",".join(PARTS)
+    os.environ["BENCH_ROUNDS"] = str(args.rounds)
+    runs = []
+    for k in range(max(1, args.repeat)):
+        before = os.getloadavg()
+        data = run_program(ranks, HERE / "ranks" / "runtime.py", timeout=600)
+        data["load_average"] = before, os.getloadavg()
+        if args.repeat > 1:
+            print(f"-- run {k + 1} of {args.repeat}")
+        if "bcast_8MiB" in data:
+            print_big(data, ranks)
+        if "one_byte" in data:
+            print_one(data)
+        print(f"load average before / after the run: {data['load_average']}")
+        runs.append(data)
+    result = runs[0] if len(runs) == 1 else {"runs": runs}
+    if len(runs) > 1 and all("one_byte" in d for d in runs):
+        each = [one_byte_ratios(d) for d in runs]
+        result["one_byte_medians"] = {k: statistics.median(e[k] for e in each) for k in each[0]}
+        rows = [
+            [k, " ".join(f"{e[k]:.2f}" for e in each), f"{v:.2f}"]
+            for k, v in result["one_byte_medians"].items()
+        ]
+        print(format_table(["1-byte ratio", "per run", "median of runs"], rows))
+    Path("results").mkdir(exist_ok=True)
+    Path("results/bench_runtime.json").write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

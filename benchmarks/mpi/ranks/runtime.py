@@ -1,0 +1,247 @@
+"""MPI side of bench_runtime.py: ``mpiexec -n 4 python -m mpi4py ranks/runtime.py OUT``.
+
+Without emulation: a pipelined hetcoll ``Bcast`` of 8 MiB against native ``comm.Bcast``
+and against the floor of any Python pipeline (a chain written straight in mpi4py),
+and the per-call cost of a 1-byte broadcast (default check, ``check="always"``, and MPI's
+own Bcast followed by a 32-byte Allreduce: the synchronising round ``check="always"`` adds).  The
+machine may be busy, so every figure is measured side by side: rounds alternate the
+variants, and besides each variant's best (latency) or median (per call) the ratio to
+native is taken round by round, its median reported.  Latency of one broadcast = last
+rank's finish minus the root's start on the shared monotonic clock (one host).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+from mpi4py import MPI
+
+from hetcoll import HetComm
+from hetcoll.platform import Platform, nodes_from_costs
+from hetcoll.runtime.fast import Rest
+
+world = MPI.COMM_WORLD
+me, n = world.rank, world.size
+flat = Platform(nodes_from_costs([1e-6] * n), name="homogeneous")
+
+
+def latency(run) -> float:
+    world.Barrier()
+    t0 = time.monotonic_ns()
+    run()
+    t1 = time.monotonic_ns()
+    start = world.bcast(t0, 0)
+    end = world.allreduce(t1, op=MPI.MAX)
+    return (end - start) / 1e9
+
+
+def per_call(run, calls: int) -> float:
+    world.Barrier()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        run()
+    world.Barrier()
+    return world.bcast((time.perf_counter() - t0) / calls, 0)
+
+
+def side_by_side(variants: dict, measure, rounds: int) -> dict:
+    """Each variant measured once per round, rounds interleaved: per variant its samples."""
+    samples: dict[str, list[float]] = {k: [] for k in variants}
+    for _ in range(rounds):
+        for name, run in variants.items():
+            samples[name].append(measure(run))
+    return samples
+
+
+def summary(samples: dict, best) -> dict:
+    native = samples["native"]
+    return {
+        name: {
+            "value": best(s),
+            "ratio_median": statistics.median(a / b for a, b in zip(s, native, strict=True)),
+            "samples": s,
+        }
+        for name, s in samples.items()
+    }
+
+
+def floor_chain(
+    comm: MPI.Comm, buf: np.ndarray, seg: int, rest: Rest | None = None, spin: float = 0.0
+) -> None:
+    """The floor of any Python engine: a chain broadcast of ``buf`` in ``seg``-byte segments
+    written straight in mpi4py (every receive posted at once, one message per segment, no
+    header, each segment forwarded as soon as it is here).  Between looks as the engine
+    waits: ``rest()`` (a :class:`~hetcoll.runtime.fast.Rest`) within ``spin`` seconds of
+    the last completion, else ``time.sleep(0)`` (without ``rest``: always, as the engine
+    before the seventh round).  What a pipeline costs on this host before any engine
+    overhead."""
+    look = int(spin * 1e9)
+    views = [buf[k : k + seg] for k in range(0, buf.size, seg)]
+    last = time.monotonic_ns()
+    reqs = [comm.Irecv(v, me - 1, 64) for v in views] if me else []
+    have = len(views) if me == 0 else 0  # segments here (they complete in order)
+    port, nxt = None, 0  # the send in flight, the next segment to send
+    while have < len(views) or (me < n - 1 and (nxt < len(views) or port is not None)):
+        if port is not None and port.Test():
+            port, last = None, time.monotonic_ns()
+        if port is None and me < n - 1 and nxt < have:
+            port = comm.Isend(views[nxt], me + 1, 64)
+            nxt += 1
+            continue
+        if have < len(views) and reqs[have].Test():
+            have, last = have + 1, time.monotonic_ns()
+            continue
+        if rest is not None and time.monotonic_ns() - last < look:
+            rest()
+        else:
+            time.sleep(0)
+
+
+def floor_binomial(comm: MPI.Comm, buf: np.ndarray) -> None:
+    """A binomial broadcast from rank 0 written straight in mpi4py (blocking ``Recv`` from
+    the parent, then ``Send`` to each child): the floor of any Python engine's 1-byte call."""
+    low = me & -me if me else 1 << n.bit_length()
+    if me:
+        comm.Recv(buf, me - low, 65)
+    k = low >> 1
+    while k:
+        if me + k < n:
+            comm.Send(buf, me + k, 65)
+        k >>= 1
+
+
+class FloorRound:
+    """The floor of ``check="always"``: the engine's messages for a 1-byte binomial
+    broadcast from rank 0 (persistent requests, a 40-byte header each) and its agreement
+    round (dissemination, radix 2: a 24-byte message to ``me + 2**j``, one from
+    ``me - 2**j``, round ``j + 1`` sent once round ``j`` arrived) written straight in mpi4py,
+    waiting as the engine waits (:class:`hetcoll.runtime.fast.Rest`); ``agree=False``: the
+    same broadcast without the round.  No checks, no wrapper: what these messages cost."""
+
+    def __init__(self, comm: MPI.Comm) -> None:
+        self.rest = Rest()
+        low = me & -me if me else 1 << n.bit_length()
+        kids = []
+        k = low >> 1
+        while k:
+            if me + k < n:
+                kids.append(me + k)
+            k >>= 1
+        self.data = bytearray(41)
+        self.recv = comm.Recv_init(self.data, me - low, 66) if me else None
+        self.sends = [comm.Send_init(self.data, c, 66) for c in kids]
+        self.out, self.got, step = [], [], 1
+        while step < n:
+            self.out.append(comm.Send_init(bytearray(24), (me + step) % n, 67))
+            self.got.append(comm.Recv_init(bytearray(24), (me - step) % n, 67))
+            step *= 2
+
+    def __call__(self, agree: bool = True) -> None:
+        rest, out, got, j = self.rest, self.out, self.got, 0
+        rounds = len(got) if agree else 0
+        if rounds:
+            MPI.Prequest.Startall(got)
+            out[0].Start()
+        if self.recv is not None:
+            self.recv.Start()
+            while not self.recv.Test():
+                if j < rounds and got[j].Test():
+                    j += 1
+                    if j < rounds:
+                        out[j].Start()
+                    continue
+                rest()
+        for req in self.sends:
+            req.Start()
+            while not req.Test():
+                rest()
+        while j < rounds:
+            if got[j].Test():
+                j += 1
+                if j < rounds:
+                    out[j].Start()
+                continue
+            rest()
+        while rounds and not MPI.Request.Testall(out):
+            rest()
+
+
+out: dict = {"ranks": n}
+# BENCH_PARTS: which parts to run (bench_runtime.py --only); BENCH_ROUNDS: 1-byte rounds
+parts = os.environ.get("BENCH_PARTS", "bcast_8MiB,one_byte").split(",")
+big = np.zeros(8 * 1024 * 1024, dtype=np.uint8)
+if me == 0:
+    big[:] = np.arange(big.size) % 251
+wrappers = {algo: HetComm(world, flat, algo, timeout=60) for algo in ("chain", "binomial")}
+# the same chain, its idle ranks looking again at once for 1 ms (spin) before they nap: the
+# documented option for a host with no other work (docs/runtime.md, seventh round)
+spun = HetComm(world, flat, "chain", timeout=60, spin=1e-3)
+variants = {"native": lambda: world.Bcast(big, 0)}
+for algo, hc in wrappers.items():
+    for seg in (256 * 1024, 1024 * 1024, 2 * 1024 * 1024, None):
+        key = f"{algo} " + (f"seg={seg // 1024}KiB" if seg else "unsegmented")
+        variants[key] = lambda hc=hc, seg=seg: hc.Bcast(big, 0, segment_size=seg)
+variants["chain seg=256KiB spin=1ms"] = lambda: spun.Bcast(big, 0, segment_size=256 * 1024)
+floor_comm = world.Dup()
+variants["floor: mpi4py chain seg=256KiB"] = lambda: floor_chain(floor_comm, big, 256 * 1024)
+floor_rest = Rest()
+variants["floor: mpi4py chain seg=256KiB, spin=1ms"] = lambda: floor_chain(
+    floor_comm, big, 256 * 1024, floor_rest, 1e-3
+)
+if "bcast_8MiB" in parts:
+    for run in variants.values():  # warm up: plans, pages
+        run()
+    out["bcast_8MiB"] = summary(side_by_side(variants, latency, 15), min)
+    ok = bool(np.array_equal(big, np.arange(big.size) % 251))
+    out["bcast_8MiB_correct"] = world.allreduce(ok, op=MPI.LAND)
+
+one = np.zeros(1, dtype=np.uint8)
+digest, agreed = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64)
+always = HetComm(world, flat, "binomial", timeout=60, check="always")
+floor_round = FloorRound(floor_comm)
+variants = {
+    "native": lambda: world.Bcast(one, 0),
+    # what check="always" must at least cost: every rank learns every rank's digest before
+    # it returns, a synchronising round that a lone Bcast (whose root returns at once) lacks
+    "native Bcast + Allreduce(32 B)": lambda: (
+        world.Bcast(one, 0),
+        world.Allreduce(digest, agreed, op=MPI.MAX),
+    ),
+    # MPI's own synchronisation alone: a lower bound for any call after which every rank
+    # knows every rank has entered it (what check="always" guarantees)
+    "native Barrier": lambda: floor_comm.Barrier(),
+    "floor: mpi4py binomial": lambda: floor_binomial(floor_comm, one),
+    # the same messages as the engine's, by hand: the round's own cost, side by side
+    "floor: engine's messages, no round": lambda: floor_round(agree=False),
+    "floor: engine's messages + round": floor_round,
+    "hetcoll": lambda: wrappers["binomial"].Bcast(one, 0),
+    "hetcoll check=always": lambda: always.Bcast(one, 0),
+}
+if "one_byte" in parts:
+    for run in variants.values():
+        for _ in range(50):
+            run()
+    rounds = int(os.environ.get("BENCH_ROUNDS", "11"))
+    samples = side_by_side(variants, lambda run: per_call(run, 300), rounds)
+    out["one_byte"] = summary(samples, statistics.median)
+    pairs = zip(samples["hetcoll check=always"], samples["hetcoll"], strict=True)
+    out["one_byte_always_over_default"] = statistics.median(a / b for a, b in pairs)
+    pairs = zip(
+        samples["floor: engine's messages + round"],
+        samples["floor: engine's messages, no round"],
+        strict=True,
+    )
+    out["one_byte_floor_round_over_no_round"] = statistics.median(a / b for a, b in pairs)
+    pairs = zip(samples["native Barrier"], samples["hetcoll"], strict=True)
+    out["one_byte_barrier_over_default"] = statistics.median(a / b for a, b in pairs)
+for hc in (*wrappers.values(), spun, always):
+    hc.close()
+floor_comm.Free()
+if me == 0:
+    with open(sys.argv[1], "w") as fh:
+        json.dump(out, fh)
