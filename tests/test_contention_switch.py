@@ -7,12 +7,15 @@ import itertools
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from _cli import one_line_error, run
 from hetcoll import Flow, Platform, Schedule, Tree, plan, simulate
 from hetcoll.contention import contention
 from hetcoll.errors import ModelError
 from hetcoll.generators import switch_platform
+from hetcoll.models import get_model
 from hetcoll.steps import step_conflicts, step_time, transfer_steps
 from hetcoll.switches import SPEED_TYPES
 
@@ -39,9 +42,22 @@ def two_messages(first: tuple[str, str], second: tuple[str, str]) -> Schedule:
     return Schedule("multi_multicast", "hand", M, flows)
 
 
-def t_ptp(d: int) -> float:
-    s_c, s_m, r_c, r_m = SPEED_TYPES[1]
-    return (s_c + s_m * M) + 0.08e-6 * M * d + (0.008e-6 * M + 16e-6) * (d + 1) + (r_c + r_m * M)
+WHOLE = {"name": "switch", "link_hold": "whole"}
+
+
+def o_send(kind: int = 1) -> float:
+    s_c, s_m, _, _ = SPEED_TYPES[kind]
+    return s_c + s_m * M
+
+
+def o_trans(d: int) -> float:
+    """Eq. (5): 100 Mbps links, a 1 Gbps switch fabric, 8 us per port."""
+    return 0.08e-6 * M * d + (0.008e-6 * M + 16e-6) * (d + 1)
+
+
+def t_ptp(d: int, sender: int = 1, receiver: int = 1) -> float:
+    _, _, r_c, r_m = SPEED_TYPES[receiver]
+    return o_send(sender) + o_trans(d) + (r_c + r_m * M)
 
 
 @pytest.fixture
@@ -50,6 +66,8 @@ def dumbbell():
 
 
 def test_two_transfers_on_one_directed_link_overlap(dumbbell):
+    """a -> c and b -> d start at 0 and cross x0 -> x1 once their senders' overheads are
+    done, both at O_send: the second waits until the first's tail is through, O_trans."""
     s = two_messages(("a", "c"), ("b", "d"))
     report = contention(dumbbell, s)
     assert not report.free
@@ -57,24 +75,56 @@ def test_two_transfers_on_one_directed_link_overlap(dumbbell):
     t = report.transfers
     assert o.link == ("x0", "x1")
     assert {(t[o.first].sender, t[o.second].sender)} == {("a", "b")}
-    assert (o.start, o.end) == pytest.approx((0.0, t_ptp(1)))
-    # exclusive links: the second waits for the first to arrive (lower index first at ties)
+    assert (o.start, o.end) == pytest.approx((o_send(), o_send() + o_trans(1)))
+    # exclusive links: the second waits for the first's flits (lower index first at ties)
     pred = {(x.sender, x.receiver): x for x in report.predicted.transfers}
     assert pred[("a", "c")].start == 0.0
-    assert pred[("b", "d")].start == pytest.approx(t_ptp(1))
-    assert report.predicted.makespan == pytest.approx(2 * t_ptp(1))
+    assert pred[("b", "d")].start == pytest.approx(o_trans(1), rel=1e-12)
+    assert pred[("b", "d")].blocked_on == "link"
+    assert pred[("b", "d")].blocked_link == ("x0", "x1")
+    assert report.predicted.makespan == pytest.approx(o_trans(1) + t_ptp(1), rel=1e-12)
     doc = report.to_dict()
     assert doc["contention_free"] is False
     assert doc["overlaps"][0]["link"] == ["x0", "x1"]
     assert doc["overlaps"][0]["transfers"] == [["a", "c"], ["b", "d"]]
 
 
+def test_whole_transfer_window_holds_links_from_start_to_arrival(dumbbell):
+    """link_hold="whole": the same two messages, the second waits for the first's arrival."""
+    s = two_messages(("a", "c"), ("b", "d"))
+    report = contention(dumbbell, s, WHOLE)
+    (o,) = report.overlaps
+    assert (o.start, o.end) == pytest.approx((0.0, t_ptp(1)))
+    pred = {(x.sender, x.receiver): x for x in report.predicted.transfers}
+    assert pred[("b", "d")].start == pytest.approx(t_ptp(1), rel=1e-12)
+    assert report.predicted.makespan == pytest.approx(2 * t_ptp(1), rel=1e-12)
+
+
+def test_a_slow_senders_worm_enters_after_a_fast_ones_has_left(dumbbell):
+    """A type-1 and a type-8 sender cross x0 -> x1 at once: the type-8 one's flits enter
+    the network O_send(8) = 4.7 ms after its start, long after the type-1 worm (in the
+    network from 110 us to 238 us) has left: neither waits.  Holding the links for the
+    whole transfer makes the second wait for the first's arrival."""
+    data = json.loads(json.dumps(DUMBBELL))
+    data["nodes"][1]["type"] = 8
+    p = Platform.from_dict(data)
+    s = two_messages(("a", "c"), ("b", "d"))
+    wire = {(x.sender, x.receiver): x for x in simulate(p, s).transfers}
+    assert wire[("a", "c")].start == wire[("b", "d")].start == 0.0
+    assert simulate(p, s).makespan == pytest.approx(t_ptp(1, sender=8), rel=1e-12)
+    assert contention(p, s).free
+    whole = {(x.sender, x.receiver): x for x in simulate(p, s, WHOLE).transfers}
+    assert whole[("b", "d")].start == pytest.approx(t_ptp(1), rel=1e-12)
+    assert not contention(p, s, WHOLE).free
+
+
 def test_opposite_directions_do_not_contend(dumbbell):
     s = two_messages(("a", "c"), ("d", "b"))
-    report = contention(dumbbell, s)
-    assert report.free and not report.delays
-    assert report.predicted.makespan == pytest.approx(t_ptp(1))
-    assert all(x.start == 0.0 for x in report.predicted.transfers)
+    for model in (None, WHOLE):
+        report = contention(dumbbell, s, model)
+        assert report.free and not report.delays
+        assert report.predicted.makespan == pytest.approx(t_ptp(1))
+        assert all(x.start == 0.0 for x in report.predicted.transfers)
 
 
 def test_transfers_on_one_switch_never_contend(dumbbell):
@@ -84,19 +134,38 @@ def test_transfers_on_one_switch_never_contend(dumbbell):
     assert contention(dumbbell, s).free
 
 
-def test_links_held_from_start_to_arrival(dumbbell):
-    """a sends to c, then (its port free after O_send) to d over the same link: the second
-    waits, holding a's port, until the first arrives."""
+def test_links_held_while_the_flits_are_in_the_network(dumbbell):
+    """a sends to c, then (its port free after O_send = 110 us) to d over the same link:
+    the second worm may enter the network only once the first's tail is through, at
+    O_send + O_trans = 238 us, so it starts at O_trans = 128 us, holding a's port."""
     tree = Tree("a", {"a": ("c", "d")})
     s = Schedule("multicast", "hand", M, (Flow(tree, M),))
     pred = simulate(dumbbell, s)
     starts = [(x.receiver, x.start) for x in pred.transfers]
-    assert starts == [("c", 0.0), ("d", pytest.approx(t_ptp(1)))]
+    assert starts == [("c", 0.0), ("d", pytest.approx(o_trans(1), rel=1e-12))]
+    assert pred.makespan == pytest.approx(o_trans(1) + t_ptp(1), rel=1e-12)
     free = simulate(dumbbell, s, {"name": "switch", "contention": "none"})
-    s_c, s_m, *_ = SPEED_TYPES[1]
-    assert [x.start for x in free.transfers] == [0.0, pytest.approx(s_c + s_m * M)]
+    assert [x.start for x in free.transfers] == [0.0, pytest.approx(o_send())]
     (o,) = contention(dumbbell, s).overlaps
-    assert (o.start, o.end) == pytest.approx((s_c + s_m * M, t_ptp(1)))
+    assert (o.start, o.end) == pytest.approx((2 * o_send(), o_send() + o_trans(1)))
+
+
+def test_links_held_from_start_to_arrival(dumbbell):
+    """The same under link_hold="whole": the second waits until the first arrives."""
+    tree = Tree("a", {"a": ("c", "d")})
+    s = Schedule("multicast", "hand", M, (Flow(tree, M),))
+    pred = simulate(dumbbell, s, WHOLE)
+    starts = [(x.receiver, x.start) for x in pred.transfers]
+    assert starts == [("c", 0.0), ("d", pytest.approx(t_ptp(1)))]
+    free = simulate(dumbbell, s, {"name": "switch", "contention": "none", "link_hold": "whole"})
+    assert [x.start for x in free.transfers] == [0.0, pytest.approx(o_send())]
+    (o,) = contention(dumbbell, s, WHOLE).overlaps
+    assert (o.start, o.end) == pytest.approx((o_send(), t_ptp(1)))
+
+
+def test_link_hold_is_checked():
+    with pytest.raises(ModelError, match="link_hold must be one of wire, whole, got 'flits'"):
+        get_model({"name": "switch", "link_hold": "flits"})
 
 
 def test_contention_needs_the_switch_model(dumbbell):
@@ -146,7 +215,10 @@ def test_plan_json_on_a_switch_platform(tmp_path, capsys):
     assert doc["routing_root"] == "x0"
     by_pair = {(t["sender"], t["receiver"]): t for t in doc["transfers"]}
     ac = by_pair[("a", "c")]
-    assert ac["route"] == ["x0", "x1"] and ac["hold"] == [ac["start"], ac["arrival"]]
+    assert ac["route"] == ["x0", "x1"]
+    assert ac["hold"] == pytest.approx(
+        [ac["start"] + o_send(), ac["start"] + o_send() + o_trans(1)], rel=1e-12
+    )
     assert by_pair[("a", "b")]["route"] == ["x0"]
     assert ac["arrival"] - ac["start"] == pytest.approx(t_ptp(1))
     assert doc["predicted_time"] == pytest.approx(max(t["arrival"] for t in doc["transfers"]))
@@ -213,3 +285,72 @@ def test_a_receive_port_booked_after_a_rounding_gap_does_not_loop_forever():
         spans.sort()
         assert all(a[1] <= b[0] + 1e-15 for a, b in itertools.pairwise(spans))
     assert pred.makespan == max(t.arrival for t in pred.transfers)
+
+
+# -- exclusive windows on random switch networks ---------------------------------------------------
+
+
+@st.composite
+def switch_cases(draw):
+    """A small random switch network (few switches, so routes share links), a random tree
+    over it cut into 1-3 concurrent flows and maybe segments, and a link window."""
+    n = draw(st.integers(3, 12))
+    p = switch_platform(
+        n,
+        density=draw(st.sampled_from([1.5, 2.0, 3.0])),
+        types=draw(st.sampled_from([1, 2, 8])),
+        seed=draw(st.integers(0, 2**16)),
+    )
+    ids = list(p.ids)
+    order = draw(st.permutations(ids[1:]))
+    edges, placed = [], [ids[0]]
+    for x in order:
+        edges.append((draw(st.sampled_from(placed)), x))
+        placed.append(x)
+    tree = Tree.from_edges(ids[0], edges)
+    nbytes = draw(st.sampled_from([0, 1, 512, 2048]))
+    seg = draw(st.sampled_from([None, 256, 1024]))
+    flows = draw(st.integers(1, 3)) if nbytes >= 3 else 1
+    cut = [nbytes * i // flows for i in range(flows + 1)]
+    parts = tuple(Flow(tree, b - a, offset=a, segment_size=seg) for a, b in itertools.pairwise(cut))
+    model = {"name": "switch", "link_hold": draw(st.sampled_from(["wire", "whole"]))}
+    return p, Schedule("bcast", "t", nbytes, parts), model
+
+
+def _without_blockers(pred):
+    out = pred.to_dict(transfers=True)
+    for t in out["transfers"]:
+        for key in ("blocked_by", "blocked_on", "blocked_link"):
+            t.pop(key, None)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(switch_cases())
+def test_link_windows_never_overlap_and_long_route_books_agree(case):
+    """Under either window no two transfers hold a directed link at once, a transfer that
+    waited for a link starts when the blocker's window ends (its own window then begins),
+    and booking by transfer (``RouteBooks``, forced on every route) gives the per-link
+    lists' prediction bit for bit."""
+    from unittest.mock import patch
+
+    from hetcoll.contention import held_window
+    from hetcoll.simulator import events
+
+    p, s, model = case
+    pred = simulate(p, s, model)
+    bound = get_model(model).bind(p)
+    index = p.index
+    ts = pred.transfers
+    held = [held_window(bound, index, t) for t in ts]
+    links = [set(bound.links(index(t.sender), index(t.receiver))) for t in ts]
+    for i, j in itertools.combinations(range(len(ts)), 2):
+        if links[i] & links[j] and held[i][0] < held[i][1] and held[j][0] < held[j][1]:
+            assert held[i][1] <= held[j][0] or held[j][1] <= held[i][0], (ts[i], ts[j])
+    for k, t in enumerate(ts):
+        if t.blocked_on == "link":
+            b = t.blocked_by
+            assert held[b][1] == pytest.approx(held[k][0], rel=1e-12, abs=1e-18)
+    with patch.object(events, "SHORT_ROUTE", 0):
+        got = simulate(p, s, model)
+    assert _without_blockers(got) == _without_blockers(pred)

@@ -1,12 +1,13 @@
 """Link contention of a schedule on a switch network: which transfers would share a link.
 
-Wormhole routing holds every directed switch-to-switch link of a route for the whole transfer
-(Hsu et al. 2005, Sec. 2.1; :mod:`hetcoll.models.switch`); a transfer that needs a held link
-waits for it.  :func:`contention` answers two questions about a schedule:
+Wormhole routing holds every directed switch-to-switch link of a route while the message's
+flits are in the network (Hsu et al. 2005, Sec. 2.1; the ``switch`` model's ``link_hold``
+says when: :mod:`hetcoll.models.switch`); a transfer that needs a held link waits for it.
+:func:`contention` answers two questions about a schedule:
 
 - **overlaps**: run it with links that never block (``contention="none"``) and list every
-  pair of transfers that are in flight on the same directed link at the same time -- the
-  contention the schedule *causes*;
+  pair of transfers that hold the same directed link at the same time -- the contention
+  the schedule *causes*;
 - **delays**: run it as hetcoll predicts it (exclusive links) and list, for every transfer
   that waited for a link, the transfer that held it -- who delayed whom.
 
@@ -133,7 +134,8 @@ def contention(platform: Platform, schedule: Schedule, model: Any = None) -> Con
 
     Examples
     --------
-    Two workstations on ``x0`` send to two on ``x1`` at once: both cross ``x0 -> x1``.
+    ``a`` sends to ``c`` and then to ``d``, both on ``x1``: its second worm enters ``x0 -> x1``
+    (after ``O_send`` = 110 us) before the first's tail is through (``O_trans`` = 128 us).
 
     >>> from hetcoll import Platform, Schedule, Tree, Flow
     >>> p = Platform.from_dict({"model": "switch",
@@ -142,7 +144,7 @@ def contention(platform: Platform, schedule: Schedule, model: Any = None) -> Con
     ...               {"id": "b", "switch": "x0", "type": 1},
     ...               {"id": "c", "switch": "x1", "type": 1},
     ...               {"id": "d", "switch": "x1", "type": 1}]})
-    >>> tree = Tree("a", {"a": ("b", "c"), "b": ("d",)})
+    >>> tree = Tree("a", {"a": ("c", "d", "b")})
     >>> s = Schedule("bcast", "hand", 1000, (Flow(tree, 1000),))
     >>> report = contention(p, s)
     >>> [(o.link, report.transfers[o.first].receiver, report.transfers[o.second].receiver)
@@ -155,21 +157,23 @@ def contention(platform: Platform, schedule: Schedule, model: Any = None) -> Con
     bound = free_model.bind(platform)
     index = platform.index
     users: dict[int, list[int]] = {}
-    for i, t in enumerate(free_run.transfers):
-        for link in bound.links(index(t.sender), index(t.receiver)):
-            users.setdefault(link, []).append(i)
-    overlaps: list[Overlap] = []
     transfers = free_run.transfers
+    held = [held_window(bound, index, t) for t in transfers]
+    for i, t in enumerate(transfers):
+        if held[i][1] > held[i][0]:
+            for link in bound.links(index(t.sender), index(t.receiver)):
+                users.setdefault(link, []).append(i)
+    overlaps: list[Overlap] = []
     for link, ids in users.items():
-        ids.sort(key=lambda i: (transfers[i].start, i))
+        ids.sort(key=lambda i: (held[i][0], i))
         active: list[int] = []
         for i in ids:
-            t = transfers[i]
-            active = [j for j in active if transfers[j].arrival > t.start]
+            begin, end_i = held[i]
+            active = [j for j in active if held[j][1] > begin]
             for j in active:
-                end = min(transfers[j].arrival, t.arrival)
-                if end > t.start:
-                    overlaps.append(Overlap(bound.resource_name(link), j, i, t.start, end))
+                end = min(held[j][1], end_i)
+                if end > begin:
+                    overlaps.append(Overlap(bound.resource_name(link), j, i, begin, end))
             active.append(i)
     overlaps.sort(key=lambda o: (o.start, o.first, o.second, o.link))
     predicted = simulate(platform, schedule, cost_model)
@@ -181,19 +185,28 @@ def contention(platform: Platform, schedule: Schedule, model: Any = None) -> Con
     return ContentionReport(transfers, overlaps, predicted, delays)
 
 
+def held_window(bound, index, t: Transfer) -> tuple[float, float]:
+    """``[from, to)``: when transfer ``t`` holds the links of its route (the model's
+    :meth:`~hetcoll.models.BoundModel.link_window`; the whole transfer when it has none)."""
+    window = bound.link_window(index(t.sender), index(t.receiver), t.nbytes)
+    if window is None:
+        return t.start, t.arrival
+    return t.start + window[0], t.start + window[0] + window[1]
+
+
 def transfer_records(
     platform: Platform, prediction: Prediction, model: Any = None
 ) -> list[dict[str, Any]]:
     """The transfers of a prediction on a switch platform as ``hetcoll plan --json`` gives
     them: ``sender``, ``receiver``, ``start``, ``arrival`` (seconds), ``hold`` (``[from,
-    to]``: when the route's links are held, from the start to the arrival) and ``route``
+    to]``: when the route's links are held, by the model's ``link_hold``) and ``route``
     (the switch ids crossed, from the sender's switch to the receiver's)."""
     bound = _switch_model(platform, model).bind(platform)
     index = platform.index
     out = []
     for t in prediction.transfers:
         record = t.to_dict()
-        record["hold"] = [t.start, t.arrival]
+        record["hold"] = list(held_window(bound, index, t))
         record["route"] = bound.route_ids(index(t.sender), index(t.receiver))
         out.append(record)
     return out

@@ -8,12 +8,15 @@ node ``u`` to node ``v`` (node indices) that starts at time ``s``:
 - ``delay(u, v, nbytes)``: when, after ``s``, ``v`` holds the data and may forward it;
 - ``recv_busy(u, v, nbytes)``: how long ``v``'s receive port is occupied, ending at the
   arrival (0 when the model has no receive port);
-- ``path(u, v)``: the link resources the transfer occupies from ``s`` to its arrival.
+- ``path(u, v)``: the link resources the transfer occupies;
+- ``link_window(u, v, nbytes)``: when it occupies them, ``(offset, length)`` from ``s``;
+  None (the default) for the whole transfer, from ``s`` to its arrival.
 
 :meth:`BoundModel.costs` answers the same for many transfers at once (numpy arrays, a
 :class:`TransferCosts`); the simulator asks it once per program.  ``contention`` says how
 transfers share links: ``"exclusive"`` (a transfer holds every directed link of its route
-from its start to its arrival) or ``"shared"`` (flow level: see :mod:`hetcoll.simulator`).
+during its link window, by default from its start to its arrival) or ``"shared"`` (flow
+level: see :mod:`hetcoll.simulator`).
 
 The simulator (:mod:`hetcoll.simulator`) is the only consumer of these answers that produces
 times a user sees; planners may call the cheap vectorised estimates ``node_cost`` and
@@ -83,6 +86,9 @@ class TransferCosts:
 
     ``send_busy``, ``delay`` and ``recv_busy`` are what the scalar methods answer; the route
     of transfer ``i`` is ``resources[offsets[i]:offsets[i + 1]]`` (directed-link resources).
+    Under ``"exclusive"`` contention transfer ``i`` holds its route during ``[start +
+    hold_offset[i], start + hold_offset[i] + hold[i])`` (:meth:`BoundModel.link_window`);
+    None for both means ``[start, start + delay)``, the whole transfer.
     For ``"shared"`` contention, ``lead`` is the part of ``delay`` that occupies no link
     (node costs and latency: the bytes start to flow ``lead`` after the start) and ``cap``
     a transfer's own rate limit in bytes/s besides its links (a matrix platform's pairwise
@@ -97,6 +103,14 @@ class TransferCosts:
     offsets: np.ndarray
     lead: np.ndarray | None = None
     cap: np.ndarray | None = None
+    hold_offset: np.ndarray | None = None
+    hold: np.ndarray | None = None
+
+    def window(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(hold_offset, hold)`` of every transfer, ``(0, delay)`` where none is given."""
+        if self.hold is None:
+            return np.zeros(len(self.delay)), np.asarray(self.delay, dtype=float)
+        return np.asarray(self.hold_offset, dtype=float), np.asarray(self.hold, dtype=float)
 
 
 class BoundModel:
@@ -107,7 +121,8 @@ class BoundModel:
     #: costs depend on the sender only (``send_busy == delay == f(u, nbytes)``): planners may
     #: then use O(N log N) shortcuts
     sender_only: bool = False
-    #: how transfers share a link: "exclusive" (held start to arrival) or "shared" (max-min)
+    #: how transfers share a link: "exclusive" (held during the link window, by default from
+    #: the start to the arrival) or "shared" (max-min)
     contention: str = "exclusive"
 
     def __init__(self, model: CostModel, platform: Platform) -> None:
@@ -127,6 +142,11 @@ class BoundModel:
     def path(self, u: int, v: int) -> tuple[int, ...]:
         return ()
 
+    def link_window(self, u: int, v: int, nbytes: int) -> tuple[float, float] | None:
+        """``(offset, length)``: an exclusive transfer that starts at ``s`` holds its route
+        during ``[s + offset, s + offset + length)``; None: from ``s`` to its arrival."""
+        return None
+
     def costs(self, u: np.ndarray, v: np.ndarray, nbytes: np.ndarray) -> TransferCosts:
         """The costs of transfers ``(u[i], v[i], nbytes[i])`` as arrays.
 
@@ -144,12 +164,23 @@ class BoundModel:
         paths = [self.path(a, b) for a, b, _ in items]
         offsets = np.zeros(len(items) + 1, dtype=np.int64)
         np.cumsum([len(p) for p in paths], out=offsets[1:])
+        delay = np.array([self.delay(a, b, n) for a, b, n in items], dtype=float)
+        windows = [self.link_window(a, b, n) for a, b, n in items]
+        hold_offset = hold = None
+        if any(w is not None for w in windows):
+            pairs = [
+                (0.0, d) if w is None else w for w, d in zip(windows, delay.tolist(), strict=True)
+            ]
+            hold_offset = np.array([w[0] for w in pairs], dtype=float)
+            hold = np.array([w[1] for w in pairs], dtype=float)
         return TransferCosts(
             np.array([self.send_busy(a, b, n) for a, b, n in items], dtype=float),
-            np.array([self.delay(a, b, n) for a, b, n in items], dtype=float),
+            delay,
             np.array([self.recv_busy(a, b, n) for a, b, n in items], dtype=float),
             np.array([r for p in paths for r in p], dtype=np.int64),
             offsets,
+            hold_offset=hold_offset,
+            hold=hold,
         )
 
     def resource_name(self, resource: int) -> tuple[str, str]:

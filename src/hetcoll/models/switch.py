@@ -23,10 +23,23 @@ as microseconds per byte, and ``nbytes`` is the message in flits.
 
 **Occupancy** (what the simulator does with it): the sender's port is busy ``O_send``; the
 receiver's port is busy the ``O_receive`` that ends at the arrival ``T_ptp`` after the
-start; with ``contention="exclusive"`` (default) the transfer holds every directed
-switch-to-switch link of its route from its start to its arrival (wormhole routing: the worm
-occupies the path until its tail is consumed), and a transfer that needs a held link waits;
-with ``contention="none"`` links never delay anything (what
+start.  With ``contention="exclusive"`` (default) the transfer holds every directed
+switch-to-switch link of its route while its flits are in the network, and a transfer that
+needs a held link waits.  ``link_hold`` says when that is:
+
+- ``"wire"`` (default): from the end of ``O_send`` until the tail reaches the receiver, the
+  ``O_trans`` of eq. (5) -- ``[s + O_send, s + O_send + O_trans)`` for a transfer that
+  starts at ``s``.  ``O_send`` and ``O_receive`` are work at the workstations (copying,
+  protocol processing: Banikazemi et al.'s node overheads, which eq. (1) adds to the
+  network's ``O_trans``); in wormhole routing the header flit enters the network only when
+  the sender injects the message, and the path is free again once the tail flit has been
+  consumed by the receiving interface (Ni & McKinley 1993, as Hsu et al. Sec. 2.1 cite it).
+- ``"whole"``: from the start to the arrival, ``O_send`` and ``O_receive`` included
+  (circuit switching's window, as the ``hockney`` model holds links): it serialises
+  transfers on a link for as long as the workstations work, which with Table 1's numbers
+  is most of a transfer.
+
+With ``contention="none"`` links never delay anything (what
 :func:`hetcoll.contention.contention` uses to list the overlaps a schedule would cause).
 The two directions of a link never contend.  ``routes`` picks the up*/down* route:
 ``"shortest"`` legal route (default) or the path along the spanning ``"tree"``
@@ -52,6 +65,8 @@ X_SWITCH = 8 / 1e9
 #: Seconds per switch port (Sec. 6: 8 us per port).
 X_PORT = 8e-6
 CONTENTION = ("exclusive", "none")
+#: When an exclusive transfer holds its route: while its flits are in the network, or all of it.
+LINK_HOLD = ("wire", "whole")
 
 
 @dataclass(frozen=True)
@@ -63,12 +78,13 @@ class SwitchModel(CostModel):
     """
 
     name = "switch"
-    summary = "Hsu eq. (1)-(5): O_send + O_trans(d hops) + O_receive, wormhole link contention"
+    summary = "Hsu eq. (1)-(5): O_send + O_trans(d hops) + O_receive, links held during O_trans"
     x_trans: float = X_TRANS
     x_switch: float = X_SWITCH
     x_port: float = X_PORT
     routes: str = "shortest"
     contention: str = "exclusive"
+    link_hold: str = "wire"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -81,6 +97,11 @@ class SwitchModel(CostModel):
             raise ModelError(
                 f"model 'switch': contention must be one of {', '.join(CONTENTION)}, "
                 f"got {self.contention!r}"
+            )
+        if self.link_hold not in LINK_HOLD:
+            raise ModelError(
+                f"model 'switch': link_hold must be one of {', '.join(LINK_HOLD)}, "
+                f"got {self.link_hold!r}"
             )
 
     def bind(self, platform) -> BoundModel:
@@ -102,6 +123,7 @@ class BoundSwitch(BoundModel):
         self.routing = net.routing
         self.choice = model.routes
         self.exclusive = model.contention == "exclusive"
+        self.wire = model.link_hold == "wire"
         c = net.costs
         self._s_c, self._s_m, self._r_c, self._r_m = (c[:, k] for k in range(4))
         self._sw = net.switch_of
@@ -172,6 +194,14 @@ class BoundSwitch(BoundModel):
     def path(self, u: int, v: int) -> tuple[int, ...]:
         return self.links(u, v) if self.exclusive else ()
 
+    def link_window(self, u: int, v: int, nbytes: int) -> tuple[float, float] | None:
+        """``(O_send, O_trans)`` under ``link_hold="wire"``: the flits are in the network
+        from the end of the sender's overhead until the tail reaches the receiver; None
+        (start to arrival) under ``"whole"``."""
+        if not self.wire:
+            return None
+        return self.o_send(u, nbytes), float(self.o_trans(self.hops(u, v), nbytes))
+
     def resource_name(self, resource: int) -> tuple[str, str]:
         """The ``(from, to)`` switch ids of a directed-link resource."""
         a, b = self.routing.resource_ends(resource)
@@ -196,6 +226,15 @@ class BoundSwitch(BoundModel):
         m.setflags(write=False)
         self._matrix = (nbytes, m)
         return m
+
+    def window_matrix(self, nbytes: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`link_window` for every pair: ``(offset[u], length[u, v])``; ``(0, T_ptp)``
+        under ``link_hold="whole"``."""
+        if not self.wire:
+            return np.zeros(self.n), np.asarray(self.delay_matrix(nbytes))
+        sw = self._sw
+        trans = self.o_trans(np.arange(int(self._hops.max()) + 1), nbytes)
+        return self._s_c + self._s_m * nbytes, trans[self._hops][np.ix_(sw, sw)]
 
     def node_cost(self, nbytes: int) -> np.ndarray:
         """``O_send``: how long a node's port is busy per send (its speed as a sender)."""

@@ -20,9 +20,15 @@ it under a cost model as a discrete-event simulation, with the rules the engine 
 
 **Link contention** is the model's (``BoundModel.contention``):
 
-- ``"exclusive"``: a transfer holds every directed link of its route from its start to its
-  arrival, latency included (circuit/wormhole switching); a transfer that needs a held link
-  waits for it, holding its sender's port;
+- ``"exclusive"``: a transfer holds every directed link of its route during its *link
+  window* (``BoundModel.link_window``) and a transfer that needs a held link waits for it,
+  holding its sender's port.  The window is the whole transfer, start to arrival, latency
+  included (circuit switching: ``hockney``, the graph models), unless the model says
+  otherwise: the ``switch`` model's wormhole holds the route only while the flits are in
+  the network, from the end of the sender's overhead ``O_send`` until the tail reaches
+  the receiver (``link_hold="wire"``, :mod:`hetcoll.models.switch`): node overheads are
+  work at the workstations and keep no link, so a transfer is placed at the earliest
+  start whose window finds its route free;
 - ``"shared"``: flow level, as SimGrid's CM02: node costs and latency occupy no link, then
   the bytes flow at a rate given by max-min fair sharing of each directed link's bandwidth
   among the flows crossing it at that moment (progressive filling, recomputed whenever a

@@ -15,7 +15,7 @@ from ..models import BoundModel
 from ..program import Program
 from .costs import bottleneck_throughput, distinct_costs
 from .fairshare import max_min_rates
-from .links import RouteBooks, first_overlap, insert_booking
+from .links import RouteBooks, first_overlap, insert_booking, start_for
 from .results import Transfer
 
 __all__ = ["SHORT_ROUTE", "Simulation"]
@@ -115,6 +115,8 @@ class Simulation:
         self.c_send = np.asarray(costs.send_busy, dtype=float).tolist()
         self.c_delay = np.asarray(costs.delay, dtype=float).tolist()
         self.c_recv = np.asarray(costs.recv_busy, dtype=float).tolist()
+        hold_offset, hold = costs.window()  # exclusive: a route is held from start + offset
+        self.c_hold_offset, self.c_hold = hold_offset.tolist(), hold.tolist()
         self.resources, self.offsets = costs.resources, costs.offsets
         off = costs.offsets.tolist()
         # a route longer than SHORT_ROUTE links: every route is an array and exclusive
@@ -152,6 +154,7 @@ class Simulation:
         waiting, dep_start, dep_list = self.waiting, self.dep_start, self.dep_list
         node = self.node
         c_send, c_delay, c_recv, c_path = self.c_send, self.c_delay, self.c_recv, self.c_path
+        c_hold_offset, c_hold = self.c_hold_offset, self.c_hold
         shared = self.shared
         ready = [0.0] * total  # latest dependency completion so far
         ready_by = [-1] * total  # the transfer that set it
@@ -296,8 +299,11 @@ class Simulation:
             if rb > 0:
                 ports.append((v, d - rb, rb, "recv_port"))
             path = c_path[c]  # a tuple, or an array with route_books
+            ho, hl = c_hold_offset[c], c_hold[c]  # the route is held [start + ho, + hl)
+            if hl <= 0:
+                path = None
             route = None
-            if path is not None and d > 0 and route_books is not None:
+            if path is not None and route_books is not None:
                 route = route_books.route(c, path)
             now = start
             by, on, res = -1, None, -1
@@ -308,25 +314,25 @@ class Simulation:
                 for r, off, length, what in ports:
                     hit = first_overlap(port_book[r], start + off, length, now)
                     if hit is not None:
-                        start = hit[1] - off
-                        while start + off < hit[1]:  # rounding: else the same hit forever
-                            start = math.nextafter(start, _INF)
+                        start = start_for(hit[1], off)
                         by, on, res = hit[2], what, -1
                         moved = True
                 if route is not None:
                     if start != links_free:  # the earliest start on every link, at once
-                        start, hit = route_books.earliest(route, start, d)  # type: ignore[union-attr]
-                        links_free = start
+                        free, hit = route_books.earliest(route, start + ho, hl)  # type: ignore[union-attr]
                         if hit is not None:
+                            start = start_for(free, ho)
                             by, on, res = hit[0], "link", hit[1]
                             moved = True
-                elif path is not None and d > 0 and max(map(link_last.__getitem__, path)) > start:
+                        if start + ho == free:  # else rounding moved it: ask again
+                            links_free = start
+                elif path is not None and max(map(link_last.__getitem__, path)) > start + ho:
                     for link in path:
-                        if link_last[link] <= start:
-                            continue  # free from start on
-                        hit = first_overlap(link_book[link], start, d, now)
+                        if link_last[link] <= start + ho:
+                            continue  # free from the window's start on
+                        hit = first_overlap(link_book[link], start + ho, hl, now)
                         if hit is not None:
-                            start = hit[1]
+                            start = start_for(hit[1], ho)
                             by, on, res = hit[2], "link", link
                             moved = True
             if by < 0:
@@ -339,21 +345,22 @@ class Simulation:
             for r, off, length, _ in ports:
                 insert_booking(port_book[r], (start + off, start + off + length, idx), now)
             if route is not None:
-                route_books.book(route, start, arrival, idx, now)  # type: ignore[union-attr]
-            elif path is not None and d > 0:
-                booking = (start, arrival, idx)
+                route_books.book(route, start + ho, start + ho + hl, idx, now)  # type: ignore[union-attr]
+            elif path is not None:
+                held = start + ho
+                booking = (held, held + hl, idx)
                 if max(map(link_last.__getitem__, path)) <= now:  # the links are idle
                     for link in path:
                         link_book[link] = [booking]
-                        link_last[link] = arrival
+                        link_last[link] = held + hl
                 else:
                     for link in path:
-                        if link_last[link] <= start:  # after every booking: append
+                        if link_last[link] <= held:  # after every booking: append
                             book = link_book[link]
                             if link_last[link] <= now:
                                 book.clear()
                             book.append(booking)
-                            link_last[link] = arrival
+                            link_last[link] = held + hl
                         else:
                             insert_booking(link_book[link], booking, now)
             records.append([g, start, arrival, send_done, by, on, res])
@@ -477,7 +484,7 @@ class Simulation:
     def throughput(self, total_bytes: int) -> float | None:
         """Message bytes over the busy time of the busiest resource: a send port (its
         sends' ``send_busy``), a receive port (``recv_busy``) or a link (exclusive: the
-        transfers' ``delay``; shared: their bytes over the link's bandwidth)."""
+        transfers' link windows; shared: their bytes over the link's bandwidth)."""
         if total_bytes == 0:
             return None
         n_costs = len(self.c_send)
@@ -493,7 +500,7 @@ class Simulation:
                 per_link = np.repeat(uses * np.array(self.c_bytes, dtype=float), lengths)
                 per_link /= self.bound.capacity()[self.resources]
             else:
-                per_link = np.repeat(uses * np.array(self.c_delay), lengths)
+                per_link = np.repeat(uses * np.array(self.c_hold), lengths)
             links.append(np.bincount(self.resources, per_link, minlength=self.n_resources))
         return bottleneck_throughput(
             total_bytes,

@@ -4,12 +4,13 @@ of every link at once, by transfer (:class:`RouteBooks`)."""
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from operator import itemgetter
 
 import numpy as np
 
-__all__ = ["Route", "RouteBooks", "first_overlap", "insert_booking"]
+__all__ = ["Route", "RouteBooks", "first_overlap", "insert_booking", "start_for"]
 
 
 _END = itemgetter(1)
@@ -29,6 +30,16 @@ def first_overlap(
     if i < len(book) and book[i][0] < a + length:
         return book[i]
     return None
+
+
+def start_for(free: float, off: float) -> float:
+    """The least start ``s`` with ``s + off >= free`` (a resource held from ``off`` after the
+    start, free from ``free``): ``free - off``, nudged up when the subtraction rounds below
+    (else the same booking would be hit again forever)."""
+    start = free - off
+    while start + off < free:
+        start = math.nextafter(start, math.inf)
+    return start
 
 
 def insert_booking(
