@@ -227,15 +227,6 @@ class BoundSwitch(BoundModel):
         self._matrix = (nbytes, m)
         return m
 
-    def window_matrix(self, nbytes: int) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`link_window` for every pair: ``(offset[u], length[u, v])``; ``(0, T_ptp)``
-        under ``link_hold="whole"``."""
-        if not self.wire:
-            return np.zeros(self.n), np.asarray(self.delay_matrix(nbytes))
-        sw = self._sw
-        trans = self.o_trans(np.arange(int(self._hops.max()) + 1), nbytes)
-        return self._s_c + self._s_m * nbytes, trans[self._hops][np.ix_(sw, sw)]
-
     def node_cost(self, nbytes: int) -> np.ndarray:
         """``O_send``: how long a node's port is busy per send (its speed as a sender)."""
         return self._s_c + self._s_m * nbytes
