@@ -57,7 +57,7 @@ __all__ = ["switch_aware", "greedy_edges"]
 #: the earliest-completion pass costs O(N^2) per member; above this many members it is skipped
 ECEF_LIMIT = 512
 #: shares of the members that relay in the ``"tail"`` greedies (the fastest ones)
-RELAY_SHARES = (0.1, 0.25, 0.5)
+RELAY_SHARES = (0.0, 0.1, 0.25, 0.5)
 #: how many pieces a message may be cut into when no segment size is given
 PIECES = (2, 3, 4, 6, 8)
 #: how many of the fastest whole-message trees are tried in pieces
@@ -197,7 +197,7 @@ def _longest_first(req: Request, edges: list[tuple[int, int]]) -> list[tuple[int
     "switch_aware",
     collectives=("bcast", "multicast"),
     paper="hetcoll (ours), after Hsu et al. 2005 and Banikazemi et al. 1998",
-    complexity="O(N^2 (S D + N)) for its greedies, plus at most 23 simulations",
+    complexity="O(N^2 (S D + N)) for its greedies, plus at most 25 simulations",
     summary="greedy trees on node speeds with link reservations, slow receivers first, the "
     "message in pieces from slow sources; never slower than labs, two_vbbs or fnf",
     models=("switch",),
