@@ -17,7 +17,8 @@ is keeping the slow ones off the critical path and overlapping them with other t
    fastest ``k`` members first (the relays), then every other member by decreasing
    ``O_receive`` (the part of a transfer no sender can shorten: the slowest receivers are
    served first, while the relays' ports are free), for ``k`` a share of the members
-   (:data:`RELAY_SHARES`);
+   (:data:`RELAY_SHARES`).  Above :data:`SMALL` members, neither ``"ecef"`` nor the tail
+   order without relays;
 2. **local search**: every tree also with each node's children reordered so that the child
    whose subtree finishes last (estimated) is served first;
 3. **pieces** (when no segment size is given): the two fastest trees also carry the
@@ -54,8 +55,9 @@ from .labs import labs
 
 __all__ = ["switch_aware", "greedy_edges"]
 
-#: the earliest-completion pass costs O(N^2) per member; above this many members it is skipped
-ECEF_LIMIT = 512
+#: above this many members the earliest-completion pass (O(N^2) per member) and the flat
+#: tail order (no relays: a source cannot serve that many itself) are skipped
+SMALL = 512
 #: shares of the members that relay in the ``"tail"`` greedies (the fastest ones)
 RELAY_SHARES = (0.0, 0.1, 0.25, 0.5)
 #: how many pieces a message may be cut into when no segment size is given
@@ -286,10 +288,11 @@ def _trees(req: Request) -> list[list[tuple[int, int]]]:
     children reordered longest-subtree-first, duplicates dropped."""
     n = len(req.members)
     greedies = [greedy_edges(req, "fastest")]
-    if n <= ECEF_LIMIT:
+    if n <= SMALL:
         greedies.append(greedy_edges(req, "ecef"))
     for share in RELAY_SHARES:
-        greedies.append(greedy_edges(req, "tail", relays=round(share * (n - 1))))
+        if share > 0 or n <= SMALL:
+            greedies.append(greedy_edges(req, "tail", relays=round(share * (n - 1))))
     out: list[list[tuple[int, int]]] = []
     for edges in greedies:
         for tree in (edges, _longest_first(req, edges)):
