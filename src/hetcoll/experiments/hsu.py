@@ -108,11 +108,14 @@ def _summary(trials: list[dict[str, dict[str, float]]]) -> dict[str, Any]:
         mean = {k: float(np.mean([t[k][acc] for t in trials])) for k in PLANNERS}
         best = [min(t["labs"][acc], t["two_vbbs"][acc]) for t in trials]
         ours = [t["switch_aware"][acc] for t in trials]
+        gains = [_gain(b, o) for b, o in zip(best, ours, strict=True)]
         out[acc] = {
             "mean": mean,
             "labs_gain": _gain(mean["two_vbbs"], mean["labs"]),
             "labs_wins": float(np.mean([t["labs"][acc] < t["two_vbbs"][acc] for t in trials])),
-            "ours_gain": float(np.mean([_gain(b, o) for b, o in zip(best, ours, strict=True)])),
+            "ours_gain": float(np.mean(gains)),
+            "ours_gain_min": float(np.min(gains)),
+            "ours_gain_max": float(np.max(gains)),
             "ours_wins": int(sum(o < b * (1 - 1e-12) for b, o in zip(best, ours, strict=True))),
             "ours_losses": int(sum(o > b * (1 + 1e-12) for b, o in zip(best, ours, strict=True))),
             "fnf_gain": float(
@@ -185,7 +188,8 @@ def hsu_labs(config: Config) -> Result:
 
 def _headline(panels: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """Per panel and accounting: LABS's mean gain over TWO-VBBS (all points, and per number of
-    speed types), and switch_aware's mean gain over the better of the two at 8 types."""
+    speed types), and switch_aware's gain over the better of the two at 8 types (the mean
+    over every topology, and the least and the most on one)."""
     out: dict[str, Any] = {}
     for panel, pts in panels.items():
         entry: dict[str, Any] = {}
@@ -200,6 +204,12 @@ def _headline(panels: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
                 "labs_gain": float(np.mean([p[acc]["labs_gain"] for p in pts])),
                 "labs_gain_by_types": by_types,
                 "ours_gain_8_types": float(np.mean([p[acc]["ours_gain"] for p in eight]))
+                if eight
+                else None,
+                "ours_gain_8_types_min": min(p[acc]["ours_gain_min"] for p in eight)
+                if eight
+                else None,
+                "ours_gain_8_types_max": max(p[acc]["ours_gain_max"] for p in eight)
                 if eight
                 else None,
                 "ours_losses": int(sum(p[acc]["ours_losses"] for p in pts)),
@@ -226,7 +236,7 @@ def _labs_tables(data: dict[str, Any]) -> list[str]:
                     f"{e['mean']['fnf'] * 1e3:.2f}",
                     f"{e['labs_gain']:+.1f}",
                     f"{s['labs_gain']:+.1f}",
-                    f"{e['ours_gain']:.1f}",
+                    f"{e['ours_gain']:+.1f}",
                     f"{s['ours_gain']:+.1f}",
                 ]
             )
@@ -270,7 +280,11 @@ def _labs_tables(data: dict[str, Any]) -> list[str]:
                     "" if paper is None else f"{paper:.2f}",
                     ""
                     if h[acc]["ours_gain_8_types"] is None
-                    else f"{h[acc]['ours_gain_8_types']:.1f}",
+                    else f"{h[acc]['ours_gain_8_types']:+.1f}",
+                    ""
+                    if h[acc]["ours_gain_8_types"] is None
+                    else f"{h[acc]['ours_gain_8_types_min']:+.1f} .. "
+                    f"{h[acc]['ours_gain_8_types_max']:+.1f}",
                     h[acc]["ours_losses"],
                 ]
             )
@@ -283,6 +297,7 @@ def _labs_tables(data: dict[str, Any]) -> list[str]:
                 "by speed types",
                 "paper %",
                 "ours vs best, 8 types %",
+                "(least .. most)",
                 "ours slower",
             ],
             rows,
