@@ -205,3 +205,30 @@ def test_the_shortcut_equals_the_event_loop_on_beaumonts_graph_models(model):
                 )
     if model == "one_port":  # separate send and receive ports: the shortcut's case
         assert taken
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(2, 12),
+    st.integers(0, 2**16),
+    st.sampled_from(["wire", "whole"]),
+    st.sampled_from(["exclusive", "none"]),
+    st.sampled_from([(2048, None), (2048, 700), (1, None)]),
+    st.data(),
+)
+def test_both_paths_agree_on_switch_networks(n, seed, hold, contention, size, data):
+    """Hsu et al.'s switch model, either link window, links held or not: the event loop and
+    the shortcut (which steps aside: a receive port busy longer than the sender's, links)
+    predict the same bit for bit."""
+    from hetcoll.generators import switch_platform
+
+    p = switch_platform(n, density=2.0, types=8, seed=seed)
+    tree = data.draw(trees(n))
+    tree = Tree(
+        f"w{tree.root}", {f"w{k}": tuple(f"w{c}" for c in v) for k, v in tree.children.items()}
+    )
+    nbytes, seg = size
+    s = Schedule("bcast", "t", nbytes, (Flow(tree, nbytes, segment_size=seg),))
+    model = {"name": "switch", "link_hold": hold, "contention": contention}
+    fast, slow, _ = both(p, s, model)
+    assert_identical(fast, slow)
