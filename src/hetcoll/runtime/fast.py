@@ -34,6 +34,7 @@ from heapq import heappop, heappush
 from mpi4py import MPI
 
 from ..errors import CollectiveTimeoutError
+from .inflight import Inflight
 from .rank_ops import KIND_NAMES, SEND, ByteRanges, DataHandler, RankPlan, Trace, timeout_message
 from .transport import (
     _HDR,
@@ -70,6 +71,13 @@ def straight(plan: RankPlan, sends: tuple[bool, ...]) -> tuple[int, tuple[int, .
     if plan.ndeps[r] or any(plan.ndeps[i] != 1 or i not in plan.dependents[r] for i in order):
         return None
     return r, order
+
+
+def _one(op: int, req: MPI.Request) -> Inflight:
+    """The requests in flight of a rank of a one-message tree that waits: ``req`` alone."""
+    flight = Inflight()
+    flight.add(op, req)
+    return flight
 
 
 class Rest:
@@ -152,8 +160,7 @@ class FastRun:
         self.entry = 0
         self.done = [0] * n  # completion times of the last call (ns), for trace()
         self.issued = [0] * n
-        self.active: list[MPI.Prequest] = []  # of the last call, for abandon()
-        self.act: list[int] = []
+        self.flight = Inflight()  # of the last call, for abandon()
 
     @classmethod
     def compile(cls, comm: MPI.Comm, plan: RankPlan, owner) -> FastRun | None:
@@ -205,20 +212,19 @@ class FastRun:
         ranges = self._bind(handler)
         buffers = handler.buffers if ranges is not None else None
         reqs, mems, payloads, sends = self.reqs, self.mems, self.payloads, self.sends
-        chunks, dependents = self.plan.chunks, self.plan.dependents
+        chunks, dependents, peers = self.plan.chunks, self.plan.dependents, self.plan.peers
         done, issued, names = self.done, self.issued, self.names
         waiting = list(self.plan.ndeps)
         due = list(self.first_sends)  # enabled sends: a heap (sorted: program order)
-        active: list[MPI.Prequest] = []  # requests started and not yet seen complete
-        act: list[int] = []  # their ops
-        self.active, self.act = active, act
+        # requests started and not yet seen complete, by op (inflight.py: a look costs
+        # O(1) in the number of them, so a call of M segments costs O(M))
+        self.flight = flight = Inflight()
         now = self.entry = time.monotonic_ns()
         for i in self.first_recvs:
             if ranges is None:  # the handler learns the receive is posted
                 handler.recv_buffer(chunks[i], names[i])
             reqs[i].Start()
-            active.append(reqs[i])
-            act.append(i)
+            flight.add(i, reqs[i], peers[i])
             issued[i] = now
         remaining, port, pending = len(sends), -1, agree is not None
         deadline = now + self.timeout_ns
@@ -245,28 +251,16 @@ class FastRun:
                     finished.append(i)
                 else:
                     port = i
-                    active.append(req)
-                    act.append(i)
+                    flight.add(i, req)
                     continue
-            elif active:
+            elif flight.live:
                 try:
-                    if len(active) == 1:
-                        got = (0,) if active[0].Test() else ()
-                    else:
-                        got = _testsome(active)
+                    got = flight.test()
                 except MPI.Exception as exc:
                     got = self._truncated(exc, seq, notices, what)
                 if got:
                     t = time.monotonic_ns()
-                    if len(got) == len(active):
-                        finished.extend(act)
-                        active.clear()
-                        act.clear()
-                    else:
-                        finished.extend(act[k] for k in got)
-                        gone = set(got)
-                        active[:] = [r for k, r in enumerate(active) if k not in gone]
-                        act[:] = [o for k, o in enumerate(act) if k not in gone]
+                    finished.extend(got)
             if pending:
                 step = agree.round
                 if agree.poll():
@@ -310,8 +304,7 @@ class FastRun:
                         if ranges is None:
                             handler.recv_buffer(chunks[j], names[j])
                         reqs[j].Start()
-                        active.append(reqs[j])
-                        act.append(j)
+                        flight.add(j, reqs[j], peers[j])
                         issued[j] = t
             finished.clear()
 
@@ -339,7 +332,7 @@ class FastRun:
             self.issued,
         )
         t = self.entry = _now()
-        waited = False  # self.active/act were set: reset them at the end
+        waited = False  # self.flight was set: reset it at the end
         if recv >= 0:
             req = reqs[recv]
             if ranges is None:
@@ -349,17 +342,17 @@ class FastRun:
             try:
                 got = req.Test()
             except MPI.Exception as exc:  # a cut message: raises unless a leftover
-                self.active, self.act, waited = [req], [recv], True
+                self.flight, waited = _one(recv, req), True
                 self._truncated(exc, seq, self.notices, what)
                 got = True
             if got:
                 t = _now()
             else:
-                self.active, self.act, waited = [req], [recv], True
+                self.flight, waited = _one(recv, req), True
                 t = self._wait(req, recv, 0, seq, what, agree, self.entry + self.timeout_ns)
             while _TOKEN.unpack_from(mems[recv]) != (seq, digest):
                 self._odd(recv, seq, self.notices, what)  # a leftover: started again
-                self.active, self.act, waited = [req], [recv], True
+                self.flight, waited = _one(recv, req), True
                 t = self._wait(req, recv, 0, seq, what, agree, self.entry + self.timeout_ns)
             if ranges is not None:
                 b, sl = ranges[recv]
@@ -380,11 +373,11 @@ class FastRun:
             req.Start()
             issued[i] = t = _now()
             if not req.Test():  # not taken at once: the port waits for it
-                self.active, self.act, waited = [req], [i], True
+                self.flight, waited = _one(i, req), True
                 t = self._wait(req, i, k, seq, what, agree, self.entry + self.timeout_ns)
             done[i] = t
         if waited:
-            self.active, self.act = [], []
+            self.flight = Inflight()
         if agree is not None and agree.pending:
             if agree.poll():  # often over by now: no _wait frame
                 agree.verdict(what)
@@ -436,7 +429,7 @@ class FastRun:
                 self.plan,
                 what,
                 self.timeout,
-                self.act.__contains__,
+                self.flight.live.__contains__,
                 waiting,
                 port,
                 len(self.sends) - remaining,
@@ -456,35 +449,34 @@ class FastRun:
         got = _HDR.unpack_from(self.mems[i])[0]
         if got in notices.stale and got < seq:
             self.reqs[i].Start()
-            self.active.append(self.reqs[i])
-            self.act.append(i)
+            self.flight.add(i, self.reqs[i], self.plan.peers[i])
             return True
-        self.active.extend(self.reqs[j] for j in unseen)
-        self.act.extend(unseen)
+        for j in unseen:
+            self.flight.add(j, self.reqs[j])
         key = (self.plan.peers[i], self.plan.chunks[i])
         raise refused(self.mems[i], self.payloads[i], key, seq, notices.early, self.comm.rank, what)
 
     def _truncated(self, exc: MPI.Exception, seq: int, notices, what) -> list[int]:
-        """Testsome failed: a message larger than its receive (its header is there anyway).
-        The requests that completed, by asking each.  A cut message is fine only as a
-        leftover of an abandoned call (dropped when looked at); else it is a disagreement
-        on the size, or a message of a later call (kept for it)."""
-        got = [k for k, r in enumerate(self.active) if _completed(r)]
-        for k in got:
-            i = self.act[k]
+        """A look failed: a message larger than its receive (its header is there anyway).
+        The ops whose requests completed, by asking each (forgotten in :attr:`flight`).  A
+        cut message is fine only as a leftover of an abandoned call (dropped when looked
+        at); else it is a disagreement on the size, or a message of a later call (kept for
+        it)."""
+        flight = self.flight
+        got = [i for i, r in list(flight.live.items()) if _completed(r)]
+        for i in got:
+            flight.drop(i)
+        for i in got:
             if self.sends[i]:
                 continue
             header = _HDR.unpack_from(self.mems[i])
             if header[0] in notices.stale and header[0] < seq:
                 continue
-            others = [self.act[x] for x in got if x != k]
-            gone = set(got)
-            self.active[:] = [r for x, r in enumerate(self.active) if x not in gone]
-            self.act[:] = [o for x, o in enumerate(self.act) if x not in gone]
+            others = [x for x in got if x != i]
             if header[0] > seq:
                 self._odd(i, seq, notices, what, others)
-            self.active.extend(self.reqs[j] for j in others)
-            self.act.extend(others)
+            for j in others:
+                flight.add(j, self.reqs[j])
             detail = exc.Get_error_string().splitlines()[0]
             raise mismatch(
                 self.comm.rank, what, f"a message did not fit its receive (another size; {detail})"
@@ -496,7 +488,7 @@ class FastRun:
         a message of the peer's next call: kept in ``early``) and return the pending sends
         with their memory, to be tested later."""
         sends = []
-        for req, i in zip(self.active, self.act, strict=True):
+        for i, req in self.flight.live.items():
             if self.sends[i]:
                 sends.append((req, self))  # its memory stays with the request in flight
                 continue
@@ -505,5 +497,5 @@ class FastRun:
             if _HDR.unpack_from(self.mems[i])[0] > seq:
                 entry = kept_entry(self.mems[i], None, self.payloads[i])
                 early.setdefault((self.plan.peers[i], self.plan.chunks[i]), []).append(entry)
-        self.active, self.act = [], []
+        self.flight = Inflight()
         return sends

@@ -30,6 +30,7 @@ from mpi4py import MPI
 
 from ..errors import CollectiveTimeoutError
 from .fast import _NS, _SEQ, _TOKEN, FastRun, Rest
+from .inflight import Inflight
 from .rank_ops import KIND_NAMES, SEND, ByteRanges, DataHandler, RankPlan, Trace, timeout_message
 from .transport import (
     _HDR,
@@ -100,8 +101,9 @@ class SegmentRun:
         self.entry = 0
         self.done = [0] * n
         self.issued = [0] * n
-        self.active: list[MPI.Request] = []  # of the last call, for abandon()
-        self.act: list[int] = []  # their ops (-2 - peer: a call header from peer)
+        # the last call's requests in flight, for abandon(); by op (-2 - peer: a call
+        # header from peer); inflight.py: a look costs O(1) in the number of them
+        self.flight = Inflight()
         self.seq = 0
         self.issends: dict[int, tuple[MPI.Request, int]] = {}  # bare send op -> (request, tag)
         self.announcing: list[MPI.Prequest] = []  # call headers sent by the last call
@@ -167,9 +169,7 @@ class SegmentRun:
         done, issued = self.done, self.issued
         waiting = list(plan.ndeps)
         due: list[int] = []  # enabled sends, program order
-        active: list[MPI.Request] = []
-        act: list[int] = []
-        self.active, self.act = active, act
+        self.flight = flight = Inflight()
         self.issends = issends = {}
         self.announcing = announcing = []
         heard = dict.fromkeys(self.heard_from, False)  # peer -> its call header checked
@@ -180,8 +180,7 @@ class SegmentRun:
         for p in heard:
             req = calls[(False, p)][1]
             req.Start()
-            active.append(req)
-            act.append(-2 - p)
+            flight.add(-2 - p, req)
 
         def enable(j: int, t: int) -> None:
             if sends[j]:
@@ -200,8 +199,7 @@ class SegmentRun:
                     handler.recv_buffer(chunks[j], names[j])
                 req = reqs[j]
                 req.Start()
-            active.append(req)
-            act.append(j)
+            flight.add(j, req, peers[j])
 
         for i in plan.roots:
             enable(i, now)
@@ -209,7 +207,7 @@ class SegmentRun:
         deadline = now + int(self.timeout * _NS)
         turns, last = 0, now  # idle turns; the last completion (ns)
         rest, look = self.rest, self.spin_ns
-        testsome, sleep, clock = MPI.Request.Testsome, time.sleep, time.monotonic_ns
+        sleep, clock = time.sleep, time.monotonic_ns
         heappush, heappop = heapq.heappush, heapq.heappop
         while remaining:
             if port < 0 and due:
@@ -235,14 +233,13 @@ class SegmentRun:
                     _SEQ.pack_into(mems[i], 0, seq)
                     req = reqs[i]
                     req.Start()
-                active.append(req)
-                act.append(i)
+                flight.add(i, req)
                 issued[i] = clock()
             try:
-                got = testsome(active)
+                finished = flight.test()
             except MPI.Exception as exc:
-                got = self._truncated(exc, token, what)
-            if not got:
+                finished = self._truncated(exc, token, what)
+            if not finished:
                 turns += 1
                 t = clock()
                 if turns % _NOTICES_EVERY == 0:
@@ -257,16 +254,6 @@ class SegmentRun:
                     sleep(0)
                 continue
             t = last = clock()
-            if len(got) == 1:  # the common case, without a list comprehension's frame
-                k = got[0]
-                finished = [act[k]]
-                del active[k]
-                del act[k]
-            else:  # deleted in place, last first (no rebuilt lists: 64 of them a call)
-                finished = [act[k] for k in got]
-                for k in sorted(got, reverse=True):
-                    del active[k]
-                    del act[k]
             ready: list[int] = []
             for k, i in enumerate(finished):
                 if i < 0:  # a call header from peer -2 - i
@@ -311,7 +298,7 @@ class SegmentRun:
 
     def _expire(self, what, waiting: list[int], port: int, completed: int) -> None:
         """The deadline passed: report what is pending (abort, or raise)."""
-        pending = self.act.__contains__
+        pending = self.flight.live.__contains__
         message = timeout_message(self.plan, what, self.timeout, pending, waiting, port, completed)
         if self.on_timeout is not None:
             self.on_timeout(message)
@@ -326,8 +313,7 @@ class SegmentRun:
             return True
         if got in self.notices.stale and got < token[0]:
             req.Start()
-            self.active.append(req)
-            self.act.append(-2 - peer)
+            self.flight.add(-2 - peer, req)
             return False
         self._unseen(unseen)
         early, rank = self.notices.early, self.comm.rank
@@ -339,8 +325,7 @@ class SegmentRun:
         got = _HDR.unpack_from(self.mems[i])[0]
         if got in self.notices.stale and got < token[0]:
             self.reqs[i].Start()
-            self.active.append(self.reqs[i])
-            self.act.append(i)
+            self.flight.add(i, self.reqs[i], self.plan.peers[i])
             return True
         self._unseen(unseen)
         key, early = (self.plan.peers[i], self.plan.chunks[i]), self.notices.early
@@ -351,36 +336,32 @@ class SegmentRun:
         (their requests are complete: cancelling them finds their messages)."""
         for i in ops:
             if i < 0:
-                self.active.append(self.calls[(False, -2 - i)][1])
+                self.flight.add(i, self.calls[(False, -2 - i)][1])
             elif not self.large[i]:
-                self.active.append(self.reqs[i])
-            else:
-                continue
-            self.act.append(i)
+                self.flight.add(i, self.reqs[i])
 
     def _truncated(self, exc: MPI.Exception, token: tuple[int, int], what) -> list[int]:
-        """Testsome failed: a message larger than its receive.  The requests that completed,
-        by asking each; a cut small message is fine only as a leftover of an abandoned call
-        (dropped when looked at), anything else is a disagreement on the size."""
-        active, act = self.active, self.act
+        """A look failed: a message larger than its receive.  The ops whose requests
+        completed, by asking each (forgotten in :attr:`flight`); a cut small message is
+        fine only as a leftover of an abandoned call (dropped when looked at), anything
+        else is a disagreement on the size."""
+        flight = self.flight
         got, cut = [], []
-        for k, req in enumerate(active):
+        for i, req in list(flight.live.items()):
             try:
                 if req.Test():
-                    got.append(k)
+                    got.append(i)
             except MPI.Exception:
-                got.append(k)
-                cut.append(k)
-        for k in cut:
-            i = act[k]
+                got.append(i)
+                cut.append(i)
+        for i in got:
+            flight.drop(i)
+        for i in cut:
             small = i >= 0 and not self.large[i]  # (a call header is never cut)
             seq = _HDR.unpack_from(self.mems[i])[0] if small else token[0]
             if seq in self.notices.stale and seq < token[0]:
                 continue  # a leftover: dropped when looked at
-            others = [act[x] for x in got if x != k]
-            gone = set(got)
-            active[:] = [r for x, r in enumerate(active) if x not in gone]
-            act[:] = [o for x, o in enumerate(act) if x not in gone]
+            others = [x for x in got if x != i]
             if small and seq > token[0]:
                 self._odd(i, token, what, others)
             self._unseen(others)
@@ -397,7 +378,7 @@ class SegmentRun:
         bare sends nobody received."""
         sends: list[tuple[MPI.Request, object]] = [(r, self) for r in self.announcing]
         plan = self.plan
-        for req, i in zip(self.active, self.act, strict=True):
+        for i, req in self.flight.live.items():
             if i >= 0 and self.sends[i]:
                 sends.append((req, self))
                 if i in self.issends:  # not received: its receiver drains it
@@ -411,7 +392,7 @@ class SegmentRun:
                 key = (-2 - i, CALL_KEY) if i < 0 else (plan.peers[i], plan.chunks[i])
                 payload = None if i < 0 else self.payloads[i]
                 early.setdefault(key, []).append(kept_entry(mem, None, payload))
-        self.active, self.act, self.announcing = [], [], []
+        self.flight, self.announcing = Inflight(), []
         return sends
 
 

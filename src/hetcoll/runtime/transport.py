@@ -43,6 +43,7 @@ import time
 from mpi4py import MPI
 
 from ..errors import MismatchError
+from .inflight import Inflight
 
 __all__ = [
     "CALL_TAG",
@@ -209,9 +210,10 @@ class MPITransport:
     def reset(self, token: tuple[int, int] | None, seq: int) -> None:
         """Ready for another call (a transport may serve call after call)."""
         self.token, self.seq = token, seq
-        self.reqs: list[MPI.Request] = []
-        self.owners: list[int] = []  # op of each request
-        self.open: list[bool] = []  # request not yet accounted for
+        # requests not yet accounted for, by entry (inflight.py: a look costs O(1) in
+        # the number of them); ``owners[k]``: the op of entry ``k``
+        self.flight = Inflight()
+        self.owners: list[int] = []
         self.parts: dict[int, int] = {}  # requests outstanding per op
         self.recvs: dict[int, tuple] = {}  # op -> (peer, chunk, buf, scratch, header)
         self.keep: dict[int, tuple] = {}  # op -> memory a send in flight reads
@@ -243,15 +245,15 @@ class MPITransport:
         if n > PACK:
             self.large.add(i)
         if not self.headers:
-            self._add(i, self.comm.Irecv([buf, MPI.BYTE], peer, tag))
+            self._add(i, self.comm.Irecv([buf, MPI.BYTE], peer, tag), peer)
             self.recvs[i] = (peer, chunk, buf, None, None)
             return
         small = n <= PACK
         mem, view, req = self.wire.get(i, False, peer, tag, n if small else 0)
         req.Start()
-        self._add(i, req)
+        self._add(i, req, peer)
         if not small:
-            self._add(i, self.comm.Irecv([buf, MPI.BYTE], peer, tag))
+            self._add(i, self.comm.Irecv([buf, MPI.BYTE], peer, tag), peer)
         self.recvs[i] = (peer, chunk, buf, view if small else None, mem)
 
     def _recv_bare(self, i: int, peer: int, chunk: int, buf: memoryview) -> None:
@@ -261,7 +263,7 @@ class MPITransport:
             self.heard[peer] = False
             self._recv_call(peer)
         tag = self.bare.tag(self.seq, chunk)
-        self._add(i, self.comm.Irecv([buf, MPI.BYTE], peer, tag))
+        self._add(i, self.comm.Irecv([buf, MPI.BYTE], peer, tag), peer)
         self.recvs[i] = (peer, chunk, buf, None, BARE)
 
     def _recv_call(self, peer: int) -> None:
@@ -337,12 +339,10 @@ class MPITransport:
         self.instant.append((i, start, sent))
         return True
 
-    def _add(self, i: int, req: MPI.Request) -> None:
-        # Requests stay listed once complete (MPI ignores inactive and null ones): cheaper
-        # than rebuilding the list; ``open`` says which are not yet accounted for.
-        self.reqs.append(req)
+    def _add(self, i: int, req: MPI.Request, peer: int | None = None) -> None:
+        # ``peer``: a receive from it (tested in posting order), None: a send
+        self.flight.add(len(self.owners), req, peer)
         self.owners.append(i)
-        self.open.append(True)
         self.parts[i] = self.parts.get(i, 0) + 1
 
     # -- clear-to-send (emulation) ---------------------------------------------------------------
@@ -395,26 +395,27 @@ class MPITransport:
                 raise self.failed
             done, self.instant = self.instant, []
             return done
-        reqs = self.reqs
-        if not reqs:
+        flight = self.flight
+        if not flight:
             return _EMPTY
         error = None
         try:
-            got = MPI.Request.Testsome(reqs)
+            got = flight.test()
         except MPI.Exception as exc:
             # A message larger than its receive (truncated: its first bytes, the header, are
             # there).  A leftover of an abandoned call explains it, anything else is a
             # disagreement on the size.  Which requests completed: ask each.
             error = exc.Get_error_string().splitlines()[0]
-            got = [k for k, r in enumerate(reqs) if self.open[k] and _completed(r)]
+            got = [k for k, r in list(flight.live.items()) if _completed(r)]
+            for k in got:
+                flight.drop(k)
         if not got:
             return _EMPTY
-        owners, parts, opened = self.owners, self.parts, self.open
+        owners, parts = self.owners, self.parts
         done: list[tuple[int, int, int]] = []
         self.dropped = 0
         failed = None
         for k in got:
-            opened[k] = False
             i = owners[k]
             parts[i] -= 1
             if parts[i] == 0:
@@ -424,11 +425,6 @@ class MPITransport:
                     self._finish(i, done)
                 except MismatchError as exc:  # look at every completion (keep early ones)
                     failed = failed or exc
-        if self.dropped:  # a request posted again is listed again: forget its old entry
-            keep = [k for k, o in enumerate(self.open) if o]  # (in place: fast.py holds them)
-            self.reqs[:] = [self.reqs[k] for k in keep]
-            self.owners[:] = [self.owners[k] for k in keep]
-            self.open[:] = [True] * len(keep)
         if failed is not None:
             raise failed
         if error is not None and not self.dropped:
@@ -494,9 +490,8 @@ class MPITransport:
         tested later (with the memory they read).  A receive that completed meanwhile may
         hold a message of the peer's next call: it is kept for that call."""
         sends = []
-        for req, i, opened in zip(self.reqs, self.owners, self.open, strict=True):
-            if not opened:
-                continue
+        for k, req in self.flight.live.items():
+            i = self.owners[k]
             if i not in self.recvs:
                 sends.append((req, self.keep.get(i)))
                 bare = self.bare_sends.get(i)
@@ -513,7 +508,7 @@ class MPITransport:
             req.Wait()
         sends += self.cts_out
         self.cts_in, self.cts_out = [], []
-        self.reqs, self.owners, self.open = [], [], []
+        self.flight, self.owners = Inflight(), []
         self.wire.free(keep={id(r) for r, _ in sends})
         return sends
 
