@@ -48,6 +48,10 @@ AGREE_TAG = 13
 #: sleeps on a busy host) while a round is pending, before it naps ``poll`` between looks
 ROUND_SPIN = 2e-3
 _MSG = struct.Struct("<3q")  # call number, digest, ok
+#: the digest of a second round after a disagreement: every rank has cancelled the call's
+#: receives before any leaves it (else a peer's next call could land in one, cut to its
+#: size: the overlapped fast path posts them before the round is over)
+_SETTLED = -1
 _NS = 1_000_000_000
 _testall = MPI.Request.Testall
 
@@ -162,6 +166,9 @@ class Agreement:
                 self.wait(what)
             # every rank raises in this call: data of it that come later are leftovers
             self.owner.notices.abandon(seq, digest, [], tell=self.ok)
+            if not self.ok:  # every rank knows: none leaves before all cancelled (below)
+                self.begin(seq, _SETTLED)
+                self.wait(what)
             raise
         except CollectiveTimeoutError:
             raise

@@ -36,6 +36,8 @@ __all__ = [
     "in_place",
     "message",
     "op_name",
+    "plain_kind",
+    "plain_signature",
     "raw",
     "signature",
     "typed_buffer",
@@ -252,6 +254,36 @@ def signature(datatype: MPI.Datatype, count: int = 1) -> str:
     except (ValueError, KeyError, TypeError):
         return f"{count}x{datatype.Get_size()}B"
     text = ",".join(f"{n}{code}" for code, n in runs)
+    if len(text) <= 64:
+        return text
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def plain_kind(buf: Any) -> Any:
+    """What mpi4py infers a plain buffer's datatype from, as a key: a NumPy array's dtype,
+    else the buffer's format (``"B"`` for bytes)."""
+    if type(buf) is np.ndarray:
+        return buf.dtype
+    if type(buf) in (bytes, bytearray):
+        return "B"
+    return _format(buf)
+
+
+def plain_signature(kind: Any, nbytes: int) -> str:
+    """The type signature of a plain buffer of ``nbytes`` bytes of elements ``kind``
+    (:func:`plain_kind`), written as :func:`signature` writes it, so that a plain
+    ``float64`` array and ``[buf, MPI.DOUBLE]`` agree; empty for no data (an empty
+    signature matches any, as in MPI)."""
+    if not nbytes:
+        return ""
+    try:
+        dt = kind if isinstance(kind, np.dtype) else np.dtype(kind)
+        runs = _runs(dt)
+    except (TypeError, ValueError, KeyError):
+        return f"{nbytes}B of {kind}"
+    if not dt.itemsize:
+        return f"{nbytes}B of {kind}"
+    text = ",".join(f"{n}{code}" for code, n in _repeat(runs, nbytes // dt.itemsize))
     if len(text) <= 64:
         return text
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()

@@ -18,13 +18,23 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
-from ..errors import HetcollError
+from ..errors import HetcollError, MismatchError
 from ..schedule import HYPERCUBE_COLLECTIVES, Schedule
-from .buffers import Message, check_op, in_place, message, op_name, raw
+from .buffers import (
+    Message,
+    check_op,
+    in_place,
+    message,
+    op_name,
+    plain_kind,
+    plain_signature,
+    raw,
+)
 from .comm import ScheduleComm
 from .executor import ByteRanges
 from .rank_ops import Label
 from .reduce import BarrierHandler, BufferPool, GatherHandler, ReduceHandler, sized_program
+from .startup import digest_of
 
 __all__ = ["Collectives", "INLINE"]
 
@@ -70,7 +80,9 @@ class Collectives(ScheduleComm):
             raise HetcollError(f"collective: unknown {collective!r}")
         return self._planned(root, members, nbytes, segment_size, groups, algo)[0]
 
-    def _planned(self, root, members, nbytes, segment_size, groups, algo):
+    def _planned(self, root, members, nbytes, segment_size, groups, algo, extra=""):
+        """The tree schedule of a call (cached), its plan, program and digest (``extra``:
+        what else every rank must agree on, e.g. the type signature)."""
         key = (
             algo,
             root,
@@ -78,6 +90,7 @@ class Collectives(ScheduleComm):
             nbytes,
             segment_size,
             None if groups is None else tuple((r, tuple(m or ())) for r, m in groups),
+            extra,
         )
         hit = self._cache.get(key)
         if hit is not None:
@@ -100,7 +113,7 @@ class Collectives(ScheduleComm):
             }
             return self._planner().tree(self.platform, call)
 
-        return self._cached(key, build)
+        return self._cached(key, build, extra)
 
     def _nodes(self, ranks: Sequence[int]) -> list[str]:
         return [self._node(r, "members") for r in ranks]
@@ -135,9 +148,9 @@ class Collectives(ScheduleComm):
 
     # -- rooted collectives (trees) -----------------------------------------------------------
 
-    def _tree(self, views, root, members, nbytes, segment_size, groups, what, algo=None) -> None:
+    def _tree(self, views, root, members, nbytes, seg, groups, what, extra="") -> None:
         sched, plan, program, digest = self._planned(
-            root, members, nbytes, segment_size, groups, algo
+            root, members, nbytes, seg, groups, None, extra
         )
         self.last_schedule = sched
         self._execute(plan, ByteRanges(program.chunks, views), what, digest)
@@ -162,16 +175,23 @@ class Collectives(ScheduleComm):
         if isinstance(buf, _SPECS):
             m = message(buf, writable=receiving, where="Bcast buf")
             data = m.data() if m.contiguous else _packed(m, not receiving)
+            kind = m.signature() if m.nbytes else ""
         else:  # a plain buffer: its bytes (the common case, kept short)
             m, data = None, raw(buf, receiving, "Bcast buf")
+            kind = plain_kind(buf)
         seg = self.segment_size if segment_size is None else segment_size
-        # A repeated call (same root, size, segments, planner) costs one lookup here; its
-        # handler is made once too, and holds the buffer only during the call.
-        key = (root, len(data), seg, algo)
+        # A repeated call (same root, size, segments, planner, element type) costs one
+        # lookup here; its handler is made once too, and holds the buffer only during the
+        # call.  The type signature is part of the call's digest, so ranks that broadcast
+        # float64 against int64 of the same size raise instead of taking the bits.
+        key = (root, len(data), seg, algo, kind)
         call = self._calls.get(key)
         if call is None:
             what = Label("Bcast(root={}, {} B, {})", root, len(data), algo or self._label(None))
-            sched, plan, program, digest = self._planned(root, None, len(data), seg, None, algo)
+            sig = kind if m is not None else plain_signature(kind, len(data))
+            sched, plan, program, digest = self._planned(
+                root, None, len(data), seg, None, algo, extra=sig
+            )
             handler = ByteRanges(program.chunks, {0: None})
             call = self._calls[key] = (sched, plan, handler, digest, what)
         self.last_schedule, plan, handler, digest, what = call
@@ -204,22 +224,15 @@ class Collectives(ScheduleComm):
     ) -> None:
         """Send ``buf`` from ``root`` to ``members`` (ranks; the root is added).
 
-        Every rank calls it (the size is agreed collectively); ranks that are not members
-        return at once after that and may pass ``buf=None``.
+        Every rank calls it (the size is agreed collectively, :meth:`_agreed`); ranks that
+        are not members return at once after that and may pass ``buf=None``.  Every member
+        must give the same size and type signature (else every rank raises
+        :class:`~hetcoll.errors.MismatchError`).
         """
         if self.size == 1:
             return
         members = sorted({int(m) for m in members} | {int(root)})
-        seg = self.segment_size if segment_size is None else segment_size
-        m = data = None
-        if self.rank in members:
-            m = message(buf, writable=self.rank != root, where="multicast buf", typed=False)
-            data = m.data() if m.contiguous else _packed(m, self.rank == root)
-        nbytes = self._agreed_size(None if m is None else m.nbytes, "multicast")
-        what = f"multicast(root={root}, {len(members)} members, {nbytes} B, {self._label(None)})"
-        self._tree({0: data}, root, members, nbytes, seg, None, what)
-        if m is not None and not m.contiguous and self.rank != root:
-            m.unpack(data)
+        self._multicast([(buf, root, members)], segment_size, one=True)
 
     Multicast = multicast
 
@@ -233,14 +246,20 @@ class Collectives(ScheduleComm):
         every rank), the same on every rank except ``buf`` (None where not a member).
 
         Each group is planned on its own and they run concurrently, sharing each rank's port
-        (Banikazemi et al. 1998, multiple multicast).  Every buffer must have the same size.
+        (Banikazemi et al. 1998, multiple multicast).  Every buffer must have the same size,
+        and the members of a group the same type signature (:meth:`_agreed`).
         """
         if self.size == 1:
             return
         if not groups:
             raise HetcollError("multicasts: no groups given")
+        self._multicast(groups, segment_size, one=False)
+
+    def _multicast(self, groups, segment_size: int | None, one: bool) -> None:
         seg = self.segment_size if segment_size is None else segment_size
+        name = "multicast" if one else "multicasts"
         views: dict[int, Any] = {}
+        mine: dict[int, tuple[int, str]] = {}
         unpack: list[tuple[Message, Any]] = []
         plan_groups = []
         for b, (buf, root, members) in enumerate(groups):
@@ -248,26 +267,67 @@ class Collectives(ScheduleComm):
             plan_groups.append((int(root), mem))
             if mem is None or self.rank in mem:
                 receiving = self.rank != root
-                m = message(buf, writable=receiving, where=f"multicasts group {b} buf", typed=False)
-                views[b] = m.data() if m.contiguous else _packed(m, not receiving)
-                if not m.contiguous and receiving:
+                where = "multicast buf" if one else f"multicasts group {b} buf"
+                m, views[b], mine[b] = _member(buf, receiving, where)
+                if m is not None and not m.contiguous and receiving:
                     unpack.append((m, views[b]))
-        sizes = {len(v) for v in views.values()}
-        if len(sizes) > 1:
-            raise HetcollError(f"multicasts: every buffer must have the same size, got {sizes}")
-        nbytes = self._agreed_size(sizes.pop() if sizes else None, "multicasts")
-        what = f"multicasts({len(groups)} groups, {nbytes} B, {self._label(None)})"
-        self._tree(views, None, None, nbytes, seg, plan_groups, what)
+        nbytes, agreed = self._agreed(mine, plan_groups, seg, name)
+        if one:
+            root0, mem0 = plan_groups[0]
+            what = f"multicast(root={root0}, {len(mem0)} members, {nbytes} B, {self._label(None)})"
+            self._tree(views, root0, mem0, nbytes, seg, None, what, extra=agreed)
+        else:
+            what = f"multicasts({len(groups)} groups, {nbytes} B, {self._label(None)})"
+            self._tree(views, None, None, nbytes, seg, plan_groups, what, extra=agreed)
         for m, data in unpack:
             m.unpack(data)
 
-    def _agreed_size(self, n: int | None, what: str) -> int:
-        # Non-members may not know the size; take the largest any rank knows (the root's).
-        send = np.array([-1 if n is None else n], dtype=np.int64)
-        recv = np.zeros(1, dtype=np.int64)
-        req = self.comm.Iallreduce([send, MPI.INT64_T], [recv, MPI.INT64_T], op=MPI.MAX)
-        self._wait(req, f"the size agreement of {what}")
-        return int(recv[0])
+    def _agreed(self, mine, groups, seg, name: str) -> tuple[int, str]:
+        """The size of a multicast's buffers, which ranks that are not members do not know:
+        ``(nbytes, digest text)`` agreed by every rank, from ``mine`` (group -> this rank's
+        ``(nbytes, type signature)`` where it is a member).
+
+        A call of its own (a hypercube allreduce, MAX, of each group's size and signature
+        hash and their negatives): every rank learns each group's largest and smallest,
+        and raises :class:`~hetcoll.errors.MismatchError` when members disagree or the
+        groups' sizes differ.  An engine call rather than MPI's ``Iallreduce``, so that a
+        rank that makes another call meanwhile finds it (its digest travels with the
+        data) instead of everyone waiting."""
+        low = np.iinfo(np.int64).min
+        values = np.full(4 * len(groups), low, dtype=np.int64)
+        for b, (n, sig) in mine.items():
+            h = int.from_bytes(digest_of(sig)[:8], "little") >> 2  # 62 bits, never `low`
+            values[4 * b : 4 * b + 4] = (n, -n, h, -h)
+        what = f"the size agreement of {name}({len(groups)} group(s))"
+        state = memoryview(values).cast("B")
+        with self._scratch():
+            handler = self._cube(
+                "allreduce",
+                len(state),
+                "max",
+                None,
+                what,
+                lambda program: ReduceHandler(
+                    program, self.node, state, MPI.MAX, len(values), MPI.INT64_T, self._pool
+                ),
+                f"{name} agreement/{groups}/{seg}",
+            )
+            got = np.frombuffer(handler.state, dtype=np.int64).reshape(-1, 4).copy()
+        sizes = {int(n) for n in got[:, 0]}
+        bad = [b for b, (n, m, h, k) in enumerate(got) if n != -m or h != -k]
+        if bad or len(sizes) > 1:
+            b = bad[0] if bad else None
+            detail = (
+                f"the members of group {b} gave different sizes ({-got[b, 1]}..{got[b, 0]} "
+                "bytes) or type signatures"
+                if b is not None
+                else f"the groups' buffers have different sizes ({sorted(sizes)} bytes)"
+            )
+            raise MismatchError(
+                f"rank {self.rank}: {name}: {detail}; every member must pass a buffer of the "
+                "same size and type signature"
+            )
+        return sizes.pop(), ",".join(f"{n}/{h}" for n, _, h, _ in got)
 
     # -- hypercube collectives (Figueira & Reddi) -----------------------------------------------
 
@@ -410,20 +470,24 @@ class Collectives(ScheduleComm):
         extent = recv.datatype.Get_extent()[1]
         blocks_out = [_block(recv, r * per * extent, per) for r in range(self.size)]
         if in_place(sendbuf):
-            send = blocks_out[self.rank].pack()
+            mine = blocks_out[self.rank]
         else:
-            send = message(sendbuf, writable=False, where="Allgather sendbuf").pack()
-            if len(send) > blocks_out[0].nbytes:
-                raise HetcollError(
-                    f"Allgather recvbuf: {recv.nbytes} bytes cannot hold {self.size} blocks "
-                    f"of {len(send)}"
-                )
+            mine = message(sendbuf, writable=False, where="Allgather sendbuf")
+        send = mine.pack()
+        # every rank's block has the same type signature (a digest of it rides with the data)
+        sig = mine.signature() if mine.nbytes else ""
+        if not in_place(sendbuf) and len(send) > blocks_out[0].nbytes:
+            raise HetcollError(
+                f"Allgather recvbuf: {recv.nbytes} bytes cannot hold {self.size} blocks "
+                f"of {len(send)}"
+            )
         if self.size == 1:
             _place(blocks_out[0], send)
             return
         what = f"Allgather({len(send)} B, {self._label(algo, cube=True)})"
         with self._scratch():
-            for out, block in zip(blocks_out, self._gather_blocks(send, algo, what), strict=True):
+            blocks = self._gather_blocks(send, algo, what, sig)
+            for out, block in zip(blocks_out, blocks, strict=True):
                 _place(out, block)
 
     def allgather(self, obj: Any, *, algo=None) -> list[Any]:
@@ -463,6 +527,17 @@ class Collectives(ScheduleComm):
         self._cube("barrier", 0, None, algo, what, lambda p: BarrierHandler(p, self.node))
 
     Barrier = barrier
+
+
+def _member(buf: Any, receiving: bool, where: str) -> tuple[Message | None, Any, tuple]:
+    """A member's buffer: ``(message or None for a plain buffer, its bytes, (nbytes, type
+    signature))``; a non-contiguous one packed where it is sent from."""
+    if isinstance(buf, _SPECS):
+        m = message(buf, writable=receiving, where=where)
+        data = m.data() if m.contiguous else _packed(m, not receiving)
+        return m, data, (m.nbytes, m.signature() if m.nbytes else "")
+    data = raw(buf, receiving, where)
+    return None, data, (len(data), plain_signature(plain_kind(buf), len(data)))
 
 
 def _packed(m: Message, holds: bool) -> memoryview:

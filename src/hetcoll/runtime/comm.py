@@ -39,6 +39,7 @@ from .notices import Notices
 from .segments import compile_run
 from .startup import (
     Planner,
+    check_choices,
     check_settings,
     digest_of,
     judge,
@@ -47,13 +48,13 @@ from .startup import (
     provisional_timeout,
     settings_digest,
 )
+from .strays import Strays
 from .transport import MPITransport, Wire
 
 __all__ = ["Planner", "ScheduleComm"]  # Planner: see startup.py
 
 _CACHE_LIMIT = 64
 _NS = 1_000_000_000
-CHECKS = ("data", "first", "always", "never")
 
 
 class ScheduleComm(Clocks):
@@ -83,12 +84,7 @@ class ScheduleComm(Clocks):
         spin: float | None = None,
         poll: float | None = None,
     ) -> None:
-        if check not in CHECKS:
-            raise HetcollError(f"check: expected one of {', '.join(CHECKS)}, got {check!r}")
-        if on_timeout not in ("abort", "raise"):
-            raise HetcollError(f"on_timeout: expected 'abort' or 'raise', got {on_timeout!r}")
-        if clock not in ("auto", "shared", "sync"):
-            raise HetcollError(f"clock: expected 'auto', 'shared' or 'sync', got {clock!r}")
+        check_choices(check=check, on_timeout=on_timeout, clock=clock)
         self.base = comm
         self.planner = planner
         self.emulate, self.model = bool(emulate), model
@@ -175,6 +171,7 @@ class ScheduleComm(Clocks):
         self.node = self.nodes[self.rank]
         if self.check == "always":  # agreement.py
             self._agreement = Agreement(self.comm, self)
+        self.strays = Strays.create(self)  # natively with headers, else None
         self.rank_of = {node: r for r, node in enumerate(self.nodes)}
         #: True when every rank reads the same clock (one host, or synchronised for emulation)
         self.one_host = len({d[len(digest) :] for d in got}) == 1
@@ -366,6 +363,7 @@ class ScheduleComm(Clocks):
             seq=self._seq,
             early=notices.early,
             wire=self._wires.get(id(plan)),
+            strays=None if self.strays is None else (self.strays, plan),
         )
         self._wires[id(plan)] = transport.wire
         try:

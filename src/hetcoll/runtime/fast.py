@@ -150,6 +150,8 @@ class FastRun:
         self.first_recvs = tuple(i for i in plan.roots if not self.sends[i])
         self.first_sends = sorted(i for i in plan.roots if self.sends[i])
         self.names = tuple(KIND_NAMES[k] for k in plan.kinds)
+        # a stray look (strays.py) after a long wait without progress
+        self.strays = owner.strays
         self.straight = straight(plan, self.sends)
         if self.straight is not None:  # one frame less per call: run() is _straight()
             self.run = self._straight
@@ -228,7 +230,7 @@ class FastRun:
             issued[i] = now
         remaining, port, pending = len(sends), -1, agree is not None
         deadline = now + self.timeout_ns
-        rest, notices = self.rest, self.notices
+        rest, notices, strays = self.rest, self.notices, self.strays
         # check="always": every rank is in this call together (the round), so its waits are
         # short unless a rank is late: look again at once for longer before napping
         spin_ns = self.spin_ns if agree is None else agree.spin_ns
@@ -277,6 +279,8 @@ class FastRun:
                 if now > deadline:
                     self._timeout(what, waiting, port, remaining, agree if pending else None)
                 notices.check(seq, what)
+                if strays is not None and now - idle_since > strays.after:
+                    strays.look(seq, what, self.plan, flight.peers())
                 time.sleep(self.poll)
                 continue
             idle_since = t
@@ -420,6 +424,9 @@ class FastRun:
                 n = len(self.sends)
                 self._timeout(what, [0] * n, port, n - k if i >= 0 else 0, agree)
             self.notices.check(seq, what)
+            if self.strays is not None and now - idle_since > self.strays.after:
+                waited = (self.plan.peers[i],) if i >= 0 and not self.sends[i] else ()
+                self.strays.look(seq, what, self.plan, waited)
             time.sleep(self.poll)
 
     def _timeout(self, what, waiting, port: int, remaining: int, agree) -> None:

@@ -68,6 +68,10 @@ class Inflight:
         queue.append(op)
         self.sweep.append(op)
 
+    def peers(self) -> list[int]:
+        """The peers this rank may still wait for (some of their receives may be over)."""
+        return [p for p, queue in self.queues.items() if queue]
+
     def drop(self, op: int) -> None:
         self.live.pop(op, None)
 

@@ -78,6 +78,7 @@ class Notices:
         earlier = sorted(s for s in self.heard if s <= seq and s not in self.reported)
         if earlier:
             self.reported.update(earlier)
+            self.stale.update(earlier)  # its leftovers are dropped from now on
             s = earlier[0]
             raise MismatchError(
                 f"rank {self.comm.rank}: rank {self.heard[s]} found that the ranks planned "
@@ -85,6 +86,16 @@ class Notices:
                 "(it only sent, or received from ranks that agreed with it); every rank must "
                 "call the same collectives in the same order"
             )
+
+    def found_earlier(self, seq: int) -> None:
+        """A message showed that call ``seq``, which this rank completed, was not the same
+        call on every rank: drop its leftovers, tell every other rank, and raise after this
+        rank's current call (:meth:`raise_earlier`)."""
+        self.stale.add(seq)
+        if seq in self.heard:
+            return
+        self.heard[seq] = self.comm.rank
+        self._tell(seq, 0)
 
     def abandon(self, seq: int, digest: int, sends: list, tell: bool = True) -> None:
         """Call ``seq`` failed on this rank with a MismatchError: drop its leftovers from now
@@ -94,8 +105,10 @@ class Notices:
         self.flying.extend(sends)
         found = seq not in self.heard
         self.reported.add(seq)
-        if not found or not tell:
-            return
+        if found and tell:
+            self._tell(seq, digest)
+
+    def _tell(self, seq: int, digest: int) -> None:
         note = np.array([seq, digest, self.comm.rank], dtype=np.int64)
         for r in range(self.comm.size):
             if r != self.comm.rank:

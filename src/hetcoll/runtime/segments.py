@@ -70,6 +70,7 @@ class SegmentRun:
         # Rest, so that what its yields meet does not change how the wrapper's small calls
         # (fast.py) wait, nor the reverse.
         self.rest = Rest()
+        self.strays = owner.strays  # a look at strays after a long wait (strays.py)
         self.spin_ns = int(owner.spin * _NS) if owner.spin_given else 0
         self.on_timeout = owner._timed_out if owner.on_timeout == "abort" else None
         n = len(plan)
@@ -180,7 +181,7 @@ class SegmentRun:
         for p in heard:
             req = calls[(False, p)][1]
             req.Start()
-            flight.add(-2 - p, req)
+            flight.add(-2 - p, req, p)
 
         def enable(j: int, t: int) -> None:
             if sends[j]:
@@ -246,6 +247,8 @@ class SegmentRun:
                     if t > deadline:
                         self._expire(what, waiting, port, len(sends) - remaining)
                     notices.check(seq, what)
+                    if self.strays is not None and t - last > self.strays.after:
+                        self.strays.look(seq, what, plan, flight.peers())
                 # MPI moves a large chunk only while its ends look: look again soon, and
                 # let a peer sharing the core run meanwhile (docs/runtime.md, Waiting)
                 if t - last < look:
@@ -313,7 +316,7 @@ class SegmentRun:
             return True
         if got in self.notices.stale and got < token[0]:
             req.Start()
-            self.flight.add(-2 - peer, req)
+            self.flight.add(-2 - peer, req, peer)
             return False
         self._unseen(unseen)
         early, rank = self.notices.early, self.comm.rank
@@ -336,7 +339,7 @@ class SegmentRun:
         (their requests are complete: cancelling them finds their messages)."""
         for i in ops:
             if i < 0:
-                self.flight.add(i, self.calls[(False, -2 - i)][1])
+                self.flight.add(i, self.calls[(False, -2 - i)][1], -2 - i)
             elif not self.large[i]:
                 self.flight.add(i, self.reqs[i])
 

@@ -22,6 +22,7 @@ from ..schedule import Schedule
 __all__ = [
     "DIGEST",
     "Planner",
+    "check_choices",
     "check_settings",
     "digest_of",
     "judge",
@@ -59,6 +60,23 @@ class Planner(Protocol):
 def digest_of(text: str) -> bytes:
     """A 16-byte digest of ``text``."""
     return hashlib.blake2b(text.encode(), digest_size=DIGEST).digest()
+
+
+#: the values of the wrapper's settings that are choices (``"first"``: ``"data"``'s old name)
+CHOICES = {
+    "check": ("data", "first", "always", "never"),
+    "on_timeout": ("abort", "raise"),
+    "clock": ("auto", "shared", "sync"),
+}
+
+
+def check_choices(**given: Any) -> None:
+    """Raise :class:`HetcollError` for the first setting ``name=value`` that is not one of
+    its :data:`CHOICES`."""
+    for name, value in given.items():
+        if value not in CHOICES[name]:
+            options = ", ".join(CHOICES[name])
+            raise HetcollError(f"{name}: expected one of {options}, got {value!r}")
 
 
 def check_settings(given: dict[str, Any]) -> dict[str, Any]:

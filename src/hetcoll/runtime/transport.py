@@ -194,8 +194,10 @@ class MPITransport:
         seq: int = 0,
         early: dict | None = None,
         wire: Wire | None = None,
+        strays: tuple | None = None,
     ) -> None:
         self.comm = comm
+        self.strays = strays  # (Strays, the rank's plan): strays.py, natively with headers
         self.wire = wire or Wire(comm)
         self.notices = notices  # heard while waiting (see notices.py)
         self.seq = seq
@@ -210,6 +212,7 @@ class MPITransport:
     def reset(self, token: tuple[int, int] | None, seq: int) -> None:
         """Ready for another call (a transport may serve call after call)."""
         self.token, self.seq = token, seq
+        self.moved = time.monotonic_ns()  # the last progress (strays.py)
         # requests not yet accounted for, by entry (inflight.py: a look costs O(1) in
         # the number of them); ``owners[k]``: the op of entry ``k``
         self.flight = Inflight()
@@ -282,7 +285,7 @@ class MPITransport:
             return
         mem, req = self.wire.call(False, peer)
         req.Start()
-        self._add(-2 - peer, req)
+        self._add(-2 - peer, req, peer)
         self.recvs[-2 - peer] = (peer, CALL_KEY, None, None, mem)
 
     def send(self, i: int, peer: int, chunk: int, buf: memoryview, start: int, sent: int) -> None:
@@ -411,6 +414,7 @@ class MPITransport:
                 flight.drop(k)
         if not got:
             return _EMPTY
+        self.moved = time.monotonic_ns()
         owners, parts = self.owners, self.parts
         done: list[tuple[int, int, int]] = []
         self.dropped = 0
@@ -483,6 +487,9 @@ class MPITransport:
     def idle(self, seconds: float) -> None:
         if self.notices is not None:
             self.notices.check(self.seq, self.what)
+            strays = self.strays
+            if strays is not None and time.monotonic_ns() - self.moved > strays[0].after:
+                strays[0].look(self.seq, self.what, strays[1], self.flight.peers())
         time.sleep(seconds)
 
     def abandon(self) -> list[tuple[MPI.Request, object]]:
