@@ -1,12 +1,17 @@
-"""Runtime speed without emulation (4 ranks): pipelined 8 MiB Bcast vs native, 1-byte cost.
+"""Runtime speed without emulation (4 ranks): pipelined 8 MiB Bcast vs native, 1-byte cost,
+and how a Bcast scales with its number of segments.
 
-Targets (issue 10): a 1-byte Bcast within 2x native per call, ``check="always"`` within 2x
-of the default, 8 MiB in 256 KiB segments within 1.5x native.  Measured side by side
-(rounds alternate the variants; the median of the round-by-round ratios is reported next
-to the best values).  Prints tables, writes ``results/bench_runtime.json``.
-Run: ``.venv/bin/python benchmarks/mpi/bench_runtime.py [--only one_byte|bcast_8MiB]
-[--repeat K] [--rounds R]``: ``--repeat`` runs the job K times (a busy host varies from run
-to run) and prints each run's ratios and their medians; ``--rounds`` sets the 1-byte rounds.
+Targets: a 1-byte Bcast within 2x native per call, ``check="always"`` within 2x of the
+default, 8 MiB in 256 KiB segments within 1.5x native, and a chain Bcast linear in its
+number of segments (1-byte segments: the time per segment at 16 384 segments within 1.2x
+of that at 1 024, repeated calls).  Measured side by side (rounds alternate the variants;
+the median of the round-by-round ratios is reported next to the best values).  Prints
+tables, writes ``results/bench_runtime.json``.
+Run: ``.venv/bin/python benchmarks/mpi/bench_runtime.py [--only one_byte|bcast_8MiB|segments]
+[--repeat K] [--rounds R] [--calls C] [--up-to M]``: ``--repeat`` runs the job K times (a busy host
+varies from run to run) and prints each run's ratios and their medians; ``--rounds`` sets
+the 1-byte rounds, ``--calls`` the calls per case of the segment scaling (the first plans),
+``--up-to`` its most segments (64 MiB in 4 KiB segments runs only with 16 384).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from hetcoll.jobs import run_program
 from hetcoll.report import format_table
 
 HERE = Path(__file__).parent
-PARTS = ("bcast_8MiB", "one_byte")
+PARTS = ("bcast_8MiB", "one_byte", "segments")
 
 
 def print_big(data: dict, ranks: int) -> None:
@@ -111,19 +116,68 @@ def print_one(data: dict) -> None:
     )
 
 
+def print_segments(data: dict) -> None:
+    rows, base = [], None
+    for case in data["segments"]:
+        later = case["later"]
+        per = (later if later is not None else case["first"]) / case["segments"]
+        if case["segment_size"] == 1 and base is None:
+            base = per
+        rows.append(
+            [
+                f"{case['nbytes']} B in {case['segment_size']} B",
+                case["segments"],
+                f"{case['first']:.3f} s",
+                "-" if later is None else f"{later:.3f} s",
+                f"{per * 1e6:.1f} us",
+                f"{per / base:.2f}" if case["segment_size"] == 1 else "-",
+                case["correct"],
+            ]
+        )
+    print(
+        format_table(
+            [
+                "chain Bcast, 4 ranks",
+                "segments",
+                "first call",
+                "later calls (median)",
+                "per segment",
+                "/ per segment at 1024",
+                "correct",
+            ],
+            rows,
+            title="segment scaling (first call: plans, compiles and runs)",
+        )
+    )
+    ones = [c for c in data["segments"] if c["segment_size"] == 1]
+    top = ones[-1]
+    ratio = (top["later"] or top["first"]) / top["segments"] / base
+    data["segments_per_segment_ratio"] = ratio
+    print(
+        f"time per segment at {top['segments']} 1-byte segments / at {ones[0]['segments']}: "
+        f"{ratio:.2f} (target <= 1.2: linear within 20 %)"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=PARTS, help="run one part only")
     parser.add_argument("--repeat", type=int, default=1, help="run the job this many times")
     parser.add_argument("--rounds", type=int, default=11, help="1-byte rounds per job")
+    parser.add_argument("--calls", type=int, default=3, help="calls per segment-scaling case")
+    parser.add_argument(
+        "--up-to", type=int, default=16384, help="most segments of the segment scaling"
+    )
     args = parser.parse_args()
     ranks = int(os.environ.get("RANKS", "4"))
     os.environ["BENCH_PARTS"] = args.only or ",".join(PARTS)
     os.environ["BENCH_ROUNDS"] = str(args.rounds)
+    os.environ["BENCH_SEG_CALLS"] = str(max(1, args.calls))
+    os.environ["BENCH_SEG_MAX"] = str(args.up_to)
     runs = []
     for k in range(max(1, args.repeat)):
         before = os.getloadavg()
-        data = run_program(ranks, HERE / "ranks" / "runtime.py", timeout=600)
+        data = run_program(ranks, HERE / "ranks" / "runtime.py", timeout=1800)
         data["load_average"] = before, os.getloadavg()
         if args.repeat > 1:
             print(f"-- run {k + 1} of {args.repeat}")
@@ -131,6 +185,8 @@ def main() -> int:
             print_big(data, ranks)
         if "one_byte" in data:
             print_one(data)
+        if "segments" in data:
+            print_segments(data)
         print(f"load average before / after the run: {data['load_average']}")
         runs.append(data)
     result = runs[0] if len(runs) == 1 else {"runs": runs}

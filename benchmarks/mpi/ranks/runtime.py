@@ -7,7 +7,9 @@ own Bcast followed by a 32-byte Allreduce: the synchronising round ``check="alwa
 machine may be busy, so every figure is measured side by side: rounds alternate the
 variants, and besides each variant's best (latency) or median (per call) the ratio to
 native is taken round by round, its median reported.  Latency of one broadcast = last
-rank's finish minus the root's start on the shared monotonic clock (one host).
+rank's finish minus the root's start on the shared monotonic clock (one host).  And how a
+chain ``Bcast`` scales with its number of segments (1-byte segments, 1 024 to 16 384 of
+them, and 64 MiB in 4 KiB segments): its first call and the median of the later ones.
 """
 
 from __future__ import annotations
@@ -171,9 +173,40 @@ class FloorRound:
             rest()
 
 
+def segment_scaling(hc: HetComm, cases: list[tuple[int, int]], calls: int) -> list[dict]:
+    """Per case ``(bytes, segment size)``: a ``Bcast`` from rank 0 over ``hc`` in that many
+    segments, its first call (plans the schedule, compiles the rank's loop, runs) and the
+    median of the ``calls - 1`` later ones (latency: the root's start to the last finish),
+    and whether every rank got the data."""
+    rows = []
+    for nbytes, seg in cases:
+        want = (np.arange(nbytes) % 251).astype(np.uint8)
+        buf = want.copy() if me == 0 else np.zeros(nbytes, np.uint8)
+        times = []
+        for _ in range(calls):
+            if me:
+                buf[:] = 0
+            times.append(latency(lambda buf=buf, seg=seg: hc.Bcast(buf, 0, segment_size=seg)))
+        ok = world.allreduce(bool(np.array_equal(buf, want)), op=MPI.LAND)
+        later = statistics.median(times[1:]) if len(times) > 1 else None
+        rows.append(
+            {
+                "nbytes": nbytes,
+                "segment_size": seg,
+                "segments": -(-nbytes // seg),
+                "first": times[0],
+                "later": later,
+                "samples": times,
+                "correct": ok,
+            }
+        )
+        del want, buf
+    return rows
+
+
 out: dict = {"ranks": n}
 # BENCH_PARTS: which parts to run (bench_runtime.py --only); BENCH_ROUNDS: 1-byte rounds
-parts = os.environ.get("BENCH_PARTS", "bcast_8MiB,one_byte").split(",")
+parts = os.environ.get("BENCH_PARTS", "bcast_8MiB,one_byte,segments").split(",")
 big = np.zeros(8 * 1024 * 1024, dtype=np.uint8)
 if me == 0:
     big[:] = np.arange(big.size) % 251
@@ -239,6 +272,12 @@ if "one_byte" in parts:
     out["one_byte_floor_round_over_no_round"] = statistics.median(a / b for a, b in pairs)
     pairs = zip(samples["native Barrier"], samples["hetcoll"], strict=True)
     out["one_byte_barrier_over_default"] = statistics.median(a / b for a, b in pairs)
+if "segments" in parts:
+    calls = int(os.environ.get("BENCH_SEG_CALLS", "3"))
+    most = int(os.environ.get("BENCH_SEG_MAX", "16384"))
+    cases = [(m, 1) for m in (1024, 2048, 4096, 8192, 16384) if m <= most]
+    cases += [(64 << 20, 4096)] if most >= 16384 else []
+    out["segments"] = segment_scaling(wrappers["chain"], cases, calls)
 for hc in (*wrappers.values(), spun, always):
     hc.close()
 floor_comm.Free()
