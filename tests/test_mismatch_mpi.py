@@ -74,6 +74,16 @@ def test_another_datatype_of_the_same_size_raises_on_every_rank(check, tmp_path)
             assert got[scenario]["close"][0] == "ok", (scenario, r, got[scenario])
 
 
+def test_a_new_wrapper_never_takes_an_old_ones_leftovers(tmp_path):
+    """A wrapper whose calls disagreed keeps its private communicator instead of freeing it
+    (MPI gives a freed communicator's context to a later one, where its leftovers would
+    match the new wrapper's receives: they did, as data of another call)."""
+    ranks = run("reuse", "data", tmp_path)
+    for r, events in ranks.items():
+        fresh = [e for e in events if e[0].startswith("fresh")]
+        assert len(fresh) == 9 and all(e[2:] == ["ok", True] for e in fresh), (r, fresh)
+
+
 @pytest.mark.parametrize("check", ["data", "always"])
 def test_a_multicast_against_a_bcast_raises_on_every_rank_instead_of_timing_out(check, tmp_path):
     ranks = run("mixed", check, tmp_path)

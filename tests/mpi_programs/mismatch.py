@@ -121,6 +121,22 @@ def mixed(events: list) -> None:
     case("root vs 64 KiB Bcast", 0, 64 * 1024, None)
 
 
+def reuse(events: list) -> None:
+    """A disagreement on a root leaves messages nobody receives (rank 1 sends as the root of
+    its own tree); after close(), a new wrapper's first calls take root 1's messages on the
+    same tags, which must be the new ones (MPI gives a freed communicator's context to a
+    later one)."""
+    for k in range(3):
+        buf = np.zeros(100, np.uint8)
+        scenario(events, f"disagree {k}", lambda hc, buf=buf: hc.Bcast(buf, 1 if me == 1 else 0))
+        want = (np.arange(100) + k).astype(np.uint8)
+        with HetComm(WORLD, PLATFORM, "binomial", timeout=20, check=CHECK) as hc:
+            for j in range(3):
+                got = want.copy() if me == 1 else np.zeros(100, np.uint8)
+                attempt(events, f"fresh {k}", f"call {j}", lambda hc=hc, got=got: hc.Bcast(got, 1),
+                        lambda got=got, want=want: (got == want).all())  # fmt: skip
+
+
 PLATFORM = Platform(nodes_from_costs([1e-6 * (1 + r % 3) for r in range(n)]), model="tini")
 CHECK = sys.argv[2]
 
@@ -128,7 +144,7 @@ CHECK = sys.argv[2]
 def main() -> None:
     which, out = sys.argv[1], sys.argv[3]
     events: list = []
-    (types if which == "types" else mixed)(events)
+    {"types": types, "mixed": mixed, "reuse": reuse}[which](events)
     with open(f"{out}.{me}", "w") as fh:
         json.dump({"rank": me, "events": events}, fh)
 

@@ -203,16 +203,14 @@ class ScheduleComm(Clocks):
 
     def close(self) -> None:
         """Compare every rank's record of its calls (one collective), then free the private
-        communicator (idempotent).  :class:`~hetcoll.errors.MismatchError` if ranks made
-        different calls that this rank has not reported yet (a root that only sent)."""
+        communicator (idempotent; kept after a disagreement: :meth:`.notices.Notices.final`).
+        :class:`~hetcoll.errors.MismatchError` if ranks made different calls that this rank
+        has not reported yet (a root that only sent)."""
         if self.comm == MPI.COMM_NULL:
             return
-        unreported = None
+        unreported, keep = None, False
         if self._broken is None:
-            mine = np.array([self._seq, self._history], dtype=np.int64).tobytes()
-            every = self._allgather(mine, "the final agreement check (close)")
-            if len(set(every)) > 1 and not self.notices.reported:
-                unreported = [r for r, d in enumerate(every) if d != every[0]]
+            unreported, keep = self.notices.final(self._seq, self._history, self._allgather)
         self.notices.close()
         if self._agreement is not None:
             self._agreement.free()
@@ -220,7 +218,9 @@ class ScheduleComm(Clocks):
             if kept:
                 kept.free()
         self._wires, self._fast = {}, {}
-        self.comm.Free()
+        if not keep:
+            self.comm.Free()
+        self.comm = MPI.COMM_NULL
         if unreported:
             raise MismatchError(
                 f"rank {self.rank}: ranks 0 and {unreported[0]} made different collective calls "

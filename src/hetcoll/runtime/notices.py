@@ -114,8 +114,28 @@ class Notices:
             if r != self.comm.rank:
                 self.flying.append((self.comm.Isend([note, MPI.INT64_T], r, NOTICE_TAG), note))
 
+    def final(self, seq: int, history: int, allgather) -> tuple[list[int] | None, bool]:
+        """At ``close()``: compare every rank's record of its calls (``seq``, ``history``)
+        with one ``allgather``; ``(ranks whose calls differ from rank 0's, if this rank has
+        not raised for any yet, else None; whether to keep the communicator)``.
+
+        A communicator on which calls disagreed anywhere may hold messages nobody will
+        receive (an eager send completes unreceived), and MPI gives a freed communicator's
+        context to a later one, where they would match its receives (seen: a new wrapper's
+        first ``Bcast`` took an abandoned ``Allgather``'s message).  So it is kept, never
+        freed, the same on every rank (``MPI_Comm_free`` is collective)."""
+        troubled = bool(self.stale or self.heard or self.reported)
+        mine = np.array([seq, history, troubled], dtype=np.int64).tobytes()
+        every = allgather(mine, "the final agreement check (close)")
+        records = [d[:16] for d in every]
+        keep = len(set(records)) > 1 or any(np.frombuffer(d, np.int64)[2] for d in every)
+        unreported = None
+        if len(set(records)) > 1 and not self.reported:
+            unreported = [r for r, d in enumerate(records) if d != records[0]]
+        return unreported, keep
+
     def close(self) -> None:
-        """Stop listening (the communicator is about to be freed)."""
+        """Stop listening (the communicator is about to be freed or left)."""
         self.req.Cancel()
         self.req.Wait()
         for req, _ in self.flying:
