@@ -16,9 +16,11 @@ is the engine's communicator with it plugged in, plus :meth:`HetComm.predict` (t
 simulator's time of a call).  Every rank plans the same schedule from the same platform
 (planners are deterministic); a digest of each call travels with its data, so ranks that
 call different collectives raise :class:`~hetcoll.errors.MismatchError` instead of
-exchanging garbage.  What hetcoll does not plan (``Gather``, ``Scatter``, ``Reduce``,
-``Alltoall``, ``Scan``, ``Get_rank``, non-blocking collectives, ...) goes to the user's
-communicator unchanged (docs/runtime.md lists both).
+exchanging garbage.  A ``HetComm`` is an ``MPI.Intracomm`` on the user's own handle
+(:mod:`hetcoll.runtime.subcomms`): what hetcoll does not plan (``Gather``, ``Scatter``,
+``Reduce``, ``Alltoall``, ``Scan``, ``Get_rank``, non-blocking collectives, ...) is
+mpi4py's own method on it, unchanged, and ``Split``/``Dup``/``Create`` give ``HetComm``s
+(docs/runtime.md lists both).
 """
 
 from __future__ import annotations
@@ -119,6 +121,13 @@ def cube_planner(name: str | None, default: str | None = None) -> str:
 class HetComm(Collectives):
     """An mpi4py communicator whose collectives run hetcoll schedules.
 
+    It is an ``MPI.Intracomm`` (``isinstance`` holds) on the user's handle: a subclass made
+    with ``MPI.Intracomm.__new__(cls, comm)``, which mpi4py 4 allows, rather than a proxy,
+    so libraries that check their communicator's type accept it and calls hetcoll does not
+    plan cost no Python layer.  ``Dup``, ``Clone``, ``Split``, ``Split_type``, ``Create``
+    and ``Create_group`` return a ``HetComm`` with the same settings on the new
+    communicator, its ranks on their nodes here (``Idup``: a plain communicator).
+
     Parameters
     ----------
     comm : MPI.Comm
@@ -127,7 +136,8 @@ class HetComm(Collectives):
         goes to ``comm`` unchanged.
     platform : Platform or str
         The platform (or a file / built-in name).  By default rank ``r`` is platform node
-        ``r``; ``nodes`` gives another mapping (one node id per rank).
+        ``r``; ``nodes`` gives another mapping (one node id per rank), possibly of a part
+        of the platform: the collectives are then planned for those nodes only.
     algo : str
         The planner of the rooted collectives (``Bcast``, multicasts; ``hetcoll planners``).
     cube_algo : str, optional

@@ -100,12 +100,12 @@ class Collectives(ScheduleComm):
             node_groups = None
             if groups is not None:
                 node_groups = [
-                    (self._node(r, "root"), None if m is None else self._nodes(m))
+                    (self._node(r, "root"), self._everyone() if m is None else self._nodes(m))
                     for r, m in groups
                 ]
             call = {
                 "root": None if root is None else self._node(root, "root"),
-                "members": None if members is None else self._nodes(members),
+                "members": self._everyone() if members is None else self._nodes(members),
                 "nbytes": nbytes,
                 "segment_size": segment_size,
                 "groups": node_groups,
@@ -118,6 +118,11 @@ class Collectives(ScheduleComm):
     def _nodes(self, ranks: Sequence[int]) -> list[str]:
         return [self._node(r, "members") for r in ranks]
 
+    def _everyone(self) -> list[str] | None:
+        """Every rank's node, as a planner's members: None when they are the whole
+        platform, else the communicator's nodes (``nodes=``, a sub-communicator)."""
+        return None if self.nodes == self.platform.ids else list(self.nodes)
+
     def _planned_cube(self, collective, nbytes, op, algo, extra=""):
         """The hypercube schedule of ``collective`` over every rank (cached)."""
         key = ("cube", collective, algo, nbytes, op, extra)
@@ -128,7 +133,7 @@ class Collectives(ScheduleComm):
                 "nbytes": nbytes,
                 "op": op,
                 "algo": algo,
-                "members": None if self.nodes == self.platform.ids else list(self.nodes),
+                "members": self._everyone(),
             }
             return self._planner().cube(self.platform, call)
 

@@ -11,9 +11,9 @@ What the engine adds around a schedule: a private ``comm.Idup()`` (its tags neve
 user's messages; created with the timeout), a one-time agreement on the settings, a cache of
 planned schedules, the detection of ranks that call different collectives (a digest of the
 call rides with the data, :mod:`.transport`, and a rank that finds a disagreement tells the
-others: :mod:`.notices`), timeouts on every wait, and everything it does not implement
-passed through to the user's communicator unchanged (``Gather``, ``Scatter``, ``Reduce``,
-``Get_rank``, ...).
+others: :mod:`.notices`), timeouts on every wait; it is an ``MPI.Intracomm`` on the user's
+handle (:mod:`.subcomms`), so what it does not implement (``Gather``, ``Scatter``,
+``Get_rank``, ...) is mpi4py's own, and ``Split``/``Dup`` give wrappers like it.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from .startup import (
     settings_digest,
 )
 from .strays import Strays
+from .subcomms import SubComms
 from .transport import MPITransport, Wire
 
 __all__ = ["Planner", "ScheduleComm"]  # Planner: see startup.py
@@ -57,7 +58,7 @@ _CACHE_LIMIT = 64
 _NS = 1_000_000_000
 
 
-class ScheduleComm(Clocks):
+class ScheduleComm(Clocks, SubComms):
     """An mpi4py communicator that runs schedules (parameters: see :class:`hetcoll.HetComm`).
 
     ``check``: ``"data"`` (default; ``"first"`` is its former name) carries a digest of each
@@ -195,8 +196,7 @@ class ScheduleComm(Clocks):
     # -- context and pass-through -------------------------------------------------------------
 
     def __getattr__(self, name: str) -> Any:
-        # Only reached for what this class does not define: mpi4py's own (Gather, Scatter,
-        # Reduce, Alltoall, Scan, Get_rank, ...) on the user's communicator, unchanged.
+        # mpi4py's own methods are inherited (subcomms.py): this serves a user's subclass's
         if name.startswith("__") or "base" not in self.__dict__:
             raise AttributeError(name)
         return getattr(self.__dict__["base"], name)

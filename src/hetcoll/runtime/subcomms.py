@@ -1,0 +1,126 @@
+"""The engine's communicator is an ``MPI.Intracomm``, and the communicators made from it
+are wrappers like it.
+
+:class:`SubComms` is the base of :class:`~.comm.ScheduleComm` (and so of
+:class:`hetcoll.HetComm`).  It subclasses ``MPI.Intracomm`` on the user's own handle
+(``MPI.Intracomm.__new__(cls, comm)`` copies the handle; mpi4py 4 allows Python subclasses
+of its communicator classes, and never frees a handle when an object is collected), so:
+
+- ``isinstance(hc, MPI.Intracomm)`` (and ``MPI.Comm``) holds, as libraries that type-check
+  their communicator ask; ``hc == comm`` (the same handle);
+- everything hetcoll does not plan (``Gather``, ``Scatter``, ``Ibcast``, ``Get_rank``,
+  point to point, attributes, ...) is mpi4py's own method on the user's communicator, with
+  no Python layer in between;
+- ``Dup``, ``Dup_with_info``, ``Clone``, ``Split``, ``Split_type``, ``Create`` and
+  ``Create_group`` return a wrapper of the same class and settings on the new
+  communicator, each of its ranks the platform node its rank had here (the matching
+  sub-platform: the same network, planned for the new communicator's nodes; ``nodes=``),
+  or ``MPI.COMM_NULL`` where MPI gives it.  ``Idup``/``Idup_with_info`` return plain
+  mpi4py communicators: a wrapper is built collectively, which a non-blocking call cannot
+  wait for.
+
+Why a subclass and not a proxy: a proxy (``__getattr__``) fails ``isinstance`` checks, and
+adds a Python frame to every call passed through.  The cost of the subclass: mpi4py's
+``Dup``-like methods make ``type(self)()`` objects, so every one of them is overridden
+here, and ``rank``/``size`` (read-only properties of ``MPI.Comm``) are shadowed by plain
+attributes set once (the hot paths read them at every call).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mpi4py import MPI
+
+from ..errors import HetcollError
+
+__all__ = ["SubComms"]
+
+
+class SubComms(MPI.Intracomm):
+    """An ``MPI.Intracomm`` on the user's handle whose derived communicators are wrappers
+    like it (see the module docstring)."""
+
+    # plain class attributes shadow MPI.Comm's read-only properties: the constructor sets
+    # them once on the instance (the same values)
+    rank = 0
+    size = 1
+
+    def __new__(cls, comm: Any = None, *args: Any, **kwargs: Any):
+        if comm is not None and not isinstance(comm, MPI.Intracomm):
+            raise HetcollError(
+                f"comm: expected an mpi4py intracommunicator (MPI.Intracomm), got "
+                f"{type(comm).__name__}"
+            )
+        self = super().__new__(cls, comm)
+        # how it was made: a derived communicator is made the same way (_derived)
+        self._made_with = (args, kwargs)
+        return self
+
+    def _plain(self) -> MPI.Intracomm:
+        """The user's communicator as a plain ``MPI.Intracomm`` (the same handle)."""
+        return MPI.Intracomm(self)
+
+    def _derived(self, new: MPI.Intracomm) -> Any:
+        """A wrapper like this one on ``new`` (made from this communicator, collectively),
+        its ranks on the nodes their ranks have here; ``new`` itself when it is null."""
+        if new == MPI.COMM_NULL:
+            return new
+        try:
+            mine, theirs = self._plain().Get_group(), new.Get_group()
+            try:
+                ranks = MPI.Group.Translate_ranks(theirs, list(range(new.Get_size())), mine)
+            finally:
+                mine.Free()
+                theirs.Free()
+            nodes = [self.nodes[r] for r in ranks]
+            args, kwargs = self._made_with
+            kwargs = {**kwargs, "nodes": nodes}
+            if "platform" in kwargs:
+                kwargs["platform"] = self.platform
+            else:
+                args = (self.platform, *args[1:])
+            return type(self)(new, *args, **kwargs)
+        except BaseException:
+            new.Free()
+            raise
+
+    def Dup(self, info: MPI.Info | None = None) -> Any:
+        """A wrapper like this one on ``comm.Dup(info)``."""
+        return self._derived(self._plain().Dup(info))
+
+    def Dup_with_info(self, info: MPI.Info) -> Any:
+        """A wrapper like this one on ``comm.Dup_with_info(info)``."""
+        return self._derived(self._plain().Dup_with_info(info))
+
+    def Clone(self) -> Any:
+        """A wrapper like this one on ``comm.Clone()``."""
+        return self._derived(self._plain().Clone())
+
+    def Split(self, color: int = 0, key: int = 0) -> Any:
+        """A wrapper like this one on ``comm.Split(color, key)`` (``MPI.COMM_NULL`` for
+        ``MPI.UNDEFINED``)."""
+        return self._derived(self._plain().Split(color, key))
+
+    def Split_type(self, split_type: int, key: int = 0, info: MPI.Info = MPI.INFO_NULL) -> Any:
+        """A wrapper like this one on ``comm.Split_type(split_type, key, info)``."""
+        return self._derived(self._plain().Split_type(split_type, key, info))
+
+    def Create(self, group: MPI.Group) -> Any:
+        """A wrapper like this one on ``comm.Create(group)`` (``MPI.COMM_NULL`` outside
+        ``group``)."""
+        return self._derived(self._plain().Create(group))
+
+    def Create_group(self, group: MPI.Group, tag: int = 0) -> Any:
+        """A wrapper like this one on ``comm.Create_group(group, tag)`` (called by the
+        members of ``group`` only, as in MPI)."""
+        return self._derived(self._plain().Create_group(group, tag))
+
+    def Idup(self, info: MPI.Info | None = None) -> tuple[MPI.Intracomm, MPI.Request]:
+        """mpi4py's ``Idup`` on the user's communicator: a plain communicator (a wrapper is
+        made collectively, which a non-blocking call cannot wait for)."""
+        return self._plain().Idup(info)
+
+    def Idup_with_info(self, info: MPI.Info) -> tuple[MPI.Intracomm, MPI.Request]:
+        """mpi4py's ``Idup_with_info``: a plain communicator (see :meth:`Idup`)."""
+        return self._plain().Idup_with_info(info)
