@@ -1,16 +1,19 @@
 """Runtime speed without emulation (4 ranks): pipelined 8 MiB Bcast vs native, 1-byte cost,
-and how a Bcast scales with its number of segments.
+how a Bcast scales with its number of segments, and the calls a HetComm passes to MPI.
 
 Targets: a 1-byte Bcast within 2x native per call, ``check="always"`` within 2x of the
-default, 8 MiB in 256 KiB segments within 1.5x native, and a chain Bcast linear in its
+default, 8 MiB in 256 KiB segments within 1.5x native, a chain Bcast linear in its
 number of segments (1-byte segments: the time per segment at 16 384 segments within 1.2x
-of that at 1 024, repeated calls).  Measured side by side (rounds alternate the variants;
-the median of the round-by-round ratios is reported next to the best values).  Prints
-tables, writes ``results/bench_runtime.json``.
-Run: ``.venv/bin/python benchmarks/mpi/bench_runtime.py [--only one_byte|bcast_8MiB|segments]
-[--repeat K] [--rounds R] [--calls C] [--up-to M]``: ``--repeat`` runs the job K times (a busy host
-varies from run to run) and prints each run's ratios and their medians; ``--rounds`` sets
-the 1-byte rounds, ``--calls`` the calls per case of the segment scaling (the first plans),
+of that at 1 024, repeated calls), and calls a HetComm passes to MPI (``Ibcast``,
+``Iallreduce``, a sub-communicator's ``Allreduce``) as fast with an active HetComm as
+without (paired).  Measured side by side (rounds alternate the variants; the median of
+the round-by-round ratios is reported next to the best values).  Prints tables, writes
+``results/bench_runtime.json``.
+Run: ``.venv/bin/python benchmarks/mpi/bench_runtime.py [--only PART] [--repeat K]
+[--rounds R] [--calls C] [--up-to M]`` with PART one of bcast_8MiB, one_byte, segments,
+passthrough: ``--repeat`` runs the job K times (a busy host varies from run to run) and
+prints each run's ratios and their medians; ``--rounds`` sets the 1-byte and pass-through
+rounds, ``--calls`` the calls per case of the segment scaling (the first plans),
 ``--up-to`` its most segments (64 MiB in 4 KiB segments runs only with 16 384).
 """
 
@@ -27,7 +30,7 @@ from hetcoll.jobs import run_program
 from hetcoll.report import format_table
 
 HERE = Path(__file__).parent
-PARTS = ("bcast_8MiB", "one_byte", "segments")
+PARTS = ("bcast_8MiB", "one_byte", "segments", "passthrough")
 
 
 def print_big(data: dict, ranks: int) -> None:
@@ -159,6 +162,28 @@ def print_segments(data: dict) -> None:
     )
 
 
+def print_passthrough(data: dict) -> None:
+    rows = [
+        [
+            name,
+            f"{v['without'] * 1e6:.0f} us",
+            f"{v['with'] * 1e6:.0f} us",
+            f"{v['ratio_median']:.2f}",
+        ]
+        for name, v in data["passthrough"].items()
+    ]
+    print(
+        format_table(
+            ["call passed to MPI", "without hetcoll", "with an active HetComm", "paired ratio"],
+            rows,
+            title="calls HetComm does not plan, in a loop of heavy calls run by MPI or by a "
+            "HetComm (cost: last entry to last exit; seen: each rank's own timer)",
+        )
+    )
+    worst = max(v["ratio_median"] for k, v in data["passthrough"].items() if "(cost)" in k)
+    print(f"pass-through calls with / without an active HetComm: at most {worst:.2f} (target: 1)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=PARTS, help="run one part only")
@@ -187,6 +212,8 @@ def main() -> int:
             print_one(data)
         if "segments" in data:
             print_segments(data)
+        if "passthrough" in data:
+            print_passthrough(data)
         print(f"load average before / after the run: {data['load_average']}")
         runs.append(data)
     result = runs[0] if len(runs) == 1 else {"runs": runs}

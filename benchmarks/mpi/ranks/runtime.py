@@ -204,6 +204,65 @@ def segment_scaling(hc: HetComm, cases: list[tuple[int, int]], calls: int) -> li
     return rows
 
 
+def pass_through(hc: HetComm, rounds: int, iters: int = 5) -> dict:
+    """Calls a HetComm passes to MPI, in a loop whose heavy calls (an 8 MiB ``Bcast``, a
+    1 MiB ``Allreduce``) run ``without`` hetcoll (MPI's own, on the world communicator) or
+    ``with`` an active HetComm, the two alternating round by round: ``Ibcast`` (64 KiB),
+    ``Iallreduce`` (1 MiB) and a ``Split`` sub-communicator's ``Allreduce`` (1 MiB), all
+    on mpi4py's own communicators.  Per call two times: ``cost``, from the last rank's
+    entry to the last rank's exit (the call's own time), and ``seen``, the mean over
+    ranks of entry to exit (what a rank's timer shows: it includes waiting for ranks still
+    finishing the previous call).  Per call and variant the median over the round's
+    calls; per round the ratio ``with`` / ``without``."""
+    sub = world.Split(me % 2, me)
+    small = np.zeros(8192)
+    a, b = np.ones(1 << 17), np.zeros(1 << 17)
+    heavy = np.zeros(8 << 20, np.uint8)
+    calls = {
+        "Ibcast 64 KiB": lambda: world.Ibcast(small, 0).Wait(),
+        "Iallreduce 1 MiB": lambda: world.Iallreduce(a, b).Wait(),
+        "Split sub-communicator Allreduce 1 MiB": lambda: sub.Allreduce(a, b),
+    }
+    loops = {
+        "without": lambda: (world.Bcast(heavy, 0), world.Allreduce(a, b)),
+        "with": lambda: (hc.Bcast(heavy, 0), hc.Allreduce(a, b)),
+    }
+    samples = {(v, c, k): [] for v in loops for c in calls for k in ("cost", "seen")}
+    for _ in range(rounds + 1):  # the first round warms up (plans, pages)
+        for variant, heavy_calls in loops.items():
+            stamps = {c: [] for c in calls}
+            world.Barrier()
+            for _ in range(iters):
+                heavy_calls()
+                for name, call in calls.items():
+                    t0 = time.monotonic_ns()
+                    call()
+                    stamps[name].append((t0, time.monotonic_ns()))
+            every = world.allgather(stamps)
+            for name in calls:
+                cost, seen = [], []
+                for k in range(iters):
+                    spans = [s[name][k] for s in every]
+                    cost.append(max(e for _, e in spans) - max(s for s, _ in spans))
+                    seen.append(statistics.mean(e - s for s, e in spans))
+                samples[(variant, name, "cost")].append(statistics.median(cost) / 1e9)
+                samples[(variant, name, "seen")].append(statistics.median(seen) / 1e9)
+    sub.Free()
+    out = {}
+    for name in calls:
+        for kind in ("cost", "seen"):
+            w = samples[("with", name, kind)][1:]
+            wo = samples[("without", name, kind)][1:]
+            out[f"{name} ({kind})"] = {
+                "without": statistics.median(wo),
+                "with": statistics.median(w),
+                "ratio_median": statistics.median(x / y for x, y in zip(w, wo, strict=True)),
+                "samples_with": w,
+                "samples_without": wo,
+            }
+    return out
+
+
 out: dict = {"ranks": n}
 # BENCH_PARTS: which parts to run (bench_runtime.py --only); BENCH_ROUNDS: 1-byte rounds
 parts = os.environ.get("BENCH_PARTS", "bcast_8MiB,one_byte,segments").split(",")
@@ -272,6 +331,10 @@ if "one_byte" in parts:
     out["one_byte_floor_round_over_no_round"] = statistics.median(a / b for a, b in pairs)
     pairs = zip(samples["native Barrier"], samples["hetcoll"], strict=True)
     out["one_byte_barrier_over_default"] = statistics.median(a / b for a, b in pairs)
+if "passthrough" in parts:
+    out["passthrough"] = pass_through(
+        wrappers["binomial"], int(os.environ.get("BENCH_ROUNDS", "11"))
+    )
 if "segments" in parts:
     calls = int(os.environ.get("BENCH_SEG_CALLS", "3"))
     most = int(os.environ.get("BENCH_SEG_MAX", "16384"))
