@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import math
-import sys
-from unittest.mock import patch
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from _reference import dijkstra_routes
 from hetcoll import Link, Node, Platform
+from hetcoll.routing import Routes, Tuning
+from hetcoll.routing.arrays import costs_in_place, permute_rows, small_pages
+from hetcoll.routing.core import certified
+from hetcoll.routing.forest import Forest
+from hetcoll.routing.graph import LinkGraph
+from hetcoll.routing.reference import dijkstra_routes
 
 
 @st.composite
@@ -38,6 +41,17 @@ def platform_of(n, edges):
     nodes = tuple(Node(str(i)) for i in range(n))
     links = tuple(Link(str(a), str(b), w, bw) for a, b, w, bw in edges)
     return Platform(nodes, links, model="hockney")
+
+
+def routes_of(n, edges, tuning):
+    """The platform's routes (as ``Platform.routes`` builds them) with ``tuning``."""
+    a, b, w, bw = zip(*edges, strict=True)
+    return Routes.from_links(n, a, b, w, bw, tuning)
+
+
+def forest_of(n, edges):
+    """The forest (core, trees, the core's rows) of the platform's link graph."""
+    return Forest(LinkGraph(n, *zip(*edges, strict=True)))
 
 
 def check_against_reference(n, edges):
@@ -74,7 +88,7 @@ def test_rows_of_a_few_sources_follow_the_rule(g, data):
     r = platform_of(n, edges).routes
     s = data.draw(st.integers(0, n - 1))
     got_lat, got_bw, res, off = r.pairs([s] * n, list(range(n)))
-    assert r._pred is None  # rows only
+    assert not r.has_matrices  # rows only
     assert got_lat.tolist() == lat[s]
     assert got_bw.tolist() == bw[s]
     for t in range(n):
@@ -92,7 +106,7 @@ def test_pairs_are_the_paths_and_rows_are_computed_on_demand():
     u = np.array([0, 0, 5, 5, 7, 3])
     v = np.array([9, 0, 1, 30, 7, 39])
     lat, bw, res, off = r.pairs(u, v)
-    assert r._lat is None  # only three source rows were computed, no matrix
+    assert not r.has_matrices  # only three source rows were computed, no matrix
     lat_ref, bw_ref, paths = dijkstra_routes(n, edges)
     for i, (a, b) in enumerate(zip(u.tolist(), v.tolist(), strict=True)):
         assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b]
@@ -126,7 +140,7 @@ def test_pairs_of_many_sources_follow_the_rule(g, data):
     u = [a for a, _ in pairs]
     v = [b for _, b in pairs]
     got_lat, got_bw, res, off = r.pairs(u, v)
-    assert r._pred is None  # no matrices
+    assert not r.has_matrices
     assert got_lat.tolist() == [lat[a][b] for a, b in pairs]
     assert got_bw.tolist() == [bw[a][b] for a, b in pairs]
     for i, (a, b) in enumerate(pairs):
@@ -161,26 +175,14 @@ def _random_platform(n, latencies, seed):
     ],
     ids=["distinct", "ties", "rounding"],
 )
-def test_tree_sources_share_their_attachments_rows_only_when_certified(
-    latencies, kind, monkeypatch
-):
+def test_tree_sources_share_their_attachments_rows_only_when_certified(latencies, kind):
     """On a 150-node random platform (about half the nodes in trees hanging off the core),
     the matrices and routes on demand equal the reference's exactly; with distinct
     latencies the sources in trees share their attachments' rows (fewer core searches than
     sources) and the core nodes inside chains derive theirs from their chains' ends' rows,
     with ties they are searched on their own."""
-    from hetcoll import routing
-
     n, edges = _random_platform(150, latencies, seed=5)
     lat, bw, paths = dijkstra_routes(n, edges)
-    searched = []
-    found = routing._Core._found  # every search, on the kernel or the whole core
-
-    def counting(self, start, *args):
-        searched.append(len(start))
-        return found(self, start, *args)
-
-    monkeypatch.setattr(routing._Core, "_found", counting)
     r = platform_of(n, edges).routes
     u = np.repeat(np.arange(n), 3)
     v = (u * 7 + np.tile([1, 50, 99], n)) % n
@@ -189,23 +191,24 @@ def test_tree_sources_share_their_attachments_rows_only_when_certified(
     assert got_bw.tolist() == [bw[a][b] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
     for i, (a, b) in enumerate(zip(u.tolist(), v.tolist(), strict=True)):
         assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
-    on_demand = sum(searched)
-    searched.clear()
+    on_demand = r.work.searched  # every search, on the kernel or the whole core
     m = platform_of(n, edges).routes
     assert m.latency.tolist() == lat
     assert m.bandwidth.tolist() == bw
     for s in range(0, n, 7):
         for t in range(n):
             assert m.path(s, t) == paths[s][t], (s, t)
-    core = r._graph.forest.core.c
-    inner = int(np.count_nonzero(r._graph.forest.core.chains.at >= 0))
+    f = forest_of(n, edges)
+    core = f.core.c
+    inner = int(np.count_nonzero(f.search.chains.at >= 0))
     assert core < n - 40  # plenty of sources in trees
     assert inner > 10  # and of core nodes inside chains
     if kind == "distinct":  # one search per core node outside chains, on demand and for
         # the matrices (the others' rows are derived from their chains' ends' rows)
-        assert on_demand == core - inner and sum(searched) == core - inner
+        assert on_demand == core - inner and m.work.searched == core - inner
+        assert m.work.derived == inner and m.work.shared == n - core
     elif kind == "ties":  # rows with ties certify nothing: sources in trees searched too
-        assert sum(searched) > core
+        assert m.work.searched > core
 
 
 def test_a_climb_that_flips_a_rounding_tie_gets_its_own_route():
@@ -213,8 +216,6 @@ def test_a_climb_that_flips_a_rounding_tie_gets_its_own_route():
     0 -> 1 -> 2 (0.2 + 0.1 = 0.30000000000000004), but from 3 the sums are 1.0 against
     0.9999999999999999: the route from 3 turns at 1.  The slack of 0's row (one ulp)
     certifies nothing, so 3 is searched from its own starting latency."""
-    from hetcoll.routing import _certified
-
     edges = [(0, 1, 0.2, 1e6), (1, 2, 0.1, 2e6), (0, 2, 0.3, 5e6), (3, 0, 0.7, 1e6)]
     r = platform_of(4, edges).routes
     assert r.path(0, 2) == (4,)  # direct
@@ -228,17 +229,16 @@ def test_a_climb_that_flips_a_rounding_tie_gets_its_own_route():
     assert m.latency.tolist() == lat and m.bandwidth.tolist() == bw
     assert all(m.path(s, t) == paths[s][t] for s in range(4) for t in range(4))
     slack = 0.30000000000000004 - 0.3
-    assert not _certified(np.array([slack]), np.array([0.6]), np.array([0.7]), 3)
+    assert not certified(np.array([slack]), np.array([0.6]), np.array([0.7]), 3)
+    assert m.work.shared == 0
 
 
 @given(graphs(st.sampled_from([0.1, 0.2, 0.3, 0.7, 1e-3, 2.5e-3])), st.data())
 def test_a_certified_row_has_the_predecessors_of_every_starting_latency(g, data):
     """The certificate itself: whenever it accepts a starting latency, a search from that
     latency gives exactly the row's predecessors."""
-    from hetcoll.routing import _certified
-
     n, edges = g
-    core = platform_of(n, edges).routes._graph.forest.core
+    core = forest_of(n, edges).core
     if core.c < 3:
         return
     start = np.array([data.draw(st.integers(0, core.c - 1))])
@@ -248,7 +248,7 @@ def test_a_certified_row_has_the_predecessors_of_every_starting_latency(g, data)
     )
     for o in offsets:
         top = dist.max(axis=1) + core.w_max
-        if _certified(slack, top, np.array([o]), core.c)[0]:
+        if certified(slack, top, np.array([o]), core.c)[0]:
             _, other = core.search(start, np.array([o]))
             assert np.array_equal(other, pred), o
 
@@ -269,7 +269,7 @@ def test_long_climbs_and_descents_on_demand_follow_the_rule(latencies):
     u = np.array([n - 1, n - 1, n - 1, n - 121, 149, 5, n - 1, 40, 100])
     v = np.array([n - 121, 0, n - 60, n - 1, n - 1, n - 1, 140, n - 2, 41])
     got_lat, got_bw, res, off = r.pairs(u, v)
-    assert r._pred is None
+    assert not r.has_matrices
     for i, (a, b) in enumerate(zip(u.tolist(), v.tolist(), strict=True)):
         assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
         assert got_lat[i] == lat[a][b] and got_bw[i] == bw[a][b], (a, b)
@@ -303,7 +303,7 @@ def test_a_cost_matrix_without_the_matrices_is_theirs_and_keeps_the_routes(g, da
     base = data.draw(st.lists(st.sampled_from([0.0, 0.1, 1e-3, 0.7]), min_size=n, max_size=n))
     nbytes = data.draw(st.sampled_from([0, 1, 1000, 12345]))
     got = r.cost_matrix(np.array(base), nbytes)
-    assert r._lat is None and r._pred is None  # no matrices kept
+    assert not r.has_matrices  # no matrices kept
     assert got.tolist() == _hockney_costs(n, lat, bw, base, nbytes)
     pairs = data.draw(
         st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=40)
@@ -316,7 +316,7 @@ def test_a_cost_matrix_without_the_matrices_is_theirs_and_keeps_the_routes(g, da
     for i, (a, b) in enumerate(pairs):
         assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
     again = r.cost_matrix(np.array(base), nbytes + 7)
-    assert r._lat is not None  # the second one builds the matrices
+    assert r.has_matrices  # the second one builds the matrices
     assert again.tolist() == _hockney_costs(n, lat, bw, base, nbytes + 7)
 
 
@@ -334,7 +334,7 @@ def test_hockney_cost_matrices_stream_on_the_benchmarks_platform(latencies, kind
     their attachments' rows) equals the reference's sums exactly, without the latency and
     bandwidth matrices; the routes of every pair after it are the reference's, read from
     core rows kept once: a source in a tree that shares its attachment's row points to
-    it, and every kept row is some source's."""
+    it (one per source that does not share its attachment's)."""
     n, edges = _random_platform(150, latencies, seed=5)
     lat, bw, paths = dijkstra_routes(n, edges)
     p = platform_of(n, edges)
@@ -342,14 +342,12 @@ def test_hockney_cost_matrices_stream_on_the_benchmarks_platform(latencies, kind
     base = (p.t_ini + 4096 * p.t_byte).tolist()
     assert bound.send_matrix(4096).tolist() == _hockney_costs(n, lat, bw, base, 4096)
     r = p.routes
-    assert r._lat is None
-    f = r._graph.forest
-    assert sorted(set(r._core_of.values())) == list(range(r._core_count))
-    tree = np.flatnonzero(f.depth > 0)
-    own = [s for s in tree.tolist() if r._core_of[s] != r._core_of[int(f.attach[s])]]
-    assert r._core_count == n - len(tree) + len(own)
+    assert not r.has_matrices
+    tree = np.flatnonzero(forest_of(n, edges).depth > 0)
+    assert r.work.shared <= len(tree)
+    assert r.work.kept_rows == n - r.work.shared
     if kind == "distinct":  # no near tie: every source in a tree shares
-        assert len(tree) > 20 and not own
+        assert len(tree) > 20 and r.work.shared == len(tree)
     u = np.repeat(np.arange(n), n)
     v = np.tile(np.arange(n), n)
     got_lat, got_bw, res, off = r.pairs(u, v)
@@ -359,12 +357,10 @@ def test_hockney_cost_matrices_stream_on_the_benchmarks_platform(latencies, kind
         assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
 
 
-def test_huge_page_advice_is_off_while_a_cost_matrix_streams_and_back_after(monkeypatch):
-    """The streamed cost matrix runs with numpy's huge-page advice off (its fresh memory
-    in 4 KiB pages) and puts the advice back as it was, also when it raises; the values
-    are the reference's either way."""
-    from hetcoll import routing
-
+def test_huge_page_advice_is_off_inside_small_pages_and_back_after():
+    """``small_pages`` (around a streamed cost matrix) switches numpy's huge-page advice
+    off and puts it back as it was, also when the block raises; a cost matrix streamed
+    under it is the reference's."""
     multiarray = getattr(np, "_core", None) or np.core
     switch = getattr(multiarray.multiarray, "_set_madvise_hugepage", None)
     if switch is None:
@@ -372,32 +368,19 @@ def test_huge_page_advice_is_off_while_a_cost_matrix_streams_and_back_after(monk
     n, edges = _random_platform(60, lambda rng, m: rng.uniform(1e-6, 1e-5, m), seed=2)
     lat, bw, _ = dijkstra_routes(n, edges)
     base = np.linspace(0.0, 1e-3, n)
-    seen = []
-    stream = routing.Routes._stream_costs
-
-    def spying(self, *args):
-        seen.append(switch(False))  # the advice while it runs (left off)
-        return stream(self, *args)
-
-    monkeypatch.setattr(routing.Routes, "_stream_costs", spying)
-    for advice in (True, False):
-        before = switch(advice)
-        try:
-            got = platform_of(n, edges).routes.cost_matrix(base, 4096)
-            assert switch(advice) is advice  # put back
-        finally:
-            switch(before)
-        assert got.tolist() == _hockney_costs(n, lat, bw, base.tolist(), 4096)
-    assert seen == [False, False]
-
-    def failing(self, *args):
-        raise MemoryError
-
-    monkeypatch.setattr(routing.Routes, "_stream_costs", failing)
     before = switch(True)
     try:
-        with pytest.raises(MemoryError):
-            platform_of(n, edges).routes.cost_matrix(base, 4096)
+        for advice in (True, False):
+            switch(advice)
+            with small_pages():
+                assert switch(False) is False  # off inside (and left off)
+            assert switch(advice) is advice  # put back
+            got = platform_of(n, edges).routes.cost_matrix(base, 4096)
+            assert got.tolist() == _hockney_costs(n, lat, bw, base.tolist(), 4096)
+            assert switch(advice) is advice
+        switch(True)
+        with pytest.raises(MemoryError), small_pages():
+            raise MemoryError
         assert switch(True) is True
     finally:
         switch(before)
@@ -461,11 +444,11 @@ def test_a_trees_cost_matrix_is_every_paths_sum_from_its_source(tree, data):
     n, edges = tree
     walks = _tree_walks(n, edges)
     r = platform_of(n, edges).routes
-    assert r._graph.forest.core.c == 1  # the tree's own path
+    assert forest_of(n, edges).core.c == 1  # the tree's own path
     base = data.draw(st.lists(st.sampled_from([0.0, 0.1, 1e-3, 0.7]), min_size=n, max_size=n))
     nbytes = data.draw(st.sampled_from([0, 1, 1000, 12345]))
     got = r.cost_matrix(np.array(base), nbytes)
-    assert r._lat is None
+    assert not r.has_matrices
     expected = [
         [
             0.0
@@ -492,13 +475,12 @@ def test_a_trees_routes_are_climbs_and_descents_along_its_paths(tree, data, chun
     path's, exactly."""
     n, edges = tree
     walks = _tree_walks(n, edges)
-    r = platform_of(n, edges).routes
+    r = routes_of(n, edges, Tuning(run_chunk=chunk))
     pairs = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))))
     u = [a for a, _ in pairs]
     v = [b for _, b in pairs]
-    with patch.object(sys.modules["hetcoll.routing"], "_RUN_CHUNK", chunk):
-        lat, bw, res, off = r.pairs(u, v)
-    assert r._lat is None and r._pred is None
+    lat, bw, res, off = r.pairs(u, v)
+    assert not r.has_matrices
     for i, (a, b) in enumerate(pairs):
         assert (lat[i], bw[i], tuple(res[off[i] : off[i + 1]].tolist())) == walks[a, b]
 
@@ -511,11 +493,10 @@ def test_a_long_line_and_a_deep_tree_route_as_their_paths():
     deep = [(int(rng.integers(max(0, i - 40), i)), i, 0.1 * (i % 7), 2e6) for i in range(1, 300)]
     for n, edges in ((600, line), (300, deep)):
         walks = _tree_walks(n, edges)
-        r = platform_of(n, edges).routes
+        r = routes_of(n, edges, Tuning(run_chunk=1000))
         u = rng.integers(0, n, 400)
         v = rng.integers(0, n, 400)
-        with patch.object(sys.modules["hetcoll.routing"], "_RUN_CHUNK", 1000):
-            lat, bw, res, off = r.pairs(u, v)
+        lat, bw, res, off = r.pairs(u, v)
         for i, (a, b) in enumerate(zip(u.tolist(), v.tolist(), strict=True)):
             assert (lat[i], bw[i], tuple(res[off[i] : off[i + 1]].tolist())) == walks[a, b]
 
@@ -524,19 +505,17 @@ def test_a_long_line_and_a_deep_tree_route_as_their_paths():
 def test_costs_in_place_and_rows_permuted_in_place_are_the_plain_numpy(n, tile, table, data):
     """The tree cost matrix's two in-place steps against plain numpy: tiles of any size
     (sizes not a multiple of them), with or without the bandwidth table."""
-    from hetcoll.routing import _costs_in_place, _permute_rows
-
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
     t = rng.random((n, n))
     base = rng.random(n)
     tab = rng.random(3) if table else None
     rank = rng.integers(0, 3, (n, n)).astype(np.uint8)
     expected = (t + base + (tab[rank] if table else 0.0)).T
-    _costs_in_place(t, base, tab, rank, tile)
+    costs_in_place(t, base, tab, rank, tile)
     assert np.array_equal(t, expected)
     src = np.array(data.draw(st.permutations(range(n))), dtype=np.int64)
     expected = t[src]
-    _permute_rows(t, src)
+    permute_rows(t, src)
     assert np.array_equal(t, expected)
 
 
@@ -552,68 +531,49 @@ def test_costs_in_place_and_rows_permuted_in_place_are_the_plain_numpy(n, tile, 
     ],
     ids=["distinct", "ties", "rounding"],
 )
-def test_rows_in_batches_of_any_size_are_the_reference(latencies, kind, batch, group, monkeypatch):
+def test_rows_in_batches_of_any_size_are_the_reference(latencies, kind, batch, group):
     """The forest's batches of any size (one source each: every tree's sources are runs
     of one column; many: runs of several, broken where a near tie is searched on its own;
     the batches' arrays reused, the last one smaller), their runs summed in groups and
     their descents in blocks of any size (``group`` entries: one column or one row at a
     time, or a few runs), give the reference's cost matrix, routes after it, and
-    matrices, exactly."""
-    from hetcoll import routing
-
+    matrices, exactly; the work counters show which of those cases ran."""
     n, edges = _random_platform(150, latencies, seed=5)
     lat, bw, paths = dijkstra_routes(n, edges)
-    widths = []
-    along = routing._Forest._along
-    groups = []
-    along_runs = routing._Forest._along_runs
-
-    def spying_runs(self, lt, first, rows, width, heads):
-        groups.append(width.tolist())
-        return along_runs(self, lt, first, rows, width, heads)
-
-    monkeypatch.setattr(routing._Forest, "_along_runs", spying_runs)
+    tuning = Tuning(tree_elements=batch * n)  # ``batch`` sources per batch
     if group is not None:
-        monkeypatch.setattr(routing, "_ALONG_ELEMENTS", group)
-        monkeypatch.setattr(routing, "_DESCENT_ELEMENTS", group)
-
-    def spying(self, lt, bt, cp, cols, rows, *args):
-        cut = np.flatnonzero((rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1] + 1)) + 1
-        widths.extend(np.diff(np.concatenate(([0], cut, [len(cols)]))).tolist())
-        return along(self, lt, bt, cp, cols, rows, *args)
-
-    monkeypatch.setattr(routing._Forest, "_along", spying)
-    r = platform_of(n, edges).routes
-    r._graph.forest.batch = batch
+        tuning = Tuning(tree_elements=batch * n, along_elements=group, descent_elements=group)
+    r = routes_of(n, edges, tuning)
     base = np.linspace(0.0, 1e-3, n)
     got = r.cost_matrix(base, 4096)
     assert got.tolist() == _hockney_costs(n, lat, bw, base.tolist(), 4096)
     for s in range(0, n, 3):
         for t in range(n):
             assert r.path(s, t) == paths[s][t], (s, t)
-    m = platform_of(n, edges).routes
-    m._graph.forest.batch = batch
+    m = routes_of(n, edges, tuning)
     assert m.latency.tolist() == lat and m.bandwidth.tolist() == bw
     for s in range(1, n, 5):
         for t in range(n):
             assert m.path(s, t) == paths[s][t], (s, t)
-    if batch == 1:
-        assert max(widths, default=1) == 1
+    # every shared column is in one run; runs are summed in groups
+    columns = r.work.shared + m.work.shared
+    runs = r.work.runs + m.work.runs
+    groups = r.work.run_groups + m.work.run_groups
+    if batch == 1:  # runs of one column
+        assert runs == columns
     elif kind == "distinct" and batch > 3:  # sources of one tree side by side
-        assert max(widths) > 1
+        assert runs < columns
     if group == 1:  # one run per group
-        assert all(len(g) == 1 for g in groups) and (groups or kind != "distinct")
+        assert groups == runs and (groups or kind != "distinct")
     elif group is not None and kind == "distinct" and batch > 3:  # a few runs per group
-        assert max(len(g) for g in groups) > 1 and len(groups) > len(widths) // batch
+        assert groups < runs and groups > runs // batch
 
 
-def test_a_source_searched_between_two_certified_ones_splits_their_run(monkeypatch):
+def test_a_source_searched_between_two_certified_ones_splits_their_run():
     """Nodes 3, 4 and 5 hang off node 0, whose row has a slack of 1e-13 (0 -> 2 direct
     against 0 -> 1 -> 2): enough to certify climbs of 0.5 (3 and 5), not of 1000 (4, searched
-    on its own).  The columns of 3 and 5 share 0's row with 4 between them: two runs, and
-    the cost matrix and routes are the reference's."""
-    from hetcoll import routing
-
+    on its own).  The columns of 3 and 5 share 0's row with 4 between them: two runs (of
+    one group), and the cost matrix and routes are the reference's."""
     edges = [
         (0, 1, 1.0, 1e6),
         (1, 2, 1.0, 2e6),
@@ -623,19 +583,13 @@ def test_a_source_searched_between_two_certified_ones_splits_their_run(monkeypat
         (5, 0, 0.5, 5e6),
     ]
     n = 6
-    runs = []
-    along = routing._Forest._along
-
-    def spying(self, lt, bt, cp, cols, rows, *args):
-        runs.append((cols.tolist(), rows.tolist()))
-        return along(self, lt, bt, cp, cols, rows, *args)
-
-    monkeypatch.setattr(routing._Forest, "_along", spying)
     lat, bw, paths = dijkstra_routes(n, edges)
     r = platform_of(n, edges).routes
     base = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5])
     assert r.cost_matrix(base, 1000).tolist() == _hockney_costs(n, lat, bw, base.tolist(), 1000)
-    assert runs == [([0, 2], [0, 0])]  # sources 3 and 5 (columns 0 and 2) along 0's row
+    # the core's three rows and 4's own searched; 3 and 5 (columns 0 and 2) along 0's row
+    assert r.work.searched == 4 and r.work.shared == 2
+    assert r.work.runs == 2 and r.work.run_groups == 1
     assert all(r.path(s, t) == paths[s][t] for s in range(n) for t in range(n))
     m = platform_of(n, edges).routes
     assert m.latency.tolist() == lat and m.bandwidth.tolist() == bw

@@ -1,7 +1,8 @@
-"""Core rows of nodes inside chains, derived from their chains' ends' rows
-(``routing._Core.rows``): exactly the rows a search from each node gives (latencies to the
-bit, predecessors by the tie rule, bottlenecks, slack), and the routes the plain Dijkstra
-of ``tests/_reference.py`` finds, on graphs with long chains, ties and rounding."""
+"""Core rows (``hetcoll.routing.rows.CoreRows``: kept, derived from their chains' ends'
+rows, found on the kernel, or searched): exactly the rows a search from each node gives
+(latencies to the bit, predecessors by the tie rule, bottlenecks, slack), and the routes
+the plain Dijkstra of ``hetcoll.routing.reference`` finds, on graphs with long chains,
+ties and rounding."""
 
 from __future__ import annotations
 
@@ -12,8 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _reference import dijkstra_routes
-from hetcoll import Link, Node, Platform, routing
+from hetcoll import Link, Node, Platform
+from hetcoll.routing import Tuning
+from hetcoll.routing.arrays import least_positive
+from hetcoll.routing.forest import Forest
+from hetcoll.routing.graph import LinkGraph
+from hetcoll.routing.reference import dijkstra_routes
 
 
 @st.composite
@@ -53,8 +58,14 @@ def platform_of(n, edges):
     return Platform(nodes, links, model="hockney")
 
 
+def search_of(n, edges, tuning=None):
+    """The core rows (:class:`CoreRows`) of the platform's link graph."""
+    graph = LinkGraph(n, *zip(*edges, strict=True), tuning or Tuning())
+    return Forest(graph).search
+
+
 def searched_row(core, s, offset, ask, base):
-    """One start's row by a search, as ``_Core.rows`` gives it."""
+    """One start's row by a search, as ``CoreRows.rows`` gives it."""
     dist, edge, slack = core.search(np.array([s]), np.array([offset]), np.array([ask]))
     bw = core.bottleneck(np.array([s]), edge, np.array([base]))
     return dist[0], core.resources(edge)[0], bw[0], slack[0] if ask else math.inf
@@ -79,8 +90,8 @@ LATENCIES = {
 def test_rows_equal_a_search_from_every_start_in_any_order(kind, data):
     """Every core row asked in random batches (rows of chain ends are kept between calls
     and derived rows read them), some from other starting latencies (sources in trees),
-    equals a search's, bit for bit; the chains are what :class:`_Chains` says."""
-    _check_rows(data, chained_graphs(LATENCIES[kind]))
+    equals a search's, bit for bit; the chains are what :class:`Chains` says."""
+    _check_rows(data, chained_graphs(LATENCIES[kind]), Tuning())
 
 
 @pytest.mark.parametrize(
@@ -97,21 +108,22 @@ def test_rows_in_small_blocks_with_many_bandwidths(kind, searches, ranks, data):
     ranks (up to 256 bandwidths, else 16-bit), 16-bit ranks or floats."""
     many = st.floats(1e5, 1e9).map(lambda x: float(np.float32(x)))
     graphs = chained_graphs(LATENCIES[kind], bandwidths=st.one_of(many, st.just(math.inf)))
-    with pytest.MonkeyPatch.context() as mp:
-        if searches == "one":
-            mp.setattr(routing, "_CORE_ELEMENTS", 1)
-        mp.setattr(routing, "_EDGE_ROWS_ELEMENTS", 1)
-        mp.setattr(routing, "_ALONG_ROWS", 2)
-        if ranks != "natural":
-            mp.setattr(routing, "_rank_dtype", lambda n: np.uint16 if ranks == "uint16" else None)
-        _check_rows(data, graphs)
+    types = {"natural": Tuning().rank_types, "uint16": (np.uint16,), "float": ()}[ranks]
+    tuning = Tuning(
+        core_elements=1 if searches == "one" else Tuning().core_elements,
+        edge_rows_elements=1,
+        along_rows=2,
+        rank_types=types,
+    )
+    _check_rows(data, graphs, tuning)
 
 
-def _check_rows(data, graphs) -> None:
+def _check_rows(data, graphs, tuning) -> None:
     n, edges = data.draw(graphs)
-    core = platform_of(n, edges).routes._graph.forest.core
+    search = search_of(n, edges, tuning)
+    core = search.core
     c = core.c
-    chains = core.chains
+    chains = search.chains
     for x in np.flatnonzero(chains.at >= 0).tolist():
         p = chains.at[x]
         assert chains.end_a[x] < p < chains.end_b[x]
@@ -136,7 +148,7 @@ def _check_rows(data, graphs) -> None:
         at = np.arange(lo, hi)
         if not len(at):
             continue
-        dist, res, bw, slack = core.rows(starts[at], offsets[at], ask[at], base[at])
+        dist, res, bw, slack = search.rows(starts[at], offsets[at], ask[at], base[at])
         for j, i in enumerate(at.tolist()):
             want = searched_row(core, starts[i], offsets[i], ask[i], base[i])
             assert same_bits(dist[j], want[0]), (starts[i], offsets[i])
@@ -172,20 +184,7 @@ def test_routes_on_graphs_with_long_chains_follow_the_rule(kind, data):
         assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
 
 
-def _count_derived(monkeypatch) -> list[int]:
-    derived = []
-    derive = routing._Core._derive
-
-    def counting(self, *args):
-        ok = derive(self, *args)
-        derived.append(int(np.count_nonzero(ok)))
-        return ok
-
-    monkeypatch.setattr(routing._Core, "_derive", counting)
-    return derived
-
-
-def test_a_tie_between_the_two_ends_follows_the_rule(monkeypatch):
+def test_a_tie_between_the_two_ends_follows_the_rule():
     """Branch nodes 0 and 1 joined by three chains, 0-2-3-1, 0-4-1 and 0-5-6-7-1 (the
     ends' own rows without ties).  From 4 (inside the middle chain, 1.0 from 0 and 2.0
     from 1), 6 is 4.0 away by either end: 4-0-5-6 and 4-1-7-6, both of 3 links; the rule
@@ -194,10 +193,9 @@ def test_a_tie_between_the_two_ends_follows_the_rule(monkeypatch):
     w = {(0, 2): 1.25, (2, 3): 1.75, (3, 1): 2.25, (0, 4): 1.0, (4, 1): 2.0}
     w |= {(0, 5): 1.5, (5, 6): 1.5, (6, 7): 0.75, (7, 1): 1.25}
     edges = [(a, b, x, 1e6 * (1 + a % 3)) for (a, b), x in w.items()]
-    derived = _count_derived(monkeypatch)
     r = platform_of(8, edges).routes
     assert r.latency[4, 6] == 4.0
-    assert sum(derived) == 4
+    assert r.work.derived == 4
     assert r.path(4, 6) == (7, 10, 12)  # 4 -> 0 -> 5 -> 6
     lat, bw, paths = dijkstra_routes(8, edges)
     assert paths[4][6] == (7, 10, 12)
@@ -205,18 +203,17 @@ def test_a_tie_between_the_two_ends_follows_the_rule(monkeypatch):
     assert all(r.path(s, t) == paths[s][t] for s in range(8) for t in range(8))
 
 
-def test_a_chain_longer_than_the_way_around_is_left_by_its_far_end(monkeypatch):
+def test_a_chain_longer_than_the_way_around_is_left_by_its_far_end():
     """A ring 0-1-...-9-0 with a chord 0-5 (latency 1.0, the ring's links 0.1 .. 1.0): from
     inner nodes near 0 the routes to the other half go the long way or by the chord as the
     sums say; every inner row is derived and equals the reference's."""
     ring = [(i, (i + 1) % 10, 0.1 * (1 + i), 1e6 * (1 + i % 3)) for i in range(10)]
     edges = [*ring, (0, 5, 1.0, 5e6)]
-    derived = _count_derived(monkeypatch)
     r = platform_of(10, edges).routes
     lat, bw, paths = dijkstra_routes(10, edges)
     assert r.latency.tolist() == lat and r.bandwidth.tolist() == bw
     assert all(r.path(s, t) == paths[s][t] for s in range(10) for t in range(10))
-    assert sum(derived) > 0
+    assert r.work.derived > 0
 
 
 def test_cycles_of_inner_nodes_and_loops_are_searched():
@@ -224,15 +221,15 @@ def test_cycles_of_inner_nodes_and_loops_are_searched():
     nodes are searched (and routed by the rule)."""
     ring = [(i, (i + 1) % 6, 1.0 + 0.25 * i, 1e6) for i in range(6)]
     r = platform_of(6, ring).routes
-    assert r._graph.forest.core.chains.count == 0
+    assert search_of(6, ring).chains.count == 0
     lat, bw, paths = dijkstra_routes(6, ring)
     assert r.latency.tolist() == lat and r.bandwidth.tolist() == bw
     # a loop 0-6-7-0 off a triangle 0-1-2: its inner nodes 6 and 7 are not in a chain
     edges = [(0, 1, 1.0, 1e6), (1, 2, 1.5, 1e6), (2, 0, 2.0, 1e6)]
     edges += [(0, 3, 1.0, 1e6), (3, 4, 1.25, 1e6), (4, 0, 1.75, 1e6)]
     r = platform_of(5, edges).routes
-    chains = r._graph.forest.core.chains
-    core = r._graph.forest.core
+    search = search_of(5, edges)
+    chains, core = search.chains, search.core
     assert chains.at[core.local[3]] == -1 and chains.at[core.local[4]] == -1
     lat, bw, paths = dijkstra_routes(5, edges)
     assert r.latency.tolist() == lat and r.bandwidth.tolist() == bw
@@ -256,11 +253,11 @@ def test_cycles_of_inner_nodes_and_loops_are_searched():
     ).filter(lambda rows: len({len(r) for r in rows}) == 1)
 )
 def test_least_positive_is_the_least_nonzero_entry_of_each_row(z):
-    """``_least_positive`` (an integer minimum on the bit patterns) is the least non-zero
+    """``least_positive`` (an integer minimum on the bit patterns) is the least non-zero
     entry of each row, ``inf`` for a row of zeros, bit for bit."""
     a = np.array(z, dtype=float)
     want = [min((x for x in row if x != 0.0), default=math.inf) for row in z]
-    assert routing._least_positive(a.copy()).tolist() == want
+    assert least_positive(a.copy()).tolist() == want
 
 
 @pytest.mark.parametrize("kind", list(LATENCIES))
@@ -269,16 +266,17 @@ def test_least_positive_is_the_least_nonzero_entry_of_each_row(z):
 def test_kernel_rows_are_a_searchs_or_rejected(kind, data):
     """Every kernel node's row found on the kernel (chains contracted) and accepted is the
     search's, bit for bit: latencies, predecessors, bottlenecks, links and slack; rows
-    with ties or a wrong tree are rejected, and ``_found`` searches them."""
+    with ties or a wrong tree are rejected, and ``found`` searches them."""
     n, edges = data.draw(chained_graphs(LATENCIES[kind]))
-    core = platform_of(n, edges).routes._graph.forest.core
-    kern = core.kernel if core.c >= 3 else None
+    search = search_of(n, edges)
+    core = search.core
+    kern = search.kernel if core.c >= 3 else None
     if kern is None:
         return
-    assert core.c - np.count_nonzero(core.chains.at >= 0) == kern.nk
+    assert core.c - np.count_nonzero(search.chains.at >= 0) == kern.nk
     starts = kern.nodes
     asked = np.array(data.draw(st.lists(st.booleans(), min_size=len(starts), max_size=len(starts))))
-    dist, pred, slack, bw, links, ok = core._kernel_rows(starts, asked)
+    dist, pred, slack, bw, links, ok = kern.rows(starts, asked)
     want_dist, want_pred, want_slack = core.search(starts, np.zeros(len(starts)), asked)
     want_bw, want_links = core.bottleneck(starts, want_pred, np.full(len(starts), math.inf), True)
     for i in np.flatnonzero(ok).tolist():
@@ -288,7 +286,7 @@ def test_kernel_rows_are_a_searchs_or_rejected(kind, data):
         assert links[i].tolist() == want_links[i].tolist()
         if asked[i]:
             assert same_bits(slack[i], want_slack[i])
-    found = core._found(starts, np.zeros(len(starts)), asked, True, True)
+    found = search.found(starts, np.zeros(len(starts)), asked, True, True)
     assert same_bits(found[0], want_dist) and found[1].tolist() == want_pred.tolist()
     assert same_bits(found[3], want_bw) and found[4].tolist() == want_links.tolist()
 
@@ -304,10 +302,11 @@ def test_a_kernel_tree_one_rounding_off_is_searched():
     edges += [(6, 7, 0.2), (7, 1, 0.1), (2, 8, 0.1), (8, 9, 0.3), (9, 10, 0.1), (10, 3, 0.1)]
     edges = [(a, b, w, 1e6) for a, b, w in [*edges, (0, 2, 0.2)]]
     r = platform_of(11, edges).routes
-    core = r._graph.forest.core
-    assert core.nodes[core.kernel.nodes].tolist() == [1, 2]
+    search = search_of(11, edges)
+    core = search.core
+    assert core.nodes[search.kernel.nodes].tolist() == [1, 2]
     start = core.local[[2]]
-    dist, pred, *_, ok = core._kernel_rows(start, np.array([False]))
+    dist, pred, *_, ok = search.kernel.rows(start, np.array([False]))
     assert not ok[0]
     assert core.predecessors(start, dist).tolist() == pred.tolist()
     assert dist[0, core.local[7]] == 0.6000000000000001
