@@ -299,6 +299,6 @@ def derive(
         b[ks, start] = np.inf
         bw[rows] = np.minimum(b, base[:, None])
     asked = np.flatnonzero(ok & ask)
-    if len(asked):  # the slack as :meth:`predecessors` forms it (no ties here)
+    if len(asked):  # the slack as Core.predecessors forms it (no ties here)
         low[rows[asked]] = core.least_slack(best[rows_of(ok & ask)])
     return ok

@@ -365,7 +365,7 @@ def certified(slack: np.ndarray, top: np.ndarray, offset: np.ndarray, c: int) ->
     ``offset + R``, so an edge outside the tree stays strictly above its head's latency
     (never tight: no tie, and the same tight predecessor everywhere) when
     ``slack > 8 g (offset + top)``.  Sums, not bounds, give the latencies themselves:
-    routes are summed from their source (:meth:`Routes.pairs`).
+    routes are summed from their source (:meth:`.Routes.pairs`).
     """
     unit = float(np.finfo(float).eps) / 2
     g = (c + 2) * unit / (1 - (c + 2) * unit)

@@ -110,7 +110,7 @@ class CoreRows:
         need = need[kept.slot[need] < 0]
         extra = np.setdiff1d(need, keep_own)
         if len(extra) > min(len(d), kept.room() - len(keep_own)):
-            # searching them would cost more than it saves: to_derive only from what is there
+            # searching them would cost more than it saves: derive only from what is there
             there = np.zeros(c, dtype=bool)
             there[kept.slot >= 0] = True
             there[keep_own] = True

@@ -59,7 +59,7 @@ class Tree:
 
     def routes(self, u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Routes of the pairs ``(u[i], v[i])`` of one tree (a core of one node), as
-        ``(resources, offsets)`` (see :meth:`Routes.pairs`): up from ``u`` to the lowest
+        ``(resources, offsets)`` (see :meth:`.Routes.pairs`): up from ``u`` to the lowest
         common ancestor ``w``, then down to ``v``, the reverse of ``v``'s climb to ``w``.
 
         Both climbs are runs of heavy-path positions (:meth:`heavy_paths`): all pairs find
@@ -122,7 +122,7 @@ class Tree:
         return resources, offsets
 
     def costs(self, base: np.ndarray, nbytes: int) -> np.ndarray:
-        """:meth:`Routes.cost_matrix` of a tree (a core of one node): all sources at once.
+        """:meth:`.Routes.cost_matrix` of a tree (a core of one node): all sources at once.
 
         The latencies are node-major (``t[x, j]``: from the source in column ``j`` to
         ``x``) with the sources in preorder, so that the sources below ``y`` are the run of
@@ -130,7 +130,7 @@ class Tree:
         ``y -> parent`` carries the sources below ``y`` one link further up their climb
         (``t[p, below] = t[y, below] + latency[y]``); then parents first, every other
         source reaches ``y`` from ``p`` (``t[y, other] = t[p, other] + latency[y]``): the
-        sums :meth:`_rows_t` forms, from the source link after link.  Bottlenecks go the
+        sums :func:`.batches.rows_t` forms, from the source link after link.  Bottlenecks go the
         same way with ``minimum``, on the ranks of the distinct link bandwidths (small
         integers: the smallest rank is the smallest bandwidth's), and become
         ``nbytes / bandwidth`` by a table of the same divisions.  O(N^2) time, 8 bytes per
