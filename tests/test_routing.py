@@ -593,3 +593,56 @@ def test_a_source_searched_between_two_certified_ones_splits_their_run():
     assert all(r.path(s, t) == paths[s][t] for s in range(n) for t in range(n))
     m = platform_of(n, edges).routes
     assert m.latency.tolist() == lat and m.bandwidth.tolist() == bw
+
+
+def test_every_way_to_read_routes_agrees_on_the_benchmarks_1000_node_platform():
+    """On the benchmark's random 1000-node platform (too large for the reference), the
+    matrices, a streamed cost matrix, the routes after it (kept core rows) and routes on
+    demand (a few sources at a time) agree bit for bit, with the default blocks and with
+    blocks of a few rows and batches of a few sources."""
+    n, edges = _random_platform(1000, lambda rng, m: rng.uniform(1e-6, 1e-5, m), seed=1)
+    base = np.linspace(0.0, 1e-4, n)
+    full = routes_of(n, edges, Tuning())
+    lat, bw = full.latency, full.bandwidth
+    want = base[:, None] + lat + 4096 / bw
+    np.fill_diagonal(want, 0.0)
+    sources = np.arange(0, n, 20)
+    small = Tuning(tree_elements=5 * n, core_elements=1 << 12, along_elements=999, along_rows=3)
+    for tuning in (Tuning(), small):
+        streamed = routes_of(n, edges, tuning)
+        assert np.array_equal(streamed.cost_matrix(base, 4096), want)
+        assert not streamed.has_matrices
+        on_demand = routes_of(n, edges, tuning)
+        for lo in range(0, len(sources), 7):  # a few sources at a time
+            u = np.repeat(sources[lo : lo + 7], n)
+            v = np.tile(np.arange(n), len(sources[lo : lo + 7]))
+            want_routes = full.pairs(u, v)  # read from the predecessor matrix
+            for r in (streamed, on_demand):
+                got = r.pairs(u, v)
+                assert all(np.array_equal(a, b) for a, b in zip(got, want_routes, strict=True))
+        assert on_demand.latency.tobytes() == lat.tobytes()
+
+
+def test_the_package_imports_one_way():
+    """The routing modules import each other without a circle (docs/routing.md), and
+    each stays well under the 900-line limit."""
+    import ast
+    from pathlib import Path
+
+    import hetcoll.routing
+
+    folder = Path(hetcoll.routing.__file__).parent
+    imports = {}
+    for path in folder.glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imports[path.stem] = {
+            node.module
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level == 1
+        }
+        assert len(path.read_text(encoding="utf-8").splitlines()) < 600, path.name
+    done: list[str] = []
+    while len(done) < len(imports):  # take a module whose imports are all taken
+        ready = [m for m in imports if m not in done and imports[m] <= set(done)]
+        assert ready, f"an import circle among {sorted(set(imports) - set(done))}"
+        done += ready
