@@ -6,6 +6,7 @@ Each is a plain function of arrays, with the plain numpy it equals in its docstr
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 
 import numpy as np
@@ -140,29 +141,52 @@ def transpose_into(out: np.ndarray, a: np.ndarray, rows: np.ndarray, block: int,
             out[into, x : x + tile] = a[x : x + tile, lo : lo + block].T
 
 
+def _huge_page_switch():
+    """Numpy's switch of its huge-page advice (``_set_madvise_hugepage(on) -> before``),
+    or None when this numpy has none."""
+    multiarray = getattr(np, "_core", None) or getattr(np, "core", None)
+    return getattr(getattr(multiarray, "multiarray", None), "_set_madvise_hugepage", None)
+
+
+# Blocks inside small_pages() in this process, and the advice to put back when the last
+# one leaves: the switch is process-wide, so overlapping blocks (threads) must restore it
+# once, at the end, to what it was before the first.
+_PAGES_LOCK = threading.Lock()
+_pages_state = {"depth": 0, "before": True}
+
+
 @contextlib.contextmanager
 def small_pages() -> Iterator[None]:
-    """Numpy's advice for transparent huge pages switched off while the block runs (and
-    put back as it was, whatever happens): the arrays it allocates get ordinary 4 KiB
-    pages.
+    """Numpy's advice for transparent huge pages switched off while the block runs, and
+    put back as it was when the block ends, normally or by an exception: the arrays
+    allocated meanwhile get ordinary 4 KiB pages.  Values are never affected.
 
-    Why: numpy advises the kernel to back every array of 4 MiB or more with 2 MiB pages
-    (``madvise``), and on a host whose transparent huge pages are ``madvise`` the cost of
-    faulting them in is erratic: the same 200 MB took 0.004 to 0.5 s of system time
-    from one run to the next on this project's host, and the random 5000-node cost
-    matrix 0.24 to 0.90 s in all (its 450 MB of fresh memory: the result, the kept core
-    rows, the batches' searches), against a steady 0.28 to 0.32 s with 4 KiB pages (see
-    docs/simulator.md, seventh round).  Values are not affected.  The advice is numpy's
-    process-wide state: another thread's arrays allocated meanwhile get no advice either
-    (a hint only, never a different result).  No-op when numpy has no such switch.
+    Why: numpy advises the kernel (``madvise``) to back every array of 4 MiB or more with
+    2 MiB pages, and on a host whose transparent huge pages are ``madvise`` the cost of
+    faulting them in is erratic (the same 200 MB took from nothing to 0.5 s of system
+    time from one run to the next on this project's host), while 4 KiB pages cost a
+    steady 2 us each.  A streamed cost matrix allocates hundreds of MB (the result, the
+    kept core rows, the searches' blocks): with the advice off its time is steady and,
+    in the median, lower (``benchmarks/bench_simulator.py``, ``b random 5000 fnf``).
+
+    The switch is numpy's private, process-wide state
+    (``numpy._core.multiarray._set_madvise_hugepage``): another thread's arrays
+    allocated meanwhile get no advice either (a hint, never a different result), and
+    blocks that overlap in several threads put the advice back once, when the last one
+    ends.  A no-op when numpy has no such switch.
     """
-    multiarray = getattr(np, "_core", None) or getattr(np, "core", None)
-    switch = getattr(getattr(multiarray, "multiarray", None), "_set_madvise_hugepage", None)
+    switch = _huge_page_switch()
     if switch is None:
         yield
         return
-    before = switch(False)
+    with _PAGES_LOCK:
+        if _pages_state["depth"] == 0:
+            _pages_state["before"] = switch(False)
+        _pages_state["depth"] += 1
     try:
         yield
     finally:
-        switch(before)
+        with _PAGES_LOCK:
+            _pages_state["depth"] -= 1
+            if _pages_state["depth"] == 0:
+                switch(_pages_state["before"])
