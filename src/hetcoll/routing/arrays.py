@@ -167,7 +167,8 @@ def small_pages() -> Iterator[None]:
     time from one run to the next on this project's host), while 4 KiB pages cost a
     steady 2 us each.  A streamed cost matrix allocates hundreds of MB (the result, the
     kept core rows, the searches' blocks): with the advice off its time is steady and,
-    in the median, lower (``benchmarks/bench_simulator.py``, ``b random 5000 fnf``).
+    in the median, lower (``b random 5000 fnf`` of
+    ``benchmarks/simulated/bench_simulator.py``).
 
     The switch is numpy's private, process-wide state
     (``numpy._core.multiarray._set_madvise_hugepage``): another thread's arrays

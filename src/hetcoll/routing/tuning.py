@@ -4,8 +4,9 @@ Every constant that sizes a block, a batch or a table is a field of :class:`Tuni
 and nowhere else.  None of them changes a result: each only trades time for memory (or
 one kind of memory for another), and the property tests run with the smallest values
 (blocks of one row, batches of one source) to prove it.  The defaults were chosen on the
-benchmark platforms of ``benchmarks/bench_simulator.py`` (``b random 5000``: 5000 nodes,
-a core of 2721 nodes of which 1159 are outside chains); rerun it after changing one.
+benchmark platforms of ``benchmarks/simulated/bench_simulator.py`` (``b random 5000``:
+5000 nodes, a core of 2721 nodes of which 1159 are outside chains); rerun it after
+changing one.
 
 Why memory matters as much as time: a process pays the kernel a page fault, and the
 zeroing of the page, for every page it touches for the first time, and numpy backs
