@@ -57,6 +57,9 @@ Per model:
   other when their latencies differ.  ``recv_overhead`` is the latency of one more link,
   ``recv_overhead``, at the end of every route.
 
+The other models (``switch``, ``one_port``, ``one_port_uni``, ``multi_port``) have no
+encoding here: :func:`to_simgrid` refuses them with a :class:`~hetcoll.errors.ModelError`.
+
 Units are always written (``s``; ``Bps`` is bytes per second, SimGrid's ``bps`` would be
 bits).  SimGrid needs a finite bandwidth and fails on a route whose only bandwidth is
 ``inf``: an infinite bandwidth is written ``1e+300Bps``, and ``n / 1e300`` is below half an
@@ -75,6 +78,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
+from .errors import ModelError
 from .models import CostModel, get_model
 from .platform import Platform
 
@@ -103,6 +107,8 @@ SIMGRID_OPTIONS = {
 SIMGRID_CONFIG = tuple(f"--cfg={k}:{v}" for k, v in SIMGRID_OPTIONS.items())
 #: bytes/s written for an infinite bandwidth (see the module docstring: exact in doubles)
 SIMGRID_INF_BANDWIDTH = 1e300
+#: the models the XML encodes (the others are refused in one line)
+SIMGRID_MODELS = ("tini", "hockney", "postal")
 
 
 @dataclass
@@ -143,6 +149,12 @@ def to_simgrid(platform: Platform, model: Any = None) -> str:
     True
     """
     cost_model = get_model(model) if model is not None else platform.model
+    if cost_model.name not in SIMGRID_MODELS:
+        raise ModelError(
+            f"SimGrid export: no encoding for model {cost_model.name!r} (the XML encodes "
+            f"{', '.join(SIMGRID_MODELS)}: give --model with one of them, or export networkx, "
+            "json or yaml)"
+        )
     cost_model.bind(platform)  # the model's own check that the platform has what it needs
     net = _encode(platform, cost_model)
     ids = platform.ids
@@ -243,7 +255,7 @@ def _encode(platform: Platform, model: CostModel) -> _Net:
         if model.recv_overhead:
             net.notes.append("Every route ends with the recv_overhead link.")
         return net
-    raise ValueError(f"no SimGrid encoding for model {model.name!r}")  # pragma: no cover
+    raise AssertionError(f"no SimGrid encoding for {model.name!r}")  # pragma: no cover
 
 
 def _network(platform: Platform, net: _Net, latency_on_links: bool = True) -> None:

@@ -173,7 +173,9 @@ class Schedule:
                 edges.setdefault(parent, set()).update((fi, c) for c in kids)
         times: dict[int, int] = {}  # a flow's sends per period: the same on each of its edges
         for node, sends in self.order.items():
-            if {(s.flow, s.child) for s in sends} != edges.get(node, set()):
+            if node not in edges:  # an unknown node, or one that sends nothing
+                raise ScheduleError(f"order: {node!r} sends nothing in any flow")
+            if {(s.flow, s.child) for s in sends} != edges[node]:
                 raise ScheduleError(
                     f"order[{node!r}]: must list each (flow, child) send of {node!r} (and no other)"
                 )

@@ -101,7 +101,7 @@ def parse_size(value: str | int) -> int:
     elif isinstance(value, float):
         number, unit = value, ""
     else:
-        number, unit = _split(value, "size")
+        return _exact_size(value)
     factor = _SIZE_UNITS.get(unit.lower())
     if factor is None:
         raise ValueError(f"unknown size unit {unit!r} in {value!r} (use B, KiB, MiB, KB, MB, ...)")
@@ -109,6 +109,30 @@ def parse_size(value: str | int) -> int:
     if not math.isfinite(nbytes) or nbytes < 0 or nbytes != int(nbytes):
         raise ValueError(f"a size must be a whole number of bytes >= 0, got {value!r}")
     return int(nbytes)
+
+
+def _exact_size(text: str) -> int:
+    """Bytes from a string, in exact decimal arithmetic: ``"9007199254740993"`` is that
+    number (a float would round it to 2**53 and the size would silently change)."""
+    from decimal import Decimal
+
+    m = re.fullmatch(_NUMBER + r"\s*([A-Za-zµ/]*)", text.strip(), flags=re.IGNORECASE)
+    if not m:
+        raise ValueError(f"cannot read {text!r} as a size")
+    factor = _SIZE_UNITS.get(m.group(2).lower())
+    if factor is None:
+        raise ValueError(
+            f"unknown size unit {m.group(2)!r} in {text!r} (use B, KiB, MiB, KB, MB, ...)"
+        )
+    try:
+        exact = Decimal(m.group(1)) * factor
+        if exact.is_finite() and exact > MAX_SIZE:  # before int(): 1e999999999 has many digits
+            raise ValueError(f"must be at most {MAX_SIZE}, got {text!r}")
+        if not exact.is_finite() or exact < 0 or exact != exact.to_integral_value():
+            raise ValueError(f"a size must be a whole number of bytes >= 0, got {text!r}")
+    except ArithmeticError:  # beyond even Decimal's exponents
+        raise ValueError(f"must be at most {MAX_SIZE}, got {text!r}") from None
+    return int(exact)
 
 
 def parse_bandwidth(value: str | float | int) -> float:

@@ -180,12 +180,14 @@ def planner_warnings() -> Iterator[None]:
     ``hetcoll: warning: ...`` on stderr (not Python's file:line form)."""
     from ..errors import PlannerWarning
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", PlannerWarning)
-        try:
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PlannerWarning)
             yield
-        finally:
-            _show(caught, PlannerWarning)
+    finally:
+        # shown once the recording has stopped: a warning re-shown while recording would be
+        # appended to the list being read (an endless loop)
+        _show(list(caught), PlannerWarning)
 
 
 def _show(caught: list, category: type) -> None:

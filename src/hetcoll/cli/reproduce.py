@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,14 @@ from ..report import dump_json, format_table, json_document
 from ._base import JSON_OPT, OUTPUT_DIR, cli
 
 # -- reproduce -----------------------------------------------------------------------------------
+
+#: the most trials per point: ten times the largest count a paper used (10 000)
+MAX_TRIALS = 100_000
+
+
+def max_workers() -> int:
+    """The most worker processes ``--workers`` may ask for: 4 per core."""
+    return 4 * (os.cpu_count() or 1)
 
 
 @cli.command("reproduce")
@@ -50,14 +59,24 @@ def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, full, executor,
     from ..files import check_output_dir
 
     if name == "list":
+        if as_json:
+            doc = [
+                {"experiment": e.name, "reference": e.paper, "what": e.summary}
+                for e in EXPERIMENTS.values()
+            ]
+            dump_json(json_document("experiments", {"experiments": doc}))
+            return
         rows = [[e.name, e.paper, e.summary] for e in EXPERIMENTS.values()]
         click.echo(format_table(["experiment", "reference", "what"], rows))
         return
     exp = get_experiment(name)
-    if trials is not None and trials <= 0:
-        raise HetcollError(f"--trials: must be >= 1, got {trials}")
-    if workers is not None and workers <= 0:
-        raise HetcollError(f"--workers: must be >= 1, got {workers}")
+    if trials is not None and not 1 <= trials <= MAX_TRIALS:
+        raise HetcollError(f"--trials: must be from 1 to {MAX_TRIALS}, got {trials}")
+    most = max_workers()
+    if workers is not None and not 1 <= workers <= most:
+        raise HetcollError(
+            f"--workers: must be from 1 to {most} (4 per core of this machine), got {workers}"
+        )
     out = Path(out_dir or Path("results") / name)
     check_output_dir(out)  # before the experiment runs, not after
     if executor == "mpi" and exp.launches_mpi:

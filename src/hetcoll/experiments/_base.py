@@ -98,8 +98,8 @@ def run_trials(
     ``workers=1`` everything runs in this process.  A progress bar goes to stderr.
     """
     tasks = list(tasks)
-    if workers is None:
-        workers = min(len(tasks), os.cpu_count() or 1)
+    # never more processes than tasks: a worker with nothing to do only costs a fork
+    workers = min(len(tasks), workers if workers is not None else os.cpu_count() or 1)
     if chunksize is None:
         chunksize = max(1, len(tasks) // (8 * max(workers, 1)))
     if executor is None and workers <= 1:

@@ -38,13 +38,16 @@ on the receive port in the order their stamps are observed, not strictly by star
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import sys
 import time
 from typing import Any
 
+from ..errors import ArgumentError
 from ..models import get_model
 from ..platform import Platform
+from ..units import MAX_TIME
 
 __all__ = [
     "EmulatedTiming",
@@ -237,9 +240,13 @@ def clock_shift(rank: int) -> int:
     try:
         shifts = [float(x) for x in text.split(",")]
     except ValueError:
-        raise ValueError(
-            f"HETCOLL_CLOCK_SHIFT: expected seconds per rank like '0,2.5,-1', got {text!r}"
-        ) from None
+        shifts = [math.nan]
+    # every entry is judged (not only this rank's), so that every rank refuses the same text
+    if not all(math.isfinite(x) and abs(x) <= MAX_TIME for x in shifts):
+        raise ArgumentError(
+            f"HETCOLL_CLOCK_SHIFT: expected finite seconds per rank (at most {MAX_TIME:g} "
+            f"each) like '0,2.5,-1', got {text!r}"
+        )
     return round(shifts[rank] * _NS) if rank < len(shifts) else 0
 
 
