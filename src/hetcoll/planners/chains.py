@@ -28,7 +28,7 @@ import numpy as np
 
 from ..platform import Platform
 from ..schedule import Flow, Schedule, Tree
-from ._common import Request, prepare, tree_schedule
+from ._common import Request, prepare, relays, tree_schedule
 from ._registry import register
 
 __all__ = [
@@ -374,5 +374,13 @@ def two_vbbs(
     flows = []
     for edges, offset, size in ((odd_edges, 0, half), (even_edges, half, req.nbytes - half)):
         tree = Tree.from_edges(ids[req.root], ((ids[p], ids[c]) for p, c in edges))
-        flows.append(Flow(tree, size, offset=offset, segment_size=req.segment_size))
+        flows.append(
+            Flow(
+                tree,
+                size,
+                offset=offset,
+                segment_size=req.segment_size,
+                relays=relays(req, edges),  # neighbours only under a graph model
+            )
+        )
     return Schedule(req.collective, "two_vbbs", req.nbytes, tuple(flows), {}, req.model.to_spec())

@@ -35,7 +35,7 @@ is full (the largest lag, in periods, is the fill).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
@@ -43,9 +43,9 @@ from ..errors import PlannerError
 from ..platform import Platform
 from ..schedule import Flow, OrderedSend, Schedule, Tree
 from ._common import relays
-from ._registry import register
+from ._registry import Option, register
 from .pipelined import PlanGraph, _schedule, _start
-from .steady import Packing, pack_arborescences
+from .steady import Packing, pack_arborescences, unbounded
 
 __all__ = ["multi_tree", "integer_weights", "period_order"]
 
@@ -76,7 +76,7 @@ def multi_tree(
     *,
     nbytes: int = 0,
     segment_size: int | None = None,
-    slices_per_period: int | None = None,
+    slices_per_period: Annotated[int, Option(most=PERIODS[-1])] | None = None,
 ) -> Schedule:
     """Several pipelined trees at once, at the optimal one-port throughput.
 
@@ -103,7 +103,8 @@ def multi_tree(
     """
     req, g = _start(platform, root, members, model, nbytes, segment_size)
     prob = g.problem()
-    if g.k == 1 or req.nbytes == 0:
+    if g.k == 1 or req.nbytes == 0 or unbounded(prob):
+        # one tree of transfers that take no time already carries any rate
         return _schedule(req, g, "multi_tree", _best_single(g))
     packing = pack_arborescences(prob)
     size = req.message_size()

@@ -51,6 +51,8 @@ __all__ = [
     "LPResult",
     "Optimum",
     "steady_problem",
+    "model_problem",
+    "unbounded",
     "pack_arborescences",
     "edge_loads",
     "lp_throughput",
@@ -65,12 +67,20 @@ GAP = 1e-10
 LOAD_TOL = 1e-6
 #: ... or after this many new trees (it refines loads that are already optimal in throughput)
 LOAD_COLUMNS = 100
+#: seconds the LP method may take by default (its size grows as N^2 E: at N = 100 it can
+#: run for minutes)
+LP_TIME_LIMIT = 60.0
 
 
 @dataclass(frozen=True)
 class SteadyProblem:
     """A broadcast from ``root`` over edges ``src[e] -> dst[e]``, each busy ``T[e]`` seconds
-    per slice of ``nbytes`` bytes, under the one-port model (``ports``)."""
+    per slice of ``nbytes`` bytes, under the one-port model (``ports``).
+
+    ``resources``, when given, replaces the one-port ports: a sparse matrix (rows x edges)
+    of the seconds a slice over each edge keeps each resource busy (a node's send or receive
+    port, a link), every resource busy at most one second per second
+    (:func:`model_problem`); ``ports`` then only names them."""
 
     n: int
     root: int
@@ -80,6 +90,7 @@ class SteadyProblem:
     nbytes: int
     ports: str = "bidirectional"
     ids: tuple[str, ...] = ()
+    resources: Any = None
 
     @property
     def m(self) -> int:
@@ -90,20 +101,32 @@ class SteadyProblem:
         """Hops of every node from the root."""
         return depths(self.n, self.src, self.dst, self.root)
 
-    def loads(self, edges: Iterable[int], weight: float = 1.0) -> np.ndarray:
-        """Port loads (rows: out-ports then in-ports, or one port per node when
-        unidirectional) of ``weight`` slices per second over ``edges``."""
-        e = np.fromiter(edges, dtype=np.int64)
-        rows = np.zeros(self.rows)
-        np.add.at(rows, self.src[e], weight * self.T[e])
-        np.add.at(
-            rows, self.dst[e] + (self.n if self.ports == "bidirectional" else 0), weight * self.T[e]
+    @cached_property
+    def usage(self) -> Any:
+        """Seconds per slice each edge keeps each resource busy (scipy CSC, rows x edges):
+        ``resources``, else the one-port ports (out-ports then in-ports, or one per node)."""
+        from scipy.sparse import csc_matrix
+
+        if self.resources is not None:
+            return csc_matrix(self.resources)
+        out_row, in_row = self.row_of_edges()
+        edges = np.arange(self.m)
+        rows = 2 * self.n if self.ports == "bidirectional" else self.n
+        data = (
+            np.concatenate([self.T, self.T]),
+            (np.concatenate([out_row, in_row]), np.concatenate([edges, edges])),
         )
-        return rows
+        return csc_matrix(data, shape=(rows, self.m))
+
+    def loads(self, edges: Iterable[int], weight: float = 1.0) -> np.ndarray:
+        """Resource loads (the rows of :attr:`usage`) of ``weight`` slices per second over
+        ``edges``."""
+        e = np.fromiter(edges, dtype=np.int64)
+        return np.asarray(self.usage[:, e].sum(axis=1)).ravel() * weight
 
     @property
     def rows(self) -> int:
-        return 2 * self.n if self.ports == "bidirectional" else self.n
+        return int(self.usage.shape[0])
 
     def row_of_edges(self) -> tuple[np.ndarray, np.ndarray]:
         """The out-port row and the in-port row of every edge."""
@@ -112,7 +135,7 @@ class SteadyProblem:
 
 
 def tree_period(problem: SteadyProblem, edges: Iterable[int]) -> float:
-    """Seconds per slice of one pipelined tree (its edges): the busiest port,
+    """Seconds per slice of one pipelined tree (its edges): the busiest resource,
     ``max_u max(sum_children T_uv, T_parent,u)`` under the bidirectional one-port model."""
     return float(problem.loads(edges).max(initial=0.0))
 
@@ -148,6 +171,82 @@ def steady_problem(
     if len(platform) > 1 and not np.any(T > 0):
         raise PlannerError("every transfer takes no time: the throughput is unbounded")
     return SteadyProblem(len(platform), r, src, dst, T, int(nbytes), ports, platform.ids)
+
+
+def model_problem(
+    platform: Platform,
+    root: str | int,
+    nbytes: int,
+    model: Any = None,
+) -> SteadyProblem:
+    """The steady-state problem of ``platform`` under the cost model's own resources: every
+    transfer of a slice of ``nbytes`` bytes keeps its sender's send port busy
+    ``send_busy``, its receiver's receive port ``recv_busy`` (one port per node when the
+    model is unidirectional) and, with ``"exclusive"`` link contention, every link of its
+    route ``delay`` (from its start to its arrival); with ``"shared"`` contention a link
+    carries at most its bandwidth.  Edges: the links' digraph under a graph model
+    (``one_port``, ``one_port_uni``, ``multi_port``: only neighbours talk), else every
+    ordered pair.
+
+    Under ``one_port`` this is :func:`steady_problem`'s; under ``multi_port`` it is Sec.
+    3.2's model (the sender busy ``send_uv``, the links in parallel), whose optimum the paper
+    did not compute (Sec. 5.2.2).  Any schedule whose transfers carry at most ``nbytes``
+    bytes each is bounded by this problem's optimum, costs being affine in the size: over
+    ``M`` seconds a resource is busy at most ``M``, and every byte crosses every cut between
+    the root and each node.
+    """
+    from ..models import get_model
+
+    bound = (get_model(model) if model is not None else platform.model).bind(platform)
+    r = root if isinstance(root, int) else platform.index(root)
+    n = len(platform)
+    size = max(int(nbytes), 1)
+    graph = getattr(bound, "graph", None)
+    if graph is not None:
+        graph.check_reachable(r, platform.ids)
+        src, dst = np.asarray(graph.src), np.asarray(graph.dst)
+    else:
+        src, dst = (a.ravel() for a in np.nonzero(~np.eye(n, dtype=bool)))
+    costs = bound.costs(src, dst, np.full(len(src), size, dtype=np.int64))
+    edges = np.arange(len(src))
+    uni = bool(getattr(bound, "unidirectional", False))
+    recv_row = dst if uni else dst + n
+    hops = np.diff(costs.offsets)
+    link_edges = np.repeat(edges, hops)
+    if bound.contention == "shared":
+        cap = np.asarray(bound.capacity(), dtype=float)
+        link_busy = size / cap[costs.resources] if len(costs.resources) else np.zeros(0)
+    else:
+        link_busy = np.asarray(costs.delay, dtype=float)[link_edges]
+    rows = np.concatenate([src, recv_row, 2 * n + np.asarray(costs.resources, dtype=np.int64)])
+    cols = np.concatenate([edges, edges, link_edges])
+    vals = np.concatenate([costs.send_busy, costs.recv_busy, link_busy]).astype(float)
+    keep = vals > 0
+    nlinks = int(costs.resources.max()) + 1 if len(costs.resources) else 0
+    from scipy.sparse import csc_matrix
+
+    usage = csc_matrix((vals[keep], (rows[keep], cols[keep])), shape=(2 * n + nlinks, len(src)))
+    receives = "bidirectional" if np.any(costs.recv_busy > 0) else "send"
+    ports = "unidirectional" if uni else receives
+    if np.any(link_busy > 0):
+        ports += "+links"
+    T = np.asarray(costs.delay, dtype=float)
+    return SteadyProblem(n, r, src, dst, T, int(nbytes), ports, platform.ids, usage)
+
+
+def unbounded(p: SteadyProblem) -> bool:
+    """Whether the throughput is unbounded: the edges that keep no resource busy reach every
+    node from the root (one tree of them could carry any number of slices per second)."""
+    free = np.asarray(abs(p.usage).sum(axis=0)).ravel() == 0
+    return p.n > 1 and bool(np.all(depths(p.n, p.src[free], p.dst[free], p.root) < p.n))
+
+
+def _check_bounded(p: SteadyProblem) -> None:
+    if unbounded(p):
+        raise PlannerError(
+            "every node can be reached by transfers that keep nothing busy (no time, no "
+            "port, no link): the throughput is unbounded"
+        )
 
 
 # -- column generation over arborescences ----------------------------------------------------
@@ -353,9 +452,10 @@ def pack_arborescences(
     start = time.perf_counter()
     if p.n == 1:
         return Packing([], np.zeros(0), math.inf, math.inf, 0, 0.0)
-    scale = float(p.T.max())
-    T = p.T / scale
-    out_row, in_row = p.row_of_edges()
+    _check_bounded(p)
+    scale = float(abs(p.usage).max())
+    A = p.usage / scale
+    AT = A.T.tocsr()
     master = _Master([-math.inf] * p.rows, [1.0] * p.rows)
     columns: list[np.ndarray] = []
     seen: set[bytes] = set()
@@ -366,10 +466,8 @@ def pack_arborescences(
         if key in seen:
             return False
         seen.add(key)
-        rows = np.concatenate([out_row[tree], in_row[tree]])
-        vals = np.concatenate([T[tree], T[tree]])
-        uniq, inv = np.unique(rows, return_inverse=True)
-        master.add(-1.0, uniq, np.bincount(inv, weights=vals))
+        rows, vals = _column(A, tree)
+        master.add(-1.0, rows, vals)
         columns.append(tree)
         return True
 
@@ -386,7 +484,7 @@ def pack_arborescences(
         lb = -value
         price = np.maximum(-duals, 0.0)
         sep = price if best_price is None else alpha * best_price + (1 - alpha) * price
-        tree, c = _price(p, T, sep, out_row, in_row)
+        tree, c = _price(p, AT, sep)
         if c > 0:
             ub = float(sep.sum()) / c
             if ub < best_ub:
@@ -395,12 +493,12 @@ def pack_arborescences(
             break
         if time_limit is not None and time.perf_counter() - start > time_limit:
             break
-        reduced = float(T[tree] @ (price[out_row[tree]] + price[in_row[tree]]))
+        reduced = float((AT @ price)[tree].sum())
         if reduced < 1 - 1e-12 and add(tree):
             alpha = smoothing
             continue
         # mis-price: the smoothed prices found nothing the master's prices want
-        tree, c = _price(p, T, price, out_row, in_row)
+        tree, c = _price(p, AT, price)
         if c > 0 and float(price.sum()) / c < best_ub:
             best_ub, best_price = float(price.sum()) / c, price
         if c >= 1 - 1e-12 or not add(tree):
@@ -411,11 +509,11 @@ def pack_arborescences(
     used = np.flatnonzero(lam > 1e-13)
     trees = [columns[j] for j in used]
     weights = lam[used]
-    # exactly feasible: rescale so that the busiest port is busy exactly one time unit
-    load = np.zeros(p.rows)
+    # exactly feasible: rescale so that the busiest resource is busy exactly one time unit
+    per_edge = np.zeros(p.m)
     for tree, w in zip(trees, weights, strict=True):
-        np.add.at(load, out_row[tree], w * T[tree])
-        np.add.at(load, in_row[tree], w * T[tree])
+        per_edge[tree] += w
+    load = A @ per_edge
     weights = weights / max(float(load.max()), 1e-300)
     tp = float(weights.sum()) / scale
     ub = max(best_ub / scale, tp)
@@ -430,12 +528,18 @@ def pack_arborescences(
     )
 
 
-def _price(
-    p: SteadyProblem, T: np.ndarray, price: np.ndarray, out_row: np.ndarray, in_row: np.ndarray
-) -> tuple[np.ndarray, float]:
-    cost = T * (price[out_row] + price[in_row])
+def _price(p: SteadyProblem, AT: Any, price: np.ndarray) -> tuple[np.ndarray, float]:
+    """The cheapest arborescence when a resource costs ``price`` per second busy."""
+    cost = AT @ price
     tree = min_arborescence(p.n, p.src, p.dst, cost, p.root)
     return tree, float(cost[tree].sum())
+
+
+def _column(A: Any, tree: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The master's column of a tree: the rows it keeps busy and for how long per slice."""
+    col = np.asarray(A[:, tree].sum(axis=1)).ravel()
+    rows = np.flatnonzero(col)
+    return rows, col[rows]
 
 
 def edge_loads(problem: SteadyProblem, packing: Packing) -> np.ndarray:
@@ -446,10 +550,11 @@ def edge_loads(problem: SteadyProblem, packing: Packing) -> np.ndarray:
     p = problem
     if p.n == 1:
         return np.zeros(p.m)
-    scale = float(p.T.max())
+    scale = float(abs(p.usage).max())
+    A = p.usage / scale
+    AT = A.T.tocsr()
     T = p.T / scale
     target = packing.throughput * scale * (1 - 1e-9)
-    out_row, in_row = p.row_of_edges()
     master = _Master([-math.inf] * p.rows + [target], [1.0] * p.rows + [math.inf])
     columns: list[np.ndarray] = []
     seen: set[bytes] = set()
@@ -459,10 +564,9 @@ def edge_loads(problem: SteadyProblem, packing: Packing) -> np.ndarray:
         if tree.tobytes() in seen:
             return False
         seen.add(tree.tobytes())
-        rows = np.concatenate([out_row[tree], in_row[tree], [p.rows]])
-        vals = np.concatenate([T[tree], T[tree], [1.0]])
-        uniq, inv = np.unique(rows, return_inverse=True)
-        master.add(float(T[tree].sum()), uniq, np.bincount(inv, weights=vals))
+        rows, vals = _column(A, tree)
+        rows, vals = np.append(rows, p.rows), np.append(vals, 1.0)
+        master.add(float(T[tree].sum()), rows, vals)
         columns.append(tree)
         return True
 
@@ -472,7 +576,7 @@ def edge_loads(problem: SteadyProblem, packing: Packing) -> np.ndarray:
         _, lam, duals = master.solve()
         price = np.maximum(-duals[: p.rows], 0.0)
         mu = float(duals[p.rows])
-        cost = T * (1 + price[out_row] + price[in_row])
+        cost = T + AT @ price
         tree = min_arborescence(p.n, p.src, p.dst, cost, p.root)
         if float(cost[tree].sum()) >= mu - LOAD_TOL * max(1.0, abs(mu)) or not add(tree):
             break
@@ -544,7 +648,8 @@ def lp_throughput(
     start = time.perf_counter()
     if p.n == 1:
         return LPResult(math.inf, np.zeros(p.m), "optimal", 0.0, printed)
-    scale = float(p.T.max())
+    _check_bounded(p)
+    scale = float(abs(p.usage).max())
     T = p.T / scale
     dests = [w for w in range(p.n) if w != p.root]
     # flow variables x[w, e], skipping (corrected LP) edges that enter the source or leave w
@@ -594,19 +699,14 @@ def lp_throughput(
     lo += [-np.inf] * nx
     hi += [0.0] * nx
     r += nx
-    # (e)-(j): port times
-    shift = p.n if p.ports == "bidirectional" else 0
-    for u in range(p.n):
-        for side, ports in (("out", p.src), ("in", p.dst)):
-            es = np.flatnonzero(ports == u)
-            if len(es):
-                rows.append(np.full(len(es), r + (shift if side == "in" else 0) + u))
-                cols.append(n0 + es)
-                vals.append(T[es])
-    nports = 2 * p.n if p.ports == "bidirectional" else p.n
-    lo += [-np.inf] * nports
-    hi += [1.0] * nports
-    r += nports
+    # (e)-(j): port times (every resource's, under a model's resources)
+    use = (p.usage / scale).tocoo()
+    rows.append(r + use.row)
+    cols.append(n0 + use.col)
+    vals.append(use.data)
+    lo += [-np.inf] * p.rows
+    hi += [1.0] * p.rows
+    r += p.rows
     a = coo_matrix(
         (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(r, ncol)
     ).tocsr()
@@ -710,7 +810,9 @@ def optimum(
     time_limit: float | None = None,
 ) -> Optimum:
     """The optimal MTP throughput of broadcasting from ``root`` in slices of
-    ``segment_size`` bytes under the one-port model, and the edge loads ``n_uv``.
+    ``segment_size`` bytes under the cost model's resources (:func:`model_problem`), and
+    the edge loads ``n_uv``: no schedule whose transfers carry at most ``segment_size``
+    bytes each is faster.
 
     Parameters
     ----------
@@ -719,13 +821,16 @@ def optimum(
     segment_size : int
         The slice size ``L`` (bytes, > 0).
     model : optional
-        Defaults to the platform's; under ``one_port_uni`` a node's single port bounds its
-        sends and receives together, under any other the bidirectional one-port model of
-        the paper applies (``multi_port``: its links' ``T_uv``, as the paper's Fig. 5).
+        Defaults to the platform's.  ``one_port``: the paper's bidirectional one-port model;
+        ``one_port_uni``: one port per node for sends and receives; ``multi_port``: Sec.
+        3.2's (the sender busy ``send_uv``, the links ``T_uv`` in parallel); any other
+        model its own ports and links.  ``ports`` in the answer names the resources:
+        ``bidirectional``, ``unidirectional`` or ``send`` (no receive port), ``+links``
+        when links are resources too.
     method : {"packing", "lp"}
         :func:`pack_arborescences` (fast, certified) or the corrected LP (2).
     time_limit : float, optional
-        Seconds for the solver.
+        Seconds for the solver (the LP method: :data:`LP_TIME_LIMIT` by default).
 
     Examples
     --------
@@ -739,13 +844,17 @@ def optimum(
     from ._common import check_size
 
     segment_size = check_size(segment_size, "segment size", positive=True)
-    prob = steady_problem(platform, root, segment_size, model)
+    prob = model_problem(platform, root, segment_size, model)
     ids = platform.ids
     edges = [(ids[a], ids[b]) for a, b in zip(prob.src.tolist(), prob.dst.tolist(), strict=True)]
     if method == "lp":
-        res = lp_throughput(prob, min_link_time=True, time_limit=time_limit)
+        limit = LP_TIME_LIMIT if time_limit is None else time_limit
+        res = lp_throughput(prob, min_link_time=True, time_limit=limit)
         if not res.solved:
-            raise PlannerError(f"LP (2) did not solve: {res.status}")
+            raise PlannerError(
+                f"LP (2) did not solve: {res.status} ({limit:g} s; raise the time limit, or "
+                "use the method 'packing', exact and much faster)"
+            )
         tp, ub, n = res.throughput, res.throughput, res.n
         trees, weights, iterations, seconds = [], [], 0, res.seconds
     elif method == "packing":
