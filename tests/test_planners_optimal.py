@@ -333,9 +333,9 @@ def test_registry_entry():
 
 
 def test_refuses_a_bad_max_pairs():
-    with pytest.raises(PlannerError, match="max_pairs: must be a whole number"):
+    with pytest.raises(PlannerError, match="max_pairs: must be an integer >= 0"):
         plan(load_platform("fig1"), "1", method="optimal", options={"max_pairs": "many"})
-    with pytest.raises(PlannerError, match="max_states: must be >= 0"):
+    with pytest.raises(PlannerError, match="max_states: must be an integer >= 0"):
         plan(load_platform("fig1"), "1", method="optimal", options={"max_states": -1})
 
 

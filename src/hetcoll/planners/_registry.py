@@ -3,14 +3,41 @@
 from __future__ import annotations
 
 import inspect
+import math
+import types
+import typing
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from ..errors import PlannerError, PlannerWarning, UnknownPlannerError
+from ..errors import ArgumentError, PlannerError, PlannerWarning, UnknownPlannerError
+from ..units import check_quantity
 
-__all__ = ["PlannerInfo", "REGISTRY", "register", "get_planner", "warn_unused_options"]
+__all__ = [
+    "Option",
+    "PlannerInfo",
+    "REGISTRY",
+    "register",
+    "get_planner",
+    "warn_unused_options",
+]
+
+
+@dataclass(frozen=True)
+class Option:
+    """How an option's value is checked, beyond its type: ``Annotated[int, Option(most=4096)]``
+    in a planner's signature.
+
+    ``kind`` is :func:`~hetcoll.units.check_quantity`'s (default ``count`` for ``int``,
+    ``factor`` for ``float``); the value must be ``>= least`` (default 1 for ``int``, 0 for
+    ``float``), ``> above`` and ``<= most`` when given.
+    """
+
+    kind: str | None = None
+    least: float | None = None
+    above: float | None = None
+    most: float | None = None
 
 
 @dataclass(frozen=True)
@@ -99,7 +126,8 @@ class PlannerInfo:
                 stacklevel=3,
             )
             del opts[key]
-        return opts
+        hints = typing.get_type_hints(self.func, include_extras=True)
+        return {key: _checked(f"{self.name}: {key}", v, hints.get(key)) for key, v in opts.items()}
 
     def option_defaults(self) -> dict[str, Any]:
         """Each option's default value (from the planner's signature)."""
@@ -121,6 +149,65 @@ class PlannerInfo:
 
 #: name -> PlannerInfo, filled by the ``@register`` decorators of the planner modules.
 REGISTRY: dict[str, PlannerInfo] = {}
+
+
+def _checked(where: str, value: Any, hint: Any) -> Any:
+    """``value`` checked against the type ``hint`` of a planner's parameter (the one check of
+    every planner option, from the Python API and the command line alike)."""
+    optional, base, rule = _unpack(hint)
+    if value is None:
+        if optional:
+            return None
+        raise PlannerError(f"{where}: must be given, got none")
+    if base is bool:
+        if isinstance(value, bool):
+            return value
+        raise PlannerError(f"{where}: must be true or false, got {value!r}")
+    if base in (int, float):
+        return _number(where, value, base, rule or Option())
+    if typing.get_origin(base) is Literal:
+        choices = typing.get_args(base)
+        if isinstance(value, str) and value in choices:
+            return value
+        raise PlannerError(f"{where}: must be {' or '.join(map(repr, choices))}, got {value!r}")
+    if base is str and not isinstance(value, str):
+        raise PlannerError(f"{where}: must be text, got {value!r}")
+    return value
+
+
+def _number(where: str, value: Any, base: type, rule: Option) -> int | float:
+    whole = base is int
+    least = rule.least if rule.least is not None else (1 if whole else 0)
+    kind = rule.kind or ("count" if whole else "factor")
+    noun = {"count": "an integer", "time": "a time in seconds"}.get(kind, "a number")
+    expected = f"{noun} >= {least:g}"
+    if rule.above is not None:
+        expected = f"{noun} > {rule.above:g}"
+    if rule.most is not None:
+        expected += f" and <= {rule.most:g}"
+    try:
+        number = check_quantity(value, kind, where, error=PlannerError)
+    except (ArgumentError, PlannerError):
+        raise PlannerError(f"{where}: must be {expected}, got {value!r}") from None
+    low = number < least or (rule.above is not None and not number > rule.above)
+    if low or (rule.most is not None and number > rule.most) or not math.isfinite(number):
+        raise PlannerError(f"{where}: must be {expected}, got {value!r}")
+    return number
+
+
+def _unpack(hint: Any) -> tuple[bool, Any, Option | None]:
+    """``(None allowed, the base type, its Option)`` of ``Annotated[T, Option] | None``."""
+    optional = False
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        args = typing.get_args(hint)
+        optional = type(None) in args
+        rest = [a for a in args if a is not type(None)]
+        hint = rest[0] if len(rest) == 1 else Any
+    rule = None
+    if typing.get_origin(hint) is Annotated:
+        rule = next((m for m in hint.__metadata__ if isinstance(m, Option)), None)
+        hint = typing.get_args(hint)[0]
+    return optional, hint, rule
 
 
 def register(

@@ -6,15 +6,14 @@ hetcoll's own planner for Park et al.'s postal model (eq. 2).  See :func:`gap_aw
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
-from ..errors import PlannerError
 from ..platform import Platform
 from ..schedule import Schedule
 from ._common import Request, prepare, relative_order, tree_schedule
-from ._registry import register
+from ._registry import Option, register
 from ._trees import (
     Matrices,
     arrival_times,
@@ -277,8 +276,8 @@ def gap_aware(
     *,
     nbytes: int = 0,
     segment_size: int | None = None,
-    max_steps: int | None = None,
-    starts: int = 3,
+    max_steps: Annotated[int, Option(least=0)] | None = None,
+    starts: Annotated[int, Option(least=0)] = 3,
 ) -> Schedule:
     """A latency tree for the postal/LogP model with overhead and gap (Park et al. eq. 2).
 
@@ -346,10 +345,6 @@ def gap_aware(
     mats = matrices(req)
     if max_steps is None:
         max_steps = 2 * len(req.members)
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 0:
-        raise PlannerError(f"max_steps: must be an integer >= 0, got {max_steps!r}")
-    if isinstance(starts, bool) or not isinstance(starts, int) or starts < 0:
-        raise PlannerError(f"starts: must be an integer >= 0, got {starts!r}")
     root, delay, busy = req.root, mats.delay, mats.busy
 
     def exact(kids):

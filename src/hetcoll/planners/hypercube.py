@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
@@ -46,7 +46,7 @@ from ..platform import Platform
 from ..schedule import HYPERCUBE_COLLECTIVES, Hypercube, Schedule
 from . import cube_embedding
 from ._common import check_platform, check_size, member_list
-from ._registry import REGISTRY, get_planner, register
+from ._registry import REGISTRY, Option, get_planner, register
 
 __all__ = [
     "CubeRequest",
@@ -340,8 +340,8 @@ def eff_cube_ls(
     nbytes: int = 0,
     op: Any = None,
     candidates: int = 8,
-    max_evals: int | None = None,
-    time_limit: float | None = None,
+    max_evals: Annotated[int, Option(least=0)] | None = None,
+    time_limit: Annotated[float, Option(kind="time", above=0)] | None = None,
 ) -> Schedule:
     """Eff_Cube improved by a local search over swaps of two positions (ours).
 

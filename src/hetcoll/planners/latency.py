@@ -10,7 +10,7 @@ order gives the same times), ``order="join"`` sends in the order the links joine
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -174,7 +174,7 @@ def mst(
     *,
     nbytes: int = 0,
     segment_size: int | None = None,
-    order: str = "longest",
+    order: Literal["longest", "join"] = "longest",
 ) -> Schedule:
     """Minimum spanning tree grown from the root with Prim's algorithm.
 
@@ -230,7 +230,7 @@ def spt(
     *,
     nbytes: int = 0,
     segment_size: int | None = None,
-    order: str = "longest",
+    order: Literal["longest", "join"] = "longest",
 ) -> Schedule:
     """Shortest-path tree: every member receives along its lowest-latency path from the root.
 
@@ -291,7 +291,7 @@ def hlot(
     *,
     nbytes: int = 0,
     segment_size: int | None = None,
-    order: str = "longest",
+    order: Literal["longest", "join"] = "longest",
 ) -> Schedule:
     """Hierarchical Latency-Optimal Tree (HLOT), Park et al. (2004), Fig. 3.
 

@@ -26,7 +26,7 @@ sending coordinator (``coordinator="closest"``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from ..levels import Levels, levels
 from ..platform import Platform
 from ..schedule import Schedule
 from ._common import Request, prepare, tree_schedule
-from ._registry import register
+from ._registry import Option, register
 from ._trees import Matrices, children_from_parents, longest_first, matrices, tree_edges
 from .classic import binomial_edges
 from .latency import hlot_parents
@@ -189,10 +189,10 @@ def magpie(
     *,
     nbytes: int = 0,
     segment_size: int | None = None,
-    lan: float | None = None,
-    ratio: float | None = None,
-    light_wan: float | None = None,
-    coordinator: str = "lowest",
+    lan: Annotated[float, Option(kind="time", above=0)] | None = None,
+    ratio: Annotated[float, Option(above=1)] | None = None,
+    light_wan: Annotated[float, Option(kind="time")] | None = None,
+    coordinator: Literal["lowest", "closest"] = "lowest",
 ) -> Schedule:
     """MagPIe's two-level broadcast: flat over the WAN, binomial inside each cluster.
 
@@ -239,10 +239,10 @@ def mpich_g2(
     *,
     nbytes: int = 0,
     segment_size: int | None = None,
-    lan: float | None = None,
-    ratio: float | None = None,
-    light_wan: float | None = None,
-    coordinator: str = "lowest",
+    lan: Annotated[float, Option(kind="time", above=0)] | None = None,
+    ratio: Annotated[float, Option(above=1)] | None = None,
+    light_wan: Annotated[float, Option(kind="time")] | None = None,
+    coordinator: Literal["lowest", "closest"] = "lowest",
 ) -> Schedule:
     """MPICH-G2's multi-level broadcast: flat over the WAN, binomial at every lower level.
 
@@ -285,10 +285,10 @@ def mpich_gx(
     *,
     nbytes: int = 0,
     segment_size: int | None = None,
-    lan: float | None = None,
-    ratio: float | None = None,
-    light_wan: float | None = None,
-    coordinator: str = "lowest",
+    lan: Annotated[float, Option(kind="time", above=0)] | None = None,
+    ratio: Annotated[float, Option(above=1)] | None = None,
+    light_wan: Annotated[float, Option(kind="time")] | None = None,
+    coordinator: Literal["lowest", "closest"] = "lowest",
 ) -> Schedule:
     """MPICH-GX's five-level broadcast (Park et al. 2004, Sec. 3.3, Fig. 4).
 

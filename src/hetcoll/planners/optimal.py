@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
@@ -13,7 +13,7 @@ from ..errors import PlannerError
 from ..platform import Platform
 from ..schedule import Schedule
 from ._common import prepare, tree_schedule
-from ._registry import register
+from ._registry import Option, register
 
 __all__ = ["optimal", "optimal_time", "optimal_times", "DEFAULT_MAX_PAIRS", "DEFAULT_MAX_STATES"]
 
@@ -56,8 +56,8 @@ def optimal(
     *,
     nbytes: int = 0,
     segment_size: int | None = None,
-    max_pairs: int = DEFAULT_MAX_PAIRS,
-    max_states: int = DEFAULT_MAX_STATES,
+    max_pairs: Annotated[int, Option(least=0)] = DEFAULT_MAX_PAIRS,
+    max_states: Annotated[int, Option(least=0)] = DEFAULT_MAX_STATES,
 ) -> Schedule:
     """The minimum-latency broadcast (or multicast) tree under sender-only costs.
 
