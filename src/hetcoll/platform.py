@@ -435,10 +435,19 @@ class Platform:
         )
 
     def to_networkx(self):
-        """A networkx ``Graph`` (``DiGraph`` for an asymmetric matrix) with SI attributes.
+        """A networkx ``Graph`` (``DiGraph`` when some link is directed or the matrix is
+        asymmetric) with SI attributes, that :meth:`from_networkx` reads back to an equal
+        platform.
 
-        Node attributes: ``t_ini``, ``t_byte`` and the labels present.  Edge attributes:
-        ``latency`` (s) and ``bandwidth`` (bytes/s).  A matrix platform becomes a complete graph.
+        Node attributes: ``t_ini``, ``t_byte``, the labels present (and a switch
+        platform's ``switch``, ``type``).  Edge attributes: ``latency`` (s), ``bandwidth``
+        (bytes/s), the link's busy times when given, ``directed``, and ``link`` (its index
+        in the platform) and ``tail`` (its ``u``), which keep the links' order and ends.  In
+        a ``DiGraph`` an undirected link is two edges with ``directed=False``.  A matrix
+        platform becomes a complete graph with the end-to-end latency and bandwidth of
+        every pair, and its matrices as the graph attributes ``latency`` and ``bandwidth``
+        (a graph of links would route some pairs on shorter paths); a switch platform
+        keeps its switches in the graph attributes (``switches``, ``switch_links``).
         """
         import networkx as nx
 
@@ -448,25 +457,22 @@ class Platform:
         )
         asym = asym or any(lk.directed for lk in self.links)
         g = nx.DiGraph() if asym else nx.Graph()
-        g.graph["model"] = self.model.to_spec()
-        if self.name:
-            g.graph["name"] = self.name
-        for node in self.nodes:
-            attrs = node.to_dict()
-            del attrs["id"]
-            attrs.setdefault("t_ini", 0.0)
-            attrs.setdefault("t_byte", 0.0)
-            g.add_node(node.id, **attrs)
-        if self.links:
-            for lk in self.links:
-                attrs = {"latency": lk.latency, "bandwidth": lk.bandwidth}
-                attrs.update(
-                    {k: getattr(lk, k) for k in _BUSY_FIELDS if getattr(lk, k) is not None}
-                )
-                g.add_edge(lk.u, lk.v, **attrs)
-                if asym and not lk.directed:
-                    g.add_edge(lk.v, lk.u, **attrs)
-        elif self.latency is not None:
+        doc = self.to_dict()
+        g.graph.update({k: v for k, v in doc.items() if k not in ("nodes", "links")})
+        for node in doc["nodes"]:
+            attrs = {k: v for k, v in node.items() if k != "id"}
+            if self.switches is None:
+                attrs.setdefault("t_ini", 0.0)
+                attrs.setdefault("t_byte", 0.0)
+            g.add_node(node["id"], **attrs)
+        for k, lk in enumerate(self.links):
+            attrs = {"latency": lk.latency, "bandwidth": lk.bandwidth}
+            attrs.update({f: getattr(lk, f) for f in _BUSY_FIELDS if getattr(lk, f) is not None})
+            attrs.update(directed=lk.directed, link=k, tail=lk.u)
+            g.add_edge(lk.u, lk.v, **attrs)
+            if asym and not lk.directed:
+                g.add_edge(lk.v, lk.u, **attrs)
+        if not self.links and self.latency is not None:
             bw = self.routes.bandwidth
             for i, u in enumerate(self.ids):
                 for j, v in enumerate(self.ids):
@@ -485,31 +491,63 @@ class Platform:
         bandwidth: str = "bandwidth",
         model: Any = None,
     ) -> Platform:
-        """A link platform from a networkx graph whose edges carry ``latency``/``bandwidth``."""
+        """A platform from a networkx graph whose edges carry ``latency``/``bandwidth``
+        (links; a ``DiGraph``'s edges are directed links unless ``directed=False``), or
+        what :meth:`to_networkx` wrote (its matrices and switches too).  Attributes hetcoll
+        does not know are ignored; the values are checked as a platform file's are."""
         if not (hasattr(graph, "nodes") and hasattr(graph, "edges") and hasattr(graph, "graph")):
             raise TypeError(f"from_networkx: expected a networkx graph, got {type(graph).__name__}")
-        nodes = [
-            Node(
-                str(v),
-                d.get("t_ini", 0.0),
-                d.get("t_byte", 0.0),
-                d.get("site"),
-                d.get("cluster"),
-                d.get("host"),
-            )
+        top = _TOP_FIELDS | _SWITCH_TOP_FIELDS
+        doc: dict[str, Any] = {
+            k: v for k, v in graph.graph.items() if k in top and k not in ("nodes", "links")
+        }
+        node_fields = (_NODE_FIELDS | _SWITCH_NODE_FIELDS) - {"id"}
+        doc["nodes"] = [
+            {"id": str(v), **{k: x for k, x in d.items() if k in node_fields}}
             for v, d in graph.nodes(data=True)
         ]
+        if "latency" not in doc:  # a matrix platform's complete graph is not read as links
+            doc["links"] = _links_from_networkx(graph, latency, bandwidth)
+        if model is not None:
+            doc["model"] = model if isinstance(model, str | Mapping) else model.to_spec()
+        elif "model" not in doc:
+            doc["model"] = "hockney" if doc.get("links") else "tini"
+        return _platform_from_dict(doc)
 
-        def number(value: Any, default: float) -> Any:
-            return default if value is None else value  # JSON writes inf as null
 
-        links = [
-            Link(str(u), str(v), number(d.get(latency), 0.0), number(d.get(bandwidth), math.inf))
-            for u, v, d in graph.edges(data=True)
-        ]
-        if model is None:
-            model = graph.graph.get("model", "hockney" if links else "tini")
-        return cls(tuple(nodes), tuple(links), model=model, name=graph.graph.get("name", ""))
+def _links_from_networkx(graph, latency: str, bandwidth: str) -> list[dict[str, Any]]:
+    """Link records from a graph's edges (see :meth:`Platform.from_networkx`), in the order
+    of their ``link`` index when every edge has one, an undirected link once."""
+    directed_graph = graph.is_directed()
+    found: list[tuple[Any, dict[str, Any]]] = []
+    seen: set[Any] = set()
+    for n, (u, v, d) in enumerate(graph.edges(data=True)):
+        u, v = str(u), str(v)
+        undirected = not directed_graph or d.get("directed") is False
+        if d.get("tail") is not None and str(d["tail"]) == v and undirected:
+            u, v = v, u  # the link's own ends (a Graph reports them in its own order)
+        key = d.get("link", ("edge", n))
+        if undirected and directed_graph:
+            key = d.get("link", ("pair", min(u, v), max(u, v)))
+            if key in seen:
+                continue  # the other direction of an undirected link
+            seen.add(key)
+        lat, bw = d.get(latency), d.get(bandwidth)
+        link: dict[str, Any] = {
+            "u": u,
+            "v": v,
+            "latency": 0.0 if lat is None else lat,  # JSON writes inf as null
+            "bandwidth": "inf" if bw is None or bw == math.inf else bw,
+        }
+        if not undirected:
+            link["directed"] = True
+        for f in _BUSY_FIELDS:
+            if f in d:  # given (None: JSON's infinity)
+                link[f] = "inf" if d[f] is None or d[f] == math.inf else d[f]
+        found.append((key, link))
+    if found and all(isinstance(k, int) for k, _ in found):
+        found.sort(key=lambda item: item[0])
+    return [link for _, link in found]
 
 
 # -- helpers -----------------------------------------------------------------------------------
