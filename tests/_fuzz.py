@@ -27,7 +27,14 @@ simulate PLATFORM FILE --json`` for a schedule) and classifies what happened:
 ``timeout``
     (benchmark only) the case ran longer than its time limit.
 
-Only APIs that exist on ``main`` before issue 9 are used, so the benchmark can count both.
+Generators (``Seed.group``, the benchmark's table counts each): the built-in and README
+``platform files``; ``schedules`` planned on them; random irregular ``switch platforms``
+(Hsu et al.'s generator, the switch planners); ``directed graphs`` (antiparallel links of
+their own costs, the graph models and the pipelined planners, in segments); ``planner
+options`` (``--option KEY=VALUE`` of every registered option, and unknown ones, with hostile
+values); ``pipelined schedules`` (multi_tree timetables, LP heuristics, multi-port trees on
+graph platforms).  For the last three a valid answer is also checked against the optimum
+(:func:`hetcoll.planners.steady.optimum`): a rate above it is a ``wrong answer``.
 """
 
 from __future__ import annotations
@@ -115,13 +122,21 @@ class Case:
 @dataclass(frozen=True)
 class Seed:
     """A document to mutate and how to feed it: ``kind`` is ``platform`` or ``schedule``;
-    ``root`` the node a plan starts from; ``platform`` the platform a schedule runs on."""
+    ``root`` the node a plan starts from; ``platform`` the platform a schedule runs on (a
+    name, or ``platform_data`` written beside it); ``group`` the generator it comes from;
+    ``algos``/``models`` what a platform case may plan with (default :data:`ALGOS`, and
+    :data:`MODELS` sometimes); ``options``: the case varies ``--option`` values."""
 
     name: str
     kind: str
     data: Any
     root: str | None = None
     platform: str | None = None
+    group: str = ""
+    platform_data: Any = None
+    algos: tuple[str, ...] | None = None
+    models: tuple[str, ...] | None = None
+    options: bool = False
 
 
 def _readme_platforms() -> list[Any]:
@@ -156,7 +171,104 @@ def seeds() -> list[Seed]:
         "allreduce-park": ("park-fig2", hetcoll.plan_allreduce(park, nbytes=8)),
     }
     for name, (platform, schedule) in planned.items():
-        out.append(Seed(name, "schedule", schedule.to_dict(), platform=platform))
+        out.append(Seed(name, "schedule", schedule.to_dict(), platform=platform, group="schedules"))
+    out = [s if s.group else _grouped(s) for s in out]
+    return out + _switch_seeds() + _directed_seeds() + _option_seeds() + _pipelined_seeds()
+
+
+def _grouped(seed: Seed) -> Seed:
+    from dataclasses import replace
+
+    return replace(seed, group="platform files" if seed.kind == "platform" else "schedules")
+
+
+#: the planners of switch networks (Hsu et al.) and of graph platforms (Beaumont et al.)
+SWITCH_ALGOS = ("labs", "binomial_like", "postorder_doubling", "two_vbbs", "switch_aware",
+                "fnf", "binomial", "chain", "auto")  # fmt: skip
+GRAPH_ALGOS = ("multi_tree", "lp_prune", "lp_grow", "grow_tree", "prune_simple", "prune_degree",
+               "grow_tree_multiport", "prune_degree_multiport", "throughput_tree",
+               "binomial_graph", "flat", "chain", "fnf", "auto")  # fmt: skip
+GRAPH_MODELS = ("one_port", "one_port_uni", "multi_port", "hockney")
+SEGMENTS = ("1KiB", "4096", "64KiB", "1", "0", "-1", "1e9", "nan")
+#: hostile values for ``--option KEY=VALUE``
+OPTION_VALUES = ("1.5", "abc", "nan", "inf", "-inf", "0", "-1", "true", "false", "none", "1e9",
+                 "9007199254740993", "", "100us", "1e-300", "longest", "join", "lowest",
+                 "closest", "3", "16", "2.0", "[1]")  # fmt: skip
+
+
+def _switch_seeds() -> list[Seed]:
+    from hetcoll.generators import switch_platform
+
+    out = []
+    for k, n in enumerate((6, 10, 16)):
+        data = switch_platform(n, seed=k, density=(4.0, 2.0, 3.0)[k]).to_dict()
+        out.append(
+            Seed(f"switch-{n}", "platform", data, root=data["nodes"][-1]["id"],
+                 group="switch platforms", algos=SWITCH_ALGOS, models=("switch", "tini"))
+        )  # fmt: skip
+    return out
+
+
+def directed_platform(n: int, seed: int) -> dict:
+    """A random platform of directed links: a ring both ways (every node reachable), each
+    direction with its own latency and bandwidth, and a few chords one way only."""
+    rng = random.Random(seed)
+    links = []
+    for i in range(n):
+        j = (i + 1) % n
+        for u, v in ((i, j), (j, i)):
+            links.append({"u": str(u), "v": str(v), "directed": True,
+                          "latency": rng.choice([0.0, 1e-5, 1e-3]),
+                          "bandwidth": rng.choice([1e6, 1e7, 1e8, "inf"])})  # fmt: skip
+    chords = set()
+    for _ in range(n // 2):
+        u, v = rng.sample(range(n), 2)
+        if abs(u - v) not in (1, n - 1) and (u, v) not in chords:
+            chords.add((u, v))
+            links.append({"u": str(u), "v": str(v), "directed": True, "latency": 1e-4,
+                          "bandwidth": rng.choice([1e6, 1e8]),
+                          "send_latency": 1e-5, "send_bandwidth": 1e9})  # fmt: skip
+    nodes = [{"id": str(i), "t_byte": rng.choice([0.0, 1e-9])} for i in range(n)]
+    return {"model": rng.choice(["one_port", "multi_port"]), "nodes": nodes, "links": links}
+
+
+def _directed_seeds() -> list[Seed]:
+    return [
+        Seed(f"directed-{n}", "platform", directed_platform(n, n), root="0",
+             group="directed graphs", algos=GRAPH_ALGOS, models=GRAPH_MODELS)
+        for n in (3, 5, 8)
+    ]  # fmt: skip
+
+
+def _option_seeds() -> list[Seed]:
+    import hetcoll
+
+    out = []
+    for name in ("park-fig2", "fig1"):
+        data = hetcoll.load_platform(name).to_dict()
+        root = data["nodes"][0]["id"]
+        out.append(Seed(f"options-{name}", "platform", data, root=root, group="planner options",
+                        options=True))  # fmt: skip
+    out.append(Seed("options-directed", "platform", directed_platform(5, 1), root="0",
+                    group="planner options", options=True))  # fmt: skip
+    return out
+
+
+def _pipelined_seeds() -> list[Seed]:
+    import hetcoll
+
+    out = []
+    for k, (n, algo, model) in enumerate(
+        [(5, "multi_tree", "one_port"), (6, "lp_prune", "one_port"),
+         (5, "grow_tree_multiport", "multi_port"), (4, "throughput_tree", "one_port_uni"),
+         (6, "multi_tree", "one_port_uni")]
+    ):  # fmt: skip
+        pdata = directed_platform(n, 100 + k)
+        pdata["model"] = model
+        p = hetcoll.Platform.from_dict(pdata)
+        s = hetcoll.plan(p, "0", method=algo, nbytes=64 * 1024, segment_size=4096)
+        out.append(Seed(f"pipelined-{algo}-{n}", "schedule", s.to_dict(), platform="platform.json",
+                        platform_data=pdata, group="pipelined schedules"))  # fmt: skip
     return out
 
 
@@ -258,7 +370,8 @@ def _dump(data: Any, fmt: str) -> str:
 def mutate(seed: Seed, rng: random.Random) -> Case:
     """A mutated copy of ``seed`` and the options to run it with."""
     data = json.loads(json.dumps(seed.data))
-    for _ in range(rng.choice([1, 1, 2, 3])):
+    rounds = rng.choice([0, 0, 0, 1]) if seed.options else rng.choice([1, 1, 2, 3])
+    for _ in range(rounds):
         data = _mutate_tree(data, rng)  # (in place: a deep nesting shares no structure)
     fmt = "yaml" if seed.kind == "platform" and rng.random() < 0.25 else "json"
     try:
@@ -274,11 +387,34 @@ def mutate(seed: Seed, rng: random.Random) -> Case:
             buf[rng.randrange(len(buf))] = rng.randrange(256)
         text = bytes(buf)
     options: list[str] = []
-    if seed.kind == "platform":
-        options += ["--algo", rng.choice(ALGOS), "--size", rng.choice(SIZES)]
-    if rng.random() < 0.15:
+    if seed.options:
+        options += _option_args(rng)
+    elif seed.kind == "platform":
+        options += ["--algo", rng.choice(seed.algos or ALGOS), "--size", rng.choice(SIZES)]
+        if seed.algos is not None:
+            options += ["--segment-size", rng.choice(SEGMENTS)]
+    if seed.options:
+        pass  # its own --model, perhaps
+    elif seed.models is not None and rng.random() < 0.5:
+        options += ["--model", rng.choice(seed.models)]
+    elif rng.random() < 0.15:
         options += ["--model", rng.choice(MODELS)]
     return Case("." + fmt, text, tuple(options))
+
+
+def _option_args(rng: random.Random) -> list[str]:
+    """A planner with one to three ``--option`` of its own (or unknown) and hostile values."""
+    from hetcoll.planners import REGISTRY
+
+    names = sorted(n for n, i in REGISTRY.items() if i.options and i.serves("bcast"))
+    algo = rng.choice(names)
+    keys = [*REGISTRY[algo].options, "speed", "order", "lan"]
+    args = ["--algo", algo, "--size", rng.choice(("4096", "1MiB")), "--segment-size", "1KiB"]
+    for _ in range(rng.randint(1, 3)):
+        args += ["--option", f"{rng.choice(keys)}={rng.choice(OPTION_VALUES)}"]
+    if algo == "multi_tree" or rng.random() < 0.3:
+        args += ["--model", rng.choice(("one_port", "one_port_uni", "multi_port"))]
+    return args
 
 
 # -- running -------------------------------------------------------------------------------------
@@ -299,10 +435,14 @@ def run_case(seed: Seed, case: Case, workdir: Path) -> tuple[str, str]:
     path = workdir / f"input{case.suffix}"
     path.write_bytes(case.content)
     out_file = workdir / "out.json"
+    platform = seed.platform
+    if seed.platform_data is not None:
+        platform = str(workdir / "platform.json")
+        Path(platform).write_text(json.dumps(seed.platform_data))
     if seed.kind == "platform":
         argv = ["plan", str(path), "--root", seed.root, "-o", str(out_file), "--json"]
     else:
-        argv = ["simulate", seed.platform, str(path), "--json"]
+        argv = ["simulate", platform, str(path), "--json"]
     argv += case.options
     stdout, stderr = io.StringIO(), io.StringIO()
     with (
@@ -320,11 +460,13 @@ def run_case(seed: Seed, case: Case, workdir: Path) -> tuple[str, str]:
                 raise
             return "traceback", f"{type(exc).__name__}: {exc}"[:300]
     out, err = stdout.getvalue(), stderr.getvalue()
-    leftovers = sorted(p.name for p in workdir.iterdir() if p != path)
+    leftovers = sorted(p.name for p in workdir.iterdir() if p != path and p.name != "platform.json")
     if caught or "Warning" in err:
         what = caught[0].message if caught else err
         return "warning", str(what)[:300]
     if code == 2:
+        # hetcoll's own warnings (an unknown planner option) may come before the error line
+        err = "".join(x for x in err.splitlines(True) if not x.startswith("hetcoll: warning: "))
         one_line = err.startswith("hetcoll: error: ") and err.count("\n") == 1
         if one_line and out == "" and not leftovers:
             return "clean error", err.strip()[:300]
@@ -340,10 +482,37 @@ def run_case(seed: Seed, case: Case, workdir: Path) -> tuple[str, str]:
     if doc.get("collective") == "bcast":
         from hetcoll import load_platform
 
-        ids = load_platform(str(path) if seed.kind == "platform" else seed.platform).ids
+        ids = load_platform(str(path) if seed.kind == "platform" else platform).ids
         missing = sorted(set(ids) - set(doc.get("arrival", {})))
         if missing:
             return "wrong answer", f"a bcast that never reaches {missing[:5]} ({len(missing)})"
     if seed.kind == "platform" and not out_file.exists():
         return "messy error", "exit 0 but no schedule file"
+    if seed.group in ("directed graphs", "pipelined schedules", "planner options"):
+        above = _above_optimum(doc, str(path) if seed.kind == "platform" else platform,
+                               out_file if seed.kind == "platform" else path)  # fmt: skip
+        if above:
+            return "wrong answer", above
     return "valid", ""
+
+
+def _above_optimum(doc: dict, platform_path: str, schedule_path: Path) -> str:
+    """What is wrong when a broadcast's rate (bytes over the predicted time) exceeds the
+    optimum at its largest message, else ''."""
+    from hetcoll import Schedule, load_platform
+    from hetcoll.errors import HetcollError
+    from hetcoll.planners.steady import optimum
+
+    if doc.get("collective") != "bcast" or not doc.get("predicted_time") or not doc.get("nbytes"):
+        return ""
+    p = load_platform(platform_path)
+    s = Schedule.from_dict(json.loads(schedule_path.read_text()))
+    largest = max(c.nbytes for c in s.program().chunks)
+    try:
+        best = optimum(p, s.flows[0].tree.root, max(largest, 1), doc["model"])
+    except HetcollError:  # unbounded, or the model does not apply
+        return ""
+    rate = doc["nbytes"] / doc["predicted_time"]
+    if rate > best.upper_bound * (1 + 1e-6):
+        return f"{doc['algorithm']}: {rate:.6g} B/s above the optimum {best.upper_bound:.6g}"
+    return ""

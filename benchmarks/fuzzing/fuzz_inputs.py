@@ -9,6 +9,10 @@ Every case is a pure function of ``(--seed, its index)``.
     python benchmarks/fuzzing/fuzz_inputs.py                 # 10 000 files
     python benchmarks/fuzzing/fuzz_inputs.py -n 500 --show 5 # a quick look, 5 examples per defect
 
+It ends with a table per generator (``tests/_fuzz.py``: platform files, schedules, switch
+platforms, directed graphs, planner options, pipelined schedules): inputs, tracebacks,
+hangs (over ``--limit`` seconds), wrong answers, other defects.
+
 To count another version of hetcoll (e.g. main before a change), put its ``src`` first::
 
     PYTHONPATH=/path/to/other/src python benchmarks/fuzzing/fuzz_inputs.py
@@ -43,6 +47,7 @@ def fuzz(n: int, seed: int, limit: float, show: int) -> dict:
     seeds = _fuzz.seeds()
     counts: collections.Counter[str] = collections.Counter()
     by_seed: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    by_group: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     examples: dict[str, list[str]] = collections.defaultdict(list)
     signal.signal(signal.SIGALRM, _alarm)
     t0 = time.perf_counter()
@@ -60,6 +65,7 @@ def fuzz(n: int, seed: int, limit: float, show: int) -> dict:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         counts[outcome] += 1
         by_seed[s.name][outcome] += 1
+        by_group[s.group][outcome] += 1
         if outcome not in ("valid", "clean error") and len(examples[outcome]) < show:
             opts = " ".join(case.options)
             examples[outcome].append(f"case {i} ({s.name}{case.suffix} {opts}): {detail}")
@@ -71,8 +77,28 @@ def fuzz(n: int, seed: int, limit: float, show: int) -> dict:
         "seconds": time.perf_counter() - t0,
         "counts": {k: counts[k] for k in _fuzz.OUTCOMES},
         "by_seed": {k: dict(v) for k, v in sorted(by_seed.items())},
+        "by_group": {k: dict(v) for k, v in sorted(by_group.items())},
         "examples": dict(examples),
     }
+
+
+def _group_table(by_group: dict) -> str:
+    """Inputs, tracebacks, hangs, wrong answers (a wrong or bad time) and other defects
+    (a messy error, a warning) per generator."""
+    head = ["generator", "inputs", "tracebacks", "hangs", "wrong answers", "other defects"]
+    rows = []
+    total: collections.Counter[str] = collections.Counter()
+    for v in by_group.values():
+        total.update(v)
+    for group, counts in [*by_group.items(), ("all", total)]:
+        c = collections.Counter(counts)
+        rows.append(
+            [group, sum(c.values()), c["traceback"], c["timeout"],
+             c["wrong answer"] + c["bad time"], c["messy error"] + c["warning"]]
+        )  # fmt: skip
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(str(x).rjust(w) for x, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(["  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True)), *lines])
 
 
 def main() -> int:
@@ -102,6 +128,7 @@ def main() -> int:
     for k, v in doc["counts"].items():
         print(f"  {k:{width}s}  {v:6d}")
     print(f"({doc['seconds']:.0f} s)")
+    print(_group_table(doc["by_group"]))
     for outcome, lines in doc["examples"].items():
         print(f"{outcome}:")
         for line in lines:
