@@ -191,3 +191,60 @@ def test_multicast_subset():
         s = plan(p, members[1], members, method=m)
         assert set(s.tree.nodes) == set(members)
         s.validate(p)
+
+
+# -- overlapping latency bands: no chaining ----------------------------------------------------
+
+
+def _line_of_sites(positions, per_site=2, lan=1e-4):
+    """Sites at ``positions`` (seconds) on a line, ``per_site`` nodes each: two nodes of
+    sites at x and y are ``|x - y|`` apart (plus ``lan`` inside a site), so the bands of the
+    WAN latencies overlap as much as the positions do."""
+    ids, where = [], []
+    for k, x in enumerate(positions):
+        for j in range(per_site):
+            ids.append(f"s{k}n{j}")
+            where.append(x)
+    n = len(ids)
+    lat = [[0.0 if i == j else abs(where[i] - where[j]) or lan for j in range(n)] for i in range(n)]
+    return Platform.from_dict(
+        {"model": "postal", "nodes": [{"id": i} for i in ids], "latency": lat}
+    )
+
+
+def _pairs_within(lv, level, s, threshold):
+    for group in lv.groups(level):
+        for a in group:
+            for b in group:
+                assert s[a, b] <= threshold, (level, a, b, s[a, b], threshold)
+
+
+def test_regions_do_not_chain_through_overlapping_bands():
+    """Seven sites 100 ms apart on a line and one far away: single linkage joined the seven
+    into one light-WAN region holding 600 ms pairs under a 374 ms threshold; now every pair
+    inside a region is within its threshold."""
+    p = _line_of_sites([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 2.0])
+    lv = levels(p)
+    assert lv.count("site") == 8
+    s = np.maximum(p.latency, p.latency.T)
+    assert lv.thresholds["region"] is not None
+    _pairs_within(lv, "region", s, lv.thresholds["region"])
+
+
+@settings(max_examples=40)
+@given(st.lists(st.floats(0.0, 1.0), min_size=2, max_size=9), st.integers(1, 2))
+def test_every_pair_inside_an_inferred_group_is_within_its_threshold(positions, per_site):
+    p = _line_of_sites([round(x, 3) for x in positions], per_site)
+    lv = levels(p)
+    s = np.maximum(p.latency, p.latency.T)
+    for level in ("cluster", "site", "region"):
+        if lv.thresholds.get(level) is not None:
+            _pairs_within(lv, level, s, lv.thresholds[level])
+
+
+def test_mpich_gx_on_overlapping_bands_is_never_slower_than_mpich_g2():
+    """The light-WAN region runs MPICH-G2's flat tree; a chained region held 600 ms links."""
+    p = _line_of_sites([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 2.0], per_site=1)
+    gx = simulate(p, plan(p, "s0n0", method="mpich-gx")).makespan
+    g2 = simulate(p, plan(p, "s0n0", method="mpich-g2")).makespan
+    assert gx <= g2

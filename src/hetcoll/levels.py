@@ -17,18 +17,20 @@ groups, nested from fine to coarse::
 
 Inference (what the paper does "automatically by using latency information obtained by
 NWS").  Latencies are symmetrised pessimistically, ``S = max(W, W^T)``, and grouped by
-single linkage: nodes are in one group at threshold ``t`` when a chain of pairs with
-``S <= t`` joins them, and the thresholds worth cutting at are the *gaps* in the sorted
-single-linkage merge heights (the weights of the minimum spanning tree of ``S``): a gap is a
-jump by at least ``ratio`` (default 3) from one height to the next.
+complete linkage: a group cut at threshold ``t`` has every pair of its members within
+``S <= t`` (single linkage would chain: nodes joined through a path of short links, with
+some pairs far apart, end up together).  The thresholds worth cutting at are the *gaps* in
+the sorted complete-linkage merge heights: a jump by at least ``ratio`` (default 3) from one
+height to the next.
 
-* site: threshold ``lan`` (default 1 ms, the LAN/WAN boundary): two nodes closer than that
-  through a chain of LAN links share a site;
+* site: threshold ``lan`` (default 1 ms, the LAN/WAN boundary): a site's nodes are all
+  within it of each other;
 * cluster: the highest gap among the merge heights below ``lan``; with none, clusters are
   the sites;
-* region: on the graph of sites (site distance = the smallest ``S`` between them), the
-  lowest gap among the site merge heights - the jump from the light band to the heavy
-  one.  With no gap every site is its own region: all WAN links count as heavy and
+* region: on the sites (site distance = the largest ``S`` between them), the lowest gap
+  among the site merge heights - the jump from the light band to the heavy one: every pair
+  of nodes inside a region is within its threshold.  With no gap every site is its own
+  region: all WAN links count as heavy and
   MPICH-GX runs HLOT across the sites (never slower than flat under eq. 4, the safe
   default).  A WAN that is *all* light cannot be told from a heavy one without a
   threshold: give ``light_wan``.
@@ -52,7 +54,7 @@ from .errors import ArgumentError
 from .platform import Platform
 from .units import check_quantities
 
-__all__ = ["Levels", "levels", "merge_heights", "gaps", "components"]
+__all__ = ["Levels", "levels", "merge_heights", "complete_heights", "gaps", "components", "cliques"]
 
 LEVELS = ("host", "cluster", "site", "region")
 
@@ -154,6 +156,31 @@ def gaps(heights: Sequence[float], ratio: float = 3.0) -> list[float]:
     return out
 
 
+def complete_heights(s: np.ndarray) -> np.ndarray:
+    """Sorted merge heights of complete linkage on the symmetric matrix ``s``."""
+    return np.sort(_linkage(s)[:, 2]) if len(s) > 1 else np.zeros(0)
+
+
+def cliques(s: np.ndarray, threshold: float) -> tuple[int, ...]:
+    """Groups of complete linkage cut at ``threshold``: every pair inside a group has
+    ``s <= threshold`` (numbered by lowest rank).  O(N^2) memory, O(N^2 log N) time."""
+    n = len(s)
+    if n <= 1:
+        return tuple(range(n))
+    from scipy.cluster.hierarchy import fcluster
+
+    return _canonical(fcluster(_linkage(s), t=threshold, criterion="distance").tolist())
+
+
+def _linkage(s: np.ndarray) -> np.ndarray:
+    from scipy.cluster.hierarchy import linkage
+    from scipy.spatial.distance import squareform
+
+    d = np.array(s, dtype=float)
+    np.fill_diagonal(d, 0.0)
+    return linkage(squareform(d, checks=False), method="complete")
+
+
 def components(s: np.ndarray, threshold: float) -> tuple[int, ...]:
     """Groups of the graph of pairs with ``s <= threshold`` (numbered by lowest rank)."""
     n = len(s)
@@ -251,7 +278,7 @@ def levels(
 
     Notes
     -----
-    O(N^2) (Prim's MST of the latency matrix, then union-find).
+    O(N^2 log N) (complete linkage of the latency matrix, scipy).
 
     Examples
     --------
@@ -275,13 +302,13 @@ def levels(
                 f"got shape {w.shape}"
             )
     s = _symmetric(w)
-    heights = np.sort(np.array([x for x, _, _ in _mst_edges(s)], dtype=float))
+    heights = complete_heights(s)
     source: dict[str, str] = {}
     thresholds: dict[str, float | None] = {}
 
     site = _from_labels(platform, "site") if use_labels else None
     if site is None:
-        site = components(s, lan)
+        site = cliques(s, lan)
         source["site"], thresholds["site"] = "inferred", lan
     else:
         source["site"], thresholds["site"] = "labels", None
@@ -290,7 +317,7 @@ def levels(
     if cluster is None:
         below = gaps(heights[heights <= lan], ratio)  # jumps inside the LAN band
         if below:
-            cluster = components(s, below[-1])
+            cluster = cliques(s, below[-1])
             thresholds["cluster"] = below[-1]
         else:
             cluster = site
@@ -323,21 +350,20 @@ def _regions(
     k = max(site) + 1 if site else 0
     if k <= 1:
         return site, "inferred", None
-    # site-to-site distance: the closest pair of nodes (single linkage)
+    # site-to-site distance: the farthest pair of nodes (complete linkage), so that every
+    # pair inside a region is within its threshold
     idx = np.asarray(site)
-    d = np.full((k, k), np.inf)
+    d = np.zeros((k, k))
     for a in range(k):
         rows = s[idx == a]
         for b in range(k):
             if a != b:
-                d[a, b] = rows[:, idx == b].min()
-    np.fill_diagonal(d, 0.0)
+                d[a, b] = rows[:, idx == b].max()
     if light_wan is not None:
-        return _lift(components(d, light_wan), site), "threshold", float(light_wan)
-    heights = [w for w, _, _ in _mst_edges(d)]
-    cuts = gaps(heights, ratio)
+        return _lift(cliques(d, light_wan), site), "threshold", float(light_wan)
+    cuts = gaps(complete_heights(d), ratio)
     if cuts:
-        return _lift(components(d, cuts[0]), site), "inferred", cuts[0]
+        return _lift(cliques(d, cuts[0]), site), "inferred", cuts[0]
     return site, "inferred", None
 
 
