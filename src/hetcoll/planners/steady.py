@@ -55,6 +55,7 @@ __all__ = [
     "unbounded",
     "pack_arborescences",
     "edge_loads",
+    "edge_loads_certified",
     "lp_throughput",
     "optimum",
     "tree_period",
@@ -62,11 +63,12 @@ __all__ = [
 
 #: relative gap at which column generation stops (the packing is within it of the optimum)
 GAP = 1e-10
-#: the second stage (least link time, :func:`edge_loads`) stops when no tree improves its
-#: objective by more than this, relative
+#: the second stage (least link time, :func:`edge_loads`) stops when its certified gap to
+#: the least link time is below this, relative
 LOAD_TOL = 1e-6
-#: ... or after this many new trees (it refines loads that are already optimal in throughput)
-LOAD_COLUMNS = 100
+#: ... or after this many new trees (it refines loads that are already optimal in throughput;
+#: the gap left is certified and reported, see :func:`edge_loads_certified`)
+LOAD_COLUMNS = 2000
 #: seconds the LP method may take by default (its size grows as N^2 E: at N = 100 it can
 #: run for minutes)
 LP_TIME_LIMIT = 60.0
@@ -545,11 +547,23 @@ def _column(A: Any, tree: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def edge_loads(problem: SteadyProblem, packing: Packing) -> np.ndarray:
     """``n_uv`` (slices per second per edge), well defined: among packings of the optimal
     throughput, one of least ``sum_uv T_uv n_uv`` (a second column generation, started
-    from ``packing``'s trees, to :data:`LOAD_TOL` or :data:`LOAD_COLUMNS` new trees;
-    deterministic, as HiGHS is)."""
+    from ``packing``'s trees, until its certified gap is under :data:`LOAD_TOL` or after
+    :data:`LOAD_COLUMNS` new trees; deterministic, as HiGHS is): see
+    :func:`edge_loads_certified`."""
+    return edge_loads_certified(problem, packing)[0]
+
+
+def edge_loads_certified(problem: SteadyProblem, packing: Packing) -> tuple[np.ndarray, float]:
+    """:func:`edge_loads` and its certified relative gap: the loads' link time exceeds the
+    least link time of any packing of the optimal throughput by at most this fraction.
+
+    The bound is Lagrangian: with the master's prices, no packing's link time is below the
+    master's value plus the cheapest tree's reduced cost times the most slices per second
+    any packing carries (the throughput's upper bound).  0 means proven minimal (to
+    :data:`LOAD_TOL`)."""
     p = problem
     if p.n == 1:
-        return np.zeros(p.m)
+        return np.zeros(p.m), 0.0
     scale = float(abs(p.usage).max())
     A = p.usage / scale
     AT = A.T.tocsr()
@@ -572,18 +586,23 @@ def edge_loads(problem: SteadyProblem, packing: Packing) -> np.ndarray:
 
     for tree in packing.columns or packing.trees:
         add(tree)
-    for _ in range(LOAD_COLUMNS):
-        _, lam, duals = master.solve()
+    most = max(packing.upper_bound, packing.throughput) * scale  # slices/s, scaled
+    lower = -math.inf
+    for _ in range(LOAD_COLUMNS + 1):
+        value, lam, duals = master.solve()
         price = np.maximum(-duals[: p.rows], 0.0)
         mu = float(duals[p.rows])
         cost = T + AT @ price
         tree = min_arborescence(p.n, p.src, p.dst, cost, p.root)
-        if float(cost[tree].sum()) >= mu - LOAD_TOL * max(1.0, abs(mu)) or not add(tree):
+        reduced = float(cost[tree].sum()) - mu
+        lower = max(lower, value + min(reduced, 0.0) * most)
+        if value - lower <= LOAD_TOL * abs(value) or not add(tree):
             break
     n = np.zeros(p.m)
     for j in np.flatnonzero(lam > 1e-13):
         n[columns[j]] += lam[j]
-    return n / scale
+    gap = max(value - lower, 0.0) / value if value > 0 else 0.0
+    return n / scale, gap
 
 
 # -- the paper's LP (2) ------------------------------------------------------------------------
@@ -760,7 +779,10 @@ class Optimum:
     ``throughput`` is bytes per second (``slices_per_second`` times the slice size),
     ``upper_bound`` the dual certificate (bytes/s), ``n`` the slices per second each edge
     ``(sender, receiver)`` carries (well defined: :func:`edge_loads`), ``trees`` the
-    arborescences (as ``(parent, child)`` id pairs) and their ``weights`` in slices/s.
+    arborescences (as ``(parent, child)`` id pairs) and their ``weights`` in slices/s;
+    ``n_gap`` the certified relative gap of ``n``'s link time to the least one
+    (:func:`edge_loads_certified`; ``n_minimal`` in JSON when it is under
+    :data:`LOAD_TOL`)
     """
 
     root: str
@@ -776,6 +798,7 @@ class Optimum:
     iterations: int
     seconds: float
     ports: str
+    n_gap: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -788,6 +811,8 @@ class Optimum:
             "method": self.method,
             "iterations": self.iterations,
             "solver_seconds": self.seconds,
+            "n_gap": self.n_gap,
+            "n_minimal": self.n_gap <= LOAD_TOL,
             "n": [
                 {"u": u, "v": v, "slices_per_second": x}
                 for (u, v), x in zip(self.edges, self.n, strict=True)
@@ -855,12 +880,12 @@ def optimum(
                 f"LP (2) did not solve: {res.status} ({limit:g} s; raise the time limit, or "
                 "use the method 'packing', exact and much faster)"
             )
-        tp, ub, n = res.throughput, res.throughput, res.n
+        tp, ub, n, n_gap = res.throughput, res.throughput, res.n, 0.0
         trees, weights, iterations, seconds = [], [], 0, res.seconds
     elif method == "packing":
         pack = pack_arborescences(prob, time_limit=time_limit)
         tp, ub = pack.throughput, pack.upper_bound
-        n = edge_loads(prob, pack)
+        n, n_gap = edge_loads_certified(prob, pack)
         trees = [[edges[e] for e in t] for t in pack.trees]
         weights = pack.weights.tolist()
         iterations, seconds = pack.iterations, pack.seconds
@@ -881,4 +906,5 @@ def optimum(
         iterations,
         seconds,
         prob.ports,
+        n_gap,
     )
