@@ -181,22 +181,14 @@ def model_problem(
     nbytes: int,
     model: Any = None,
 ) -> SteadyProblem:
-    """The steady-state problem of ``platform`` under the cost model's own resources: every
-    transfer of a slice of ``nbytes`` bytes keeps its sender's send port busy
-    ``send_busy``, its receiver's receive port ``recv_busy`` (one port per node when the
-    model is unidirectional) and, with ``"exclusive"`` link contention, every link of its
-    route ``delay`` (from its start to its arrival); with ``"shared"`` contention a link
-    carries at most its bandwidth.  Edges: the links' digraph under a graph model
-    (``one_port``, ``one_port_uni``, ``multi_port``: only neighbours talk), else every
-    ordered pair.
-
-    Under ``one_port`` this is :func:`steady_problem`'s; under ``multi_port`` it is Sec.
-    3.2's model (the sender busy ``send_uv``, the links in parallel), whose optimum the paper
-    did not compute (Sec. 5.2.2).  Any schedule whose transfers carry at most ``nbytes``
-    bytes each is bounded by this problem's optimum, costs being affine in the size: over
-    ``M`` seconds a resource is busy at most ``M``, and every byte crosses every cut between
-    the root and each node.
-    """
+    """The steady-state problem under the cost model's own resources: a slice of ``nbytes``
+    keeps its sender's send port busy ``send_busy``, its receiver's ``recv_busy`` (one port
+    per node if unidirectional), under exclusive contention every link of its route
+    ``delay``; a shared link carries at most its bandwidth.  Edges: the links' digraph under
+    a graph model, else every ordered pair.  ``one_port``: :func:`steady_problem`'s;
+    ``multi_port``: Sec. 3.2's (the paper did not compute its optimum, Sec. 5.2.2).  It
+    bounds every schedule whose messages carry at most ``nbytes`` (affine costs: a resource
+    is busy at most ``M`` in ``M`` seconds; every byte crosses every root-node cut)."""
     from ..models import get_model
 
     bound = (get_model(model) if model is not None else platform.model).bind(platform)
@@ -554,13 +546,9 @@ def edge_loads(problem: SteadyProblem, packing: Packing) -> np.ndarray:
 
 
 def edge_loads_certified(problem: SteadyProblem, packing: Packing) -> tuple[np.ndarray, float]:
-    """:func:`edge_loads` and its certified relative gap: the loads' link time exceeds the
-    least link time of any packing of the optimal throughput by at most this fraction.
-
-    The bound is Lagrangian: with the master's prices, no packing's link time is below the
-    master's value plus the cheapest tree's reduced cost times the most slices per second
-    any packing carries (the throughput's upper bound).  0 means proven minimal (to
-    :data:`LOAD_TOL`)."""
+    """:func:`edge_loads` and its certified relative gap to the least link time of a packing
+    of optimal throughput (Lagrangian: none is below the master's value plus the cheapest
+    tree's reduced cost times the most slices per second, the throughput's upper bound)."""
     p = problem
     if p.n == 1:
         return np.zeros(p.m), 0.0
