@@ -184,8 +184,8 @@ def model_problem(
     """The steady-state problem under the cost model's own resources: a slice of ``nbytes``
     keeps its sender's send port busy ``send_busy``, its receiver's ``recv_busy`` (one port
     per node if unidirectional), under exclusive contention every link of its route
-    ``delay``; a shared link carries at most its bandwidth.  Edges: the links' digraph under
-    a graph model, else every ordered pair.  ``one_port``: :func:`steady_problem`'s;
+    its link window; a shared link at most its bandwidth.  Edges: the links' digraph under a
+    graph model, else every ordered pair.  ``one_port``: :func:`steady_problem`'s;
     ``multi_port``: Sec. 3.2's (the paper did not compute its optimum, Sec. 5.2.2).  It
     bounds every schedule whose messages carry at most ``nbytes`` (affine costs: a resource
     is busy at most ``M`` in ``M`` seconds; every byte crosses every root-node cut)."""
@@ -210,8 +210,8 @@ def model_problem(
     if bound.contention == "shared":
         cap = np.asarray(bound.capacity(), dtype=float)
         link_busy = size / cap[costs.resources] if len(costs.resources) else np.zeros(0)
-    else:
-        link_busy = np.asarray(costs.delay, dtype=float)[link_edges]
+    else:  # held during the model's link window (start to arrival unless it says otherwise)
+        link_busy = np.asarray(costs.window()[1], dtype=float)[link_edges]
     rows = np.concatenate([src, recv_row, 2 * n + np.asarray(costs.resources, dtype=np.int64)])
     cols = np.concatenate([edges, edges, link_edges])
     vals = np.concatenate([costs.send_busy, costs.recv_busy, link_busy]).astype(float)
