@@ -10,13 +10,12 @@ hypercube collectives.  Costs are whole nanoseconds, so rounding plays no part.
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
-
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from _worlds import FakeTransport, Scratch, World, run_world
 from hetcoll import Platform, plan, plan_multiple
 from hetcoll.errors import CollectiveTimeoutError
 from hetcoll.generators import figueira_platform, grid_platform
@@ -25,118 +24,9 @@ from hetcoll.planners import REGISTRY, plan_allgather, plan_allreduce, plan_barr
 from hetcoll.platform import nodes_from_costs
 from hetcoll.program import Chunk, Op, Program
 from hetcoll.runtime.emulation import EmulatedTiming, Emulator
-from hetcoll.runtime.executor import ByteRanges, DataHandler, Executor, NativeTiming, rank_plan
+from hetcoll.runtime.executor import ByteRanges, Executor, rank_plan
 from hetcoll.schedule import Flow, Schedule, Tree
 from hetcoll.simulator import simulate_program
-
-
-class World:
-    """Messages between the ranks of one process, matched by (sender, receiver, chunk) in
-    order, delivered at once; a virtual clock in ns."""
-
-    def __init__(self) -> None:
-        self.now = 0
-        self.unexpected: dict[tuple, deque] = defaultdict(deque)  # (dst, src, chunk) -> msgs
-        self.waiting: dict[tuple, deque] = defaultdict(deque)  # (dst, src, chunk) -> recvs
-        self.done: dict[int, list] = defaultdict(list)
-        self.awaited: dict[tuple, deque] = defaultdict(deque)  # (dst, src, chunk) -> sends
-        self.cleared: dict[int, list] = defaultdict(list)  # rank -> (send, posted, earliest)
-
-    def clock(self) -> int:
-        return self.now
-
-
-class FakeTransport:
-    def __init__(self, world: World, me: int) -> None:
-        self.world, self.me = world, me
-
-    def recv(self, i, peer, chunk, buf) -> None:
-        queue = self.world.unexpected[(self.me, peer, chunk)]
-        if queue:
-            self._deliver(i, buf, *queue.popleft())
-        else:
-            self.world.waiting[(self.me, peer, chunk)].append((i, buf))
-
-    def send(self, i, peer, chunk, buf, start, sent) -> None:
-        data = bytes(buf)
-        queue = self.world.waiting[(peer, self.me, chunk)]
-        if queue:
-            j, into = queue.popleft()
-            FakeTransport(self.world, peer)._deliver(j, into, data, start, sent)
-        else:
-            self.world.unexpected[(peer, self.me, chunk)].append((data, start, sent))
-        self.world.done[self.me].append((i, 0, 0))
-
-    def _deliver(self, i, buf, data, start, sent) -> None:
-        buf[: len(data)] = data
-        self.world.done[self.me].append((i, start, sent))
-
-    def poll(self):
-        got, self.world.done[self.me] = self.world.done[self.me], []
-        return got
-
-    def expect(self, i, peer, chunk) -> None:
-        self.world.awaited[(self.me, peer, chunk)].append(i)
-
-    def clear(self, peer, chunk, posted, earliest) -> None:
-        i = self.world.awaited[(peer, self.me, chunk)].popleft()
-        self.world.cleared[peer].append((i, posted, earliest))
-
-    def cleared(self):
-        got, self.world.cleared[self.me] = self.world.cleared[self.me], []
-        return got
-
-    def settle(self) -> None:
-        pass
-
-    def idle(self, seconds) -> None:  # pragma: no cover - the world never idles a rank
-        raise AssertionError("a rank idles in a virtual world")
-
-
-class Scratch(DataHandler):
-    """Sends zeros, receives into scratch memory (for programs that are not byte ranges)."""
-
-    def __init__(self, program: Program) -> None:
-        self.chunks = program.chunks
-
-    def send_buffer(self, chunk):
-        return memoryview(bytearray(self.chunks[chunk].nbytes))
-
-    def recv_buffer(self, chunk, kind):
-        return memoryview(bytearray(self.chunks[chunk].nbytes))
-
-
-def run_world(platform, program, model=None, handlers=None, timing="emulated"):
-    """Run every rank's executor on the in-memory world; each rank's done times (ns)."""
-    world = World()
-    rank_of = {v: r for r, v in enumerate(platform.ids)}
-    emulator = Emulator(platform, list(range(len(platform))), model)
-    executors = {}
-    for node in program.ops:
-        r = rank_of[node]
-        if timing == "emulated":
-            t = EmulatedTiming(emulator, r, clock=world.clock)
-        else:
-            t = NativeTiming(clock=world.clock)
-        handler = handlers[node] if handlers else Scratch(program)
-        executors[node] = Executor(
-            rank_plan(program, node, rank_of), handler, FakeTransport(world, r), t
-        )
-    while True:
-        progress = True
-        while progress:
-            progress = False
-            for ex in executors.values():
-                while ex.step():
-                    progress = True
-        if all(ex.remaining == 0 for ex in executors.values()):
-            break
-        wakes = [w for ex in executors.values() if (w := ex.wake()) is not None]
-        assert wakes, "the executors deadlock"
-        world.now = min(wakes)
-    for ex in executors.values():
-        ex.finish()
-    return {node: ex.trace for node, ex in executors.items()}
 
 
 def assert_same_times(platform, program, model=None, receives_only=False):

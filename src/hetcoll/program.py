@@ -18,10 +18,11 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from heapq import heappop, heappush
 
 from .errors import ScheduleError
 
-__all__ = ["Chunk", "Op", "Program"]
+__all__ = ["Chunk", "Op", "Program", "SendQueue"]
 
 
 @dataclass(frozen=True)
@@ -265,3 +266,40 @@ def _depends_on(ops: Sequence[Op], i: int, targets: Sequence[int]) -> bool:
         seen.add(j)
         stack.extend(d for d in ops[j].deps if d >= floor and d not in seen)
     return False
+
+
+class SendQueue:
+    """One rank's send port choosing its next send: rule 3 in code.
+
+    Sends join with the time they become startable (their deps completed and their receive
+    posted) and their number in program order.  When the port is free at ``free``,
+    :meth:`take` gives the first in program order among the sends startable by then, or
+    None when none is; :meth:`first` then gives the first to become startable (ties:
+    program order) and when.  The simulator (its event loop and its one-tree shortcut) and
+    the executor choose with it; the native loops keep only :attr:`due`, since a send
+    enabled there is startable at once (``tests/_send_rule.py`` holds them all to one
+    table).
+    """
+
+    __slots__ = ("due", "pending")
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[float, int]] = []  # (startable at, op), a heap
+        self.due: list[int] = []  # ops startable by the last take: a heap, program order
+
+    def add(self, startable: float, op: int) -> None:
+        """Send ``op`` is startable from ``startable`` on."""
+        heappush(self.pending, (startable, op))
+
+    def take(self, free: float) -> int | None:
+        """The first send in program order startable by ``free`` (taken), or None."""
+        pending, due = self.pending, self.due
+        while pending and pending[0][0] <= free:
+            heappush(due, heappop(pending)[1])
+        return heappop(due) if due else None
+
+    def first(self) -> tuple[float, int]:
+        """When none is startable: the first to become startable (taken), and when."""
+        t = self.pending[0][0]
+        return t, self.take(t)  # type: ignore[return-value]
+

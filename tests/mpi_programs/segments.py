@@ -12,7 +12,7 @@ taken as a later call's data within the run.  Modes:
 - ``size``/``root``: a first agreed call, rank 1 differs on the second (size or root),
   then six agreed calls (one reuses the second call's tags) and ``close()``;
 - ``looks``: how an idle rank of the native loop looks again (the wrapper's ``spin``): the
-  loop's ``Rest`` and ``time.sleep`` as seen by ``runtime/segments.py`` replaced by
+  loop's ``Rest`` and its host's sleep (``HetComm.host``) replaced by
   counters, the root entering each call 0.1 s late (the others idle meanwhile), ``spin``
   an hour, zero, then not given (the default); per setting, the counts and the data's
   check;
@@ -103,11 +103,11 @@ def looks(events: list) -> None:
     ``Rest``, the others through a zero sleep: counted with ``spin`` an hour, zero, and
     not given."""
     from hetcoll.runtime import segments
+    from hetcoll.runtime.fast import Host
 
-    class Counting:  # stands for the loop's Rest and for segments.py's time module
+    class Counting:  # stands for the loop's Rest and for its host's sleep
         def __init__(self) -> None:
             self.rests = self.naps = 0
-            self.monotonic_ns = time.monotonic_ns
 
         def __call__(self) -> None:  # the Rest
             self.rests += 1
@@ -118,21 +118,21 @@ def looks(events: list) -> None:
             time.sleep(s)
 
     platform = Platform(nodes_from_costs([1e-6] * n))
-    real, rest = segments.time, segments.Rest
+    rest = segments.Rest
     try:
         for spin in (3600.0, 0.0, None):
             with HetComm(WORLD, platform, "chain", timeout=60, spin=spin) as hc:
-                count = segments.time = Counting()
+                count = Counting()
+                hc.host = Host(time.monotonic_ns, count.sleep, MPI.Request.Testsome)
                 segments.Rest = lambda count=count: count  # before the loop is made
                 ok = True
                 for call in range(3):
                     if me == 0:
                         time.sleep(0.1)  # the others wait in the loop meanwhile
                     ok &= bcast(hc, 8 * SEG, 0, call)
-                segments.time = real
             events.append([f"spin {spin}", ok, count.rests, count.naps])
     finally:
-        segments.time, segments.Rest = real, rest
+        segments.Rest = rest
 
 
 def timeout() -> None:

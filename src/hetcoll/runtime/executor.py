@@ -1,7 +1,7 @@
 """Run one rank's part of a :class:`~hetcoll.program.Program`: the engine's core.
 
 :class:`Executor` keeps the state the simulator keeps for one rank and changes it with the
-same steps (``DEVELOPING.md``, Schedule and Program; ``BRIEF.md``, send order):
+same steps (the rules of :mod:`hetcoll.program`):
 
 - :meth:`Executor.post` — a receive whose deps completed is posted (into the handler's
   memory);
@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ..errors import CollectiveTimeoutError
+from ..program import SendQueue
 from .rank_ops import (
     KIND_NAMES,
     SEND,
@@ -155,8 +156,7 @@ class Executor:
         self.posted = [now] * n  # when a receive was posted
         self.remaining = n
         self.parts = [0] * n  # transfers (and port timer) still outstanding per op
-        self.pending: list[tuple[int, int]] = []  # enabled sends (ready, op), not yet due
-        self.due: list[int] = []  # enabled sends ready by the time the port is free
+        self.sends = SendQueue()  # enabled sends; native: all in ``due`` (ready now)
         self.timers: list[tuple[int, int, int]] = []  # (time, kind, op)
         self.port_op = -1  # the send holding the port, -1: free
         self.port_free = now  # when the port was last released
@@ -177,7 +177,7 @@ class Executor:
         for i in plan.roots:
             if self.waiting[i] == 0:
                 self.enable(i)
-        if start_at is not None and (self.pending or self.due):
+        if start_at is not None and (self.sends.pending or self.sends.due):
             # Only a rank with something to send at once wakes at the start: a crowd of ranks
             # waking together on an oversubscribed host would delay the ones that matter.
             t = timing.now()
@@ -191,9 +191,9 @@ class Executor:
         if self.plan.kinds[i] != SEND:
             self.post(i)
         elif self.emulated:
-            heapq.heappush(self.pending, (self.ready[i], i))
+            self.sends.add(self.ready[i], i)
         else:  # real time: an enabled send is ready by the time the port is free
-            heapq.heappush(self.due, i)
+            heapq.heappush(self.sends.due, i)
 
     def post(self, i: int) -> None:
         """Post receive ``i`` (it counts as posted when its deps completed)."""
@@ -209,19 +209,15 @@ class Executor:
             self.transport.clear(peer, plan.chunks[i], self.posted[i], earliest)
 
     def choose(self) -> int:
-        """The send the free port takes (BRIEF.md, send order): among the sends ready by the
-        time the port was freed, the first in program order; else the first to be ready."""
-        free = self.port_free
-        pending, due = self.pending, self.due
-        while pending and pending[0][0] <= free:
-            heapq.heappush(due, heapq.heappop(pending)[1])
-        if due:
-            return heapq.heappop(due)
-        return heapq.heappop(pending)[1]
+        """The send the free port takes (the send rule, :class:`~hetcoll.program.SendQueue`):
+        among the sends ready by the time the port was freed, the first in program order;
+        else the first to be ready."""
+        i = self.sends.take(self.port_free)
+        return self.sends.first()[1] if i is None else i
 
     def start_send(self) -> bool:
         """If the port is free and a send is enabled, start the one the rule picks."""
-        if self.port_op >= 0 or not (self.pending or self.due):
+        if self.port_op >= 0 or not (self.sends.pending or self.sends.due):
             return False
         timing, plan = self.timing, self.plan
         now = timing.now()
@@ -233,7 +229,7 @@ class Executor:
             heapq.heappush(self.timers, (self.hold_until, _PORT, i))
             self.parts[i] = 2
         else:
-            i = heapq.heappop(self.due)  # all ready now: the first in program order
+            i = heapq.heappop(self.sends.due)  # all ready now: the first in program order
             peer, nbytes = plan.peers[i], plan.nbytes[i]
             start = self.port_free = now
             self.parts[i] = 1
@@ -302,7 +298,8 @@ class Executor:
 
     def step(self) -> bool:
         """Do everything that can be done now; whether anything was."""
-        progress = self.port_op < 0 and (self.pending or self.due) and self.start_send()
+        sends = self.sends
+        progress = self.port_op < 0 and (sends.pending or sends.due) and self.start_send()
         if self.clearing:
             for i, posted, earliest in self.transport.cleared():
                 progress = True

@@ -53,8 +53,6 @@ __all__ = ["FastRun", "Rest"]
 _NS = 1_000_000_000
 _SEQ = struct.Struct("<q")
 _TOKEN = struct.Struct("<2q")
-_testsome = MPI.Request.Testsome
-_now = time.monotonic_ns
 
 
 def straight(plan: RankPlan, sends: tuple[bool, ...]) -> tuple[int, tuple[int, ...]] | None:
@@ -73,9 +71,9 @@ def straight(plan: RankPlan, sends: tuple[bool, ...]) -> tuple[int, tuple[int, .
     return r, order
 
 
-def _one(op: int, req: MPI.Request) -> Inflight:
+def _one(op: int, req: MPI.Request, testsome) -> Inflight:
     """The requests in flight of a rank of a one-message tree that waits: ``req`` alone."""
-    flight = Inflight()
+    flight = Inflight(testsome)
     flight.add(op, req)
     return flight
 
@@ -132,6 +130,7 @@ class FastRun:
         self.comm = comm
         # the wrapper's settings (fixed once it is set up) and its notices
         self.notices, self.rest, self.timeout = owner.notices, owner._rest, owner.timeout
+        self.host = owner.host  # its clock, sleep and Testsome (clocks.Host)
         self.spin_ns, self.poll = int(owner.spin * _NS), owner.poll
         self.timeout_ns = int(self.timeout * _NS)
         self.on_timeout = owner._timed_out if owner.on_timeout == "abort" else None
@@ -220,8 +219,9 @@ class FastRun:
         due = list(self.first_sends)  # enabled sends: a heap (sorted: program order)
         # requests started and not yet seen complete, by op (inflight.py: a look costs
         # O(1) in the number of them, so a call of M segments costs O(M))
-        self.flight = flight = Inflight()
-        now = self.entry = time.monotonic_ns()
+        clock, sleep, testsome = self.host
+        self.flight = flight = Inflight(testsome)
+        now = self.entry = clock()
         for i in self.first_recvs:
             if ranges is None:  # the handler learns the receive is posted
                 handler.recv_buffer(chunks[i], names[i])
@@ -248,7 +248,7 @@ class FastRun:
                 _SEQ.pack_into(mems[i], 0, seq)
                 req = reqs[i]
                 req.Start()
-                issued[i] = t = time.monotonic_ns()
+                issued[i] = t = clock()
                 if req.Test():  # taken at once: the port is free again
                     finished.append(i)
                 else:
@@ -261,7 +261,7 @@ class FastRun:
                 except MPI.Exception as exc:
                     got = self._truncated(exc, seq, notices, what)
                 if got:
-                    t = time.monotonic_ns()
+                    t = clock()
                     finished.extend(got)
             if pending:
                 step = agree.round
@@ -269,10 +269,10 @@ class FastRun:
                     pending = False
                     agree.verdict(what)  # raises on a mismatch: the call is abandoned
                 if (agree.round != step or not pending) and not finished:  # it moved
-                    idle_since = time.monotonic_ns()
+                    idle_since = clock()
                     continue
             if not finished:
-                now = time.monotonic_ns()
+                now = clock()
                 if now - idle_since <= spin_ns:
                     rest()
                     continue
@@ -281,7 +281,7 @@ class FastRun:
                 notices.check(seq, what)
                 if strays is not None and now - idle_since > strays.after:
                     strays.look(seq, what, self.plan, flight.peers())
-                time.sleep(self.poll)
+                sleep(self.poll)
                 continue
             idle_since = t
             for k, i in enumerate(finished):
@@ -335,7 +335,8 @@ class FastRun:
             self.done,
             self.issued,
         )
-        t = self.entry = _now()
+        clock, _, testsome = self.host
+        t = self.entry = clock()
         waited = False  # self.flight was set: reset it at the end
         if recv >= 0:
             req = reqs[recv]
@@ -346,17 +347,17 @@ class FastRun:
             try:
                 got = req.Test()
             except MPI.Exception as exc:  # a cut message: raises unless a leftover
-                self.flight, waited = _one(recv, req), True
+                self.flight, waited = _one(recv, req, testsome), True
                 self._truncated(exc, seq, self.notices, what)
                 got = True
             if got:
-                t = _now()
+                t = clock()
             else:
-                self.flight, waited = _one(recv, req), True
+                self.flight, waited = _one(recv, req, testsome), True
                 t = self._wait(req, recv, 0, seq, what, agree, self.entry + self.timeout_ns)
             while _TOKEN.unpack_from(mems[recv]) != (seq, digest):
                 self._odd(recv, seq, self.notices, what)  # a leftover: started again
-                self.flight, waited = _one(recv, req), True
+                self.flight, waited = _one(recv, req, testsome), True
                 t = self._wait(req, recv, 0, seq, what, agree, self.entry + self.timeout_ns)
             if ranges is not None:
                 b, sl = ranges[recv]
@@ -375,9 +376,9 @@ class FastRun:
             _SEQ.pack_into(mems[i], 0, seq)
             req = reqs[i]
             req.Start()
-            issued[i] = t = _now()
+            issued[i] = t = clock()
             if not req.Test():  # not taken at once: the port waits for it
-                self.flight, waited = _one(i, req), True
+                self.flight, waited = _one(i, req, testsome), True
                 t = self._wait(req, i, k, seq, what, agree, self.entry + self.timeout_ns)
             done[i] = t
         if waited:
@@ -392,17 +393,17 @@ class FastRun:
         """Wait for op ``i`` (its request ``req``, after ``k`` ops completed; None: for
         the agreement round only), polling the round meanwhile; the time it completed (ns).
         Idle turns, timeout and notices as in :meth:`run`."""
-        rest = self.rest
+        rest, (clock, sleep, _) = self.rest, self.host
         spin_ns = self.spin_ns if agree is None else agree.spin_ns  # see run()
-        idle_since = time.monotonic_ns()
+        idle_since = clock()
         while True:
             if req is not None:  # done as soon as it completed: the round goes on meanwhile
                 try:
                     if req.Test():
-                        return time.monotonic_ns()
+                        return clock()
                 except MPI.Exception as exc:  # a cut message: raises unless a leftover
                     self._truncated(exc, seq, self.notices, what)
-                    return time.monotonic_ns()
+                    return clock()
             if agree is not None and agree.pending:
                 step = agree.round
                 if agree.poll():
@@ -411,11 +412,11 @@ class FastRun:
                         return 0
                     continue
                 if agree.round != step:  # the round moved: look again at once
-                    idle_since = time.monotonic_ns()
+                    idle_since = clock()
                     continue
             elif req is None:
                 return 0
-            now = time.monotonic_ns()
+            now = clock()
             if now - idle_since <= spin_ns:
                 rest()
                 continue
@@ -427,7 +428,7 @@ class FastRun:
             if self.strays is not None and now - idle_since > self.strays.after:
                 waited = (self.plan.peers[i],) if i >= 0 and not self.sends[i] else ()
                 self.strays.look(seq, what, self.plan, waited)
-            time.sleep(self.poll)
+            sleep(self.poll)
 
     def _timeout(self, what, waiting, port: int, remaining: int, agree) -> None:
         """The call timed out: what it waited for (the data, else the agreement round)."""

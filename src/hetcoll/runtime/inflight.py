@@ -47,11 +47,13 @@ class Inflight:
     call, a truncated message, a timeout); :meth:`add` starts tracking one (``peer``:
     a receive from that rank, None: an urgent request, tested on every look), :meth:`test`
     returns the ops whose requests completed (and forgets them), :meth:`drop` forgets one.
+    ``testsome`` is MPI's ``Request.Testsome`` (the native loops pass their host's).
     """
 
-    __slots__ = ("live", "queues", "sweep", "urgent")
+    __slots__ = ("live", "queues", "sweep", "testsome", "urgent")
 
-    def __init__(self) -> None:
+    def __init__(self, testsome=_testsome) -> None:
+        self.testsome = testsome
         self.live: dict[int, MPI.Request] = {}
         self.urgent: list[int] = []
         self.queues: dict[int, deque[int]] = {}  # peer -> its receives, posting order
@@ -84,10 +86,10 @@ class Inflight:
     def test(self) -> list[int]:
         """The ops whose requests completed (forgotten here); raises what ``Testsome``
         raises (a truncated message: the caller asks each request of :attr:`live`)."""
-        live = self.live
+        live, testsome = self.live, self.testsome
         if len(live) <= ALL:
             ops = list(live)
-            got = _testsome(list(live.values()))
+            got = testsome(list(live.values()))
             if not got:
                 return []
             if len(got) == len(ops):
@@ -96,10 +98,10 @@ class Inflight:
                 return ops
         else:
             ops = self._heads()
-            got = _testsome([live[op] for op in ops])
+            got = testsome([live[op] for op in ops])
             if not got:
                 ops = self._sweep(set(ops))
-                got = _testsome([live[op] for op in ops]) if ops else None
+                got = testsome([live[op] for op in ops]) if ops else None
                 if not got:
                     return []
         done = [ops[k] for k in got]

@@ -24,7 +24,6 @@ sends that nobody received are drained (:meth:`~.transport.Bare.leftover`).
 from __future__ import annotations
 
 import heapq
-import time
 
 from mpi4py import MPI
 
@@ -57,7 +56,7 @@ class SegmentRun:
 
     def __init__(self, comm: MPI.Comm, plan: RankPlan, owner) -> None:
         self.plan, self.comm, self.bare = plan, comm, Bare.create(comm)
-        self.notices, self.timeout = owner.notices, owner.timeout
+        self.notices, self.timeout, self.host = owner.notices, owner.timeout, owner.host
         # How an idle rank looks again (docs/runtime.md, Waiting, and the seventh round):
         # through zero sleeps, or, when the wrapper's ``spin`` was asked for, at once
         # through a Rest (a yield, or a zero sleep while yields prove slow) for ``spin``
@@ -170,14 +169,15 @@ class SegmentRun:
         done, issued = self.done, self.issued
         waiting = list(plan.ndeps)
         due: list[int] = []  # enabled sends, program order
-        self.flight = flight = Inflight()
+        sleep, clock, testsome = self.host.sleep, self.host.clock, self.host.testsome
+        self.flight = flight = Inflight(testsome)
         self.issends = issends = {}
         self.announcing = announcing = []
         heard = dict.fromkeys(self.heard_from, False)  # peer -> its call header checked
         held: dict[int, list[int]] = {}  # peer -> bare receives in before its header
         announced: set[int] = set()
         calls = self.calls
-        now = self.entry = time.monotonic_ns()
+        now = self.entry = clock()
         for p in heard:
             req = calls[(False, p)][1]
             req.Start()
@@ -208,7 +208,6 @@ class SegmentRun:
         deadline = now + int(self.timeout * _NS)
         turns, last = 0, now  # idle turns; the last completion (ns)
         rest, look = self.rest, self.spin_ns
-        sleep, clock = time.sleep, time.monotonic_ns
         heappush, heappop = heapq.heappush, heapq.heappop
         while remaining:
             if port < 0 and due:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import ScheduleError
 from ..models import BoundModel
-from ..program import Program
+from ..program import Program, SendQueue
 from .costs import bottleneck_throughput, distinct_costs
 from .fairshare import max_min_rates
 from .links import RouteBooks, first_overlap, insert_booking, start_for
@@ -162,8 +162,7 @@ class Simulation:
         posted_by = [-1] * total
         enabled = [False] * total  # sends: dependencies done
         done = [math.nan] * total
-        pending: list[list[tuple[float, int]]] = [[] for _ in range(n_ranks)]
-        startable: list[list[int]] = [[] for _ in range(n_ranks)]
+        queues = [SendQueue() for _ in range(n_ranks)]  # each rank's send port's choice
         port_free = [0.0] * n_ranks
         port_by = [-1] * n_ranks
         if self.bound.unidirectional:
@@ -204,7 +203,7 @@ class Simulation:
             p = posted[match[g]]
             st = r if r >= p else p
             k = owner[g]
-            heappush(pending[k], (st, g))
+            queues[k].add(st, g)
             if not busy[k]:
                 pf = port_free[k]
                 t = pf if pf > st else st
@@ -225,18 +224,16 @@ class Simulation:
             if busy[k] or decide_at[k] != now:
                 return  # stale: the port was taken, or a nearer decision was scheduled
             decide_at[k] = _INF
-            pend, queue = pending[k], startable[k]
+            queue = queues[k]
             if port_free[k] > now:  # a receive took a unidirectional port meanwhile
-                if (pend or queue) and port_free[k] < _INF:
+                if (queue.pending or queue.due) and port_free[k] < _INF:
                     wake(k, now)
                 return
-            while pend and pend[0][0] <= now:
-                heappush(queue, heappop(pend)[1])
-            if not queue:
-                if pend:
-                    wake(k, pend[0][0])
+            g = queue.take(now)  # the first startable send in program order
+            if g is None:
+                if queue.pending:
+                    wake(k, queue.pending[0][0])
                 return
-            g = heappop(queue)  # the first startable send in program order
             busy[k] = True
             if shared:
                 taken_at[g] = now
@@ -367,7 +364,7 @@ class Simulation:
             busy[k] = False
             complete(g, send_done, idx)
             complete(match[g], arrival, idx)
-            if pending[k] or startable[k]:
+            if queues[k].pending or queues[k].due:
                 wake(k, send_done)
 
         def finish_flow(idx: int, now: float) -> None:
@@ -388,7 +385,7 @@ class Simulation:
             complete(g, now, idx)
             complete(match[g], now, idx)
             for rank in (k, v):
-                if not busy[rank] and (pending[rank] or startable[rank]):
+                if not busy[rank] and (queues[rank].pending or queues[rank].due):
                     wake(rank, now)
 
         def complete(g: int, t: float, by: int) -> None:

@@ -3,12 +3,12 @@ event loop, bit for bit the event loop's prediction (:func:`simulate_tree`)."""
 
 from __future__ import annotations
 
-import heapq
 from typing import Any
 
 import numpy as np
 
 from ..models import BoundModel
+from ..program import SendQueue
 from ..schedule import Schedule
 from .costs import bottleneck_throughput, distinct_costs
 from .results import Transfer
@@ -193,22 +193,20 @@ def _port_order(
     ready: list[float], edges: range, regular: list[int], final: list[int], c_send: list[float]
 ) -> list[tuple[int, int]]:
     """The ``(segment, edge)`` sends of one node in the order its port takes them, when its
-    segments arrive out of order: at ``F`` the first in program order ready by ``F``, else
-    the first to become ready (ties: program order); :func:`simulate_tree`."""
+    segments arrive out of order: the send rule (:class:`~hetcoll.program.SendQueue`) with
+    each send startable once its segment is in; :func:`simulate_tree`."""
     sends = [(k, j) for k in range(len(ready)) for j in edges]  # program order
     last = len(ready) - 1
-    pending = [(ready[k], i) for i, (k, _) in enumerate(sends)]
-    heapq.heapify(pending)
-    queue: list[int] = []
+    queue = SendQueue()
+    for i, (k, _) in enumerate(sends):
+        queue.add(ready[k], i)
     out = []
     free = 0.0
-    while pending or queue:
-        while pending and pending[0][0] <= free:
-            heapq.heappush(queue, heapq.heappop(pending)[1])
-        if queue:
-            i, start = heapq.heappop(queue), free
-        else:
-            start, i = heapq.heappop(pending)
+    while queue.pending or queue.due:
+        i = queue.take(free)
+        start = free
+        if i is None:
+            start, i = queue.first()
         k, j = sends[i]
         out.append((k, j))
         free = start + c_send[final[j] if k == last else regular[j]]
