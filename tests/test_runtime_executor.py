@@ -150,56 +150,6 @@ def test_emulated_hockney_single_trees_equal_the_simulator():
             assert_same_times(p, sched.program())
 
 
-# -- the send-order rule (BRIEF.md) ---------------------------------------------------------------
-
-
-def test_a_free_port_takes_the_first_send_in_program_order_among_the_startable():
-    """Node 1 forwards chunk 0 (first in program order, ready when it arrives at 8 us) and
-    sends chunk 1 (held from the start).  At 0 only chunk 1's send is startable: it takes
-    the port (5 us); chunk 0's goes when it arrives."""
-    p = Platform(nodes_from_costs([8e-6, 5e-6, 1e-6], 0.0), model="tini")
-    chunks = (Chunk(0, 0, 0), Chunk(1, 0, 0))
-    ops = {
-        "0": (Op("send", "1", 0, ()),),
-        "1": (Op("recv", "0", 0, ()), Op("send", "2", 0, (0,)), Op("send", "2", 1, ())),
-        "2": (Op("recv", "1", 1, ()), Op("recv", "1", 0, ())),
-    }
-    program = Program(ops, chunks, {"0": frozenset({0}), "1": frozenset({1}), "2": frozenset()})
-    traces = run_world(p, program)
-    # node 1: its chunk-1 send starts at 0 (nothing else startable), busy 5 us; chunk 0
-    # arrives at 8 us and its send starts then
-    assert traces["1"].started[2] == 0
-    assert traces["1"].started[1] == 8000
-    assert traces["2"].done == [5000, 13000]
-
-
-def test_the_port_goes_to_program_order_not_to_the_earliest_start():
-    """When the port frees at F and two sends were ready before F, the one first in
-    program order goes, even if the other became ready earlier."""
-    p = Platform(nodes_from_costs([1e-6, 10e-6, 1e-6, 1e-6], 0.0), model="tini")
-    chunks = (Chunk(0, 0, 0), Chunk(1, 0, 0), Chunk(2, 0, 0))
-    ops = {
-        "0": (Op("send", "1", 0, ()), Op("send", "1", 1, ())),
-        # node 1 sends chunk 2 (held) first: busy 10 us; chunk 0 arrives at 1 us, chunk 1
-        # at 2 us; at 10 us both are ready: chunk 1's send is first in program order
-        "1": (
-            Op("send", "2", 2, ()),
-            Op("recv", "0", 0, ()),
-            Op("recv", "0", 1, ()),
-            Op("send", "3", 1, (2,)),
-            Op("send", "3", 0, (1,)),
-        ),
-        "2": (Op("recv", "1", 2, ()),),
-        "3": (Op("recv", "1", 1, ()), Op("recv", "1", 0, ())),
-    }
-    held = {"0": {0, 1}, "1": {2}, "2": set(), "3": set()}
-    program = Program(ops, chunks, {v: frozenset(c) for v, c in held.items()})
-    traces = run_world(p, program)
-    assert traces["1"].started[3] == 10_000  # chunk 1 first
-    assert traces["1"].started[4] == 20_000
-    assert traces["3"].done == [20_000, 30_000]
-
-
 # -- data and native timing -----------------------------------------------------------------------
 
 
