@@ -1,5 +1,5 @@
-"""Golden outputs written by main before issue 13 (``tests/golden``): what a run of the same
-seed must still print and write, byte for byte."""
+"""Golden outputs (``tests/golden``), written when every trial was still planned, simulated and
+solved on its own: what a run of the same seed must still print and write, byte for byte."""
 
 from __future__ import annotations
 

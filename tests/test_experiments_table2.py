@@ -101,8 +101,8 @@ def test_fnf_is_not_always_optimal_with_6_participants():
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_output_is_byte_identical_to_the_trial_by_trial_run(capsys, tmp_path, workers):
-    """``tests/golden/banikazemi-table2_trials120_seed7.*`` were written by main before
-    issue 13 (every trial planned, simulated and solved on its own): the table on stdout and
+    """``tests/golden/banikazemi-table2_trials120_seed7.*`` were written when every trial was
+    planned, simulated and solved on its own: the table on stdout and
     the JSON file are the same bytes now that equal cases are computed once per size."""
     from _cli import run
     from _golden import TABLE2_ARGS, assert_table2_golden

@@ -1,4 +1,4 @@
-"""Writing files safely (issue 9 §3): atomic over regular files and new paths, through to
+"""Writing files safely: atomic over regular files and new paths, through to
 devices and FIFOs, following symlinks, one line + exit 2 for a place that cannot be written."""
 
 from __future__ import annotations

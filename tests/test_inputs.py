@@ -1,4 +1,4 @@
-"""Inputs that cannot produce a wrong answer (issue 9): every case a new user hit, as a test.
+"""Inputs that cannot produce a wrong answer: every case a new user hit, as a test.
 
 Each bad input gives one line ``hetcoll: error: ...`` and exit 2 on the command line, or the
 project's own exception naming the culprit in the Python API; never a traceback, a numpy

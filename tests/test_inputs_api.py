@@ -1,6 +1,6 @@
 """Bad calls to the Python API raise the project's own exceptions, naming the culprit.
 
-A survey of the public entry points (issue 9 §2): a bad *value* raises a
+A survey of the public entry points: a bad *value* raises a
 :class:`~hetcoll.errors.HetcollError` subclass whose message names the argument or field and
 what was wrong; an object of the wrong kind entirely (``None`` where a platform goes) raises
 ``TypeError``.  Never a raw ``KeyError``, ``IndexError``, ``AttributeError``,

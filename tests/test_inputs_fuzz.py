@@ -1,4 +1,4 @@
-"""The input fuzzer in CI (issue 9 §4): mutated platform and schedule documents through the
+"""The input fuzzer in CI: mutated platform and schedule documents through the
 command line give a valid plan or one clean line and exit 2 -- never a traceback, a warning,
 a negative, infinite or NaN time, a broadcast that misses nodes, or a file left behind.
 

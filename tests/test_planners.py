@@ -222,7 +222,7 @@ def test_pipelined_chain_beats_binomial_for_long_messages():
 def test_auto_is_the_best_of_the_registered_planners(inst):
     p, root, members, nbytes = inst
     s = plan(p, root, members, method="auto", nbytes=nbytes)
-    # a message in one piece: the planners for pipelined messages are no candidates (issue 11)
+    # a message in one piece: the planners for pipelined messages are no candidates
     count = len(p) if members is None else len({root, *members})
     best = min(
         simulate(p, plan(p, root, members, method=m, nbytes=nbytes)).makespan

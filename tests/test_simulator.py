@@ -221,7 +221,7 @@ def test_every_pair_of_flows_of_a_buffer_is_simulated():
     assert sorted(pred.sends()) == [("0", "1"), ("0", "2"), ("1", "2"), ("2", "1")]
 
 
-# -- send order: program order, no overtaking (issue 8, Sec. 2) --------------------------------
+# -- send order: program order, no overtaking ------------------------------------------------
 
 
 def link_platform(links, ids=None, model="hockney"):

@@ -21,7 +21,7 @@ from hetcoll.models import get_model
 from hetcoll.platform import save_platform
 from hetcoll.switches import SPEED_TYPES
 
-#: The exact form of issue 12.
+#: The exact form of a switch platform file, as a user wrote it.
 ISSUE = {
     "model": "switch",
     "switches": [{"id": "x0", "ports": 8}, {"id": "x1"}],

@@ -111,7 +111,7 @@ def main() -> int:
     args = ap.parse_args()
     import hetcoll
 
-    try:  # hetcoll before issue 9 has no files module
+    try:  # an old hetcoll has no files module
         from hetcoll.files import make_output_dir, write_atomic
     except ImportError:
 

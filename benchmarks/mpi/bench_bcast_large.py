@@ -1,5 +1,5 @@
 """Large broadcasts without emulation: hetcoll's ``multi_tree`` and its best single pipelined
-tree next to native ``MPI_Bcast`` (issue 11, Runtime).
+tree next to native ``MPI_Bcast``.
 
 For each rank count, one MPI job probes the host and a second one measures:
 

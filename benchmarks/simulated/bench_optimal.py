@@ -1,6 +1,6 @@
 """The exact ``optimal`` planner from 16 to 64 members in 2 to 8 cost classes: time and
-(multiset, sub-multiset) evaluations, next to the full recurrence's (the planner before
-issue 13).  Prints a table and writes ``results/bench_optimal.json``.
+(multiset, sub-multiset) evaluations, next to the full recurrence's (every entry the
+minimum over every sub-multiset).  Prints a table and writes ``results/bench_optimal.json``.
 
 Each instance is the worst case of its size: the members spread evenly over ``K`` classes
 (100, 200, ... µs; the first classes get one more when ``K`` does not divide ``N``), the
@@ -8,8 +8,8 @@ source in the dearest class (it then needs a table of its own).  ``optimal`` is 
 the planner call (prepare, programme, tree, Schedule), best of ``--repeat``; the full
 recurrence (``certify=False``: every entry the minimum over every sub-multiset, as the
 planner computed it before) is timed side by side where it makes at most ``--full-limit``
-evaluations; the speed-up is the ratio of CPU times (the machine may be shared).  The
-two targets of issue 13 are also timed from the command line
+evaluations; the speed-up is the ratio of CPU times (the machine may be shared).  Two
+targets are also timed from the command line
 (``hetcoll plan FILE --algo optimal``, a fresh process: import included).
 
     python benchmarks/simulated/bench_optimal.py            # 16..64 x 2..8
@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_planners import best_time, machine
 
 US = 1e-6
-#: the command-line targets of issue 13: (members, classes, seconds)
+#: the command-line targets: (members, classes, seconds)
 TARGETS = ((32, 8, 10.0), (48, 4, 2.0))
 
 

@@ -1,4 +1,4 @@
-"""Pipelined broadcast on platform graphs (issue 11): the optimum's solvers and every
+"""Pipelined broadcast on platform graphs: the optimum's solvers and every
 planner's share of it.  Prints tables and writes ``results/bench_pipelined.json``.
 
 Platforms: :func:`hetcoll.generators.random_graph_platform` (Beaumont et al.'s Table 2,

@@ -1,6 +1,6 @@
 """Simulator speed and memory: simulated transfers per second, wall time and peak memory.
 
-Cases (issue 8, Sec. 1):
+Cases:
 
 - ``a``: 1 MiB in 1 KiB segments (1024 segments) on the built-in ``fig1``, root 1, FNF;
 - ``b``: 1000- and 5000-node routed platforms (sparse ``links``, hockney): a random sparse

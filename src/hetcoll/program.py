@@ -302,4 +302,3 @@ class SendQueue:
         """When none is startable: the first to become startable (taken), and when."""
         t = self.pending[0][0]
         return t, self.take(t)  # type: ignore[return-value]
-

@@ -5,7 +5,8 @@
 loop for the others — native timing, headers on, some chunk larger than
 :data:`~.transport.PACK` (a pipelined broadcast's segments) — with the same rules: deps,
 receives posted when their deps completed, one send port taking the first ready send in
-program order and holding it until MPI has taken the send (``BRIEF.md``, send order).
+program order and holding it until MPI has taken the send (the send rule of
+:mod:`hetcoll.program`).
 
 The wire is the transport's (:mod:`.transport`), so a rank on this path and one on the
 executor's talk to each other: a large chunk goes *bare* (:class:`~.transport.Bare`), sent
