@@ -18,9 +18,9 @@ from collections import defaultdict, deque
 from collections.abc import Callable
 
 from hetcoll.program import Program
+from hetcoll.runtime.clocks import Host
 from hetcoll.runtime.emulation import EmulatedTiming, Emulator
 from hetcoll.runtime.executor import DataHandler, Executor, NativeTiming, rank_plan
-from hetcoll.runtime.fast import Host
 from hetcoll.runtime.transport import CONTROL_TAGS, HEADER, Bare
 
 __all__ = ["Scratch", "VirtualMPI", "World", "run_native", "run_world"]

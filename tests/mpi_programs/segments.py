@@ -103,7 +103,7 @@ def looks(events: list) -> None:
     ``Rest``, the others through a zero sleep: counted with ``spin`` an hour, zero, and
     not given."""
     from hetcoll.runtime import segments
-    from hetcoll.runtime.fast import Host
+    from hetcoll.runtime.clocks import Host
 
     class Counting:  # stands for the loop's Rest and for its host's sleep
         def __init__(self) -> None:

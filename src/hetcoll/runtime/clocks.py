@@ -10,16 +10,33 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 from mpi4py import MPI
 
 from ..errors import CollectiveTimeoutError
 
-__all__ = ["Clocks"]
+__all__ = ["NATIVE", "Clocks", "Host"]
 
 _TAG_START = 5  # a control tag (below transport.CONTROL_TAGS)
 _NS = 1_000_000_000
+
+
+class Host(NamedTuple):
+    """What the native loops (:mod:`.fast`, :mod:`.segments`) ask of the machine they run on:
+    its clock (ns), a sleep (seconds) and MPI's ``Testsome`` over a list of requests.
+    :data:`NATIVE` is this machine (``ScheduleComm.host``); the tests run the loops on a
+    virtual one, whose clock moves only when every rank waits, against the table of the
+    send rule."""
+
+    clock: Callable[[], int]
+    sleep: Callable[[float], None]
+    testsome: Callable[[list], Any]
+
+
+NATIVE = Host(time.monotonic_ns, time.sleep, MPI.Request.Testsome)
 
 
 class Clocks:
@@ -29,6 +46,8 @@ class Clocks:
 
     _start_at: int | None = None
     _broken: str | None = None
+    #: the machine the native loops run on: its clock, a sleep, Testsome
+    host: Host = NATIVE
 
     def _allgather(self, data: bytes, what: str, nap: float = 200e-6) -> list[bytes]:
         n = len(data)

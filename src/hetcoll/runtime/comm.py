@@ -34,7 +34,7 @@ from .agreement import Agreement
 from .clocks import Clocks, end_job
 from .emulation import EmulatedTiming, Emulator, clock_offsets, clock_shift, set_timer_slack
 from .executor import DataHandler, Executor, NativeTiming, RankPlan, Trace, rank_plan
-from .fast import NATIVE, FastRun, Host, Rest
+from .fast import FastRun, Rest
 from .notices import Notices
 from .segments import compile_run
 from .startup import (
@@ -66,9 +66,6 @@ class ScheduleComm(Clocks, SubComms):
     in a dissemination round with every call (every rank then raises in the call itself),
     ``"never"`` trusts the caller.
     """
-
-    #: the machine the native loops run on (its clock, sleep and Testsome: fast.py)
-    host: Host = NATIVE
 
     def __init__(
         self,
