@@ -362,6 +362,7 @@ class _Owner:
         self.spin, self.poll, self.spin_given = 20e-6, 20e-6, False
         self.on_timeout = "raise"
         self._rest = host.sleep
+        self.strays = None  # no look for unmatched messages: nothing strays here
 
 
 def run_native(platform, program: Program, loop: type, model=None):

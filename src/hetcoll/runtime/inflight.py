@@ -52,8 +52,8 @@ class Inflight:
 
     __slots__ = ("live", "queues", "sweep", "testsome", "urgent")
 
-    def __init__(self, testsome=_testsome) -> None:
-        self.testsome = testsome
+    def __init__(self, testsome=None) -> None:
+        self.testsome = _testsome if testsome is None else testsome
         self.live: dict[int, MPI.Request] = {}
         self.urgent: list[int] = []
         self.queues: dict[int, deque[int]] = {}  # peer -> its receives, posting order
