@@ -87,9 +87,15 @@ def test_run_reports_measured_predicted_and_baselines(six):
     for key in ("measured_time", "predicted_time"):
         assert doc[key] > 0
     assert doc["baselines"]["native"]["measured_time"] > 0
+    assert doc["baselines"]["native"]["emulated"] is False  # shown apart, never compared
+    assert doc["baselines"]["native"]["speedup_vs_mpi"] is None
     assert doc["baselines"]["binomial"]["measured_time"] > 0
+    mpi = doc["baselines"]["mpi"]  # MPI's own algorithm (binomial below 8 ranks), emulated
+    assert mpi["mpich"] == "binomial" and mpi["measured_time"] > 0
+    assert doc["speedup_vs_mpi"] == pytest.approx(mpi["measured_time"] / doc["measured_time"])
     # the emulation never beats the model: the last recipient finishes after its arrival
     assert doc["clock_time"] >= doc["predicted_time"] * (1 - 1e-9)
+    assert mpi["clock_time"] >= mpi["predicted_time"] * (1 - 1e-9)
 
 
 @pytest.mark.parametrize("op", ["barrier", "allreduce"])
@@ -134,6 +140,11 @@ def test_run_bad_input_under_mpiexec_is_one_line_and_exit_2(tmp_path):
         (["run", "--platform", "fig1", "--op", "barrier", "--size", "8"], "moves no data"),
         (["probe", "--sizes", "", "-o", "x.json"], "--sizes"),
         (["demo", "--ranks", "1"], "--ranks"),
+        (["probe", "-o", "x.json"], "2 or more ranks"),  # outside an MPI job of 2+ ranks
+        (["tune"], "2 or more ranks"),
+        (["tune", "--collectives", "scan"], "--collectives: unknown scan"),
+        (["tune", "--emulate"], "--emulate: give the platform"),
+        (["tune", "--sizes", "x"], "--sizes"),
     ],
 )
 def test_bad_input_is_rejected_before_mpi(args, message):
@@ -176,8 +187,15 @@ def test_demo_runs_end_to_end(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)
     names = {r["algorithm"] for r in doc["results"]}
-    assert {"binomial", "spoc", "fnf", "native"} <= names
+    assert {"binomial", "spoc", "fnf", "mpi"} <= names
+    assert "native" not in names  # un-emulated: kept apart, never compared
+    assert doc["native_unemulated"]["measured_time"] > 0
     assert all(r["measured_time"] > 0 for r in doc["results"])
+    mpi = next(r for r in doc["results"] if r["algorithm"] == "mpi")
+    assert mpi["mpich"] == "binomial" and mpi["speedup_vs_mpi"] == 1.0  # 4 ranks
+    for r in doc["results"]:
+        if not r.get("same_tree_as"):
+            assert r["speedup_vs_mpi"] == pytest.approx(mpi["measured_time"] / r["measured_time"])
     assert (out / "demo-trees.png").stat().st_size > 0
     assert (out / "demo-comparison.png").stat().st_size > 0
     # Whether the probe recovered the platform well enough for FNF to build the same tree is
@@ -219,3 +237,38 @@ def test_run_passes_planner_options_to_the_ranks(tmp_path):
         "hetcoll: warning: planner 'optimal' ignores unknown option 'bogus' "
         "(it accepts: max_pairs, max_states)"
     ]
+
+
+def test_tune_measures_and_writes_rules_that_load(tmp_path, six):
+    """Under emulation (MPI's own: MPICH's algorithm, emulated): one row per collective and
+    size, every plan's paired speed-ups, rules that load and cover what was measured."""
+    from hetcoll.tuning import load_tuning
+
+    out = tmp_path / "tuning.json"
+    args = ["hetcoll", "tune", "--platform", six, "--emulate", "--time-scale", "0.05"]
+    args += ["--collectives", "bcast,barrier", "--sizes", "8,64KiB", "--rounds", "3"]
+    proc = run_mpi(6, [*args, "--candidates", "2", "-o", out, "--json"], timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = _json(proc.stdout)
+    assert doc["kind"] == "tuning" and doc["ranks"] == 6 and doc["emulated"] is True
+    rows = doc["measurements"]
+    assert [(r["collective"], r["nbytes"]) for r in rows] == [
+        ("bcast", 8),
+        ("bcast", 65536),
+        ("barrier", 0),
+    ]
+    for r in rows:
+        mpi, *plans = r["plans"]
+        assert mpi["algorithm"] == "mpi" and 1 <= len(plans) <= 2
+        for p in r["plans"]:
+            assert len(p["times"]) == 3 and min(p["times"]) > 0
+            want = [m / t for m, t in zip(mpi["times"], p["times"], strict=True)]
+            assert p["speedup"] == pytest.approx(want)
+    t = load_tuning(out)
+    assert t.ranks == 6 and set(t.rules) == {"bcast", "barrier"}
+    for r in rows:
+        rule = t.lookup(r["collective"], r["nbytes"])
+        assert (rule.algorithm, rule.segment_size) == (
+            r["winner"]["algorithm"],
+            r["winner"]["segment_size"],
+        )

@@ -9,6 +9,7 @@ from hetcoll.compare import compare
 from hetcoll.errors import HetcollError
 from hetcoll.generators import figueira_platform
 from hetcoll.jobs import JobError, Run, entries, launch
+from hetcoll.mpich import native, predict
 from hetcoll.platform import Platform, nodes_from_costs
 
 P4 = Platform(nodes_from_costs([0.7e-3, 1.5e-3, 0.7e-3, 1.5e-3]), name="p4")
@@ -42,7 +43,10 @@ def test_one_job_two_operations_one_document_shape():
     for doc in bcast["documents"]:
         assert doc["operation"] == "bcast" and doc["ranks"] == 4 and doc["root"] == "0"
         # fnf as a baseline of itself: the same measurement, listed as asked
-        assert [e["algorithm"] for e in entries(doc)] == ["fnf", "binomial", "native", "fnf"]
+        # and MPI's own: emulated (MPICH's algorithm through the engine), the un-emulated
+        # one kept apart (not compared)
+        names = [e["algorithm"] for e in entries(doc)]
+        assert names == ["fnf", "binomial", "mpi", "native", "fnf"]
         assert doc["baselines"]["fnf"]["measured_time"] == doc["measured_time"]
         for e in entries(doc):
             assert set(e) >= ENTRY and e["late"] >= 0 and e["measured_time"] > 0
@@ -52,6 +56,12 @@ def test_one_job_two_operations_one_document_shape():
             assert e["predicted_time"] == pytest.approx(2.0 * want.predicted_time)
             assert e["tree"] == {p: list(c) for p, c in want.schedule.tree.children.items()}
         assert doc["baselines"]["native"]["predicted_time"] is None
+        assert doc["baselines"]["native"]["emulated"] is False
+        mpi = doc["baselines"]["mpi"]
+        nat = native("bcast", list(P4.ids), doc["nbytes"])
+        assert mpi["mpich"] == "binomial" == nat.algorithm
+        assert mpi["predicted_time"] == pytest.approx(2.0 * predict(P4, nat.program))
+        assert doc["speedup_vs_mpi"] == pytest.approx(mpi["measured_time"] / doc["measured_time"])
     (doc,) = barrier["documents"]
     assert doc["operation"] == "barrier" and doc["nbytes"] == 0 and "root" not in doc
     assert [e["algorithm"] for e in entries(doc)] == ["eff_cube", "blind"]

@@ -155,8 +155,12 @@ def test_bad_arguments_are_clear(solo):
 
 def test_cube_planner_choice():
     p = figueira_platform(1, seed=0)
-    with HetComm(MPI.COMM_SELF, p) as hc:
+    with HetComm(MPI.COMM_SELF, p) as hc:  # the default chooses per call (hetcoll.choice)
+        assert (hc.algo, hc.cube_algo) == ("auto", "auto")
+    with HetComm(MPI.COMM_SELF, p, "fnf") as hc:
         assert (hc.algo, hc.cube_algo) == ("fnf", "eff_cube")
+    with HetComm(MPI.COMM_SELF, p, "mpi") as hc:
+        assert (hc.algo, hc.cube_algo) == ("mpi", "mpi")
     with HetComm(MPI.COMM_SELF, p, "eff_cube_ls") as hc:
         assert hc.cube_algo == "eff_cube_ls"
     with HetComm(MPI.COMM_SELF, p, "binomial", cube_algo="tsts_cube") as hc:

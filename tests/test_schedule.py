@@ -192,7 +192,7 @@ def test_holdings_check_follows_the_transitive_definition(case):
     ops, initial, other = case
     prog = Program(
         {"a": tuple(ops), "b": other},
-        tuple(Chunk(0, 0, 1) for _ in range(4)),
+        tuple(Chunk(0, k, 1) for k in range(4)),  # disjoint bytes: no range covers another
         {"a": initial, "b": frozenset(range(4))},
     )
     expected = None

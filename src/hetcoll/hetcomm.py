@@ -1,7 +1,7 @@
 """``HetComm``: hetcoll's collectives on an mpi4py communicator, planned by hetcoll's planners.
 
 >>> from mpi4py import MPI                                     # doctest: +SKIP
->>> with HetComm(MPI.COMM_WORLD, "testbed16", algo="fnf") as hc:  # doctest: +SKIP
+>>> with HetComm(MPI.COMM_WORLD, "testbed16") as hc:  # doctest: +SKIP
 ...     data = hc.bcast(data, root=0)
 ...     hc.Bcast(array, root=3, segment_size=64 * 1024)
 ...     hc.Allreduce(None, array, op=MPI.MAX)   # IN_PLACE, over a hypercube (cube_algo)
@@ -28,12 +28,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .choice import DEFAULT_MARGIN
 from .errors import HetcollError, PlannerError
 from .platform import Platform
 from .runtime.collectives import Collectives
 from .schedule import Schedule
 
 __all__ = ["HetComm", "Planning"]
+
+#: names that choose per call rather than name one planner: ``auto`` (the model, a tuning
+#: file) and ``mpi`` (MPI's own collective, always)
+_CHOICES = ("auto", "mpi")
 
 
 class Planning:
@@ -44,25 +49,99 @@ class Planning:
     hypercube planner gets those it accepts).
     """
 
-    def __init__(self, algo: str, cube_algo: str | None, model: Any, options: dict) -> None:
+    def __init__(
+        self,
+        algo: str,
+        cube_algo: str | None,
+        model: Any,
+        options: dict,
+        margin: float = DEFAULT_MARGIN,
+        tuning: Any = None,
+    ) -> None:
         self.algo = algo
         self.cube_algo = cube_algo
         self.model = model
         self.options = {} if options is None else options  # checked in check()
+        self.margin = margin
+        self.tuning = tuning  # loaded in check()
 
     def settings(self) -> dict[str, Any]:
-        return {"algo": self.algo, "cube_algo": self.cube_algo, "options": self.options}
+        return {
+            "algo": self.algo,
+            "cube_algo": self.cube_algo,
+            "options": self.options,
+            "margin": self.margin,
+            "tuning": None if self.tuning is None else self.tuning.to_dict(),
+        }
 
     def check(self, platform: Platform, nodes: Sequence[str]) -> None:
         from .planners import get_planner
         from .planners._registry import warn_unused_options
+        from .tuning import load_tuning
+        from .units import check_quantity
 
-        get_planner(self.algo)
+        if self.algo != "mpi":
+            get_planner(self.algo)
         if not isinstance(self.options, dict):
             raise HetcollError(f"options: must be a dict of planner options, got {self.options!r}")
+        self.margin = check_quantity(self.margin, "factor", "margin")
         self.cube_algo = cube_planner(self.cube_algo, default=self.algo)
-        warn_unused_options(
-            self.options, (self.algo, self.cube_algo), who="planner of this HetComm"
+        if self.tuning is not None:
+            self.tuning = load_tuning(self.tuning)
+            if self.tuning.ranks != len(nodes):
+                raise HetcollError(
+                    f"tuning: measured on {self.tuning.ranks} ranks, but this communicator has "
+                    f"{len(nodes)}; run hetcoll tune on {len(nodes)} ranks"
+                )
+        named = [a for a in (self.algo, self.cube_algo) if a not in _CHOICES]
+        warn_unused_options(self.options, named or ["fnf"], who="planner of this HetComm")
+
+    def choose(self, platform: Platform, call: dict[str, Any]):
+        """What runs for a call (:func:`hetcoll.choice.choose` with the wrapper's ``algo``):
+        ``collective``, ``nbytes``, ``nodes``, ``root``, ``segment_size``, ``op``, ``count``,
+        ``builtin``, ``commutative``; a call's own ``algo`` (not None) runs as it is named
+        (``"auto"``: hetcoll's best plan, ``"mpi"``: MPI's own)."""
+        from .choice import choose
+
+        if call["algo"] is not None:  # a call's own algo runs as named ("auto": the plan)
+            from .choice import Choice
+
+            return Choice(call["algo"], call.get("segment_size"))
+        tree = call["collective"] == "bcast"
+        algo = self.algo if tree else self.cube_algo
+        return choose(
+            platform,
+            call["collective"],
+            call["nbytes"],
+            call["nodes"],
+            algo=algo,
+            root=call.get("root"),
+            segment_size=call.get("segment_size"),
+            op=call.get("op"),
+            count=call.get("count"),
+            builtin=call.get("builtin", True),
+            commutative=call.get("commutative", True),
+            model=self.model,
+            margin=self.margin,
+            tuning=self.tuning,
+            emulated=call.get("emulate", False),
+            one_host=call.get("one_host", False),
+        )
+
+    def native(self, platform: Platform, call: dict[str, Any]):
+        """MPI's own algorithm for a call, as a program (:func:`hetcoll.mpich.native`)."""
+        from .mpich import native
+
+        nodes = list(call["nodes"])
+        root = call.get("root")
+        return native(
+            call["collective"],
+            nodes,
+            call["nbytes"],
+            root=nodes.index(root) if root is not None else 0,
+            count=call.get("count"),
+            builtin=call.get("builtin", True),
+            op=call.get("op") or "sum",
         )
 
     def _accepted(self, algo: str) -> dict[str, Any]:
@@ -75,12 +154,17 @@ class Planning:
     def tree(self, platform: Platform, call: dict[str, Any]) -> Schedule:
         from .planners import plan, plan_multiple
 
+        algo = call["algo"] or self.algo
+        if algo == "mpi":  # a call MPI cannot run (a multicast): hetcoll's choice
+            algo = "auto"
+        if algo == "auto" and call["groups"] is not None:
+            algo = "fnf_joint"  # several multicasts share ports: plan them together
         common = {
-            "method": call["algo"] or self.algo,
+            "method": algo,
             "model": self.model,
             "nbytes": call["nbytes"],
             "segment_size": call["segment_size"],
-            "options": self._accepted(call["algo"] or self.algo),
+            "options": self._accepted(algo),
         }
         if call["groups"] is not None:
             return plan_multiple(platform, call["groups"], **common)
@@ -90,6 +174,17 @@ class Planning:
         from .planners import plan_hypercube
 
         algo = self.cube_algo if call["algo"] is None else cube_planner(call["algo"])
+        if algo in _CHOICES:  # the best hypercube plan (MPI's own runs elsewhere)
+            from .choice import best_cube
+
+            algo = best_cube(
+                platform,
+                call["collective"],
+                call["nbytes"],
+                call["members"],
+                call["op"],
+                self.model,
+            )
         return plan_hypercube(
             platform,
             call["collective"],
@@ -108,8 +203,12 @@ def cube_planner(name: str | None, default: str | None = None) -> str:
     from .planners import REGISTRY, get_planner, hypercube_planners
 
     if name is None:
+        if default in _CHOICES:
+            return default
         info = REGISTRY.get(default) if default is not None else None
         return default if info is not None and info.kind == "hypercube" else "eff_cube"
+    if name in _CHOICES:
+        return name
     if get_planner(name).kind != "hypercube":
         raise PlannerError(
             f"cube_algo: {name!r} is not a hypercube planner; choose from: "
@@ -139,12 +238,23 @@ class HetComm(Collectives):
         ``r``; ``nodes`` gives another mapping (one node id per rank), possibly of a part
         of the platform: the collectives are then planned for those nodes only.
     algo : str
-        The planner of the rooted collectives (``Bcast``, multicasts; ``hetcoll planners``).
+        ``"auto"`` (default): per call, MPI's own collective unless hetcoll's best plan is
+        predicted faster by more than ``margin``, or what the ``tuning`` file says
+        (:mod:`hetcoll.choice`); a call MPI keeps goes to ``comm`` unchanged (under
+        emulation: MPICH's algorithm for it, run through the engine, :mod:`hetcoll.mpich`).
+        ``"mpi"``: always MPI's own.  Otherwise the planner of the rooted collectives
+        (``Bcast``, multicasts; ``hetcoll planners``).
     cube_algo : str, optional
         The hypercube planner of ``Allreduce``/``allreduce``, ``Allgather``/``allgather``
         and ``Barrier``/``barrier`` (``blind``, ``dim2_cube``, ``tsts_cube``, ``eff_cube``,
-        ``eff_cube_ls``).  Default: ``algo`` when it names a hypercube planner, else
-        ``eff_cube``.
+        ``eff_cube_ls``, or ``auto``/``mpi`` as for ``algo``).  Default: ``algo`` when it
+        names a hypercube planner or is ``auto``/``mpi``, else ``eff_cube``.
+    margin : float
+        With ``auto``: the predicted speed-up over MPI's own a plan needs, beyond 1, to
+        be run (default :data:`hetcoll.choice.DEFAULT_MARGIN`, the model's measured error).
+    tuning : str or dict, optional
+        A tuning file written by ``hetcoll tune`` (:mod:`hetcoll.tuning`): with ``auto``,
+        its measured choice runs for the collectives and sizes it covers.
     emulate : bool
         Impose the platform's costs on this machine (:mod:`hetcoll.runtime.emulation`).
     model : optional
@@ -186,14 +296,16 @@ class HetComm(Collectives):
         self,
         comm,
         platform: Platform | str,
-        algo: str = "fnf",
+        algo: str = "auto",
         *,
         cube_algo: str | None = None,
         model: Any = None,
         options: dict[str, Any] | None = None,
+        margin: float = DEFAULT_MARGIN,
+        tuning: Any = None,
         **engine: Any,
     ) -> None:
-        self.planning = Planning(algo, cube_algo, model, options)
+        self.planning = Planning(algo, cube_algo, model, options, margin, tuning)
         super().__init__(comm, platform, self.planning, model=model, **engine)
 
     @property

@@ -29,6 +29,7 @@ COLORS: dict[str, str] = {
     "optimal": "#2ca02c",
     "auto": "#9467bd",
     "native": "#17becf",
+    "mpi": "#17becf",
     "mst": "#9edae5",
     "spt": "#e377c2",
     "hlot": "#98df8a",

@@ -190,7 +190,9 @@ class Program:
                 if op.kind == "send" and op.chunk not in initial and copy_of not in initial:
                     # a relay copy's first hop sends bytes its sender holds as the original
                     bringers = [*brings.get(op.chunk, ()), *brings.get(copy_of, ())]
-                    if not _depends_on(ops, i, bringers):
+                    if not _depends_on(ops, i, bringers) and not self._covered(
+                        ops, i, initial, brings
+                    ):
                         raise ScheduleError(
                             f"rank {rank!r} op {i} sends chunk {op.chunk} to {op.peer!r} before "
                             "it holds it (no earlier receive of that chunk among its "
@@ -208,6 +210,36 @@ class Program:
                     brings.setdefault(op.chunk, []).append(i)
                     if op.result is not None:
                         brings.setdefault(op.result, []).append(i)
+
+    def _covered(self, ops: Sequence[Op], i: int, initial, brings: dict[int, list[int]]) -> bool:
+        """Whether the bytes op ``i`` sends (a plain byte range of more than 0 bytes) lie
+        within ranges its rank holds from the start or received among the op's
+        dependencies: a program that forwards part of a larger message it received (a
+        scatter followed by an allgather, as MPICH broadcasts long messages)."""
+        want = self.chunks[ops[i].chunk]
+        if want.origin or want.copy_of is not None or want.nbytes == 0:
+            return False
+        lo, hi = want.offset, want.offset + want.nbytes
+
+        def overlaps(c: Chunk) -> bool:
+            return (
+                not c.origin
+                and c.buffer == want.buffer
+                and c.offset < hi
+                and c.offset + c.nbytes > lo
+            )
+
+        spans = [self.chunks[c] for c in initial if overlaps(self.chunks[c])]
+        for chunk, where in brings.items():
+            c = self.chunks[chunk]
+            if overlaps(c) and _depends_on(ops, i, where):
+                spans.append(c)
+        at = lo
+        for c in sorted(spans, key=lambda c: c.offset):
+            if c.offset > at:
+                return False
+            at = max(at, c.offset + c.nbytes)
+        return at >= hi
 
     def _check_deadlock(self, matches: dict[tuple[str, int], tuple[str, int]]) -> None:
         # An op can start once its deps are done; a transfer also needs its receive posted

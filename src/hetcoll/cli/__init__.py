@@ -16,7 +16,7 @@ import sys
 import click
 
 from ..errors import HetcollError
-from . import analysis, export, planning, reproduce, runtime  # noqa: F401  (registers the commands)
+from . import analysis, export, planning, reproduce, runtime, tune  # noqa: F401  (registers)
 from ._base import cli
 
 __all__ = ["main", "cli"]

@@ -151,39 +151,72 @@ def _predicted(e) -> str:
     return format_time(e["predicted_time"]) if e["predicted_time"] is not None else "-"
 
 
-def print_bcast_measurement(doc, platform_file) -> None:
+def _name(e) -> str:
+    """An entry's label: MPI's own says which of MPICH's algorithms it is."""
+    if e["algorithm"] == "mpi":
+        return f"MPI ({e.get('mpich', 'MPICH')}, emulated)"
+    if e["algorithm"] == "native":
+        return "MPI (native)"
+    return e["algorithm"]
+
+
+def _speedup(e) -> str:
+    s = e.get("speedup_vs_mpi")
+    return f"{s:.2f}x" if s is not None else "-"
+
+
+def _compared(doc) -> tuple[list, dict | None]:
+    """The entries compared (emulated ones only under emulation) and the un-emulated one
+    shown apart, if any."""
     from ..jobs import entries
 
+    both = entries(doc)
+    apart = next((e for e in both if e.get("emulated") is False), None)
+    return [e for e in both if e is not apart], apart
+
+
+def _apart(e) -> None:
+    if e is not None:
+        click.echo(
+            f"MPI's own without emulation (not comparable with the emulated times): "
+            f"{format_time(e['measured_time'])}"
+        )
+
+
+def print_bcast_measurement(doc, platform_file) -> None:
+    shown, apart = _compared(doc)
     rows = [
-        [e["algorithm"], format_time(e["measured_time"]), _predicted(e), _ratio(e)]
-        for e in entries(doc)
+        [_name(e), format_time(e["measured_time"]), _predicted(e), _ratio(e), _speedup(e)]
+        for e in shown
     ]
     title = f"bcast of {format_size(doc['nbytes'])} from {doc['root']} on {platform_file}: " + _how(
         doc
     )
-    headers = ["algorithm", "measured", "predicted", "measured/predicted"]
+    headers = ["algorithm", "measured", "predicted", "measured/predicted", "speed-up vs MPI"]
     click.echo(format_table(headers, rows, title=title))
+    _apart(apart)
     click.echo(f"method: {doc['method']}")
 
 
 def print_cube_measurement(doc, platform_file) -> None:
-    from ..jobs import entries
-
+    shown, apart = _compared(doc)
     rows = [
         [
-            e["algorithm"],
+            _name(e),
             format_time(e["measured_time"]),
             format_time(e["median_time"]),
             _predicted(e),
             _ratio(e),
+            _speedup(e),
         ]
-        for e in entries(doc)
+        for e in shown
     ]
     op = doc["operation"]
     what = op if op == "barrier" else f"{op} of {format_size(doc['nbytes'])} per rank"
     title = f"{what} on {platform_file}: {_how(doc)}; embedding {' '.join(doc['embedding'])}"
-    headers = ["algorithm", "measured (min)", "median", "predicted", "min/predicted"]
+    headers = ["algorithm", "measured (min)", "median", "predicted", "min/predicted", "vs MPI"]
     click.echo(format_table(headers, rows, title=title))
+    _apart(apart)
     click.echo(f"method: {doc['method']}", err=True)
 
 

@@ -185,7 +185,10 @@ def _check_run(p, op, root, algo, size, segment_size, repeat, time_scale, timeou
     help="Emulate this platform while probing (to check the probe).",
 )
 @click.option(
-    "--sizes", default="0,4096,16384", show_default=True, help="Comma-separated message sizes."
+    "--sizes",
+    default=None,
+    help="Comma-separated message sizes: span the sizes your program sends (default "
+    "0,4KiB,64KiB,1MiB,16MiB; with --emulate 0,4KiB,16KiB, as emulated costs are slow).",
 )
 @click.option("--repeat", type=int, default=4, show_default=True, help="Round trips per size.")
 @click.option(
@@ -210,7 +213,7 @@ def _check_run(p, op, root, algo, size, segment_size, repeat, time_scale, timeou
     type=NON_NEGATIVE,
     default=0.05,
     show_default=True,
-    help="Merge nodes whose costs agree within this fraction (0: never).",
+    help="Merge nodes whose costs agree within this fraction (0: only those whose rounds overlap).",
 )
 @click.option(
     "--spread",
@@ -257,10 +260,14 @@ def probe_cmd(
     \b
     mpiexec -n 8 python -m mpi4py -m hetcoll probe -o platform.json
     """
+    from mpi4py import MPI
+
     from ..models import get_model
     from ..platform import save_platform
 
     emulated = _platform(emulate_file) if emulate_file else None
+    if sizes is None:
+        sizes = "0,4KiB,16KiB" if emulated is not None else "0,4KiB,64KiB,1MiB,16MiB"
     size_list = _sizes(sizes, "--sizes")
     if repeat < 1 or rounds < 1:
         raise HetcollError("--repeat and --rounds: must be >= 1")
@@ -271,6 +278,12 @@ def probe_cmd(
     _positive(time_scale, "--time-scale")
     _positive(timeout, "--timeout")
     get_model(model)
+    if MPI.COMM_WORLD.size < 2:
+        raise HetcollError(
+            "probe measures between MPI ranks: run it under mpiexec with 2 or more ranks, "
+            "e.g. .venv/bin/mpiexec -n 4 .venv/bin/python -m mpi4py -m hetcoll probe -o "
+            "platform.json"
+        )
     from ..jobs.ranks import probe_job
 
     doc = probe_job(
@@ -297,13 +310,24 @@ def probe_cmd(
     if as_json:
         dump_json(json_document("probe", doc))
         return
-    rows = [[n.id, n.host or "", format_time(n.t_ini), f"{n.t_byte:.3g} s/B"] for n in probed.nodes]
+    spread = doc["fit"].get("node_spread")
+    rows = []
+    for k, n in enumerate(probed.nodes):
+        row = [n.id, n.host or "", format_time(n.t_ini), f"{n.t_byte:.3g} s/B"]
+        if spread:
+            (a, b), (c, d) = spread["t_ini"][k], spread["t_byte"][k]
+            row += [f"{format_time(a)}-{format_time(b)}", f"{c:.3g}-{d:.3g}"]
+        rows.append(row)
+    head = ["node", "host", "t_ini", "t_byte"] + (
+        ["t_ini rounds", "t_byte rounds"] if spread else []
+    )
+    click.echo(format_table(head, rows, title=f"{probed.name} ({doc['seconds']:.1f} s)"))
+    classes = doc["fit"]["classes"]
     click.echo(
-        format_table(
-            ["node", "host", "t_ini", "t_byte"],
-            rows,
-            title=f"{probed.name} ({doc['seconds']:.1f} s)",
-        )
+        f"{classes} speed classes"
+        if classes > 1
+        else "one speed class: the nodes' measurements do not separate (homogeneous as far "
+        "as this probe can tell)"
     )
     if doc.get("t_ini_max_rel_error") is not None:
         click.echo(

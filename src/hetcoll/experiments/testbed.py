@@ -3,9 +3,10 @@
 16 MPI ranks on this machine emulate the paper's SGI/ATM testbed (:func:`hetcoll.generators.
 testbed`: t_ini 690 µs fast, 1480 µs slow, the 2.15 ratio of Sec. 7.1.1) with 2, 4 and 8
 fast nodes; the broadcast latency of binomial (MPI-DEF), SPOC and FNF is measured as in
-Sec. 7.1.2 for several message lengths, next to the simulator's prediction and native
-``MPI_Bcast``.  The paper reports factors of improvement over MPI-DEF of 1.7 (SPOC) and up to
-2.3 (FNF) with 50 % fast nodes for short messages, decreasing with the message length.
+Sec. 7.1.2 for several message lengths, next to the simulator's prediction and MPI's own
+algorithm under the same emulation (:mod:`hetcoll.mpich`).  The paper reports factors of
+improvement over MPI-DEF of 1.7 (SPOC) and up to 2.3 (FNF) with 50 % fast nodes for short
+messages, decreasing with the message length.
 
 The text does not list Fig. 4's message lengths; we use 4 B (the paper's round-trip probe)
 to 4 KiB in powers of 4, the range of its Sec. 7.2 figures.
@@ -103,7 +104,9 @@ def _table(data: dict[str, Any]) -> str:
             [
                 f"{p['fast']}/{data['ranks']}",
                 format_size(p["nbytes"]),
-                *(format_time(p[name]["measured"]) for name in (*PLANNERS, "native")),
+                # MPI's own algorithm under the same emulation (the un-emulated MPI_Bcast,
+                # measured too, stays in the data: it is no baseline for emulated times)
+                *(format_time(p[name]["measured"]) for name in (*PLANNERS, "mpi")),
                 f"{p['foi_spoc']['measured']:.2f} ({p['foi_spoc']['predicted']:.2f})",
                 f"{p['foi_fnf']['measured']:.2f} ({p['foi_fnf']['predicted']:.2f})",
             ]
@@ -114,7 +117,7 @@ def _table(data: dict[str, Any]) -> str:
         "improvement over binomial measured (predicted); paper, 8 fast, short messages: "
         f"SPOC {PAPER_FOI['spoc']}, FNF up to {PAPER_FOI['fnf']}"
     )
-    headers = ["fast", "size", "binomial", "spoc", "fnf", "native", "FoI spoc", "FoI fnf"]
+    headers = ["fast", "size", "binomial", "spoc", "fnf", "MPI (emul.)", "FoI spoc", "FoI fnf"]
     return format_table(headers, rows, title=title)
 
 

@@ -34,7 +34,8 @@ class Run:
         Planner options (``hetcoll planners NAME`` lists them); each planner measured gets
         those it accepts.
     native : bool
-        Also measure MPI's own collective of the same communicator.
+        Also measure MPI's own collective: the communicator's (``native``) and, under
+        emulation, MPICH's algorithm for the call emulated (``mpi``, the fair baseline).
     root : str, optional
         A broadcast's source (default: the first node).
     sizes : tuple of int, optional

@@ -33,7 +33,14 @@ from .buffers import (
 from .comm import ScheduleComm
 from .executor import ByteRanges
 from .rank_ops import Label
-from .reduce import BarrierHandler, BufferPool, GatherHandler, ReduceHandler, sized_program
+from .reduce import (
+    BarrierHandler,
+    BufferPool,
+    GatherHandler,
+    RangeReduceHandler,
+    ReduceHandler,
+    sized_program,
+)
 from .startup import digest_of
 
 __all__ = ["Collectives", "INLINE"]
@@ -42,6 +49,23 @@ __all__ = ["Collectives", "INLINE"]
 INLINE = 248
 
 _SPECS = (list, tuple)  # buffer specs: [buf, type], [buf, count, type], ...
+_PASS = object()  # a call that goes to MPI's own collective
+_NOTHING = memoryview(bytearray(0))  # writable: an empty receive writes nothing into it
+
+
+class _Given:
+    """The choice of a planner without ``choose``: the call's ``algo`` (None: its default)."""
+
+    __slots__ = ("algorithm", "segment_size")
+
+    def __init__(self, algorithm: str | None, segment_size: int | None) -> None:
+        self.algorithm, self.segment_size = algorithm, segment_size
+
+
+def _quick_size(buf: Any) -> int | None:
+    """A plain buffer's size in bytes (a NumPy array, a memoryview), None otherwise: what a
+    call looks up before it parses its buffers."""
+    return getattr(buf, "nbytes", None) if not isinstance(buf, _SPECS) else None
 
 
 class Collectives(ScheduleComm):
@@ -50,6 +74,13 @@ class Collectives(ScheduleComm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._pool = BufferPool()  # scratch memory of the hypercube collectives
         self._pool_depth = 0
+        #: what ran for the last call (a planner or ``"mpi"``, and why: hetcoll.choice)
+        self.last_choice: Any = None
+        self._choices: dict[tuple, Any] = {}  # a call's key -> its choice
+        # (collective, size, ...) -> choice, for calls passed to MPI: looked up before a
+        # call parses its buffers, so that MPI's own costs what it costs without hetcoll
+        self._passing: dict[tuple, Any] = {}
+        self._natives: dict[tuple, Any] = {}  # MPI's own algorithm, as a program
         super().__init__(*args, **kwargs)
 
     # -- planning -----------------------------------------------------------------------------
@@ -151,6 +182,102 @@ class Collectives(ScheduleComm):
             raise HetcollError("this communicator has no planner: give schedules to run()")
         return self.planner
 
+    # -- choosing between a plan and MPI's own ----------------------------------------------------
+
+    def choice(
+        self,
+        collective: str,
+        nbytes: int = 0,
+        *,
+        root: int | None = None,
+        algo: str | None = None,
+        segment_size: int | None = None,
+        op: Any = None,
+        count: int | None = None,
+    ):
+        """What runs for a call (:class:`hetcoll.choice.Choice`: ``"mpi"`` or a planner,
+        and why): ``collective`` is ``bcast`` (from ``root``, default 0), ``allreduce``
+        (``op`` default ``MPI.SUM``, ``count`` elements, default ``nbytes``), ``allgather``
+        or ``barrier``; ``nbytes`` per rank."""
+        if collective == "bcast":
+            root = 0 if root is None else root
+        op = MPI.SUM if op is None and collective == "allreduce" else op
+        return self._choose(
+            collective,
+            nbytes,
+            root=root,
+            algo=algo,
+            segment_size=segment_size,
+            op=op,
+            count=count,
+        )
+
+    def _choose(
+        self, collective, nbytes, *, root=None, algo=None, segment_size=None, op=None, count=None
+    ):
+        """The call's choice (cached), planned by the injected planner's ``choose``; a
+        planner without one runs ``algo`` (None: its default)."""
+        name = None if op is None else op_name(op)
+        commutative = True if op is None else bool(op.is_commutative)
+        builtin = True if op is None else bool(op.is_predefined)
+        key = (collective, nbytes, root, algo, segment_size, name, commutative, count)
+        hit = self._choices.get(key)
+        if hit is None:
+            choose = getattr(self.planner, "choose", None)
+            if choose is None:
+                hit = _Given(algo, segment_size)
+            else:
+                call = {
+                    "collective": collective,
+                    "nbytes": nbytes,
+                    "nodes": self.nodes,
+                    "root": None if root is None else self._node(root, "root"),
+                    "algo": algo,
+                    "segment_size": segment_size,
+                    "op": name,
+                    "count": count,
+                    "builtin": builtin,
+                    "commutative": commutative,
+                    "emulate": self.emulate,
+                    "one_host": self.one_host,
+                }
+                hit = choose(self.platform, call)
+            self._choices[key] = hit
+        self.last_choice = hit
+        return hit
+
+    def _native_run(self, collective, nbytes, *, root=None, count=None, op=None, extra=""):
+        """MPI's own algorithm for a call as a program (:mod:`hetcoll.mpich`, through the
+        planner's ``native``): ``(native, schedule or None, plan, program, digest)``."""
+        name = None if op is None else op_name(op)
+        builtin = True if op is None else bool(op.is_predefined)
+        key = ("mpi", collective, nbytes, root, count, name, builtin, extra)
+        native = self._natives.get(key)
+        if native is None:
+            call = {
+                "collective": collective,
+                "nbytes": nbytes,
+                "nodes": self.nodes,
+                "root": None if root is None else self._node(root, "root"),
+                "count": count,
+                "builtin": builtin,
+                "op": name,
+            }
+            native = self._natives[key] = self._planner().native(self.platform, call)
+        return (native, *self._cached(key, lambda: native.program, extra))
+
+    def _passed(self, key: Any, choice, call=None) -> bool:
+        """Whether a call goes to MPI's own collective as it is (natively, chosen so): then
+        remember ``key`` for the quick look-up before parsing buffers, with ``call`` (the
+        user's communicator's method) and what the wrapper then says of the last call."""
+        if choice.algorithm != "mpi" or self.emulate:
+            return False
+        if key is not None:
+            self._passing[key] = (choice, None, None, None, call)
+        self._last_trace = self._fast_trace = None
+        self.last_schedule = None
+        return True
+
     # -- rooted collectives (trees) -----------------------------------------------------------
 
     def _tree(self, views, root, members, nbytes, seg, groups, what, extra="") -> None:
@@ -172,8 +299,17 @@ class Collectives(ScheduleComm):
         datatype's type map honoured (a non-contiguous one is packed and unpacked).
 
         ``segment_size`` pipelines the message (default: the wrapper's); ``algo`` overrides
-        the wrapper's planner for this call.
+        the wrapper's planner for this call.  A call the planner's ``choose`` gives to MPI
+        goes to the user's communicator as it is (a repeated one is looked up before the
+        buffer is parsed); under emulation MPICH's algorithm for it runs through the engine.
         """
+        if segment_size is None and algo is None:  # first (a class with __getattr__ reads
+            # its attributes slowly): a repeated call MPI keeps, as without hetcoll
+            hit = self._passing.get((root, getattr(buf, "nbytes", None)))
+            if hit is not None:
+                self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, call = hit
+                call(buf, root)
+                return
         if self.size == 1:
             return
         receiving = self.rank != root
@@ -192,14 +328,15 @@ class Collectives(ScheduleComm):
         key = (root, len(data), seg, algo, kind)
         call = self._calls.get(key)
         if call is None:
-            what = Label("Bcast(root={}, {} B, {})", root, len(data), algo or self._label(None))
             sig = kind if m is not None else plain_signature(kind, len(data))
-            sched, plan, program, digest = self._planned(
-                root, None, len(data), seg, None, algo, extra=sig
+            call = self._calls[key] = self._bcast_call(buf, root, len(data), seg, algo, sig)
+        if call is _PASS:
+            self._passed(
+                None, self._choose("bcast", len(data), root=root, algo=algo, segment_size=seg)
             )
-            handler = ByteRanges(program.chunks, {0: None})
-            call = self._calls[key] = (sched, plan, handler, digest, what)
-        self.last_schedule, plan, handler, digest, what = call
+            self.base.Bcast(buf, root)
+            return
+        self.last_schedule, plan, handler, digest, what, self.last_choice = call
         buffers = handler.buffers
         buffers[0] = data
         try:
@@ -208,6 +345,28 @@ class Collectives(ScheduleComm):
             buffers[0] = None
         if m is not None and not m.contiguous and receiving:
             m.unpack(data)
+
+    def _bcast_call(self, buf, root: int, nbytes: int, seg, algo, sig: str):
+        """A broadcast's plan, handler, digest and label, or :data:`_PASS` (MPI's own);
+        ``sig``: the type signature that goes into the call's digest."""
+        choice = self._choose("bcast", nbytes, root=root, algo=algo, segment_size=seg)
+        quick = getattr(buf, "nbytes", None) == nbytes and seg == self.segment_size
+        key = (root, nbytes) if quick and algo is None else None
+        if self._passed(key, choice, self.base.Bcast):
+            return _PASS
+        if choice.algorithm == "mpi":  # under emulation: MPI's algorithm through the engine
+            _, sched, plan, program, digest = self._native_run(
+                "bcast", nbytes, root=root, extra=sig
+            )
+        else:
+            sched, plan, program, digest = self._planned(
+                root, None, nbytes, choice.segment_size, None, choice.algorithm, extra=sig
+            )
+        what = Label(
+            "Bcast(root={}, {} B, {})", root, nbytes, choice.algorithm or self._label(None)
+        )
+        handler = ByteRanges(program.chunks, {0: None})
+        return (sched, plan, handler, digest, what, choice)
 
     def bcast(self, obj: Any, root: int = 0) -> Any:
         """Broadcast a Python object (pickled; a length header goes first, as ``pkl5`` does)."""
@@ -358,18 +517,20 @@ class Collectives(ScheduleComm):
         self._execute(plan, handler, what, digest)
         return handler
 
-    def _gather_blocks(self, block, algo, what, extra=""):
-        """Every rank's ``block`` (same size everywhere), in rank order."""
+    def _gather_blocks(self, block, algo, what, extra="", program=None):
+        """Every rank's ``block`` (same size everywhere), in rank order (``program``: a
+        planned ``(schedule, plan, program, digest)`` to run instead of the hypercube's)."""
         sizes = dict.fromkeys(self.nodes, len(block))
-        handler = self._cube(
-            "allgather",
-            len(block),
-            None,
-            algo,
-            what,
-            lambda program: GatherHandler(program, self.node, block, sizes, self._pool),
-            extra,
-        )
+
+        def handler_for(program):
+            return GatherHandler(program, self.node, block, sizes, self._pool)
+
+        if program is not None:
+            self.last_schedule, plan, prog, digest = program
+            handler = handler_for(prog)
+            self._execute(plan, handler, what, digest)
+        else:
+            handler = self._cube("allgather", len(block), None, algo, what, handler_for, extra)
         got = handler.blocks()
         return [got[node] for node in self.nodes]
 
@@ -398,8 +559,18 @@ class Collectives(ScheduleComm):
         contribution over the same hypercube and reduces them in rank order on every rank,
         ``x0 op (x1 op (... op x[n-1]))``, the order MPI prescribes.  Every rank must give
         the same type signature and operator (a digest of both travels with the data).
-        ``algo`` overrides the planner.
+        ``algo`` overrides the planner.  A call the planner's ``choose`` gives to MPI
+        (``auto``'s default for most calls, :mod:`hetcoll.choice`) goes to the user's
+        communicator as it is; under emulation MPI's own algorithm runs through the engine
+        (recursive doubling or reduce-scatter + allgather, :mod:`hetcoll.mpich`).
         """
+        if algo is None:  # a repeated call MPI keeps, as without hetcoll (see Bcast)
+            size, item = getattr(recvbuf, "nbytes", None), getattr(recvbuf, "itemsize", 0)
+            hit = self._passing.get(("allreduce", size, item, id(op)))  # predefined ops only
+            if hit is not None:
+                self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, call = hit
+                call(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf, op)
+                return
         recv = message(recvbuf, writable=True, where="Allreduce recvbuf")
         name = op_name(op)
         send = recv
@@ -418,10 +589,21 @@ class Collectives(ScheduleComm):
             return
         state = send.span()
         spec = (recv.count, recv.datatype)
-        what = f"Allreduce({recv.nbytes} B, {name}, {self._label(algo, cube=True)})"
+        choice = self._choose("allreduce", len(state), algo=algo, op=op, count=recv.count)
+        quick = _quick_size(recvbuf) if op.is_predefined and algo is None else None
+        key = ("allreduce", quick, getattr(recvbuf, "itemsize", 0), id(op))  # id: a live
+        # predefined operator's is never another's
+        if self._passed(None if quick is None else key, choice, self.base.Allreduce):
+            self.base.Allreduce(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf, op)
+            return
+        mpi = choice.algorithm == "mpi"  # under emulation: MPI's algorithm through the engine
+        algo = None if mpi else choice.algorithm
+        what = f"Allreduce({recv.nbytes} B, {name}, {choice.algorithm or self._label(algo, True)})"
         extra = f"{recv.signature()}/{name}"
         with self._scratch():
-            if not op.is_commutative:
+            if mpi and op.is_commutative:
+                result = self._native_allreduce(state, op, spec, what, extra)
+            elif not op.is_commutative:
                 blocks = self._gather_blocks(state, algo, what, extra)
                 acc = self._pool.take(len(state))
                 acc[:] = blocks[-1]
@@ -444,6 +626,24 @@ class Collectives(ScheduleComm):
             else:
                 recv.unpack(_as(recv, result).pack())
 
+    def _native_allreduce(self, state, op, spec, what, extra) -> memoryview:
+        """MPI's own algorithm for an allreduce, run by the engine (under emulation)."""
+        count, datatype = spec
+        native, sched, plan, program, digest = self._native_run(
+            "allreduce", len(state), count=count, op=op, extra=extra
+        )
+        self.last_schedule = sched
+        if native.kind == "cube":  # recursive doubling: the hypercube's states
+            handler = ReduceHandler(program, self.node, state, op, count, datatype, self._pool)
+            self._execute(plan, handler, what, digest)
+            return memoryview(handler.state).cast("B")
+        work = self._pool.take(len(state))  # reduce-scatter + allgather over byte ranges
+        work[:] = np.frombuffer(state, dtype=np.uint8)
+        itemsize = len(state) // count
+        handler = RangeReduceHandler(program, work, op, datatype, itemsize, self._pool)
+        self._execute(plan, handler, what, digest)
+        return memoryview(work)
+
     def allreduce(self, obj: Any, op: Any = MPI.SUM, *, algo=None) -> Any:
         """Combine every rank's Python object with ``op`` (mpi4py's ``Comm.allreduce``).
 
@@ -455,6 +655,8 @@ class Collectives(ScheduleComm):
         """
         if self.size == 1:
             return obj
+        if self._objects_to_mpi(algo):
+            return self.base.allreduce(obj, op)
         items = self.allgather(obj, algo=algo)
         result = items[0]
         for item in items[1:]:
@@ -489,11 +691,44 @@ class Collectives(ScheduleComm):
         if self.size == 1:
             _place(blocks_out[0], send)
             return
-        what = f"Allgather({len(send)} B, {self._label(algo, cube=True)})"
+        choice = self._choose("allgather", len(send), algo=algo)
+        if self._passed(None, choice):
+            self.base.Allgather(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf)
+            return
+        what = f"Allgather({len(send)} B, {choice.algorithm or self._label(algo, cube=True)})"
         with self._scratch():
-            blocks = self._gather_blocks(send, algo, what, sig)
+            if choice.algorithm == "mpi":
+                blocks = self._native_allgather(send, what, sig)
+            else:
+                blocks = self._gather_blocks(send, choice.algorithm, what, sig)
             for out, block in zip(blocks_out, blocks, strict=True):
                 _place(out, block)
+
+    def _native_allgather(self, block, what, sig: str = "") -> list[Any]:
+        """MPI's own algorithm for an allgather, run by the engine (under emulation); its
+        Bruck variant, whose chunks a program cannot place, runs hetcoll's best plan
+        (``sig``: the type signature in the call's digest)."""
+        native, sched, plan, program, digest = self._native_run("allgather", len(block), extra=sig)
+        if native.kind == "cube":
+            return self._gather_blocks(
+                block, "mpi", what, sig, program=(sched, plan, program, digest)
+            )
+        if native.kind != "bytes":
+            return self._gather_blocks(block, None, what, sig)
+        n = len(block)
+        out = self._pool.take(n * self.size)
+        out[self.rank * n : (self.rank + 1) * n] = np.frombuffer(block, dtype=np.uint8)
+        self.last_schedule = sched
+        self._execute(plan, ByteRanges(program.chunks, {0: memoryview(out)}), what, digest)
+        return [memoryview(out)[r * n : (r + 1) * n] for r in range(self.size)]
+
+    def _objects_to_mpi(self, algo) -> bool:
+        """Whether ``allgather``/``allreduce`` of objects go to mpi4py's own (natively, when
+        MPI keeps the allgather of their first blocks)."""
+        if self.emulate:
+            return False
+        choice = self._choose("allgather", 8 + INLINE, algo=algo)
+        return self._passed(None, choice)
 
     def allgather(self, obj: Any, *, algo=None) -> list[Any]:
         """Every rank's Python object, as a list in rank order (mpi4py's ``Comm.allgather``).
@@ -505,6 +740,8 @@ class Collectives(ScheduleComm):
         """
         if self.size == 1:
             return [obj]
+        if self._objects_to_mpi(algo):
+            return self.base.allgather(obj)
         payload = pickle.dumps(obj, protocol=5)
         head = np.zeros(8 + INLINE, dtype=np.uint8)
         head[:8] = np.frombuffer(len(payload).to_bytes(8, "little"), dtype=np.uint8)
@@ -526,10 +763,26 @@ class Collectives(ScheduleComm):
     def barrier(self, *, algo=None) -> None:
         """Synchronise every rank over the hypercube of the wrapper's ``cube_algo`` (empty
         messages, Figueira & Reddi Sec. 5.2): no rank returns before every rank has called it."""
+        if algo is None:  # a repeated call MPI keeps, as without hetcoll (see Bcast)
+            hit = self._passing.get("barrier")
+            if hit is not None:
+                self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, call = hit
+                call()
+                return
         if self.size == 1:
             return
-        what = f"barrier({self._label(algo, cube=True)})"
-        self._cube("barrier", 0, None, algo, what, lambda p: BarrierHandler(p, self.node))
+        choice = self._choose("barrier", 0, algo=algo)
+        if self._passed("barrier" if algo is None else None, choice, self.base.Barrier):
+            self.base.Barrier()
+            return
+        what = f"barrier({choice.algorithm or self._label(algo, cube=True)})"
+        if choice.algorithm == "mpi":  # under emulation: MPI's dissemination, emulated
+            _, self.last_schedule, plan, program, digest = self._native_run("barrier", 0)
+            self._execute(plan, ByteRanges(program.chunks, {0: _NOTHING}), what, digest)
+            return
+        self._cube(
+            "barrier", 0, None, choice.algorithm, what, lambda p: BarrierHandler(p, self.node)
+        )
 
     Barrier = barrier
 

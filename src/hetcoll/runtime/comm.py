@@ -264,15 +264,15 @@ class ScheduleComm(Clocks, SubComms):
         return self.nodes[int(rank)]
 
     def _cached(
-        self, key: Any, build: Callable[[], Schedule], extra: str = ""
-    ) -> tuple[Schedule, RankPlan, Program, int]:
-        """The schedule of ``key`` (planned by ``build`` once), this rank's plan, its program
-        and the call's digest (the schedule's and ``extra``: datatype, operator)."""
+        self, key: Any, build: Callable[[], Schedule | Program], extra: str = ""
+    ) -> tuple[Schedule | None, RankPlan, Program, int]:
+        """``key``'s schedule (None for a program), rank plan, program and digest (+ ``extra``)."""
         hit = self._cache.get(key)
         if hit is None:
-            sched = build()
-            program = sched.program()
-            digest = digest_of(sched.to_json(indent=None) + "|" + extra)
+            sched = None if isinstance(built := build(), Program) else built  # a program
+            program = built if sched is None else sched.program()
+            text = sched.to_json(indent=None) if sched else f"program {program_digest(program)}"
+            digest = digest_of(text + "|" + extra)
             hit = (
                 sched,
                 rank_plan(program, self.node, self.rank_of),

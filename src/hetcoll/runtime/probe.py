@@ -24,7 +24,11 @@ Method
    :class:`~hetcoll.runtime.forecast.Forecaster` and fits its forecast (for a network whose
    costs drift between probes; on a busy host the minimum is the robust choice).  The
    forecaster's winners are reported either way.
-4. **Fit.**  Per pair, ``RTT(n) = a + b n`` by least squares over the sizes.  Per node,
+4. **Fit.**  Per pair, ``RTT(n) = a + b n`` by least squares of the *relative* error over
+   the sizes (each size weighs alike: a fit of absolute errors would let the largest size
+   set the intercept, and one over small sizes only mispredicts large messages, whose cost
+   is ``b``; the default sizes span 0 B to 16 MiB, and ``benchmarks/bench_probe.py``
+   checks the fitted platform against measured round trips at 1, 16 and 64 MiB).  Per node,
    ``a_uv = o_u + o_v`` and ``b_uv = beta_u + beta_v``, solved robustly (for each node the
    median over pairs ``v, w`` of ``(a_uv + a_uw - a_vw) / 2``): the per-node overhead
    ``t_ini = o`` and per-byte cost ``t_byte = beta`` of the sender-only model (a round trip
@@ -32,10 +36,16 @@ Method
    network's: ``latency_uv = (a_uv - o_u - o_v) / 2`` and
    ``1 / bandwidth_uv = (b_uv - beta_u - beta_v) / 2`` (clipped at 0; infinite bandwidth
    when nothing is left), so that ``hockney`` and ``postal`` can use the file too.
-5. **Classes.**  Nodes whose fitted costs agree within ``tolerance`` are given their class
-   mean, as the paper's testbed has speed classes (Banikazemi et al. 1998, Sec. 7.1.1):
-   measurement noise then cannot reorder nodes that are equally fast, and a planner breaks
-   their ties by rank as it would on the true platform.
+5. **Spread.**  Each full round is also fitted on its own; a node's *spread* is the range
+   of its costs over those rounds (:attr:`ProbeResult.fit` ``node_spread``; the CLI prints
+   it as a fraction of the cost).
+6. **Classes.**  Nodes whose fitted costs agree within ``tolerance``, *or whose spreads
+   overlap*, are given their class mean, as the paper's testbed has speed classes
+   (Banikazemi et al. 1998, Sec. 7.1.1): measurement noise then cannot reorder nodes that
+   are equally fast, and a planner breaks their ties by rank as it would on the true
+   platform.  On a busy host the rounds disagree (two probes a few seconds apart differed
+   2-5x per node here): the spreads overlap, the probe reports one class
+   (``fit["classes"]``) and does not invent heterogeneity.
 """
 
 from __future__ import annotations
@@ -63,7 +73,8 @@ __all__ = [
     "tournament",
 ]
 
-DEFAULT_SIZES = (0, 4096, 16384)
+#: 0 B to 16 MiB: the fit must predict large messages (module doc, step 4)
+DEFAULT_SIZES = (0, 4096, 65536, 1 << 20, 16 << 20)
 #: round trips closer than this (seconds) agree whatever their ratio (timer resolution)
 RESOLUTION = 2e-6
 
@@ -222,39 +233,39 @@ def fit_platform(
     tolerance: float = 0.05,
     hosts=None,
     name: str = "probed",
+    spread_rounds: Any = None,
 ) -> tuple[Platform, dict[str, Any]]:
-    """Fit per-node and per-pair costs to round trips ``rtt[u, v, size]`` (see module doc)."""
+    """Fit per-node and per-pair costs to round trips ``rtt[u, v, size]`` (see module doc);
+    ``spread_rounds``: full rounds (each N x N x sizes) whose own fits give each node's
+    spread, and keep nodes whose spreads overlap in one class (step 6)."""
     n = rtt.shape[0]
     sizes = np.asarray(sizes, dtype=float)
     iu, iv = np.triu_indices(n, 1)
-    y = rtt[iu, iv, :]  # pairs x sizes
-    if len(sizes) >= 2:
-        design = np.stack([np.ones_like(sizes), sizes], axis=1)
-        coef, *_ = np.linalg.lstsq(design, y.T, rcond=None)
-        a, b = coef[0], coef[1]
-    else:
-        a, b = y[:, 0], np.zeros(len(iu))
-    b = np.maximum(b, 0.0)
-    if n == 1:
-        o, beta = np.zeros(1), np.zeros(1)
-    elif n == 2:
-        o, beta = np.full(2, a[0] / 2), np.full(2, b[0] / 2)
-    else:
-        o, beta = _node_costs(a, iu, iv, n), _node_costs(b, iu, iv, n)
-    o = np.maximum(o, 0.0)
-    beta = np.maximum(beta, 0.0)
+    a, b, o, beta = _node_fit(rtt, sizes)
     raw = {"t_ini": o.tolist(), "t_byte": beta.tolist()}
+    lo_o = hi_o = lo_b = hi_b = None
+    if spread_rounds is not None and len(spread_rounds):
+        fits = [_node_fit(r, sizes)[2:] for r in spread_rounds]
+        per_o, per_b = np.array([f[0] for f in fits]), np.array([f[1] for f in fits])
+        lo_o, hi_o = np.minimum(per_o.min(0), o), np.maximum(per_o.max(0), o)
+        lo_b, hi_b = np.minimum(per_b.min(0), beta), np.maximum(per_b.max(0), beta)
     # What the largest probe can resolve: a per-byte cost adding less than ``tolerance`` of
     # the per-message cost at the largest size is indistinguishable from noise.
     largest = float(sizes.max()) if len(sizes) and sizes.max() > 0 else 0.0
-    if tolerance > 0:
+    if tolerance > 0 or lo_o is not None:
         # classes by t_ini, then by t_byte within each, so equally fast nodes become identical
-        groups = speed_classes(o, tolerance)
+        groups = speed_classes(o, tolerance, lo=lo_o, hi=hi_o)
         o = groups
         for value in np.unique(groups):
             members = np.flatnonzero(groups == value)
             resolution = tolerance * value / largest if largest else np.inf
-            costs = speed_classes(beta[members], tolerance, floor=resolution)
+            costs = speed_classes(
+                beta[members],
+                tolerance,
+                floor=resolution,
+                lo=None if lo_b is None else lo_b[members],
+                hi=None if hi_b is None else hi_b[members],
+            )
             costs[costs < resolution] = 0.0
             beta[members] = costs
     lat = np.zeros((n, n))
@@ -279,8 +290,38 @@ def fit_platform(
         "pair_slope": b.tolist(),
         "node_raw": raw,
         "residual_latency_max": float(lat.max()),
+        "classes": len({(float(x), float(y)) for x, y in zip(o, beta, strict=True)}),
     }
+    if lo_o is not None:
+        fit["node_spread"] = {
+            "t_ini": [[float(x), float(y)] for x, y in zip(lo_o, hi_o, strict=True)],
+            "t_byte": [[float(x), float(y)] for x, y in zip(lo_b, hi_b, strict=True)],
+        }
     return platform, fit
+
+
+def _node_fit(rtt: np.ndarray, sizes: np.ndarray):
+    """Pair intercepts and slopes (relative least squares, module doc step 4) and the
+    per-node shares of both: ``(a, b, o, beta)``."""
+    n = rtt.shape[0]
+    iu, iv = np.triu_indices(n, 1)
+    y = rtt[iu, iv, :]  # pairs x sizes
+    if len(sizes) >= 2:
+        a, b = np.empty(len(iu)), np.empty(len(iu))
+        design = np.stack([np.ones_like(sizes), sizes], axis=1)
+        for k, row in enumerate(y):
+            w = 1.0 / np.maximum(row, RESOLUTION)  # relative errors
+            (a[k], b[k]), *_ = np.linalg.lstsq(design * w[:, None], row * w, rcond=None)
+    else:
+        a, b = y[:, 0].copy(), np.zeros(len(iu))
+    b = np.maximum(b, 0.0)
+    if n == 1:
+        o, beta = np.zeros(1), np.zeros(1)
+    elif n == 2:
+        o, beta = np.full(2, a[0] / 2), np.full(2, b[0] / 2)
+    else:
+        o, beta = _node_costs(a, iu, iv, n), _node_costs(b, iu, iv, n)
+    return a, b, np.maximum(o, 0.0), np.maximum(beta, 0.0)
 
 
 def _node_costs(pair: np.ndarray, iu: np.ndarray, iv: np.ndarray, n: int) -> np.ndarray:
@@ -298,19 +339,44 @@ def _node_costs(pair: np.ndarray, iu: np.ndarray, iv: np.ndarray, n: int) -> np.
     return out
 
 
-def speed_classes(values: np.ndarray, tolerance: float, floor: float = 0.0) -> np.ndarray:
+def speed_classes(
+    values: np.ndarray,
+    tolerance: float,
+    floor: float = 0.0,
+    *,
+    lo: np.ndarray | None = None,
+    hi: np.ndarray | None = None,
+) -> np.ndarray:
     """Replace values by the mean of their class: sorted values split where the next one is
-    more than ``tolerance`` (relative) and ``floor`` (absolute) above the class's first."""
+    more than ``tolerance`` (relative) and ``floor`` (absolute) above the class's first,
+    and, with ``lo``/``hi`` (each value's spread), where its spread starts above the
+    highest spread in the class (measurements that overlap do not separate).
+
+    Examples
+    --------
+    >>> speed_classes(np.array([1.0, 1.02, 2.0]), 0.05).tolist()
+    [1.01, 1.01, 2.0]
+    >>> speed_classes(np.array([1.0, 2.0]), 0.05, lo=np.array([0.9, 0.8]),
+    ...               hi=np.array([2.5, 2.1])).tolist()
+    [1.5, 1.5]
+    """
     values = np.asarray(values, dtype=float)
     order = np.argsort(values, kind="stable")
     out = values.copy()
-    start = 0
+    start, top = 0, -np.inf  # top: the highest spread in the class so far
     for k in range(1, len(order) + 1):
-        first = values[order[start]]
-        if k == len(order) or values[order[k]] > first + max(first * tolerance, floor, 1e-15):
-            members = order[start:k]
-            out[members] = values[members].mean()
-            start = k
+        if hi is not None:
+            top = max(top, hi[order[k - 1]])
+        if k < len(order):
+            first = values[order[start]]
+            split = values[order[k]] > first + max(first * tolerance, floor, 1e-15)
+            if split and lo is not None:
+                split = lo[order[k]] > top
+            if not split:
+                continue
+        members = order[start:k]
+        out[members] = values[members].mean()
+        start, top = k, -np.inf
     return out
 
 
@@ -361,7 +427,14 @@ def probe(
     rtt = forecaster.forecast() if estimate == "forecast" else np.nanmin(stack, axis=0)
     hosts = None if hc.emulate else hc.comm.allgather(MPI.Get_processor_name())
     platform, fit = fit_platform(
-        rtt, sizes, hc.nodes, model=model, tolerance=tolerance, hosts=hosts, name=name
+        rtt,
+        sizes,
+        hc.nodes,
+        model=model,
+        tolerance=tolerance,
+        hosts=hosts,
+        name=name,
+        spread_rounds=measured[:rounds] if rounds > 1 else None,
     )
     return ProbeResult(
         platform,

@@ -34,6 +34,7 @@ __all__ = [
     "BufferPool",
     "CubeHandler",
     "GatherHandler",
+    "RangeReduceHandler",
     "ReduceHandler",
     "sized_program",
 ]
@@ -248,6 +249,57 @@ class BarrierHandler(CubeHandler):
 
     def _combine(self, have: int, got: int, message: np.ndarray, result: int) -> Any:
         return _EMPTY
+
+
+class RangeReduceHandler(DataHandler):
+    """An allreduce whose chunks are byte ranges of each rank's vector (MPI's own
+    reduce-scatter + allgather, :mod:`hetcoll.mpich`): a send ships ``work``'s bytes of the
+    chunk, a ``recv`` writes them there, a ``recv_reduce`` receives into scratch memory and
+    combines it into them (``Reduce_local(message, work[range])``, commutative ``op``).
+
+    Safe without copies because the program's steps are send-receive pairs that wait for
+    the previous step: while a range is combined or written, the only send in flight is
+    the same step's, of another range.  ``work`` (uint8) starts as the rank's contribution
+    and ends as the result; ``itemsize`` is the extent of one element of ``datatype``.
+    """
+
+    def __init__(
+        self,
+        program: Program,
+        work: np.ndarray,
+        op: MPI.Op,
+        datatype: MPI.Datatype,
+        itemsize: int,
+        pool: BufferPool | None = None,
+    ) -> None:
+        self.chunks = program.chunks
+        self.work = work
+        self.op, self.datatype, self.itemsize = op, datatype, int(itemsize)
+        self.pool = pool
+        self._inbox: dict[int, np.ndarray] = {}
+
+    def _range(self, chunk: int) -> np.ndarray:
+        c = self.chunks[chunk]
+        return self.work[c.offset : c.offset + c.nbytes]
+
+    def send_buffer(self, chunk: int) -> memoryview:
+        return memoryview(self._range(chunk))
+
+    def recv_buffer(self, chunk: int, kind: str) -> memoryview:
+        if kind == "recv":
+            return memoryview(self._range(chunk))
+        n = self.chunks[chunk].nbytes
+        buf = self.pool.take(n) if self.pool is not None else np.empty(n, dtype=np.uint8)
+        self._inbox[chunk] = buf
+        return memoryview(buf)
+
+    def received(self, chunk: int, kind: str) -> None:
+        if kind == "recv":
+            return
+        message = self._inbox.pop(chunk)
+        target = self._range(chunk)
+        count = len(target) // self.itemsize
+        self.op.Reduce_local([message, count, self.datatype], [target, count, self.datatype])
 
 
 def sized_program(program: Program, sizes: Mapping[str, int]) -> Program:

@@ -1,0 +1,97 @@
+"""Does the probe's fit predict large messages?  Natively, on this host's ranks.
+
+``hetcoll probe``'s defaults (sizes 0 B to 16 MiB, least squares of relative errors) give a
+platform; the same ranks then measure round trips at 1, 16 and 64 MiB through the same
+engine (every pair, the least of 3 repeats in each of 3 rounds, the least round kept) and
+this compares them with the fitted platform's prediction: per size the median and the
+largest ``|predicted / measured - 1|`` over the pairs.  The target is 20 % (what ``auto``'s
+margin has to absorb).  The host's load is in the title; a busy host only delays round
+trips, so the least of the rounds is what it disturbed least.
+
+Run: ``.venv/bin/python benchmarks/mpi/bench_probe_fit.py [--ranks 4] [--json PATH]``; prints a
+table, writes ``results/bench_probe_fit.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from hetcoll.jobs import run_program
+from hetcoll.report import format_table
+from hetcoll.units import format_size, format_time
+
+HERE = Path(__file__).parent
+SIZES = (1 << 20, 16 << 20, 64 << 20)
+
+
+def summary(doc: dict) -> list[dict]:
+    """Per size: the median and largest relative error of the predicted round trips.
+
+    >>> doc = {"sizes": [1], "rows": [{"nbytes": 1, "measured": 2.0, "predicted": 2.2},
+    ...                               {"nbytes": 1, "measured": 1.0, "predicted": 0.9}]}
+    >>> [round(x, 3) for x in summary(doc)[0]["errors"]]
+    [0.1, 0.1]
+    """
+    out = []
+    for n in doc["sizes"]:
+        rows = [r for r in doc["rows"] if r["nbytes"] == n]
+        err = np.array([r["predicted"] / r["measured"] - 1 for r in rows])
+        out.append(
+            {
+                "nbytes": n,
+                "measured": float(np.median([r["measured"] for r in rows])),
+                "predicted": float(np.median([r["predicted"] for r in rows])),
+                "errors": [float(np.median(np.abs(err))), float(np.max(np.abs(err)))],
+            }
+        )
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--probe-sizes", default="default", help="bytes, comma-separated")
+    ap.add_argument("--json", default="results/bench_probe_fit.json")
+    args = ap.parse_args(argv)
+    doc = run_program(
+        args.ranks,
+        HERE / "ranks" / "probe_fit.py",
+        [",".join(map(str, SIZES)), args.probe_sizes],
+        timeout=3600,
+    )
+    s = summary(doc)
+    rows = [
+        [
+            format_size(x["nbytes"]),
+            format_time(x["measured"]),
+            format_time(x["predicted"]),
+            f"{x['errors'][0]:.0%}",
+            f"{x['errors'][1]:.0%}",
+        ]
+        for x in s
+    ]
+    (l0, *_), (l1, *_) = doc["load"]
+    title = (
+        f"probe fit on {doc['ranks']} ranks, native ({doc['classes']} speed class(es), "
+        f"reliable: {doc['reliable']}; load average {l0:.1f}-{l1:.1f}): round trips, "
+        "median over pairs"
+    )
+    print(
+        format_table(
+            ["size", "measured", "predicted", "median error", "largest error"], rows, title
+        )
+    )
+    path = Path(args.json)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**doc, "summary": s}, indent=1) + "\n")
+    print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

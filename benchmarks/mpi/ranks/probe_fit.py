@@ -1,0 +1,73 @@
+"""MPI side of ``benchmarks/mpi/bench_probe_fit.py``: probe these ranks natively
+(``hetcoll probe``'s default sizes, 0 B to 16 MiB), then measure round trips at larger
+sizes the same way (through the engine, every pair, least of the repeats) and write the
+fitted platform's prediction next to each measurement.
+
+``mpiexec -n K python -m mpi4py probe_fit.py SIZES PROBE_SIZES OUT`` (comma-separated
+bytes; PROBE_SIZES ``default``: the probe's own)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+from mpi4py import MPI
+
+from hetcoll import HetComm
+from hetcoll.platform import Platform, nodes_from_costs
+from hetcoll.runtime.probe import DEFAULT_SIZES, _measure_round, probe
+
+WORLD = MPI.COMM_WORLD
+
+
+def predicted_rtt(p: Platform, u: int, v: int, n: int) -> float:
+    """A round trip of ``n`` bytes under the fitted sender-only costs and network residuals."""
+    lat = 0.0 if p.latency is None else p.latency[u, v] + p.latency[v, u]
+    bw = 0.0
+    if p.bandwidth is not None and np.isfinite(p.bandwidth[u, v]):
+        bw = n / p.bandwidth[u, v] + n / p.bandwidth[v, u]
+    return p.t_ini[u] + p.t_ini[v] + n * (p.t_byte[u] + p.t_byte[v]) + lat + bw
+
+
+def main(sizes: str, probe_sizes: str, out: str) -> None:
+    big = tuple(int(s) for s in sizes.split(","))
+    psizes = DEFAULT_SIZES if probe_sizes == "default" else tuple(map(int, probe_sizes.split(",")))
+    load = os.getloadavg()
+    placeholder = Platform(nodes_from_costs([0.0] * WORLD.size), name="placeholder")
+    with HetComm(WORLD, placeholder, "flat", timeout=600) as hc:
+        res = probe(hc, sizes=psizes, name=f"probed {WORLD.size} ranks")
+        rounds = [_measure_round(hc, big, 3, False) for _ in range(3)]
+    measured = np.nanmin(np.stack(rounds), axis=0)
+    rows = []
+    for u in range(WORLD.size):
+        for v in range(u + 1, WORLD.size):
+            for k, n in enumerate(big):
+                pred = predicted_rtt(res.platform, u, v, n)
+                rows.append(
+                    {
+                        "u": u,
+                        "v": v,
+                        "nbytes": n,
+                        "measured": float(measured[u, v, k]),
+                        "predicted": float(pred),
+                    }
+                )
+    if WORLD.rank == 0:
+        doc = {
+            "ranks": WORLD.size,
+            "sizes": list(big),
+            "rows": rows,
+            "classes": res.fit["classes"],
+            "probe_seconds": res.seconds,
+            "load": [load, os.getloadavg()],
+            "reliable": res.reliability["reliable"],
+        }
+        with open(out, "w") as fh:
+            json.dump(doc, fh)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

@@ -1,0 +1,221 @@
+"""``auto`` across hetcoll's plans and MPI's own collective: what runs for one call.
+
+For a call (collective, size, root, ranks) :func:`choose` returns ``"mpi"`` (pass the call
+to MPI; under emulation, run MPICH's algorithm for it as a program through the same
+engine) or the planner to run, by the first of these rules that applies:
+
+1. **given**: the wrapper's or the call's ``algo`` is not ``auto``: that planner;
+2. **tuning**: a tuning file (:mod:`hetcoll.tuning`, written by ``hetcoll tune``) has a
+   rule for the collective and size: what was measured fastest on these ranks;
+3. **one host**: natively (not emulated) with every rank on one host, MPI's own: there the
+   ranks share one memory and its bandwidth, which no platform model describes (a 50 MiB
+   broadcast planned as a pipelined tree was predicted 1.6x faster than MPI's and measured
+   1.65x slower, ``benchmarks/mpi/bench_training.py``); ``hetcoll tune`` measures instead;
+4. **model**: the simulator's time of hetcoll's best plan (the ``auto`` planner for a
+   broadcast, the fastest hypercube planner for the others) against its time for MPICH's
+   algorithm (:mod:`hetcoll.mpich`) on the same platform; the plan runs only when it is
+   predicted faster by more than ``margin``, ``t_plan * (1 + margin) < t_mpi``, and MPI
+   otherwise.  The margin covers the model's error: a plan predicted a little faster may
+   well be slower.
+
+**How the default margin is set.**  From measured prediction error:
+``benchmarks/mpi/bench_auto.py`` measures, under emulation of ``examples/net.json`` (4 and 8
+ranks, broadcasts of 8 B to 4 MiB, allreduces of 8 B to 1 MiB, a barrier), hetcoll's best
+plan and MPI's own algorithm next to their predictions, and prints by how much the
+predicted speed-up of the plan over MPI overstated the measured one where a plan was
+predicted faster, and, with :data:`DEFAULT_MARGIN`, the least measured speed-up among the
+calls ``auto`` gives a plan (it must stay above 1).  ``benchmarks/mpi/bench_probe_fit.py``
+checks a probed platform's predictions at 1, 16 and 64 MiB natively.  The margin is the
+speed-up a plan must be predicted to have over what the model cannot tell apart from MPI;
+on a busy host the errors grow (every rank is delayed), and natively on one host the model
+does not apply at all (rule 3).
+
+A non-commutative allreduce is MPI's: MPI orders it as it must, and hetcoll would gather
+every contribution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ModelError
+from .platform import Platform
+from .tuning import Tuning
+
+__all__ = ["DEFAULT_MARGIN", "Choice", "best_cube", "choose", "mpi_time"]
+
+#: predicted speed-up a plan needs over MPI's own to be chosen (see the module doc)
+DEFAULT_MARGIN = 0.25
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What runs for a call: ``algorithm`` (``"mpi"`` or a planner), the ``segment_size``
+    it runs with, why (``source``: ``given``, ``tuning`` or ``model``) and, for ``model``,
+    the predicted seconds of the plan (``predicted``, of the planner ``plan``) and of
+    MPI's own (``mpi``)."""
+
+    algorithm: str
+    segment_size: int | None = None
+    source: str = "given"
+    predicted: float | None = None
+    mpi: float | None = None
+    plan: str | None = None
+
+    @property
+    def passes(self) -> bool:
+        """Whether the call goes to MPI."""
+        return self.algorithm == "mpi"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "algorithm": self.algorithm,
+            "segment_size": self.segment_size,
+            "source": self.source,
+            "predicted": self.predicted,
+            "mpi": self.mpi,
+            "plan": self.plan,
+        }
+
+
+def choose(
+    platform: Platform,
+    collective: str,
+    nbytes: int,
+    nodes: Sequence[str],
+    *,
+    algo: str = "auto",
+    root: str | None = None,
+    segment_size: int | None = None,
+    op: str | None = None,
+    count: int | None = None,
+    builtin: bool = True,
+    commutative: bool = True,
+    model: Any = None,
+    margin: float = DEFAULT_MARGIN,
+    tuning: Tuning | None = None,
+    emulated: bool = False,
+    one_host: bool = False,
+) -> Choice:
+    """What runs for one call (module doc): ``collective`` of ``nbytes`` (per rank) over
+    ``nodes`` (node ids in rank order), from ``root`` for a broadcast; ``op``, ``count``,
+    ``builtin``, ``commutative`` describe an allreduce's operator and elements.  Where the
+    platform cannot carry MPI's algorithm (a transfer between nodes it does not link: the
+    ``one_port`` models), MPI's own runs natively and the plan under emulation
+    (``emulated``), which cannot emulate those transfers either.  ``one_host``: every rank
+    runs on one host (rule 3 of the module doc).
+
+    Deterministic: every rank that asks with the same arguments gets the same choice.
+    """
+    if algo != "auto":
+        return Choice(algo, segment_size)
+    if collective == "allreduce" and not commutative:
+        return Choice("mpi", source="model")
+    if tuning is not None:
+        rule = tuning.lookup(collective, nbytes)
+        if rule is not None:
+            return Choice(rule.algorithm, rule.segment_size, "tuning")
+    if one_host and not emulated:
+        return Choice("mpi", source="one host")
+    name, t_plan = _best_plan(platform, collective, nbytes, nodes, root, segment_size, op, model)
+    try:
+        t_mpi = mpi_time(
+            platform,
+            collective,
+            nbytes,
+            nodes,
+            root=root,
+            count=count,
+            builtin=builtin,
+            op=op,
+            model=model,
+        )
+    except ModelError:  # MPI's direct sends between nodes the platform does not link
+        if emulated:  # cannot be emulated either: the plan runs
+            return Choice(name, segment_size, "model", t_plan, None, name)
+        return Choice("mpi", None, "model", t_plan, None, name)
+    if t_plan * (1.0 + margin) < t_mpi:
+        return Choice(name, segment_size, "model", t_plan, t_mpi, name)
+    return Choice("mpi", None, "model", t_plan, t_mpi, name)
+
+
+def mpi_time(
+    platform: Platform,
+    collective: str,
+    nbytes: int,
+    nodes: Sequence[str],
+    *,
+    root: str | None = None,
+    count: int | None = None,
+    builtin: bool = True,
+    op: str | None = None,
+    model: Any = None,
+) -> float:
+    """The simulator's time of MPICH's algorithm for the call (:mod:`hetcoll.mpich`)."""
+    from .mpich import native, predict
+
+    ranks = list(nodes)
+    found = native(
+        collective,
+        ranks,
+        0 if collective == "barrier" else nbytes,
+        root=ranks.index(root) if root is not None else 0,
+        count=count if count is not None else (nbytes if collective == "allreduce" else None),
+        builtin=builtin,
+        op=_cube_op(op),
+    )
+    return predict(platform, found.program, model)
+
+
+def _cube_op(op: str | None) -> str:
+    from .patterns import REDUCE_OPS
+
+    return op if op in REDUCE_OPS else "sum"
+
+
+def best_cube(
+    platform: Platform,
+    collective: str,
+    nbytes: int,
+    members: Sequence[str] | None,
+    op: str | None,
+    model: Any = None,
+) -> str:
+    """The hypercube planner with the least predicted time for the call."""
+    return _best_cube(platform, collective, nbytes, members, op, model)[0]
+
+
+def _best_cube(platform, collective, nbytes, members, op, model) -> tuple[str, float]:
+    from .compare import compare
+
+    found = compare(
+        platform,
+        collective,
+        members=members,
+        model=model,
+        nbytes=0 if collective == "barrier" else nbytes,
+        op=_cube_op(op) if collective == "allreduce" else None,
+    )
+    return found.best.algorithm, found.best.predicted_time
+
+
+def _best_plan(platform, collective, nbytes, nodes, root, segment_size, op, model):
+    """``(planner, predicted seconds)`` of hetcoll's best plan for the call."""
+    members = None if list(nodes) == list(platform.ids) else list(nodes)
+    if collective != "bcast":
+        return _best_cube(platform, collective, nbytes, members, op, model)
+    from .planners import plan
+    from .simulator import simulate
+
+    sched = plan(
+        platform,
+        root,
+        members,
+        method="auto",
+        model=model,
+        nbytes=nbytes,
+        segment_size=segment_size,
+    )
+    return "auto", simulate(platform, sched, model).makespan

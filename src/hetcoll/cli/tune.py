@@ -1,0 +1,167 @@
+"""``hetcoll tune``: measure MPI's own collectives and hetcoll's plans on the job's ranks,
+print the speed-ups, write a tuning file (run under mpiexec)."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import HetcollError
+from ..report import dump_json, format_table, json_document
+from ..units import format_size, format_time
+from ._base import JSON_OPT, OUTPUT, POSITIVE, _platform, _positive, _sizes, cli
+
+COLLECTIVES = ("bcast", "allreduce", "allgather", "barrier")
+
+
+@cli.command("tune")
+@click.option(
+    "--platform",
+    "platform_file",
+    default=None,
+    help="Platform to plan on (a file or name; default: probe these ranks first).",
+)
+@click.option(
+    "--collectives",
+    default="bcast,allreduce,barrier",
+    show_default=True,
+    help="Comma-separated: bcast, allreduce, allgather, barrier.",
+)
+@click.option(
+    "--sizes",
+    default="8,1KiB,64KiB,1MiB,16MiB,64MiB",
+    show_default=True,
+    help="Message sizes (per rank for allreduce and allgather).",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="Paired rounds (every candidate and MPI's own once per round).",
+)
+@click.option(
+    "--candidates",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Plans measured per size: the fastest distinct ones the simulator finds.",
+)
+@click.option(
+    "--emulate",
+    is_flag=True,
+    help="Emulate --platform; MPI's own is then MPICH's algorithm, emulated.",
+)
+@click.option("--time-scale", type=POSITIVE, default=1.0, show_default=True)
+@click.option("--timeout", type=POSITIVE, default=120.0, show_default=True)
+@click.option("-o", "--output", type=OUTPUT, default=None, help="Write the tuning file here.")
+@JSON_OPT
+def tune_cmd(
+    platform_file,
+    collectives,
+    sizes,
+    rounds,
+    candidates,
+    emulate,
+    time_scale,
+    timeout,
+    output,
+    as_json,
+) -> None:
+    """Measure MPI's own collective and hetcoll's best plans on these ranks (run under
+    mpiexec) and write a tuning file for HetComm(..., tuning=FILE).
+
+    \b
+    mpiexec -n 8 python -m mpi4py -m hetcoll tune --platform platform.json -o tuning.json
+
+    Per size: the time of MPI's own, of the best plan, and its speed-up over MPI (median
+    of paired rounds, min-max), or "use MPI" when no plan was faster in 4 rounds of 5.
+    """
+    from mpi4py import MPI
+
+    names = tuple(c.strip() for c in collectives.split(","))
+    bad = [c for c in names if c not in COLLECTIVES]
+    if bad or not names:
+        raise HetcollError(
+            f"--collectives: unknown {', '.join(bad) or 'none'}; choose from "
+            + ", ".join(COLLECTIVES)
+        )
+    size_list = _sizes(sizes, "--sizes")
+    _positive(time_scale, "--time-scale")
+    _positive(timeout, "--timeout")
+    if emulate and platform_file is None:
+        raise HetcollError("--emulate: give the platform to emulate with --platform")
+    p = _platform(platform_file) if platform_file else None
+    world = MPI.COMM_WORLD
+    if world.size < 2:
+        raise HetcollError(
+            "tune measures MPI ranks: run it under mpiexec with 2 or more ranks, e.g. "
+            ".venv/bin/mpiexec -n 4 .venv/bin/python -m mpi4py -m hetcoll tune -o tuning.json"
+        )
+    from ..jobs.tune import tune_job
+    from ..tuning import Tuning, rules_from
+
+    result = tune_job(
+        p,
+        collectives=names,
+        sizes=size_list,
+        rounds=rounds,
+        count=candidates,
+        emulate=emulate,
+        time_scale=time_scale,
+        timeout=timeout,
+    )
+    if result is None:
+        return
+    winners: dict[str, list] = {}
+    for row in result["rows"]:
+        w = row["winner"]
+        winners.setdefault(row["collective"], []).append(
+            (row["nbytes"], w["algorithm"], w["segment_size"])
+        )
+    tuning = Tuning(world.size, rules_from(winners), emulate, result["platform"], result["rows"])
+    if output is not None:
+        from ..files import write_atomic
+
+        write_atomic(output, tuning.to_json())
+    if as_json:
+        dump_json(json_document("tuning", {**tuning.to_dict(), "output": output}))
+        return
+    for coll in names:
+        click.echo(_table(result, coll))
+    if output:
+        click.echo(f"wrote {output}", err=True)
+
+
+def _table(result, collective: str) -> str:
+    rows = []
+    for row in result["rows"]:
+        if row["collective"] != collective:
+            continue
+        mpi, *plans = row["plans"]
+        best = max(plans, key=lambda p: p["speedup_median"]) if plans else None
+        w = row["winner"]
+        cells = [format_size(row["nbytes"]), format_time(mpi["median"])]
+        if best is None:
+            cells += ["-", "-", "-", "use MPI"]
+        else:
+            s = best["speedup"]
+            cells += [
+                _label(best),
+                format_time(best["median"]),
+                f"{best['speedup_median']:.2f} ({min(s):.2f}-{max(s):.2f})",
+                "use MPI" if w["algorithm"] == "mpi" else _label(w),
+            ]
+        rows.append(cells)
+    kind = "emulated: MPI's own = MPICH's algorithm, emulated" if result["emulated"] else "native"
+    title = (
+        f"{collective} on {result['ranks']} ranks ({kind}; {result['rounds']} paired rounds, "
+        "speed-up = MPI's time / the plan's)"
+    )
+    return format_table(
+        ["size", "MPI", "best plan", "its time", "speed-up (min-max)", "choice"], rows, title
+    )
+
+
+def _label(plan) -> str:
+    seg = plan.get("segment_size")
+    return plan["algorithm"] + (f"/{format_size(seg)}" if seg else "")

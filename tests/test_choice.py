@@ -1,0 +1,165 @@
+"""``auto`` across hetcoll's plans and MPI's own (hetcoll.choice), and tuning files
+(hetcoll.tuning): the margin rule exactly, the tuning file's rules first, one-line errors
+for bad files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hetcoll import load_platform
+from hetcoll.choice import Choice, choose, mpi_time
+from hetcoll.errors import HetcollError
+from hetcoll.mpich import native, predict
+from hetcoll.planners import plan
+from hetcoll.platform import Platform, nodes_from_costs
+from hetcoll.simulator import simulate
+from hetcoll.tuning import Rule, load_tuning
+
+
+def test_fig1_plan_beats_mpi_by_the_papers_ratio():
+    """Banikazemi et al. Fig. 1: MPICH's binomial 700 us, the best tree 400 us."""
+    p = load_platform("fig1")
+    c = choose(p, "bcast", 0, list(p.ids), root="1")
+    assert c.algorithm == "auto" and c.source == "model"
+    assert c.mpi == pytest.approx(700e-6) and c.predicted == pytest.approx(400e-6)
+
+
+def test_margin_decides_exactly():
+    p = load_platform("fig1")
+    ratio = 700 / 400  # the plan's predicted speed-up
+    below = choose(p, "bcast", 0, list(p.ids), root="1", margin=ratio - 1 - 1e-9)
+    above = choose(p, "bcast", 0, list(p.ids), root="1", margin=ratio - 1 + 1e-9)
+    assert below.algorithm == "auto" and above.algorithm == "mpi"
+    assert above.predicted == below.predicted and above.mpi == below.mpi
+
+
+def test_mpi_time_is_the_mpich_program_time():
+    p = load_platform("testbed16")
+    nodes = list(p.ids)
+    for coll, n in (("bcast", 1 << 20), ("allreduce", 8 << 10), ("barrier", 0)):
+        nat = native(coll, nodes, n, count=n // 8 if coll == "allreduce" else None)
+        want = predict(p, nat.program)
+        got = mpi_time(p, coll, n, nodes, root=nodes[0], count=n // 8 if n else None)
+        assert got == want > 0
+
+
+def test_homogeneous_small_calls_stay_with_mpi():
+    """No heterogeneity: no plan beats MPICH's binomial by the margin at small sizes."""
+    p = Platform(nodes_from_costs([20e-6] * 8, [1e-9] * 8), model="tini")
+    for n in (0, 8, 1024, 8192):
+        for root in ("0", "5"):
+            assert choose(p, "bcast", n, list(p.ids), root=root).algorithm == "mpi"
+    assert choose(p, "barrier", 0, list(p.ids)).algorithm == "mpi"
+    assert choose(p, "allreduce", 8, list(p.ids), op="sum", count=1).algorithm == "mpi"
+
+
+def test_given_algo_and_non_commutative():
+    p = load_platform("fig1")
+    assert choose(p, "bcast", 10, list(p.ids), root="1", algo="fnf") == Choice("fnf")
+    c = choose(p, "allreduce", 64, list(p.ids), op="user", commutative=False, builtin=False)
+    assert c.algorithm == "mpi"
+
+
+def test_choice_is_deterministic():
+    p = load_platform("testbed16")
+    a = [choose(p, "bcast", n, list(p.ids), root="3") for n in (8, 1 << 16, 1 << 22)]
+    b = [choose(p, "bcast", n, list(p.ids), root="3") for n in (8, 1 << 16, 1 << 22)]
+    assert a == b
+
+
+def test_the_planned_schedule_is_the_one_predicted():
+    p = load_platform("testbed16")
+    c = choose(p, "bcast", 1 << 20, list(p.ids), root="0")
+    s = plan(p, "0", method="auto", nbytes=1 << 20)
+    assert simulate(p, s).makespan == c.predicted
+
+
+TUNING = {
+    "format": "hetcoll-tuning",
+    "version": 1,
+    "ranks": 9,
+    "rules": {
+        "bcast": [
+            {"from_bytes": 0, "algorithm": "mpi"},
+            {"from_bytes": 1000, "algorithm": "chain", "segment_size": 4096},
+            {"from_bytes": 10**6, "algorithm": "mpi"},
+        ]
+    },
+}
+
+
+def test_tuning_rules_come_first():
+    p = load_platform("fig1")
+    t = load_tuning(TUNING)
+    assert t.lookup("bcast", 999) == Rule(0, "mpi")
+    assert t.lookup("bcast", 1000) == Rule(1000, "chain", 4096)
+    assert t.lookup("bcast", 10**6) == Rule(10**6, "mpi")
+    assert t.lookup("allreduce", 8) is None
+    c = choose(p, "bcast", 5000, list(p.ids), root="1", tuning=t)
+    assert (c.algorithm, c.segment_size, c.source) == ("chain", 4096, "tuning")
+    c = choose(p, "bcast", 0, list(p.ids), root="1", tuning=t)  # the model would plan
+    assert (c.algorithm, c.source) == ("mpi", "tuning")
+    assert choose(p, "barrier", 0, list(p.ids), tuning=t).source == "model"
+
+
+def test_tuning_round_trip(tmp_path):
+    t = load_tuning(TUNING)
+    path = tmp_path / "t.json"
+    path.write_text(t.to_json())
+    assert load_tuning(str(path)) == t
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"format": "x"}, "not a hetcoll tuning file"),
+        ({"ranks": 0}, "ranks"),
+        ({"rules": {"gather": []}}, "unknown collective 'gather'"),
+        ({"rules": {"bcast": [{"from_bytes": -1, "algorithm": "mpi"}]}}, "from_bytes"),
+        ({"rules": {"bcast": [{"from_bytes": 0, "algorithm": "fnff"}]}}, "unknown planner"),
+        (
+            {"rules": {"bcast": [{"from_bytes": 5, "algorithm": "mpi"}] * 2}},
+            "increasing",
+        ),
+        ({"rules": {"bcast": [{"from_bytes": 0, "algorithm": "mpi", "x": 1}]}}, "unknown key"),
+    ],
+)
+def test_bad_tuning_is_one_line(change, message):
+    with pytest.raises(HetcollError, match=message):
+        load_tuning({**TUNING, **change})
+
+
+def test_tuning_file_errors(tmp_path):
+    with pytest.raises(HetcollError, match="cannot read"):
+        load_tuning(str(tmp_path / "missing.json"))
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    with pytest.raises(HetcollError, match="not JSON"):
+        load_tuning(str(bad))
+    bad.write_text(json.dumps([1]))
+    with pytest.raises(HetcollError, match="not a hetcoll tuning file"):
+        load_tuning(str(bad))
+
+
+def test_a_platform_that_cannot_carry_mpi():
+    """one_port: only linked neighbours talk; MPICH's direct sends cannot be predicted or
+    emulated there, so natively MPI keeps the call and under emulation the plan runs."""
+    from hetcoll.platform import Platform
+
+    p = Platform.from_dict(
+        {
+            "model": "one_port",
+            "nodes": [{"id": str(i)} for i in range(4)],
+            "links": [
+                {"u": "0", "v": "1", "bandwidth": 1e8},
+                {"u": "1", "v": "2", "bandwidth": 1e8},
+                {"u": "2", "v": "3", "bandwidth": 1e8},
+            ],
+        }
+    )
+    native = choose(p, "bcast", 1 << 16, list(p.ids), root="0")
+    emulated = choose(p, "bcast", 1 << 16, list(p.ids), root="0", emulated=True)
+    assert native.algorithm == "mpi" and native.mpi is None
+    assert emulated.algorithm == "auto" and emulated.predicted == native.predicted
