@@ -260,8 +260,6 @@ def probe_cmd(
     \b
     mpiexec -n 8 python -m mpi4py -m hetcoll probe -o platform.json
     """
-    from mpi4py import MPI
-
     from ..models import get_model
     from ..platform import save_platform
 
@@ -278,6 +276,8 @@ def probe_cmd(
     _positive(time_scale, "--time-scale")
     _positive(timeout, "--timeout")
     get_model(model)
+    from mpi4py import MPI  # initialises MPI: after every check of the options
+
     if MPI.COMM_WORLD.size < 2:
         raise HetcollError(
             "probe measures between MPI ranks: run it under mpiexec with 2 or more ranks, "

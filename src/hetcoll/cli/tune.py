@@ -76,8 +76,6 @@ def tune_cmd(
     Per size: the time of MPI's own, of the best plan, and its speed-up over MPI (median
     of paired rounds, min-max), or "use MPI" when no plan was faster in 4 rounds of 5.
     """
-    from mpi4py import MPI
-
     names = tuple(c.strip() for c in collectives.split(","))
     bad = [c for c in names if c not in COLLECTIVES]
     if bad or not names:
@@ -91,6 +89,8 @@ def tune_cmd(
     if emulate and platform_file is None:
         raise HetcollError("--emulate: give the platform to emulate with --platform")
     p = _platform(platform_file) if platform_file else None
+    from mpi4py import MPI  # initialises MPI: after every check of the options
+
     world = MPI.COMM_WORLD
     if world.size < 2:
         raise HetcollError(
