@@ -76,3 +76,19 @@ def test_a_platform_that_cannot_be_read_is_one_line_and_exit_2(tmp_path):
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("hetcoll: error: "), proc.stderr
+
+
+def test_the_launchers_tuning_option_reaches_the_wrapper():
+    from hetcoll.launch import _parser, _settings, _split
+
+    options, program = _split(["--platform", "p.json", "--tuning", "t.json", "x.py", "--tuning"])
+    assert program == ["x.py", "--tuning"]  # the program's own options stay its own
+    assert _settings(_parser().parse_args(options)) == {"tuning": "t.json"}
+
+
+def test_a_bad_tuning_file_is_one_line_and_exit_2(tmp_path):
+    proc = launch(tmp_path, "--platform", "P.json", "--tuning", str(tmp_path / "no.json"),
+                  "-c", "pass")  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("hetcoll: error:")]
+    assert len(errors) == 1 and "cannot read the tuning file" in errors[0]

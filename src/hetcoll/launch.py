@@ -49,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--check", choices=("data", "always", "never"), help="agreement check")
     parser.add_argument("--timeout", type=float, help="seconds each collective may take")
     parser.add_argument("--emulate", action="store_true", help="impose the platform's costs")
+    parser.add_argument("--tuning", help="a tuning file written by hetcoll tune")
     parser.usage = f"{parser.prog} [options] (script.py | -m module | -c command) [arg ...]"
     return parser
 
@@ -56,7 +57,15 @@ def _parser() -> argparse.ArgumentParser:
 def _split(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     """The launcher's options and the program (from its script, ``-m``, ``-c`` or ``-``
     on: ``-m`` and ``-c`` belong to the program, as for ``python -m mpi4py``)."""
-    valued = {"--platform", "--algo", "--cube-algo", "--segment-size", "--check", "--timeout"}
+    valued = {
+        "--platform",
+        "--algo",
+        "--cube-algo",
+        "--segment-size",
+        "--check",
+        "--timeout",
+        "--tuning",
+    }
     i = 0
     while i < len(argv) and argv[i].startswith("-") and argv[i] not in ("-m", "-c", "-"):
         i += 2 if argv[i] in valued else 1
@@ -70,6 +79,7 @@ def _settings(args: argparse.Namespace) -> dict:
         "segment_size": args.segment_size,
         "check": args.check,
         "timeout": args.timeout,
+        "tuning": args.tuning,
     }
     out = {k: v for k, v in given.items() if v is not None}
     if args.emulate:
