@@ -227,3 +227,34 @@ def test_optimum_json_says_whether_n_is_minimal(capsys):
                        "--model", "hockney", "--json")  # fmt: skip
     doc = json.loads(out)
     assert code == 0 and doc["n_minimal"] is True and 0 <= doc["n_gap"] <= 1e-6
+
+
+def test_optimum_lp_says_when_its_loads_are_not_certified(tmp_path, capsys, monkeypatch):
+    """The LP method's second LP (least link time) stopped by its time limit: ``n`` is the
+    first LP's, so ``n_gap`` is unknown (null) and a warning names the limit, never 0.
+    HiGHS really stops: the second call gets a time limit of 0 (no wall clock involved)."""
+    import scipy.optimize
+
+    from hetcoll.generators import random_graph_platform
+
+    real, calls = scipy.optimize.linprog, []
+
+    def second_stops(*args, options=None, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            options = {**options, "time_limit": 0.0}
+        return real(*args, options=options, **kwargs)
+
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(random_graph_platform(8, 0.5, seed=1).to_dict()))
+    args = ("optimum", path, "--root", "0", "--segment-size", "64KiB", "--method", "lp")
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0 and json.loads(out)["n_gap"] == 0 and json.loads(out)["n_minimal"] is True
+    monkeypatch.setattr(scipy.optimize, "linprog", second_stops)
+    code, out, err = run(capsys, *args, "--time-limit", "7", "--json")
+    doc = json.loads(out)
+    assert code == 0 and len(calls) == 2
+    assert doc["n_gap"] is None and doc["n_minimal"] is None
+    assert err.count("\n") == 1 and err.startswith("hetcoll: warning: ")
+    assert "time limit, 7 s" in err and "n_gap unknown" in err
+    assert doc["throughput"] > 0  # the throughput itself solved: still reported

@@ -16,10 +16,16 @@ offset per heap.
 from __future__ import annotations
 
 import heapq
+import math
 
 import numpy as np
 
-__all__ = ["min_arborescence", "depths"]
+__all__ = [
+    "min_arborescence",
+    "depths",
+    "shortest_path_arborescence",
+    "balanced_arborescence",
+]
 
 
 def min_arborescence(
@@ -180,3 +186,61 @@ def depths(n: int, src: np.ndarray, dst: np.ndarray, root: int) -> np.ndarray:
     for v in order[1:].tolist():
         depth[v] = depth[pred[v]] + 1
     return depth
+
+
+def shortest_path_arborescence(
+    n: int, src: np.ndarray, dst: np.ndarray, T: np.ndarray, root: int
+) -> np.ndarray:
+    """The edges (sorted by head) of a shortest-path tree from ``root``, ``T`` per edge."""
+    out = _out_edges(n, src)
+    dist = [math.inf] * n
+    inedge = [-1] * n
+    dist[root] = 0.0
+    heap = [(0.0, root)]
+    while heap:
+        d, u = heapq.heappop(heap)
+        if d > dist[u]:
+            continue
+        for e in out[u]:
+            v = int(dst[e])
+            nd = d + float(T[e])
+            if nd < dist[v]:
+                dist[v], inedge[v] = nd, e
+                heapq.heappush(heap, (nd, v))
+    return np.array(sorted((e for e in inedge if e >= 0), key=lambda e: int(dst[e])))
+
+
+def balanced_arborescence(
+    n: int, src: np.ndarray, dst: np.ndarray, T: np.ndarray, root: int
+) -> np.ndarray:
+    """The edges (sorted by head) of a tree grown Prim-like from ``root``: attach the node
+    whose edge keeps the busiest sender least busy (``T`` per edge; Alg. 3's greedy)."""
+    out = _out_edges(n, src)
+    load = np.zeros(n)
+    inside = np.zeros(n, dtype=bool)
+    inside[root] = True
+    chosen = []
+    heap = [(float(T[e]), e) for e in out[root]]
+    heapq.heapify(heap)
+    while heap:
+        cost, e = heapq.heappop(heap)
+        u, v = int(src[e]), int(dst[e])
+        if inside[v]:
+            continue
+        if cost < load[u] + T[e] - 1e-300:  # stale: u got busier since
+            heapq.heappush(heap, (float(load[u] + T[e]), e))
+            continue
+        inside[v] = True
+        chosen.append(e)
+        load[u] += T[e]
+        for f in out[v]:
+            if not inside[dst[f]]:
+                heapq.heappush(heap, (float(load[v] + T[f]), f))
+    return np.array(sorted(chosen, key=lambda e: int(dst[e])))
+
+
+def _out_edges(n: int, src: np.ndarray) -> list[list[int]]:
+    out: list[list[int]] = [[] for _ in range(n)]
+    for e, u in enumerate(src.tolist()):
+        out[u].append(e)
+    return out

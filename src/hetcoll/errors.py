@@ -79,4 +79,6 @@ class CollectiveTimeoutError(CommunicationError, TimeoutError):
 
 class PlannerWarning(UserWarning):
     """A planner option that was ignored: an unknown name (like scipy's ``OptimizeWarning``
-    for unknown solver options).  The command line prints it as ``hetcoll: warning: ...``."""
+    for unknown solver options); or part of an answer that nothing certifies (the LP
+    optimum's loads past its time limit).  The command line prints it as
+    ``hetcoll: warning: ...``."""

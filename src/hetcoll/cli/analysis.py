@@ -102,7 +102,8 @@ def optimum_cmd(platform, root, segment_size, model, method, time_limit, as_json
     from ..units import format_bandwidth, format_size
 
     p = _platform(platform)
-    best = optimum(p, root, segment_size, model, method=method, time_limit=time_limit)
+    with planner_warnings():
+        best = optimum(p, root, segment_size, model, method=method, time_limit=time_limit)
     if as_json:
         dump_json(json_document("optimum", best.to_dict()))
         return

@@ -34,6 +34,7 @@ import math
 import os
 import sys
 import time
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -41,8 +42,13 @@ from typing import Any
 
 import numpy as np
 
-from ..arborescence import depths, min_arborescence
-from ..errors import PlannerError
+from ..arborescence import (
+    balanced_arborescence,
+    depths,
+    min_arborescence,
+    shortest_path_arborescence,
+)
+from ..errors import PlannerError, PlannerWarning
 from ..platform import Platform
 
 __all__ = [
@@ -343,62 +349,9 @@ def _initial_trees(p: SteadyProblem) -> list[np.ndarray]:
     if first is None:  # pragma: no cover - steady_problem checked reachability
         raise PlannerError("some node is unreachable from the root")
     trees.append(first)
-    trees.append(_shortest_path_tree(p))
-    trees.append(_balanced_tree(p))
+    trees.append(shortest_path_arborescence(p.n, p.src, p.dst, p.T, p.root))
+    trees.append(balanced_arborescence(p.n, p.src, p.dst, p.T, p.root))
     return trees
-
-
-def _shortest_path_tree(p: SteadyProblem) -> np.ndarray:
-    import heapq
-
-    out: list[list[int]] = [[] for _ in range(p.n)]
-    for e, u in enumerate(p.src.tolist()):
-        out[u].append(e)
-    dist = [math.inf] * p.n
-    inedge = [-1] * p.n
-    dist[p.root] = 0.0
-    heap = [(0.0, p.root)]
-    while heap:
-        d, u = heapq.heappop(heap)
-        if d > dist[u]:
-            continue
-        for e in out[u]:
-            v = int(p.dst[e])
-            nd = d + float(p.T[e])
-            if nd < dist[v]:
-                dist[v], inedge[v] = nd, e
-                heapq.heappush(heap, (nd, v))
-    return np.array(sorted((e for e in inedge if e >= 0), key=lambda e: int(p.dst[e])))
-
-
-def _balanced_tree(p: SteadyProblem) -> np.ndarray:
-    """Prim-like: attach the node whose edge keeps the busiest port least busy."""
-    import heapq
-
-    out: list[list[int]] = [[] for _ in range(p.n)]
-    for e, u in enumerate(p.src.tolist()):
-        out[u].append(e)
-    load = np.zeros(p.n)
-    inside = np.zeros(p.n, dtype=bool)
-    inside[p.root] = True
-    chosen = []
-    heap = [(float(p.T[e]), e) for e in out[p.root]]
-    heapq.heapify(heap)
-    while heap:
-        cost, e = heapq.heappop(heap)
-        u, v = int(p.src[e]), int(p.dst[e])
-        if inside[v]:
-            continue
-        if cost < load[u] + p.T[e] - 1e-300:  # stale: u got busier since
-            heapq.heappush(heap, (float(load[u] + p.T[e]), e))
-            continue
-        inside[v] = True
-        chosen.append(e)
-        load[u] += p.T[e]
-        for f in out[v]:
-            if not inside[p.dst[f]]:
-                heapq.heappush(heap, (float(load[v] + p.T[f]), f))
-    return np.array(sorted(chosen, key=lambda e: int(p.dst[e])))
 
 
 def pack_arborescences(
@@ -598,13 +551,16 @@ def edge_loads_certified(problem: SteadyProblem, packing: Packing) -> tuple[np.n
 
 @dataclass(frozen=True)
 class LPResult:
-    """LP (2)'s answer: ``throughput`` (slices/s), ``n`` per edge, HiGHS's status, time."""
+    """LP (2)'s answer: ``throughput`` (slices/s), ``n`` per edge, HiGHS's status, time;
+    ``n_status`` the second LP's (``min_link_time``; ``""`` if not asked): unless
+    ``"optimal"``, ``n`` is the first LP's, of optimal throughput but not least link time."""
 
     throughput: float
     n: np.ndarray
     status: str
     seconds: float
     printed: bool
+    n_status: str = ""
 
     @property
     def solved(self) -> bool:
@@ -628,9 +584,9 @@ def lp_throughput(
         corrected one, where no flow to ``w`` enters the source or leaves ``w``.
     min_link_time : bool
         Then solve a second LP: minimise ``sum T_uv n_uv`` at the optimal throughput, so
-        that ``n`` is well defined.
+        that ``n`` is well defined (``n_status`` says whether it solved).
     time_limit : float, optional
-        Seconds per LP; ``status`` says ``"time limit"`` when it is reached.
+        Seconds per LP; ``status`` (``n_status``) says ``"time limit"`` when it is reached.
 
     Notes
     -----
@@ -738,15 +694,18 @@ def lp_throughput(
         return LPResult(math.nan, np.zeros(p.m), status, time.perf_counter() - start, printed)
     best = -res.fun
     x = res.x
+    n_status = ""
     if min_link_time:
         c2 = np.zeros(ncol)
         c2[n0:] = T
         bounds2 = list(bounds)
         bounds2[tp] = (best * (1 - 1e-9), None)
         res2 = solve(c2, bounds2)
-        if _status(res2) == "optimal":
+        n_status = _status(res2)
+        if n_status == "optimal":
             x = res2.x
-    return LPResult(best / scale, x[n0:] / scale, "optimal", time.perf_counter() - start, printed)
+    seconds = time.perf_counter() - start
+    return LPResult(best / scale, x[n0:] / scale, "optimal", seconds, printed, n_status)
 
 
 def _status(res) -> str:
@@ -755,6 +714,21 @@ def _status(res) -> str:
     if res.status == 1:
         return "time limit"
     return str(res.message)
+
+
+def _lp_gap(res: LPResult, limit: float) -> float | None:
+    """The certified gap of the LP method's ``n``: 0 when its second LP solved, else
+    unknown (None), with a warning naming the limit (never a silent 0)."""
+    if res.n_status == "optimal":
+        return 0.0
+    warnings.warn(
+        f"optimum: the least-link-time LP did not solve ({res.n_status}, {limit:g} s per "
+        "LP): n carries the optimal throughput but its link time is not certified least "
+        "(n_gap unknown); raise the time limit, or use the method 'packing'",
+        PlannerWarning,
+        stacklevel=3,
+    )
+    return None
 
 
 # -- the front door ------------------------------------------------------------------------------
@@ -770,7 +744,8 @@ class Optimum:
     arborescences (as ``(parent, child)`` id pairs) and their ``weights`` in slices/s;
     ``n_gap`` the certified relative gap of ``n``'s link time to the least one
     (:func:`edge_loads_certified`; ``n_minimal`` in JSON when it is under
-    :data:`LOAD_TOL`)
+    :data:`LOAD_TOL`), None when nothing certifies it (the LP method's second LP stopped at
+    its time limit: a :class:`~hetcoll.errors.PlannerWarning` says so)
     """
 
     root: str
@@ -786,7 +761,7 @@ class Optimum:
     iterations: int
     seconds: float
     ports: str
-    n_gap: float = 0.0
+    n_gap: float | None = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -800,7 +775,7 @@ class Optimum:
             "iterations": self.iterations,
             "solver_seconds": self.seconds,
             "n_gap": self.n_gap,
-            "n_minimal": self.n_gap <= LOAD_TOL,
+            "n_minimal": None if self.n_gap is None else self.n_gap <= LOAD_TOL,
             "n": [
                 {"u": u, "v": v, "slices_per_second": x}
                 for (u, v), x in zip(self.edges, self.n, strict=True)
@@ -868,7 +843,7 @@ def optimum(
                 f"LP (2) did not solve: {res.status} ({limit:g} s; raise the time limit, or "
                 "use the method 'packing', exact and much faster)"
             )
-        tp, ub, n, n_gap = res.throughput, res.throughput, res.n, 0.0
+        tp, ub, n, n_gap = res.throughput, res.throughput, res.n, _lp_gap(res, limit)
         trees, weights, iterations, seconds = [], [], 0, res.seconds
     elif method == "packing":
         pack = pack_arborescences(prob, time_limit=time_limit)
