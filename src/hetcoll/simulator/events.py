@@ -16,7 +16,7 @@ from ..program import Program, SendQueue
 from .costs import bottleneck_throughput, distinct_costs
 from .fairshare import max_min_rates
 from .links import RouteBooks, first_overlap, insert_booking, start_for
-from .results import Transfer
+from .results import BLOCKERS, TransferTable
 
 __all__ = ["SHORT_ROUTE", "Simulation"]
 
@@ -449,34 +449,41 @@ class Simulation:
         b = self.base[self.rank_of[rank]]
         return self.done[b : b + len(self.program.ops[rank])]
 
-    def transfers(self) -> list[Transfer]:
+    def transfers(self) -> TransferTable:
         """The transfers in start order (ties: the order their ports took them)."""
-        ranks, owner, peer = self.ranks, self.owner, self.peer
+        owner, peer, chunk, cost, c_bytes = (
+            self.owner,
+            self.peer,
+            self.chunk,
+            self.cost,
+            self.c_bytes,
+        )
         records = self.records
         order = sorted(range(len(records)), key=lambda i: records[i][1])
         position = [0] * len(records)
         for pos, i in enumerate(order):
             position[i] = pos
         name = self.bound.resource_name
-        out = []
-        for i in order:
-            g, start, arrival, free, by, on, res = records[i]
-            link = name(res) if res >= 0 and self.n_resources else None
-            out.append(
-                Transfer(
-                    ranks[owner[g]],
-                    ranks[peer[g]],
-                    self.chunk[g],
-                    self.c_bytes[self.cost[g]],
-                    start,
-                    arrival,
-                    free,
-                    position[by] if by >= 0 else None,
-                    on if by >= 0 else None,
-                    link if by >= 0 else None,
-                )
-            )
-        return out
+        code = {w: k for k, w in enumerate(BLOCKERS)}
+        rows = [records[i] for i in order]
+        gs = [r[0] for r in rows]
+        by = [position[r[4]] if r[4] >= 0 else -1 for r in rows]
+        return TransferTable(
+            self.ranks,
+            [owner[g] for g in gs],
+            [peer[g] for g in gs],
+            [chunk[g] for g in gs],
+            [c_bytes[cost[g]] for g in gs],
+            [r[1] for r in rows],
+            [r[2] for r in rows],
+            [r[3] for r in rows],
+            by,
+            [code[r[5]] if b >= 0 else -1 for r, b in zip(rows, by, strict=True)],
+            [
+                name(r[6]) if b >= 0 and r[6] >= 0 and self.n_resources else None
+                for r, b in zip(rows, by, strict=True)
+            ],
+        )
 
     def throughput(self, total_bytes: int) -> float | None:
         """Message bytes over the busy time of the busiest resource: a send port (its

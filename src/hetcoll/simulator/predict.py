@@ -17,7 +17,6 @@ from ..platform import Platform
 from ..program import Program
 from ..schedule import Schedule, check_delivery
 from .events import Simulation
-from .rate import measure
 from .results import Prediction, Transfer
 from .tree import simulate_tree
 
@@ -76,7 +75,6 @@ def prediction(
     cost_model = get_model(model) if model is not None else platform.model
     bound = cost_model.bind(platform)
     total_bytes = schedule.nbytes * len(schedule.buffers)
-    program = None
     with _gc_paused():
         quick = simulate_tree(bound, schedule, total_bytes) if shortcut else None
         if quick is None:
@@ -89,12 +87,10 @@ def prediction(
         else:
             transfers, arrival, throughput = quick
     makespan = max(arrival.values(), default=0.0)
-    steady = None
-    if schedule.nbytes and any(f.chunks > 1 for f in schedule.flows):
+    slices = None
+    if throughput is not None and any(f.chunks > 1 for f in schedule.flows):
         slice_size = next((f.segment_size for f in schedule.flows if f.segment_size), None)
-        # the shortcut's transfers equal the event loop's, so the program they ran is this one
-        steady = measure(program or schedule.program(), transfers, slice_size)
-        throughput = steady.bytes_per_second or throughput
+        slices = throughput / slice_size if slice_size else None
     return Prediction(
         algorithm=schedule.algorithm,
         collective=schedule.collective,
@@ -104,7 +100,8 @@ def prediction(
         arrival=arrival,
         throughput=throughput,
         transfers=transfers,
-        slices_per_second=steady.slices_per_second if steady else None,
+        slices_per_second=slices,
+        effective_rate=total_bytes / makespan if total_bytes and makespan > 0 else None,
     )
 
 

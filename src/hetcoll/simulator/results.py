@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BLOCKERS", "Prediction", "Transfer"]
+__all__ = ["BLOCKERS", "Prediction", "Transfer", "TransferTable"]
 
 #: What can hold back a transfer's start, in the order they are reported when several do.
 BLOCKERS = ("dependency", "posted", "send_port", "recv_port", "link")
@@ -53,6 +54,84 @@ class Transfer:
         return out
 
 
+class TransferTable(Sequence[Transfer]):
+    """The transfers of a run kept as columns, each made a :class:`Transfer` only when read:
+    a run of a million transfers costs a few arrays instead of a million objects.
+
+    ``sender``, ``receiver``: indices into ``ranks``; ``by``: index of the blocking
+    transfer or -1; ``on``: index into :data:`BLOCKERS` or -1 (then ``by`` is -1 too);
+    ``link``: the blocking link of each, or None for none.  Compares equal to any sequence
+    of the same transfers.
+    """
+
+    def __init__(
+        self,
+        ranks: Sequence[str],
+        sender: Sequence[int],
+        receiver: Sequence[int],
+        chunk: Sequence[int],
+        nbytes: Sequence[int],
+        start: Sequence[float],
+        arrival: Sequence[float],
+        free: Sequence[float],
+        by: Sequence[int],
+        on: Sequence[int],
+        link: Sequence[tuple[str, str] | None] | None = None,
+    ) -> None:
+        self.ranks = list(ranks)
+        self.columns = tuple(
+            list(c) for c in (sender, receiver, chunk, nbytes, start, arrival, free, by, on)
+        )
+        self.link = list(link) if link is not None else None
+
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+    def _make(self, row: tuple, link: tuple[str, str] | None) -> Transfer:
+        a, b, k, n, s, t, f, x, w = row
+        ranks = self.ranks
+        return Transfer(
+            ranks[a],
+            ranks[b],
+            k,
+            n,
+            s,
+            t,
+            f,
+            x if x >= 0 else None,
+            BLOCKERS[w] if w >= 0 else None,
+            link,
+        )
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        row = tuple(c[i] for c in self.columns)
+        return self._make(row, self.link[i] if self.link is not None else None)
+
+    def __iter__(self) -> Iterator[Transfer]:
+        links = self.link if self.link is not None else [None] * len(self)
+        for row, link in zip(zip(*self.columns, strict=True), links, strict=True):
+            yield self._make(row, link)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """``(sender, receiver)`` pairs in order of their first transfer, without making
+        the transfers."""
+        seen = dict.fromkeys(zip(self.columns[0], self.columns[1], strict=True))
+        ranks = self.ranks
+        return [(ranks[a], ranks[b]) for a, b in seen]
+
+
 @dataclass(frozen=True)
 class Prediction:
     """The simulator's answer, JSON-serialisable via :meth:`to_dict`.
@@ -65,17 +144,22 @@ class Prediction:
     arrival : dict
         For every participant, when it holds everything it receives (0 for a source).
     throughput : float or None
-        Steady-state bytes per second.  For a pipelined schedule (every receiver gets its
-        data in several messages), the rate this run achieved: the slowest receiver's bytes
-        over time between holding a quarter and three quarters of its data
-        (:func:`hetcoll.simulator.rate.measure`; for one pipelined tree, exactly Beaumont et
-        al.'s closed form).  Otherwise message bytes over the total busy time of the
-        bottleneck resource (a port or a link).  None when no resource is ever busy or the
-        message is empty.
-    transfers : list of Transfer
-        Every message, in start order.
+        The steady-state rate of the schedule's periodic part, in bytes per second, the same
+        meaning for every schedule: the message's bytes over the busy time of its busiest
+        resource (a send or receive port, or a link), so the rate at which the schedule's
+        pattern moves data once nothing but that resource holds it back.  A pipelined tree
+        repeats one slice: this is Beaumont et al.'s closed form
+        ``slice / max_u max(sum_children T_uv, T_parent,u)`` (one-port), the same at every
+        message size; several trees (``multi_tree``) repeat their weights' pattern: the rate
+        of those weights.  A makespan never beats ``nbytes / throughput``.  None when no
+        resource is ever busy or the message is empty.
+    transfers : sequence of Transfer
+        Every message, in start order (a :class:`TransferTable`).
     slices_per_second : float or None
         A pipelined schedule's ``throughput`` in segments (slices) per second.
+    effective_rate : float or None
+        The message's bytes over the makespan (``size / predicted time``): what a caller
+        sees for this message, fill and drain included.  None for an empty message.
     """
 
     algorithm: str
@@ -85,8 +169,9 @@ class Prediction:
     makespan: float
     arrival: dict[str, float]
     throughput: float | None
-    transfers: list[Transfer] = field(repr=False)
+    transfers: Sequence[Transfer] = field(repr=False)
     slices_per_second: float | None = None
+    effective_rate: float | None = None
 
     def sends(self) -> list[tuple[str, str]]:
         """``(sender, receiver)`` pairs ordered by the start of their first message.
@@ -94,6 +179,8 @@ class Prediction:
         A sender's pairs appear in the order it issues them: a rank starts its sends in
         program order, one at a time.
         """
+        if isinstance(self.transfers, TransferTable):
+            return self.transfers.pairs()
         seen: dict[tuple[str, str], None] = {}
         for t in self.transfers:
             seen.setdefault((t.sender, t.receiver))
@@ -108,6 +195,7 @@ class Prediction:
             "predicted_time": self.makespan,
             "throughput": self.throughput,
             "slices_per_second": self.slices_per_second,
+            "effective_rate": self.effective_rate,
             "sends": [list(p) for p in self.sends()],
             "arrival": dict(self.arrival),
         }

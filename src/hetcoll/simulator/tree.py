@@ -11,14 +11,14 @@ from ..models import BoundModel
 from ..program import SendQueue
 from ..schedule import Schedule
 from .costs import bottleneck_throughput, distinct_costs
-from .results import Transfer
+from .results import BLOCKERS, TransferTable
 
 __all__ = ["simulate_tree"]
 
 
 def simulate_tree(
     bound: BoundModel, schedule: Schedule, total_bytes: int
-) -> tuple[list[Transfer], dict[str, float], float | None] | None:
+) -> tuple[TransferTable, dict[str, float], float | None] | None:
     """The common case without the event loop: one tree, no contention.
 
     Returns ``(transfers, arrival, throughput)`` as :class:`Simulation` would, bit for bit,
@@ -154,22 +154,21 @@ def simulate_tree(
     position[order] = np.arange(len(order))
     by = np.array(t_by, dtype=np.int64)
     by = np.where(by >= 0, position[np.maximum(by, 0)], -1)[order].tolist()
-    seg_o = seg[order].tolist()
-    on_o = [t_on[i] for i in order.tolist()]
-    transfers = [
-        Transfer(ranks[a], ranks[b], k, sizes[k], s, t, f, x if x >= 0 else None, w, None)
-        for a, b, k, s, t, f, x, w in zip(
-            sender[order].tolist(),
-            np.array(kid)[edge[order]].tolist(),
-            seg_o,
-            np.array(t_start)[order].tolist(),
-            np.array(t_arrival)[order].tolist(),
-            np.array(t_free)[order].tolist(),
-            by,
-            on_o,
-            strict=True,
-        )
-    ]
+    seg_o = seg[order]
+    on_code = {None: -1, **{name: i for i, name in enumerate(BLOCKERS)}}
+    on_o = [on_code[t_on[i]] for i in order.tolist()]
+    transfers = TransferTable(
+        ranks,
+        sender[order].tolist(),
+        np.array(kid)[edge[order]].tolist(),
+        seg_o.tolist(),
+        np.array(sizes, dtype=np.int64)[seg_o].tolist(),
+        np.array(t_start)[order].tolist(),
+        np.array(t_arrival)[order].tolist(),
+        np.array(t_free)[order].tolist(),
+        by,
+        [w if x >= 0 else -1 for x, w in zip(by, on_o, strict=True)],
+    )
     # every arrival is > 0 and the root's entries are 0: a rank's last is the maximum
     held = arrive if nseg == 1 else [max(arrive[b : b + nseg]) for b in range(0, n * nseg, nseg)]
     arrival = dict(zip(ranks, held, strict=True))
