@@ -74,8 +74,15 @@ def compare_cmd(
 @click.option(
     "--segment-size",
     type=SIZE,
-    required=True,
-    help="Slice size (bytes, or 64KiB, ...): the message flows in slices of this size.",
+    default=None,
+    help="Slice size (bytes, or 64KiB, ...): the message flows in slices of this size "
+    "(default: --size, one slice).",
+)
+@click.option(
+    "--size",
+    type=SIZE,
+    default=None,
+    help="A message size: also print the lower bound on any broadcast of it (seconds).",
 )
 @click.option(
     "--model",
@@ -92,21 +99,40 @@ def compare_cmd(
 )
 @click.option("--time-limit", type=POSITIVE, default=None, help="Seconds for the solver.")
 @JSON_OPT
-def optimum_cmd(platform, root, segment_size, model, method, time_limit, as_json) -> None:
+def optimum_cmd(platform, root, segment_size, size, model, method, time_limit, as_json) -> None:
     """Optimal pipelined-broadcast throughput of PLATFORM (Beaumont et al. 2004, Sec. 4.1).
 
     The best rate any set of trees can reach under the one-port model, with slices of
-    --segment-size bytes, and the slices per second each link carries (n_uv).
+    --segment-size bytes, and the slices per second each link carries (n_uv).  With
+    --size, also the lower bound on the time of any broadcast of that many bytes
+    (hetcoll.bounds: the larger of size / the optimal rate and the time one byte needs to
+    reach the farthest node).
     """
+    from ..bounds import lower_bound
+    from ..errors import ArgumentError
     from ..planners.steady import optimum
-    from ..units import format_bandwidth, format_size
+    from ..units import format_bandwidth, format_size, format_time
 
+    if segment_size is None and size is None:
+        raise ArgumentError("optimum: give --segment-size, --size or both")
+    if segment_size is None:
+        segment_size = max(size, 1)
     p = _platform(platform)
     with planner_warnings():
         best = optimum(p, root, segment_size, model, method=method, time_limit=time_limit)
+        bound = lower_bound(p, root, size, model=model) if size is not None else None
     if as_json:
-        dump_json(json_document("optimum", best.to_dict()))
+        doc = best.to_dict()
+        if bound is not None:
+            doc.update(bound.to_dict())
+        dump_json(json_document("optimum", doc))
         return
+    if bound is not None:
+        click.echo(
+            f"lower bound for {format_size(size)}: {format_time(bound.seconds)} "
+            f"(size / optimal rate {format_time(bound.rate)}, "
+            f"one byte to {bound.farthest} {format_time(bound.reach)})"
+        )
     click.echo(
         f"optimum from {best.root} on {platform}: {format_bandwidth(best.throughput)} "
         f"({best.slices_per_second:.6g} slices of {format_size(best.slice_size)} per second)"

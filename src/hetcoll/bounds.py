@@ -1,0 +1,152 @@
+"""Lower bounds on the makespan of broadcasting a finite message: no schedule of ``size``
+bytes from ``root`` finishes sooner, whatever its trees, its slices and its order.
+
+Two bounds, each proved in its function's docstring; :func:`lower_bound` is the larger:
+
+- :func:`rate_bound`: ``size / B*``, ``B*`` the certified optimal steady-state throughput
+  (Beaumont, Marchal & Robert 2004, Sec. 4.1) with the whole message as the slice;
+- :func:`reach_bound`: the time one byte needs to reach the farthest member along the
+  fastest chain of transfers (the model's delay of a one-byte message on each hop).
+
+``hetcoll optimum --size`` prints them; the benchmarks measure every makespan against
+:func:`lower_bound` (``bound / makespan``, 1 at the bound).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.sparse import csr_array
+from scipy.sparse.csgraph import dijkstra
+
+from .platform import Platform
+
+__all__ = ["Bound", "lower_bound", "rate_bound", "reach_bound"]
+
+
+@dataclass(frozen=True)
+class Bound:
+    """``seconds = max(rate, reach)``: no broadcast of ``size`` bytes is faster.
+
+    ``rate``: :func:`rate_bound`; ``reach``: :func:`reach_bound`; ``throughput``: the
+    certified ``B*`` (bytes/s) behind ``rate``; ``farthest``: the member behind ``reach``.
+    """
+
+    size: int
+    seconds: float
+    rate: float
+    reach: float
+    throughput: float
+    farthest: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "size": self.size,
+            "lower_bound": self.seconds,
+            "rate_bound": self.rate,
+            "reach_bound": self.reach,
+            "bound_throughput": self.throughput,
+            "farthest": self.farthest,
+        }
+
+
+def rate_bound(platform: Platform, root: str, size: int, model: Any = None) -> tuple[float, float]:
+    """``(size / B*, B*)``: ``B*`` (bytes/s) is the certified upper bound of the optimal
+    multi-tree throughput with slices of ``size`` bytes (:func:`hetcoll.planners.steady.
+    optimum`'s ``upper_bound``), under the model's ports and links.
+
+    Proof.  Let a schedule deliver the ``size`` bytes to every node by time ``T``, and let
+    ``b_e`` be the bytes it sends over edge ``e``.  (i) Every byte crosses every cut that
+    separates the root from a node, so the values ``n_e = b_e / (size T)`` carry a flow of
+    ``1 / T`` from the root to every node.  (ii) A message carries at most ``size`` bytes
+    and the model's costs are affine with non-negative intercepts, so the ``b_e`` bytes keep
+    each resource of ``e`` (a send port, a receive port, a link) busy at least ``b_e /
+    size`` times as long as one message of ``size`` bytes does; a resource is busy at most
+    ``T`` in ``[0, T]``, so ``n_e`` meets every port and link constraint of the steady-state
+    problem with slices of ``size`` bytes.  Hence ``1 / T`` slices per second is feasible
+    there: ``1 / T <= TP*``, the optimum, itself at most the packing's dual bound (its
+    certificate), and ``T >= size / (TP* size) >= size / B*``.  The bound holds for every
+    slicing, since smaller slices only raise the cost per byte.  When transfers keep no
+    resource busy (the throughput is unbounded) the bound is 0.
+
+    Complexity: one arborescence packing (column generation).
+    """
+    from .planners.steady import model_problem, optimum, unbounded
+
+    if size <= 0 or unbounded(model_problem(platform, root, size, model)):
+        return 0.0, float("inf")  # (e.g. the postal model: only latencies, no busy port)
+    best = optimum(platform, root, size, model)
+    rate = best.upper_bound
+    return (size / rate if rate > 0 and np.isfinite(rate) else 0.0), rate
+
+
+def reach_bound(
+    platform: Platform, root: str, members: Iterable[str] | None = None, model: Any = None
+) -> tuple[float, str | None]:
+    """``(seconds, member)``: the longest, over the members, of the shortest time a byte
+    can take from ``root`` to that member, hop ``u -> v`` costing the model's delay of a
+    one-byte message (Dijkstra over the edges the model lets talk: the links' digraph under
+    a graph model, every ordered pair otherwise).
+
+    Proof.  A member holds a byte only once a message carrying it arrives, sent by a node
+    that held it before: the byte follows a chain of transfers from the root.  A transfer
+    of ``m >= 1`` bytes from ``u`` arrives no earlier than its start plus the model's delay
+    of ``m`` bytes alone (contention only delays it), and every model's delay grows with
+    ``m``, so each hop takes at least the delay of one byte and the chain at least the
+    shortest path's length.
+
+    Complexity: O(E + N log N) after the model's costs of the E edges.
+    """
+    from .models import get_model
+
+    bound = (get_model(model) if model is not None else platform.model).bind(platform)
+    n = len(platform)
+    r = platform.index(root)
+    graph = getattr(bound, "graph", None)
+    if graph is not None:
+        src, dst = np.asarray(graph.src), np.asarray(graph.dst)
+    else:
+        src, dst = (a.ravel() for a in np.nonzero(~np.eye(n, dtype=bool)))
+    delay = np.asarray(bound.costs(src, dst, np.ones(len(src), dtype=np.int64)).delay, float)
+    # a zero delay would vanish from a sparse matrix: keep it as the smallest positive
+    weight = np.maximum(delay, np.finfo(float).tiny)
+    dist = dijkstra(csr_array((weight, (src, dst)), shape=(n, n)), indices=r)
+    dist = np.where(np.isfinite(dist), dist, np.inf)
+    wanted = [platform.index(m) for m in members] if members is not None else range(n)
+    far = max((i for i in wanted if i != r), key=lambda i: (dist[i], -i), default=None)
+    if far is None:
+        return 0.0, None
+    seconds = float(dist[far]) if dist[far] > n * np.finfo(float).tiny else 0.0
+    return seconds, platform.ids[far]
+
+
+def lower_bound(
+    platform: Platform,
+    root: str,
+    size: int,
+    members: Iterable[str] | None = None,
+    model: Any = None,
+) -> Bound:
+    """The larger of :func:`rate_bound` and :func:`reach_bound` for a broadcast of ``size``
+    bytes from ``root`` (a multicast to ``members``: only the reach bound is specific to
+    them; the rate bound is the broadcast's, valid for a multicast only when every node is
+    a member, so it is 0 otherwise).
+
+    Examples
+    --------
+    >>> from hetcoll import Platform
+    >>> p = Platform.from_dict({"model": "one_port", "nodes": [{"id": i} for i in "012"],
+    ...     "links": [{"u": "0", "v": "1", "bandwidth": 1e6}, {"u": "1", "v": "2",
+    ...     "bandwidth": 1e6}]})
+    >>> b = lower_bound(p, "0", 10**6)
+    >>> round(b.rate, 9), round(b.reach, 9)  # 1 MB at 1 MB/s; one byte over two hops
+    (1.0, 2e-06)
+    """
+    members = list(members) if members is not None else None
+    everyone = members is None or set(members) | {root} >= set(platform.ids)
+    rate, throughput = rate_bound(platform, root, size, model) if everyone else (0.0, np.inf)
+    reach, far = reach_bound(platform, root, members, model) if size > 0 else (0.0, None)
+    return Bound(int(size), max(rate, reach), rate, reach, float(throughput), far)
