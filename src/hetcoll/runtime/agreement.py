@@ -39,6 +39,7 @@ import time
 from mpi4py import MPI
 
 from ..errors import CollectiveTimeoutError, MismatchError
+from .transport import release
 
 __all__ = ["AGREE_TAG", "Agreement"]
 
@@ -228,5 +229,8 @@ class Agreement:
         )
 
     def free(self) -> None:
-        for req in (*self.every_send, *self.every_recv):
-            req.Free()
+        """Free the round's requests (a receive still pending after a timeout is cancelled)."""
+        for req in self.every_send:
+            release(req, False)
+        for req in self.every_recv:
+            release(req, True)

@@ -46,6 +46,7 @@ from .transport import (
     kept_entry,
     mismatch,
     refused,
+    release,
 )
 
 __all__ = ["FastRun", "Rest"]
@@ -170,9 +171,9 @@ class FastRun:
 
     def free(self, keep: set[int] = frozenset()) -> None:
         """Free the requests (except those in ``keep``, by id: still in flight)."""
-        for req in self.reqs:
+        for req, send in zip(self.reqs, self.sends, strict=False):
             if id(req) not in keep:
-                req.Free()
+                release(req, not send)
         self.reqs = []
 
     def trace(self) -> Trace:

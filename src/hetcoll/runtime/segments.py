@@ -44,6 +44,7 @@ from .transport import (
     kept_entry,
     mismatch,
     refused,
+    release,
 )
 
 __all__ = ["SegmentRun", "compile_run"]
@@ -121,9 +122,11 @@ class SegmentRun:
 
     def free(self, keep: set[int] = frozenset()) -> None:
         """Free the persistent requests (except those in ``keep``, by id: in flight)."""
-        for req in [r for r in self.reqs if r is not None] + [r for _, r in self.calls.values()]:
+        reqs = [(r, not s) for r, s in zip(self.reqs, self.sends, strict=False) if r is not None]
+        reqs += [(r, not send) for (send, _), (_, r) in self.calls.items()]
+        for req, receive in reqs:
             if id(req) not in keep:
-                req.Free()
+                release(req, receive)
         self.reqs, self.calls = [], {}
 
     def trace(self) -> Trace:

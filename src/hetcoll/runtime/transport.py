@@ -55,6 +55,7 @@ __all__ = [
     "Bare",
     "MPITransport",
     "data_tag",
+    "release",
 ]
 
 #: Tags below this are reserved for control messages (acks, probes, clock sync, notices).
@@ -139,6 +140,7 @@ class Wire:
     def __init__(self, comm: MPI.Comm) -> None:
         self.comm = comm
         self.ops: dict[int, tuple[bytearray, memoryview, MPI.Prequest]] = {}
+        self.sends: set[int] = set()  # the ops of ``ops`` that send
         #: call headers (bare chunks), by ``(send, peer)``: memory and persistent request
         self.calls: dict[tuple[bool, int], tuple[bytearray, MPI.Prequest]] = {}
 
@@ -159,13 +161,18 @@ class Wire:
             mem = bytearray(HEADER + nbytes)
             init = self.comm.Send_init if send else self.comm.Recv_init
             got = self.ops[i] = (mem, memoryview(mem), init(mem, peer, tag))
+            if send:
+                self.sends.add(i)
         return got
 
     def free(self, keep: set[int] = frozenset()) -> None:
         """Free the requests (except those in ``keep``, by id: still in flight)."""
-        for req in [r for _, _, r in self.ops.values()] + [r for _, r in self.calls.values()]:
+        for i, (_, _, req) in self.ops.items():
             if id(req) not in keep:
-                req.Free()
+                release(req, i not in self.sends)
+        for (send, _), (_, req) in self.calls.items():
+            if id(req) not in keep:
+                release(req, not send)
         self.ops, self.calls = {}, {}
 
 
@@ -577,6 +584,22 @@ def cancelled(req: MPI.Request) -> bool:
     req.Cancel()
     req.Wait(status)
     return status.Is_cancelled()
+
+
+def release(req: MPI.Request, receive: bool) -> None:
+    """Free a request this rank holds (an active send completes in the background); a
+    receive still pending is cancelled first: one left posted outlives its communicator
+    (MPICH's UCX module warns about each at ``MPI_Finalize``).  Sends are never cancelled
+    (a large one's cancellation waits for its receiver)."""
+    try:
+        if receive and not req.Get_status():
+            req.Cancel()
+            req.Wait()
+        if req != MPI.REQUEST_NULL:
+            req.Free()
+    except MPI.Exception:  # a cut message completed it: nothing is pending any more
+        if req != MPI.REQUEST_NULL:
+            req.Free()
 
 
 def _completed(req: MPI.Request) -> bool:
