@@ -18,7 +18,6 @@ handle (:mod:`.subcomms`), so what it does not implement (``Gather``, ``Scatter`
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -31,10 +30,11 @@ from ..platform import Platform
 from ..program import Program
 from ..schedule import Schedule
 from .agreement import Agreement
-from .clocks import Clocks, end_job
+from .clocks import Clocks
 from .emulation import EmulatedTiming, Emulator, clock_offsets, clock_shift, set_timer_slack
 from .executor import DataHandler, Executor, NativeTiming, RankPlan, Trace, rank_plan
 from .fast import FastRun, Rest
+from .lifecycle import Lifetime, _register
 from .notices import Notices
 from .segments import compile_run
 from .startup import (
@@ -58,7 +58,7 @@ _CACHE_LIMIT = 64
 _NS = 1_000_000_000
 
 
-class ScheduleComm(Clocks, SubComms):
+class ScheduleComm(Lifetime, Clocks, SubComms):
     """An mpi4py communicator that runs schedules (parameters: see :class:`hetcoll.HetComm`).
 
     ``check``: ``"data"`` (default; ``"first"`` is its former name) carries a digest of each
@@ -131,7 +131,9 @@ class ScheduleComm(Clocks, SubComms):
         except BaseException:
             self.notices.close()
             self.comm.Free()
+            self.comm = MPI.COMM_NULL
             raise
+        _register(self)  # released before MPI_Finalize if never closed (lifecycle.py)
 
     # -- set-up -------------------------------------------------------------------------------
 
@@ -200,56 +202,6 @@ class ScheduleComm(Clocks, SubComms):
         if name.startswith("__") or "base" not in self.__dict__:
             raise AttributeError(name)
         return getattr(self.__dict__["base"], name)
-
-    def close(self) -> None:
-        """Compare every rank's record of its calls (one collective), then free the private
-        communicator (idempotent; kept after a disagreement: :meth:`.notices.Notices.final`).
-        :class:`~hetcoll.errors.MismatchError` if ranks made different calls that this rank
-        has not reported yet (a root that only sent)."""
-        if self.comm == MPI.COMM_NULL:
-            return
-        unreported, keep = None, False
-        if self._broken is None:
-            unreported, keep = self.notices.final(self._seq, self._history, self._allgather)
-        self.notices.close()
-        if self._agreement is not None:
-            self._agreement.free()
-        for kept in (*self._wires.values(), *self._fast.values()):
-            if kept:
-                kept.free()
-        self._wires, self._fast = {}, {}
-        if not keep:
-            self.comm.Free()
-        self.comm = MPI.COMM_NULL
-        if unreported:
-            raise MismatchError(
-                f"rank {self.rank}: ranks 0 and {unreported[0]} made different collective calls "
-                "on this wrapper (another root, size, datatype or operator); every rank must "
-                "call the same collectives in the same order"
-            )
-
-    def Free(self) -> None:
-        """Close the wrapper and free the user's communicator (mpi4py's ``Comm.Free``)."""
-        self.close()
-        self.base.Free()
-
-    def abort(self, errorcode: int = 1) -> None:
-        """End the whole job (``MPI_Abort``): what a program that caught
-        :class:`~hetcoll.errors.CollectiveTimeoutError` must do, since the other ranks may
-        be stuck in the collective and ``MPI_Finalize`` would wait for them forever."""
-        end_job(errorcode)
-
-    def __enter__(self) -> ScheduleComm:
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if self._broken is not None:
-            return
-        if exc_type is None:
-            self.close()
-            return
-        with contextlib.suppress(HetcollError):  # take part in the final check: no one waits
-            self.close()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(rank={self.rank}/{self.size}, emulate={self.emulate})"
@@ -342,8 +294,12 @@ class ScheduleComm(Clocks, SubComms):
             del self._fast[id(plan)]
             self.notices.abandon(seq, digest, sends, tell=agree is None)  # agree: all know
             raise
-        except CollectiveTimeoutError as exc:
+        except CollectiveTimeoutError as exc:  # unusable: cancel its receives (lifecycle.py)
             self._broken = str(exc)
+            sends = fast.abandon(self.notices.early, seq)
+            fast.free(keep={id(req) for req, _ in sends})
+            del self._fast[id(plan)]
+            self.notices.flying.extend(sends)
             raise
         return None
 
@@ -374,8 +330,10 @@ class ScheduleComm(Clocks, SubComms):
             del self._wires[id(plan)]  # its requests are freed or in flight
             self.notices.abandon(self._seq, token[1] if token else 0, sends)
             raise
-        except CollectiveTimeoutError as exc:
+        except CollectiveTimeoutError as exc:  # unusable: cancel its receives (lifecycle.py)
             self._broken = str(exc)
+            self.notices.flying.extend(transport.abandon())
+            del self._wires[id(plan)]
             raise
 
     @property
