@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hetcoll import load_platform
 from hetcoll.choice import Choice, choose, mpi_time
@@ -163,3 +165,37 @@ def test_a_platform_that_cannot_carry_mpi():
     emulated = choose(p, "bcast", 1 << 16, list(p.ids), root="0", emulated=True)
     assert native.algorithm == "mpi" and native.mpi is None
     assert emulated.algorithm == "auto" and emulated.predicted == native.predicted
+
+
+@settings(max_examples=30)
+@given(
+    t_ini=st.lists(st.floats(1e-6, 5e-3), min_size=2, max_size=8),
+    per_byte=st.floats(1e-10, 1e-7),
+    slow=st.floats(1.0, 20.0),
+    data=st.data(),
+)
+def test_auto_never_picks_a_plan_predicted_slower_than_mpi(t_ini, per_byte, slow, data):
+    """Whatever the platform, call and margin, ``auto`` runs a plan only where the simulator
+    predicts it faster than MPICH's own algorithm by the margin; MPI's time is recomputed
+    here from :mod:`hetcoll.mpich` (not from ``choose``), a broadcast's plan from the
+    ``auto`` planner and the simulator."""
+    n = len(t_ini)
+    t_byte = [per_byte * (slow if k % 2 else 1.0) for k in range(n)]
+    p = Platform(nodes_from_costs(t_ini, t_byte), model="tini")
+    nodes = list(p.ids)
+    coll = data.draw(st.sampled_from(["bcast", "allreduce", "barrier"]))
+    nbytes = 0 if coll == "barrier" else data.draw(st.sampled_from([8, 4096, 1 << 20, 50 << 20]))
+    margin = data.draw(st.sampled_from([0.0, 0.25, 1.0]))
+    root = data.draw(st.sampled_from(nodes)) if coll == "bcast" else None
+    count = nbytes // 4 if coll == "allreduce" else None
+    c = choose(p, coll, nbytes, nodes, root=root, op="sum", count=count, margin=margin)
+    nat = native(coll, nodes, nbytes, root=nodes.index(root) if root else 0, count=count, op="sum")
+    t_mpi = predict(p, nat.program)
+    assert c.mpi == pytest.approx(t_mpi, rel=1e-12)
+    if c.passes:
+        assert not c.predicted * (1 + margin) < t_mpi
+        return
+    assert c.predicted * (1 + margin) < t_mpi
+    if coll == "bcast":
+        s = plan(p, root, method=c.algorithm, nbytes=nbytes)
+        assert simulate(p, s).makespan == pytest.approx(c.predicted, rel=1e-12)
