@@ -80,7 +80,7 @@ def floor_chain(
     header, each segment forwarded as soon as it is here).  Between looks as the engine
     waits: ``rest()`` (a :class:`~hetcoll.runtime.fast.Rest`) within ``spin`` seconds of
     the last completion, else ``time.sleep(0)`` (without ``rest``: always, as the engine
-    before the seventh round).  What a pipeline costs on this host before any engine
+    before ``spin`` applied to it).  What a pipeline costs on this host before any engine
     overhead."""
     look = int(spin * 1e9)
     views = [buf[k : k + seg] for k in range(0, buf.size, seg)]
@@ -271,7 +271,7 @@ if me == 0:
     big[:] = np.arange(big.size) % 251
 wrappers = {algo: HetComm(world, flat, algo, timeout=60) for algo in ("chain", "binomial")}
 # the same chain, its idle ranks looking again at once for 1 ms (spin) before they nap: the
-# documented option for a host with no other work (docs/runtime.md, seventh round)
+# documented option for a host with no other work (docs/runtime.md, Native speed)
 spun = HetComm(world, flat, "chain", timeout=60, spin=1e-3)
 variants = {"native": lambda: world.Bcast(big, 0)}
 for algo, hc in wrappers.items():

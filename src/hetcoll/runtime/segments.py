@@ -59,7 +59,7 @@ class SegmentRun:
     def __init__(self, comm: MPI.Comm, plan: RankPlan, owner) -> None:
         self.plan, self.comm, self.bare = plan, comm, Bare.create(comm)
         self.notices, self.timeout, self.host = owner.notices, owner.timeout, owner.host
-        # How an idle rank looks again (docs/runtime.md, Waiting, and the seventh round):
+        # How an idle rank looks again (docs/runtime.md, Waiting, and Native speed):
         # through zero sleeps, or, when the wrapper's ``spin`` was asked for, at once
         # through a Rest (a yield, or a zero sleep while yields prove slow) for ``spin``
         # since its last completion, then through zero sleeps.  A large chunk's rendezvous
