@@ -23,7 +23,8 @@ busy host the spreads are wide and only the paired ratios mean anything.
 Run: ``.venv/bin/python benchmarks/mpi/bench_training.py [--quick] [--rounds N] [--algo A]
 [--json PATH]`` (``--quick``: 1 MiB of weights, 256 KiB of gradients, 4 ranks natively and 8
 emulated; ``--algo fnf``: a plan for every call, what the wrapper ran by default before MPI's
-own became a candidate).
+own became a candidate; ``--tuning FILE``: HetComm follows what ``hetcoll tune`` measured on
+as many ranks, natively).
 Prints a table, writes ``results/bench_training.json``.
 """
 
@@ -39,6 +40,7 @@ import numpy as np
 
 from hetcoll.jobs import run_program
 from hetcoll.report import format_table
+from hetcoll.tuning import load_tuning
 from hetcoll.units import format_size, format_time
 
 HERE = Path(__file__).parent
@@ -110,7 +112,8 @@ def table(docs: list[dict[str, Any]]) -> str:
     d0 = docs[0]
     loads = [f"{d['load'][0][0]:.1f}-{d['load'][1][0]:.1f}" for d in docs]
     title = (
-        f"training-like loop, HetComm(algo={d0.get('algo', 'auto')!r}): Bcast "
+        f"training-like loop, HetComm(algo={d0.get('algo', 'auto')!r}"
+        f"{', tuning=' + repr(d0['tuning']) if d0.get('tuning') else ''}): Bcast "
         f"{format_size(d0['weights'])}, Allreduce "
         f"{format_size(d0['grads'])}, small calls; {d0['steps']} steps x {d0['rounds']} paired "
         f"rounds; baseline: mpi4py natively, MPI's own algorithm emulated under emulation; "
@@ -138,6 +141,12 @@ def main(argv: list[str] | None = None) -> int:
         help="HetComm's algo (default auto: MPI's own unless a plan is predicted faster; "
         "fnf: a plan for every call, the wrapper's former default)",
     )
+    ap.add_argument(
+        "--tuning",
+        default=None,
+        help="a tuning file HetComm follows (written by hetcoll tune on as many ranks; only "
+        "the native configuration of that rank count runs)",
+    )
     ap.add_argument("--json", default="results/bench_training.json")
     args = ap.parse_args(argv)
     weights, grads = (MIB, 256 << 10) if args.quick else (50 * MIB, 8 * MIB)
@@ -146,13 +155,26 @@ def main(argv: list[str] | None = None) -> int:
     )
     configs.append(("emulated", 8, str(NET)))
     configs = [c for c in configs if args.only in (None, c[0])]
+    if args.tuning:
+        ranks = load_tuning(args.tuning).ranks
+        configs = [("native", ranks, "probe")]
     docs = []
     for mode, ranks, platform in configs:
         print(f"{mode} {ranks} ranks ...", file=sys.stderr, flush=True)
         doc = run_program(
             ranks,
             HERE / "ranks" / "training.py",
-            [mode, platform, weights, grads, args.steps, args.rounds, args.time_scale, args.algo],
+            [
+                mode,
+                platform,
+                weights,
+                grads,
+                args.steps,
+                args.rounds,
+                args.time_scale,
+                args.algo,
+                args.tuning or "-",
+            ],
             timeout=3600,
         )
         if not doc["ok"]:

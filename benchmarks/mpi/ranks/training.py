@@ -2,8 +2,8 @@
 against the default ``HetComm``, paired rounds.
 
 ``mpiexec -n K python -m mpi4py training.py MODE PLATFORM WEIGHTS GRADS STEPS ROUNDS SCALE
-ALGO OUT`` (SCALE: the emulation's ``time_scale``; ALGO: HetComm's ``algo``, ``auto`` its
-default)
+ALGO TUNING OUT`` (SCALE: the emulation's ``time_scale``; ALGO: HetComm's ``algo``, ``auto``
+its default; TUNING: a tuning file HetComm follows, or ``-``)
 
 MODE ``native``: the baseline is ``MPI.COMM_WORLD`` itself; ``HetComm`` plans on PLATFORM,
 or on what a probe of these ranks finds (PLATFORM ``probe``, the probe's default sizes).
@@ -50,7 +50,7 @@ def step(comm, weights, grads, out, small, scalar) -> dict[str, float]:
     return {"Bcast": t1 - t0, "Allreduce": t2 - t1, "small": t3 - t2}
 
 
-def main(mode, platform_arg, weights_b, grads_b, steps, rounds, scale, algo, out_path) -> None:
+def main(mode, platform_arg, weights_b, grads_b, steps, rounds, scale, algo, tuning, out_path):
     weights_b, grads_b, steps, rounds = map(int, (weights_b, grads_b, steps, rounds))
     scale = float(scale)
     load = os.getloadavg()
@@ -69,7 +69,10 @@ def main(mode, platform_arg, weights_b, grads_b, steps, rounds, scale, algo, out
     else:
         platform = load_platform(platform_arg)
     emulate = mode == "emulated"
-    het = HetComm(WORLD, platform, algo, emulate=emulate, time_scale=scale, timeout=300)
+    tuning = None if tuning == "-" else tuning
+    het = HetComm(
+        WORLD, platform, algo, emulate=emulate, time_scale=scale, timeout=300, tuning=tuning
+    )
     base = WORLD
     if emulate:
         base = HetComm(WORLD, platform, "mpi", emulate=True, time_scale=scale, timeout=300)
@@ -127,6 +130,7 @@ def main(mode, platform_arg, weights_b, grads_b, steps, rounds, scale, algo, out
         doc = {
             "mode": mode,
             "algo": algo,
+            "tuning": tuning,
             "ranks": WORLD.size,
             "platform": platform.name,
             "weights": weights_b,
