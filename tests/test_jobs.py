@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from hetcoll import load_platform, simulate
@@ -87,3 +89,26 @@ def test_a_job_that_outlives_its_timeout_is_stopped():
     slow = Run(load_platform("testbed16").to_dict(), repeat=1, time_scale=100.0)
     with pytest.raises(JobError, match="did not finish within 3 s"):
         launch([slow], 16, timeout=3)
+
+
+def test_tune_candidates_keep_an_unsliced_plan_where_the_fastest_are_sliced():
+    """50 MiB on examples/net.json: the simulator's two fastest broadcasts are pipelined,
+    but tune also measures the fastest unsliced tree (on one host a pipelined broadcast
+    predicted fastest measured slower than an unsliced one); MPI's own comes first."""
+    from types import SimpleNamespace
+
+    from hetcoll.jobs.tune import _plans
+
+    p = load_platform(str(Path(__file__).parents[1] / "examples" / "net.json"))
+    hc = SimpleNamespace(platform=p, nodes=list(p.ids), time_scale=1.0)
+    found = _plans(hc, "bcast", 50 << 20, 2)
+    mpi, *plans = found
+    assert mpi["algorithm"] == "mpi"
+    assert [c["segment_size"] is None for c in plans] == [False, False, True]
+    best_whole = min(
+        (c for c in compare(p, "bcast", root="0", nbytes=50 << 20).ranked),
+        key=lambda c: c.predicted_time,
+    )
+    assert plans[2]["predicted"] == best_whole.predicted_time
+    small = _plans(hc, "bcast", 8, 2)  # the fastest are unsliced already: nothing added
+    assert len(small) == 3

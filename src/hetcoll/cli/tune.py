@@ -44,7 +44,8 @@ COLLECTIVES = ("bcast", "allreduce", "allgather", "barrier")
     type=click.IntRange(min=1),
     default=3,
     show_default=True,
-    help="Plans measured per size: the fastest distinct ones the simulator finds.",
+    help="Plans measured per size: the fastest distinct ones the simulator finds (and the "
+    "fastest unsliced one when those are all sliced).",
 )
 @click.option(
     "--emulate",

@@ -3,11 +3,12 @@ candidate plans side by side, and say per size which to run (the MPI side of the
 
 For each collective and size, rank 0 plans the candidates (:func:`hetcoll.compare.compare`:
 the ``count`` fastest distinct schedules the simulator finds, a broadcast's slice sizes
-included) and every rank measures them and MPI's own, **paired**: in each of ``rounds``
-rounds every candidate runs once, in an order that rotates from round to round, right
-after the others, so that a busy host slows them alike.  One measurement is a loop of
-calls (as many as take about ``loop`` seconds of MPI's own) between two barriers, the time
-of the slowest rank divided by the calls.  A candidate's *speed-up* in a round is MPI's
+included, and the fastest unsliced one when those are all sliced) and every rank measures
+them and MPI's own, **paired**: in each of ``rounds`` rounds every candidate runs once, in
+an order that rotates from round to round, right after the others, so that a busy host
+slows them alike.  One measurement is a loop of calls (as many as take about ``loop``
+seconds of MPI's own) between two barriers, the time of the slowest rank divided by the
+calls.  A candidate's *speed-up* in a round is MPI's
 time over its own; it **wins** when its speed-up exceeds 1 in at least :data:`WIN_SHARE` of
 the rounds, and the winner is the one with the largest median speed-up (none: "use MPI").
 
@@ -89,7 +90,8 @@ def _probe(comm: MPI.Comm, sizes, timeout: float) -> tuple[Platform, dict[str, A
 
 def _plans(hc: HetComm, collective: str, nbytes: int, count: int) -> list[dict[str, Any]]:
     """The ``count`` fastest distinct candidate schedules (rank 0; planned as HetComm
-    plans them), and MPI's own predicted time first."""
+    plans them) and, when all of them are sliced, the fastest unsliced one; MPI's own
+    predicted time first."""
     from ..choice import mpi_time
     from ..compare import compare, slice_choices
 
@@ -124,6 +126,18 @@ def _plans(hc: HetComm, collective: str, nbytes: int, count: int) -> list[dict[s
         )
         if len(out) == count:
             break
+    if all(c["segment_size"] is not None for c in out):
+        # the fastest unsliced plan too: slicing is where the model errs most (on one host a
+        # pipelined 50 MiB broadcast predicted fastest measured slower than an unsliced tree)
+        whole = next((c for c in found.ranked if c.segment_size is None), None)
+        if whole is not None:
+            out.append(
+                {
+                    "algorithm": whole.algorithm,
+                    "segment_size": None,
+                    "predicted": whole.predicted_time * hc.time_scale,
+                }
+            )
     count_ = nbytes // 8 if collective == "allreduce" else None
     t_mpi = mpi_time(
         p,
