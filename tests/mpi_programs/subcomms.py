@@ -76,7 +76,7 @@ def main() -> None:
     got = hc.gather(me * 10, root=0)
     checks["gather"] = got == [r * 10 for r in range(n)] if me == 0 else got is None
     buf = np.full(4, me, dtype=np.int64)
-    req = hc.Ibcast(buf, root=2)
+    req = hc.Ibcast(buf, root=2)  # planned (runtime/nonblocking.py), on the nodes= mapping
     req.Wait()
     checks["Ibcast"] = bool((buf == 2).all())
 

@@ -1,0 +1,249 @@
+"""Nonblocking collectives of a wrapper: ``Ibcast``, ``Iallreduce``, ... run the planned
+schedule on a helper thread and return a real MPI request.
+
+``hc.Ibcast(buf, root)`` queues the blocking call (``Bcast``: planned, cached, checked as
+always) for the wrapper's *progress thread* and returns a :class:`CollectiveRequest`, an
+``MPI.Grequest`` (a generalized request, so a real MPI handle) that the thread completes
+when the call has run.  So the request mixes with any other in ``Request.Waitall``,
+``Testall``, ``Waitany``, ..., and ``Wait``/``Test`` on it behave as mpi4py's.
+
+Why a thread and not progress on every hetcoll call and test: an MPI request that
+``MPI.Request.Waitall`` waits for must complete without any Python of hetcoll being called
+(``Waitall`` is MPI's own loop), and a program overlapping communication with computation
+calls nothing while it computes.  mpi4py initializes MPI at ``MPI_THREAD_MULTIPLE``, so the
+thread may run the schedule's sends and receives while the program's thread runs its own
+MPI calls.  Under a lower thread level the nonblocking calls pass through to MPI (unplanned).
+
+Order: the thread runs one wrapper's calls one at a time, in the order the program made them,
+so several outstanding calls run in the same order on every rank (MPI's rule for collectives
+on one communicator).  A blocking call of the wrapper (``Bcast``, ``close``, ...) made while
+nonblocking calls are queued waits for them first (MPI orders blocking and nonblocking
+collectives of one communicator alike); those methods are redirected per object on its first
+nonblocking call, so a program that never makes one pays nothing.
+
+Errors: an error of a queued call (a :class:`~hetcoll.errors.MismatchError`, bad arguments)
+is raised by ``Wait``/``Test`` on its request; a request completed by ``Waitall`` and
+friends carries ``MPI.ERR_OTHER`` in its status, and the error is raised by the wrapper's next
+call (never lost).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from mpi4py import MPI
+
+from .collectives import Collectives
+
+__all__ = ["NONBLOCKING", "CollectiveRequest", "Nonblocking"]
+
+#: each nonblocking collective and the blocking one it runs (when this class plans it)
+NONBLOCKING = {
+    "Ibcast": "Bcast",
+    "Iallreduce": "Allreduce",
+    "Iallgather": "Allgather",
+    "Ibarrier": "Barrier",
+    "Ireduce": "Reduce",
+    "Igather": "Gather",
+    "Iscatter": "Scatter",
+    "Ireduce_scatter_block": "Reduce_scatter_block",
+}
+#: the wrapper's methods that use its private communicator: they wait for queued calls
+_ORDERED = (
+    *NONBLOCKING.values(),
+    "bcast",
+    "allreduce",
+    "allgather",
+    "barrier",
+    "reduce",
+    "gather",
+    "scatter",
+    "multicast",
+    "multicasts",
+    "run",
+    "schedule",
+)
+
+
+class CollectiveRequest(MPI.Grequest):
+    """The request of a nonblocking planned collective (an ``MPI.Grequest``).
+
+    ``Wait``/``Test`` raise the call's error, if it failed; its status has no source, tag
+    or elements (``MPI.UNDEFINED``), as a collective's."""
+
+    error: BaseException | None = None
+
+    def Wait(self, status: MPI.Status | None = None) -> bool:
+        super().Wait(status)
+        self._raise()
+        return True
+
+    def Test(self, status: MPI.Status | None = None) -> bool:
+        done = super().Test(status)
+        if done:
+            self._raise()
+        return done
+
+    def _raise(self) -> None:
+        error, self.error = self.error, None
+        if error is not None:
+            self.progress.reported(error)
+            raise error
+
+
+class Progress:
+    """One wrapper's progress thread: runs queued calls one at a time, in order."""
+
+    def __init__(self, name: str) -> None:
+        self.calls: queue.SimpleQueue = queue.SimpleQueue()
+        self.pending = 0  # calls queued and not finished
+        self.unreported: list[BaseException] = []  # errors no Wait/Test raised yet
+        self.idle = threading.Condition()
+        self.thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self.thread.start()
+        self.ident = self.thread.ident
+
+    def submit(self, call: Callable[..., Any], args: tuple, kwargs: dict) -> CollectiveRequest:
+        state: dict[str, Any] = {"error": None}
+        greq = MPI.Grequest.Start(_query, args=(state,))
+        req = CollectiveRequest(greq)
+        req.progress = self
+        with self.idle:
+            self.pending += 1
+        self.calls.put((call, args, kwargs, greq, req, state))
+        return req
+
+    def _loop(self) -> None:
+        while (item := self.calls.get()) is not None:
+            call, args, kwargs, greq, req, state = item
+            try:
+                call(*args, **kwargs)
+            except BaseException as exc:  # raised where the program waits for it
+                state["error"] = req.error = exc
+                with self.idle:
+                    self.unreported.append(exc)
+            greq.Complete()
+            with self.idle:
+                self.pending -= 1
+                if not self.pending:
+                    self.idle.notify_all()
+
+    def reported(self, error: BaseException) -> None:
+        with self.idle:
+            if error in self.unreported:
+                self.unreported.remove(error)
+
+    def drain(self) -> None:
+        """Wait until every queued call has run; raise the first error nobody was told of."""
+        with self.idle:
+            self.idle.wait_for(lambda: not self.pending)
+            error = self.unreported.pop(0) if self.unreported else None
+        if error is not None:
+            raise error
+
+    def stop(self, timeout: float) -> bool:
+        """End the thread once its calls have run (within ``timeout``); whether it ended."""
+        self.calls.put(None)
+        if threading.get_ident() == self.ident:  # collected on its own thread: it ends next
+            return False
+        self.thread.join(timeout)
+        return not self.thread.is_alive()
+
+
+def _query(status: MPI.Status, state: dict) -> None:
+    status.Set_source(MPI.UNDEFINED)
+    status.Set_tag(MPI.UNDEFINED)
+    status.Set_elements(MPI.BYTE, 0)
+    status.Set_cancelled(False)
+    status.Set_error(MPI.SUCCESS if state["error"] is None else MPI.ERR_OTHER)
+
+
+def _threaded() -> bool:
+    return MPI.Query_thread() == MPI.THREAD_MULTIPLE
+
+
+class Nonblocking(Collectives):
+    """:class:`~.collectives.Collectives` with nonblocking forms of its planned collectives
+    (see the module docstring)."""
+
+    _progress: Progress | None = None
+
+    def _planned_here(self, name: str) -> bool:
+        """Whether this class plans the blocking collective ``name`` (else it is MPI's)."""
+        return getattr(type(self), name, None) is not getattr(MPI.Intracomm, name, None)
+
+    def _nonblocking(self, name: str, args: tuple, kwargs: dict) -> MPI.Request:
+        blocking = NONBLOCKING[name]
+        if not self._planned_here(blocking) or not _threaded():
+            return getattr(MPI.Intracomm, name)(self, *args, **kwargs)  # MPI's own
+        progress = self._progress
+        if progress is None:
+            progress = self._start_progress()
+        elif progress.unreported and threading.get_ident() != progress.ident:
+            progress.drain()
+        return progress.submit(getattr(type(self), blocking).__get__(self), args, kwargs)
+
+    def _start_progress(self) -> Progress:
+        """The progress thread, and the ordered methods redirected on this object."""
+        progress = self._progress = Progress(f"hetcoll progress rank {self.rank}")
+        for name in _ORDERED:
+            method = getattr(type(self), name, None)
+            if method is not None and self._planned_here(name):
+                self.__dict__[name] = _after_queued(self, progress, method.__get__(self))
+        self.__dict__["close"] = _after_queued(self, progress, type(self).close.__get__(self))
+        return progress
+
+    def _release(self, keep: bool | None = None) -> None:
+        progress, self._progress = self._progress, None
+        if progress is not None and not progress.stop(self.timeout):
+            keep = True  # the thread is still in a call: leave its communicator alone
+        super()._release(keep)
+
+    def Ibcast(self, buf: Any, root: int = 0) -> MPI.Request:
+        """``Bcast`` on the progress thread; the request completes when it has run."""
+        return self._nonblocking("Ibcast", (buf, root), {})
+
+    def Iallreduce(self, sendbuf: Any, recvbuf: Any, op: MPI.Op = MPI.SUM) -> MPI.Request:
+        """``Allreduce`` on the progress thread."""
+        return self._nonblocking("Iallreduce", (sendbuf, recvbuf, op), {})
+
+    def Iallgather(self, sendbuf: Any, recvbuf: Any) -> MPI.Request:
+        """``Allgather`` on the progress thread."""
+        return self._nonblocking("Iallgather", (sendbuf, recvbuf), {})
+
+    def Ibarrier(self) -> MPI.Request:
+        """``Barrier`` on the progress thread."""
+        return self._nonblocking("Ibarrier", (), {})
+
+    def Ireduce(self, sendbuf: Any, recvbuf: Any, op: MPI.Op = MPI.SUM, root: int = 0):
+        """``Reduce`` on the progress thread when planned, else MPI's ``Ireduce``."""
+        return self._nonblocking("Ireduce", (sendbuf, recvbuf, op, root), {})
+
+    def Igather(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> MPI.Request:
+        """``Gather`` on the progress thread when planned, else MPI's ``Igather``."""
+        return self._nonblocking("Igather", (sendbuf, recvbuf, root), {})
+
+    def Iscatter(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> MPI.Request:
+        """``Scatter`` on the progress thread when planned, else MPI's ``Iscatter``."""
+        return self._nonblocking("Iscatter", (sendbuf, recvbuf, root), {})
+
+    def Ireduce_scatter_block(self, sendbuf: Any, recvbuf: Any, op: MPI.Op = MPI.SUM):
+        """``Reduce_scatter_block`` on the progress thread when planned, else MPI's."""
+        return self._nonblocking("Ireduce_scatter_block", (sendbuf, recvbuf, op), {})
+
+
+def _after_queued(comm: Nonblocking, progress: Progress, method: Callable) -> Callable:
+    """``method`` that first waits for the calls queued before it (from the program's
+    threads; the progress thread runs them itself)."""
+
+    def ordered(*args: Any, **kwargs: Any) -> Any:
+        busy = progress.pending or progress.unreported
+        if busy and threading.get_ident() != progress.ident:
+            progress.drain()
+        return method(*args, **kwargs)
+
+    ordered.__doc__ = method.__doc__
+    return ordered
