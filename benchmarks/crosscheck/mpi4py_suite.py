@@ -24,7 +24,14 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-MODULES = ("test_cco_obj", "test_cco_buf")
+MODULES = (
+    "test_cco_obj",
+    "test_cco_buf",
+    "test_cco_nb_buf",
+    "test_cco_nb_vec",
+    "test_cco_pr_buf",
+    "test_cco_pr_vec",
+)
 HELPERS = ("arrayimpl.py", "dlpackimpl.py", "mpiunittest.py", "mpitestutil.py", "main.py")
 
 

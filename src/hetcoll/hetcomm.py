@@ -18,10 +18,11 @@ simulator's time of a call).  Every rank plans the same schedule from the same p
 call different collectives raise :class:`~hetcoll.errors.MismatchError` instead of
 exchanging garbage.  A ``HetComm`` is an ``MPI.Intracomm`` on the user's own handle
 (:mod:`hetcoll.runtime.subcomms`): what hetcoll does not plan (``Gather``, ``Scatter``,
-``Reduce``, ``Alltoall``, ``Scan``, ``Get_rank``, persistent collectives, ...) is
+``Reduce``, ``Alltoall``, ``Scan``, ``Get_rank``, ...) is
 mpi4py's own method on it, unchanged, and ``Split``/``Dup``/``Create`` give ``HetComm``s
 (docs/runtime.md lists both).  ``Ibcast``, ``Iallreduce``, ``Iallgather`` and ``Ibarrier``
-run the planned schedules on a progress thread (:mod:`hetcoll.runtime.nonblocking`).
+run the planned schedules on a progress thread (:mod:`hetcoll.runtime.nonblocking`), and
+so do the starts of ``Bcast_init``, ``Allreduce_init``, ... (:mod:`hetcoll.runtime.persistent`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Any
 from .choice import DEFAULT_MARGIN
 from .errors import HetcollError, PlannerError
 from .platform import Platform
-from .runtime.nonblocking import Nonblocking
+from .runtime.persistent import Persistent
 from .schedule import Schedule
 
 __all__ = ["HetComm", "Planning"]
@@ -218,7 +219,7 @@ def cube_planner(name: str | None, default: str | None = None) -> str:
     return name
 
 
-class HetComm(Nonblocking):
+class HetComm(Persistent):
     """An mpi4py communicator whose collectives run hetcoll schedules.
 
     It is an ``MPI.Intracomm`` (``isinstance`` holds) on the user's handle: a subclass made

@@ -2,7 +2,8 @@
 lifecycle.py MODE OUT``.
 
 A user's program: it makes a few ``HetComm`` objects and never closes them (no ``with``,
-no ``close()``), broadcasts on each (one message, and 1 MiB in 64 KiB segments), drops one
+no ``close()``), broadcasts on each (one message, and 1 MiB in 64 KiB segments; on one,
+a persistent broadcast never freed and a nonblocking one), drops one
 wrapper to the garbage collector, and rank 0 prints one JSON line at the end: nothing else
 may appear on stdout or stderr.  Modes:
 
@@ -67,6 +68,18 @@ def broadcasts(hc: HetComm, root: int) -> int:
     return int(small.sum()) + int(big[-1])
 
 
+def persistent_and_nonblocking(hc: HetComm) -> int:
+    """A persistent broadcast started twice and never freed, and a nonblocking one: the
+    wrapper's progress thread and requests must not outlive it either."""
+    buf = np.full(10, 7, np.int32) if me == 0 else np.zeros(10, np.int32)
+    req = hc.Bcast_init(buf, 0)
+    for _ in range(2):
+        req.Start()
+        req.Wait()
+    hc.Ibcast(buf, 0).Wait()
+    return int(buf.sum())
+
+
 def dropped() -> int:
     """A wrapper made and dropped: the garbage collector releases it."""
     hc = HetComm(WORLD, platform(), "binomial")
@@ -94,6 +107,7 @@ def late_message(hc: HetComm) -> bool:
 def main() -> None:
     wrappers = [HetComm(WORLD, platform(), algo) for algo in ("binomial", "fnf", "chain")]
     total = sum(broadcasts(hc, r % n) for r, hc in enumerate(wrappers))
+    total += persistent_and_nonblocking(wrappers[1])
     before = lifecycle.open_wrappers()
     total += dropped()
     gc.collect()

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -101,6 +102,10 @@ class Progress:
         self.calls: queue.SimpleQueue = queue.SimpleQueue()
         self.pending = 0  # calls queued and not finished
         self.unreported: list[BaseException] = []  # errors no Wait/Test raised yet
+        #: runs the persistent calls started since it last looked (persistent.py), before
+        #: each queued call and, while ``armed`` (persistent requests exist), when idle
+        self.look: weakref.WeakMethod | None = None
+        self.armed = 0
         self.idle = threading.Condition()
         self.thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self.thread.start()
@@ -117,19 +122,47 @@ class Progress:
         return req
 
     def _loop(self) -> None:
-        while (item := self.calls.get()) is not None:
-            call, args, kwargs, greq, req, state = item
+        nap = _NAP
+        while True:
             try:
-                call(*args, **kwargs)
-            except BaseException as exc:  # raised where the program waits for it
-                state["error"] = req.error = exc
-                with self.idle:
-                    self.unreported.append(exc)
-            greq.Complete()
+                item = self.calls.get(timeout=nap if self.armed else None)
+            except queue.Empty:  # MPI.Prequest.Startall tells no one: look now and then
+                nap = _NAP if self._look() else min(2 * nap, _LONGEST_NAP)
+                continue
+            nap = _NAP
+            self._look()  # persistent calls started before this one run first
+            if item is None:
+                return
+            call, args, kwargs, greq, req, state = item
+            if call is not None:
+                state["error"] = self.run(call, args, kwargs)
+                req.error = state["error"]
+            if greq is not None:
+                greq.Complete()
             with self.idle:
                 self.pending -= 1
                 if not self.pending:
                     self.idle.notify_all()
+
+    def run(self, call: Callable[..., Any], args: tuple, kwargs: dict) -> BaseException | None:
+        """Run one call; its error (kept for the next call if no Wait/Test raises it)."""
+        try:
+            call(*args, **kwargs)
+        except BaseException as exc:  # raised where the program waits for it
+            with self.idle:
+                self.unreported.append(exc)
+            return exc
+        return None
+
+    def _look(self) -> bool:
+        look = self.look() if self.look is not None and self.armed > 0 else None
+        return look is not None and bool(look())
+
+    def wake(self) -> None:
+        """Have the thread look for started persistent calls (counted as a queued call)."""
+        with self.idle:
+            self.pending += 1
+        self.calls.put((None, (), {}, None, None, {}))
 
     def reported(self, error: BaseException) -> None:
         with self.idle:
@@ -138,6 +171,8 @@ class Progress:
 
     def drain(self) -> None:
         """Wait until every queued call has run; raise the first error nobody was told of."""
+        if self.armed:  # persistent calls started by MPI.Prequest.Startall run first
+            self.wake()
         with self.idle:
             self.idle.wait_for(lambda: not self.pending)
             error = self.unreported.pop(0) if self.unreported else None
@@ -151,6 +186,9 @@ class Progress:
             return False
         self.thread.join(timeout)
         return not self.thread.is_alive()
+
+
+_NAP, _LONGEST_NAP = 50e-6, 2e-3  # seconds between looks of an idle thread (doubling)
 
 
 def _query(status: MPI.Status, state: dict) -> None:
@@ -240,7 +278,7 @@ def _after_queued(comm: Nonblocking, progress: Progress, method: Callable) -> Ca
     threads; the progress thread runs them itself)."""
 
     def ordered(*args: Any, **kwargs: Any) -> Any:
-        busy = progress.pending or progress.unreported
+        busy = progress.pending or progress.unreported or progress.armed
         if busy and threading.get_ident() != progress.ident:
             progress.drain()
         return method(*args, **kwargs)

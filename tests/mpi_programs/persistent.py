@@ -1,0 +1,177 @@
+"""MPI test program: persistent planned collectives.  ``mpiexec -n K python persistent.py``.
+
+Every rank compares what it got, byte for byte, with mpi4py's own collective on
+``COMM_WORLD``, and checks that hetcoll ran each start (the wrapper's call count grew: a
+call passed through to MPI leaves it alone).  Rank 0 prints one JSON line: ``{"ranks": K,
+"failures": [...]}`` (every rank's failed checks).
+
+- ``Bcast_init`` (every root; 1 byte, 1001 bytes, 1 MiB) and ``Allreduce_init`` (int64
+  SUM, in place), each started three times with new data, ``Start`` + ``Wait``;
+- ``MPI.Prequest.Startall`` of four persistent calls (``Bcast``, ``Allreduce``,
+  ``Allgather``, ``Barrier``, listed in another order than made) and ``Request.Waitall``
+  with a point-to-point pair, twice; then ``Test`` in a loop; ``Free``;
+- a persistent start, a nonblocking call and a blocking call in one sequence (they run in
+  the order made).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from mpi4py import MPI
+
+from hetcoll import HetComm, Platform
+from hetcoll.platform import nodes_from_costs
+
+WORLD = MPI.COMM_WORLD
+me, n = WORLD.rank, WORLD.size
+failures: list[str] = []
+
+
+def check(ok: bool, what: str) -> None:
+    if not ok:
+        failures.append(f"rank {me}: {what}")
+
+
+def same(a: np.ndarray, b: np.ndarray, what: str) -> None:
+    check(a.dtype == b.dtype and a.tobytes() == b.tobytes(), what)
+
+
+def platform() -> Platform:
+    return Platform(nodes_from_costs([1e-6 * (1 + r % 3) for r in range(n)]), model="tini")
+
+
+def fill(out: np.ndarray, seed: int) -> None:
+    rng = np.random.default_rng(seed * 1000 + me)
+    out[...] = rng.integers(0, 1 << 30, out.shape).astype(out.dtype)
+
+
+def planned(hc: HetComm, calls: int, what: str) -> None:
+    """hetcoll ran ``calls`` calls (one rank: a call moves nothing and is not counted)."""
+    check(n == 1 or hc._seq == calls, f"{what}: hetcoll ran {hc._seq} calls, expected {calls}")
+
+
+def started_alone(hc: HetComm) -> int:
+    calls = 0
+    for size in (1, 1001, 1 << 20):
+        for root in range(n):
+            buf = np.zeros(size, np.uint8)
+            req = hc.Bcast_init(buf, root)
+            check(isinstance(req, MPI.Prequest), "Bcast_init returns an MPI.Prequest")
+            for k in range(3):
+                fill(buf, size + 10 * root + k)
+                expected = buf.copy()
+                WORLD.Bcast(expected, root)
+                if me != root:
+                    buf[:] = 0
+                req.Start()
+                req.Wait()
+                calls += 1
+                same(buf, expected, f"Bcast_init {size} B root {root} start {k}")
+            req.Free()
+            check(req == MPI.REQUEST_NULL, "a freed request is MPI.REQUEST_NULL")
+    mine, got = np.zeros(5000, np.int64), np.zeros(5000, np.int64)
+    req = hc.Allreduce_init(mine, got, MPI.SUM)
+    inplace = np.zeros(17, np.int64)
+    req2 = hc.Allreduce_init(MPI.IN_PLACE, inplace, MPI.MAX)
+    for k in range(3):
+        fill(mine, 50 + k)
+        fill(inplace, 60 + k)
+        expected, expected2 = np.zeros_like(got), inplace.copy()
+        WORLD.Allreduce(mine, expected, MPI.SUM)
+        WORLD.Allreduce(MPI.IN_PLACE, expected2, MPI.MAX)
+        req.Start()
+        req2.Start()
+        req2.Wait()
+        req.Wait()
+        calls += 2
+        same(got, expected, f"Allreduce_init start {k}")
+        same(inplace, expected2, f"Allreduce_init in place start {k}")
+    req.Free()
+    req2.Free()
+    planned(hc, calls, "started alone")
+    return calls
+
+
+def started_together(hc: HetComm, calls: int) -> int:
+    a = np.zeros(3000, np.uint8)
+    mine, summed = np.zeros(100, np.int64), np.zeros(100, np.int64)
+    block, gathered = np.zeros(8, np.int32), np.zeros((n, 8), np.int32)
+    reqs = [
+        hc.Bcast_init(a, n - 1),
+        hc.Allreduce_init(mine, summed, MPI.SUM),
+        hc.Allgather_init(block, gathered),
+        hc.Barrier_init(),
+    ]
+    order = [reqs[2], reqs[0], reqs[3], reqs[1]]  # every rank the same order
+    for k in range(3):
+        fill(a, 70 + k)
+        fill(mine, 80 + k)
+        fill(block, 90 + k)
+        ea, es, eg = a.copy(), np.zeros_like(summed), np.zeros_like(gathered)
+        WORLD.Bcast(ea, n - 1)
+        WORLD.Allreduce(mine, es, MPI.SUM)
+        WORLD.Allgather(block, eg)
+        MPI.Prequest.Startall(order)
+        if k < 2:
+            token = np.zeros(1, np.int64)
+            p2p = [
+                WORLD.Irecv(token, (me - 1) % n, 78),
+                WORLD.Isend(np.full(1, me, np.int64), (me + 1) % n, 78),
+            ]
+            MPI.Request.Waitall(p2p + order)
+            check(int(token[0]) == (me - 1) % n, "the point-to-point pair in Waitall")
+        else:
+            while not MPI.Request.Testall(reqs):
+                pass
+        calls += 4
+        same(a, ea, f"Startall {k}: Bcast")
+        same(summed, es, f"Startall {k}: Allreduce")
+        same(gathered, eg, f"Startall {k}: Allgather")
+    for r in reqs:
+        r.Free()
+    planned(hc, calls, "started together")
+    return calls
+
+
+def mixed(hc: HetComm, calls: int) -> int:
+    """A persistent start, then a nonblocking and a blocking call: run in that order."""
+    a, b, c = (np.zeros(4000 + k, np.uint8) for k in range(3))
+    req = hc.Bcast_init(a, 0)
+    for k in range(2):
+        for m, buf in enumerate((a, b, c)):
+            fill(buf, 100 + 10 * k + m)
+        ea, eb, ec = a.copy(), b.copy(), c.copy()
+        WORLD.Bcast(ea, 0)
+        WORLD.Bcast(eb, n - 1)
+        WORLD.Bcast(ec, n // 2)
+        if k:
+            MPI.Prequest.Startall([req])  # found by the thread's look, not woken
+        else:
+            req.Start()
+        ib = hc.Ibcast(b, n - 1)
+        hc.Bcast(c, n // 2)
+        MPI.Request.Waitall([ib, req])
+        calls += 3
+        for got, want, what in ((a, ea, "persistent"), (b, eb, "Ibcast"), (c, ec, "Bcast")):
+            same(got, want, f"mixed {k}: {what}")
+    req.Free()
+    planned(hc, calls, "mixed")
+    return calls
+
+
+def main() -> None:
+    hc = HetComm(WORLD, platform(), "fnf")
+    calls = started_alone(hc)
+    calls = started_together(hc, calls)
+    mixed(hc, calls)
+    hc.close()
+    WORLD.Barrier()
+    everyone = WORLD.gather(failures, 0)
+    if me == 0:
+        print(json.dumps({"ranks": n, "failures": [f for fs in everyone for f in fs]}))
+
+
+if __name__ == "__main__":
+    main()
