@@ -14,6 +14,8 @@ prints one JSON line: ``{"ranks": K, "failures": [...]}`` (every rank's failed c
   root has called (the root first waits for a message that rank sends after its call);
 - a blocking ``Bcast`` made while nonblocking calls are queued (it runs after them);
 - ``Iallgather`` and ``Ibarrier``;
+- a wrapper whose planner gives the calls to MPI (``auto`` natively on one host): MPI's
+  own nonblocking calls, no progress thread;
 - a rank that never calls: with ``timeout=1, on_timeout="raise"`` the other ranks'
   ``Wait`` raises ``CollectiveTimeoutError`` (no hang).
 """
@@ -172,6 +174,23 @@ def blocking_after(hc: HetComm, calls: int) -> int:
     return calls
 
 
+def kept_by_mpi() -> None:
+    """A wrapper whose planner gives these calls to MPI (``auto`` natively on one host):
+    its nonblocking calls are MPI's own, started on the program's thread (no progress
+    thread, no call of hetcoll's engine), and still right."""
+    hc = HetComm(WORLD, platform())
+    buf, expected = bcast_pair(5000, n - 1, 21)
+    mine = data(300, 22, np.int64)
+    got, want = np.zeros_like(mine), np.zeros_like(mine)
+    WORLD.Allreduce(mine, want, MPI.SUM)
+    reqs = [hc.Ibcast(buf, n - 1), hc.Iallreduce(mine, got, MPI.SUM), hc.Ibarrier()]
+    MPI.Request.Waitall(reqs)
+    same(buf, expected, "auto: Ibcast")
+    same(got, want, "auto: Iallreduce")
+    check(hc._seq == 0 and hc._progress is None, "auto: MPI's own nonblocking calls")
+    hc.close()
+
+
 def never_called() -> None:
     """Rank 0 (the root) never calls: the others' Wait raises within the timeout."""
     hc = HetComm(WORLD, platform(), "binomial", timeout=1, on_timeout="raise")
@@ -192,6 +211,7 @@ def main() -> None:
     calls = does_not_wait(hc, calls)
     blocking_after(hc, calls)
     hc.close()
+    kept_by_mpi()
     never_called()
     WORLD.Barrier()
     everyone = WORLD.gather(failures, 0)

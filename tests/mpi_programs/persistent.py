@@ -11,7 +11,9 @@ call passed through to MPI leaves it alone).  Rank 0 prints one JSON line: ``{"r
   ``Allgather``, ``Barrier``, listed in another order than made) and ``Request.Waitall``
   with a point-to-point pair, twice; then ``Test`` in a loop; ``Free``;
 - a persistent start, a nonblocking call and a blocking call in one sequence (they run in
-  the order made).
+  the order made);
+- a wrapper whose planner gives the calls to MPI (``auto`` natively on one host): MPI's
+  own persistent calls.
 """
 
 from __future__ import annotations
@@ -161,12 +163,32 @@ def mixed(hc: HetComm, calls: int) -> int:
     return calls
 
 
+def kept_by_mpi() -> None:
+    """A wrapper whose planner gives the calls to MPI (``auto`` natively on one host): its
+    persistent calls are MPI's own, and still right."""
+    hc = HetComm(WORLD, platform())
+    buf = np.zeros(2000, np.uint8)
+    req = hc.Bcast_init(buf, 0)
+    check(type(req) is MPI.Prequest, f"auto: Bcast_init gave {type(req).__name__}")
+    for k in range(2):
+        fill(buf, 200 + k)
+        expected = buf.copy()
+        WORLD.Bcast(expected, 0)
+        req.Start()
+        req.Wait()
+        same(buf, expected, f"auto: Bcast_init start {k}")
+    req.Free()
+    check(hc._seq == 0 and hc._progress is None, "auto: MPI's own persistent calls")
+    hc.close()
+
+
 def main() -> None:
     hc = HetComm(WORLD, platform(), "fnf")
     calls = started_alone(hc)
     calls = started_together(hc, calls)
     mixed(hc, calls)
     hc.close()
+    kept_by_mpi()
     WORLD.Barrier()
     everyone = WORLD.gather(failures, 0)
     if me == 0:

@@ -13,6 +13,9 @@ Why a thread and not progress on every hetcoll call and test: an MPI request tha
 calls nothing while it computes.  mpi4py initializes MPI at ``MPI_THREAD_MULTIPLE``, so the
 thread may run the schedule's sends and receives while the program's thread runs its own
 MPI calls.  Under a lower thread level the nonblocking calls pass through to MPI (unplanned).
+A call the wrapper gives to MPI's own collective (its ``choice``: ``auto`` natively on one
+host, a tuning rule) is MPI's own nonblocking call, started on the program's thread: the
+progress thread never calls the user's communicator.
 
 Order: the thread runs one wrapper's calls one at a time, in the order the program made them,
 so several outstanding calls run in the same order on every rank (MPI's rule for collectives
@@ -37,6 +40,8 @@ from typing import Any
 
 from mpi4py import MPI
 
+from ..errors import HetcollError
+from .buffers import in_place, message
 from .collectives import Collectives
 
 __all__ = ["NONBLOCKING", "CollectiveRequest", "Nonblocking"]
@@ -213,10 +218,31 @@ class Nonblocking(Collectives):
         """Whether this class plans the blocking collective ``name`` (else it is MPI's)."""
         return getattr(type(self), name, None) is not getattr(MPI.Intracomm, name, None)
 
+    def _how(self, blocking: str, args: tuple) -> dict | None:
+        """How the progress thread runs the blocking call ``blocking(*args)``: the keyword
+        arguments that name what the wrapper chose for it (its ``algo``, and a broadcast's
+        ``segment_size``), so the thread runs that and never reaches the user's
+        communicator from its own thread; None when the choice is MPI's own collective
+        (natively): then the nonblocking call is MPI's own too."""
+        if blocking not in _CHOSEN or not hasattr(self.planner, "choose"):
+            return {}
+        try:
+            choice = _CHOSEN[blocking](self, *args)
+        except HetcollError:  # bad arguments: the blocking call says so, at Wait
+            return {}
+        if choice.algorithm == "mpi" and not self.emulate:
+            return None
+        how = {"algo": choice.algorithm}
+        if blocking == "Bcast":
+            how["segment_size"] = choice.segment_size
+        return how
+
     def _nonblocking(self, name: str, args: tuple, kwargs: dict) -> MPI.Request:
         blocking = NONBLOCKING[name]
-        if not self._planned_here(blocking) or not _threaded():
+        how = self._how(blocking, args) if _threaded() and self._planned_here(blocking) else None
+        if how is None:
             return getattr(MPI.Intracomm, name)(self, *args, **kwargs)  # MPI's own
+        kwargs = {**kwargs, **how}
         progress = self._progress
         if progress is None:
             progress = self._start_progress()
@@ -271,6 +297,32 @@ class Nonblocking(Collectives):
     def Ireduce_scatter_block(self, sendbuf: Any, recvbuf: Any, op: MPI.Op = MPI.SUM):
         """``Reduce_scatter_block`` on the progress thread when planned, else MPI's."""
         return self._nonblocking("Ireduce_scatter_block", (sendbuf, recvbuf, op), {})
+
+
+def _bcast_choice(comm: Collectives, buf: Any, root: int = 0):
+    m = message(buf, writable=comm.rank != root, where="Ibcast buf", typed=False)
+    return comm.choice("bcast", m.nbytes, root=root, segment_size=comm.segment_size)
+
+
+def _allreduce_choice(comm: Collectives, sendbuf: Any, recvbuf: Any, op: MPI.Op = MPI.SUM):
+    recv = message(recvbuf, writable=True, where="Iallreduce recvbuf")
+    return comm.choice("allreduce", recv.nbytes, op=op, count=recv.count)
+
+
+def _allgather_choice(comm: Collectives, sendbuf: Any, recvbuf: Any):
+    if in_place(sendbuf):
+        recv = message(recvbuf, writable=True, where="Iallgather recvbuf", blocks=comm.size)
+        return comm.choice("allgather", recv.nbytes)
+    return comm.choice("allgather", message(sendbuf, writable=False, where="sendbuf").nbytes)
+
+
+#: what the wrapper chose for a blocking call with these arguments (its ``choice``)
+_CHOSEN: dict[str, Callable[..., Any]] = {
+    "Bcast": _bcast_choice,
+    "Allreduce": _allreduce_choice,
+    "Allgather": _allgather_choice,
+    "Barrier": lambda comm: comm.choice("barrier", 0),
+}
 
 
 def _after_queued(comm: Nonblocking, progress: Progress, method: Callable) -> Callable:

@@ -90,8 +90,9 @@ class Persistent(Nonblocking):
 
     def _persistent(self, name: str, args: tuple) -> MPI.Prequest:
         blocking = PERSISTENT[name]
-        if not self._planned_here(blocking) or not _threaded():
-            return getattr(MPI.Intracomm, name)(self, *args)  # MPI's own
+        how = self._how(blocking, args) if _threaded() and self._planned_here(blocking) else None
+        if how is None:  # MPI's own (chosen for this call, or not planned here)
+            return getattr(MPI.Intracomm, name)(self, *args)
         progress = self._progress or self._start_progress()
         if self._self_comm is None:
             self._self_comm = MPI.COMM_SELF.Dup()
@@ -103,6 +104,7 @@ class Persistent(Nonblocking):
         record = {
             "call": getattr(type(self), blocking).__get__(self),
             "args": args,
+            "how": how,
             "memory": memory,
             "progress": progress,
             "owner": self,
@@ -123,7 +125,7 @@ class Persistent(Nonblocking):
         while comm.Iprobe(0, MPI.ANY_TAG, status):
             tag = status.Get_tag()
             record = self._records[tag]
-            record["error"] = self._progress.run(record["call"], record["args"], {})
+            record["error"] = self._progress.run(record["call"], record["args"], record["how"])
             comm.Recv([record["memory"], 0, MPI.BYTE], 0, tag)
             found = True
         return found
