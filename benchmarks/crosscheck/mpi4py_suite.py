@@ -1,14 +1,17 @@
 """mpi4py's own collective tests with ``HetComm`` in place of the communicator, 1..8 ranks.
 
-Takes ``test_cco_obj.py`` and ``test_cco_buf.py`` (and the helpers they import) from
+Takes ``test_cco_obj.py``, ``test_cco_buf.py``, the nonblocking ``test_cco_nb_buf.py``,
+``test_cco_nb_vec.py`` and the persistent ``test_cco_pr_buf.py``, ``test_cco_pr_vec.py``
+(and the helpers they import) from
 mpi4py's source distribution at run time - ``pip download mpi4py==<installed> --no-binary
 :all: --no-deps`` into a temporary directory, nothing of it is kept - and runs them under
 the environment's ``mpiexec`` for 1..8 ranks with every test's communicator (``COMM_SELF``,
 ``COMM_WORLD`` and their duplicates) wrapped in a ``HetComm``: what hetcoll plans
 (``Bcast``, ``bcast``, ``Allreduce``, ``allreduce``, ``Allgather``, ``allgather``,
-``Barrier``, ``barrier``) runs hetcoll's schedules, the rest reaches the communicator
-unchanged.  Prints pass/fail counts per rank count (and how many calls hetcoll's engine
-ran), writes ``results/mpi4py_suite.json``; exit status 1 if any test failed.
+``Barrier``, ``barrier``, their nonblocking and persistent forms) runs hetcoll's schedules,
+the rest reaches the communicator unchanged.  Prints pass/fail counts per rank count (and
+how many calls hetcoll's engine ran), writes ``results/mpi4py_suite.json``; exit status 1
+if any test failed.
 
 Run: ``.venv/bin/python benchmarks/crosscheck/mpi4py_suite.py`` (``RANKS=1,4`` for fewer runs,
 ``MPI4PY_SDIST=path.tar.gz`` to use a source distribution already downloaded).
@@ -88,7 +91,7 @@ def main() -> int:
         format_table(
             ["ranks", "tests run", "failures", "errors", "skipped", "hetcoll engine calls"],
             rows,
-            title="mpi4py's test_cco_obj.py and test_cco_buf.py with HetComm",
+            title="mpi4py's test_cco_{obj,buf,nb_buf,nb_vec,pr_buf,pr_vec}.py with HetComm",
         )
     )
     bad = any("error" in r or r["failures"] or r["errors"] for r in results.values())
