@@ -46,7 +46,8 @@ from .collectives import Collectives
 
 __all__ = ["NONBLOCKING", "CollectiveRequest", "Nonblocking"]
 
-#: each nonblocking collective and the blocking one it runs (when this class plans it)
+#: each nonblocking collective and the blocking one it runs (when this class plans it and,
+#: for a planner that chooses between plans and MPI, its choice is known here: _CHOSEN)
 NONBLOCKING = {
     "Ibcast": "Bcast",
     "Iallreduce": "Allreduce",
@@ -224,8 +225,10 @@ class Nonblocking(Collectives):
         ``segment_size``), so the thread runs that and never reaches the user's
         communicator from its own thread; None when the choice is MPI's own collective
         (natively): then the nonblocking call is MPI's own too."""
-        if blocking not in _CHOSEN or not hasattr(self.planner, "choose"):
+        if not hasattr(self.planner, "choose"):  # the injected planner plans every call
             return {}
+        if blocking not in _CHOSEN:  # a choice this module cannot ask for: MPI's own
+            return None
         try:
             choice = _CHOSEN[blocking](self, *args)
         except HetcollError:  # bad arguments: the blocking call says so, at Wait

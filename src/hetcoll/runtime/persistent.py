@@ -15,12 +15,12 @@ are MPI's own.  ``Start`` on the request wakes the thread at once; a request sta
 ``MPI.Prequest.Startall`` is found by the thread's next look (it looks before each queued
 call, before each blocking call of the wrapper, and every 50 us - 2 ms while idle).
 
-What is planned: the ``*_init`` of every collective whose blocking form this wrapper plans
-(``Bcast_init``, ``Allreduce_init``, ``Allgather_init``, ``Barrier_init``; ``Reduce_init``,
-``Gather_init``, ``Scatter_init``, ``Reduce_scatter_block_init`` when their blocking forms
-are); the others, and every one under a thread level below ``MPI_THREAD_MULTIPLE``, are
-MPI's own.  The schedule is planned at the first start and cached (the blocking call's
-cache), not in the ``*_init`` call.
+What is planned: ``Bcast_init``, ``Allreduce_init``, ``Allgather_init``, ``Barrier_init``
+(the calls whose choice :mod:`.nonblocking` can ask for); ``Reduce_init``, ``Gather_init``,
+``Scatter_init``, ``Reduce_scatter_block_init`` of a ``HetComm``, a call its planner gives
+to MPI, and every one under a thread level below ``MPI_THREAD_MULTIPLE``, are MPI's own.
+The schedule is planned at the first start and cached (the blocking call's cache), not in
+the ``*_init`` call.
 """
 
 from __future__ import annotations
