@@ -18,13 +18,17 @@ Paired: every round runs ``--steps`` steps of both variants back to back, in alt
 order; per call the ratio HetComm / baseline of each round, reported as the median and the
 min-max over the rounds (5 or more), and the medians of the times.  The load average
 (``os.getloadavg``) before and after each job is in the table's title and the JSON: on a
-busy host the spreads are wide and only the paired ratios mean anything.
+busy host the spreads are wide and only the paired ratios mean anything.  A call's time
+includes waiting for the ranks the previous call left late: after a tree broadcast whose
+ranks return at different times, MPI's own ``Allreduce`` measured 1.15-1.26x plain mpi4py's
+and 1.00-1.05 with ``--separate`` (an untimed barrier between the calls); the total per step is
+the measure, the per-call ratios only show where the time went.
 
 Run: ``.venv/bin/python benchmarks/mpi/bench_training.py [--quick] [--rounds N] [--algo A]
 [--json PATH]`` (``--quick``: 1 MiB of weights, 256 KiB of gradients, 4 ranks natively and 8
 emulated; ``--algo fnf``: a plan for every call, what the wrapper ran by default before MPI's
 own became a candidate; ``--tuning FILE``: HetComm follows what ``hetcoll tune`` measured on
-as many ranks, natively).
+as many ranks, natively; ``--separate``: per-call times without that wait).
 Prints a table, writes ``results/bench_training.json``.
 """
 
@@ -113,7 +117,8 @@ def table(docs: list[dict[str, Any]]) -> str:
     loads = [f"{d['load'][0][0]:.1f}-{d['load'][1][0]:.1f}" for d in docs]
     title = (
         f"training-like loop, HetComm(algo={d0.get('algo', 'auto')!r}"
-        f"{', tuning=' + repr(d0['tuning']) if d0.get('tuning') else ''}): Bcast "
+        f"{', tuning=' + repr(d0['tuning']) if d0.get('tuning') else ''})"
+        f"{', calls separated by barriers' if d0.get('separate') else ''}: Bcast "
         f"{format_size(d0['weights'])}, Allreduce "
         f"{format_size(d0['grads'])}, small calls; {d0['steps']} steps x {d0['rounds']} paired "
         f"rounds; baseline: mpi4py natively, MPI's own algorithm emulated under emulation; "
@@ -147,6 +152,12 @@ def main(argv: list[str] | None = None) -> int:
         help="a tuning file HetComm follows (written by hetcoll tune on as many ranks; only "
         "the native configuration of that rank count runs)",
     )
+    ap.add_argument(
+        "--separate",
+        action="store_true",
+        help="an untimed barrier between the calls: a call's time holds no wait for ranks "
+        "the previous one left late (the total then omits that overlap)",
+    )
     ap.add_argument("--json", default="results/bench_training.json")
     args = ap.parse_args(argv)
     weights, grads = (MIB, 256 << 10) if args.quick else (50 * MIB, 8 * MIB)
@@ -174,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.time_scale,
                 args.algo,
                 args.tuning or "-",
+                "1" if args.separate else "0",
             ],
             timeout=3600,
         )

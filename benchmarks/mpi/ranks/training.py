@@ -2,8 +2,9 @@
 against the default ``HetComm``, paired rounds.
 
 ``mpiexec -n K python -m mpi4py training.py MODE PLATFORM WEIGHTS GRADS STEPS ROUNDS SCALE
-ALGO TUNING OUT`` (SCALE: the emulation's ``time_scale``; ALGO: HetComm's ``algo``, ``auto``
-its default; TUNING: a tuning file HetComm follows, or ``-``)
+ALGO TUNING SEPARATE OUT`` (SCALE: the emulation's ``time_scale``; ALGO: HetComm's ``algo``,
+``auto`` its default; TUNING: a tuning file HetComm follows, or ``-``; SEPARATE ``1``: an
+untimed barrier between the calls, ``step``)
 
 MODE ``native``: the baseline is ``MPI.COMM_WORLD`` itself; ``HetComm`` plans on PLATFORM,
 or on what a probe of these ranks finds (PLATFORM ``probe``, the probe's default sizes).
@@ -36,21 +37,29 @@ WORLD = MPI.COMM_WORLD
 CALLS = ("Bcast", "Allreduce", "small")
 
 
-def step(comm, weights, grads, out, small, scalar) -> dict[str, float]:
-    """One step on ``comm`` (mpi4py's or a HetComm); seconds per call category."""
+def step(comm, weights, grads, out, small, scalar, separate=False) -> dict[str, float]:
+    """One step on ``comm`` (mpi4py's or a HetComm); seconds per call category.
+    ``separate``: an untimed barrier after the ``Bcast`` and the ``Allreduce``, so that a
+    call's time holds no wait for ranks the previous call left late."""
     t0 = time.perf_counter()
     comm.Bcast(weights, root=0)
     t1 = time.perf_counter()
+    if separate:
+        WORLD.Barrier()
+    a1 = time.perf_counter()
     comm.Allreduce(grads, out, op=MPI.SUM)
     t2 = time.perf_counter()
+    if separate:
+        WORLD.Barrier()
+    a2 = time.perf_counter()
     scalar[0] = comm.allreduce(float(WORLD.rank), op=MPI.SUM)
     comm.Bcast(small, root=0)
     comm.Barrier()
     t3 = time.perf_counter()
-    return {"Bcast": t1 - t0, "Allreduce": t2 - t1, "small": t3 - t2}
+    return {"Bcast": t1 - t0, "Allreduce": t2 - a1, "small": t3 - a2}
 
 
-def main(mode, platform_arg, weights_b, grads_b, steps, rounds, scale, algo, tuning, out_path):
+def main(mode, platform_arg, weights_b, grads_b, steps, rounds, scale, algo, tuning, sep, out_path):
     weights_b, grads_b, steps, rounds = map(int, (weights_b, grads_b, steps, rounds))
     scale = float(scale)
     load = os.getloadavg()
@@ -91,7 +100,7 @@ def main(mode, platform_arg, weights_b, grads_b, steps, rounds, scale, algo, tun
         WORLD.Barrier()
         total = dict.fromkeys(CALLS, 0.0)
         for _ in range(steps):
-            for k, v in step(comm, weights, grads, out, small, scalar).items():
+            for k, v in step(comm, weights, grads, out, small, scalar, sep == "1").items():
                 total[k] += v
         ok = (
             np.array_equal(weights, want_w)
@@ -131,6 +140,7 @@ def main(mode, platform_arg, weights_b, grads_b, steps, rounds, scale, algo, tun
             "mode": mode,
             "algo": algo,
             "tuning": tuning,
+            "separate": sep == "1",
             "ranks": WORLD.size,
             "platform": platform.name,
             "weights": weights_b,
