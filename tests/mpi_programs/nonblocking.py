@@ -14,6 +14,8 @@ prints one JSON line: ``{"ranks": K, "failures": [...]}`` (every rank's failed c
   root has called (the root first waits for a message that rank sends after its call);
 - a blocking ``Bcast`` made while nonblocking calls are queued (it runs after them);
 - ``Iallgather`` and ``Ibarrier``;
+- a root out of range: ``Wait`` raises the error, or the next call when ``Waitall``
+  completed the request;
 - a wrapper whose planner gives the calls to MPI (``auto`` natively on one host): MPI's
   own nonblocking calls, no progress thread;
 - a rank that never calls: with ``timeout=1, on_timeout="raise"`` the other ranks'
@@ -28,7 +30,7 @@ import numpy as np
 from mpi4py import MPI
 
 from hetcoll import HetComm, Platform
-from hetcoll.errors import CollectiveTimeoutError
+from hetcoll.errors import CollectiveTimeoutError, HetcollError
 from hetcoll.platform import nodes_from_costs
 
 WORLD = MPI.COMM_WORLD
@@ -174,6 +176,28 @@ def blocking_after(hc: HetComm, calls: int) -> int:
     return calls
 
 
+def bad_arguments(hc: HetComm) -> None:
+    """A call with a root out of range: its error is raised by ``Wait`` on its request, or,
+    when ``Waitall`` completed it, by the wrapper's next call (never lost); then the
+    wrapper goes on.  (One rank: a broadcast moves nothing and its root is not looked at,
+    as the blocking ``Bcast``'s.)"""
+    if n == 1:
+        return
+    buf = np.zeros(4, np.uint8)
+    try:
+        hc.Ibcast(buf, n + 5).Wait()
+        check(False, "Wait of an Ibcast with root n + 5 returned")
+    except HetcollError as exc:
+        check(f"rank {n + 5}" in str(exc), f"the error names the root: {exc}")
+    MPI.Request.Waitall([hc.Ibcast(buf, n + 5)])
+    try:
+        hc.Ibarrier().Wait()
+        check(False, "the next call after a failed call that Waitall completed returned")
+    except HetcollError as exc:
+        check(f"rank {n + 5}" in str(exc), f"the next call raises the error: {exc}")
+    hc.Ibarrier().Wait()  # then it goes on
+
+
 def kept_by_mpi() -> None:
     """A wrapper whose planner gives these calls to MPI (``auto`` natively on one host):
     its nonblocking calls are MPI's own, started on the program's thread (no progress
@@ -210,6 +234,7 @@ def main() -> None:
     calls = outstanding(hc, calls)
     calls = does_not_wait(hc, calls)
     blocking_after(hc, calls)
+    bad_arguments(hc)
     hc.close()
     kept_by_mpi()
     never_called()
