@@ -8,7 +8,7 @@ wrapper to the garbage collector, and rank 0 prints one JSON line at the end: no
 may appear on stdout or stderr.  Modes:
 
 - ``plain``: as above;
-- ``timeout``: also a wrapper with ``on_timeout="raise"`` and a 1 s timeout whose root (rank
+- ``timeout``: also a wrapper with ``on_timeout="raise"`` and a 5 s timeout whose root (rank
   0) skips a ``Bcast``: the others catch :class:`CollectiveTimeoutError` and go on (every
   rank is alive, so the job may end normally); the abandoned call's receives are gone
   (a late message finds none);
@@ -113,7 +113,7 @@ def main() -> None:
     gc.collect()
     seen["open after the collector"] = lifecycle.open_wrappers() - before
     if MODE == "timeout":
-        hc = HetComm(WORLD, platform(), "binomial", timeout=1, on_timeout="raise")
+        hc = HetComm(WORLD, platform(), "binomial", timeout=5, on_timeout="raise")
         buf = np.zeros(10, dtype=np.uint8)
         caught = 0
         if me != 0 or n == 1:
