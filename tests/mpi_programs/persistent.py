@@ -11,7 +11,7 @@ call passed through to MPI leaves it alone).  Rank 0 prints one JSON line: ``{"r
   ``Allgather``, ``Barrier``, listed in another order than made) and ``Request.Waitall``
   with a point-to-point pair, twice; then ``Test`` in a loop; ``Free``;
 - a persistent start, a nonblocking call and a blocking call in one sequence (they run in
-  the order made);
+  the order made); a request freed while active (its call still runs);
 - a wrapper whose planner gives the calls to MPI (``auto`` natively on one host): MPI's
   own persistent calls.
 """
@@ -163,6 +163,25 @@ def mixed(hc: HetComm, calls: int) -> int:
     return calls
 
 
+def freed_while_active(hc: HetComm, calls: int) -> int:
+    """MPI lets a program free an active persistent request: the call still runs (before a
+    later blocking call of the wrapper), and the wrapper goes on."""
+    buf = np.zeros(777, np.uint8)
+    fill(buf, 300)
+    expected = buf.copy()
+    WORLD.Bcast(expected, n - 1)
+    if me != n - 1:
+        buf[:] = 0
+    req = hc.Bcast_init(buf, n - 1)
+    req.Start()
+    req.Free()
+    hc.Barrier()  # made after the start: runs after the freed call
+    same(buf, expected, "a persistent Bcast freed while active")
+    check(hc._progress.armed == 0, f"{hc._progress.armed} requests still looked for")
+    planned(hc, calls + 2, "freed while active")
+    return calls + 2
+
+
 def kept_by_mpi() -> None:
     """A wrapper whose planner gives the calls to MPI (``auto`` natively on one host): its
     persistent calls are MPI's own, and still right."""
@@ -186,7 +205,8 @@ def main() -> None:
     hc = HetComm(WORLD, platform(), "fnf")
     calls = started_alone(hc)
     calls = started_together(hc, calls)
-    mixed(hc, calls)
+    calls = mixed(hc, calls)
+    freed_while_active(hc, calls)
     hc.close()
     kept_by_mpi()
     WORLD.Barrier()

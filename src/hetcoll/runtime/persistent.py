@@ -63,9 +63,14 @@ class PersistentRequest(MPI.Prequest):
         record = self.record
         if self == MPI.REQUEST_NULL:  # freed when its wrapper was released
             return
-        super().Free()
-        if record.pop("live", False):
-            record["owner"]._retire(record)
+        with record["progress"].idle:  # the thread may be completing it
+            active = not self.Get_status()
+            super().Free()
+            if record.pop("live", False):
+                if active:  # MPI lets a program free an active request: the call still runs
+                    record["retire"] = True  # and the thread retires it then
+                else:
+                    record["owner"]._retire(record)
 
     _raise = CollectiveRequest._raise
 
@@ -126,12 +131,16 @@ class Persistent(Nonblocking):
             tag = status.Get_tag()
             record = self._records[tag]
             record["error"] = self._progress.run(record["call"], record["args"], record["how"])
-            comm.Recv([record["memory"], 0, MPI.BYTE], 0, tag)
+            with self._progress.idle:
+                comm.Recv([record["memory"], 0, MPI.BYTE], 0, tag)
+                if record.get("retire"):  # freed by the program while active
+                    self._retire(record)
             found = True
         return found
 
     def _retire(self, record: dict) -> None:
-        """A request the program freed: its calls are no longer looked for."""
+        """A request the program freed: its calls are no longer looked for (under the
+        progress thread's lock)."""
         for tag, r in list(self._records.items()):
             if r is record:
                 del self._records[tag]
