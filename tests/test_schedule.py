@@ -59,7 +59,7 @@ def test_buffers_must_be_partitioned():
     with pytest.raises(ScheduleError, match="share the root"):
         Schedule("bcast", "x", 10, (Flow(t, 5), Flow(other, 5, offset=5)))
     with pytest.raises(ScheduleError, match="unknown collective"):
-        Schedule("gather", "x", 0, (Flow(t, 0),))
+        Schedule("alltoall", "x", 0, (Flow(t, 0),))
 
 
 def test_lowering_pipelined_tree():

@@ -23,6 +23,11 @@ to apply:
 ``hetcoll_exec_after`` (s), ``hetcoll_exec_after_per_byte`` (s/B)
     After putting the message without waiting for it, the sender executes this many flops:
     its port is busy meanwhile, the message travels on its own.
+``hetcoll_combine_per_byte`` (s/B)
+    The node's combine cost ``gamma``: a replay of a program that reduces holds each
+    ``recv_reduce`` for ``n * gamma`` seconds after its data arrived and the rank's
+    previous ``recv_reduce`` completed (docs/simulator.md, Combining; a wait, not a
+    computation: combining holds no port).
 ``hetcoll_route_latency`` (JSON: receiver id -> s)
     After ``exec_before``, the sender waits this long (its port held) before it puts a
     message to that receiver: the route's latency, taken off the links (``hockney`` with
@@ -176,9 +181,11 @@ def to_simgrid(platform: Platform, model: Any = None) -> str:
         "hetcoll_exec_before_per_byte",
         "hetcoll_exec_after",
         "hetcoll_exec_after_per_byte",
+        "hetcoll_combine_per_byte",
     )
+    gamma = platform.gamma.tolist()
     for i, node_id in enumerate(ids):
-        values = (*net.before[i], *net.after[i])
+        values = (*net.before[i], *net.after[i], gamma[i])
         props = [
             (name, repr(float(value))) for name, value in zip(names, values, strict=True) if value
         ]

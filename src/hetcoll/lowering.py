@@ -1,16 +1,17 @@
 """Lowering: every schedule to the one :class:`~hetcoll.program.Program` the simulator and
 the runtime execute (:meth:`hetcoll.schedule.Schedule.program` calls these): a single tree
 (:func:`tree_program`), several flows with relays and a send order or timetable
-(:func:`flows_program`), a hypercube embedding (:func:`hypercube_program`)."""
+(:func:`flows_program`), a hypercube embedding (:func:`hypercube_program`), flows that
+reduce, gather or scatter, alone or one after the other (:func:`rooted_program`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .patterns import Flow, Hypercube, OrderedSend
+from .patterns import REDUCE_OPS, Flow, Hypercube, OrderedSend, Tree
 from .program import Chunk, Op, Program
 
-__all__ = ["flows_program", "hypercube_program", "tree_program"]
+__all__ = ["block_layout", "flows_program", "hypercube_program", "rooted_program", "tree_program"]
 
 
 def tree_program(flow: Flow) -> Program:
@@ -210,4 +211,221 @@ def hypercube_program(cube: Hypercube, nbytes: int) -> Program:
             Op("recv", partner, state(0, cube.dims)),
         )
     initial = {node: frozenset({own[node]}) for node in cube.nodes}
-    return Program(ops, tuple(chunks), initial)
+    return Program(ops, tuple(chunks), initial, cube.combine in REDUCE_OPS)
+
+
+def block_layout(
+    tree: Tree, sizes: Mapping[str, int]
+) -> tuple[tuple[str, ...], dict[str, int], dict[str, int]]:
+    """The block buffer of a gather or scatter flow: ``(preorder, offset, span)``.
+
+    Blocks are laid out in the tree's preorder (a node, then each child's subtree in
+    ``children`` order), so the blocks of every subtree are one contiguous range:
+    ``offset[v]`` is where ``v``'s own block starts and ``span[v]`` the bytes of its whole
+    subtree (``sizes[v]`` each).  O(N), no recursion.
+    """
+    children = tree.children
+    order: list[str] = []
+    stack = [tree.root]
+    while stack:
+        v = stack.pop()
+        order.append(v)
+        stack.extend(reversed(children.get(v, ())))
+    offset: dict[str, int] = {}
+    at = 0
+    for v in order:
+        offset[v] = at
+        at += sizes[v]
+    span = dict(sizes)
+    parent = tree.parent()
+    for v in reversed(order):  # children before parents
+        p = parent.get(v)
+        if p is not None:
+            span[p] += span[v]
+    return tuple(order), offset, span
+
+
+class _Rooted:
+    """Builds the program of a schedule with rooted flows (:func:`rooted_program`): chunks
+    deduplicated, each rank's ops kept per (flow, receives or sends) and numbered at the end
+    (a flow's receives, then its sends, flow after flow)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[Chunk] = []
+        self.index: dict[Chunk, int] = {}
+        self.ops: dict[str, dict[tuple[int, int], list[list]]] = {}
+        self.initial: dict[str, set[int]] = {}
+
+    def chunk(self, buffer: int, offset: int, nbytes: int, origin=(), copy_of=None, fresh=False):
+        """A chunk's id: the same for the same reduction state; ``fresh``: a new id (byte
+        ranges, which a rank may hold by coverage and receive more than once by value)."""
+        c = Chunk(buffer, offset, nbytes, tuple(origin), copy_of)
+        got = None if fresh else self.index.get(c)
+        if fresh:
+            self.chunks.append(c)
+            return len(self.chunks) - 1
+        if got is None:
+            got = self.index[c] = len(self.chunks)
+            self.chunks.append(c)
+        return got
+
+    def rank(self, node: str) -> dict[tuple[int, int], list[list]]:
+        return self.ops.setdefault(node, {})
+
+    def op(self, node, phase, kind, peer, chunk, deps=(), result=None) -> tuple:
+        """Append an op; its handle ``(node, phase, position)`` names it in deps."""
+        part = self.rank(node).setdefault(phase, [])
+        part.append([kind, peer, chunk, tuple(deps), result])
+        return (node, phase, len(part) - 1)
+
+    def transfer(self, fi, path, chunk, deps=(), kind="recv", result=None) -> tuple:
+        """``chunk`` from ``path[0]`` to ``path[-1]``, through the relays between (store and
+        forward, as a relay copy); returns the handle of the final receive."""
+        src, dst = path[0], path[-1]
+        if len(path) == 2:
+            self.op(src, (fi, 1), "send", dst, chunk, deps)
+            return self.op(dst, (fi, 0), kind, src, chunk, (), result)
+        c = self.chunks[chunk]
+        copy = self.chunk(c.buffer, c.offset, c.nbytes, c.origin, chunk, fresh=True)
+        self.op(src, (fi, 1), "send", path[1], copy, deps)
+        for h in range(1, len(path) - 1):
+            got = self.op(path[h], (fi, 0), "recv", path[h - 1], copy)
+            self.op(path[h], (fi, 1), "send", path[h + 1], copy, (got,))
+        if kind == "recv":
+            result = chunk
+        return self.op(dst, (fi, 0), kind, path[-2], copy, (), result)
+
+    def brought(self, node: str, buffer: int, origin: tuple, lo: int, hi: int) -> list[tuple]:
+        """Handles of ``node``'s ops so far that bring a chunk of ``buffer`` with ``origin``
+        overlapping bytes ``[lo, hi)`` (what a later flow's send of those bytes waits for)."""
+        out = []
+        for phase, part in self.rank(node).items():
+            for pos, (kind, _, chunk, _, result) in enumerate(part):
+                if kind == "send":
+                    continue
+                c = self.chunks[chunk if result is None else result]
+                if c.copy_of is not None:
+                    continue
+                if (
+                    c.buffer == buffer
+                    and c.origin == origin
+                    and c.offset < hi
+                    and lo < c.offset + max(c.nbytes, 1)
+                ):
+                    out.append((node, phase, pos))
+        return out
+
+    def program(self, reduces: bool) -> Program:
+        ops: dict[str, tuple[Op, ...]] = {}
+        for node, parts in self.ops.items():
+            base: dict[tuple[int, int], int] = {}
+            at = 0
+            for phase in sorted(parts):
+                base[phase] = at
+                at += len(parts[phase])
+            out = []
+            for phase in sorted(parts):
+                for kind, peer, chunk, deps, result in parts[phase]:
+                    index = tuple(sorted(base[ph] + pos for _, ph, pos in deps))
+                    out.append(Op(kind, peer, chunk, index, result))
+            ops[node] = tuple(out)
+        initial = {k: frozenset(v) for k, v in self.initial.items()}
+        return Program(ops, tuple(self.chunks), initial, reduces)
+
+
+def rooted_program(flows: Sequence[Flow], sizes: Mapping[str, int]) -> Program:
+    """Lower flows of any kind (:attr:`Flow.kind`), run one after the other where they meet,
+    to per-rank ops; ``sizes`` gives each member's block (gather and scatter flows).
+
+    Every rank posts its receives at the start and sends when its data are complete:
+
+    - ``reduce`` (segment by segment): a node ``recv_reduce``\\ s each child's partial
+      result (in ``children`` order; the one combine rule of :mod:`hetcoll.program` makes
+      them complete in that order) into its state, then sends its subtree's result to its
+      parent once every combine of that segment is done.  A state is a chunk whose
+      ``origin`` lists the members it combines, in preorder (the node, then each child's
+      subtree);
+    - ``gather``: a node receives each child's subtree blocks into the child's range of the
+      block buffer (:func:`block_layout`) and sends its subtree's range once all are in;
+    - ``scatter``: a node receives its subtree's range and sends each child the child's;
+    - ``bcast``: a node receives each segment and forwards it to its children.
+
+    A flow that sends from its root bytes an earlier flow brought there (a reduce or a
+    gather to that root, on the same buffer) carries the earlier flow's chunks (same
+    origin), and the root's sends wait for the receives that bring the bytes they send.
+    So ``reduce`` then ``bcast`` is an allreduce, ``gather`` then ``bcast`` an allgather,
+    ``reduce`` then ``scatter`` a reduce-scatter.  A relayed edge goes through its relays
+    (store and forward, as relay copies) whichever way the data go.  O(total ops).
+    """
+    b = _Rooted()
+    result_origin: dict[tuple[int, str], tuple[str, ...]] = {}  # (buffer, root) -> origin
+    for fi, flow in enumerate(flows):
+        tree = flow.tree
+        via = flow.relay_of()
+        kids = tree.children
+        for v in tree.nodes:  # every member has a program, even an empty one
+            b.rank(v)
+
+        def path(parent: str, child: str, up: bool, via=via) -> tuple[str, ...]:
+            hops = via.get((parent, child), ())
+            return (child, *reversed(hops), parent) if up else (parent, *hops, child)
+
+        if flow.up:
+            unit = dict.fromkeys(tree.nodes, 1)
+            order, offset, span = block_layout(tree, unit if flow.kind == "reduce" else sizes)
+            if flow.kind == "reduce":
+                pre = {}
+                for v in reversed(order):  # each subtree's preorder, children first
+                    pre[v] = (v, *(x for c in kids.get(v, ()) for x in pre[c]))
+                result_origin[(flow.buffer, tree.root)] = pre[tree.root]
+                segments = flow.segments()
+            else:
+                segments = [(0, flow.nbytes)]
+            for off, n in segments:
+                got: dict[str, list[tuple]] = {}
+                for v in reversed(order):  # a child's receives exist before its send
+                    if flow.kind == "gather":
+                        own = b.chunk(flow.buffer, offset[v], sizes[v], fresh=True)
+                        b.initial.setdefault(v, set()).add(own)
+                        for c in kids.get(v, ()):
+                            mine = b.chunk(flow.buffer, offset[c], span[c], fresh=True)
+                            got.setdefault(v, []).append(
+                                b.transfer(fi, path(v, c, True), mine, got.get(c, ()))
+                            )
+                        continue
+                    b.initial.setdefault(v, set()).add(b.chunk(flow.buffer, off, n, (v,)))
+                    state: tuple[str, ...] = (v,)
+                    for c in kids.get(v, ()):
+                        state = state + pre[c]
+                        part = b.chunk(flow.buffer, off, n, pre[c])
+                        result = b.chunk(flow.buffer, off, n, state)
+                        got.setdefault(v, []).append(
+                            b.transfer(
+                                fi, path(v, c, True), part, got.get(c, ()), "recv_reduce", result
+                            )
+                        )
+            continue
+        origin = result_origin.get((flow.buffer, tree.root), ())
+        if flow.kind == "scatter":
+            order, offset, span = block_layout(tree, sizes)
+            deps = b.brought(tree.root, flow.buffer, origin, 0, max(flow.nbytes, 1))
+            if not deps:
+                b.initial.setdefault(tree.root, set()).add(
+                    b.chunk(flow.buffer, 0, flow.nbytes, origin, fresh=True)
+                )
+            have = {tree.root: deps}
+            for v in order:
+                for c in kids.get(v, ()):
+                    mine = b.chunk(flow.buffer, offset[c], span[c], origin, fresh=True)
+                    have[c] = [b.transfer(fi, path(v, c, False), mine, have[v])]
+            continue
+        for off, n in flow.segments():  # bcast: from what the root holds or is brought
+            seg = b.chunk(flow.buffer, off, n, origin, fresh=True)
+            deps = b.brought(tree.root, flow.buffer, origin, off, off + max(n, 1))
+            if not deps:
+                b.initial.setdefault(tree.root, set()).add(seg)
+            have = {tree.root: deps}
+            for v in tree.nodes:
+                for c in kids.get(v, ()):
+                    have[c] = [b.transfer(fi, path(v, c, False), seg, have[v])]
+    return b.program(any(f.kind == "reduce" for f in flows))

@@ -12,7 +12,7 @@ from typing import Any
 from ._fields import count, kind_of, mapping, node_id, node_ids, only_keys, required
 from .errors import ScheduleError
 
-__all__ = ["REDUCE_OPS", "Flow", "Hypercube", "OrderedSend", "Tree"]
+__all__ = ["FLOW_KINDS", "REDUCE_OPS", "UP_KINDS", "Flow", "Hypercube", "OrderedSend", "Tree"]
 
 #: Combine operators of an allreduce (mpi4py's predefined ops, lower case, or "user").
 REDUCE_OPS = (
@@ -30,7 +30,21 @@ REDUCE_OPS = (
     "minloc",
     "user",
 )
-_FLOW_KEYS = ("root", "children", "nbytes", "offset", "buffer", "segment_size", "relays")
+#: What a flow does along its tree: data down from the root (``bcast``, ``scatter``) or up
+#: towards it (``reduce``, ``gather``); see :class:`Flow`.
+FLOW_KINDS = ("bcast", "reduce", "gather", "scatter")
+#: The kinds whose data travel towards the root.
+UP_KINDS = ("reduce", "gather")
+_FLOW_KEYS = (
+    "root",
+    "children",
+    "nbytes",
+    "offset",
+    "buffer",
+    "segment_size",
+    "relays",
+    "kind",
+)
 _HYPERCUBE_KEYS = ("dims", "positions", "folds", "combine")
 
 
@@ -141,6 +155,24 @@ class Flow:
     ``(parent, relay, ..., child)``: on a platform where only neighbours talk (the
     ``one_port`` models) every node of the path receives each segment and sends it on
     (Beaumont et al. 2004, Alg. 4).  JSON: ``"relays": [["0", "2", "5"], ...]``.
+
+    ``kind`` says which way the data go (JSON ``"kind"``, omitted for ``bcast``):
+
+    - ``bcast``: the root's bytes down the tree (the default);
+    - ``reduce``: every member's bytes ``[offset, offset + nbytes)`` up the tree, combined on
+      the way: a node combines its children's partial results into its own, one at a time
+      in the order ``children`` lists them, then sends its subtree's result to its parent
+      (each segment on its own);
+    - ``gather``: every member's block up the tree: a node sends its parent one message with
+      the blocks of its whole subtree;
+    - ``scatter``: the root's blocks down the tree: a node receives the blocks of its
+      subtree and sends each child those of the child's subtree, in ``children`` order.
+
+    A gather or scatter flow covers the whole *block buffer* (``offset`` 0, ``nbytes`` the
+    sum of the members' blocks, no segments), laid out in the tree's preorder: a node's own
+    block, then each child's subtree in ``children`` order, so that every subtree's blocks
+    are one contiguous range (:func:`hetcoll.lowering.block_layout`).  ``relays`` paths are
+    written parent first whichever way the data go.
     """
 
     tree: Tree
@@ -149,16 +181,31 @@ class Flow:
     buffer: int = 0
     segment_size: int | None = None
     relays: tuple[tuple[str, ...], ...] = ()
+    kind: str = "bcast"
 
     def __post_init__(self) -> None:
         if not isinstance(self.tree, Tree):
             raise ScheduleError(f"flow.tree: must be a Tree, got {kind_of(self.tree)}")
+        if not isinstance(self.kind, str) or self.kind not in FLOW_KINDS:
+            raise ScheduleError(
+                f"flow.kind: unknown {self.kind!r}; choose from: {', '.join(FLOW_KINDS)}"
+            )
         for name, kind in (("nbytes", "size"), ("offset", "size"), ("buffer", "count")):
             object.__setattr__(self, name, count(getattr(self, name), kind, f"flow.{name}"))
         if self.segment_size is not None:
             seg = count(self.segment_size, "size", "flow.segment_size", positive=True)
             object.__setattr__(self, "segment_size", seg)
         object.__setattr__(self, "relays", _relays(self.relays, self.tree))
+        if self.kind in ("gather", "scatter") and (self.offset or self.segment_size):
+            raise ScheduleError(
+                f"flow: a {self.kind} flow covers its whole block buffer (offset 0) in one "
+                "message per edge (no segment_size)"
+            )
+
+    @property
+    def up(self) -> bool:
+        """Whether the data travel towards the root (``reduce``, ``gather``)."""
+        return self.kind in UP_KINDS
 
     def relay_of(self) -> dict[tuple[str, str], tuple[str, ...]]:
         """``(parent, child) -> (relay, ...)``: the nodes between, for each relayed edge."""
@@ -185,6 +232,8 @@ class Flow:
             out["segment_size"] = self.segment_size
         if self.relays:
             out["relays"] = [list(path) for path in self.relays]
+        if self.kind != "bcast":
+            out["kind"] = self.kind
         return out
 
     @classmethod
@@ -199,6 +248,7 @@ class Flow:
                 data.get("buffer", 0),
                 data.get("segment_size"),
                 _relay_paths(data.get("relays", ()), f"{where}.relays"),
+                data.get("kind", "bcast"),
             )
         except ScheduleError as exc:  # name the flow: "flows[2].nbytes: ..."
             raise ScheduleError(str(exc).replace("flow.", f"{where}.", 1)) from None

@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 _DATA = Path(__file__).with_name("data")
-_NODE_FIELDS = {"id", "t_ini", "t_byte", "site", "cluster", "host"}
+_NODE_FIELDS = {"id", "t_ini", "t_byte", "site", "cluster", "host", "gamma"}
 _LINK_FIELDS = {
     "u",
     "v",
@@ -72,7 +72,9 @@ class Node:
     ``t_ini`` is the message initiation cost (seconds per message the node sends) and
     ``t_byte`` the per-byte cost (seconds per byte sent), as in Banikazemi et al. (1998),
     Sec. 3.  ``site`` and ``cluster`` are optional grouping labels (Park et al.), ``host``
-    an optional machine name for the MPI runtime.
+    an optional machine name for the MPI runtime.  ``gamma`` is the node's combine cost
+    (seconds per byte): what it costs to reduce a received partial result of ``n`` bytes
+    into its own, ``n * gamma`` (docs/simulator.md, Combining).
     """
 
     id: str
@@ -81,6 +83,7 @@ class Node:
     site: str | None = None
     cluster: str | None = None
     host: str | None = None
+    gamma: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id}
@@ -88,6 +91,8 @@ class Node:
             out["t_ini"] = self.t_ini
         if self.t_byte:
             out["t_byte"] = self.t_byte
+        if self.gamma:
+            out["gamma"] = self.gamma
         for key in ("site", "cluster", "host"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
@@ -348,6 +353,13 @@ class Platform:
         a.setflags(write=False)
         return a
 
+    @cached_property
+    def gamma(self) -> np.ndarray:
+        """Per-node combine cost (seconds per byte reduced), in rank order."""
+        a = np.array([n.gamma for n in self.nodes], dtype=float)
+        a.setflags(write=False)
+        return a
+
     @property
     def has_network(self) -> bool:
         """True when the platform describes links or pairwise latencies."""
@@ -439,15 +451,16 @@ class Platform:
         asymmetric) with SI attributes, that :meth:`from_networkx` reads back to an equal
         platform.
 
-        Node attributes: ``t_ini``, ``t_byte``, the labels present (and a switch
-        platform's ``switch``, ``type``).  Edge attributes: ``latency`` (s), ``bandwidth``
-        (bytes/s), the link's busy times when given, ``directed``, and ``link`` (its index
-        in the platform) and ``tail`` (its ``u``), which keep the links' order and ends.  In
-        a ``DiGraph`` an undirected link is two edges with ``directed=False``.  A matrix
-        platform becomes a complete graph with the end-to-end latency and bandwidth of
-        every pair, and its matrices as the graph attributes ``latency`` and ``bandwidth``
-        (a graph of links would route some pairs on shorter paths); a switch platform
-        keeps its switches in the graph attributes (``switches``, ``switch_links``).
+        Node attributes: ``t_ini``, ``t_byte``, ``gamma`` (when not 0), the labels present
+        (and a switch platform's ``switch``, ``type``).  Edge attributes: ``latency`` (s),
+        ``bandwidth`` (bytes/s), the link's busy times when given, ``directed``, and
+        ``link`` (its index in the platform) and ``tail`` (its ``u``), which keep the links'
+        order and ends.  In a ``DiGraph`` an undirected link is two edges with
+        ``directed=False``.  A matrix platform becomes a complete graph with the end-to-end
+        latency and bandwidth of every pair, and its matrices as the graph attributes
+        ``latency`` and ``bandwidth`` (a graph of links would route some pairs on shorter
+        paths); a switch platform keeps its switches in the graph attributes (``switches``,
+        ``switch_links``).
         """
         import networkx as nx
 
@@ -585,9 +598,10 @@ def _checked_node(node: Any, i: int) -> Node:
             raise PlatformError(f"nodes[{i}].{key}: must be a string, got {_kind(label)}")
     t_ini = check_quantity(node.t_ini, "time", f"nodes[{i}].t_ini", error=PlatformError)
     t_byte = check_quantity(node.t_byte, "time", f"nodes[{i}].t_byte", error=PlatformError)
-    if t_ini is node.t_ini and t_byte is node.t_byte:
+    gamma = check_quantity(node.gamma, "time", f"nodes[{i}].gamma", error=PlatformError)
+    if t_ini is node.t_ini and t_byte is node.t_byte and gamma is node.gamma:
         return node
-    return replace(node, t_ini=t_ini, t_byte=t_byte)
+    return replace(node, t_ini=t_ini, t_byte=t_byte, gamma=gamma)
 
 
 def _checked_link(link: Any, k: int) -> Link:
@@ -704,6 +718,7 @@ def _platform_from_dict(data: Any) -> Platform:
                 site=_label(raw.get("site"), f"{where}.site"),
                 cluster=_label(raw.get("cluster"), f"{where}.cluster"),
                 host=_label(raw.get("host"), f"{where}.host"),
+                gamma=_number(raw.get("gamma", 0.0), f"{where}.gamma", "time"),
             )
         )
     links = []

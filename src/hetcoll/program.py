@@ -10,7 +10,20 @@ exactly that program, with the same rules:
 3. when a rank's send port is free it takes the first startable send in program order (or,
    if none is, the first to become startable); that send holds the port while it waits for
    the receiver and the links, so a later send never overtakes it;
-4. sends and receives match by ``(sender, receiver, chunk)``, in program order.
+4. sends and receives match by ``(sender, receiver, chunk)``, in program order;
+5. **combining**: a rank's ``recv_reduce`` ops complete one at a time, in program order: op
+   ``i`` completes at ``max(its arrival, the completion of the rank's previous
+   recv_reduce) + combine``, where ``combine`` is ``nbytes * gamma`` of the rank
+   (:meth:`~hetcoll.models.BoundModel.combine`) when the program reduces
+   (:attr:`Program.reduces`) and 0 otherwise (blocks placed side by side, a barrier).
+   Which partial results are combined, and in which order, is therefore fixed by the
+   program, not by the order messages happen to arrive in: a floating-point reduction
+   gives the same bits on every run of one schedule.
+
+A rank *holds* a chunk when it held it at the start, or received it, or a ``recv_reduce``
+produced it (``Op.result``), or when the chunks it holds of the same buffer and ``origin``
+cover its bytes (a gather's subtree range, assembled from its own block and its
+children's ranges; a scatter's child range, cut from the node's own).
 """
 
 from __future__ import annotations
@@ -78,6 +91,9 @@ class Program:
     ops: Mapping[str, tuple[Op, ...]]
     chunks: tuple[Chunk, ...]
     initial: Mapping[str, frozenset[int]]
+    #: whether its ``recv_reduce`` ops reduce (each costs its rank ``nbytes * gamma``), rather
+    #: than place blocks side by side (allgather) or carry nothing (barrier)
+    reduces: bool = False
 
     def matches(self) -> dict[tuple[str, int], tuple[str, int]]:
         """Map each send ``(rank, op index)`` to its receive and each receive to its send.
@@ -145,7 +161,7 @@ class Program:
             for k in range(times)
             for ch in self.chunks
         )
-        return Program(ops, chunks, initial)
+        return Program(ops, chunks, initial, self.reduces)
 
     def validate(self) -> None:
         """Check op shapes, matching, data availability and freedom from deadlock.
@@ -190,8 +206,10 @@ class Program:
                 if op.kind == "send" and op.chunk not in initial and copy_of not in initial:
                     # a relay copy's first hop sends bytes its sender holds as the original
                     bringers = [*brings.get(op.chunk, ()), *brings.get(copy_of, ())]
-                    if not _depends_on(ops, i, bringers) and not self._covered(
-                        ops, i, initial, brings
+                    if (
+                        not _depends_on(ops, i, bringers)
+                        and not self._covered(ops, i, initial, brings)
+                        and not self._covered_in_layout(ops, i, initial)
                     ):
                         raise ScheduleError(
                             f"rank {rank!r} op {i} sends chunk {op.chunk} to {op.peer!r} before "
@@ -240,6 +258,41 @@ class Program:
                 return False
             at = max(at, c.offset + c.nbytes)
         return at >= hi
+
+    def _covered_in_layout(self, ops: Sequence[Op], i: int, initial) -> bool:
+        """Whether op ``i``'s chunk is covered by chunks of the same buffer and origin that
+        its rank held at the start or that ops among ``i``'s (transitive) dependencies
+        brought (a gather's subtree range, a scatter's child range).  O(ops of the rank)."""
+        want = self.chunks[ops[i].chunk]
+        if want.copy_of is not None:
+            return False
+        seen: set[int] = set()
+        stack = list(ops[i].deps)
+        held = [c for c in initial]
+        while stack:
+            j = stack.pop()
+            if j in seen:
+                continue
+            seen.add(j)
+            op = ops[j]
+            if op.kind != "send":
+                held.append(op.chunk if op.result is None else op.result)
+            stack.extend(op.deps)
+        spans = sorted(
+            (c.offset, c.offset + c.nbytes)
+            for c in (self.chunks[k] for k in held)
+            if c.buffer == want.buffer and c.origin == want.origin and c.copy_of is None
+        )
+        lo, hi = want.offset, want.offset + want.nbytes
+        if lo == hi:  # an empty range: inside (or at an end of) one held chunk
+            return any(a <= lo <= b for a, b in spans)
+        for a, b in spans:
+            if a > lo:
+                return False
+            lo = max(lo, b)
+            if lo >= hi:
+                return True
+        return False
 
     def _check_deadlock(self, matches: dict[tuple[str, int], tuple[str, int]]) -> None:
         # An op can start once its deps are done; a transfer also needs its receive posted

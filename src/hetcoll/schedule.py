@@ -8,7 +8,11 @@ A :class:`Schedule` says *what* moves where:
   buffer (multi-tree, steady state) or different buffers (multiple multicast, one buffer per
   source);
 - a **hypercube embedding** (:class:`Hypercube`): node per cube position, exchange rounds
-  dimension by dimension, a combine operator (allreduce, allgather, barrier).
+  dimension by dimension, a combine operator (allreduce, allgather, barrier);
+- the **rooted family**: flows whose data go up the tree, combined on the way (reduce) or
+  collected (gather), or down it in shrinking pieces (scatter), alone or followed by a
+  flow from the same root (reduce + bcast: allreduce; gather + bcast: allgather; reduce +
+  scatter: reduce-scatter).
 
 The patterns live in :mod:`hetcoll.patterns`; :meth:`Schedule.program` lowers a schedule
 (:mod:`hetcoll.lowering`) to one :class:`~hetcoll.program.Program`, the per-rank ops that
@@ -27,7 +31,7 @@ from typing import Any
 
 from ._fields import count, kind_of, mapping, node_id, only_keys, required
 from .errors import HetcollError, ScheduleError
-from .lowering import flows_program, hypercube_program, tree_program
+from .lowering import flows_program, hypercube_program, rooted_program, tree_program
 from .patterns import REDUCE_OPS, Flow, Hypercube, OrderedSend, Tree
 from .program import Program
 
@@ -38,13 +42,36 @@ __all__ = [
     "OrderedSend",
     "Schedule",
     "COLLECTIVES",
+    "ROOTED_COLLECTIVES",
     "check_delivery",
 ]
 
 #: Collective operations a schedule can describe.
-COLLECTIVES = ("bcast", "multicast", "multi_multicast", "allreduce", "allgather", "barrier")
+COLLECTIVES = (
+    "bcast",
+    "multicast",
+    "multi_multicast",
+    "reduce",
+    "gather",
+    "scatter",
+    "allreduce",
+    "allgather",
+    "reduce_scatter",
+    "barrier",
+)
 #: Collectives a hypercube schedule describes.
 HYPERCUBE_COLLECTIVES = ("allreduce", "allgather", "barrier")
+#: Collectives of rooted flows: the kinds of their flows, up the tree then down it.
+ROOTED_COLLECTIVES = {
+    "reduce": ("reduce", None),
+    "gather": ("gather", None),
+    "scatter": (None, "scatter"),
+    "allreduce": ("reduce", "bcast"),
+    "allgather": ("gather", "bcast"),
+    "reduce_scatter": ("reduce", "scatter"),
+}
+#: Collectives whose members each contribute a block (``nbytes`` or ``sizes[member]``).
+BLOCK_COLLECTIVES = ("gather", "scatter", "allgather", "reduce_scatter")
 FORMAT = "hetcoll-schedule"
 VERSION = 1
 #: Most messages (chunks) one schedule may cut its data into: a program and its simulation
@@ -62,6 +89,7 @@ _SCHEDULE_KEYS = (
     "flows",
     "hypercube",
     "order",
+    "sizes",
 )
 
 
@@ -106,6 +134,21 @@ class Schedule:
         after the other in that order (each depends on the previous one), so the ports
         follow the timetable's order and the period it achieves is at most the
         timetable's (a self-timed execution of a feasible periodic schedule).
+    sizes : mapping, optional
+        For a collective of blocks (``gather``, ``scatter``, ``allgather``,
+        ``reduce_scatter``): each member's block in bytes (the v-variants); without it every
+        block is ``nbytes``.
+
+    Notes
+    -----
+    **Rooted collectives** (:data:`ROOTED_COLLECTIVES`): ``reduce`` has flows of kind
+    ``reduce`` partitioning the ``nbytes`` every member contributes; ``gather`` and
+    ``scatter`` one flow of their kind over the block buffer (``nbytes`` per member, or
+    ``sizes``); ``allreduce`` and ``allgather`` (without a hypercube) a reduce or gather
+    followed by ``bcast`` flows from the same root over the same bytes; ``reduce_scatter``
+    a reduce of every member's vector of blocks followed by a scatter of them.  Every flow
+    has the same root and members; up flows come first (see :class:`Flow` and
+    :func:`hetcoll.lowering.rooted_program`).
     """
 
     collective: str
@@ -116,6 +159,7 @@ class Schedule:
     model: Any = None
     hypercube: Hypercube | None = None
     order: Mapping[str, tuple[OrderedSend, ...]] | None = None
+    sizes: Mapping[str, int] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.flows, list | tuple):
@@ -138,12 +182,17 @@ class Schedule:
             object.__setattr__(self, "model", _model_spec(self.model))
         if self.order is not None:
             object.__setattr__(self, "order", _order(self.order, len(self.flows)))
+        if self.sizes is not None:
+            self._check_sizes()
         if self.hypercube is not None:
             self._check_hypercube()
             return
         if not self.flows:
             raise ScheduleError("a schedule needs at least one flow")
-        self._check_buffers()
+        if self.rooted:
+            self._check_rooted()
+        else:
+            self._check_buffers()
         chunks = sum(f.chunks for f in self.flows)
         if chunks > MAX_CHUNKS:
             raise ScheduleError(
@@ -153,6 +202,93 @@ class Schedule:
             )
         if self.order is not None:
             self._check_order()
+
+    @property
+    def rooted(self) -> bool:
+        """Whether this is a schedule of rooted flows (reduce, gather, scatter, alone or
+        followed by a flow from the same root), as opposed to a broadcast's or a cube's."""
+        return self.hypercube is None and (
+            self.collective in ROOTED_COLLECTIVES or any(f.kind != "bcast" for f in self.flows)
+        )
+
+    def blocks(self) -> dict[str, int]:
+        """Each member's block in bytes (``sizes``, else ``nbytes`` each), in member order."""
+        members = self.members()
+        if self.sizes is not None:
+            return {m: self.sizes[m] for m in members}
+        return dict.fromkeys(members, self.nbytes)
+
+    def _check_sizes(self) -> None:
+        sizes = mapping(self.sizes, "sizes")
+        if self.collective not in BLOCK_COLLECTIVES:
+            raise ScheduleError(
+                f"sizes: only a collective of blocks ({', '.join(BLOCK_COLLECTIVES)}) has "
+                f"per-member sizes, not a {self.collective}"
+            )
+        checked = {node_id(k, "sizes"): count(v, "size", f"sizes[{k!r}]") for k, v in sizes.items()}
+        object.__setattr__(self, "sizes", checked)
+
+    def _check_rooted(self) -> None:
+        kinds = ROOTED_COLLECTIVES.get(self.collective)
+        if kinds is None:
+            raise ScheduleError(
+                f"flows[0].kind: a {self.collective} moves data down from its root (kind "
+                f"'bcast'), got {next(f.kind for f in self.flows if f.kind != 'bcast')!r}"
+            )
+        if self.order is not None:
+            raise ScheduleError(f"order: a {self.collective} takes its order from its trees")
+        up, down = kinds
+        first = self.flows[0].tree
+        members = set(first.nodes)
+        seen_down = False
+        for k, f in enumerate(self.flows):
+            if f.kind not in kinds:
+                expected = " or ".join(repr(x) for x in kinds if x)
+                raise ScheduleError(
+                    f"flows[{k}].kind: a {self.collective} has flows of kind {expected}, "
+                    f"got {f.kind!r}"
+                )
+            if f.kind == down:
+                seen_down = True
+            elif seen_down:
+                raise ScheduleError(f"flows[{k}]: the {up} flows come before the {down} flows")
+            if f.buffer:
+                raise ScheduleError(f"flows[{k}].buffer: a {self.collective} moves buffer 0")
+            if f.tree.root != first.root or set(f.tree.nodes) != members:
+                raise ScheduleError(f"flows[{k}]: every flow must share the root and the members")
+        if self.sizes is not None and set(self.sizes) != members:
+            extra = sorted(set(self.sizes) - members) or sorted(members - set(self.sizes))
+            raise ScheduleError(
+                f"sizes: must give the block of every member and no other node; {extra[0]!r} "
+                + ("is not a member" if extra[0] not in members else "is missing")
+            )
+        total = sum(self.blocks().values())
+        vector = total if self.collective == "reduce_scatter" else self.nbytes
+        for kind in kinds:
+            flows = [f for f in self.flows if f.kind == kind]
+            if kind is None:
+                continue
+            if not flows:
+                raise ScheduleError(f"a {self.collective} needs a flow of kind {kind!r}")
+            if kind in ("gather", "scatter"):
+                if len(flows) > 1 or flows[0].nbytes != total:
+                    raise ScheduleError(
+                        f"a {self.collective} has one {kind} flow over the {total} bytes of "
+                        f"its blocks, got {len(flows)} flow(s) of "
+                        f"{', '.join(str(f.nbytes) for f in flows)} bytes"
+                    )
+                continue
+            size = total if kind == "bcast" and self.collective == "allgather" else vector
+            covered = 0
+            for f in sorted(flows, key=lambda f: f.offset):
+                if f.offset != covered:
+                    raise ScheduleError(
+                        f"the {kind} flows must partition bytes [0, {size}); gap or overlap "
+                        f"at byte {min(covered, f.offset)}"
+                    )
+                covered += f.nbytes
+            if covered != size:
+                raise ScheduleError(f"the {kind} flows cover {covered} bytes, of {size}")
 
     @property
     def timetable(self) -> bool:
@@ -301,6 +437,8 @@ class Schedule:
         relays and a send order or timetable, a hypercube embedding)."""
         if self.hypercube is not None:
             return hypercube_program(self.hypercube, self.nbytes)
+        if self.rooted:
+            return rooted_program(self.flows, self.blocks())
         if len(self.flows) == 1 and not self.order and not self.flows[0].relays:
             return tree_program(self.flows[0])
         return flows_program(self.flows, self.order or {}, self.timetable)
@@ -371,6 +509,8 @@ class Schedule:
             out["hypercube"] = self.hypercube.to_dict()
         if self.order is not None:
             out["order"] = {n: [s.to_list() for s in sends] for n, sends in self.order.items()}
+        if self.sizes is not None:
+            out["sizes"] = dict(self.sizes)
         return out
 
     def to_json(self, indent: int | None = 1) -> str:
@@ -402,6 +542,7 @@ class Schedule:
             data.get("model"),
             Hypercube.from_dict(data["hypercube"]) if "hypercube" in data else None,
             data.get("order"),
+            data.get("sizes"),
         )
 
     @classmethod

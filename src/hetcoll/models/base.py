@@ -10,7 +10,9 @@ node ``u`` to node ``v`` (node indices) that starts at time ``s``:
   arrival (0 when the model has no receive port);
 - ``path(u, v)``: the link resources the transfer occupies;
 - ``link_window(u, v, nbytes)``: when it occupies them, ``(offset, length)`` from ``s``;
-  None (the default) for the whole transfer, from ``s`` to its arrival.
+  None (the default) for the whole transfer, from ``s`` to its arrival;
+- ``combine(u, nbytes)``: how long ``u`` takes to reduce a received partial result into
+  its own (the node's ``gamma`` per byte, the same under every model).
 
 :meth:`BoundModel.costs` answers the same for many transfers at once (numpy arrays, a
 :class:`TransferCosts`); the simulator asks it once per program.  ``contention`` says how
@@ -146,6 +148,12 @@ class BoundModel:
         """``(offset, length)``: an exclusive transfer that starts at ``s`` holds its route
         during ``[s + offset, s + offset + length)``; None: from ``s`` to its arrival."""
         return None
+
+    def combine(self, u: int, nbytes: int) -> float:
+        """How long node ``u`` takes to reduce a received partial result of ``nbytes`` into
+        its own: ``nbytes * gamma(u)`` under every model (the platform's ``nodes[].gamma``;
+        docs/simulator.md, Combining)."""
+        return float(nbytes * self.platform.gamma[u])
 
     def costs(self, u: np.ndarray, v: np.ndarray, nbytes: np.ndarray) -> TransferCosts:
         """The costs of transfers ``(u[i], v[i], nbytes[i])`` as arrays.

@@ -123,6 +123,10 @@ class Emulator:
         """The shared clock, in nanoseconds."""
         return time.monotonic_ns() + self.offset_ns
 
+    def combine(self, rank: int, nbytes: int) -> int:
+        """How long (ns) rank ``rank`` takes to combine a partial result of ``nbytes``."""
+        return round(self.bound.combine(self.node_of_rank[rank], nbytes) * self.scale)
+
     def costs(self, src: int, dst: int, nbytes: int) -> tuple[int, int, int]:
         """``(send_busy, delay, recv_busy)`` in ns for ``nbytes`` from rank ``src`` to ``dst``."""
         key = (src, dst, nbytes)
@@ -153,6 +157,7 @@ class EmulatedTiming:
 
     def __init__(self, emulator: Emulator, me: int, clock=None) -> None:
         self.costs = emulator.costs
+        self._combine = emulator.combine
         self.me = me
         self.unidirectional = emulator.unidirectional
         self.now = clock or emulator.now
@@ -179,6 +184,10 @@ class EmulatedTiming:
             port = port_free if self.unidirectional else self.recv_free
             return max(posted, port - delay + rbusy)
         return posted
+
+    def combine(self, nbytes: int) -> int:
+        """How long (ns) this rank combines a received partial result of ``nbytes``."""
+        return self._combine(self.me, nbytes)
 
     def arrived(self, i: int) -> None:
         self.naps.pop(i, None)

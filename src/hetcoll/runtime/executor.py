@@ -37,8 +37,10 @@ from ..errors import CollectiveTimeoutError
 from ..program import SendQueue
 from .rank_ops import (
     KIND_NAMES,
+    RECV_REDUCE,
     SEND,
     ByteRanges,
+    Combines,
     DataHandler,
     RankPlan,
     Trace,
@@ -58,7 +60,7 @@ __all__ = [
 ]
 
 _NS = 1_000_000_000
-_PORT, _RELEASE = 0, 1  # timer kinds
+_PORT, _RELEASE, _COMBINE = 0, 1, 2  # timer kinds
 
 
 class Transport(Protocol):
@@ -166,6 +168,7 @@ class Executor:
         # time) and says how early the transfer may start (``allow``).
         self.allow: dict[int, int] = {}
         self.clearing = 0  # clear-to-sends still awaited
+        self.combines = Combines(plan.kinds, now)  # rule 5 of hetcoll.program
         self.rendezvous = self.emulated and any(plan.late)
         if self.rendezvous:
             for i in range(n):
@@ -268,8 +271,22 @@ class Executor:
 
     def receive(self, i: int, t: int) -> None:
         self.parts[i] = 0
-        self.handler.received(self.plan.chunks[i], KIND_NAMES[self.plan.kinds[i]])
-        self.complete(i, t)
+        plan = self.plan
+        if plan.kinds[i] != RECV_REDUCE:
+            self.handler.received(plan.chunks[i], KIND_NAMES[plan.kinds[i]])
+            self.complete(i, t)
+            return
+        for h, a in self.combines.arrived(i, t):  # rule 5: in program order, one at a time
+            self.handler.received(plan.chunks[h], "recv_reduce")
+            if not self.emulated:
+                self.complete(h, max(a, self.timing.now()))
+                continue
+            cost = self.timing.combine(plan.nbytes[h]) if plan.reduces else 0
+            end = self.combines.free = max(a, self.combines.free) + cost
+            if end > a:  # the rank is busy combining until then
+                heapq.heappush(self.timers, (end, _COMBINE, h))
+            else:
+                self.complete(h, end)
 
     def complete(self, i: int, t: int) -> None:
         """Op ``i`` completed at ``t``: its dependents' deps are one fewer."""
@@ -322,8 +339,10 @@ class Executor:
                 progress = True
                 if kind == _PORT:
                     self.sent(i, t)
-                else:
+                elif kind == _RELEASE:
                     self.receive(i, t)
+                else:
+                    self.complete(i, t)
         return progress
 
     def wake(self) -> int | None:

@@ -11,6 +11,7 @@ from ..program import Chunk, Program
 
 __all__ = [
     "KIND_NAMES",
+    "Combines",
     "Label",
     "Merged",
     "merged",
@@ -104,6 +105,13 @@ class RankPlan:
     #: per op, whether the receive (for a send: the matching receive at the peer) has deps,
     #: so it is posted late and the sender waits for its clear-to-send under emulation
     late: tuple[bool, ...] = ()
+    #: whether its recv_reduce ops reduce (each costs the rank ``nbytes * gamma`` under
+    #: emulation: :attr:`hetcoll.program.Program.reduces`)
+    reduces: bool = False
+    #: whether some recv_reduce may arrive before the previous one (it does not depend on
+    #: it): rule 5 of :mod:`hetcoll.program` then holds it until the previous is combined
+    #: (the executor does; the native loops leave such plans to it)
+    reorders: bool = False
 
     def __len__(self) -> int:
         return len(self.kinds)
@@ -140,7 +148,21 @@ def rank_plan(program: Program, node: str, rank_of: Mapping[str, int]) -> RankPl
         ops_text=tuple(texts),
         roots=tuple(i for i, op in enumerate(ops) if not op.deps),
         late=_late(program, node, ops),
+        reduces=program.reduces,
+        reorders=_reorders(ops),
     )
+
+
+def _reorders(ops) -> bool:
+    """Whether some ``recv_reduce`` of ``ops`` does not depend directly on the previous one
+    (so its data may arrive first)."""
+    prev = None
+    for i, op in enumerate(ops):
+        if op.kind == "recv_reduce":
+            if prev is not None and prev not in op.deps:
+                return True
+            prev = i
+    return False
 
 
 def _late(program: Program, node: str, ops) -> tuple[bool, ...]:
@@ -164,6 +186,27 @@ def _late(program: Program, node: str, ops) -> tuple[bool, ...]:
         flags = receives[op.peer].get(op.chunk, [])
         late.append(k < len(flags) and flags[k])
     return tuple(late)
+
+
+class Combines:
+    """Rule 5 of :mod:`hetcoll.program` for one rank: its ``recv_reduce`` ops complete one
+    at a time in program order.  :meth:`arrived` takes an op whose data are in and gives
+    the ops that may now be combined, in order, with their arrival times; ``free`` is
+    when the rank's last combine ends (kept by the caller)."""
+
+    def __init__(self, kinds: Sequence[int], now: int) -> None:
+        self.order = [i for i, k in enumerate(kinds) if k == RECV_REDUCE]
+        self.at = 0
+        self.came: dict[int, int] = {}
+        self.free = now
+
+    def arrived(self, i: int, t: int) -> list[tuple[int, int]]:
+        self.came[i] = t
+        out, order, came = [], self.order, self.came
+        while self.at < len(order) and order[self.at] in came:
+            out.append((order[self.at], came.pop(order[self.at])))
+            self.at += 1
+        return out
 
 
 @dataclass
@@ -212,6 +255,8 @@ def merged(a: RankPlan, b: RankPlan, chunk_offset: int) -> RankPlan:
         ops_text=a.ops_text + b.ops_text,
         roots=a.roots + tuple(i + n for i in b.roots),
         late=(a.late or (False,) * n) + (b.late or (False,) * len(b)),
+        reduces=a.reduces or b.reduces,
+        reorders=a.reorders or b.reorders or (RECV_REDUCE in a.kinds and RECV_REDUCE in b.kinds),
     )
 
 

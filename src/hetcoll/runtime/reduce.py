@@ -308,4 +308,4 @@ def sized_program(program: Program, sizes: Mapping[str, int]) -> Program:
     from dataclasses import replace
 
     chunks = tuple(replace(c, nbytes=sum(sizes[v] for v in c.origin)) for c in program.chunks)
-    return Program(program.ops, chunks, program.initial)
+    return Program(program.ops, chunks, program.initial, program.reduces)

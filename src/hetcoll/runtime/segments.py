@@ -404,5 +404,8 @@ class SegmentRun:
 
 def compile_run(comm: MPI.Comm, plan: RankPlan, owner) -> FastRun | SegmentRun | None:
     """The native loop of ``plan`` (:class:`~.fast.FastRun` for small messages, else
-    :class:`SegmentRun`); None: the executor runs it."""
+    :class:`SegmentRun`); None: the executor runs it (also a plan whose combines may
+    arrive out of program order: :attr:`~.rank_ops.RankPlan.reorders`)."""
+    if plan.reorders:
+        return None
     return FastRun.compile(comm, plan, owner) or SegmentRun.compile(comm, plan, owner)

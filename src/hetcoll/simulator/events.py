@@ -76,6 +76,18 @@ class Simulation:
                 dep_list[fill[at]] = g
                 fill[at] += 1
         self.is_send, self.owner, self.waiting, self.match = is_send, owner, waiting, match
+        # combining (rule 5 of hetcoll.program): each rank's recv_reduce ops, in program
+        # order, and what each costs its rank to combine
+        self.chain: list[list[int]] = [[] for _ in ranks]
+        self.combine = [0.0] * total
+        node_of = self.node
+        for g, op in enumerate(flat):
+            if op.kind == "recv_reduce":
+                k = owner[g]
+                self.chain[k].append(g)
+                if program.reduces:
+                    nb = chunk_bytes[op.chunk]
+                    self.combine[g] = bound.combine(node_of[k], nb)
         self.peer, self.chunk = peer, chunk
         self.dep_start, self.dep_list = dep_start, dep_list
         self.cost = [0] * total  # for sends: index of its distinct cost
@@ -152,6 +164,7 @@ class Simulation:
             self.cost,
         )
         waiting, dep_start, dep_list = self.waiting, self.dep_start, self.dep_list
+        is_rr = [bool(c) for c in self._rr_flags()]
         node = self.node
         c_send, c_delay, c_recv, c_path = self.c_send, self.c_delay, self.c_recv, self.c_path
         c_hold_offset, c_hold = self.c_hold_offset, self.c_hold
@@ -180,6 +193,11 @@ class Simulation:
         # shared: sends waiting for a rank's port (held by a flow whose end is not known)
         waiters: dict[int, list[tuple[float, int, int]]] = {}
         taken_at = [0.0] * total  # shared: when the port took each send
+        chain, combine = self.chain, self.combine
+        chain_at = [0] * n_ranks  # the next recv_reduce of each rank to combine
+        combine_free = [0.0] * n_ranks  # when each rank's last combine ended
+        came = [math.nan] * total  # recv_reduce: when its data arrived
+        came_by = [-1] * total
         records: list[list[Any]] = []  # [g, start, arrival, sender free, by, on, link]
         events: list[tuple] = []
         route_books = RouteBooks(self.n_resources) if self.long_routes and not shared else None
@@ -363,7 +381,7 @@ class Simulation:
             records.append([g, start, arrival, send_done, by, on, res])
             busy[k] = False
             complete(g, send_done, idx)
-            complete(match[g], arrival, idx)
+            received(match[g], arrival, idx)
             if queues[k].pending or queues[k].due:
                 wake(k, send_done)
 
@@ -383,10 +401,29 @@ class Simulation:
                 for _, _, w in waiters.pop(rank, ()):
                     heappush(events, (now, _ATTEMPT, taken_at[w], node[owner[w]], w))
             complete(g, now, idx)
-            complete(match[g], now, idx)
+            received(match[g], now, idx)
             for rank in (k, v):
                 if not busy[rank] and (queues[rank].pending or queues[rank].due):
                     wake(rank, now)
+
+        def received(g: int, t: float, by: int) -> None:
+            """Receive ``g``'s data arrived at ``t`` (brought by transfer ``by``): a recv
+            completes; a recv_reduce is combined in its rank's program order (rule 5)."""
+            if not is_rr[g]:
+                complete(g, t, by)
+                return
+            came[g], came_by[g] = t, by
+            k = owner[g]
+            mine = chain[k]
+            while chain_at[k] < len(mine):
+                h = mine[chain_at[k]]
+                a = came[h]
+                if a != a:  # nan: not here yet; the ones after it wait
+                    return
+                end = (a if a > combine_free[k] else combine_free[k]) + combine[h]
+                combine_free[k] = end
+                chain_at[k] += 1
+                complete(h, end, came_by[h])
 
         def complete(g: int, t: float, by: int) -> None:
             done[g] = t
@@ -418,6 +455,13 @@ class Simulation:
                 flows.end(ev[2], ev[3], ev[0])  # type: ignore[union-attr]
         self.done, self.records = done, records
         self._check_complete()
+
+    def _rr_flags(self) -> list[bool]:
+        flags = [False] * self.total
+        for mine in self.chain:
+            for g in mine:
+                flags[g] = True
+        return flags
 
     def _check_complete(self) -> None:
         if not np.isnan(np.array(self.done, dtype=float)).any():

@@ -56,6 +56,7 @@ def simulate_tree(
     """
     if (
         schedule.hypercube is not None
+        or schedule.rooted
         or len(schedule.flows) != 1
         or schedule.order
         or schedule.flows[0].relays  # store-and-forward hops: the event loop's ops
