@@ -199,3 +199,20 @@ def test_auto_never_picks_a_plan_predicted_slower_than_mpi(t_ini, per_byte, slow
     if coll == "bcast":
         s = plan(p, root, method=c.algorithm, nbytes=nbytes)
         assert simulate(p, s).makespan == pytest.approx(c.predicted, rel=1e-12)
+
+
+@pytest.mark.parametrize("collective", ["allgather", "allreduce"])
+def test_auto_runs_allreduce_and_allgather_on_hypercubes_only(collective):
+    """Trees of the rooted family are ranked for an allreduce or allgather (and predicted
+    faster on testbed16 at 8 B), but the engine runs those on hypercubes: auto's plan must
+    be a hypercube planner (a tree name made HetComm's hypercube call fail)."""
+    from hetcoll.choice import best_cube
+    from hetcoll.compare import compare
+    from hetcoll.planners.hypercube import hypercube_planners
+
+    p = load_platform("testbed16")
+    cubes = hypercube_planners()
+    assert compare(p, collective, nbytes=8).best.algorithm not in cubes
+    assert best_cube(p, collective, 8, None, None) in cubes
+    c = choose(p, collective, 8, list(p.ids), emulated=True, margin=0.0)
+    assert c.algorithm in ("mpi", *cubes) and c.plan in cubes

@@ -166,7 +166,8 @@ def test_bad_platform_file_one_line_exit_2_nothing_written(capsys, tmp_path, nam
     [
         (["plan", "fig1", "--root", "9"], "unknown node '9'"),
         (["plan", "fig1", "--root", "1", "--algo", "fnff"], "unknown planner 'fnff'; choose from"),
-        (["plan", "fig1", "--op", "gather", "--root", "1"], "unknown operation 'gather'"),
+        (["plan", "fig1", "--op", "alltoall", "--root", "1"], "unknown operation 'alltoall'"),
+        (["plan", "fig1", "--op", "gather"], "--op gather needs --root"),
         (["plan", "fig1", "--op", "multicast", "--root", "1", "--members", ""], "--members"),
         (
             ["plan", "fig1", "--op", "multicast", "--root", "1", "--members", "2,z"],

@@ -72,7 +72,9 @@ def test_compare(tmp_path, capsys):
     assert code == 0, err
     doc = json.loads(out)
     rows = {r["algorithm"]: r for r in doc["results"]}
-    assert set(rows) == {"blind", "dim2_cube", "tsts_cube", "eff_cube", "eff_cube_ls"}
+    cubes = {r["algorithm"] for r in doc["results"] if "embedding" in r}
+    assert cubes == {"blind", "dim2_cube", "tsts_cube", "eff_cube", "eff_cube_ls"}
+    assert {"rooted_ls", "binomial"} <= set(rows) - cubes  # reduce + bcast trees beside them
     assert rows["blind"]["gain_vs_blind"] == 0.0
     assert rows["eff_cube_ls"]["predicted_time"] <= rows["eff_cube"]["predicted_time"]
     code, out, _ = run(capsys, "compare", path, "--op", "barrier", "--algos", "blind,eff_cube")
@@ -82,12 +84,16 @@ def test_compare(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--op", "allreduce", "--root", "A"], "--root: an allreduce has no root"),
+        (["--op", "barrier", "--root", "A"], "--root: a barrier has no root"),
+        (
+            ["--op", "allreduce", "--root", "A", "--algo", "eff_cube"],
+            "hypercube allreduce has no root",
+        ),
         (["--op", "allgather", "--reduce-op", "max"], "--reduce-op: only an allreduce"),
         (["--op", "bcast", "--root", "A", "--reduce-op", "max"], "--reduce-op: only for"),
         (["--op", "barrier", "--size", "8"], "a barrier moves no data"),
         (["--op", "allreduce", "--segment-size", "8"], "is not pipelined"),
-        (["--op", "allreduce", "--algo", "fnf"], "does not plan an allreduce"),
+        (["--op", "barrier", "--algo", "fnf"], "does not plan a barrier"),
         (["--op", "bcast", "--root", "A", "--algo", "eff_cube"], "does not plan a bcast"),
         (["--op", "allreduce", "--members", "A,Z"], "unknown node 'Z'"),
         (["--op", "allreduce", "--reduce-op", "avg"], "unknown reduction 'avg'"),

@@ -86,12 +86,21 @@ def test_a_planner_designed_for_another_model_can_win():
 
 
 def test_hypercube_comparison_rows():
+    """An allreduce's candidates are the hypercube embeddings and the trees (a reduce then
+    a broadcast); only the embeddings have an embedding and a gain over blind."""
     p = load_platform("park-fig2")
-    rows = {r["algorithm"]: r for r in compare(p, "allreduce").rows()}
-    assert set(rows) == {"blind", "dim2_cube", "tsts_cube", "eff_cube", "eff_cube_ls"}
+    found = compare(p, "allreduce")
+    rows = {r["algorithm"]: r for r in found.rows()}
+    cubes = {"blind", "dim2_cube", "tsts_cube", "eff_cube", "eff_cube_ls"}
+    assert {a for a, r in rows.items() if "embedding" in r} == cubes
+    assert {"binomial", "rooted_ls", "rooted_exact"} <= set(rows) - cubes
+    for name in set(rows) - cubes:
+        sched = found.get(name).schedule
+        assert [f.kind for f in sched.flows] == ["reduce", "bcast"]
+        assert "gain_vs_blind" not in rows[name]
     assert rows["blind"]["gain_vs_blind"] == 0.0
     assert min(r["ratio"] for r in rows.values()) == 1.0
-    assert all(sorted(r["embedding"]) == list(p.ids) for r in rows.values())
+    assert all(sorted(rows[c]["embedding"]) == list(p.ids) for c in cubes)
 
 
 def test_a_declined_request_is_reported_with_its_reason():

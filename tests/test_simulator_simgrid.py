@@ -1,7 +1,7 @@
 """SimGrid itself replays exported platforms and schedules
 (benchmarks/crosscheck/crosscheck_simgrid.py) and finds hetcoll's arrival times, node by node,
-wherever the models agree: always under ``tini`` and ``postal``, and under ``hockney`` while no
-two messages share a link at once.
+wherever the models agree: always under ``tini`` and ``postal`` (reductions and gathers with
+combine costs too), and under ``hockney`` while no two messages share a link at once.
 Skipped when no Python with SimGrid's bindings is found (Debian: python3-simgrid); then the
 script says so and exits 0."""
 
@@ -75,6 +75,39 @@ def _cases():
         # hockney: one-port sends in sequence share no link
         ("link8 hockney flat", link, None, plan(link, "a", method="flat", nbytes=MIB)),
         ("link8 hockney chain", link, None, plan(link, "a", method="chain", nbytes=MIB)),
+        *_rooted_cases(),
+    ]
+
+
+def _rooted_cases():
+    """Reductions, gathers and their compositions, with combine costs (tini, postal)."""
+    fig1 = crosscheck._with_combine(load_platform("fig1"))
+    park = crosscheck._with_combine(load_platform("park-fig2"))
+    return [
+        (
+            f"{name} {collective} {method}",
+            p,
+            model,
+            plan(
+                p,
+                None if collective == "allreduce" else root,
+                method=method,
+                model=model,
+                nbytes=nbytes,
+                collective=collective,
+            ),
+        )
+        for name, p, model, root in (
+            ("fig1+gamma", fig1, None, "1"),
+            ("park-fig2+gamma", park, None, "A"),
+            ("park-fig2+gamma LogP", park, LOGP, "A"),
+        )
+        for collective, method, nbytes in (
+            ("reduce", "binomial", MIB),
+            ("reduce", "rooted_ls", 64 << 10),
+            ("gather", "rooted_exact", 8 << 10),
+            ("allreduce", "rooted_ls", MIB),
+        )
     ]
 
 

@@ -19,7 +19,10 @@ port) plus one per receive op, under the project's execution rules:
   byte) flops (non-blocking: postal); with ``hetcoll_ports`` ``bidirectional`` the
   receiver's receive port is held from the start of the send to the arrival;
 - SimGrid times the network part from the XML's links under its ``<config>`` (CM02 without
-  factors, no TCP window, no cross-traffic).
+  factors, no TCP window, no cross-traffic);
+- a ``recv_reduce`` completes, once its data are in, after the rank's previous one and then
+  ``n * hetcoll_combine_per_byte`` seconds more in a program that reduces (the combine
+  rule of docs/simulator.md).
 
 It prints, per platform, model and planner, the largest relative error over the nodes of
 the arrival time (SimGrid against hetcoll) for each size, and writes every node's numbers to
@@ -125,6 +128,14 @@ def replay(plan: dict) -> dict:
         op = ops[r][i]
         return all(done[r][d] is not None for d in op["deps"]) and tuple(op["match"]) in posted
 
+    combines = {}  # (rank, recv_reduce) -> the rank's previous recv_reduce, or None
+    for r, mine in ops.items():
+        prev = None
+        for i, op in enumerate(mine):
+            if op["kind"] == "recv_reduce":
+                combines[(r, i)] = prev
+                prev = i
+
     def receiver(r: str, i: int) -> None:
         op = ops[r][i]
         while not all(done[r][d] is not None for d in op["deps"]):
@@ -132,6 +143,13 @@ def replay(plan: dict) -> dict:
         posted.add((r, i))
         notify(op["peer"])
         Mailbox.by_name(op["box"]).get()
+        if (r, i) in combines:  # one combine at a time, in program order
+            prev = combines[(r, i)]
+            while prev is not None and done[r][prev] is None:
+                wait_change(r)
+            combine = op["n"] * hprops[r].get("hetcoll_combine_per_byte", 0.0)
+            if plan.get("reduces") and combine > 0:
+                this_actor.sleep_for(combine)
         complete(r, i)
 
     def port(r: str) -> None:
@@ -250,7 +268,32 @@ def scenarios():
     if shared is not None:
         out.append(("link8 shared", link, shared, "a"))
     out.append(("link8 postal", link, "postal", "a"))
+    out.append(("fig1 combine", _with_combine(load_platform("fig1")), None, "1"))
+    out.append(("park-fig2 combine", _with_combine(load_platform("park-fig2")), None, "A"))
     return out
+
+
+def _with_combine(platform):
+    """``platform`` with a combine cost on every node: 2 ns/B where a node sends faster
+    than average, 8 ns/B elsewhere (the reductions' cases exercise the combine rule)."""
+    from dataclasses import replace
+
+    from hetcoll import Platform
+
+    mean = platform.t_ini.mean()
+    nodes = tuple(replace(n, gamma=2e-9 if n.t_ini <= mean else 8e-9) for n in platform.nodes)
+    return Platform(
+        nodes,
+        platform.links,
+        platform.latency,
+        platform.bandwidth,
+        platform.model,
+        f"{platform.name} with combine costs",
+    )
+
+
+#: planners whose rooted schedules are replayed (tini and postal: the exact models)
+ROOTED_PLANNERS = ("binomial", "flat", "fnf", "rooted_ls", "rooted_exact")
 
 
 def schedules(platform, model, root, nbytes):
@@ -273,6 +316,8 @@ def schedules(platform, model, root, nbytes):
             platform, root, method="chain", model=model, nbytes=nbytes, segment_size=seg
         )
         out.append((f"chain, {SEGMENTS} segments", schedule))
+    if name in ("tini", "postal"):
+        out += _rooted(platform, model, root, nbytes)
     for method in hypercube_planners():
         if method in ("blind", "eff_cube_ls"):
             out.append(
@@ -281,6 +326,32 @@ def schedules(platform, model, root, nbytes):
                     plan_allreduce(platform, method=method, model=model, nbytes=nbytes),
                 )
             )
+    return out
+
+
+def _rooted(platform, model, root, nbytes):
+    """(label, schedule) for reduce and gather to ``root`` (and scatter from it, and a
+    reduce then a broadcast) by the rooted planners and broadcast planners run backwards."""
+    from hetcoll import plan
+    from hetcoll.errors import HetcollError
+
+    out = []
+    for collective in ("reduce", "gather", "scatter", "allreduce"):
+        for method in ROOTED_PLANNERS:
+            if method == "rooted_exact" and len(platform) > 8:
+                continue
+            try:
+                sched = plan(
+                    platform,
+                    None if collective == "allreduce" else root,
+                    method=method,
+                    model=model,
+                    nbytes=max(nbytes // len(platform), 1) if collective == "gather" else nbytes,
+                    collective=collective,
+                )
+            except HetcollError:
+                continue
+            out.append((f"{collective}:{method}", sched))
     return out
 
 
@@ -297,7 +368,7 @@ def replay_plan(platform, model, schedule) -> dict:
             send = (r, i) if op.kind == "send" else (peer_r, peer_i)
             rows.append(
                 [
-                    "send" if op.kind == "send" else "recv",
+                    op.kind,
                     op.peer,
                     program.chunks[op.chunk].nbytes,
                     list(op.deps),
@@ -306,7 +377,7 @@ def replay_plan(platform, model, schedule) -> dict:
                 ]
             )
         ops[r] = rows
-    return {"xml": to_simgrid(platform, model), "ops": ops}
+    return {"xml": to_simgrid(platform, model), "ops": ops, "reduces": program.reduces}
 
 
 def run_replay(python: str, plan: dict, timeout: float) -> dict:

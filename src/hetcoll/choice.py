@@ -188,7 +188,10 @@ def best_cube(
 
 
 def _best_cube(platform, collective, nbytes, members, op, model) -> tuple[str, float]:
+    """The fastest hypercube planner: the runtime runs an allreduce or allgather on a
+    hypercube only (a tree one is planned and simulated, not executed yet)."""
     from .compare import compare
+    from .planners.hypercube import hypercube_planners
 
     found = compare(
         platform,
@@ -198,7 +201,9 @@ def _best_cube(platform, collective, nbytes, members, op, model) -> tuple[str, f
         nbytes=0 if collective == "barrier" else nbytes,
         op=_cube_op(op) if collective == "allreduce" else None,
     )
-    return found.best.algorithm, found.best.predicted_time
+    cubes = set(hypercube_planners())
+    best = next(c for c in found.ranked if c.algorithm in cubes)
+    return best.algorithm, best.predicted_time
 
 
 def _best_plan(platform, collective, nbytes, nodes, root, segment_size, op, model):

@@ -31,6 +31,8 @@ from .simulator import Prediction, simulate
 
 __all__ = [
     "CUBE_OPERATIONS",
+    "OPERATIONS",
+    "ROOTED_OPERATIONS",
     "TREE_OPERATIONS",
     "Candidate",
     "Comparison",
@@ -45,6 +47,10 @@ TREE_OPERATIONS = ("bcast", "multicast", "multi_multicast")
 #: what a schedule records of where it came from, not of what it runs
 _PROVENANCE = ("algorithm", "params", "model")
 CUBE_OPERATIONS = ("allreduce", "allgather", "barrier")
+#: the rooted family (trees up, down, or both; allreduce and allgather also by hypercube)
+ROOTED_OPERATIONS = ("reduce", "gather", "scatter", "allreduce", "allgather", "reduce_scatter")
+#: every operation compare() takes
+OPERATIONS = (*TREE_OPERATIONS, "reduce", "gather", "scatter", "reduce_scatter", *CUBE_OPERATIONS)
 
 Groups = Sequence[tuple[str, Iterable[str] | None]]
 
@@ -62,17 +68,45 @@ def plan_request(
     segment_size: int | None = None,
     op: Any = None,
     options: Mapping[str, Any] | None = None,
+    sizes: Mapping[str, int] | None = None,
 ) -> Schedule:
     """Plan ``operation`` with planner ``method`` through the right front door.
 
     ``bcast``/``multicast``: :func:`~hetcoll.planners.plan` from ``root`` (to ``members``);
     ``multi_multicast``: :func:`~hetcoll.planners.plan_multiple` of ``groups``;
-    ``allreduce``/``allgather``/``barrier``: :func:`~hetcoll.planners.plan_hypercube` over
-    ``members`` (``op``: an allreduce's operator).
+    ``allreduce``/``allgather``/``barrier`` with a hypercube planner:
+    :func:`~hetcoll.planners.plan_hypercube` over ``members`` (``op``: an allreduce's
+    operator); the rooted family (``reduce``, ``gather``, ``scatter``, ``reduce_scatter``,
+    and ``allreduce``/``allgather`` with a tree planner): :func:`~hetcoll.planners.plan`
+    with ``collective`` (``root`` None: the planner chooses; ``sizes``: per-member blocks).
     """
-    from .planners import plan, plan_hypercube, plan_multiple
+    from .planners import REGISTRY, plan, plan_hypercube, plan_multiple
 
+    info = REGISTRY.get(method)
+    cube = info is not None and info.kind == "hypercube"
+    if operation in ROOTED_OPERATIONS and not cube:
+        if operation in ("reduce", "gather", "scatter") and root is None:
+            raise PlannerError(f"a {operation} needs a root")
+        return plan(
+            platform,
+            root,
+            members,
+            method=method,
+            model=model,
+            nbytes=nbytes,
+            segment_size=segment_size,
+            options=options,
+            collective=operation,
+            sizes=sizes,
+        )
     if operation in CUBE_OPERATIONS:
+        if root is not None:
+            raise PlannerError(f"a hypercube {operation} has no root (planner {method!r})")
+        if segment_size is not None:
+            raise PlannerError(
+                f"segment_size: an {operation} over a hypercube is not pipelined (planner "
+                f"{method!r})"
+            )
         return plan_hypercube(
             platform,
             operation,
@@ -95,8 +129,7 @@ def plan_request(
         )
     if operation not in TREE_OPERATIONS:
         raise PlannerError(
-            f"unknown operation {operation!r}; choose from: "
-            + ", ".join(TREE_OPERATIONS + CUBE_OPERATIONS)
+            f"unknown operation {operation!r}; choose from: " + ", ".join(OPERATIONS)
         )
     if root is None:
         raise PlannerError(f"a {operation} needs a root")
@@ -243,6 +276,7 @@ def compare(
     algos: Sequence[str] | None = None,
     options: Mapping[str, Any] | None = None,
     slices: Sequence[int | None] | None = None,
+    sizes: Mapping[str, int] | None = None,
 ) -> Comparison:
     """Plan ``operation`` with every candidate planner, simulate each, rank by time.
 
@@ -250,9 +284,11 @@ def compare(
     ----------
     platform : Platform
     operation : str
-        ``bcast``, ``multicast``, ``multi_multicast`` or ``allreduce``, ``allgather``,
-        ``barrier``.
-    root, members, groups, model, nbytes, segment_size, op
+        One of :data:`OPERATIONS`: ``bcast``, ``multicast``, ``multi_multicast``, the
+        rooted family (``reduce``, ``gather``, ``scatter``, ``reduce_scatter``,
+        ``allreduce``, ``allgather``: tree planners and, for the last two, hypercube
+        planners side by side) or ``barrier``.
+    root, members, groups, model, nbytes, segment_size, op, sizes
         The request, as :func:`plan_request` takes it.
     algos : sequence of str, optional
         Compare these planners instead of the candidates the registry gives.
@@ -284,7 +320,11 @@ def compare(
     skipped: dict[str, str] = {}
     per_size = []
     for size in [segment_size] if slices is None else list(slices):
-        pipelined = size is not None and nbytes > size if operation in TREE_OPERATIONS else None
+        pipelined = (
+            size is not None and nbytes > size
+            if operation in TREE_OPERATIONS or operation in ROOTED_OPERATIONS
+            else None
+        )
         if algos is None:
             count = _participants(platform, operation, root, members, groups)
             names, left_out = candidates(operation, model_name, count, pipelined)
@@ -311,6 +351,7 @@ def compare(
                     segment_size=size,
                     op=op,
                     options=_accepted(options, name),
+                    sizes=sizes,
                 )
                 prediction = simulate(platform, schedule, model)
             except (PlannerError, ModelError) as exc:  # ModelError: a transfer the
@@ -401,7 +442,10 @@ def _unscaled(platform: Platform, scale: float) -> Platform:
         return platform
     from dataclasses import replace
 
-    nodes = [replace(n, t_ini=n.t_ini / scale, t_byte=n.t_byte / scale) for n in platform.nodes]
+    nodes = [
+        replace(n, t_ini=n.t_ini / scale, t_byte=n.t_byte / scale, gamma=n.gamma / scale)
+        for n in platform.nodes
+    ]
     latency = None if platform.latency is None else platform.latency / scale
     bandwidth = None if platform.bandwidth is None else platform.bandwidth * scale
     return Platform(nodes, platform.links, latency, bandwidth, platform.model, platform.name)

@@ -9,10 +9,10 @@ registers it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .compare import compare, slice_choices
+from .compare import ROOTED_OPERATIONS, compare, slice_choices
 from .errors import PlannerError
 from .planners._common import prepare
 from .planners._registry import register
@@ -24,7 +24,7 @@ __all__ = ["auto"]
 
 @register(
     "auto",
-    collectives=("bcast", "multicast"),
+    collectives=("bcast", "multicast", *ROOTED_OPERATIONS),
     paper="hetcoll (selection by simulation, like MPI libraries' tuned collectives)",
     complexity="sum of the candidates' costs + one simulation each",
     summary="simulate every applicable tree planner (and slice size) and keep the fastest",
@@ -38,8 +38,16 @@ def auto(
     *,
     nbytes: int = 0,
     segment_size: int | None = None,
+    collective: str | None = None,
+    sizes: Mapping[str, int] | None = None,
 ) -> Schedule:
     """Plan with every applicable registered tree planner, simulate each, keep the fastest.
+
+    ``collective`` (a rooted one: ``reduce``, ``gather``, ``scatter``, ``allreduce``,
+    ``allgather``, ``reduce_scatter``) compares every planner of it: the rooted planners,
+    every broadcast tree planner run backwards, and for ``allreduce``/``allgather`` the
+    hypercube planners too; ``root`` None lets each planner choose.  The message goes in
+    one piece unless ``segment_size`` is given.
 
     The candidates and their ranking are :func:`hetcoll.compare.compare`'s (the registry's
     one applicability rule; ties go to the name that sorts first, so every rank picks the
@@ -58,17 +66,23 @@ def auto(
     >>> auto(load_platform("fig1"), "1").params["chosen"] in ("fnf", "optimal")
     True
     """
-    req = prepare(platform, root, members, model, nbytes, segment_size)
-    slices = [req.segment_size] if segment_size is not None else slice_choices(req.nbytes)
+    if collective in ROOTED_OPERATIONS:
+        operation = collective
+        slices = [segment_size]
+    else:
+        req = prepare(platform, root, members, model, nbytes, segment_size)
+        operation = req.collective
+        slices = [req.segment_size] if segment_size is not None else slice_choices(req.nbytes)
     try:
         found = compare(
             platform,
-            req.collective,
+            operation,
             root=root,
             members=members,
             model=model,
             nbytes=nbytes,
             slices=slices,
+            sizes=sizes,
         )
     except PlannerError as exc:
         raise PlannerError(f"auto: {exc}") from None
@@ -86,5 +100,7 @@ def auto(
         chosen.flows,
         params,
         chosen.model,
+        hypercube=chosen.hypercube,
         order=chosen.order,
+        sizes=chosen.sizes,
     )

@@ -81,10 +81,17 @@ def print_prediction(schedule, pred, platform_name: str) -> None:
         if cube.folds:
             click.echo("folded: " + ", ".join(f"{e} -> {p}" for e, p in cube.folds))
         return
-    click.echo(
-        f"{pred.algorithm}: {schedule.collective} of {format_size(schedule.nbytes)} "
-        f"from {', '.join(schedule.roots[b] for b in schedule.buffers)} on {platform_name}"
-    )
+    if schedule.rooted:
+        ends = {"reduce": "to", "gather": "to", "scatter": "from"}.get(schedule.collective, "via")
+        click.echo(
+            f"{pred.algorithm}: {schedule.collective} of {format_size(schedule.nbytes)} per "
+            f"member {ends} {schedule.root} on {platform_name}"
+        )
+    else:
+        click.echo(
+            f"{pred.algorithm}: {schedule.collective} of {format_size(schedule.nbytes)} "
+            f"from {', '.join(schedule.roots[b] for b in schedule.buffers)} on {platform_name}"
+        )
     click.echo(
         f"predicted time: {format_time(pred.makespan)}"
         + (
@@ -94,8 +101,10 @@ def print_prediction(schedule, pred, platform_name: str) -> None:
         )
     )
     for f in schedule.flows:
+        label = f"[{f.kind}] " if schedule.rooted else ""
+        arrow = "<-" if f.up else "->"
         for parent, kids in f.tree.children.items():
-            click.echo(f"  {parent} -> {', '.join(kids)}")
+            click.echo(f"  {label}{parent} {arrow} {', '.join(kids)}")
     order = sorted(pred.arrival, key=lambda k: (pred.arrival[k], k))
     click.echo("arrivals: " + ", ".join(f"{k}@{format_time(pred.arrival[k])}" for k in order))
 
@@ -121,8 +130,9 @@ def print_comparison(platform, op, root, size, results, skipped, as_json) -> Non
         [r["algorithm"], format_time(r["predicted_time"]), f"{r['ratio']:.3f}"] for r in results
     ]
     headers = ["planner", "predicted", "ratio to best"]
-    if op in CUBE_OPS:
-        title = f"{op} of {format_size(size)} per member on {platform}"
+    if op in CUBE_OPS or op.replace("-", "_") in ("reduce", "gather", "scatter", "reduce_scatter"):
+        where = f" at {root}" if root else ""
+        title = f"{op} of {format_size(size)} per member{where} on {platform}"
         if all("gain_vs_blind" in r for r in results):
             headers.append("gain vs blind")
             for row, r in zip(rows, results, strict=True):

@@ -10,6 +10,10 @@ from ..errors import PlannerError
 from ._base import JSON_OPT, MODEL, SIZE, _ids
 
 CUBE_OPS = ("allreduce", "allgather", "barrier")
+#: rooted collectives that end at (or start from) one root
+ROOTED_OPS = ("reduce", "gather", "scatter")
+#: collectives of per-member data planned as trees or hypercubes, or one reduce + scatter
+EVERYWHERE_OPS = ("allreduce", "allgather", "reduce_scatter")
 
 
 def plan_options(func):
@@ -22,10 +26,15 @@ def plan_options(func):
                 "op",
                 default="bcast",
                 show_default=True,
-                help="bcast, multicast, multi-multicast (trees) or allreduce, allgather, barrier "
-                "(hypercubes).",
+                help="bcast, multicast, multi-multicast (trees); reduce, gather, scatter, "
+                "reduce-scatter (rooted trees); allreduce, allgather (hypercubes or trees); "
+                "barrier (hypercubes).",
             ),
-            click.option("--root", help="Source node id."),
+            click.option(
+                "--root",
+                help="Source node id (a reduce or gather: the destination; an allreduce, "
+                "allgather or reduce-scatter over trees: optional, the planner chooses).",
+            ),
             click.option("--members", help="Comma-separated ids of a multicast's members."),
             click.option(
                 "--group",
@@ -38,7 +47,8 @@ def plan_options(func):
                 type=SIZE,
                 default="0",
                 show_default=True,
-                help="Message size (bytes, or 4KiB, 1MB, ...).",
+                help="Message size (bytes, or 4KiB, 1MB, ...); per member for the rooted "
+                "and hypercube collectives.",
             ),
             click.option(
                 "--segment-size",
@@ -77,7 +87,11 @@ class Request:
 
     @property
     def default_planner(self) -> str:
-        return "eff_cube" if self.operation in CUBE_OPS else "fnf"
+        if self.operation in CUBE_OPS and self.root is None:
+            return "eff_cube"
+        if self.operation in ROOTED_OPS + EVERYWHERE_OPS:
+            return "rooted_ls"
+        return "fnf"
 
     def nodes(self) -> dict:
         """The keywords of :func:`hetcoll.compare.plan_request` and ``compare`` it sets."""
@@ -86,12 +100,20 @@ class Request:
 
 def parse_request(op, root, members, groups, segment_size, reduce_op) -> Request:
     """Check the --op/--root/--members/--group/--segment-size/--reduce-op combination."""
+    op = op.replace("-", "_")
+    if op in (*ROOTED_OPS, "reduce_scatter") or (op in EVERYWHERE_OPS and root is not None):
+        if groups:
+            raise PlannerError("--group is only for --op multi-multicast")
+        if reduce_op is not None and op != "allreduce":
+            raise PlannerError(f"--reduce-op: only for --op allreduce, not {op}")
+        if root is None and op in ROOTED_OPS:
+            raise PlannerError(f"--op {op} needs --root ID")
+        return Request(op, root, _ids(members, "--members"), reduce_op=reduce_op)
     if op in CUBE_OPS:
         cube_members = _cube_members(op, root, groups, segment_size, reduce_op, members)
         return Request(op, members=cube_members, reduce_op=reduce_op)
     if reduce_op is not None:
         raise PlannerError(f"--reduce-op: only for --op allreduce, not {op}")
-    op = op.replace("-", "_")
     if op == "multi_multicast":
         if not groups:
             raise PlannerError("--op multi-multicast needs one --group ROOT:ID,ID,... per source")
@@ -104,8 +126,8 @@ def parse_request(op, root, members, groups, segment_size, reduce_op) -> Request
         return Request(op, groups=parsed)
     if op not in ("bcast", "multicast"):
         raise PlannerError(
-            f"unknown operation {op!r} for a tree planner; choose from: bcast, multicast, "
-            "multi-multicast"
+            f"unknown operation {op!r}; choose from: bcast, multicast, multi-multicast, "
+            "reduce, gather, scatter, reduce-scatter, allreduce, allgather, barrier"
         )
     if groups:
         raise PlannerError("--group is only for --op multi-multicast")
@@ -120,12 +142,14 @@ def parse_request(op, root, members, groups, segment_size, reduce_op) -> Request
 
 
 def _cube_members(op, root, groups, segment_size, reduce_op, members) -> list[str] | None:
-    """Check the options of a hypercube operation; return its members (None = every node)."""
+    """Check the options of a hypercube operation (an allreduce or allgather may also be
+    planned over trees: no root then, the planner chooses it); return its members (None =
+    every node)."""
     if root is not None:
-        raise PlannerError(f"--root: an {op} has no root")
+        raise PlannerError(f"--root: a {op} has no root")
     if groups:
         raise PlannerError("--group is only for --op multi-multicast")
-    if segment_size is not None:
+    if segment_size is not None and op == "barrier":
         raise PlannerError(f"--segment-size: an {op} over a hypercube is not pipelined")
     if reduce_op is not None and op != "allreduce":
         raise PlannerError(f"--reduce-op: only an allreduce takes an operator, not --op {op}")

@@ -47,6 +47,9 @@ from .pipelined import (
     prune_simple,
     throughput_tree,
 )
+from .rooted import ROOTED, from_broadcast
+from .rooted_exact import rooted_exact
+from .rooted_search import rooted_ls
 from .spoc import spoc
 from .switch_aware import switch_aware
 
@@ -88,6 +91,8 @@ __all__ = [
     "multi_tree",
     "optimal",
     "postorder_doubling",
+    "rooted_exact",
+    "rooted_ls",
     "spoc",
     "spt",
     "switch_aware",
@@ -105,8 +110,11 @@ def plan(
     nbytes: int = 0,
     segment_size: int | None = None,
     options: Mapping[str, Any] | None = None,
+    collective: str | None = None,
+    sizes: Mapping[str, int] | None = None,
 ) -> Schedule:
-    """Plan a broadcast (``members`` None) or multicast from ``root`` with planner ``method``.
+    """Plan a broadcast (``members`` None) or multicast from ``root`` with planner ``method``,
+    or a rooted ``collective``.
 
     Parameters
     ----------
@@ -125,6 +133,15 @@ def plan(
         Pipeline the message in segments of this many bytes.
     options : mapping, optional
         Planner-specific options; unknown ones raise a warning and are ignored.
+    collective : str, optional
+        ``reduce``, ``gather``, ``scatter`` (to or from ``root``), ``allreduce``,
+        ``allgather`` or ``reduce_scatter`` (``root`` None: the planner chooses, or the
+        member of lowest rank): ``nbytes`` is each member's vector (reductions) or block.
+        A planner of rooted collectives plans it; a broadcast tree planner's tree serves
+        run backwards (:func:`hetcoll.planners.rooted.from_broadcast`).
+    sizes : mapping, optional
+        Each member's block in bytes (gather, scatter, allgather, reduce_scatter: the
+        v-variants); default ``nbytes`` each.
 
     Returns
     -------
@@ -141,6 +158,10 @@ def plan(
     ('6', '2', '4', '7')
     """
     info = get_planner(method)
+    if collective is not None and collective not in ("bcast", "multicast"):
+        return _plan_rooted(
+            info, platform, collective, root, members, model, nbytes, segment_size, sizes, options
+        )
     collective = "bcast" if members is None else "multicast"
     if collective not in info.collectives and not (
         collective == "multicast" and "bcast" in info.collectives
@@ -149,6 +170,53 @@ def plan(
     opts = info.known_options(options)
     return info.func(
         platform, root, members, model, nbytes=nbytes, segment_size=segment_size, **opts
+    )
+
+
+def _plan_rooted(
+    info: PlannerInfo,
+    platform: Platform,
+    collective: str,
+    root: str | None,
+    members: Iterable[str] | None,
+    model: Any,
+    nbytes: int,
+    segment_size: int | None,
+    sizes: Mapping[str, int] | None,
+    options: Mapping[str, Any] | None,
+) -> Schedule:
+    """:func:`plan` of a rooted collective: its own planner, or a broadcast tree backwards."""
+    if collective not in ROOTED:
+        raise PlannerError(
+            f"unknown collective {collective!r}; choose from: bcast, multicast, "
+            + ", ".join(ROOTED)
+        )
+    opts = info.known_options(options)
+    if collective in info.collectives:
+        return info.func(
+            platform,
+            root,
+            members,
+            model,
+            nbytes=nbytes,
+            segment_size=segment_size,
+            collective=collective,
+            sizes=sizes,
+            **opts,
+        )
+    if not info.reverses():
+        raise PlannerError(f"planner {info.name!r} does not plan a {collective}")
+    return from_broadcast(
+        info,
+        platform,
+        collective,
+        root,
+        members,
+        model,
+        nbytes=nbytes,
+        segment_size=segment_size,
+        sizes=sizes,
+        options=opts,
     )
 
 

@@ -72,12 +72,21 @@ class PlannerInfo:
 
     def serves(self, operation: str) -> bool:
         """Whether this planner plans ``operation`` (a multicast with a broadcast planner on
-        the members, a multiple multicast with a multicast planner per group)."""
+        the members, a multiple multicast with a multicast planner per group, a rooted
+        collective with a broadcast tree planner's tree run backwards:
+        :func:`hetcoll.planners.rooted.from_broadcast`)."""
         if operation in self.collectives:
             return True
         if operation == "multicast":
             return "bcast" in self.collectives
+        if operation in ROOTED_OPERATIONS:
+            return self.reverses()
         return operation == "multi_multicast" and "multicast" in self.collectives
+
+    def reverses(self) -> bool:
+        """Whether its broadcast trees serve the rooted collectives (run backwards): a
+        planner of one tree per request, for messages in one piece."""
+        return self.kind == "tree" and "bcast" in self.collectives and not self.pipelined
 
     def unfit(
         self, operation: str, model: str, members: int, pipelined: bool | None = None
@@ -146,6 +155,9 @@ class PlannerInfo:
             "options": list(self.options),
         }
 
+
+#: The rooted collectives (:data:`hetcoll.schedule.ROOTED_COLLECTIVES`).
+ROOTED_OPERATIONS = ("reduce", "gather", "scatter", "allreduce", "allgather", "reduce_scatter")
 
 #: name -> PlannerInfo, filled by the ``@register`` decorators of the planner modules.
 REGISTRY: dict[str, PlannerInfo] = {}

@@ -440,8 +440,8 @@ def plan_hypercube(
     info = get_planner(method)
     if info.kind != "hypercube" or collective not in info.collectives:
         raise PlannerError(
-            f"planner {method!r} does not plan an {collective}; choose from: "
-            + ", ".join(hypercube_planners())
+            f"planner {method!r} does not plan {'an' if collective[0] in 'aeiou' else 'a'} "
+            f"{collective}; choose from: " + ", ".join(hypercube_planners())
         )
     opts = info.known_options(options)
     try:
