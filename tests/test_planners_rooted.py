@@ -257,3 +257,29 @@ def test_rooted_planners_are_deterministic_and_round_trip():
         b = plan(p, root_of(collective), method="rooted_ls", collective=collective, nbytes=99)
         assert a.to_json() == b.to_json()
         assert Schedule.from_json(a.to_json()) == a
+
+
+@pytest.mark.parametrize(
+    ("name", "default", "expected"),
+    [
+        (None, "auto", "mpi"),  # auto cannot weigh a rooted plan against MPI's own yet
+        (None, "mpi", "mpi"),
+        (None, "fnf", "rooted_ls"),
+        (None, "rooted_exact", "rooted_exact"),
+        ("mpi", "fnf", "mpi"),
+        ("binomial", "auto", "binomial"),  # a broadcast tree run backwards
+        ("auto", "auto", "auto"),
+    ],
+)
+def test_hetcomm_rooted_planner(name, default, expected):
+    from hetcoll.hetcomm import rooted_planner
+
+    assert rooted_planner(name, default) == expected
+
+
+def test_hetcomm_rooted_planner_refuses_a_hypercube_planner():
+    from hetcoll.errors import PlannerError
+    from hetcoll.hetcomm import rooted_planner
+
+    with pytest.raises(PlannerError, match="plans no reduce"):
+        rooted_planner("eff_cube")

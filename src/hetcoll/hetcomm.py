@@ -5,24 +5,26 @@
 ...     data = hc.bcast(data, root=0)
 ...     hc.Bcast(array, root=3, segment_size=64 * 1024)
 ...     hc.Allreduce(None, array, op=MPI.MAX)   # IN_PLACE, over a hypercube (cube_algo)
-...     hc.Gather(sendbuf, recvbuf, root=0)     # not planned: MPI's own, unchanged
+...     hc.Reduce(sendbuf, recvbuf, op=MPI.SUM, root=0)  # rooted_algo's tree, or MPI's
+...     hc.Alltoall(sendbuf, recvbuf)           # not planned: MPI's own, unchanged
 ...     hc.barrier()
 
 The engine (:mod:`hetcoll.runtime`) runs schedules and never plans; this module is the layer
 above it that plans them: :class:`Planning` turns each call into a schedule with the planner
-``algo`` (trees: ``Bcast``, multicasts) or ``cube_algo`` (Figueira & Reddi's hypercubes:
-``Allreduce``/``allreduce``, ``Allgather``/``allgather``, ``barrier``), and :class:`HetComm`
+``algo`` (trees: ``Bcast``, multicasts), ``cube_algo`` (Figueira & Reddi's hypercubes:
+``Allreduce``/``allreduce``, ``Allgather``/``allgather``, ``barrier``) or ``rooted_algo``
+(``Reduce``, ``Gather``, ``Scatter`` and their object forms), and :class:`HetComm`
 is the engine's communicator with it plugged in, plus :meth:`HetComm.predict` (the
 simulator's time of a call).  Every rank plans the same schedule from the same platform
 (planners are deterministic); a digest of each call travels with its data, so ranks that
 call different collectives raise :class:`~hetcoll.errors.MismatchError` instead of
 exchanging garbage.  A ``HetComm`` is an ``MPI.Intracomm`` on the user's own handle
-(:mod:`hetcoll.runtime.subcomms`): what hetcoll does not plan (``Gather``, ``Scatter``,
-``Reduce``, ``Alltoall``, ``Scan``, ``Get_rank``, ...) is
-mpi4py's own method on it, unchanged, and ``Split``/``Dup``/``Create`` give ``HetComm``s
-(docs/runtime.md lists both).  ``Ibcast``, ``Iallreduce``, ``Iallgather`` and ``Ibarrier``
-run the planned schedules on a progress thread (:mod:`hetcoll.runtime.nonblocking`), and
-so do the starts of ``Bcast_init``, ``Allreduce_init``, ... (:mod:`hetcoll.runtime.persistent`).
+(:mod:`hetcoll.runtime.subcomms`): what hetcoll does not plan (``Alltoall``, ``Scan``,
+the v-variants, ``Get_rank``, ...) is mpi4py's own method on it, and
+``Split``/``Dup``/``Create`` give ``HetComm``s (docs/runtime.md lists both).  ``Ibcast``,
+``Iallreduce``, ``Iallgather`` and ``Ibarrier`` run the planned schedules on a progress
+thread (:mod:`hetcoll.runtime.nonblocking`), and so do the starts of ``Bcast_init``,
+``Allreduce_init``, ... (:mod:`hetcoll.runtime.persistent`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from .choice import DEFAULT_MARGIN
 from .errors import HetcollError, PlannerError
 from .platform import Platform
 from .runtime.persistent import Persistent
+from .runtime.rooted import RootedCollectives, add_passthroughs
 from .schedule import Schedule
 
 __all__ = ["HetComm", "Planning"]
@@ -59,9 +62,11 @@ class Planning:
         options: dict,
         margin: float = DEFAULT_MARGIN,
         tuning: Any = None,
+        rooted_algo: str | None = None,
     ) -> None:
         self.algo = algo
         self.cube_algo = cube_algo
+        self.rooted_algo = rooted_algo
         self.model = model
         self.options = {} if options is None else options  # checked in check()
         self.margin = margin
@@ -74,6 +79,7 @@ class Planning:
             "options": self.options,
             "margin": self.margin,
             "tuning": None if self.tuning is None else self.tuning.to_dict(),
+            "rooted_algo": self.rooted_algo,
         }
 
     def check(self, platform: Platform, nodes: Sequence[str]) -> None:
@@ -95,7 +101,8 @@ class Planning:
                     f"tuning: measured on {self.tuning.ranks} ranks, but this communicator has "
                     f"{len(nodes)}; run hetcoll tune on {len(nodes)} ranks"
                 )
-        named = [a for a in (self.algo, self.cube_algo) if a not in _CHOICES]
+        self.rooted_algo = rooted_planner(self.rooted_algo, default=self.algo)
+        named = [a for a in (self.algo, self.cube_algo, self.rooted_algo) if a not in _CHOICES]
         warn_unused_options(self.options, named or ["fnf"], who="planner of this HetComm")
 
     def choose(self, platform: Platform, call: dict[str, Any]):
@@ -198,6 +205,44 @@ class Planning:
             options=self._accepted(algo),
         )
 
+    def rooted(self, platform: Platform, call: dict[str, Any]) -> Schedule:
+        """A rooted collective (``reduce``, ``gather``, ``scatter``): ``root``, ``members``,
+        ``nbytes``, ``sizes`` (node -> bytes, or None), ``algo``."""
+        from .planners import plan
+
+        algo = self.rooted_algo if call["algo"] is None else rooted_planner(call["algo"])
+        return plan(
+            platform,
+            call["root"],
+            call["members"],
+            method=algo,
+            model=self.model,
+            nbytes=call["nbytes"],
+            collective=call["collective"],
+            sizes=call["sizes"],
+            options=self._accepted(algo),
+        )
+
+
+def rooted_planner(name: str | None, default: str | None = None) -> str:
+    """The planner of the rooted collectives: ``name``, else ``mpi`` when ``default`` is
+    ``auto`` or ``mpi`` (MPI's own: ``auto`` has no model of MPI's rooted collectives to
+    weigh a plan against), ``default`` when it is one of the rooted family's own planners
+    (``rooted_ls``, ``rooted_exact``), else ``rooted_ls``.  :class:`PlannerError` when
+    ``name`` plans no reduce."""
+    from .planners import REGISTRY, get_planner
+
+    if name is None:
+        if default in _CHOICES:
+            return "mpi"
+        info = REGISTRY.get(default) if default is not None else None
+        return default if info is not None and "reduce" in info.collectives else "rooted_ls"
+    if name == "mpi":
+        return name
+    if not get_planner(name).serves("reduce"):
+        raise PlannerError(f"rooted_algo: {name!r} plans no reduce, gather or scatter")
+    return name
+
 
 def cube_planner(name: str | None, default: str | None = None) -> str:
     """A hypercube planner's name: ``name``, else ``default`` when it names one, else
@@ -219,7 +264,8 @@ def cube_planner(name: str | None, default: str | None = None) -> str:
     return name
 
 
-class HetComm(Persistent):
+@add_passthroughs
+class HetComm(RootedCollectives, Persistent):
     """An mpi4py communicator whose collectives run hetcoll schedules.
 
     It is an ``MPI.Intracomm`` (``isinstance`` holds) on the user's handle: a subclass made
@@ -257,6 +303,13 @@ class HetComm(Persistent):
     tuning : str or dict, optional
         A tuning file written by ``hetcoll tune`` (:mod:`hetcoll.tuning`): with ``auto``,
         its measured choice runs for the collectives and sizes it covers.
+    rooted_algo : str, optional
+        The planner of ``Reduce``/``reduce``, ``Gather``/``gather`` and
+        ``Scatter``/``scatter`` (docs/runtime.md, Rooted collectives), or ``mpi``.
+        Default: ``algo`` when it is a planner of the rooted family (``rooted_ls``,
+        ``rooted_exact``, a broadcast tree planner run backwards), ``mpi`` when ``algo`` is
+        ``auto`` or ``mpi`` (``auto`` has no model of MPI's own rooted collectives to
+        compare a plan with yet, so they stay MPI's).
     emulate : bool
         Impose the platform's costs on this machine (:mod:`hetcoll.runtime.emulation`).
     model : optional
@@ -301,13 +354,14 @@ class HetComm(Persistent):
         algo: str = "auto",
         *,
         cube_algo: str | None = None,
+        rooted_algo: str | None = None,
         model: Any = None,
         options: dict[str, Any] | None = None,
         margin: float = DEFAULT_MARGIN,
         tuning: Any = None,
         **engine: Any,
     ) -> None:
-        self.planning = Planning(algo, cube_algo, model, options, margin, tuning)
+        self.planning = Planning(algo, cube_algo, model, options, margin, tuning, rooted_algo)
         super().__init__(comm, platform, self.planning, model=model, **engine)
 
     @property

@@ -525,9 +525,12 @@ def rooted_schedule(
             )
         )
     sizes = None
-    if rr.collective in BLOCK_COLLECTIVES and len(set(rr.sizes.values())) > 1:
-        sizes = {ids[m]: n for m, n in rr.sizes.items()}
     nbytes = req.nbytes
+    if rr.collective in BLOCK_COLLECTIVES:
+        blocks = set(rr.sizes.values())
+        if len(blocks) > 1:  # the v-variants: each member's block, nbytes the largest
+            sizes = {ids[m]: n for m, n in rr.sizes.items()}
+        nbytes = max(blocks, default=0)
     return Schedule(
         rr.collective,
         algorithm,

@@ -12,7 +12,7 @@ user's messages; created with the timeout), a one-time agreement on the settings
 planned schedules, the detection of ranks that call different collectives (a digest of the
 call rides with the data, :mod:`.transport`, and a rank that finds a disagreement tells the
 others: :mod:`.notices`), timeouts on every wait; it is an ``MPI.Intracomm`` on the user's
-handle (:mod:`.subcomms`), so what it does not implement (``Gather``, ``Scatter``,
+handle (:mod:`.subcomms`), so what it does not implement (``Alltoall``, ``Scan``,
 ``Get_rank``, ...) is mpi4py's own, and ``Split``/``Dup`` give wrappers like it.
 """
 

@@ -56,6 +56,11 @@ class Planner(Protocol):
         """A hypercube collective: ``collective``, ``nbytes``, ``op``, ``members``, ``algo``."""
         ...
 
+    def rooted(self, platform: Platform, call: dict[str, Any]) -> Schedule:
+        """A reduce, gather or scatter tree: ``collective``, ``root``, ``members``,
+        ``nbytes``, ``sizes`` (node -> bytes, or None), ``algo``."""
+        ...
+
 
 def digest_of(text: str) -> bytes:
     """A 16-byte digest of ``text``."""

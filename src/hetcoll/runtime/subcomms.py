@@ -8,9 +8,10 @@ of its communicator classes, and never frees a handle when an object is collecte
 
 - ``isinstance(hc, MPI.Intracomm)`` (and ``MPI.Comm``) holds, as libraries that type-check
   their communicator ask; ``hc == comm`` (the same handle);
-- everything hetcoll does not plan (``Gather``, ``Scatter``, ``Ibcast``, ``Get_rank``,
+- everything hetcoll does not plan (``Alltoall``, ``Scan``, ``Ibcast``, ``Get_rank``,
   point to point, attributes, ...) is mpi4py's own method on the user's communicator, with
-  no Python layer in between;
+  no Python layer in between (a collective, through a one-line method of
+  :mod:`.rooted` that sets ``last_call`` to None);
 - ``Dup``, ``Dup_with_info``, ``Clone``, ``Split``, ``Split_type``, ``Create`` and
   ``Create_group`` return a wrapper of the same class and settings on the new
   communicator, each of its ranks the platform node its rank had here (the matching
