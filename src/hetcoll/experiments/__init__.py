@@ -8,7 +8,15 @@ JSON-ready ``data`` dict, the human ``tables`` and the names of the figures that
 
 from __future__ import annotations
 
-from . import banikazemi, beaumont, figueira, hsu, park, testbed  # noqa: F401  (registers them)
+from . import (  # noqa: F401  (registers them)
+    banikazemi,
+    banikazemi_reduce,
+    beaumont,
+    figueira,
+    hsu,
+    park,
+    testbed,
+)
 from ._base import EXPERIMENTS, Config, Experiment, Result, experiment, get_experiment, run_trials
 
 __all__ = [
