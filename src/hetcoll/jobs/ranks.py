@@ -147,6 +147,7 @@ def _predictions(run: Run, platform: Platform, root: str, nbytes: int) -> Compar
         segment_size=None if run.cube else run.segment_size,
         op="sum" if run.operation == "allreduce" else None,
         algos=names,
+        options=run.options or None,  # the planner's options, as the wrapper ran it
     )
     for name in names:
         if name in found.skipped:
