@@ -69,8 +69,9 @@ def _brute_force(platform, nbytes):
         if seg is None:
             continue
         for name in names:
+            opts = bench.MULTI_TREE if name == "multi_tree" else None
             try:
-                s = plan(platform, "0", method=name, nbytes=nbytes, segment_size=seg)
+                s = plan(platform, "0", method=name, nbytes=nbytes, segment_size=seg, options=opts)
             except PlannerError:
                 continue
             t = simulate(platform, s).makespan
@@ -98,7 +99,15 @@ def test_choose_is_the_brute_force_best(platform):
     assert multi["predicted"] == pytest.approx(best_multi, rel=1e-12)
     # the chosen schedules really take the predicted times
     for c in (single, multi):
-        s = plan(platform, "0", method=c["algo"], nbytes=nbytes, segment_size=c["segment_size"])
+        opts = bench.MULTI_TREE if c["algo"] == "multi_tree" else None
+        s = plan(
+            platform,
+            "0",
+            method=c["algo"],
+            nbytes=nbytes,
+            segment_size=c["segment_size"],
+            options=opts,
+        )
         assert simulate(platform, s).makespan == pytest.approx(c["predicted"], rel=1e-12)
 
 

@@ -22,6 +22,7 @@ from hetcoll.arborescence import min_arborescence
 from hetcoll.errors import PlannerError
 from hetcoll.generators import random_graph_platform, tiers_platform
 from hetcoll.planners import REGISTRY
+from hetcoll.planners.multitree import steady_period
 from hetcoll.planners.steady import (
     SteadyProblem,
     edge_loads,
@@ -493,10 +494,12 @@ def test_throughput_tree_is_never_below_a_paper_heuristic(seed):
 def test_multi_tree_reaches_99_percent_of_the_optimum_in_the_simulator(seed):
     p = random_graph_platform(7, 0.3, seed=seed)
     best = optimum(p, "0", L).throughput
-    probe = plan(p, "0", method="multi_tree", nbytes=4096 * L, segment_size=L)
+    per = {"slices_per_period": steady_period(p, "0", L)}
+    probe = plan(p, "0", method="multi_tree", nbytes=4096 * L, segment_size=L, options=per)
     lag = max((x.lag for seq in (probe.order or {}).values() for x in seq), default=0)
-    per = probe.params.get("slices_per_period", 16)
-    s = plan(p, "0", method="multi_tree", nbytes=per * (4 * lag + 4) * L, segment_size=L)
+    per = {"slices_per_period": probe.params.get("slices_per_period", 16)}
+    nbytes = per["slices_per_period"] * (4 * lag + 4) * L
+    s = plan(p, "0", method="multi_tree", nbytes=nbytes, segment_size=L, options=per)
     assert s.params["optimum"] == pytest.approx(best, rel=1e-9)
     s.validate(p)
     assert Schedule.from_json(s.to_json()) == s
@@ -512,7 +515,8 @@ def test_multi_tree_period_is_chosen_by_its_timetable_not_only_its_rounding():
 
     n, d, seed = grid_platforms(FULL["sizes"], FULL["densities"], 10)[167]
     p = random_graph_platform(n, d, seed=seed)
-    s = plan(p, "0", method="multi_tree", nbytes=4096 * L, segment_size=L)
+    per = {"slices_per_period": steady_period(p, "0", L)}
+    s = plan(p, "0", method="multi_tree", nbytes=4096 * L, segment_size=L, options=per)
     per, period = s.params["slices_per_period"], s.params["period"]
     assert per * L / period >= 0.995 * s.params["optimum"]
     assert per == 64

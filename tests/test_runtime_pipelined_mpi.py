@@ -40,7 +40,9 @@ PROGRAM = textwrap.dedent(
     p = Platform.from_dict(json.loads(open(sys.argv[1]).read()))
     cases = []
     for algo in ("grow_tree", "binomial_graph", "throughput_tree", "multi_tree"):
-        with HetComm(world, p, algo, timeout=60) as hc:
+        # multi_tree's timetable at every size (by default a short message gets one tree)
+        opts = {"slices_per_period": 16} if algo == "multi_tree" else None
+        with HetComm(world, p, algo, options=opts, timeout=60) as hc:
             for root in (0, 4):
                 for nbytes, seg in ((0, None), (1, None), (7, 3), (10_007, 1000),
                                     (100_001, 4096), (65_536, 1024)):
@@ -84,6 +86,7 @@ def test_hetcoll_run_measures_multi_tree(tmp_path):
     plat.write_text(json.dumps(PLATFORM))
     args = ["hetcoll", "run", "--platform", plat, "--algo", "multi_tree"]
     args += ["--size", "100001", "--segment-size", "4096", "--repeat", "2", "--json"]
+    args += ["--option", "slices_per_period=16"]  # the timetable (else one tree may win)
     proc = run_mpi(6, args, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(proc.stdout)
@@ -108,7 +111,9 @@ EMULATED = textwrap.dedent(
     scale = 20.0  # a 4 KB slice takes ~1 ms: wake-up jitter is small beside it
     bound = p.model.bind(p)
     records = []
-    with HetComm(world, p, "multi_tree", emulate=True, time_scale=scale, timeout=60) as hc:
+    opts = {"slices_per_period": 16}  # the timetable at every size
+    with HetComm(world, p, "multi_tree", options=opts, emulate=True, time_scale=scale,
+                 timeout=60) as hc:
         for root in (0, 4):
             for nbytes, seg in ((10_007, 1000), (100_001, 4096)):
                 errors, explained, early = [], True, 0.0

@@ -62,6 +62,9 @@ MIB = 1 << 20
 PROBE_SIZES = (0, 64 * 1024, MIB, 4 * MIB)
 STRUCTURED_SEED = 0
 ROOT = "0"
+#: multi_tree's own timetable at its shortest period (without it, multi_tree returns its
+#: best single tree where that is predicted faster, and there is no multi-tree run to time)
+MULTI_TREE = {"slices_per_period": 16}
 
 
 # -- pure parts (tests/test_benchmarks_bcast_large.py) ---------------------------------------------
@@ -114,11 +117,19 @@ def choose(platform: Platform, nbytes: int) -> dict[str, dict[str, Any]]:
     Every candidate tree planner of :func:`hetcoll.compare.compare` at each slice size of
     :func:`hetcoll.compare.slice_choices`; ``single``: the fastest candidate other than
     ``multi_tree`` with one tree and more than one slice (ties: by name, then slice);
-    ``multi_tree``: its fastest slice size.  Each: ``algo``, ``segment_size``,
-    ``predicted`` (s), ``trees``; ``multi_tree`` also ``same_as_single``: whether its trees
-    and slices are those of ``single`` (then measuring both measures the run's noise).
+    ``multi_tree``: its fastest slice size (its timetable: :data:`MULTI_TREE`).  Each:
+    ``algo``, ``segment_size``, ``predicted`` (s), ``trees``; ``multi_tree`` also
+    ``same_as_single``: whether its trees and slices are those of ``single`` (then measuring
+    both measures the run's noise).
     """
-    ranked = compare(platform, "bcast", root=ROOT, nbytes=nbytes, slices=slice_choices(nbytes))
+    ranked = compare(
+        platform,
+        "bcast",
+        root=ROOT,
+        nbytes=nbytes,
+        slices=slice_choices(nbytes),
+        options=MULTI_TREE,
+    )
     out: dict[str, dict[str, Any]] = {}
     flows: dict[str, Any] = {}
     for c in ranked.ranked:

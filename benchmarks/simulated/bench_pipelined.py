@@ -41,6 +41,7 @@ from hetcoll import __version__, plan, simulate
 from hetcoll.experiments.beaumont import FULL, ONE_PORT, grid_platforms
 from hetcoll.files import write_atomic
 from hetcoll.generators import random_graph_platform
+from hetcoll.planners.multitree import steady_period
 from hetcoll.planners.steady import lp_throughput, pack_arborescences, steady_problem
 from hetcoll.report import format_table
 from hetcoll.simulator import steady_state
@@ -64,11 +65,16 @@ def multi_tree_rate(p, best: float) -> tuple[float, int, int]:
     is ``R = 2 lag + 3 + WINDOW`` periods and each receiver's rate is measured between its
     ``(lag + 2) P``-th and ``(lag + 2 + WINDOW) P``-th slice, inside the periodic part (the
     middle half of :func:`steady_state`'s default needs about ``4 (lag + 1)`` periods)."""
-    probe = plan(p, "0", method="multi_tree", nbytes=4096 * SLICE, segment_size=SLICE)
+    steady = {"slices_per_period": steady_period(p, "0", SLICE)}
+    probe = plan(
+        p, "0", method="multi_tree", nbytes=4096 * SLICE, segment_size=SLICE, options=steady
+    )
     lag = max((x.lag for seq in (probe.order or {}).values() for x in seq), default=0)
     per = probe.params.get("slices_per_period", 1)
     runs = 2 * lag + 3 + WINDOW
-    s = plan(p, "0", method="multi_tree", nbytes=per * runs * SLICE, segment_size=SLICE)
+    s = plan(
+        p, "0", method="multi_tree", nbytes=per * runs * SLICE, segment_size=SLICE, options=steady
+    )
     window = ((lag + 2) / runs, (lag + 2 + WINDOW) / runs)
     rate = steady_state(simulate(p, s), s, window).bytes_per_second or 0.0
     return rate / best, int(s.params.get("trees", 1)), int(per)

@@ -81,7 +81,11 @@ def run_measure(spec: dict) -> dict:
         for v in per_size["variants"]:
             key = v["platform"], v["algo"]
             if key not in comms:
-                comms[key] = HetComm(world, platforms[key[0]], key[1], timeout=TIMEOUT)
+                # multi_tree as the driver chose it: its timetable (the driver's MULTI_TREE)
+                opts = {"slices_per_period": 16} if key[1] == "multi_tree" else None
+                comms[key] = HetComm(
+                    world, platforms[key[0]], key[1], options=opts, timeout=TIMEOUT
+                )
         out["sizes"][str(per_size["nbytes"])] = measure_size(
             per_size["nbytes"], per_size["variants"], comms, spec["rounds"]
         )

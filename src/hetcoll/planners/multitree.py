@@ -27,6 +27,18 @@ all at once:
    every node sends and receives in slot order, one after the other, so the execution is
    a self-timed run of a feasible periodic schedule and keeps its period.
 
+**The message's size.**  A periodic timetable fills its pipeline in whole periods (its
+largest lag, often 8-10 periods at 30 nodes), so a long period that keeps 99.8 % of the
+optimum is slow for a short message.  Without ``slices_per_period``, every period of
+:data:`PERIODS` up to the message's slices (and up to the first whose timetable keeps
+99.5 %) is timetabled, and the one whose run ends first by :func:`_finish_bound` (``span *
+(periods + largest lag)``, which the self-timed run never exceeds) is kept; then the best
+single tree (``throughput_tree``'s) is simulated, and returned instead when it ends no
+later (the timetable is simulated too when the bound does not decide and the message has
+at most :data:`SIMULATED` slices).  So ``multi_tree`` is never predicted slower than
+``throughput_tree``; ``benchmarks/simulated/bench_sizes.py`` prints both against the lower
+bound (:func:`hetcoll.bounds.lower_bound`) per size.
+
 The simulator then measures the rate the program achieves
 (:func:`hetcoll.simulator.steady_state`): at least 99 % of the optimum once the pipeline
 is full (the largest lag, in periods, is the fill).
@@ -44,10 +56,10 @@ from ..platform import Platform
 from ..schedule import Flow, OrderedSend, Schedule, Tree
 from ._common import relays
 from ._registry import Option, register
-from .pipelined import PlanGraph, _schedule, _start
+from .pipelined import PlanGraph, _schedule, _start, best_tree
 from .steady import Packing, pack_arborescences, unbounded
 
-__all__ = ["multi_tree", "integer_weights", "period_order"]
+__all__ = ["multi_tree", "integer_weights", "period_order", "steady_period"]
 
 #: the rounding to whole slices per period keeps at least this share of the optimum
 KEEP = 0.998
@@ -55,6 +67,8 @@ KEEP = 0.998
 #: of :data:`PERIODS` does)
 KEEP_TIMETABLE = 0.995
 #: the candidate slices per period (steps of 1.5 and 4/3)
+#: with one port per node, the most slices for which the timetable is simulated to compare
+SIMULATED = 2048
 PERIODS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
 
 
@@ -85,16 +99,18 @@ def multi_tree(
     platform, root, members, model, nbytes, segment_size
         As every planner; the slice is ``segment_size`` (the whole message if None).
     slices_per_period : int, optional
-        Round the trees' weights to this many slices per period (default: the smallest of
-        16, 24, ..., 4096 whose rounding keeps 99.8 % of the optimum and whose timetable
-        keeps 99.5 %).
+        Round the trees' weights to this many slices per period and always run the
+        timetable (default: for the message given, see "The message's size" in the module
+        docstring).
 
     Returns
     -------
     Schedule
         One flow per tree (``params["trees"]`` of them), ``order`` the per-node send order
-        of one period (``params["slices_per_period"]`` slices, ``params["slots"]``
-        matchings), ``params["optimum"]`` the optimal throughput (bytes/s).
+        of one period (``params["slices_per_period"]`` slices), ``params["period"]`` its
+        seconds, ``params["finish_bound"]`` when the run ends at the latest,
+        ``params["optimum"]`` the optimal throughput (bytes/s); or, when it is predicted
+        faster, the best single tree (``throughput_tree``'s, ``params["trees"] == 1``).
 
     Notes
     -----
@@ -109,12 +125,27 @@ def multi_tree(
     packing = pack_arborescences(prob)
     size = req.message_size()
     total = -(-req.nbytes // size)
+    optimum = packing.throughput * size
     # a period longer than the message is never completed: no more slices than it has
-    m, trees, (local_order, span) = _timetabled(g, packing, slices_per_period, total)
+    m, trees, timetable, finish = _timetabled(g, packing, slices_per_period, total)
+    multi = _timetable_schedule(req, g, m, trees, timetable, total, optimum, finish)
+    if slices_per_period is not None or multi.params.get("trees", 1) == 1:
+        return multi
+    start, edges = best_tree(g, packing)
+    single = _schedule(req, g, "multi_tree", edges, trees=1, optimum=optimum, start=start)
+    return single if _single_wins(platform, req, single, multi, finish, total) else multi
+
+
+def _timetable_schedule(
+    req, g: PlanGraph, m, trees, timetable, total: int, optimum: float, finish: float
+):
+    """The trees as flows of ``m``-proportional shares of the message's ``total`` slices,
+    in the timetable's order (``params["finish_bound"]``: ``finish``)."""
+    local_order, span = timetable
+    size = req.message_size()
     share = _shares(total, m)
     if sum(1 for x in share if x) == 1:  # one tree carries everything: a plain pipeline
         only = trees[next(i for i, x in enumerate(share) if x)]
-        optimum = packing.throughput * size
         return _schedule(req, g, "multi_tree", only.tolist(), trees=1, optimum=optimum)
     flows, flow_of, offset = [], {}, 0
     for i, (tree, s) in enumerate(zip(trees, share, strict=True)):
@@ -149,7 +180,8 @@ def multi_tree(
         "trees": len(flows),
         "slices_per_period": int(sum(m)),
         "period": span,
-        "optimum": packing.throughput * size,
+        "optimum": optimum,
+        "finish_bound": finish,
     }
     return Schedule(
         req.collective,
@@ -207,32 +239,94 @@ def _shares_and_loads(g: PlanGraph, packing: Packing) -> tuple[np.ndarray, np.nd
     return lam / lam.sum(), np.array([prob.loads(tree.tolist()) for tree in packing.trees])
 
 
-def _timetabled(g: PlanGraph, packing: Packing, target: int | None, total: int):
-    """The trees' whole slices per period and their period's timetable: the fewest slices
-    per period (from :func:`integer_weights`'s choice up, at most ``total``) whose
-    timetable keeps :data:`KEEP_TIMETABLE` of the optimum, else the best of them.
+def _timetabled(g: PlanGraph, packing: Packing, target: int | None, total: int | None):
+    """The trees' whole slices per period, their period's timetable and the time within
+    which its run of ``total`` slices ends (:func:`_finish_bound`): with ``target``, that
+    many slices per period; else, among the periods of :data:`PERIODS` up to the first
+    whose timetable keeps :data:`KEEP_TIMETABLE` of the optimum (and at most ``total``),
+    the one that finishes the message first.
 
+    A long period keeps more of the optimum but fills the pipeline more slowly (the fill
+    is the largest lag, in periods): on a Fig. 4 platform (n = 30, density 0.12, seed 0)
+    256 slices per period took 31.8 s for a 1 024-slice message, 16 per period 19.3 s.
     The rounding alone keeps :data:`KEEP`, but the timetable can be longer than the
     busiest port's load (its greedy does not always pack perfectly): on a Fig. 4 platform
     (n = 40), 32 slices per period kept 99.8 % when rounded and 98.4 % when timetabled."""
-    first = integer_weights(g, packing, target, limit=total)
-    sizes = [int(first.sum())]
-    if target is None:
-        sizes += [p for p in PERIODS if sizes[0] < p <= total]
     share, loads = _shares_and_loads(g, packing)
+    if target is not None:
+        sizes = [int(integer_weights(g, packing, target).sum())]
+    else:
+        sizes = [p for p in PERIODS if total is None or p <= total] or [PERIODS[0]]
     best = None
     for periods in sizes:
-        m = first if periods == sizes[0] else _round(share, loads, periods)
+        m = (
+            integer_weights(g, packing, target)
+            if target is not None
+            else _round(share, loads, periods)
+        )
         keep = [i for i in range(len(m)) if m[i] > 0]
         trees = [packing.trees[i] for i in keep]
         mm = [int(m[i]) for i in keep]
         timetable = period_order(g, trees, mm)
         rate = sum(mm) / timetable[1] if timetable[1] > 0 else np.inf
-        if best is None or rate > best[0]:
-            best = (rate, mm, trees, timetable)
+        # an endless message (total None): the best rate
+        finish = _finish_bound(timetable, mm, total) if total is not None else -rate
+        if best is None or finish < best[3]:
+            best = (mm, trees, timetable, finish)
         if rate >= KEEP_TIMETABLE * packing.throughput:
             break
-    return best[1], best[2], best[3]
+    return best
+
+
+def steady_period(
+    platform: Platform,
+    root: str,
+    segment_size: int,
+    members: Iterable[str] | None = None,
+    model: Any = None,
+) -> int:
+    """The slices per period ``multi_tree`` would choose for an endless message: the
+    fewest of :data:`PERIODS` whose timetable keeps :data:`KEEP_TIMETABLE` of the optimum
+    (else the best of them).  ``slices_per_period`` set to it plans the periodic regime
+    at any size (to measure its rate on a short run)."""
+    _req, g = _start(platform, root, members, model, segment_size, segment_size)
+    prob = g.problem()
+    if g.k == 1 or unbounded(prob):
+        return PERIODS[0]
+    m, _trees, _timetable, _rate = _timetabled(g, pack_arborescences(prob), None, None)
+    return int(sum(m))
+
+
+def _finish_bound(timetable, m: list[int], total: int) -> float:
+    """When a run of ``total`` slices split by :func:`_shares` ends at the latest: tree
+    ``i``'s ``q``-th slice travels in period ``q // m_i`` plus its lag, and a self-timed
+    run (each port in the timetable's order, as soon as it can) is never later than the
+    timetable itself (every transfer of period ``p`` within ``[p span, (p + 1) span)``),
+    so it ends by ``span * (max_i ceil(share_i / m_i) + largest lag)``."""
+    order, span = timetable
+    lag = max((x[2] for seq in order.values() for x in seq), default=0)
+    share = _shares(total, m)
+    periods = max((-(-s // mi) for s, mi in zip(share, m, strict=True)), default=0)
+    return span * (periods + lag)
+
+
+def _single_wins(
+    platform: Platform, req, single: Schedule, multi: Schedule, finish: float, total: int
+) -> bool:
+    """Whether the best single tree is predicted (simulated) to finish no later than the
+    timetable ``multi``.  Under two ports per node ``multi`` finishes by ``finish``: when
+    the single tree is slower than that, no simulation of ``multi`` is needed.  Otherwise
+    (and always with one port per node, ``one_port_uni``, where the timetable, which books
+    sends and receives apart, may be slower than ``finish``) ``multi`` is simulated when
+    the message has at most :data:`SIMULATED` slices, else the single tree is kept (the
+    bound overestimates: 21.3 s for a run of 19.3 s at n = 30, 1 024 slices)."""
+    from ..simulator import simulate
+
+    single_time = simulate(platform, single, req.model).makespan
+    uni = getattr(req.model.bind(platform), "unidirectional", False)
+    if single_time > finish and not uni:
+        return False
+    return total > SIMULATED or single_time <= simulate(platform, multi, req.model).makespan
 
 
 def _round(share: np.ndarray, loads: np.ndarray, periods: int) -> np.ndarray:

@@ -42,7 +42,7 @@ from ..platform import Platform
 from ..schedule import Schedule
 from ._common import Request, prepare, tree_schedule
 from ._registry import register
-from .steady import SteadyProblem, edge_loads, pack_arborescences
+from .steady import Packing, SteadyProblem, edge_loads, pack_arborescences
 
 __all__ = [
     "PlanGraph",
@@ -608,8 +608,14 @@ def throughput_tree(
     req, g = _start(platform, root, members, model, nbytes, segment_size)
     if g.k == 1:
         return _schedule(req, g, "throughput_tree", [])
+    name, edges = best_tree(g, pack_arborescences(g.problem()))
+    return _schedule(req, g, "throughput_tree", edges, start=name)
+
+
+def best_tree(g: PlanGraph, packing: Packing) -> tuple[str, list[int]]:
+    """:func:`throughput_tree`'s tree (its start's name and its edges) from the optimal
+    ``packing`` of ``g``'s problem."""
     prob = g.problem()
-    packing = pack_arborescences(prob)
     starts = paper_trees(g, edge_loads(prob, packing))
     # the optimal multi-tree solution's own trees, the least busy first
     columns = sorted(packing.columns, key=lambda t: (tree_period_of(g, t), t.tolist()))
@@ -622,7 +628,7 @@ def throughput_tree(
         if best is None or key[0] < best[0]:
             best = key
     assert best is not None
-    return _schedule(req, g, "throughput_tree", best[2], start=best[1])
+    return best[1], best[2]
 
 
 def _local_search(g: PlanGraph, tree: list[int], max_rounds: int = 10_000) -> list[int]:
