@@ -209,7 +209,10 @@ def test_reproduce_list_json(capsys):
 
 def test_an_order_naming_an_unknown_node_is_refused():
     p = load_platform("park-fig2").with_model("one_port")
-    doc = plan(p, "A", method="multi_tree", nbytes=2**20, segment_size=2**16).to_dict()
+    opts = {"slices_per_period": 16}  # the timetable (a short message may get one tree)
+    doc = plan(
+        p, "A", method="multi_tree", nbytes=2**20, segment_size=2**16, options=opts
+    ).to_dict()
     assert doc["order"]
     doc["order"]["ZZ"] = []
     with pytest.raises(ScheduleError, match="order: 'ZZ' sends nothing"):

@@ -33,10 +33,11 @@ optimum is slow for a short message.  Without ``slices_per_period``, every perio
 :data:`PERIODS` up to the message's slices (and up to the first whose timetable keeps
 99.5 %) is timetabled, and the one whose run ends first by :func:`_finish_bound` (``span *
 (periods + largest lag)``, which the self-timed run never exceeds) is kept; then the best
-single tree (``throughput_tree``'s) is simulated, and returned instead when it ends no
+single trees (``throughput_tree``'s, the paper heuristics' it starts from,
+``binomial_graph``'s) are simulated, and the fastest returned instead when it ends no
 later (the timetable is simulated too when the bound does not decide and the message has
 at most :data:`SIMULATED` slices).  So ``multi_tree`` is never predicted slower than
-``throughput_tree``; ``benchmarks/simulated/bench_sizes.py`` prints both against the lower
+any of them; ``benchmarks/simulated/bench_sizes.py`` prints both against the lower
 bound (:func:`hetcoll.bounds.lower_bound`) per size.
 
 The simulator then measures the rate the program achieves
@@ -67,8 +68,11 @@ KEEP = 0.998
 #: of :data:`PERIODS` does)
 KEEP_TIMETABLE = 0.995
 #: the candidate slices per period (steps of 1.5 and 4/3)
-#: with one port per node, the most slices for which the timetable is simulated to compare
+#: the most slices for which the timetable is simulated when its finish bound does not decide
 SIMULATED = 2048
+#: the most slices for which binomial_graph's tree is a single-tree candidate (a shallow tree
+#: wins only while the fill matters)
+SHORT = 256
 PERIODS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
 
 
@@ -129,11 +133,47 @@ def multi_tree(
     # a period longer than the message is never completed: no more slices than it has
     m, trees, timetable, finish = _timetabled(g, packing, slices_per_period, total)
     multi = _timetable_schedule(req, g, m, trees, timetable, total, optimum, finish)
-    if slices_per_period is not None or multi.params.get("trees", 1) == 1:
+    if slices_per_period is not None:
         return multi
-    start, edges = best_tree(g, packing)
-    single = _schedule(req, g, "multi_tree", edges, trees=1, optimum=optimum, start=start)
+    if multi.params.get("trees", 1) == 1:  # one of the packing's trees: one more candidate
+        return _fastest_single(platform, req, g, packing, optimum, total, multi)
+    single = _fastest_single(platform, req, g, packing, optimum, total)
     return single if _single_wins(platform, req, single, multi, finish, total) else multi
+
+
+def _fastest_single(
+    platform: Platform, req, g: PlanGraph, packing: Packing, optimum, total, *more: Schedule
+):
+    """The single pipelined tree simulated fastest for this message: ``throughput_tree``'s
+    (the least period), the paper heuristics' trees it starts from (shallower ones fill
+    sooner) and, up to :data:`SHORT` slices, ``binomial_graph``'s (relayed, so simulated by
+    the event loop), then ``more`` (ties: that order)."""
+    from dataclasses import replace
+
+    from ..simulator import simulate
+    from .pipelined import binomial_graph
+
+    start, edges, papers = best_tree(g, packing)
+    found = [_schedule(req, g, "multi_tree", edges, trees=1, optimum=optimum, start=start)]
+    found += [
+        _schedule(req, g, "multi_tree", tree, trees=1, optimum=optimum, start=name)
+        for name, tree in papers.items()
+    ]
+    if total <= SHORT:
+        members = None if req.collective == "bcast" else [req.ids[m] for m in req.members]
+        b = binomial_graph(
+            platform,
+            req.ids[req.root],
+            members,
+            req.model,
+            nbytes=req.nbytes,
+            segment_size=req.segment_size,
+        )
+        params = {"trees": 1, "optimum": optimum, "start": "binomial_graph"}
+        found.append(replace(b, algorithm="multi_tree", params=params))
+    found += more
+    times = [simulate(platform, s, req.model).makespan for s in found]
+    return found[min(range(len(found)), key=lambda i: (times[i], i))]
 
 
 def _timetable_schedule(

@@ -608,15 +608,16 @@ def throughput_tree(
     req, g = _start(platform, root, members, model, nbytes, segment_size)
     if g.k == 1:
         return _schedule(req, g, "throughput_tree", [])
-    name, edges = best_tree(g, pack_arborescences(g.problem()))
+    name, edges, _ = best_tree(g, pack_arborescences(g.problem()))
     return _schedule(req, g, "throughput_tree", edges, start=name)
 
 
-def best_tree(g: PlanGraph, packing: Packing) -> tuple[str, list[int]]:
+def best_tree(g: PlanGraph, packing: Packing) -> tuple[str, list[int], dict[str, list[int]]]:
     """:func:`throughput_tree`'s tree (its start's name and its edges) from the optimal
-    ``packing`` of ``g``'s problem."""
+    ``packing`` of ``g``'s problem, and the paper heuristics' trees it started from."""
     prob = g.problem()
     starts = paper_trees(g, edge_loads(prob, packing))
+    papers = dict(starts)
     # the optimal multi-tree solution's own trees, the least busy first
     columns = sorted(packing.columns, key=lambda t: (tree_period_of(g, t), t.tolist()))
     for j, tree in enumerate(columns[:STARTS]):
@@ -628,7 +629,7 @@ def best_tree(g: PlanGraph, packing: Packing) -> tuple[str, list[int]]:
         if best is None or key[0] < best[0]:
             best = key
     assert best is not None
-    return best[1], best[2]
+    return best[1], best[2], papers
 
 
 def _local_search(g: PlanGraph, tree: list[int], max_rounds: int = 10_000) -> list[int]:
