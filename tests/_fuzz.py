@@ -507,7 +507,7 @@ def _above_optimum(doc: dict, platform_path: str, schedule_path: Path) -> str:
         return ""
     p = load_platform(platform_path)
     s = Schedule.from_dict(json.loads(schedule_path.read_text()))
-    largest = max(c.nbytes for c in s.program().chunks)
+    largest = max(min(f.segment_size or f.nbytes, f.nbytes) for f in s.flows)  # a chunk's
     try:
         best = optimum(p, s.flows[0].tree.root, max(largest, 1), doc["model"])
     except HetcollError:  # unbounded, or the model does not apply

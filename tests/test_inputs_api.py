@@ -110,7 +110,7 @@ BAD_VALUES = [
     (lambda: plan(FIG1, "1", nbytes=10**30), PlannerError, "size: must be at most"),
     (lambda: plan(FIG1, "1", nbytes=10**400), PlannerError, "size: must be at most"),
     (lambda: plan(FIG1, "1", segment_size=0), PlannerError, "segment size: must be a positive"),
-    (lambda: plan(FIG1, "1", nbytes=10**9, segment_size=1), ScheduleError, "1048576 per schedule"),
+    (lambda: plan(FIG1, "1", nbytes=10**9, segment_size=1), ScheduleError, "262144 per schedule"),
     (lambda: plan(FIG1, "1", model={"name": "postal", "gap": "x"}), ModelError, "gap: cannot read"),
     (lambda: plan_multiple(FIG1, [("1",)]), PlannerError, "groups[0]: must be a (root, members)"),
     (lambda: plan_multiple(FIG1, ["1"]), PlannerError, "groups[0]: must be a (root, members)"),

@@ -11,7 +11,10 @@ Every case is a pure function of ``(--seed, its index)``.
 
 It ends with a table per generator (``tests/_fuzz.py``: platform files, schedules, switch
 platforms, directed graphs, planner options, pipelined schedules): inputs, tracebacks,
-hangs (over ``--limit`` seconds), wrong answers, other defects.
+hangs (over ``--limit`` seconds), wrong answers, other defects, and the slowest input.
+``--cpu`` counts the limit in CPU seconds of the process instead of elapsed seconds: on a
+shared, loaded machine elapsed time calls slow but finite cases hangs, while a loop that
+never ends still burns CPU.
 
 To count another version of hetcoll (e.g. main before a change), put its ``src`` first::
 
@@ -43,26 +46,34 @@ def _alarm(signum, frame):
     raise _Timeout
 
 
-def fuzz(n: int, seed: int, limit: float, show: int) -> dict:
+def fuzz(n: int, seed: int, limit: float, show: int, cpu: bool = False) -> dict:
     seeds = _fuzz.seeds()
     counts: collections.Counter[str] = collections.Counter()
     by_seed: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     by_group: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     examples: dict[str, list[str]] = collections.defaultdict(list)
-    signal.signal(signal.SIGALRM, _alarm)
+    timer, signum = (
+        (signal.ITIMER_PROF, signal.SIGPROF) if cpu else (signal.ITIMER_REAL, signal.SIGALRM)
+    )
+    signal.signal(signum, _alarm)
+    slowest = (0.0, "")
     t0 = time.perf_counter()
     for i in range(n):
         rng = random.Random(seed * 1_000_003 + i)
         s = seeds[rng.randrange(len(seeds))]
         case = _fuzz.mutate(s, rng)
         with tempfile.TemporaryDirectory() as tmp:
-            signal.setitimer(signal.ITIMER_REAL, limit)
+            signal.setitimer(timer, limit)
+            c0 = time.process_time()
             try:
                 outcome, detail = _fuzz.run_case(s, case, Path(tmp))
             except _Timeout:
-                outcome, detail = "timeout", f"over {limit:g} s"
+                outcome, detail = "timeout", f"over {limit:g} {'CPU ' if cpu else ''}s"
             finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.setitimer(timer, 0)
+        spent = time.process_time() - c0
+        if spent > slowest[0]:
+            slowest = (spent, f"case {i} ({s.name}{case.suffix} {' '.join(case.options)})")
         counts[outcome] += 1
         by_seed[s.name][outcome] += 1
         by_group[s.group][outcome] += 1
@@ -75,6 +86,9 @@ def fuzz(n: int, seed: int, limit: float, show: int) -> dict:
         "files": n,
         "seed": seed,
         "seconds": time.perf_counter() - t0,
+        "cpu_seconds": time.process_time(),
+        "limit": {"seconds": limit, "clock": "cpu" if cpu else "wall"},
+        "slowest": {"cpu_seconds": slowest[0], "case": slowest[1]},
         "counts": {k: counts[k] for k in _fuzz.OUTCOMES},
         "by_seed": {k: dict(v) for k, v in sorted(by_seed.items())},
         "by_group": {k: dict(v) for k, v in sorted(by_group.items())},
@@ -106,6 +120,7 @@ def main() -> int:
     ap.add_argument("-n", type=int, default=10_000, help="files to fuzz (default 10 000)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--limit", type=float, default=20.0, help="seconds per file")
+    ap.add_argument("--cpu", action="store_true", help="count --limit in CPU seconds")
     ap.add_argument("--show", type=int, default=3, help="examples printed per defect")
     ap.add_argument("--out", type=Path, default=Path("results/fuzz_inputs.json"))
     args = ap.parse_args()
@@ -121,13 +136,15 @@ def main() -> int:
         def write_atomic(path, text):
             path.write_text(text)
 
-    doc = fuzz(args.n, args.seed, args.limit, args.show)
+    doc = fuzz(args.n, args.seed, args.limit, args.show, args.cpu)
     doc["hetcoll"] = str(Path(hetcoll.__file__).parent)
     width = max(len(k) for k in _fuzz.OUTCOMES)
     print(f"{args.n} fuzzed files, seed {args.seed}, hetcoll from {doc['hetcoll']}")
     for k, v in doc["counts"].items():
         print(f"  {k:{width}s}  {v:6d}")
-    print(f"({doc['seconds']:.0f} s)")
+    print(f"({doc['seconds']:.0f} s, {doc['cpu_seconds']:.0f} CPU s; limit {args.limit:g} "
+          f"{'CPU ' if args.cpu else ''}s per file; the slowest file "
+          f"{doc['slowest']['cpu_seconds']:.1f} CPU s: {doc['slowest']['case']})")  # fmt: skip
     print(_group_table(doc["by_group"]))
     for outcome, lines in doc["examples"].items():
         print(f"{outcome}:")

@@ -26,7 +26,7 @@ from typing import Any
 from .errors import ModelError, PlannerError
 from .planners._registry import warn_unused_options
 from .platform import Platform
-from .schedule import Schedule
+from .schedule import MAX_TRANSFERS, Schedule, check_simulations
 from .simulator import Prediction, simulate
 
 __all__ = [
@@ -333,6 +333,12 @@ def compare(
         else:
             names = list(algos)
         per_size.append((size, names))
+    per_size = _within_budget(
+        per_size,
+        _receivers(platform, operation, root, members, groups),
+        nbytes,
+        keep_first=slices is not None,
+    )
     options = dict(options or {})
     warn_unused_options(options, sorted({n for _, names in per_size for n in names}))
     planned: set[str] = set()
@@ -369,6 +375,37 @@ def compare(
         )
     ranked.sort(key=lambda c: (c.predicted_time, c.algorithm, c.segment_size or 0))
     return Comparison(operation, nbytes, ranked, skipped)
+
+
+def _receivers(platform: Platform, operation: str, root, members, groups: Groups | None) -> int:
+    """How many messages one segment takes at least, over every tree of the request (each
+    receiver gets it once; relays add more): 0 for a hypercube, which is not cut."""
+    if operation not in TREE_OPERATIONS:
+        return 0
+    if operation == "multi_multicast":
+        return sum((len(platform) if m is None else len({r, *m})) - 1 for r, m in groups or ())
+    return _participants(platform, operation, root, members, groups) - 1
+
+
+def _within_budget(
+    per_size: list[tuple[int | None, list[str]]], receivers: int, nbytes: int, keep_first: bool
+) -> list[tuple[int | None, list[str]]]:
+    """The (segment size, candidates) to simulate, at most
+    :data:`~hetcoll.schedule.MAX_TRANSFERS` messages in all (``receivers`` per segment and
+    candidate at least).  With a choice of slice sizes (``keep_first``: ``auto``) the sizes
+    are kept in the order given while they fit (the first must); otherwise a request that
+    does not fit is refused (:func:`~hetcoll.schedule.check_simulations`)."""
+    total, kept = 0, []
+    for k, (size, names) in enumerate(per_size):
+        if k and keep_first:
+            chunks = -(-nbytes // size) if size and nbytes else 1
+            if total + len(names) * chunks * receivers > MAX_TRANSFERS:
+                break
+        total += check_simulations(
+            "comparing planners", len(names), nbytes, size, receivers, ", or name one planner"
+        )
+        kept.append((size, names))
+    return kept
 
 
 def slice_choices(nbytes: int) -> list[int | None]:

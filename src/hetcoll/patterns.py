@@ -218,6 +218,17 @@ class Flow:
             return 1
         return -(-self.nbytes // self.segment_size)
 
+    @property
+    def hops(self) -> int:
+        """Messages one segment takes: one per tree edge, one more per relay on the way."""
+        return sum(map(len, self.tree.children.values())) + sum(len(p) - 2 for p in self.relays)
+
+    @property
+    def transfers(self) -> int:
+        """Messages the flow sends in all (``chunks * hops``): what its program and its
+        simulation grow with."""
+        return self.chunks * self.hops
+
     def segments(self) -> list[tuple[int, int]]:
         """``(offset, nbytes)`` of each segment, in order; at least one."""
         step = self.segment_size or self.nbytes

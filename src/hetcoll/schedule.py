@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._fields import count, kind_of, mapping, node_id, only_keys, required
-from .errors import HetcollError, ScheduleError
+from .errors import HetcollError, PlannerError, ScheduleError
 from .lowering import flows_program, hypercube_program, rooted_program, tree_program
 from .patterns import REDUCE_OPS, Flow, Hypercube, OrderedSend, Tree
 from .program import Program
@@ -44,6 +44,9 @@ __all__ = [
     "COLLECTIVES",
     "ROOTED_COLLECTIVES",
     "check_delivery",
+    "check_simulations",
+    "check_transfers",
+    "MAX_TRANSFERS",
 ]
 
 #: Collective operations a schedule can describe.
@@ -74,9 +77,12 @@ ROOTED_COLLECTIVES = {
 BLOCK_COLLECTIVES = ("gather", "scatter", "allgather", "reduce_scatter")
 FORMAT = "hetcoll-schedule"
 VERSION = 1
-#: Most messages (chunks) one schedule may cut its data into: a program and its simulation
-#: grow with it (``nbytes / segment_size`` per flow), so more is refused rather than run.
-MAX_CHUNKS = 2**20
+#: Most messages one schedule may send: segments times the messages of each segment (one
+#: per tree edge and relay hop), summed over its flows (:attr:`Schedule.transfers`).  Its
+#: program, its simulation and a run all grow with it, so more is refused rather than run:
+#: at this many, planning and simulating take seconds and a few hundred MB with every
+#: planner (``benchmarks/simulated/bench_cap.py``).
+MAX_TRANSFERS = 2**18
 # the keys of a schedule document, of a flow and of a hypercube: anything else is an error
 _SCHEDULE_KEYS = (
     "format",
@@ -193,13 +199,7 @@ class Schedule:
             self._check_rooted()
         else:
             self._check_buffers()
-        chunks = sum(f.chunks for f in self.flows)
-        if chunks > MAX_CHUNKS:
-            raise ScheduleError(
-                f"segment_size: {self.nbytes} bytes in segments of "
-                f"{self.flows[0].segment_size} bytes make {chunks} messages, more than "
-                f"{MAX_CHUNKS} per schedule; use larger segments"
-            )
+        check_transfers(self.flows)
         if self.order is not None:
             self._check_order()
 
@@ -289,6 +289,16 @@ class Schedule:
                 covered += f.nbytes
             if covered != size:
                 raise ScheduleError(f"the {kind} flows cover {covered} bytes, of {size}")
+
+    @property
+    def transfers(self) -> int:
+        """Messages the schedule sends in all (each flow's segments times its edges and
+        relay hops; a hypercube's exchanges): at most :data:`MAX_TRANSFERS`."""
+        if self.hypercube is not None:
+            return self.hypercube.dims * len(self.hypercube.positions) + 2 * len(
+                self.hypercube.folds
+            )
+        return sum(f.transfers for f in self.flows)
 
     @property
     def timetable(self) -> bool:
@@ -580,6 +590,74 @@ class Schedule:
             {"parts": [s.params for s in schedules]},
             schedules[0].model,
         )
+
+
+def check_transfers(flows: Sequence[Flow]) -> None:
+    """Refuse flows that send more than :data:`MAX_TRANSFERS` messages in all, in one line
+    that names the smallest segment size that would do (:class:`ScheduleError`)."""
+    total = sum(f.transfers for f in flows)
+    if total <= MAX_TRANSFERS:
+        return
+    sizes = {f.segment_size for f in flows}
+    seg = f"segments of {min(sizes)} bytes" if len(sizes) == 1 and None not in sizes else "segments"
+    hint = "use larger segments"
+    if (least := _least_segment(flows)) is not None:
+        hint = f"use segments of at least {least} bytes"
+    elif sum(f.hops for f in flows) > MAX_TRANSFERS:
+        hint = "plan for fewer nodes"
+    raise ScheduleError(
+        f"segment_size: {max(f.nbytes for f in flows)} bytes in {seg} make "
+        f"{total} messages, more than {MAX_TRANSFERS} per schedule; {hint}"
+    )
+
+
+def check_simulations(
+    who: str,
+    candidates: int,
+    nbytes: int,
+    segment_size: int | None,
+    receivers: int,
+    otherwise: str = "",
+) -> int:
+    """The messages ``who`` simulates at least, comparing ``candidates`` schedules of
+    ``nbytes`` in ``segment_size`` segments that each reach ``receivers`` nodes; a
+    :class:`PlannerError` in one line (the segment size that would do) when that is more
+    than :data:`MAX_TRANSFERS`, the budget of one request however many schedules it
+    simulates (``otherwise``: another way out, for the message)."""
+    chunks = -(-nbytes // segment_size) if segment_size and nbytes else 1
+    total = candidates * chunks * receivers
+    if total > MAX_TRANSFERS:
+        most = MAX_TRANSFERS // (candidates * receivers) if candidates * receivers else 0
+        hint = "plan for fewer nodes"
+        if most >= 1 and segment_size:
+            hint = f"use segments of at least {max(1, -(-nbytes // most))} bytes"
+        raise PlannerError(
+            f"{who} simulates {candidates} schedules of {chunks * receivers} messages or more "
+            f"each, more than {MAX_TRANSFERS} in all; {hint}{otherwise}"
+        )
+    return total
+
+
+def _least_segment(flows: Sequence[Flow]) -> int | None:
+    """The smallest segment size at which ``flows`` send at most :data:`MAX_TRANSFERS`
+    messages (None if none does): a bisection, the count falls as segments grow."""
+
+    def fits(s: int) -> bool:
+        return sum(-(-f.nbytes // s) * f.hops if f.nbytes else f.hops for f in flows) <= (
+            MAX_TRANSFERS
+        )
+
+    hi = max(f.nbytes for f in flows)
+    if hi == 0 or not fits(hi):
+        return None
+    lo = 1  # fits(hi); find the least s with fits(s)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return hi
 
 
 def check_delivery(schedule: Schedule, platform=None, members: Iterable[str] | None = None) -> None:

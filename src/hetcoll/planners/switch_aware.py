@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from ..platform import Platform
-from ..schedule import Schedule
+from ..schedule import Schedule, check_simulations
 from ._common import Request, prepare, tree_schedule
 from ._registry import register
 from .chains import two_vbbs
@@ -240,6 +240,10 @@ def switch_aware(
         return simulate(platform, s, req.model).makespan
 
     trees = [(edges, 1) for edges in _trees(req)]
+    # it simulates every tree and the three baselines: refuse what would take minutes
+    check_simulations(
+        "switch_aware", len(trees) + 3, req.nbytes, req.segment_size, len(req.members) - 1
+    )
     times = [time(tree_schedule(req, "switch_aware", e)) for e, _ in trees]
     if segment_size is None:  # the fastest trees in pieces too, more while it pays
         for i in sorted(range(len(trees)), key=times.__getitem__)[:PIECE_TREES]:
