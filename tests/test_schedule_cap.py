@@ -79,3 +79,27 @@ def test_the_documented_cap_is_the_code_s():
     readme = (REPO / "README.md").read_text()
     stated = re.findall(r"at most 2\^(\d+) messages", readme)
     assert stated and all(2 ** int(k) == MAX_TRANSFERS for k in stated), stated
+    shared = re.findall(r"2\^(\d+) when simulated under\s+shared contention", readme)
+    assert shared and all(2 ** int(k) == MAX_TRANSFERS // 8 for k in shared), shared
+
+
+def test_shared_contention_simulates_an_eighth_of_the_cap(tmp_path, capsys):
+    """Max-min fair share costs about eight times as much per simulated message: a schedule
+    one message over MAX_SHARED_TRANSFERS is planned, but not simulated there (one line);
+    the same schedule under exclusive contention is within the cap."""
+    from hetcoll import simulate
+    from hetcoll.generators import random_graph_platform
+    from hetcoll.schedule import MAX_SHARED_TRANSFERS
+
+    assert MAX_SHARED_TRANSFERS == MAX_TRANSFERS // 8
+    p = random_graph_platform(6, 0.5, seed=1)
+    shared = {"name": "hockney", "contention": "shared"}
+    segments = MAX_SHARED_TRANSFERS // 5 + 1  # 5 receivers, one message each per segment
+    s = plan(p, "0", method="fnf", model=shared, nbytes=segments, segment_size=1)
+    assert MAX_SHARED_TRANSFERS < s.transfers <= MAX_TRANSFERS
+    with pytest.raises(ScheduleError, match="under shared contention; use segments of at least"):
+        simulate(p, s, shared)
+    (tmp_path / "p.json").write_text(json.dumps(p.to_dict()))
+    args = ["compare", tmp_path / "p.json", "--root", "0", "--model", json.dumps(shared)]
+    args += ["--algos", "fnf", "--size", segments, "--segment-size", "1"]
+    one_line_error(*run(capsys, *args), f"more than {MAX_SHARED_TRANSFERS} in all")

@@ -2,7 +2,9 @@
 
 A schedule sends at most ``hetcoll.schedule.MAX_TRANSFERS`` messages (segments times the
 messages of each segment, relay hops included), and a request that simulates several
-schedules (``auto``, ``compare``, ``switch_aware``) at most that many in all.  Each case
+schedules (``auto``, ``compare``, ``switch_aware``) at most that many in all; an eighth of
+that under shared contention (``MAX_SHARED_TRANSFERS``), whose messages cost about eight
+times as much to simulate.  Each case
 here plans and simulates as close to that cap as its planner allows: 1 KiB segments, as
 many as fit (the message size follows).  Target: under about 10 s and 2 GB per case on a
 2-core machine.
@@ -103,14 +105,15 @@ def size_case(p, planner: str, operation: str, model) -> int:
     """The largest message in 1 KiB segments the planner accepts: from the messages per
     segment (one segment's plan), then down while the cap refuses it."""
     from hetcoll.errors import HetcollError
-    from hetcoll.schedule import MAX_TRANSFERS
+    from hetcoll.models import get_model
+    from hetcoll.schedule import transfer_budget
 
+    cost_model = p.model if model is None else get_model(model)
+    budget = transfer_budget(getattr(cost_model, "contention", "exclusive"))
     if planner == "compare":
         from hetcoll.compare import candidates
-        from hetcoll.models import get_model
 
-        name = (p.model if model is None else get_model(model)).name
-        n = len(candidates(operation, name, len(p), True)[0])
+        n = len(candidates(operation, cost_model.name, len(p), True)[0])
         per = n * (len(p) - 1)
     elif planner in ("auto", "switch_aware"):
         per = len(p) - 1
@@ -122,7 +125,7 @@ def size_case(p, planner: str, operation: str, model) -> int:
         else:
             s = plan(p, p.ids[0], method=planner, model=model, nbytes=1)
         per = s.transfers
-    chunks = MAX_TRANSFERS // per
+    chunks = budget // per
     while chunks > 0:
         try:
             _refused(p, planner, operation, model, chunks * SEGMENT)

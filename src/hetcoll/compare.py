@@ -26,7 +26,7 @@ from typing import Any
 from .errors import ModelError, PlannerError
 from .planners._registry import warn_unused_options
 from .platform import Platform
-from .schedule import MAX_TRANSFERS, Schedule, check_simulations
+from .schedule import Schedule, check_simulations, transfer_budget
 from .simulator import Prediction, simulate
 
 __all__ = [
@@ -315,7 +315,8 @@ def compare(
     """
     from .models import get_model
 
-    model_name = (get_model(model) if model is not None else platform.model).name
+    cost_model = get_model(model) if model is not None else platform.model
+    model_name = cost_model.name
     ranked = []
     skipped: dict[str, str] = {}
     per_size = []
@@ -338,6 +339,7 @@ def compare(
         _receivers(platform, operation, root, members, groups),
         nbytes,
         keep_first=slices is not None,
+        most=transfer_budget(getattr(cost_model, "contention", "exclusive")),
     )
     options = dict(options or {})
     warn_unused_options(options, sorted({n for _, names in per_size for n in names}))
@@ -388,21 +390,31 @@ def _receivers(platform: Platform, operation: str, root, members, groups: Groups
 
 
 def _within_budget(
-    per_size: list[tuple[int | None, list[str]]], receivers: int, nbytes: int, keep_first: bool
+    per_size: list[tuple[int | None, list[str]]],
+    receivers: int,
+    nbytes: int,
+    keep_first: bool,
+    most: int,
 ) -> list[tuple[int | None, list[str]]]:
-    """The (segment size, candidates) to simulate, at most
-    :data:`~hetcoll.schedule.MAX_TRANSFERS` messages in all (``receivers`` per segment and
-    candidate at least).  With a choice of slice sizes (``keep_first``: ``auto``) the sizes
+    """The (segment size, candidates) to simulate, at most ``most`` messages in all
+    (:func:`~hetcoll.schedule.transfer_budget`; ``receivers`` per segment and candidate at
+    least).  With a choice of slice sizes (``keep_first``: ``auto``) the sizes
     are kept in the order given while they fit (the first must); otherwise a request that
     does not fit is refused (:func:`~hetcoll.schedule.check_simulations`)."""
     total, kept = 0, []
     for k, (size, names) in enumerate(per_size):
         if k and keep_first:
             chunks = -(-nbytes // size) if size and nbytes else 1
-            if total + len(names) * chunks * receivers > MAX_TRANSFERS:
+            if total + len(names) * chunks * receivers > most:
                 break
         total += check_simulations(
-            "comparing planners", len(names), nbytes, size, receivers, ", or name one planner"
+            "comparing planners",
+            len(names),
+            nbytes,
+            size,
+            receivers,
+            ", or name one planner",
+            most,
         )
         kept.append((size, names))
     return kept

@@ -47,6 +47,8 @@ __all__ = [
     "check_simulations",
     "check_transfers",
     "MAX_TRANSFERS",
+    "MAX_SHARED_TRANSFERS",
+    "transfer_budget",
 ]
 
 #: Collective operations a schedule can describe.
@@ -83,6 +85,9 @@ VERSION = 1
 #: at this many, planning and simulating take seconds and a few hundred MB with every
 #: planner (``benchmarks/simulated/bench_cap.py``).
 MAX_TRANSFERS = 2**18
+#: ... and at most this many when simulated under shared contention (max-min fair share),
+#: where a message costs about eight times as much to simulate (``bench_cap.py``)
+MAX_SHARED_TRANSFERS = MAX_TRANSFERS // 8
 # the keys of a schedule document, of a flow and of a hypercube: anything else is an error
 _SCHEDULE_KEYS = (
     "format",
@@ -592,22 +597,28 @@ class Schedule:
         )
 
 
-def check_transfers(flows: Sequence[Flow]) -> None:
-    """Refuse flows that send more than :data:`MAX_TRANSFERS` messages in all, in one line
-    that names the smallest segment size that would do (:class:`ScheduleError`)."""
+def transfer_budget(contention: str) -> int:
+    """Most messages one request may simulate under a model of this ``contention``."""
+    return MAX_SHARED_TRANSFERS if contention == "shared" else MAX_TRANSFERS
+
+
+def check_transfers(flows: Sequence[Flow], most: int = MAX_TRANSFERS, what: str = "") -> None:
+    """Refuse flows that send more than ``most`` messages in all, in one line that names the
+    smallest segment size that would do (:class:`ScheduleError`); ``what``: the reason for
+    a ``most`` of its own, for the message."""
     total = sum(f.transfers for f in flows)
-    if total <= MAX_TRANSFERS:
+    if total <= most:
         return
     sizes = {f.segment_size for f in flows}
     seg = f"segments of {min(sizes)} bytes" if len(sizes) == 1 and None not in sizes else "segments"
     hint = "use larger segments"
-    if (least := _least_segment(flows)) is not None:
+    if (least := _least_segment(flows, most)) is not None:
         hint = f"use segments of at least {least} bytes"
-    elif sum(f.hops for f in flows) > MAX_TRANSFERS:
+    elif sum(f.hops for f in flows) > most:
         hint = "plan for fewer nodes"
     raise ScheduleError(
         f"segment_size: {max(f.nbytes for f in flows)} bytes in {seg} make "
-        f"{total} messages, more than {MAX_TRANSFERS} per schedule; {hint}"
+        f"{total} messages, more than {most} per schedule{what}; {hint}"
     )
 
 
@@ -618,34 +629,33 @@ def check_simulations(
     segment_size: int | None,
     receivers: int,
     otherwise: str = "",
+    most: int = MAX_TRANSFERS,
 ) -> int:
     """The messages ``who`` simulates at least, comparing ``candidates`` schedules of
     ``nbytes`` in ``segment_size`` segments that each reach ``receivers`` nodes; a
     :class:`PlannerError` in one line (the segment size that would do) when that is more
-    than :data:`MAX_TRANSFERS`, the budget of one request however many schedules it
-    simulates (``otherwise``: another way out, for the message)."""
+    than ``most`` (:func:`transfer_budget`), the budget of one request however many
+    schedules it simulates (``otherwise``: another way out, for the message)."""
     chunks = -(-nbytes // segment_size) if segment_size and nbytes else 1
     total = candidates * chunks * receivers
-    if total > MAX_TRANSFERS:
-        most = MAX_TRANSFERS // (candidates * receivers) if candidates * receivers else 0
+    if total > most:
+        each = most // (candidates * receivers) if candidates * receivers else 0
         hint = "plan for fewer nodes"
-        if most >= 1 and segment_size:
-            hint = f"use segments of at least {max(1, -(-nbytes // most))} bytes"
+        if each >= 1 and segment_size:
+            hint = f"use segments of at least {max(1, -(-nbytes // each))} bytes"
         raise PlannerError(
             f"{who} simulates {candidates} schedules of {chunks * receivers} messages or more "
-            f"each, more than {MAX_TRANSFERS} in all; {hint}{otherwise}"
+            f"each, more than {most} in all; {hint}{otherwise}"
         )
     return total
 
 
-def _least_segment(flows: Sequence[Flow]) -> int | None:
-    """The smallest segment size at which ``flows`` send at most :data:`MAX_TRANSFERS`
-    messages (None if none does): a bisection, the count falls as segments grow."""
+def _least_segment(flows: Sequence[Flow], most: int) -> int | None:
+    """The smallest segment size at which ``flows`` send at most ``most`` messages (None
+    if none does): a bisection, the count falls as segments grow."""
 
     def fits(s: int) -> bool:
-        return sum(-(-f.nbytes // s) * f.hops if f.nbytes else f.hops for f in flows) <= (
-            MAX_TRANSFERS
-        )
+        return sum(-(-f.nbytes // s) * f.hops if f.nbytes else f.hops for f in flows) <= most
 
     hi = max(f.nbytes for f in flows)
     if hi == 0 or not fits(hi):

@@ -15,7 +15,7 @@ from typing import Any
 from ..models import BoundModel, get_model
 from ..platform import Platform
 from ..program import Program
-from ..schedule import Schedule, check_delivery
+from ..schedule import MAX_SHARED_TRANSFERS, Schedule, check_delivery, check_transfers
 from .events import Simulation
 from .results import Prediction, Transfer
 from .tree import simulate_tree
@@ -74,6 +74,8 @@ def prediction(
     check_delivery(schedule, platform)  # a bcast that misses nodes has no time to predict
     cost_model = get_model(model) if model is not None else platform.model
     bound = cost_model.bind(platform)
+    if bound.contention == "shared":  # a message costs ~8x as much to simulate there
+        check_transfers(schedule.flows, MAX_SHARED_TRANSFERS, " simulated under shared contention")
     total_bytes = schedule.nbytes * len(schedule.buffers)
     with _gc_paused():
         quick = simulate_tree(bound, schedule, total_bytes) if shortcut else None
