@@ -163,7 +163,9 @@ def _refused(p, planner, operation, model, nbytes) -> None:
     elif planner != "switch_aware":
         plan(p, p.ids[0], method=planner, model=model, nbytes=nbytes, segment_size=SEGMENT)
     else:  # it simulates as it plans: its check comes before
-        from hetcoll.planners import switch_aware as sa
+        import importlib
+
+        sa = importlib.import_module("hetcoll.planners.switch_aware")  # the module
 
         real = sa.check_simulations
 
