@@ -87,19 +87,8 @@ def plan_request(
     if operation in ROOTED_OPERATIONS and not cube:
         if operation in ("reduce", "gather", "scatter") and root is None:
             raise PlannerError(f"a {operation} needs a root")
-        return plan(
-            platform,
-            root,
-            members,
-            method=method,
-            model=model,
-            nbytes=nbytes,
-            segment_size=segment_size,
-            options=options,
-            collective=operation,
-            sizes=sizes,
-        )
-    if operation in CUBE_OPERATIONS:
+        rooted = {"collective": operation, "sizes": sizes}
+    elif operation in CUBE_OPERATIONS:
         if root is not None:
             raise PlannerError(f"a hypercube {operation} has no root (planner {method!r})")
         if segment_size is not None:
@@ -117,7 +106,7 @@ def plan_request(
             op=op,
             options=options,
         )
-    if operation == "multi_multicast":
+    elif operation == "multi_multicast":
         return plan_multiple(
             platform,
             groups or (),
@@ -127,12 +116,14 @@ def plan_request(
             segment_size=segment_size,
             options=options,
         )
-    if operation not in TREE_OPERATIONS:
+    elif operation not in TREE_OPERATIONS:
         raise PlannerError(
             f"unknown operation {operation!r}; choose from: " + ", ".join(OPERATIONS)
         )
-    if root is None:
+    elif root is None:
         raise PlannerError(f"a {operation} needs a root")
+    else:
+        rooted = {}  # a broadcast or multicast tree
     return plan(
         platform,
         root,
@@ -142,6 +133,7 @@ def plan_request(
         nbytes=nbytes,
         segment_size=segment_size,
         options=options,
+        **rooted,
     )
 
 

@@ -75,11 +75,9 @@ _ORDERED = (
 )
 
 
-class CollectiveRequest(MPI.Grequest):
-    """The request of a nonblocking planned collective (an ``MPI.Grequest``).
-
-    ``Wait``/``Test`` raise the call's error, if it failed; its status has no source, tag
-    or elements (``MPI.UNDEFINED``), as a collective's."""
+class RaisesOnCompletion:
+    """Mixed into a request class before its MPI base: ``Wait`` and ``Test`` raise the call's
+    error (``error``; ``progress`` is told it was reported) once the request completes."""
 
     error: BaseException | None = None
 
@@ -99,6 +97,13 @@ class CollectiveRequest(MPI.Grequest):
         if error is not None:
             self.progress.reported(error)
             raise error
+
+
+class CollectiveRequest(RaisesOnCompletion, MPI.Grequest):
+    """The request of a nonblocking planned collective (an ``MPI.Grequest``).
+
+    ``Wait``/``Test`` raise the call's error, if it failed; its status has no source, tag
+    or elements (``MPI.UNDEFINED``), as a collective's."""
 
 
 class Progress:

@@ -30,7 +30,7 @@ from typing import Any
 
 from mpi4py import MPI
 
-from .nonblocking import NONBLOCKING, CollectiveRequest, Nonblocking, _threaded
+from .nonblocking import NONBLOCKING, Nonblocking, RaisesOnCompletion, _threaded
 
 __all__ = ["PERSISTENT", "Persistent", "PersistentRequest"]
 
@@ -38,7 +38,7 @@ __all__ = ["PERSISTENT", "Persistent", "PersistentRequest"]
 PERSISTENT = {f"{blocking}_init": blocking for blocking in NONBLOCKING.values()}
 
 
-class PersistentRequest(MPI.Prequest):
+class PersistentRequest(RaisesOnCompletion, MPI.Prequest):
     """The request of a persistent planned collective (an ``MPI.Prequest``: see the module
     docstring).  ``Wait``/``Test`` raise the last start's error, if it failed."""
 
@@ -47,17 +47,6 @@ class PersistentRequest(MPI.Prequest):
     def Start(self) -> None:
         super().Start()
         self.record["progress"].wake()
-
-    def Wait(self, status: MPI.Status | None = None) -> bool:
-        super().Wait(status)
-        self._raise()
-        return True
-
-    def Test(self, status: MPI.Status | None = None) -> bool:
-        done = super().Test(status)
-        if done:
-            self._raise()
-        return done
 
     def Free(self) -> None:
         record = self.record
@@ -71,8 +60,6 @@ class PersistentRequest(MPI.Prequest):
                     record["retire"] = True  # and the thread retires it then
                 else:
                     record["owner"]._retire(record)
-
-    _raise = CollectiveRequest._raise
 
     @property
     def error(self) -> BaseException | None:
