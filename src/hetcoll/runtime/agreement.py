@@ -19,10 +19,10 @@ peer's k-th call.  A rank sends to ``r + 2**j`` and hears from ``r - 2**j`` for 
 
 On the native fast path (:mod:`.fast`) the round runs in the same polling loop as the
 call's data (each rank's first message leaves as the call begins): ``log2 n`` message
-latencies overlapped with the data, where the former round through rank 0 made rank 0 wait
-for every digest before its first send, and a separate allreduce would add its latency to
-the call's (MPI's own nonblocking ``Iallreduce``, polled the same way, measured slower than
-this round here, as did a round where every rank tells every other directly: radix ``n``
+latencies overlapped with the data.  A round through rank 0 would make rank 0 wait for
+every digest before its first send, and a separate allreduce would add its latency to the
+call's (MPI's own nonblocking ``Iallreduce``, polled the same way, is slower than this
+round on one host, as is a round where every rank tells every other directly: radix ``n``
 in :func:`rounds`).  While a round is pending, every rank is in the call, so an idle rank
 keeps looking again at once (``Rest``) for :data:`ROUND_SPIN`, where a call without a round
 naps after 20 µs: a napping rank wakes 60-80 µs later, and the round would wait for it

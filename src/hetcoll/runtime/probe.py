@@ -27,7 +27,7 @@ Method
 4. **Fit.**  Per pair, ``RTT(n) = a + b n`` by least squares of the *relative* error over
    the sizes (each size weighs alike: a fit of absolute errors would let the largest size
    set the intercept, and one over small sizes only mispredicts large messages, whose cost
-   is ``b``; the default sizes span 0 B to 16 MiB, and ``benchmarks/bench_probe.py``
+   is ``b``; the default sizes span 0 B to 16 MiB, and ``benchmarks/mpi/bench_probe_fit.py``
    checks the fitted platform against measured round trips at 1, 16 and 64 MiB).  Per node,
    ``a_uv = o_u + o_v`` and ``b_uv = beta_u + beta_v``, solved robustly (for each node the
    median over pairs ``v, w`` of ``(a_uv + a_uw - a_vw) / 2``): the per-node overhead
