@@ -13,14 +13,15 @@ The engine (:mod:`hetcoll.runtime`) runs schedules and never plans; this module 
 above it that plans them: :class:`Planning` turns each call into a schedule with the planner
 ``algo`` (trees: ``Bcast``, multicasts), ``cube_algo`` (Figueira & Reddi's hypercubes:
 ``Allreduce``/``allreduce``, ``Allgather``/``allgather``, ``barrier``) or ``rooted_algo``
-(``Reduce``, ``Gather``, ``Scatter`` and their object forms), and :class:`HetComm`
+(``Reduce``, ``Gather``, ``Scatter``, their object forms, ``Gatherv``, ``Scatterv``,
+``Reduce_scatter(_block)``; ``Allgatherv`` on a hypercube), and :class:`HetComm`
 is the engine's communicator with it plugged in, plus :meth:`HetComm.predict` (the
 simulator's time of a call).  Every rank plans the same schedule from the same platform
 (planners are deterministic); a digest of each call travels with its data, so ranks that
 call different collectives raise :class:`~hetcoll.errors.MismatchError` instead of
 exchanging garbage.  A ``HetComm`` is an ``MPI.Intracomm`` on the user's own handle
 (:mod:`hetcoll.runtime.subcomms`): what hetcoll does not plan (``Alltoall``, ``Scan``,
-the v-variants, ``Get_rank``, ...) is mpi4py's own method on it, and
+``Get_rank``, ...) is mpi4py's own method on it, and
 ``Split``/``Dup``/``Create`` give ``HetComm``s (docs/runtime.md lists both).  ``Ibcast``,
 ``Iallreduce``, ``Iallgather`` and ``Ibarrier`` run the planned schedules on a progress
 thread (:mod:`hetcoll.runtime.nonblocking`), and so do the starts of ``Bcast_init``,
@@ -36,7 +37,8 @@ from .choice import DEFAULT_MARGIN
 from .errors import HetcollError, PlannerError
 from .platform import Platform
 from .runtime.persistent import Persistent
-from .runtime.rooted import RootedCollectives, add_passthroughs
+from .runtime.rooted import add_passthroughs
+from .runtime.vectors import VectorCollectives
 from .schedule import Schedule
 
 __all__ = ["HetComm", "Planning"]
@@ -265,7 +267,7 @@ def cube_planner(name: str | None, default: str | None = None) -> str:
 
 
 @add_passthroughs
-class HetComm(RootedCollectives, Persistent):
+class HetComm(VectorCollectives, Persistent):
     """An mpi4py communicator whose collectives run hetcoll schedules.
 
     It is an ``MPI.Intracomm`` (``isinstance`` holds) on the user's handle: a subclass made
@@ -304,8 +306,9 @@ class HetComm(RootedCollectives, Persistent):
         A tuning file written by ``hetcoll tune`` (:mod:`hetcoll.tuning`): with ``auto``,
         its measured choice runs for the collectives and sizes it covers.
     rooted_algo : str, optional
-        The planner of ``Reduce``/``reduce``, ``Gather``/``gather`` and
-        ``Scatter``/``scatter`` (docs/runtime.md, Rooted collectives), or ``mpi``.
+        The planner of ``Reduce``/``reduce``, ``Gather``/``gather``,
+        ``Scatter``/``scatter``, ``Gatherv``, ``Scatterv`` and ``Reduce_scatter(_block)``
+        (docs/runtime.md, Rooted collectives), or ``mpi``.
         Default: ``algo`` when it is a planner of the rooted family (``rooted_ls``,
         ``rooted_exact``, a broadcast tree planner run backwards), ``mpi`` when ``algo`` is
         ``auto`` or ``mpi`` (``auto`` has no model of MPI's own rooted collectives to

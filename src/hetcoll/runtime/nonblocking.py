@@ -61,6 +61,10 @@ NONBLOCKING = {
 #: the wrapper's methods that use its private communicator: they wait for queued calls
 _ORDERED = (
     *NONBLOCKING.values(),
+    "Gatherv",
+    "Scatterv",
+    "Allgatherv",
+    "Reduce_scatter",
     "bcast",
     "allreduce",
     "allgather",

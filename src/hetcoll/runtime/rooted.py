@@ -293,30 +293,36 @@ class RootedCollectives(Collectives):
                 recv.unpack(send.pack())
             self._record("Reduce", root, "none")
             return
-        state = send.span()
-        spec = (send.count, send.datatype)
-        extra = f"{send.signature()}/{name}"
         label = Label("Reduce(root={}, {} B, {})", root, send.nbytes, algo or self._rooted_label())
         with self._scratch():
-            if not op.is_commutative:
-                blocks = self._gathered(bytes(state), root, algo, label, extra)
-                if at_root:
-                    acc = self._pool.take(len(state))
-                    acc[:] = np.frombuffer(blocks[-1], np.uint8)
-                    for block in reversed(blocks[:-1]):
-                        op.Reduce_local([block, *spec], [acc, *spec])
-                    result = memoryview(acc)
-            else:
-                sched, plan, program, digest = self._planned_rooted(
-                    "reduce", root, len(state), None, algo, extra
-                )
-                self.last_schedule = sched
-                handler = TreeReduce(program, self.node, state, op, *spec, self._pool)
-                self._execute(plan, handler, label, digest)
-                result = memoryview(handler.state)
+            result = self._reduced(send, op, root, algo, label, f"{send.signature()}/{name}")
             if at_root:
                 _write(recv, result)
         self._record("Reduce", root)
+
+    def _reduced(self, send: Message, op, root: int, algo, label, extra) -> memoryview | None:
+        """Every rank's ``send`` combined with ``op`` at ``root`` over the reduce tree (a
+        non-commutative ``op``: gathered and combined there in rank order): the result's
+        span (the datatype's layout, holes included) at the root, None elsewhere.  Call
+        inside ``self._scratch()``: the result lives in the call's scratch memory."""
+        state = send.span()
+        spec = (send.count, send.datatype)
+        if not op.is_commutative:
+            blocks = self._gathered(bytes(state), root, algo, label, extra)
+            if blocks is None:
+                return None
+            acc = self._pool.take(len(state))
+            acc[:] = np.frombuffer(blocks[-1], np.uint8)
+            for block in reversed(blocks[:-1]):
+                op.Reduce_local([block, *spec], [acc, *spec])
+            return memoryview(acc)
+        sched, plan, program, digest = self._planned_rooted(
+            "reduce", root, len(state), None, algo, extra
+        )
+        self.last_schedule = sched
+        handler = TreeReduce(program, self.node, state, op, *spec, self._pool)
+        self._execute(plan, handler, label, digest)
+        return memoryview(handler.state) if self.rank == root else None
 
     @_or_mpi
     def reduce(self, obj: Any, op: Any = MPI.SUM, root: int = 0, *, algo=None) -> Any:
