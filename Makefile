@@ -21,14 +21,17 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/ruff format --check src tests benchmarks examples
 
-# Benchmarks by kind (each prints a table and writes results/*.json); `make bench` runs all.
+# Benchmarks by kind (each prints a table and writes results/*.json); `make bench` runs all,
+# each script with its defaults (a size for a shared machine; their --full or documented
+# options run the long versions).  `make -n bench` lists every script it runs.
 # benchmarks/mpi/ranks/ holds the rank side of MPI benchmarks: started by them, not here.
 BENCH_KINDS := simulated crosscheck fuzzing mpi
 
 bench: $(addprefix bench-,$(BENCH_KINDS))
 
 $(addprefix bench-,$(BENCH_KINDS)): bench-%: $(BIN)/.installed
-	for b in benchmarks/$*/*.py; do $(BIN)/python $$b || exit 1; done
+	for b in $(sort $(wildcard benchmarks/$*/*.py)); do \
+	    echo "== $$b"; $(BIN)/python $$b || { echo "== $$b failed"; exit 1; }; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -13,12 +13,17 @@ the rest reaches the communicator unchanged.  Prints pass/fail counts per rank c
 how many calls hetcoll's engine ran), writes ``results/mpi4py_suite.json``; exit status 1
 if any test failed.
 
-Run: ``.venv/bin/python benchmarks/crosscheck/mpi4py_suite.py`` (``RANKS=1,4`` for fewer runs,
-``MPI4PY_SDIST=path.tar.gz`` to use a source distribution already downloaded).
+Run: ``.venv/bin/python benchmarks/crosscheck/mpi4py_suite.py`` (``--ranks 1,4`` or
+``RANKS=1,4`` for fewer runs, ``--sdist path.tar.gz`` or ``MPI4PY_SDIST=path.tar.gz`` to use
+a source distribution already downloaded).  Only mpi4py itself is taken as source: its build
+requirements come as wheels (``--no-binary :all:`` compiled Cython from source just to read
+the package's metadata, minutes on two cores).  Offline, it prints a one-row table saying
+it skipped and writes that in the JSON.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -38,15 +43,15 @@ MODULES = (
 HELPERS = ("arrayimpl.py", "dlpackimpl.py", "mpiunittest.py", "mpitestutil.py", "main.py")
 
 
-def fetch(into: Path) -> Path | None:
-    """mpi4py's test directory (its source distribution, downloaded with pip); None when it
-    cannot be downloaded (no network, no index)."""
+def fetch(into: Path, sdist: str | None = None) -> Path | None:
+    """mpi4py's test directory (from ``sdist``, else its source distribution downloaded
+    with pip); None when it cannot be downloaded (no network, no index)."""
     import mpi4py
 
-    sdist = os.environ.get("MPI4PY_SDIST")
     if not sdist:
         pip = [sys.executable, "-m", "pip", "download", f"mpi4py=={mpi4py.__version__}"]
-        subprocess.run([*pip, "--no-binary", ":all:", "--no-deps", "--quiet", "-d", str(into)])
+        # the sdist of mpi4py only: its build requirements (Cython) as wheels
+        subprocess.run([*pip, "--no-binary", "mpi4py", "--no-deps", "--quiet", "-d", str(into)])
         sdist = next(into.glob("mpi4py-*.tar.gz"), None)
         if sdist is None:
             return None
@@ -62,20 +67,38 @@ def fetch(into: Path) -> Path | None:
     return tests
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--ranks",
+        default=os.environ.get("RANKS", "1,2,3,4,5,6,7,8"),
+        help="comma-separated rank counts (default 1..8, or $RANKS)",
+    )
+    ap.add_argument(
+        "--sdist",
+        default=os.environ.get("MPI4PY_SDIST"),
+        help="mpi4py's source distribution (.tar.gz) instead of downloading it ($MPI4PY_SDIST)",
+    )
+    ap.add_argument("--json", type=Path, default=Path("results/mpi4py_suite.json"))
+    ap.add_argument("--rank-side", nargs=2, type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.rank_side:  # under mpiexec, started by run_program below
+        rank_side(*args.rank_side)
+        return 0
     from hetcoll.errors import HetcollError
     from hetcoll.jobs import run_program
     from hetcoll.report import format_table
 
-    ranks = [int(x) for x in os.environ.get("RANKS", "1,2,3,4,5,6,7,8").split(",")]
+    ranks = [int(x) for x in args.ranks.split(",")]
     rows, results = [], {}
+    args.json.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        tests = fetch(Path(tmp))
+        tests = fetch(Path(tmp), args.sdist)
         if tests is None:
-            print(
-                "mpi4py_suite: mpi4py's source distribution could not be downloaded (offline?);"
-                " skipped (MPI4PY_SDIST=path.tar.gz runs it from a file)"
-            )
+            why = "mpi4py's source distribution could not be downloaded (offline?)"
+            print(format_table(["ranks", "result"], [[args.ranks, f"skipped: {why}"]]))
+            print("(--sdist path.tar.gz runs it from a file)")
+            args.json.write_text(json.dumps({"skipped": why}, indent=1) + "\n")
             return 0
         for n in ranks:
             try:
@@ -96,8 +119,8 @@ def main() -> int:
     )
     bad = any("error" in r or r["failures"] or r["errors"] for r in results.values())
     print("all passed" if not bad else "FAILURES (see above)")
-    Path("results").mkdir(exist_ok=True)
-    Path("results/mpi4py_suite.json").write_text(json.dumps(results, indent=1) + "\n")
+    args.json.write_text(json.dumps(results, indent=1) + "\n")
+    print(f"wrote {args.json}")
     return 1 if bad else 0
 
 
@@ -167,7 +190,4 @@ def rank_side(tests: Path, out: Path) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--rank-side":
-        rank_side(Path(sys.argv[2]), Path(sys.argv[3]))
-    else:
-        sys.exit(main())
+    sys.exit(main())

@@ -5,11 +5,13 @@ latencies, 20-150 ms, scaled down 10x to keep the run short), under eq. (4) (no 
 gap) and eq. (2) (o = 1 ms, g = 2 ms, o_r = 0.5 ms).  Each planner's broadcast is measured
 with the Sec. 7.1.2 ack method (best of ``REPEAT``); prints measured/predicted and writes
 ``results/bench_grid_runtime.json``.
-Run: ``.venv/bin/python benchmarks/mpi/bench_grid_runtime.py``.
+Run: ``.venv/bin/python benchmarks/mpi/bench_grid_runtime.py [--repeat 5]`` (``REPEAT`` in
+the environment sets the same default).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from pathlib import Path
@@ -25,8 +27,12 @@ MODELS = {
 }
 
 
-def main() -> int:
-    repeat = int(os.environ.get("REPEAT", "5"))
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=int(os.environ.get("REPEAT", "5")))
+    ap.add_argument("--json", type=Path, default=Path("results/bench_grid_runtime.json"))
+    args = ap.parse_args(argv)
+    repeat = args.repeat
     lat = {
         "intra": (0.5e-3, 1e-3),
         "lan": (1e-3, 2e-3),
@@ -70,10 +76,9 @@ def main() -> int:
             title=f"grid schedules, 8 emulated ranks (load average {load:.1f})",
         )
     )
-    Path("results").mkdir(exist_ok=True)
-    Path("results/bench_grid_runtime.json").write_text(
-        json.dumps({"load_average": load, "results": records}, indent=1)
-    )
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"load_average": load, "results": records}, indent=1) + "\n")
+    print(f"wrote {args.json}")
     return 0
 
 

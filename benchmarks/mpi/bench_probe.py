@@ -6,7 +6,8 @@ extra ``python -c "while True: pass"`` processes competing for the cores:
 
 - ``six``: the 6-node, three-class platform of ``tests/test_cli_runtime_mpi.py``
   (t_ini 0.7/1.5/3 ms);
-- ``testbed16``: the demo's (16 ranks, Banikazemi's testbed, costs x4);
+- ``testbed16`` (``--full`` only): the demo's (16 ranks, Banikazemi's testbed, costs x4:
+  the paper's 16-node testbed, oversubscribing a 2-core host on purpose, as the demo does);
 - ``real x6``: this machine itself, 6 ranks, not emulated: no truth to compare with, but
   whether the probe trusted its own round trips.
 
@@ -14,14 +15,18 @@ Per probe: the largest relative error of the probed ``t_ini`` and ``t_byte``, wh
 probe declared its measurement reliable (and how many pairs it measured again), whether
 FNF and every other candidate planner build the same tree from the probed platform as
 from the true one, and how long it took.  Prints a table, writes
-``results/bench_probe.json``.  Run: ``.venv/bin/python benchmarks/mpi/bench_probe.py``
-(``TRIALS=3``, ``LOAD=2``; ``--quick``: one trial, no ``testbed16``).
+``results/bench_probe.json``.  Run: ``.venv/bin/python benchmarks/mpi/bench_probe.py
+[--trials 1] [--load 2] [--full]``: by default one trial of each platform within 8 ranks;
+``--full`` is docs/runtime.md's run (three trials, ``testbed16`` too).  ``TRIALS`` and
+``LOAD`` in the environment set the defaults of ``--trials`` and ``--load``.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -39,16 +44,18 @@ T_BYTE = np.array([5.0, 5.0, 5.0, 10.0, 5.0, 5.0]) * 1e-8
 PROBE = {"sizes": [0, 4096, 16384], "repeat": 4, "rounds": 3}
 
 
-def platforms(quick: bool) -> list[tuple[str, Platform, float | None]]:
+def platforms(full: bool) -> list[tuple[str, Platform, float | None]]:
     """(label, platform, time scale of the emulation or None: the real machine)."""
     six = Platform(nodes_from_costs(T_INI, T_BYTE), model="tini", name="six")
     real = Platform(nodes_from_costs([0.0] * 6), name="this machine")
     out = [("six", six, 1.0), ("real x6", real, None)]
-    return out if quick else [*out, ("testbed16", load_platform("testbed16"), 4.0)]
+    return [*out, ("testbed16", load_platform("testbed16"), 4.0)] if full else out
 
 
 def busy(n: int) -> list[subprocess.Popen]:
-    """``n`` processes that keep a core busy each (ended by :func:`stop`)."""
+    """``n`` processes that keep a core busy each (ended by :func:`stop`, also when this
+    script is terminated: SIGTERM exits through the ``finally`` that stops them)."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
 
 
@@ -80,16 +87,21 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.1%}"
 
 
-def main() -> int:
-    quick = "--quick" in sys.argv
-    trials = 1 if quick else int(os.environ.get("TRIALS", "3"))
-    load = int(os.environ.get("LOAD", "2"))
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trials", type=int, default=None, help="probes per setting (1; full 3)")
+    ap.add_argument("--load", type=int, default=int(os.environ.get("LOAD", "2")))
+    ap.add_argument("--full", action="store_true", help="three trials, testbed16 too")
+    ap.add_argument("--json", type=Path, default=Path("results/bench_probe.json"))
+    args = ap.parse_args(argv)
+    trials = args.trials or int(os.environ.get("TRIALS", "3" if args.full else "1"))
+    load = args.load
     rows, records = [], []
     for extra in (0, load):
         procs = busy(extra)
         try:
             time.sleep(0.5 if extra else 0)
-            for label, p, scale in platforms(quick):
+            for label, p, scale in platforms(args.full):
                 for trial in range(trials):
                     avg = os.getloadavg()[0]
                     t0 = time.monotonic()
@@ -152,10 +164,9 @@ def main() -> int:
             ),
         )
     )
-    Path("results").mkdir(exist_ok=True)
-    Path("results/bench_probe.json").write_text(
-        json.dumps({"probe": PROBE, "records": records}, indent=1) + "\n"
-    )
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"probe": PROBE, "records": records}, indent=1) + "\n")
+    print(f"wrote {args.json}")
     return 0
 
 
