@@ -14,8 +14,11 @@ one-port), root ``"0"``, slices of 1 MB.  For each instance:
   enough for its pipeline to fill (:func:`hetcoll.simulator.steady_state`) over the optimum
   (long simulated runs: up to ``--multi-tree-max-n`` nodes).
 
-    python benchmarks/simulated/bench_pipelined.py          # n = 10..50, 5 platforms each, n = 200
-    python benchmarks/simulated/bench_pipelined.py --quick  # n = 10..30, 2 platforms, short limits
+    python benchmarks/simulated/bench_pipelined.py          # n = 10..30, 2 platforms, short limits
+    python benchmarks/simulated/bench_pipelined.py --full   # n = 10..50, 5 platforms each, n = 200
+
+The default is sized for ``make bench`` (a few minutes); ``--full`` (LP (2) at a 300 s limit
+per solve, three n = 200 platforms) takes over an hour on a shared 2-core machine.
     python benchmarks/simulated/bench_pipelined.py --fig4-grid  # multi_tree, every Fig. 4 platform
 
 ``--fig4-grid`` simulates ``multi_tree`` on exactly the 250 platforms of ``hetcoll reproduce
@@ -223,15 +226,15 @@ def summary(rows: list[dict], sizes) -> list[list]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="n <= 30, 2 platforms, short limits")
-    ap.add_argument("--seeds", type=int, default=None, help="platforms per size (5)")
+    ap.add_argument("--full", action="store_true", help="n <= 50, 5 platforms, long limits")
+    ap.add_argument("--seeds", type=int, default=None, help="platforms per size (2; full 5)")
     ap.add_argument("--density", type=float, default=0.2)
-    ap.add_argument("--lp-limit", type=float, default=None, help="seconds per LP (300)")
+    ap.add_argument("--lp-limit", type=float, default=None, help="seconds per LP (30; full 300)")
     ap.add_argument("--no-lp", action="store_true", help="skip LP (2) (the packing only)")
-    ap.add_argument("--multi-tree-max-n", type=int, default=None, help="(quick 20, full 50)")
+    ap.add_argument("--multi-tree-max-n", type=int, default=None, help="(20; full 50)")
     ap.add_argument("--large-limit", type=float, default=120.0, help="packing s at n = 200")
-    ap.add_argument("--sizes", type=str, default=None, help="e.g. 40,50 (10,...,50)")
-    ap.add_argument("--large", type=int, default=None, help="n = 200 platforms (3; quick 1)")
+    ap.add_argument("--sizes", type=str, default=None, help="e.g. 40,50 (10,20,30; full 10,...,50)")
+    ap.add_argument("--large", type=int, default=None, help="n = 200 platforms (1; full 3)")
     ap.add_argument("--out", type=Path, default=Path("results") / "bench_pipelined.json")
     ap.add_argument("--fig4-grid", action="store_true", help="multi_tree on the Fig. 4 grid")
     ap.add_argument("--trials", type=int, default=10, help="--fig4-grid platforms per point")
@@ -239,12 +242,12 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.fig4_grid:
         return main_fig4_grid(args)
-    sizes = [10, 20, 30] if args.quick else [10, 20, 30, 40, 50]
+    sizes = [10, 20, 30, 40, 50] if args.full else [10, 20, 30]
     if args.sizes:
         sizes = [int(x) for x in args.sizes.split(",")]
-    seeds = args.seeds or (2 if args.quick else 5)
-    lp_limit = None if args.no_lp else args.lp_limit or (30.0 if args.quick else 300.0)
-    mt_max = args.multi_tree_max_n or (20 if args.quick else 50)
+    seeds = args.seeds or (5 if args.full else 2)
+    lp_limit = None if args.no_lp else args.lp_limit or (300.0 if args.full else 30.0)
+    mt_max = args.multi_tree_max_n or (50 if args.full else 20)
     # warm up (imports, HiGHS's first model) so that the first instance is timed like the rest
     pack_arborescences(steady_problem(random_graph_platform(6, 0.5, seed=0), "0", SLICE))
     rows = [
@@ -254,7 +257,7 @@ def main(argv=None) -> int:
     ]
     big = [
         instance(200, 0.1, 200_000 + s, None, False, args.large_limit)
-        for s in range(args.large if args.large is not None else 1 if args.quick else 3)
+        for s in range(args.large if args.large is not None else 3 if args.full else 1)
     ]
     head = ["n", "platforms", "packing max s (CPU)", "max gap", "LP max s (solved)"]
     head += ["|LP - packing|"]
@@ -282,7 +285,7 @@ def main(argv=None) -> int:
             "numpy": np.__version__,
             "processor": host.processor() or host.machine(),
         },
-        "mode": "quick" if args.quick else "full",
+        "mode": "full" if args.full else "default",
         "load_average": os.getloadavg(),
         "lp_limit_seconds": lp_limit,
         "instances": rows,
