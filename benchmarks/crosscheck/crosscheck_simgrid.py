@@ -444,10 +444,14 @@ def main(argv=None) -> int:
         Path(args.out).write_text(json.dumps(result))
         return 0
     if not simgrid_available(args.simgrid_python):
-        print(
-            f"crosscheck_simgrid: SimGrid's Python bindings are not importable by "
-            f"{args.simgrid_python} (Debian: apt-get install python3-simgrid); skipped"
-        )
+        from hetcoll.files import write_atomic
+        from hetcoll.report import format_table
+
+        why = f"SimGrid's Python bindings are not importable by {args.simgrid_python}"
+        print(format_table(["cross-check", "result"], [["SimGrid replay", f"skipped: {why}"]]))
+        print("(Debian: apt-get install python3-simgrid)")
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(args.json, json.dumps({"benchmark": "crosscheck_simgrid", "skipped": why}))
         return 0
     return crosscheck(args)
 
