@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hetcoll import REGISTRY, PlannerError, Platform, Schedule, UnknownPlannerError, plan, simulate
-from hetcoll.errors import UnknownNodeError
+from hetcoll.errors import HetcollError, UnknownNodeError
 from hetcoll.planners import plan_multiple
 from hetcoll.planners.classic import binomial_edges
 from hetcoll.planners.spoc import spoc_bound
@@ -326,3 +326,30 @@ def test_fnf_pairwise_is_figure_3_in_plain_python(inst):
     for a, b in expected:
         children.setdefault(p.ids[a], []).append(p.ids[b])
     assert {k: list(v) for k, v in tree.children.items()} == children
+
+
+def test_every_registered_planner_plans_or_refuses_on_a_nic_star():
+    """Every planner, every operation it plans, on a star under the ``nic`` model (shared
+    max-min NICs): a valid schedule the simulator runs, or a one-line refusal."""
+    from hetcoll.generators import star_platform
+    from hetcoll.planners import plan_hypercube
+
+    p = star_platform(6, ("25Gbps", "10Gbps"), "5us")
+    planned = 0
+    for name, info in sorted(REGISTRY.items()):
+        for op in info.collectives:
+            if op in ("multicast", "multi_multicast"):
+                continue
+            try:
+                if info.kind == "hypercube":
+                    s = plan_hypercube(p, op, method=name, nbytes=0 if op == "barrier" else 4096)
+                else:
+                    extra = {} if op == "bcast" else {"collective": op}
+                    s = plan(p, "0", method=name, nbytes=4096, **extra)
+            except HetcollError as exc:
+                assert "\n" not in str(exc), (name, op)
+                continue
+            s.validate(p)
+            assert simulate(p, s).makespan > 0, (name, op)
+            planned += 1
+    assert planned >= len(REGISTRY)

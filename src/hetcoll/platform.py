@@ -13,6 +13,14 @@ A :class:`Platform` is immutable and validated when built.  Files are JSON or YA
      "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
      "links": [{"u": "a", "v": "b", "latency": "5us", "bandwidth": "1GBps"}, ...]}
 
+    {"model": "nic",
+     "nodes": [{"id": "a", "bandwidth": "25Gbps", "latency": "5us"}, ...]}
+
+The last is a star (:mod:`hetcoll.models.nic`): each node's full-duplex NIC into one
+non-blocking switch; its pairwise latency ``latency(u) + latency(v)`` and bandwidth
+``min(bandwidth(u), bandwidth(v))`` follow from the nodes, so every model that reads a
+latency matrix runs on it too.
+
 Times are seconds, sizes bytes, bandwidths bytes per second; strings with units
 (``"100us"``, ``"10Gbps"``) are accepted and converted.  Node ids are strings
 (integers in a file are converted), kept in file order: that order is the "rank
@@ -35,6 +43,7 @@ import numpy as np
 from .errors import ArgumentError, ModelError, PlatformError, UnknownNodeError
 from .files import read_document, umask_mode, write_atomic  # noqa: F401  (moved to files.py)
 from .routing import Routes
+from .star import NIC_FIELDS, check_star, check_star_document, same_off_diagonal
 from .switches import NODE_FIELDS as _SWITCH_NODE_FIELDS
 from .switches import TOP_FIELDS as _SWITCH_TOP_FIELDS
 from .switches import SwitchNetwork, switch_network_from_dict
@@ -51,7 +60,7 @@ __all__ = [
 ]
 
 _DATA = Path(__file__).with_name("data")
-_NODE_FIELDS = {"id", "t_ini", "t_byte", "site", "cluster", "host", "gamma"}
+_NODE_FIELDS = {"id", "t_ini", "t_byte", "site", "cluster", "host", "gamma", *NIC_FIELDS}
 _LINK_FIELDS = {
     "u",
     "v",
@@ -74,7 +83,9 @@ class Node:
     Sec. 3.  ``site`` and ``cluster`` are optional grouping labels (Park et al.), ``host``
     an optional machine name for the MPI runtime.  ``gamma`` is the node's combine cost
     (seconds per byte): what it costs to reduce a received partial result of ``n`` bytes
-    into its own, ``n * gamma`` (docs/simulator.md, Combining).
+    into its own, ``n * gamma`` (docs/simulator.md, Combining).  ``bandwidth`` and
+    ``latency`` are the node's NIC on a star (bytes/s and seconds; None and 0 elsewhere):
+    see :mod:`hetcoll.models.nic`.
     """
 
     id: str
@@ -84,6 +95,8 @@ class Node:
     cluster: str | None = None
     host: str | None = None
     gamma: float = 0.0
+    bandwidth: float | None = None
+    latency: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id}
@@ -93,6 +106,10 @@ class Node:
             out["t_byte"] = self.t_byte
         if self.gamma:
             out["gamma"] = self.gamma
+        if self.bandwidth is not None:
+            out["bandwidth"] = _json_float(self.bandwidth)
+        if self.latency:
+            out["latency"] = self.latency
         for key in ("site", "cluster", "host"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
@@ -196,6 +213,7 @@ class Platform:
             index[node.id] = i
         object.__setattr__(self, "_index", index)
         self._check_links()
+        self._check_star()
         self._check_matrices()
         self._check_switches()
         from .models import get_model  # models import platform: late import avoids a cycle
@@ -205,6 +223,11 @@ class Platform:
         except ModelError as exc:  # "model: ..." once, whatever get_model's message starts with
             message = str(exc) if str(exc).startswith("model") else f"model: {exc}"
             raise PlatformError(message) from None
+        if self.model.name == "nic" and not self.is_star:
+            raise PlatformError(
+                "model 'nic': a star needs every node's NIC 'bandwidth' "
+                '(e.g. {"id": "a", "bandwidth": "25Gbps", "latency": "5us"})'
+            )
 
     # -- validation ---------------------------------------------------------------------------
 
@@ -232,6 +255,24 @@ class Platform:
                 f"network is disconnected: {len(components)} components, e.g. node "
                 f"{self.nodes[b[0]].id!r} cannot reach node {self.nodes[a[0]].id!r}"
             )
+
+    def _check_star(self) -> None:
+        derived = check_star(self.nodes, bool(self.links), self.switches is not None)
+        if derived is None:
+            return
+        for name, matrix in zip(("latency", "bandwidth"), derived, strict=True):
+            given = getattr(self, name)
+            if given is not None and not same_off_diagonal(given, matrix):
+                raise PlatformError(
+                    f"{name}: a star's matrices follow from its nodes' NICs; give either "
+                    "the nodes' 'bandwidth'/'latency' or the matrices, not both"
+                )
+            object.__setattr__(self, name, matrix)
+
+    @property
+    def is_star(self) -> bool:
+        """True for a star: every node has a NIC ``bandwidth`` (:mod:`hetcoll.models.nic`)."""
+        return self.nodes[0].bandwidth is not None
 
     def _check_switches(self) -> None:
         if self.switches is None:
@@ -422,9 +463,9 @@ class Platform:
         out["nodes"] = [n.to_dict() for n in self.nodes]
         if self.links:
             out["links"] = [lk.to_dict() for lk in self.links]
-        if self.latency is not None:
+        if self.latency is not None and not self.is_star:  # a star's follow from its nodes
             out["latency"] = self.latency.tolist()
-        if self.bandwidth is not None:
+        if self.bandwidth is not None and not self.is_star:
             out["bandwidth"] = [[_json_float(x) for x in row] for row in self.bandwidth.tolist()]
         if self.switches is not None:
             for i, node in enumerate(out["nodes"]):
@@ -519,7 +560,8 @@ class Platform:
             {"id": str(v), **{k: x for k, x in d.items() if k in node_fields}}
             for v, d in graph.nodes(data=True)
         ]
-        if "latency" not in doc:  # a matrix platform's complete graph is not read as links
+        star = any("bandwidth" in n for n in doc["nodes"])
+        if "latency" not in doc and not star:  # a matrix or star's complete graph: no links
             doc["links"] = _links_from_networkx(graph, latency, bandwidth)
         if model is not None:
             doc["model"] = model if isinstance(model, str | Mapping) else model.to_spec()
@@ -599,9 +641,22 @@ def _checked_node(node: Any, i: int) -> Node:
     t_ini = check_quantity(node.t_ini, "time", f"nodes[{i}].t_ini", error=PlatformError)
     t_byte = check_quantity(node.t_byte, "time", f"nodes[{i}].t_byte", error=PlatformError)
     gamma = check_quantity(node.gamma, "time", f"nodes[{i}].gamma", error=PlatformError)
-    if t_ini is node.t_ini and t_byte is node.t_byte and gamma is node.gamma:
+    latency = check_quantity(node.latency, "time", f"nodes[{i}].latency", error=PlatformError)
+    bandwidth = node.bandwidth
+    if bandwidth is not None:
+        where = f"nodes[{i}].bandwidth"
+        bandwidth = check_quantity(bandwidth, "bandwidth", where, error=PlatformError)
+    same = (t_ini, t_byte, gamma, latency, bandwidth)
+    if all(a is b for a, b in zip(same, _node_numbers(node), strict=True)):
         return node
-    return replace(node, t_ini=t_ini, t_byte=t_byte, gamma=gamma)
+    return replace(
+        node, t_ini=t_ini, t_byte=t_byte, gamma=gamma, latency=latency, bandwidth=bandwidth
+    )
+
+
+def _node_numbers(node: Node) -> tuple[Any, ...]:
+    """A node's numbers in :func:`_checked_node`'s order."""
+    return (node.t_ini, node.t_byte, node.gamma, node.latency, node.bandwidth)
 
 
 def _checked_link(link: Any, k: int) -> Link:
@@ -719,6 +774,12 @@ def _platform_from_dict(data: Any) -> Platform:
                 cluster=_label(raw.get("cluster"), f"{where}.cluster"),
                 host=_label(raw.get("host"), f"{where}.host"),
                 gamma=_number(raw.get("gamma", 0.0), f"{where}.gamma", "time"),
+                bandwidth=(
+                    _number(raw["bandwidth"], f"{where}.bandwidth", "bandwidth")
+                    if "bandwidth" in raw
+                    else None
+                ),
+                latency=_number(raw.get("latency", 0.0), f"{where}.latency", "time"),
             )
         )
     links = []
@@ -753,6 +814,7 @@ def _platform_from_dict(data: Any) -> Platform:
             )
         )
     latency = bandwidth = None
+    check_star_document(data, raw_nodes)
     if "latency" in data:
         latency = _matrix(data["latency"], "latency", "time")
     if "bandwidth" in data:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from .beaumont import random_graph_platform, tiers_platform
 from .grid import drift, drift_series, eight_sites, grid_platform
 from .hnow import classes_tini, two_class_tini
+from .stars import hosts, multisite_platform, star_platform
 from .switched import switch_platform
 from .testbed import testbed
 from .topology import figueira_platform, random_link_costs
@@ -20,8 +21,11 @@ __all__ = [
     "eight_sites",
     "figueira_platform",
     "grid_platform",
+    "hosts",
+    "multisite_platform",
     "random_graph_platform",
     "random_link_costs",
+    "star_platform",
     "switch_platform",
     "testbed",
     "tiers_platform",

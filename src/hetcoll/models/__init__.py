@@ -10,6 +10,7 @@ one_port   bidirectional one-port on the links' digraph (Beaumont et al. 2004)
 one_port_uni  unidirectional one-port on the links' digraph
 multi_port sender busy send_u, links in parallel (Bar-Noy et al.; Beaumont et al. 3.2)
 switch     Hsu et al. eq. (1)-(5): node overheads + per-hop switch costs, wormhole contention
+nic        a star: per-node full-duplex NICs into one switch, max-min fair sharing
 =========  ================================================================================
 
 ``get_model("postal")``, ``get_model({"name": "postal", "gap": 2e-6})`` or a model instance.
@@ -24,6 +25,7 @@ from ..errors import ModelError
 from .base import BoundModel, CostModel, TransferCosts
 from .graph import MultiPortModel, OnePortModel, OnePortUniModel
 from .hockney import HockneyModel
+from .nic import NicModel
 from .postal import PostalModel
 from .switch import SwitchModel
 from .tini import TiniModel
@@ -34,6 +36,7 @@ __all__ = [
     "CostModel",
     "HockneyModel",
     "MultiPortModel",
+    "NicModel",
     "OnePortModel",
     "OnePortUniModel",
     "PostalModel",
@@ -53,6 +56,7 @@ MODELS: dict[str, type[CostModel]] = {
         OnePortModel,
         OnePortUniModel,
         MultiPortModel,
+        NicModel,
     )
 }
 
