@@ -6,13 +6,8 @@ The mutations and the verdicts are those of the suite's property test (``tests/_
 and the defects ``traceback``, ``bad time``, ``messy error``, ``warning``, ``timeout``.
 Every case is a pure function of ``(--seed, its index)``.
 
-    python benchmarks/fuzzing/fuzz_inputs.py                 # 2 000 files (make bench's size)
-    python benchmarks/fuzzing/fuzz_inputs.py --full          # 10 000 files
+    python benchmarks/fuzzing/fuzz_inputs.py                 # 10 000 files
     python benchmarks/fuzzing/fuzz_inputs.py -n 500 --show 5 # a quick look, 5 examples per defect
-
-(About 30 ms of CPU per file on average, far more for the slowest: 10 000 files take several
-minutes on an idle machine and an hour under load, so the default is 2 000; the files are
-the first of the same sequence, ``(--seed, index)``.)
 
 It ends with a table per generator (``tests/_fuzz.py``: platform files, schedules, switch
 platforms, directed graphs, planner options, pipelined schedules): inputs, tracebacks,
@@ -122,15 +117,13 @@ def _group_table(by_group: dict) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-n", type=int, default=None, help="files to fuzz (2 000; full 10 000)")
-    ap.add_argument("--full", action="store_true", help="10 000 files")
+    ap.add_argument("-n", type=int, default=10_000, help="files to fuzz (default 10 000)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--limit", type=float, default=20.0, help="seconds per file")
     ap.add_argument("--cpu", action="store_true", help="count --limit in CPU seconds")
     ap.add_argument("--show", type=int, default=3, help="examples printed per defect")
     ap.add_argument("--out", type=Path, default=Path("results/fuzz_inputs.json"))
     args = ap.parse_args()
-    args.n = args.n or (10_000 if args.full else 2_000)
     import hetcoll
 
     try:  # an old hetcoll has no files module
