@@ -12,7 +12,9 @@ many as fit (the message size follows).  Target: under about 10 s and 2 GB per c
 Every case runs in a fresh process, so that "MB" (the growth of the peak resident set
 during plan + simulate) is its own; "CPU" is the process's CPU time (what other processes
 on a shared machine do not add), "wall" the elapsed time, with the load average printed
-beside them.  A case over ``--timeout`` seconds or ``--memory`` GB is stopped and reported.
+beside them.  A case over ``--timeout`` CPU seconds (the process's own, so that a loaded
+machine does not call a slow case a hang; elapsed time is capped too, at ``WALL_FACTOR``
+times that) or ``--memory`` GB is stopped and reported.
 
     python benchmarks/simulated/bench_cap.py                  # results/bench_cap.json
     python benchmarks/simulated/bench_cap.py --only graph     # the cases naming "graph"
@@ -28,8 +30,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -201,22 +205,31 @@ def run_case(spec: dict) -> dict:
     return {"transfers": transfers, "wall_s": wall, "cpu_s": cpu, "peak_mb": peak - before}
 
 
+#: elapsed seconds a case may take, in CPU seconds of its limit (a backstop: on a machine
+#: shared by many processes a case gets a small share of a core)
+WALL_FACTOR = 20
+
+
 def spawn(args: list[str], timeout: float, memory_gb: float) -> dict:
     def limit() -> None:
         size = int(memory_gb * 1024**3)
         resource.setrlimit(resource.RLIMIT_AS, (size, size))
+        cpu = max(1, math.ceil(timeout))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))  # SIGXCPU at the soft one
 
     try:
         out = subprocess.run(
             [sys.executable, __file__, *args],
             capture_output=True,
             text=True,
-            timeout=timeout,
+            timeout=timeout * WALL_FACTOR,
             check=False,
             preexec_fn=limit,
         )
     except subprocess.TimeoutExpired:
-        return {"timeout": timeout}
+        return {"timeout": timeout * WALL_FACTOR, "clock": "wall"}
+    if out.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+        return {"timeout": timeout, "clock": "cpu"}
     if out.returncode != 0:
         last = (out.stderr.strip().splitlines() or ["failed"])[-1]
         return {"memory": memory_gb} if "MemoryError" in last else {"error": last}
@@ -225,7 +238,7 @@ def spawn(args: list[str], timeout: float, memory_gb: float) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per case (120)")
+    ap.add_argument("--timeout", type=float, default=120.0, help="CPU seconds per case (120)")
     ap.add_argument("--memory", type=float, default=6.0, help="GB of address space per case (6)")
     ap.add_argument("--only", default="", help="run only the cases whose name contains this")
     ap.add_argument("--sizes", type=Path, help="message sizes from this earlier result file")
@@ -271,7 +284,8 @@ def main(argv=None) -> int:
                          f"{r['wall_s']:.2f}", f"{r['peak_mb']:.0f}"])  # fmt: skip
         else:
             what = next(k for k in ("timeout", "memory", "error") if k in r)
-            rows.append([name, r.get("nbytes", "-"), "-", f"{what}: {r[what]}", "", ""])
+            unit = {"timeout": f" {r.get('clock', '')} s", "memory": " GB"}.get(what, "")
+            rows.append([name, r.get("nbytes", "-"), "-", f"{what}: {r[what]}{unit}", "", ""])
     print(
         format_table(
             ["case", "bytes", "messages", "CPU (s)", "wall (s)", "MB"],
