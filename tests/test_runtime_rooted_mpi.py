@@ -10,9 +10,19 @@ from pathlib import Path
 
 import pytest
 
+from hetcoll.platform import Node, Platform
 from hetcoll.runtime.launch import run_mpi
 
 PROGRAM = Path(__file__).with_name("mpi_programs") / "rooted.py"
+
+
+def platform(n: int) -> Platform:
+    """The program's platform (mpi_programs/rooted.py)."""
+    nodes = tuple(
+        Node(str(i), (1 if i % 3 else 4) * 1e-6, 1e-9, gamma=(1 if i % 2 else 3) * 1e-9)
+        for i in range(n)
+    )
+    return Platform(nodes, model="tini", name="two speeds")
 
 
 @pytest.mark.parametrize("n", [1, 3, 5, 8])
@@ -33,3 +43,20 @@ def test_rooted_collectives_equal_mpi4py(tmp_path, n):
     assert "default algo: gather with algo='mpi' passed to MPI" in names
     if n > 1:
         assert "Reduce with another root: MismatchError on every rank" in names
+        # what ran under emulation is what the model chose, computed here in one process
+        from hetcoll.choice import choose
+
+        p = platform(n)
+        for name, nbytes in (("Reduce", 4), ("Gather", 64), ("Scatter", 65536), ("Scatter", 4)):
+            c = choose(
+                p,
+                name.lower(),
+                nbytes,
+                list(p.ids),
+                root="1",
+                op="sum",
+                count=nbytes // 4,
+                emulated=True,
+            )
+            ran = "mpi" if c.passes else "plan"
+            assert f"auto emulated {name} {nbytes} B: {ran}" in names

@@ -30,8 +30,12 @@ speed-up a plan must be predicted to have over what the model cannot tell apart 
 on a busy host the errors grow (every rank is delayed), and natively on one host the model
 does not apply at all (rule 3).
 
-A non-commutative allreduce is MPI's: MPI orders it as it must, and hetcoll would gather
-every contribution.
+A non-commutative allreduce or reduce is MPI's: MPI orders it as it must, and hetcoll
+would gather every contribution.  For ``reduce``, ``gather`` and ``scatter`` (``nbytes``
+per rank, from or to ``root``) the best plan is the ``auto`` planner's tree and MPI's
+time that of MPICH's binomial tree (:mod:`hetcoll.mpich_rooted`); a long reduce, which
+MPICH runs as Rabenseifner's reduce-scatter + gather (not modelled), is MPI's natively
+and the plan under emulation (as for any call whose MPI algorithm the model lacks).
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ __all__ = ["DEFAULT_MARGIN", "Choice", "best_cube", "choose", "mpi_time"]
 
 #: predicted speed-up a plan needs over MPI's own to be chosen (see the module doc)
 DEFAULT_MARGIN = 0.25
+#: the rooted collectives ``auto`` weighs against MPICH's binomial trees
+_ROOTED = ("reduce", "gather", "scatter")
 
 
 @dataclass(frozen=True)
@@ -111,7 +117,7 @@ def choose(
     """
     if algo != "auto":
         return Choice(algo, segment_size)
-    if collective == "allreduce" and not commutative:
+    if collective in ("allreduce", "reduce") and not commutative:
         return Choice("mpi", source="model")
     if tuning is not None:
         rule = tuning.lookup(collective, nbytes)
@@ -157,6 +163,19 @@ def mpi_time(
     from .mpich import native, predict
 
     ranks = list(nodes)
+    if collective in _ROOTED:  # MPICH's binomial trees (ModelError: not modelled)
+        from .mpich_rooted import rooted_native
+        from .simulator import simulate
+
+        sched = rooted_native(
+            collective,
+            ranks,
+            nbytes,
+            root=ranks.index(root) if root is not None else 0,
+            count=count,
+            builtin=builtin,
+        )
+        return simulate(platform, sched, model).makespan
     found = native(
         collective,
         ranks,
@@ -209,11 +228,12 @@ def _best_cube(platform, collective, nbytes, members, op, model) -> tuple[str, f
 def _best_plan(platform, collective, nbytes, nodes, root, segment_size, op, model):
     """``(planner, predicted seconds)`` of hetcoll's best plan for the call."""
     members = None if list(nodes) == list(platform.ids) else list(nodes)
-    if collective != "bcast":
+    if collective not in ("bcast", *_ROOTED):
         return _best_cube(platform, collective, nbytes, members, op, model)
     from .planners import plan
     from .simulator import simulate
 
+    rooted = {"collective": collective} if collective in _ROOTED else {}
     sched = plan(
         platform,
         root,
@@ -222,5 +242,6 @@ def _best_plan(platform, collective, nbytes, nodes, root, segment_size, op, mode
         model=model,
         nbytes=nbytes,
         segment_size=segment_size,
+        **rooted,
     )
     return "auto", simulate(platform, sched, model).makespan

@@ -37,7 +37,7 @@ from .choice import DEFAULT_MARGIN
 from .errors import HetcollError, PlannerError
 from .platform import Platform
 from .runtime.persistent import Persistent
-from .runtime.rooted import add_passthroughs
+from .runtime.rooted import MPICH, add_passthroughs
 from .runtime.vectors import VectorCollectives
 from .schedule import Schedule
 
@@ -120,6 +120,8 @@ class Planning:
             return Choice(call["algo"], call.get("segment_size"))
         tree = call["collective"] == "bcast"
         algo = self.algo if tree else self.cube_algo
+        if call["collective"] in ("reduce", "gather", "scatter"):
+            algo = self.rooted_algo
         return choose(
             platform,
             call["collective"],
@@ -212,6 +214,17 @@ class Planning:
         ``nbytes``, ``sizes`` (node -> bytes, or None), ``algo``."""
         from .planners import plan
 
+        if call["algo"] == MPICH:  # MPI's own binomial tree, run by the engine (emulated)
+            from .mpich_rooted import rooted_native
+
+            nodes = list(call["members"] or platform.ids)
+            return rooted_native(
+                call["collective"],
+                nodes,
+                call["nbytes"],
+                root=nodes.index(call["root"]),
+                algorithm="binomial",
+            )
         algo = self.rooted_algo if call["algo"] is None else rooted_planner(call["algo"])
         return plan(
             platform,
@@ -227,19 +240,19 @@ class Planning:
 
 
 def rooted_planner(name: str | None, default: str | None = None) -> str:
-    """The planner of the rooted collectives: ``name``, else ``mpi`` when ``default`` is
-    ``auto`` or ``mpi`` (MPI's own: ``auto`` has no model of MPI's rooted collectives to
-    weigh a plan against), ``default`` when it is one of the rooted family's own planners
+    """The planner of the rooted collectives: ``name``, else ``default`` when it is
+    ``auto`` (per call, the best plan or MPI's own by the model: ``Reduce``, ``Gather``,
+    ``Scatter``; the others MPI's) or ``mpi``, or one of the rooted family's own planners
     (``rooted_ls``, ``rooted_exact``), else ``rooted_ls``.  :class:`PlannerError` when
     ``name`` plans no reduce."""
     from .planners import REGISTRY, get_planner
 
     if name is None:
         if default in _CHOICES:
-            return "mpi"
+            return default
         info = REGISTRY.get(default) if default is not None else None
         return default if info is not None and "reduce" in info.collectives else "rooted_ls"
-    if name == "mpi":
+    if name in _CHOICES:
         return name
     if not get_planner(name).serves("reduce"):
         raise PlannerError(f"rooted_algo: {name!r} plans no reduce, gather or scatter")
@@ -308,11 +321,12 @@ class HetComm(VectorCollectives, Persistent):
     rooted_algo : str, optional
         The planner of ``Reduce``/``reduce``, ``Gather``/``gather``,
         ``Scatter``/``scatter``, ``Gatherv``, ``Scatterv`` and ``Reduce_scatter(_block)``
-        (docs/runtime.md, Rooted collectives), or ``mpi``.
-        Default: ``algo`` when it is a planner of the rooted family (``rooted_ls``,
-        ``rooted_exact``, a broadcast tree planner run backwards), ``mpi`` when ``algo`` is
-        ``auto`` or ``mpi`` (``auto`` has no model of MPI's own rooted collectives to
-        compare a plan with yet, so they stay MPI's).
+        (docs/runtime.md, Rooted collectives), ``mpi``, or ``auto``: per call, for
+        ``Reduce``, ``Gather`` and ``Scatter``, the best plan where predicted faster than
+        MPICH's binomial tree by ``margin`` (:mod:`hetcoll.mpich_rooted`), MPI's own
+        otherwise and for the other calls.  Default: ``algo`` when it is ``auto``,
+        ``mpi`` or a planner of the rooted family (``rooted_ls``, ``rooted_exact``, a
+        broadcast tree planner run backwards), else ``rooted_ls``.
     emulate : bool
         Impose the platform's costs on this machine (:mod:`hetcoll.runtime.emulation`).
     model : optional

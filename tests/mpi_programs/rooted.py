@@ -214,6 +214,42 @@ def check_default_is_mpi(rec: Recorder, comm) -> None:
         )
 
 
+def check_auto_emulated(rec: Recorder, comm) -> None:
+    """Under emulation the default ``auto`` weighs each ``Reduce``/``Gather``/``Scatter``
+    against MPICH's binomial tree: the plan where predicted faster by the margin, else
+    MPICH's tree run by the engine (``last_call.algorithm`` "mpi"); data as mpi4py's."""
+    me, n = comm.rank, comm.size
+    if n < 2:
+        return
+    with HetComm(comm, platform(n), emulate=True, timeout=60) as hc:
+        for name, nbytes in (("Reduce", 4), ("Gather", 64), ("Scatter", 65536), ("Scatter", 4)):
+            k = nbytes // 4
+            if name == "Reduce":
+                send = np.arange(k, dtype=np.int32) + me
+                got, want = np.zeros(k, np.int32), np.zeros(k, np.int32)
+                hc.Reduce(send, got, MPI.SUM, root=1)
+                comm.Reduce(send, want, MPI.SUM, root=1)
+            elif name == "Gather":
+                send = np.arange(k, dtype=np.int32) + me
+                got, want = np.zeros(k * n, np.int32), np.zeros(k * n, np.int32)
+                hc.Gather(send, got, root=1)
+                comm.Gather(send, want, root=1)
+            else:
+                send = np.arange(k * n, dtype=np.int32)
+                got, want = np.zeros(k, np.int32), np.zeros(k, np.int32)
+                hc.Scatter(send, got, root=1)
+                comm.Scatter(send, want, root=1)
+            choice, last = hc.last_choice, hc.last_call
+            planned = choice.algorithm != "mpi"
+            ok = (
+                ((me != 1 and name != "Scatter") or np.array_equal(got, want))
+                and last is not None
+                and last.algorithm == ("auto" if planned else "mpi")
+                and (not planned or choice.predicted * 1.25 < choice.mpi)
+            )
+            rec.case(f"auto emulated {name} {nbytes} B: {'plan' if planned else 'mpi'}", ok)
+
+
 def check_mismatch(rec: Recorder, comm) -> None:
     if comm.size < 2:
         return
@@ -243,6 +279,7 @@ def main() -> None:
             check_gather_scatter(rec, hc, comm, root)
         check_last_call(rec, hc, comm)
     check_default_is_mpi(rec, comm)
+    check_auto_emulated(rec, comm)
     check_mismatch(rec, comm)
     rec.write()
 

@@ -28,6 +28,7 @@ rank knows the sizes its subtree sends), then the pickles over the gather tree;
 from __future__ import annotations
 
 import functools
+import inspect
 import pickle
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +43,7 @@ from .buffers import Message, check_op, in_place, message, op_name
 from .collectives import Collectives
 from .rank_ops import DataHandler, Label
 
-__all__ = ["PASSED", "Blocks", "CallRecord", "RootedCollectives", "TreeReduce"]
+__all__ = ["MPICH", "PASSED", "Blocks", "CallRecord", "RootedCollectives", "TreeReduce"]
 
 #: mpi4py collective methods hetcoll does not plan: they pass to MPI (and set
 #: ``last_call`` to None); the names hetcoll plans are defined by its classes instead.
@@ -167,14 +168,26 @@ class Blocks(DataHandler):
         return self.send_buffer(chunk)
 
 
+#: a rooted call's ``algo`` that runs MPICH's own algorithm through the engine (what
+#: ``auto`` leaves to MPI under emulation: the emulated MPI baseline)
+MPICH = "mpich"
+
+
 def _or_mpi(method):
     """Run mpi4py's own method of the same name instead when the call's ``algo`` (else the
-    planner's ``rooted_algo``) is ``"mpi"``: the call passes to MPI, ``last_call`` None."""
-    native = getattr(MPI.Intracomm, method.__name__)
+    planner's ``rooted_algo``) is ``"mpi"``: the call passes to MPI, ``last_call`` None.
+    A ``rooted_algo`` of ``"auto"`` (and no ``algo``) chooses per call
+    (:meth:`RootedCollectives._rooted_choice`)."""
+    name = method.__name__
+    native = getattr(MPI.Intracomm, name)
+    signature = inspect.signature(method)
 
     @functools.wraps(method)
     def call(self, *args: Any, algo: str | None = None, **kwargs: Any) -> Any:
-        if (algo or getattr(self.planner, "rooted_algo", None)) == "mpi":
+        chosen = algo or getattr(self.planner, "rooted_algo", None)
+        if algo is None and chosen == "auto":
+            algo = chosen = self._rooted_choice(name, signature, args, kwargs)
+        if chosen == "mpi":
             self._last, self._passed_at = None, self._seq
             return native(self, *args, **kwargs)
         return method(self, *args, algo=algo, **kwargs)
@@ -217,6 +230,46 @@ class RootedCollectives(Collectives):
         self._last = (name, root, algorithm, self._seq)
 
     # -- planning -------------------------------------------------------------------------------
+
+    def _rooted_choice(self, name: str, signature, args, kwargs) -> str:
+        """What ``auto`` runs for a rooted call: the planner's ``choose`` for ``Reduce``,
+        ``Gather`` and ``Scatter`` of buffers (the size every rank knows alike: a reduce's
+        vector, a gather's or scatter's block), ``"mpi"`` for the others (their sizes
+        differ per rank or are known at the root only: no model weighs them); a call
+        chosen for MPI under emulation runs MPICH's algorithm through the engine
+        (:data:`MPICH`)."""
+        if name not in ("Reduce", "Gather", "Scatter") or self.size == 1:
+            return "mpi"
+        if getattr(self.planner, "choose", None) is None:
+            return "auto"
+        try:
+            bound = signature.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            a = bound.arguments
+            root = int(a["root"])
+            self._node(root, f"{name} root")
+            at_root = self.rank == root
+            op = a.get("op")
+            if name == "Reduce":
+                spec = a["recvbuf"] if at_root and in_place(a["sendbuf"]) else a["sendbuf"]
+                m = message(spec, writable=False, where=f"{name} sendbuf")
+                nbytes, count = m.nbytes, m.count
+            elif name == "Gather" and not (at_root and in_place(a["sendbuf"])):
+                nbytes = message(a["sendbuf"], writable=False, where="Gather sendbuf").nbytes
+            elif name == "Scatter" and not (at_root and in_place(a["recvbuf"])):
+                nbytes = message(a["recvbuf"], writable=False, where="Scatter recvbuf").nbytes
+            else:  # the root's whole buffer of size blocks
+                spec = a["recvbuf"] if name == "Gather" else a["sendbuf"]
+                m = message(spec, writable=False, where=name, blocks=self.size)
+                nbytes = m.nbytes // self.size
+            if name != "Reduce":
+                op = count = None
+        except (HetcollError, TypeError, KeyError, ValueError):
+            return "auto"  # bad arguments: the planned call says what is wrong
+        choice = self._choose(name.lower(), nbytes, root=root, op=op, count=count)
+        if choice.algorithm != "mpi":
+            return choice.algorithm
+        return MPICH if self.emulate else "mpi"
 
     def _planned_rooted(self, collective, root, nbytes, sizes, algo, extra=""):
         """The tree schedule of a rooted call (cached), its plan, program and digest."""
