@@ -1,21 +1,24 @@
 """mpi4py's own collective tests with ``HetComm`` in place of the communicator, 1..8 ranks.
 
-Takes ``test_cco_obj.py``, ``test_cco_buf.py``, the nonblocking ``test_cco_nb_buf.py``,
-``test_cco_nb_vec.py`` and the persistent ``test_cco_pr_buf.py``, ``test_cco_pr_vec.py``
-(and the helpers they import) from
-mpi4py's source distribution at run time - ``pip download mpi4py==<installed> --no-binary
-:all: --no-deps`` into a temporary directory, nothing of it is kept - and runs them under
-the environment's ``mpiexec`` for 1..8 ranks with every test's communicator (``COMM_SELF``,
-``COMM_WORLD`` and their duplicates) wrapped in a ``HetComm``: what hetcoll plans
+Takes ``test_cco_obj.py``, ``test_cco_buf.py``, ``test_cco_vec.py``, the nonblocking
+``test_cco_nb_buf.py``, ``test_cco_nb_vec.py`` and the persistent ``test_cco_pr_buf.py``,
+``test_cco_pr_vec.py`` (and the helpers they import) from mpi4py's source distribution at
+run time - ``pip download mpi4py==<installed> --no-binary :all: --no-deps`` into a temporary
+directory, nothing of it is kept - and runs them under the environment's ``mpiexec`` for
+1..8 ranks with every test's communicator (``COMM_SELF``, ``COMM_WORLD`` and their
+duplicates) wrapped in a ``HetComm`` with ``algo="binomial"``: what hetcoll plans
 (``Bcast``, ``bcast``, ``Allreduce``, ``allreduce``, ``Allgather``, ``allgather``,
-``Barrier``, ``barrier``, their nonblocking and persistent forms) runs hetcoll's schedules,
-the rest reaches the communicator unchanged.  Prints pass/fail counts per rank count (and
-how many calls hetcoll's engine ran), writes ``results/mpi4py_suite.json``; exit status 1
-if any test failed.
+``Allgatherv``, ``Barrier``, ``barrier``, their nonblocking and persistent forms, and with
+``rooted_algo`` then ``rooted_ls``: ``Reduce``, ``reduce``, ``Gather(v)``, ``gather``,
+``Scatter(v)``, ``scatter``, ``Reduce_scatter(_block)``) runs hetcoll's schedules, the rest
+reaches the communicator unchanged.  Prints pass/fail counts per rank count (and how many
+calls hetcoll's engine ran), writes ``results/mpi4py_suite.json``; exit status 1 if any
+test failed.
 
 Run: ``.venv/bin/python benchmarks/crosscheck/mpi4py_suite.py`` (``--ranks 1,4`` or
 ``RANKS=1,4`` for fewer runs, ``--sdist path.tar.gz`` or ``MPI4PY_SDIST=path.tar.gz`` to use
-a source distribution already downloaded).  Only mpi4py itself is taken as source: its build
+a source distribution already downloaded, ``--modules test_cco_buf,test_cco_vec`` or
+``MODULES=...`` for some of the files).  Only mpi4py itself is taken as source: its build
 requirements come as wheels (``--no-binary :all:`` compiled Cython from source just to read
 the package's metadata, minutes on two cores).  Offline, it prints a one-row table saying
 it skipped and writes that in the JSON.
@@ -35,6 +38,7 @@ from pathlib import Path
 MODULES = (
     "test_cco_obj",
     "test_cco_buf",
+    "test_cco_vec",
     "test_cco_nb_buf",
     "test_cco_nb_vec",
     "test_cco_pr_buf",
@@ -79,12 +83,20 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("MPI4PY_SDIST"),
         help="mpi4py's source distribution (.tar.gz) instead of downloading it ($MPI4PY_SDIST)",
     )
+    ap.add_argument(
+        "--modules",
+        default=os.environ.get("MODULES", ""),
+        help="comma-separated test files to run (default all, or $MODULES)",
+    )
     ap.add_argument("--json", type=Path, default=Path("results/mpi4py_suite.json"))
     ap.add_argument("--rank-side", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.rank_side:  # under mpiexec, started by run_program below
         rank_side(*args.rank_side)
         return 0
+    if args.modules:
+        os.environ["MODULES"] = args.modules  # the ranks read it (_modules)
+    _modules()
     from hetcoll.errors import HetcollError
     from hetcoll.jobs import run_program
     from hetcoll.report import format_table
@@ -114,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         format_table(
             ["ranks", "tests run", "failures", "errors", "skipped", "hetcoll engine calls"],
             rows,
-            title="mpi4py's test_cco_{obj,buf,nb_buf,nb_vec,pr_buf,pr_vec}.py with HetComm",
+            title=f"mpi4py's {', '.join(_modules())} with HetComm",
         )
     )
     bad = any("error" in r or r["failures"] or r["errors"] for r in results.values())
@@ -122,6 +134,18 @@ def main(argv: list[str] | None = None) -> int:
     args.json.write_text(json.dumps(results, indent=1) + "\n")
     print(f"wrote {args.json}")
     return 1 if bad else 0
+
+
+def _modules() -> tuple[str, ...]:
+    """The test modules to run: ``MODULES`` (comma-separated names), else all of them."""
+    chosen = os.environ.get("MODULES")
+    if not chosen:
+        return MODULES
+    names = tuple(m.strip().removesuffix(".py") for m in chosen.split(","))
+    unknown = [m for m in names if m not in MODULES]
+    if unknown:
+        sys.exit(f"mpi4py_suite: unknown module {unknown[0]!r}; choose from {', '.join(MODULES)}")
+    return names
 
 
 # -- on every rank --------------------------------------------------------------------------------
@@ -159,7 +183,7 @@ def rank_side(tests: Path, out: Path) -> None:
 
     suite = unittest.TestSuite()
     loader = unittest.TestLoader()
-    for name in MODULES:
+    for name in _modules():
         module = importlib.import_module(name)
         for attr in dir(module):
             cls = getattr(module, attr)
