@@ -202,6 +202,12 @@ class BoundModel:
         """Bandwidth (bytes/s) of each directed-link resource, for ``"shared"`` contention."""
         return np.empty(0)
 
+    def nic_rate(self, u: int) -> float | None:
+        """Node ``u``'s NIC rate (bytes/s) in each direction when the model shares one among
+        the node's flows (``nic``), else None: what the runtime's emulation paces a rank's
+        receptions through (:mod:`hetcoll.runtime.emulation`)."""
+        return None
+
     def relay_path(self, u: int, v: int, nbytes: int) -> tuple[int, ...] | None:
         """None when ``u`` may send to ``v`` directly; else the nodes ``u, ..., v`` that relay
         it, store and forward (models where only adjacent nodes talk: ``one_port``, ...)."""

@@ -108,6 +108,9 @@ class _BoundNic(BoundModel):
     def capacity(self) -> np.ndarray:
         return self._capacity
 
+    def nic_rate(self, u: int) -> float | None:
+        return float(self._capacity[u])
+
     def resource_name(self, resource: int) -> tuple[str, str]:
         ids = self.platform.ids
         if resource < self.n:

@@ -9,7 +9,16 @@ model (the same :class:`~hetcoll.models.BoundModel` the simulator uses):
 - the **message is released** to the receiver no earlier than its modelled arrival
   ``start + delay(u, v, n)``, and never before it has really arrived;
 - with a model that has a receive port (``recv_busy > 0``), receptions are serialised on it;
-  a unidirectional one-port model shares one port between sending and receiving.
+  a unidirectional one-port model shares one port between sending and receiving;
+- with a model whose nodes share a NIC among their flows (``nic``: ``nic_rate``), a rank
+  paces its receptions through a token bucket of its NIC: a message of ``n`` bytes takes
+  ``n / b`` of the NIC from when its bytes may start to flow (its start plus the latency,
+  ``delay - n / min(b_u, b_v)``) or when the NIC's earlier messages are through, whichever
+  is later, and is released no earlier than that.  ``k`` messages arriving together at a
+  NIC of rate ``b`` so take ``k n / b`` in all, as the simulator's max-min share gives the
+  last of them; they are released one after the other (first seen, first released)
+  rather than all at the end.  A sender's sends are one at a time already (its port), at
+  most at its own NIC's rate.
 
 Every data message travels with a companion *stamp*: the modelled start of the transfer on
 a clock all ranks share.  Stamps are **logical** times (the modelled start, computed from
@@ -31,8 +40,10 @@ complete; the receiver then sends its sender a clear-to-send carrying that time 
 receive port's constraint as booked then), and the sender's transfer starts no earlier
 (:class:`~.executor.Executor`); the sender counts the clear-to-send as one more dep, so a
 send whose clear-to-send comes later than the port frees in real time may be passed by a
-later send of the program.  Link contention (``path``) is not emulated; receptions queue
-on the receive port in the order their stamps are observed, not strictly by start time.
+later send of the program.  Link contention (``path``) is not emulated but for a NIC's
+receptions; receptions queue on the receive port and the NIC in the order their stamps are
+observed, not strictly by start time; a sender is held for a transfer's time alone, not
+until a receiver's shared NIC lets it end.
 """
 
 from __future__ import annotations
@@ -118,6 +129,9 @@ class Emulator:
         self.scale = float(time_scale) * _NS
         self.unidirectional = bool(self.bound.unidirectional)
         self._memo: dict[tuple[int, int, int], tuple[int, int, int]] = {}
+        self.nic = [self.bound.nic_rate(u) for u in self.node_of_rank]
+        self.shares_nic = any(rate is not None for rate in self.nic)
+        self._nic_memo: dict[tuple[int, int, int], tuple[int, int]] = {}
 
     def now(self) -> int:
         """The shared clock, in nanoseconds."""
@@ -142,6 +156,22 @@ class Emulator:
             self._memo[key] = got
         return got
 
+    def nic_costs(self, src: int, dst: int, nbytes: int) -> tuple[int, int] | None:
+        """``(lead, tokens)`` in ns for ``nbytes`` from rank ``src`` into ``dst``'s NIC: when
+        after the start its bytes may flow (the delay less the bytes at the pair's rate) and
+        how long they take of the receiving NIC; None when the model shares no NIC."""
+        rate = self.nic[dst]
+        if rate is None:
+            return None
+        key = (src, dst, nbytes)
+        got = self._nic_memo.get(key)
+        if got is None:
+            pair = min(rate, self.nic[src] or math.inf)
+            delay = self.bound.delay(self.node_of_rank[src], self.node_of_rank[dst], nbytes)
+            got = (round((delay - nbytes / pair) * self.scale), round(nbytes / rate * self.scale))
+            self._nic_memo[key] = got
+        return got
+
 
 class EmulatedTiming:
     """The executor's timing strategy under emulation (:class:`~.executor.Executor`).
@@ -157,6 +187,8 @@ class EmulatedTiming:
 
     def __init__(self, emulator: Emulator, me: int, clock=None) -> None:
         self.costs = emulator.costs
+        self.nic_costs = emulator.nic_costs if emulator.shares_nic else None
+        self.nic_free = 0  # when this rank's receiving NIC is through its messages so far
         self._combine = emulator.combine
         self.me = me
         self.unidirectional = emulator.unidirectional
@@ -215,10 +247,15 @@ class EmulatedTiming:
         if rbusy > 0:
             port = port_free if self.unidirectional else self.recv_free
             start = max(start, port - delay + rbusy)
+        modelled = start + delay
+        if self.nic_costs is not None:  # the receiving NIC's token bucket
+            lead, tokens = self.nic_costs(peer, self.me, nbytes)
+            self.nic_free = max(self.nic_free, start + lead) + tokens
+            modelled = max(modelled, self.nic_free)
         # Never before the data really arrived: it left when the sender issued it (a late
         # look at the network by this rank is not the network's delay), and it is here now.
-        release = max(start + delay, min(t, stamp[1] + _REAL_LATENCY))
-        self.late += release - (start + delay)
+        release = max(modelled, min(t, stamp[1] + _REAL_LATENCY))
+        self.late += release - modelled
         if rbusy > 0:
             if self.unidirectional:
                 port_free = max(port_free, release)

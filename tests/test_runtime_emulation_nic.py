@@ -1,0 +1,77 @@
+"""The emulation of shared NICs (model ``nic``): a rank paces its receptions through a
+token bucket of its NIC, so messages that arrive together take what the simulator's
+max-min share gives the last of them (in-memory executors on a virtual clock)."""
+
+from __future__ import annotations
+
+import pytest
+
+from _worlds import run_world
+from hetcoll import Platform, simulate
+from hetcoll.planners import plan_allgather
+from hetcoll.program import Chunk, Op, Program
+from hetcoll.runtime.emulation import Emulator
+from hetcoll.simulator import simulate_program
+
+GB = 1e9
+
+
+def star(bandwidths, latencies):
+    nodes = [
+        {"id": str(i), "bandwidth": b, "latency": lat}
+        for i, (b, lat) in enumerate(zip(bandwidths, latencies, strict=True))
+    ]
+    return Platform.from_dict({"model": "nic", "nodes": nodes})
+
+
+def fan_in(k: int, n: int) -> Program:
+    """Ranks 0..k-1 each send a chunk of n bytes to rank k at once."""
+    chunks = tuple(Chunk(0, c * n, n) for c in range(k))
+    dst = str(k)
+    ops = {str(i): (Op("send", dst, i),) for i in range(k)}
+    ops[dst] = tuple(Op("recv", str(i), i) for i in range(k))
+    initial = {str(i): frozenset({i}) for i in range(k)} | {dst: frozenset()}
+    return Program(ops, chunks, initial)
+
+
+@pytest.mark.parametrize("k", [1, 3, 4])
+def test_fan_in_ends_when_the_simulator_says(k):
+    """k fast senders into a slow NIC: the last message is released at l_u + l_v +
+    k n / b_v (the simulator's time for all of them), the i-th at l_u + l_v + i n / b_v.
+    Without the bucket every one was released at its time alone, l_u + l_v + n / b_v."""
+    n = 10**6
+    p = star([4 * GB] * k + [GB], [2e-6] * k + [1e-6])
+    program = fan_in(k, n)
+    _, done = simulate_program(p.model.bind(p), program)
+    traces = run_world(p, program)
+    got = sorted(traces[str(k)].done)
+    assert got[-1] == round(max(done[str(k)]) * 1e9)
+    assert got == [round((3e-6 + (i + 1) * n / GB) * 1e9) for i in range(k)]
+
+
+def test_a_slow_sender_takes_only_its_share_of_the_bucket():
+    """A 0.5 GB/s sender and a 4 GB/s one into a 2 GB/s NIC: tokens count the receiving
+    NIC's time (n / 2 GB/s each), so the fast one ends at 2 n / b_v at the latest and the
+    slow one at its own rate, n / 0.5 GB/s, as the simulator's max-min share has it."""
+    n = 10**6
+    p = star([0.5 * GB, 4 * GB, 2 * GB], [0.0] * 3)
+    program = fan_in(2, n)
+    _, done = simulate_program(p.model.bind(p), program)
+    traces = run_world(p, program)
+    assert max(traces["2"].done) == round(max(done["2"]) * 1e9) == round(n / (0.5 * GB) * 1e9)
+
+
+def test_a_star_allgather_runs_as_simulated():
+    """Recursive doubling on a star of two NIC speeds: one flow per NIC at a time, so the
+    emulated times are the simulator's."""
+    p = star([3 * GB, 3 * GB, GB, GB], [5e-6] * 4)
+    s = plan_allgather(p, method="blind", nbytes=10**6)
+    traces = run_world(p, s.program())
+    emulated = max(max(t.done) for t in traces.values())
+    assert emulated == pytest.approx(simulate(p, s).makespan * 1e9, abs=4)
+
+
+def test_other_models_share_no_nic():
+    p = star([GB, GB], [0.0, 0.0]).with_model("hockney")
+    emulator = Emulator(p, [0, 1])
+    assert not emulator.shares_nic and emulator.nic_costs(0, 1, 100) is None
