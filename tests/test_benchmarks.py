@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import json
 import re
 import runpy
 import shutil
@@ -99,3 +100,21 @@ def test_make_bench_lists_every_script_and_no_rank_side():
     words = {w.rstrip(";") for w in dry.stdout.split()}
     listed = {w for w in words if w.startswith("benchmarks/") and w.endswith(".py")}
     assert listed == {str(p.relative_to(ROOT)) for p in SCRIPTS}
+
+
+def test_the_simgrid_cross_check_without_simgrid_prints_a_table_and_writes_json(
+    tmp_path, monkeypatch
+):
+    """Where SimGrid's bindings are missing it skips, and says so in its table and JSON."""
+    script = BENCH / "crosscheck" / "crosscheck_simgrid.py"
+    out = tmp_path / "x.json"
+    no_python = str(tmp_path / "no-python")
+    monkeypatch.setattr(
+        sys, "argv", [str(script), "--simgrid-python", no_python, "--json", str(out)]
+    )
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), pytest.raises(SystemExit) as stop:
+        runpy.run_path(str(script), run_name="__main__")
+    assert stop.value.code == 0
+    assert "skipped: SimGrid's Python bindings are not importable" in printed.getvalue()
+    assert "skipped" in json.loads(out.read_text())
