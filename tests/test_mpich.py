@@ -185,3 +185,75 @@ def test_forwarding_bytes_not_held_is_refused():
     ok = dict(ops, b=(Op("recv", "a", 1), Op("send", "c", 2, (0,))))
     chunks_ok = (Chunk(0, 0, 100), Chunk(0, 0, 80), Chunk(0, 40, 30), Chunk(0, 0, 100))
     Program(ok, chunks_ok, {"a": frozenset({3})}).validate()
+
+
+# -- the bandwidth baselines' closed forms (allgather, allreduce) ---------------------------------
+
+
+def hockney(p: int) -> Platform:
+    """Homogeneous Hockney: every pair ``T + n B``, one-port bidirectional."""
+    import numpy as np
+
+    lat = np.full((p, p), T)
+    np.fill_diagonal(lat, 0.0)
+    return Platform(
+        nodes_from_costs([0.0] * p), latency=lat, bandwidth=np.full((p, p), 1 / B), model="hockney"
+    )
+
+
+@pytest.mark.parametrize("platform", [homogeneous, hockney])
+@pytest.mark.parametrize("p", [2, 3, 5, 8])
+def test_ring_allreduce_is_two_rings_of_chunks(platform, p):
+    """MPIR_Allreduce_intra_ring: 2 (P - 1) steps of one chunk of ceil(count / P)."""
+    n = 8 * 1000 * p
+    nat = native("allreduce", ids(p), n, count=n // 8, algorithm="ring")
+    assert nat.algorithm == "ring" and nat.kind == "ranges"
+    want = 2 * (p - 1) * (T + n / p * B)
+    assert predict(platform(p), nat.program) == pytest.approx(want, rel=1e-12)
+
+
+def test_ring_allreduce_chunks_are_mpich_ceilings():
+    """count 10 on 4 ranks: chunks of 3, 3, 3, 1 elements (MPICH's ceil, the last shorter)."""
+    nat = native("allreduce", ids(4), 80, count=10, algorithm="ring")
+    sizes = {c.nbytes for c in nat.program.chunks[:-4]}
+    assert sizes == {24, 8}
+    nat = native("allreduce", ids(4), 16, count=2, algorithm="ring")  # empty chunks too
+    nat.program.validate()
+
+
+@pytest.mark.parametrize("platform", [homogeneous, hockney])
+@pytest.mark.parametrize("p", [2, 3, 5, 8])
+def test_ring_allgather_closed_form(platform, p):
+    m = 4096
+    nat = native("allgather", ids(p), m, algorithm="ring")
+    assert predict(platform(p), nat.program) == pytest.approx((p - 1) * (T + m * B), rel=1e-12)
+
+
+@pytest.mark.parametrize("platform", [homogeneous, hockney])
+@pytest.mark.parametrize("p", [2, 3, 5, 6, 8])
+def test_brucks_allgather_closed_form(platform, p):
+    """ceil(log2 P) steps, step k carrying min(2^k, P - 2^k) blocks in one message."""
+    m = 4096
+    nat = native("allgather", ids(p), m, algorithm="brucks")
+    steps = [min(1 << k, p - (1 << k)) for k in range(math.ceil(math.log2(p)))]
+    want = sum(T + s * m * B for s in steps)
+    assert predict(platform(p), nat.program) == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("platform", [homogeneous, hockney])
+@pytest.mark.parametrize("p", [2, 4, 8])
+def test_recursive_doubling_allgather_closed_form(platform, p):
+    """log2 P steps, step k exchanging 2^k blocks: log2 P T + (P - 1) m B."""
+    m = 4096
+    nat = native("allgather", ids(p), m, algorithm="recursive_doubling")
+    want = int(math.log2(p)) * T + (p - 1) * m * B
+    assert predict(platform(p), nat.program) == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("p", [2, 4, 8])
+def test_rabenseifner_closed_form_under_hockney(p):
+    n = 8 * 1024 * p
+    nat = native("allreduce", ids(p), n, count=n // 8, algorithm="reduce_scatter_allgather")
+    k = int(math.log2(p))
+    want = 2 * k * T + 2 * (p - 1) / p * n * B
+    assert predict(hockney(p), nat.program) == pytest.approx(want, rel=1e-12)

@@ -39,7 +39,7 @@ def test_every_algorithm_ran(records):
         assert (n & (n - 1) == 0) == any(
             c.startswith(f"{tag} bcast scatter_recursive_doubling_allgather") for c in by_case
         )
-        for algo in ("recursive_doubling", "reduce_scatter_allgather"):
+        for algo in ("recursive_doubling", "reduce_scatter_allgather", "ring"):
             assert any(c.startswith(f"{tag} allreduce {algo} ") for c in by_case)
         assert f"{tag} barrier dissemination" in by_case
 

@@ -15,7 +15,8 @@ says otherwise; ``nbytes`` is the message of one rank):
   ``scatter_ring_allgather``.
 - **Allreduce**: ``recursive_doubling`` up to 8 B, for a user-defined operator, or with
   fewer elements than the largest power of two <= ranks; otherwise
-  ``reduce_scatter_allgather`` (Rabenseifner).
+  ``reduce_scatter_allgather`` (Rabenseifner).  ``ring`` (reduce-scatter ring, then
+  allgather ring) is lowered too, for a forced algorithm (never MPICH's default choice).
 - **Allgather**: ``recursive_doubling`` for a power of two of ranks and ranks x nbytes
   < 524288; else ``brucks`` below 81920 B in all; otherwise ``ring``.
 - **Barrier**: ``dissemination``.
@@ -190,7 +191,11 @@ Op(kind='send', peer='b', chunk=0, deps=(), result=None)))
         if name == "recursive_doubling":
             sched = _doubling_cube(nodes, "allreduce", nbytes, op)
             return Native(collective, name, nbytes, sched.program(), "cube", sched)
-        itemsize = nbytes // count
+        itemsize = nbytes // count if count else 1
+        if name == "ring":
+            return Native(
+                collective, name, nbytes, _ring_allreduce(nodes, count, itemsize), "ranges"
+            )
         prog = _reduce_scatter_allgather(nodes, count, itemsize)
         return Native(collective, name, nbytes, prog, "ranges")
     if collective == "allgather":
@@ -206,7 +211,7 @@ Op(kind='send', peer='b', chunk=0, deps=(), result=None)))
 #: every algorithm of each collective that :func:`native` lowers
 ALGORITHMS = {
     "bcast": ("binomial", "scatter_recursive_doubling_allgather", "scatter_ring_allgather"),
-    "allreduce": ("recursive_doubling", "reduce_scatter_allgather"),
+    "allreduce": ("recursive_doubling", "reduce_scatter_allgather", "ring"),
     "allgather": ("recursive_doubling", "brucks", "ring"),
     "barrier": ("dissemination",),
 }
@@ -508,6 +513,42 @@ def _reduce_scatter_allgather(nodes: Sequence[str], count: int, itemsize: int) -
         b.message(2 * k + 1, 2 * k, 0, nbytes, after[2 * k + 1], after[2 * k])
     holds = {node: (0, nbytes) for node in nodes}
     return b.program(holds)
+
+
+def _ring_allreduce(nodes: Sequence[str], count: int, itemsize: int) -> Program:
+    """``MPIR_Allreduce_intra_ring``: the vector in ``P`` chunks of ``ceil(count / P)``
+    elements (the last ones shorter, possibly empty); a reduce-scatter ring (at step ``i``
+    rank ``r`` sends chunk ``r - 1 - i`` to ``r + 1`` and reduces chunk ``r - 2 - i``
+    received from ``r - 1`` into its own, one ``Isend``/``Irecv``/``Waitall`` per step),
+    after which rank ``r`` holds chunk ``r`` reduced; then ``MPIR_Allgatherv_intra_ring``
+    in place (at step ``i`` rank ``r`` sends chunk ``r - i`` and receives chunk ``r - i -
+    1``).  On a homogeneous platform: ``2 (P - 1)`` steps of one chunk each."""
+    b = _Builder(nodes)
+    p = len(nodes)
+    chunk = -(-count // p)
+    cnts, total = [], 0
+    for _ in range(p):
+        c = min(chunk, count - total)
+        cnts.append(c)
+        total += c
+    displs = [sum(cnts[:i]) for i in range(p)]
+
+    def span(k: int) -> tuple[int, int]:
+        return displs[k] * itemsize, cnts[k] * itemsize
+
+    after: list[list[int]] = [[] for _ in range(p)]
+    for reduce in (True, False):
+        for i in range(p - 1):
+            step: list[list[int]] = [[] for _ in range(p)]
+            for rank in range(p):
+                right = (rank + 1) % p
+                k = (rank - 1 - i) % p if reduce else (rank - i) % p
+                s, r = b.message(rank, right, *span(k), after[rank], after[right], reduce=reduce)
+                step[rank].append(s)
+                step[right].append(r)
+            after = step
+    nbytes = count * itemsize
+    return b.program({node: (0, nbytes) for node in nodes})
 
 
 def _ring_allgather(nodes: Sequence[str], nbytes: int) -> Program:
