@@ -33,6 +33,7 @@ from ._fields import count, kind_of, mapping, node_id, only_keys, required
 from .errors import HetcollError, PlannerError, ScheduleError
 from .lowering import flows_program, hypercube_program, rooted_program, tree_program
 from .patterns import REDUCE_OPS, Flow, Hypercube, OrderedSend, Tree
+from .perroot import block_ranges, check_per_root, is_per_root, per_root_program
 from .program import Program
 
 __all__ = [
@@ -160,6 +161,13 @@ class Schedule:
     a reduce of every member's vector of blocks followed by a scatter of them.  Every flow
     has the same root and members; up flows come first (see :class:`Flow` and
     :func:`hetcoll.lowering.rooted_program`).
+
+    **Per-root flows** (:attr:`per_root`, :mod:`hetcoll.perroot`): an ``allgather`` of
+    ``bcast`` flows only, each member's block (a contiguous range of the result buffer,
+    :meth:`block_offsets`) broadcast from that member over its own trees; a
+    ``reduce_scatter`` of ``reduce`` flows only, each block reduced to its owner over the
+    owner's trees; an ``allreduce`` whose reduce flows (then bcast flows) have several
+    roots: each root reduces its share of the vector and broadcasts it back.
     """
 
     collective: str
@@ -200,7 +208,17 @@ class Schedule:
             return
         if not self.flows:
             raise ScheduleError("a schedule needs at least one flow")
-        if self.rooted:
+        if self.per_root:
+            if self.order is not None:
+                raise ScheduleError(f"order: a {self.collective} takes its order from its trees")
+            check_per_root(
+                self.collective,
+                self.flows,
+                dict.fromkeys(self.flows[0].tree.nodes, self.nbytes)
+                if self.sizes is None
+                else self.sizes,
+            )
+        elif self.rooted:
             self._check_rooted()
         else:
             self._check_buffers()
@@ -215,6 +233,19 @@ class Schedule:
         return self.hypercube is None and (
             self.collective in ROOTED_COLLECTIVES or any(f.kind != "bcast" for f in self.flows)
         )
+
+    @property
+    def per_root(self) -> bool:
+        """Whether this is a schedule of per-root flows (:mod:`hetcoll.perroot`): an
+        allgather of ``bcast`` flows from every member, a reduce-scatter of ``reduce`` flows
+        to every member, an allreduce of reduce flows then bcast flows of several roots."""
+        return self.hypercube is None and is_per_root(self.collective, self.flows)
+
+    def block_offsets(self) -> dict[str, int]:
+        """Where each member's block starts in the buffer of a per-root allgather or
+        reduce-scatter (its flows' lowest offset), in member order."""
+        ranges = block_ranges(self.flows)
+        return {m: ranges[m][0] for m in self.members()}
 
     def blocks(self) -> dict[str, int]:
         """Each member's block in bytes (``sizes``, else ``nbytes`` each), in member order."""
@@ -452,6 +483,8 @@ class Schedule:
         relays and a send order or timetable, a hypercube embedding)."""
         if self.hypercube is not None:
             return hypercube_program(self.hypercube, self.nbytes)
+        if self.per_root:
+            return per_root_program(self.flows)
         if self.rooted:
             return rooted_program(self.flows, self.blocks())
         if len(self.flows) == 1 and not self.order and not self.flows[0].relays:

@@ -25,6 +25,8 @@ def prediction_doc(schedule, pred) -> dict[str, Any]:
         return doc
     doc["root"] = schedule.root
     doc["roots"] = [schedule.roots[b] for b in schedule.buffers]
+    if schedule.per_root:  # every member's block from its own trees
+        doc["roots"] = list(dict.fromkeys(f.tree.root for f in schedule.flows))
     doc["members"] = list(schedule.participants)
     doc["schedule"] = schedule.to_dict()
     return doc
@@ -81,7 +83,13 @@ def print_prediction(schedule, pred, platform_name: str) -> None:
         if cube.folds:
             click.echo("folded: " + ", ".join(f"{e} -> {p}" for e, p in cube.folds))
         return
-    if schedule.rooted:
+    if schedule.per_root:
+        roots = len({f.tree.root for f in schedule.flows})
+        click.echo(
+            f"{pred.algorithm}: {schedule.collective} of {format_size(schedule.nbytes)} per "
+            f"member over {len(schedule.flows)} trees of {roots} roots on {platform_name}"
+        )
+    elif schedule.rooted:
         ends = {"reduce": "to", "gather": "to", "scatter": "from"}.get(schedule.collective, "via")
         click.echo(
             f"{pred.algorithm}: {schedule.collective} of {format_size(schedule.nbytes)} per "

@@ -1,0 +1,273 @@
+"""Per-root flows: allgather, reduce-scatter and allreduce as every member's block moving
+over trees of its own (the form of the bandwidth-optimal packings, Zhao et al. 2024).
+
+- an **allgather**: each member's block ``[offset, offset + size)`` of the result buffer
+  is broadcast from its owner over that owner's trees (``bcast`` flows rooted at it, each
+  carrying a share of the block, pipelined in segments);
+- a **reduce-scatter**: each block of the vector is reduced to its owner over the owner's
+  trees run backwards (``reduce`` flows rooted at it: a node combines its children's
+  partial results of a segment, in ``children`` order, then sends its subtree's result to
+  its parent);
+- an **allreduce**: ``reduce`` flows partition the vector among owners, then ``bcast``
+  flows send each owner's reduced bytes back to every member (reduce-scatter + allgather).
+
+:func:`check_per_root` states the rules a :class:`~hetcoll.schedule.Schedule` of this
+form obeys; :func:`per_root_program` lowers one to the :class:`~hetcoll.program.Program`
+the simulator and the runtime execute.  A rank interleaves its flows: its ops of segment
+``k`` of a flow cut into ``S`` segments come at *round* ``(k + 1/2) / S``, so that every
+tree advances at its own share's pace (the combine rule of :mod:`hetcoll.program`
+completes a rank's combines in program order: flow after flow would serialise them).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Mapping, Sequence
+
+from .errors import ScheduleError
+from .patterns import Flow
+from .program import Chunk, Op, Program
+
+__all__ = ["block_ranges", "check_per_root", "is_per_root", "per_root_program"]
+
+
+def is_per_root(collective: str, flows: Sequence[Flow]) -> bool:
+    """Whether ``flows`` of ``collective`` are in the per-root form: an allgather of
+    ``bcast`` flows only, a reduce-scatter of ``reduce`` flows only, or an allreduce whose
+    flows do not all share one root."""
+    if not flows:
+        return False
+    kinds = {f.kind for f in flows}
+    if collective == "allgather":
+        return kinds == {"bcast"}
+    if collective == "reduce_scatter":
+        return kinds == {"reduce"}
+    if collective == "allreduce":
+        return kinds <= {"reduce", "bcast"} and len({f.tree.root for f in flows}) > 1
+    return False
+
+
+def block_ranges(flows: Sequence[Flow]) -> dict[str, tuple[int, int]]:
+    """``root -> (lo, hi)``: the byte range each root's flows cover (of the first kind of
+    flow, the reduce flows of an allreduce), assuming :func:`check_per_root` holds."""
+    first = flows[0].kind
+    out: dict[str, tuple[int, int]] = {}
+    for f in flows:
+        if f.kind != first:
+            continue
+        lo, hi = out.get(f.tree.root, (f.offset, f.offset + f.nbytes))
+        out[f.tree.root] = (min(lo, f.offset), max(hi, f.offset + f.nbytes))
+    return out
+
+
+def check_per_root(collective: str, flows: Sequence[Flow], blocks: Mapping[str, int]) -> None:
+    """Check per-root flows of ``collective``; ``blocks``: each member's block in bytes
+    (the allreduce's vector is ``blocks`` of any member, every one the same).
+
+    Every flow moves buffer 0 over the same members, without relays; up flows come first.
+    An allgather's and a reduce-scatter's flows rooted at a member cover exactly one
+    contiguous range of that member's block size, and the ranges of all members partition
+    ``[0, sum of blocks)``.  An allreduce's reduce flows and its bcast flows each partition
+    ``[0, nbytes)``, and every bcast flow sends bytes its root reduced.  Raises
+    :class:`ScheduleError` naming the first flow that breaks a rule.
+    """
+    members = set(flows[0].tree.nodes)
+    seen_down = False
+    for k, f in enumerate(flows):
+        if f.buffer:
+            raise ScheduleError(f"flows[{k}].buffer: a {collective} moves buffer 0")
+        if f.relays:
+            raise ScheduleError(f"flows[{k}].relays: per-root flows cannot be relayed")
+        if set(f.tree.nodes) != members:
+            raise ScheduleError(f"flows[{k}]: every flow must span the same members")
+        if f.kind == "bcast":
+            seen_down = True
+        elif seen_down:
+            raise ScheduleError(f"flows[{k}]: the reduce flows come before the bcast flows")
+    if set(blocks) != members:
+        extra = sorted(set(blocks) ^ members)[0]
+        raise ScheduleError(
+            f"sizes: must give the block of every member and no other node; {extra!r} "
+            + ("is not a member" if extra not in members else "is missing")
+        )
+    if collective == "allreduce":
+        size = next(iter(blocks.values()))
+        ups = [f for f in flows if f.kind == "reduce"]
+        downs = [f for f in flows if f.kind == "bcast"]
+        if not ups or not downs:
+            raise ScheduleError("a per-root allreduce needs reduce flows, then bcast flows")
+        _partition(ups, size, "reduce")
+        _partition(downs, size, "bcast")
+        owner = sorted((f.offset, f.offset + f.nbytes, f.tree.root) for f in ups if f.nbytes)
+        starts = [lo for lo, _, _ in owner]
+        for k, f in enumerate(flows):
+            if f.kind != "bcast" or not f.nbytes:
+                continue
+            at = f.offset
+            while at < f.offset + f.nbytes:
+                lo, hi, root = owner[bisect_right(starts, at) - 1]
+                if root != f.tree.root:
+                    raise ScheduleError(
+                        f"flows[{k}]: byte {at} is reduced to {root!r}, but this bcast flow "
+                        f"sends it from {f.tree.root!r}"
+                    )
+                at = hi
+        return
+    total = sum(blocks.values())
+    _partition(flows, total, flows[0].kind)
+    ranges = block_ranges(flows)
+    for node in sorted(members - set(ranges)):
+        raise ScheduleError(f"member {node!r} roots no flow: every member's block needs one")
+    for root, (lo, hi) in ranges.items():
+        if hi - lo != blocks[root]:
+            raise ScheduleError(
+                f"the flows rooted at {root!r} cover {hi - lo} bytes [{lo}, {hi}); its block "
+                f"has {blocks[root]}"
+            )
+
+
+def _partition(flows: Sequence[Flow], size: int, kind: str) -> None:
+    """The flows' byte ranges partition ``[0, size)`` (a flow of 0 bytes anywhere inside)."""
+    covered = 0
+    for f in sorted(flows, key=lambda f: (f.offset, f.nbytes)):
+        if f.nbytes == 0:
+            if f.offset > size:
+                raise ScheduleError(f"a {kind} flow of 0 bytes at byte {f.offset}, past {size}")
+            continue
+        if f.offset != covered:
+            raise ScheduleError(
+                f"the {kind} flows must partition bytes [0, {size}); gap or overlap at byte "
+                f"{min(covered, f.offset)}"
+            )
+        covered += f.nbytes
+    if covered != size:
+        raise ScheduleError(f"the {kind} flows cover {covered} bytes, of {size}")
+
+
+class _Ops:
+    """One program's ops, keyed per rank by ``(sort key, handle)``: numbered at the end
+    in key order, deps given as handles."""
+
+    def __init__(self) -> None:
+        self.chunks: list[Chunk] = []
+        self.index: dict[tuple[Chunk, int], int] = {}
+        self.ops: dict[str, list[tuple[tuple, int, list]]] = {}
+        self.initial: dict[str, set[int]] = {}
+        self.count = 0
+
+    def chunk(self, lo: int, n: int, origin: tuple[str, ...] = (), flow: int = 0) -> int:
+        """The id of bytes ``[lo, lo + n)`` combining ``origin``: the same for the same
+        bytes and origin, but an empty range is ``flow``'s own (several flows of 0 bytes
+        may start at one offset; their messages must not match each other's)."""
+        c = Chunk(0, lo, n, origin)
+        key = (c, flow if n == 0 else -1)
+        got = self.index.get(key)
+        if got is None:
+            got = self.index[key] = len(self.chunks)
+            self.chunks.append(c)
+        return got
+
+    def op(self, node: str, key: tuple, kind: str, peer: str, chunk: int, deps=(), result=None):
+        self.count += 1
+        self.ops.setdefault(node, []).append(
+            (key, self.count, [kind, peer, chunk, tuple(deps), result])
+        )
+        return self.count
+
+    def program(self, reduces: bool) -> Program:
+        out: dict[str, tuple[Op, ...]] = {}
+        for node, mine in self.ops.items():
+            mine.sort(key=lambda x: x[0])
+            where = {handle: i for i, (_, handle, _) in enumerate(mine)}
+            out[node] = tuple(
+                Op(kind, peer, chunk, tuple(sorted(where[d] for d in deps)), result)
+                for _, _, (kind, peer, chunk, deps, result) in mine
+            )
+        initial = {k: frozenset(v) for k, v in self.initial.items()}
+        return Program(out, tuple(self.chunks), initial, reduces)
+
+
+def per_root_program(flows: Sequence[Flow]) -> Program:
+    """Lower per-root flows (checked by :func:`check_per_root`) to per-rank ops.
+
+    Every rank's ops are ordered by phase (reduce flows, then bcast flows), then round
+    (``(k + 1/2) / S`` for segment ``k`` of a flow of ``S`` segments), then flow, receives
+    of a segment before its sends.  ``reduce``: a node ``recv_reduce``\\ s each child's
+    partial result of the segment (in ``children`` order) and sends its subtree's result to
+    its parent once they are all combined; a state's ``origin`` is the set of members it
+    combines, in sorted order, so a root's final states are the same chunks whatever its
+    tree.  ``bcast``: a node receives a segment and forwards it to its children in order; an
+    allreduce's root sends bytes once its reduction of them is complete, and a node posts
+    the receive of bytes it contributed once its own send of them has completed (nothing
+    writes a range still being sent).  O(total ops log ops).
+    """
+    b = _Ops()
+    members = tuple(sorted(flows[0].tree.nodes))
+    for v in members:
+        b.ops.setdefault(v, [])
+    reduces = any(f.kind == "reduce" for f in flows)
+    finals: dict[str, list[tuple[int, int, int]]] = {}  # root -> (lo, hi, handle) of results
+    sent: dict[str, list[tuple[int, int, int]]] = {}  # node -> (lo, hi, handle) of its sends
+    ordered = False
+    for fi, flow in enumerate(flows):
+        tree, kids = flow.tree, flow.tree.children
+        segs = flow.segments()
+        parent = tree.parent()
+        if flow.kind == "reduce":
+            below: dict[str, tuple[str, ...]] = {}
+            for v in reversed(tree.nodes):  # children before parents
+                below[v] = tuple(sorted((v, *(x for c in kids.get(v, ()) for x in below[c]))))
+            for k, (lo, n) in enumerate(segs):
+                rnd = (k + 0.5) / len(segs)
+                for v in tree.nodes:
+                    own = b.chunk(lo, n, (v,), fi)
+                    b.initial.setdefault(v, set()).add(own)
+                    state: tuple[str, ...] = (v,)
+                    got = []
+                    for c in kids.get(v, ()):
+                        state = tuple(sorted(state + below[c]))
+                        part = b.chunk(lo, n, below[c], fi)
+                        result = b.chunk(lo, n, state, fi)
+                        got.append(b.op(v, (0, rnd, fi, 0), "recv_reduce", c, part, (), result))
+                    up = parent.get(v)
+                    if up is None:
+                        finals.setdefault(v, []).extend((lo, lo + n, h) for h in got)
+                        continue
+                    h = b.op(v, (0, rnd, fi, 1), "send", up, b.chunk(lo, n, state, fi), got)
+                    sent.setdefault(v, []).append((lo, lo + n, h))
+            continue
+        if not ordered:  # the reduce flows are all lowered: sort their spans once
+            ordered = True
+            for spans in (*finals.values(), *sent.values()):
+                spans.sort()
+        origin = members if reduces else ()
+        for k, (lo, n) in enumerate(segs):
+            rnd = (k + 0.5) / len(segs)
+            seg = b.chunk(lo, n, origin, fi)
+            root_deps = _overlapping(finals.get(tree.root, ()), lo, n)
+            if not reduces or not root_deps:  # an empty share of an allreduce: no data
+                b.initial.setdefault(tree.root, set()).add(seg)
+            have = {tree.root: root_deps}
+            for v in tree.nodes:
+                for c in kids.get(v, ()):
+                    wait = _overlapping(sent.get(c, ()), lo, n)
+                    got = b.op(c, (1, rnd, fi, 0), "recv", v, seg, wait)
+                    b.op(v, (1, rnd, fi, 1), "send", c, seg, have[v])
+                    have[c] = [got]
+    return b.program(reduces)
+
+
+def _overlapping(spans: Sequence[tuple[int, int, int]], lo: int, n: int) -> list[int]:
+    """Handles of the ``(lo, hi, handle)`` spans (sorted; any two disjoint or the same
+    range) that overlap bytes ``[lo, lo + n)``; an empty range or span is one byte wide."""
+    hi = lo + max(n, 1)
+    i = bisect_left(spans, (lo, -1, -1))
+    while i > 0 and max(spans[i - 1][1], spans[i - 1][0] + 1) > lo:
+        i -= 1
+    out = []
+    for a, b, h in spans[i:]:
+        if a >= hi:
+            break
+        if lo < max(b, a + 1):
+            out.append(h)
+    return out
