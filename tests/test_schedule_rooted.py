@@ -160,7 +160,7 @@ def test_a_scatter_child_range_is_held_by_coverage():
         (
             (Flow(TREE, 4, kind="reduce"), Flow(Tree("a", {"a": MEMBERS[:1] + MEMBERS[2:]}), 4)),
             "allreduce",
-            "share the root",
+            "span the same members",  # flows of several roots: the per-root form's rule
         ),
     ],
 )
