@@ -160,7 +160,8 @@ def test_a_scatter_child_range_is_held_by_coverage():
         (
             (Flow(TREE, 4, kind="reduce"), Flow(Tree("a", {"a": MEMBERS[:1] + MEMBERS[2:]}), 4)),
             "allreduce",
-            "span the same members",  # flows of several roots: the per-root form's rule
+            # flows of several roots: the per-root form, whose bcast roots own their bytes
+            "byte 0 is reduced to 'r', but this bcast flow sends it from 'a'",
         ),
     ],
 )
