@@ -5,7 +5,10 @@ cost multiplied by ``--time-scale`` (default 20: 8 ranks on 2 cores keep up with
 emulated NICs); allgather (``M`` = the whole result, ``M / 8`` per rank) and allreduce
 (int64 sum of an ``M``-byte vector) at ``M`` = 1 and 16 MiB, through the hypercube
 planners ``blind`` (recursive doubling in rank order) and ``eff_cube``; measured (least and
-median of ``--repeat`` calls started together) over the simulator's prediction.  Under
+median of ``--repeat`` calls started together) over the simulator's prediction, and how
+far the ranks fell behind the model on a busy host in the least call (``late``, the most
+any rank reported; a measured time above the prediction by no more than that is the
+host's doing: docs/runtime.md).  Under
 ``nic`` a rank's receptions are paced through a token bucket of its NIC
 (:mod:`hetcoll.runtime.emulation`).
 
@@ -65,6 +68,7 @@ def measure(repeat: int, scale: float, sizes: list[int]) -> tuple[list[list], li
                     f"{r['median_time'] * 1e3:.2f}",
                     f"{r['measured_time'] / pred:.3f}",
                     f"{r['median_time'] / pred:.3f}",
+                    f"{r.get('late', 0.0) * 1e3:.1f}",
                 ]
             )
             records.append({"collective": op, "M": m, **r})
@@ -84,7 +88,17 @@ def main(argv: list[str] | None = None) -> int:
     after = os.getloadavg()[0]
     print(
         format_table(
-            ["op", "M", "planner", "pred ms", "min ms", "median ms", "min/pred", "med/pred"],
+            [
+                "op",
+                "M",
+                "planner",
+                "pred ms",
+                "min ms",
+                "median ms",
+                "min/pred",
+                "med/pred",
+                "late ms",
+            ],
             rows,
             title=(
                 f"star8 emulated (model nic, x{args.time_scale:g}), {RANKS} ranks, "
