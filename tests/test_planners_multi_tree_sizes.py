@@ -59,8 +59,9 @@ def test_the_timetable_run_ends_within_its_finish_bound(n, density, seed, slices
 
 
 def test_on_the_issues_platform_a_long_message_runs_several_trees_nearer_the_bound():
-    # Fig. 4 generator, n = 30, density 0.12, seed 0: at 1 024 slices the best single tree
-    # takes 20.58 s, the timetable of 24 slices per period 19.54 s; the bound is 17.53 s
+    # Fig. 4 generator, n = 30, density 0.12, seed 0: at 1 024 slices the timetable takes
+    # 17.6 s for a bound of 16.7 s (18.6 s, 89.8 %, with slices spread over a pair's
+    # transfers whatever their arrival)
     p = random_graph_platform(30, 0.12, seed=0)
     size = 1024 * L
     s = plan(p, "0", method="multi_tree", nbytes=size, segment_size=L)
@@ -69,7 +70,7 @@ def test_on_the_issues_platform_a_long_message_runs_several_trees_nearer_the_bou
     bound = lower_bound(p, "0", size).seconds
     assert s.params["trees"] > 1
     assert multi < 0.96 * single.makespan
-    assert bound / multi >= 0.89
+    assert bound / multi >= 0.945
     # a short message keeps the single tree (the timetable's fill would cost more)
     short = plan(p, "0", method="multi_tree", nbytes=64 * L, segment_size=L)
     assert short.params["trees"] == 1
