@@ -36,8 +36,10 @@ __all__ = [
     "TREE_OPERATIONS",
     "Candidate",
     "Comparison",
+    "SizeComparison",
     "candidates",
     "compare",
+    "compare_sizes",
     "plan_request",
     "same_trees",
     "slice_choices",
@@ -369,6 +371,91 @@ def compare(
         )
     ranked.sort(key=lambda c: (c.predicted_time, c.algorithm, c.segment_size or 0))
     return Comparison(operation, nbytes, ranked, skipped)
+
+
+@dataclass(frozen=True)
+class SizeComparison:
+    """One message size of :func:`compare_sizes`: each planner's best time over the slice
+    sizes (``best[name] = (seconds, segment_size)``, None: in one piece), the fastest of
+    them (``chosen``, what ``auto`` returns), and the lower bound on any broadcast of that
+    size (:func:`hetcoll.bounds.lower_bound`, seconds)."""
+
+    nbytes: int
+    best: dict[str, tuple[float, int | None]]
+    chosen: str
+    bound: float
+
+    @property
+    def time(self) -> float:
+        """The chosen planner's predicted time (seconds)."""
+        return self.best[self.chosen][0]
+
+    @property
+    def gap(self) -> float | None:
+        """``time / bound`` (1 at the bound); None when the bound is 0."""
+        return self.time / self.bound if self.bound > 0 else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "nbytes": self.nbytes,
+            "chosen": self.chosen,
+            "predicted_time": self.time,
+            "segment_size": self.best[self.chosen][1],
+            "lower_bound": self.bound,
+            "gap": self.gap,
+            "planners": {
+                name: {"predicted_time": t, "segment_size": seg}
+                for name, (t, seg) in self.best.items()
+            },
+        }
+
+
+def compare_sizes(
+    platform: Platform,
+    sizes: Sequence[int],
+    *,
+    root: str,
+    members: Iterable[str] | None = None,
+    model: Any = None,
+    algos: Sequence[str] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> list[SizeComparison]:
+    """A broadcast (a multicast to ``members``) of each size in ``sizes``: every candidate
+    planner at each slice size of :func:`slice_choices` (as ``auto`` chooses), each
+    planner's best, the fastest, and the lower bound of that size.
+
+    Complexity: :func:`compare` once per size (about four slice sizes each) plus one
+    arborescence packing per size for the bound.
+
+    Examples
+    --------
+    >>> from hetcoll import load_platform
+    >>> [r.chosen for r in compare_sizes(load_platform("fig1"), [1000], root="1")]
+    ['fnf']
+    """
+    from .bounds import lower_bound
+
+    members = list(members) if members is not None else None
+    operation = "bcast" if members is None else "multicast"
+    out = []
+    for nbytes in sizes:
+        found = compare(
+            platform,
+            operation,
+            root=root,
+            members=members,
+            model=model,
+            nbytes=nbytes,
+            algos=algos,
+            options=options,
+            slices=slice_choices(nbytes),
+        )
+        best: dict[str, tuple[float, int | None]] = {}
+        for c in found.ranked:  # ranked by time: the first of each planner is its best
+            best.setdefault(c.algorithm, (c.predicted_time, c.segment_size))
+        bound = lower_bound(platform, root, nbytes, members, model).seconds
+        out.append(SizeComparison(int(nbytes), best, found.best.algorithm, bound))
+    return out
 
 
 def _receivers(platform: Platform, operation: str, root, members, groups: Groups | None) -> int:

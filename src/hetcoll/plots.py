@@ -15,6 +15,7 @@ __all__ = [
     "color",
     "figure",
     "register_builder",
+    "size_gap_figure",
     "FIGURES",
     "BUILDERS",
 ]
@@ -93,3 +94,35 @@ def register_builder(name: str):
         return func
 
     return deco
+
+
+def size_gap_figure(rows: list[dict[str, Any]], title: str = ""):
+    """Each planner's predicted time over the lower bound against the message size (log
+    axes, a line at 1: the bound), the chosen planner's as a thick line; ``rows`` are
+    ``hetcoll compare --sizes --json``'s (:meth:`hetcoll.compare.SizeComparison.to_dict`).
+    Sizes whose bound is 0 are left out."""
+    fig, axes = figure(size=(6.4, 4.2))
+    ax = axes[0][0]
+    rows = [r for r in rows if r["lower_bound"] > 0]
+    names = sorted({name for r in rows for name in r["planners"]})
+    for name in names:
+        pts = [
+            (r["nbytes"], r["planners"][name]["predicted_time"] / r["lower_bound"])
+            for r in rows
+            if name in r["planners"]
+        ]
+        xs, ys = zip(*pts, strict=True) if pts else ((), ())
+        ax.plot(xs, ys, marker=".", lw=0.8, color=color(name), label=name, alpha=0.7)
+    chosen = [(r["nbytes"], r["gap"]) for r in rows]
+    if chosen:
+        xs, ys = zip(*chosen, strict=True)
+        ax.plot(xs, ys, lw=2.5, color="black", label="chosen (fastest)")
+    ax.axhline(1.0, color="black", ls="--", lw=1, label="lower bound")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("predicted time / lower bound")
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6, ncol=2)
+    return fig

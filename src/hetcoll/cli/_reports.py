@@ -152,6 +152,43 @@ def print_comparison(platform, op, root, size, results, skipped, as_json) -> Non
         click.echo(f"(skipped {name}: {why})", err=True)
 
 
+def print_size_comparison(platform, root, rows, as_json) -> None:
+    """``compare --sizes``: a column per size, a row per planner (its best time), then the
+    chosen planner, the lower bound and the gap (chosen / bound)."""
+    if as_json:
+        dump_json(
+            json_document(
+                "size_comparison",
+                {"platform": platform, "root": root, "sizes": [r.to_dict() for r in rows]},
+            )
+        )
+        return
+    names = sorted(
+        {n for r in rows for n in r.best},
+        key=lambda n: (
+            min(r.time and r.best[n][0] / r.time if n in r.best else float("inf") for r in rows),
+            n,
+        ),
+    )
+    table = []
+    for name in names:
+        cells = []
+        for r in rows:
+            t = r.best.get(name)
+            cells.append(
+                "-" if t is None else format_time(t[0]) + ("*" if name == r.chosen else "")
+            )
+        table.append([name, *cells])
+    table.append(["chosen", *(r.chosen for r in rows)])
+    table.append(["lower bound", *(format_time(r.bound) for r in rows)])
+    table.append(
+        ["gap (chosen / bound)", *("-" if r.gap is None else f"{r.gap:.3f}" for r in rows)]
+    )
+    headers = ["planner", *(format_size(r.nbytes) for r in rows)]
+    title = f"bcast from {root} on {platform}: best time per size (* the fastest)"
+    click.echo(format_table(headers, table, title=title))
+
+
 # -- run, probe ---------------------------------------------------------------------------------
 
 

@@ -14,10 +14,11 @@ from ._base import (
     SIZE,
     _ids,
     _platform,
+    _sizes,
     cli,
     planner_warnings,
 )
-from ._reports import print_comparison
+from ._reports import print_comparison, print_size_comparison
 from ._requests import parse_request, plan_options
 
 # -- compare -------------------------------------------------------------------------------------
@@ -26,6 +27,18 @@ from ._requests import parse_request, plan_options
 @cli.command("compare")
 @plan_options
 @click.option("--algos", default=None, help="Comma-separated planners (default: all applicable).")
+@click.option(
+    "--sizes",
+    default=None,
+    help="Comma-separated message sizes (1KiB,64KiB,1MiB,...): for each, every planner at "
+    "its best slice size, the fastest, and the gap to the lower bound (bcast, multicast).",
+)
+@click.option(
+    "--plot",
+    "plot_path",
+    default=None,
+    help="With --sizes: draw each planner's time / lower bound over the size (PNG).",
+)
 @OPTION_OPT
 def compare_cmd(
     platform,
@@ -39,9 +52,16 @@ def compare_cmd(
     reduce_op,
     as_json,
     algos,
+    sizes,
+    plot_path,
     planner_options,
 ) -> None:
-    """Plan with every applicable planner and compare predicted times."""
+    """Plan with every applicable planner and compare predicted times.
+
+    With --sizes, for each message size: each planner's best time over the slice sizes
+    auto tries, the fastest (what auto chooses among the planners), the lower bound on
+    any broadcast of that size and the gap (time / bound).
+    """
     from ..compare import compare
     from ..planners import get_planner
 
@@ -50,6 +70,21 @@ def compare_cmd(
     for name in names or ():
         get_planner(name)
     req = parse_request(op, root, members, groups, segment_size, reduce_op)
+    if sizes is not None or plot_path is not None:
+        _compare_sizes(
+            p,
+            platform,
+            req,
+            sizes,
+            size,
+            segment_size,
+            model,
+            names,
+            planner_options,
+            plot_path,
+            as_json,
+        )
+        return
     with planner_warnings():
         found = compare(
             p,
@@ -63,6 +98,41 @@ def compare_cmd(
             options=planner_options,
         )
     print_comparison(platform, op, req.root, size, found.rows(), found.skipped, as_json)
+
+
+def _compare_sizes(
+    p, platform, req, sizes, size, segment_size, model, names, options, plot_path, as_json
+) -> None:
+    """``compare --sizes``: checked, then :func:`hetcoll.compare.compare_sizes`."""
+    from ..compare import compare_sizes
+    from ..errors import ArgumentError
+    from ..files import check_output
+
+    if sizes is None:
+        raise ArgumentError("--plot: needs --sizes")
+    if req.operation not in ("bcast", "multicast"):
+        raise ArgumentError(f"--sizes: compares a bcast or multicast, not {req.operation!r}")
+    if size or segment_size is not None:
+        raise ArgumentError("--sizes: give the sizes there, without --size or --segment-size")
+    size_list = _sizes(sizes, "--sizes")
+    if plot_path is not None:
+        check_output(plot_path)
+    with planner_warnings():
+        rows = compare_sizes(
+            p,
+            size_list,
+            root=req.root,
+            members=req.members,
+            model=model,
+            algos=names,
+            options=options,
+        )
+    print_size_comparison(platform, req.root, rows, as_json)
+    if plot_path is not None:
+        from ..plots import save, size_gap_figure
+
+        docs = [r.to_dict() for r in rows]
+        save(size_gap_figure(docs, f"{req.operation} from {req.root} on {platform}"), plot_path)
 
 
 # -- optimum -------------------------------------------------------------------------------------
