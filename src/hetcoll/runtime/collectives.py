@@ -653,6 +653,11 @@ class Collectives(ScheduleComm):
         order; ``MPI.Op.Create`` functions are called as ``func(a, b, None)``; any callable
         works).  Results equal mpi4py's for any associative ``op``.
         """
+        if algo is None:  # a repeated call MPI keeps, as without hetcoll (see Bcast)
+            hit = self._passing.get("objects")
+            if hit is not None:
+                self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, _ = hit
+                return self.base.allreduce(obj, op)
         if self.size == 1:
             return obj
         if self._objects_to_mpi(algo):
@@ -728,7 +733,7 @@ class Collectives(ScheduleComm):
         if self.emulate:
             return False
         choice = self._choose("allgather", 8 + INLINE, algo=algo)
-        return self._passed(None, choice)
+        return self._passed("objects" if algo is None else None, choice)
 
     def allgather(self, obj: Any, *, algo=None) -> list[Any]:
         """Every rank's Python object, as a list in rank order (mpi4py's ``Comm.allgather``).
@@ -738,6 +743,11 @@ class Collectives(ScheduleComm):
         pickle is longer, a second allgather moves the rest of each (its blocks sized
         from those lengths).  Small objects thus cost one hypercube allgather.
         """
+        if algo is None:  # a repeated call MPI keeps, as without hetcoll (see Bcast)
+            hit = self._passing.get("objects")
+            if hit is not None:
+                self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, _ = hit
+                return self.base.allgather(obj)
         if self.size == 1:
             return [obj]
         if self._objects_to_mpi(algo):

@@ -42,7 +42,7 @@ from mpi4py import MPI
 
 from ..errors import HetcollError
 from .buffers import in_place, message
-from .collectives import Collectives
+from .collectives import Collectives, _quick_size
 
 __all__ = ["NONBLOCKING", "CollectiveRequest", "Nonblocking"]
 
@@ -249,11 +249,17 @@ class Nonblocking(Collectives):
             how["segment_size"] = choice.segment_size
         return how
 
-    def _nonblocking(self, name: str, args: tuple, kwargs: dict) -> MPI.Request:
+    def _nonblocking(self, name: str, args: tuple, kwargs: dict, key=None) -> MPI.Request:
+        """Queue the blocking call for the progress thread, or start MPI's own; ``key``:
+        what the call's method looks up first next time when this one is MPI's own (None:
+        never looked up), so that a repeated call passed to MPI is one method call."""
         blocking = NONBLOCKING[name]
         how = self._how(blocking, args) if _threaded() and self._planned_here(blocking) else None
         if how is None:
-            return getattr(MPI.Intracomm, name)(self, *args, **kwargs)  # MPI's own
+            own = getattr(MPI.Intracomm, name).__get__(self)  # MPI's own, on the user's handle
+            if key is not None:
+                self._passing[key] = (self.last_choice, own)
+            return own(*args, **kwargs)
         kwargs = {**kwargs, **how}
         progress = self._progress
         if progress is None:
@@ -278,37 +284,89 @@ class Nonblocking(Collectives):
             keep = True  # the thread is still in a call: leave its communicator alone
         super()._release(keep)
 
+    # Each method first looks the call up among those passed to MPI (``_passing``: a key
+    # read from the buffers' attributes without parsing them, as the blocking calls do), so
+    # that a repeated call MPI keeps costs one method call, as without hetcoll.
+
     def Ibcast(self, buf: Any, root: int = 0) -> MPI.Request:
         """``Bcast`` on the progress thread; the request completes when it has run."""
-        return self._nonblocking("Ibcast", (buf, root), {})
+        hit = self._passing.get(("Ibcast", root, getattr(buf, "nbytes", None)))
+        if hit is not None:
+            self.last_choice = hit[0]
+            return hit[1](buf, root)
+        nbytes = getattr(buf, "nbytes", None)
+        key = ("Ibcast", root, nbytes) if _plain(buf, nbytes) else None
+        return self._nonblocking("Ibcast", (buf, root), {}, key)
 
     def Iallreduce(self, sendbuf: Any, recvbuf: Any, op: MPI.Op = MPI.SUM) -> MPI.Request:
         """``Allreduce`` on the progress thread."""
-        return self._nonblocking("Iallreduce", (sendbuf, recvbuf, op), {})
+        size, item = getattr(recvbuf, "nbytes", None), getattr(recvbuf, "itemsize", 0)
+        key = ("Iallreduce", size, item, id(op))  # id: a live predefined operator's is
+        hit = self._passing.get(key)  # never another's
+        if hit is not None:
+            self.last_choice = hit[0]
+            return hit[1](sendbuf, recvbuf, op)
+        plain = _plain(recvbuf, size) and op.is_predefined
+        return self._nonblocking("Iallreduce", (sendbuf, recvbuf, op), {}, key if plain else None)
 
     def Iallgather(self, sendbuf: Any, recvbuf: Any) -> MPI.Request:
         """``Allgather`` on the progress thread."""
-        return self._nonblocking("Iallgather", (sendbuf, recvbuf), {})
+        key = ("Iallgather", getattr(sendbuf, "nbytes", None), getattr(recvbuf, "nbytes", None))
+        hit = self._passing.get(key)
+        if hit is not None:
+            self.last_choice = hit[0]
+            return hit[1](sendbuf, recvbuf)
+        plain = _plain(sendbuf, key[1]) and _plain(recvbuf, key[2])
+        return self._nonblocking("Iallgather", (sendbuf, recvbuf), {}, key if plain else None)
 
     def Ibarrier(self) -> MPI.Request:
         """``Barrier`` on the progress thread."""
-        return self._nonblocking("Ibarrier", (), {})
+        hit = self._passing.get("Ibarrier")
+        if hit is not None:
+            self.last_choice = hit[0]
+            return hit[1]()
+        return self._nonblocking("Ibarrier", (), {}, "Ibarrier")
 
     def Ireduce(self, sendbuf: Any, recvbuf: Any, op: MPI.Op = MPI.SUM, root: int = 0):
         """``Reduce`` on the progress thread when planned, else MPI's ``Ireduce``."""
-        return self._nonblocking("Ireduce", (sendbuf, recvbuf, op, root), {})
+        hit = self._passing.get("Ireduce")  # MPI's whatever the arguments (no _CHOSEN)
+        if hit is not None:
+            return hit[1](sendbuf, recvbuf, op, root)
+        return self._nonblocking("Ireduce", (sendbuf, recvbuf, op, root), {}, _fixed("Ireduce"))
 
     def Igather(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> MPI.Request:
         """``Gather`` on the progress thread when planned, else MPI's ``Igather``."""
-        return self._nonblocking("Igather", (sendbuf, recvbuf, root), {})
+        hit = self._passing.get("Igather")
+        if hit is not None:
+            return hit[1](sendbuf, recvbuf, root)
+        return self._nonblocking("Igather", (sendbuf, recvbuf, root), {}, _fixed("Igather"))
 
     def Iscatter(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> MPI.Request:
         """``Scatter`` on the progress thread when planned, else MPI's ``Iscatter``."""
-        return self._nonblocking("Iscatter", (sendbuf, recvbuf, root), {})
+        hit = self._passing.get("Iscatter")
+        if hit is not None:
+            return hit[1](sendbuf, recvbuf, root)
+        return self._nonblocking("Iscatter", (sendbuf, recvbuf, root), {}, _fixed("Iscatter"))
 
     def Ireduce_scatter_block(self, sendbuf: Any, recvbuf: Any, op: MPI.Op = MPI.SUM):
         """``Reduce_scatter_block`` on the progress thread when planned, else MPI's."""
-        return self._nonblocking("Ireduce_scatter_block", (sendbuf, recvbuf, op), {})
+        hit = self._passing.get("Ireduce_scatter_block")
+        if hit is not None:
+            return hit[1](sendbuf, recvbuf, op)
+        key = _fixed("Ireduce_scatter_block")
+        return self._nonblocking("Ireduce_scatter_block", (sendbuf, recvbuf, op), {}, key)
+
+
+def _plain(buf: Any, nbytes: Any) -> bool:
+    """Whether ``buf`` is a plain buffer (a NumPy array, a memoryview: not a spec) whose
+    ``nbytes`` is its size, so that ``nbytes`` may key a call passed to MPI."""
+    return nbytes is not None and _quick_size(buf) == nbytes
+
+
+def _fixed(name: str) -> str | None:
+    """The key of a nonblocking call whose choice does not depend on its arguments (MPI's
+    own whenever this module cannot ask for the blocking call's choice), else None."""
+    return name if NONBLOCKING[name] not in _CHOSEN else None
 
 
 def _bcast_choice(comm: Collectives, buf: Any, root: int = 0):

@@ -1,0 +1,142 @@
+"""MPI test program: ``mpiexec -n K python -m mpi4py passthrough.py OUT``.
+
+A call a ``HetComm`` passes to MPI costs what it costs without hetcoll: repeated, it is one
+Python method call (the wrapper's) before mpi4py's own, for the blocking and the
+nonblocking collectives alike; and nothing of hetcoll runs between calls (no progress
+thread until a nonblocking call is planned).  Every result is compared with mpi4py's on
+the plain communicator.  A tuning file that plans some sizes and passes others checks that
+what is remembered for a passed call never runs another size's choice.  Each rank writes
+``OUT.<rank>``: ``{"checks": {...}}``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+
+import numpy as np
+from mpi4py import MPI
+
+from hetcoll import HetComm
+from hetcoll.platform import Platform, nodes_from_costs
+from hetcoll.tuning import Rule, Tuning
+
+WORLD = MPI.COMM_WORLD
+me, n = WORLD.rank, WORLD.size
+HERE = __file__
+flat = Platform(nodes_from_costs([1e-6] * n), name="homogeneous")
+checks: dict = {}
+
+
+def frames(call) -> tuple[list[str], object]:
+    """The Python functions ``call()`` enters (outside this file), and its result."""
+    seen: list[str] = []
+
+    def prof(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename != HERE:
+            seen.append(frame.f_code.co_name)
+
+    sys.setprofile(prof)
+    try:
+        out = call()
+    finally:
+        sys.setprofile(None)
+    return seen, out
+
+
+def wait(req) -> None:
+    if isinstance(req, MPI.Request):
+        req.Wait()
+
+
+def cases(c, sub):
+    """name -> (call on ``c``, what to compare): each call fills fresh buffers."""
+    base = np.arange(5, dtype=np.float64) * (me + 1)
+    out = {}
+
+    def buffers():
+        return base.copy(), np.zeros(5), np.zeros(5 * n), np.arange(3, dtype=np.int64) * 7
+
+    def make(name):
+        a, b, g, s = buffers()
+        if me != 0:
+            s[:] = -1
+        calls = {
+            "Bcast": lambda: c.Bcast(s, 0),
+            "Allreduce": lambda: c.Allreduce(a, b),
+            "allreduce": lambda: c.allreduce(me + 1),
+            "allgather": lambda: c.allgather(me),
+            "Barrier": lambda: c.Barrier(),
+            "Ibcast": lambda: c.Ibcast(s, 0),
+            "Iallreduce": lambda: c.Iallreduce(a, b),
+            "Iallgather": lambda: c.Iallgather(a, g),
+            "Ibarrier": lambda: c.Ibarrier(),
+            "Ireduce": lambda: c.Ireduce(a, b, root=0),
+            "Igather": lambda: c.Igather(a, g, root=0),
+            "Reduce": lambda: c.Reduce(a, b, root=0),
+            "Alltoall": lambda: c.Alltoall(g, g.copy()),
+            "sub Allreduce": lambda: sub.Allreduce(a, b),
+        }
+        return calls[name], (s, b, g)
+
+    for name in (
+        "Bcast", "Allreduce", "allreduce", "allgather", "Barrier", "Ibcast", "Iallreduce",
+        "Iallgather", "Ibarrier", "Ireduce", "Igather", "Reduce", "Alltoall", "sub Allreduce",
+    ):  # fmt: skip
+        out[name] = lambda name=name: make(name)
+    return out
+
+
+def digest(result, bufs) -> str:
+    if isinstance(result, MPI.Request):
+        result.Wait()
+        result = None
+    return repr((result, [b.tolist() for b in bufs]))
+
+
+threads = threading.active_count()
+hc = HetComm(WORLD, flat, timeout=60)  # the default: natively on one host, MPI's own
+sub_h, sub_w = hc.Split(me % 2, me), WORLD.Split(me % 2, me)
+mine, theirs = cases(hc, sub_h), cases(WORLD, sub_w)
+for name in mine:
+    want = [digest(*(lambda f, b: (f(), b))(*theirs[name]())) for _ in range(2)]
+    got, entered = [], []
+    for _ in range(3):  # the first call chooses; the later ones must be quick
+        f, bufs = mine[name]()
+        seen, result = frames(f)
+        got.append(digest(result, bufs))
+        entered.append(seen)
+    checks[name] = {
+        "same": got[0] == want[0] and got[1:] == want,
+        "frames": entered[-1],
+        "passed": hc.last_call is None,
+    }
+checks["no thread"] = hc._progress is None and threading.active_count() == threads
+
+# a tuning file that plans 64-byte broadcasts and allreduces and passes 8-byte ones: calls
+# alternate between the sizes, each gives mpi4py's result and reports what ran
+rules = {
+    "bcast": (Rule(0, "mpi"), Rule(64, "binomial")),
+    "allreduce": (Rule(0, "mpi"), Rule(64, "blind")),
+}
+tuned = HetComm(WORLD, flat, timeout=60, tuning=Tuning(n, rules))
+before = tuned._progress is None
+ran = []
+for k in range(6):
+    count = 1 if k % 2 else 8  # 8 or 64 bytes
+    s = np.arange(count, dtype=np.int64) + 3 if me == 1 else np.zeros(count, np.int64)
+    a, b = np.full(count, me + 1.0), np.zeros(count)
+    tuned.Ibcast(s, 1).Wait()
+    first = tuned.last_choice.algorithm
+    tuned.Iallreduce(a, b).Wait()
+    ran.append([first, tuned.last_choice.algorithm])
+    ok = np.array_equal(s, np.arange(count) + 3) and np.all(b == n * (n + 1) / 2)
+    ran[-1].append(bool(ok))
+checks["tuned"] = {"ran": ran, "thread only once planned": before and tuned._progress is not None}
+tuned.close()
+sub_h.Free()
+sub_w.Free()
+hc.close()
+with open(f"{sys.argv[1]}.{me}", "w") as fh:
+    json.dump({"checks": checks}, fh)

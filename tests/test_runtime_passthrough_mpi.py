@@ -1,0 +1,57 @@
+"""Calls a HetComm passes to MPI cost what they cost without hetcoll (mpi_programs/
+passthrough.py, 4 ranks, the default HetComm natively on one host, where every call is
+MPI's own): a repeated call is one Python method call (the wrapper's) before mpi4py's
+own, for the blocking and the nonblocking collectives (a nonblocking call parsed its
+buffers and asked for its choice at every call before: 5-17 Python calls), and no
+progress thread runs until a nonblocking call is planned.  What a passed call remembers
+is keyed by its size, root and operator: under a tuning file that plans 64-byte calls and
+passes 8-byte ones, alternating calls each run their own choice."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hetcoll.runtime.launch import run_mpi
+
+PROGRAM = Path(__file__).with_name("mpi_programs") / "passthrough.py"
+N = 4
+
+
+@pytest.fixture(scope="module")
+def ranks(tmp_path_factory) -> dict[int, dict]:
+    out = tmp_path_factory.mktemp("passthrough") / "out"
+    proc = run_mpi(N, [PROGRAM, out], module=False, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {r: json.loads(Path(f"{out}.{r}").read_text())["checks"] for r in range(N)}
+
+
+CALLS = (
+    "Bcast", "Allreduce", "allreduce", "allgather", "Barrier", "Ibcast", "Iallreduce",
+    "Iallgather", "Ibarrier", "Ireduce", "Igather", "Reduce", "Alltoall", "sub Allreduce",
+)  # fmt: skip
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name", CALLS)
+def test_a_repeated_call_passed_to_mpi_is_one_method_call(ranks, name):
+    for r, c in ranks.items():
+        got = c[name]
+        assert got["same"] and got["passed"], (r, got)
+        assert len(got["frames"]) == 1, (r, got["frames"])
+
+
+@pytest.mark.mpi
+def test_no_progress_thread_until_a_nonblocking_call_is_planned(ranks):
+    for r, c in ranks.items():
+        assert c["no thread"], r
+        assert c["tuned"]["thread only once planned"], r
+
+
+@pytest.mark.mpi
+def test_what_a_passed_call_remembers_is_its_own_size(ranks):
+    want = [["binomial", "blind", True], ["mpi", "mpi", True]] * 3
+    for r, c in ranks.items():
+        assert c["tuned"]["ran"] == want, (r, c["tuned"]["ran"])
