@@ -288,3 +288,42 @@ def test_tune_measures_and_writes_rules_that_load(tmp_path, six):
             r["winner"]["algorithm"],
             r["winner"]["segment_size"],
         )
+
+
+def test_tune_reports_knobs_measured_slower_and_never_writes_them(tmp_path):
+    """``--segment-sizes`` and ``--spin`` measure a user's knobs beside the candidates
+    (natively, 4 ranks): every plan whose median speed-up is below 1 is listed in its row's
+    ``slower`` (and a knob among them in one stderr warning line per row), the winner is
+    never one of them, and a plan measured with a spin is never written (a rule has none)."""
+    from hetcoll.tuning import load_tuning
+
+    out, four = tmp_path / "tuning.json", tmp_path / "four.json"
+    save_platform(Platform(nodes_from_costs(T_INI[:4], T_BYTE[:4]), name="four"), four)
+    args = ["hetcoll", "tune", "--platform", four, "--collectives", "bcast,allreduce"]
+    args += ["--sizes", "64KiB", "--rounds", "3", "--candidates", "1"]
+    args += ["--segment-sizes", "1KiB", "--spin", "1ms", "-o", out, "--json"]
+    proc = run_mpi(4, args, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = _json(proc.stdout)["measurements"]
+    warned = [ln for ln in proc.stderr.splitlines() if ln.startswith("hetcoll: warning:")]
+    expected_warnings = 0
+    for r in rows:
+        _, *plans = r["plans"]
+        spun = [p for p in plans if p.get("spin")]
+        assert spun and all(p["spin"] == 1e-3 and p["knob"] for p in spun)
+        if r["collective"] == "bcast":
+            assert any(p.get("knob") and p["segment_size"] == 1024 for p in plans), plans
+        want = [p for p in plans if p["speedup_median"] < 1.0]
+        assert [s["speedup"] for s in r["slower"]] == [p["speedup_median"] for p in want]
+        assert [s["knob"] for s in r["slower"]] == [bool(p.get("knob")) for p in want]
+        w = r["winner"]
+        chosen = [p for p in plans if (p["algorithm"], p["segment_size"]) == tuple(w.values())]
+        if w["algorithm"] != "mpi":
+            assert any(not p.get("spin") and p["speedup_median"] >= 1.0 for p in chosen)
+        expected_warnings += any(s["knob"] for s in r["slower"])
+    assert len(warned) == expected_warnings, warned
+    assert all("measured slower than MPI's own" in ln for ln in warned)
+    t = load_tuning(out)
+    for r in rows:
+        rule = t.lookup(r["collective"], r["nbytes"])
+        assert (rule.algorithm, rule.segment_size) == tuple(r["winner"].values())

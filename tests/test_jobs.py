@@ -112,3 +112,22 @@ def test_tune_candidates_keep_an_unsliced_plan_where_the_fastest_are_sliced():
     assert plans[2]["predicted"] == best_whole.predicted_time
     small = _plans(hc, "bcast", 8, 2)  # the fastest are unsliced already: nothing added
     assert len(small) == 3
+
+
+def test_tune_candidates_of_an_allreduce_are_hypercubes():
+    """The runtime runs an allreduce on hypercubes only; a tree allreduce the comparison
+    ranks first (rooted_exact on this 4-node platform) made every rank of ``hetcoll tune``
+    fail with "cube_algo: 'rooted_exact' is not a hypercube planner"."""
+    from types import SimpleNamespace
+
+    from hetcoll.jobs.tune import _plans
+    from hetcoll.planners.hypercube import hypercube_planners
+    from hetcoll.platform import Platform, nodes_from_costs
+
+    t_ini, t_byte = [0.7e-3, 1.5e-3, 0.7e-3, 3.0e-3], [5e-8, 5e-8, 5e-8, 1e-7]
+    p = Platform(nodes_from_costs(t_ini, t_byte), name="four")
+    hc = SimpleNamespace(platform=p, nodes=list(p.ids), time_scale=1.0)
+    for collective in ("allreduce", "allgather", "barrier"):
+        mpi, *plans = _plans(hc, collective, 0 if collective == "barrier" else 65536, 3)
+        assert mpi["algorithm"] == "mpi" and plans
+        assert {c["algorithm"] for c in plans} <= set(hypercube_planners()), plans

@@ -48,6 +48,18 @@ COLLECTIVES = ("bcast", "allreduce", "allgather", "barrier")
     "fastest unsliced one when those are all sliced).",
 )
 @click.option(
+    "--segment-sizes",
+    default=None,
+    help="Knobs to measure too: the best broadcast plan with each of these segment sizes "
+    "(comma-separated); reported with their speed-up, and as slower when MPI's own wins.",
+)
+@click.option(
+    "--spin",
+    default=None,
+    help="Knobs to measure too: every plan on a HetComm with each of these spin times "
+    "(comma-separated, e.g. 1ms); reported, never written into the tuning file.",
+)
+@click.option(
     "--emulate",
     is_flag=True,
     help="Emulate --platform; MPI's own is then MPICH's algorithm, emulated.",
@@ -62,6 +74,8 @@ def tune_cmd(
     sizes,
     rounds,
     candidates,
+    segment_sizes,
+    spin,
     emulate,
     time_scale,
     timeout,
@@ -75,7 +89,8 @@ def tune_cmd(
     mpiexec -n 8 python -m mpi4py -m hetcoll tune --platform platform.json -o tuning.json
 
     Per size: the time of MPI's own, of the best plan, and its speed-up over MPI (median
-    of paired rounds, min-max), or "use MPI" when no plan was faster in 4 rounds of 5.
+    of paired rounds, min-max), or "use MPI" when no plan was faster in 4 rounds of 5;
+    and every plan or knob measured slower than MPI's own (also a warning on stderr).
     """
     names = tuple(c.strip() for c in collectives.split(","))
     bad = [c for c in names if c not in COLLECTIVES]
@@ -85,6 +100,10 @@ def tune_cmd(
             + ", ".join(COLLECTIVES)
         )
     size_list = _sizes(sizes, "--sizes")
+    segs = _sizes(segment_sizes, "--segment-sizes") if segment_sizes is not None else ()
+    if any(x <= 0 for x in segs):
+        raise HetcollError(f"--segment-sizes: each must be > 0, got {segment_sizes!r}")
+    spins = _times(spin, "--spin") if spin is not None else ()
     _positive(time_scale, "--time-scale")
     _positive(timeout, "--timeout")
     if emulate and platform_file is None:
@@ -110,6 +129,8 @@ def tune_cmd(
         emulate=emulate,
         time_scale=time_scale,
         timeout=timeout,
+        segment_sizes=segs,
+        spins=spins,
     )
     if result is None:
         return
@@ -126,10 +147,18 @@ def tune_cmd(
         write_atomic(output, tuning.to_json())
     if as_json:
         dump_json(json_document("tuning", {**tuning.to_dict(), "output": output}))
-        return
-    for coll in names:
+    for coll in () if as_json else names:
         click.echo(_table(result, coll))
-    if output:
+    for row in result["rows"]:  # the user's own knobs that cost time: said on stderr
+        knobs = [s for s in row["slower"] if s["knob"]]
+        if knobs:
+            what = ", ".join(f"{s['plan']} ({s['speedup']:.2f}x)" for s in knobs)
+            click.echo(
+                f"hetcoll: warning: {row['collective']} {format_size(row['nbytes'])}: "
+                f"measured slower than MPI's own: {what}",
+                err=True,
+            )
+    if output and not as_json:
         click.echo(f"wrote {output}", err=True)
 
 
@@ -152,6 +181,7 @@ def _table(result, collective: str) -> str:
                 f"{best['speedup_median']:.2f} ({min(s):.2f}-{max(s):.2f})",
                 "use MPI" if w["algorithm"] == "mpi" else _label(w),
             ]
+        cells.append(", ".join(f"{x['plan']} {x['speedup']:.2f}" for x in row["slower"]) or "-")
         rows.append(cells)
     kind = "emulated: MPI's own = MPICH's algorithm, emulated" if result["emulated"] else "native"
     title = (
@@ -159,10 +189,23 @@ def _table(result, collective: str) -> str:
         "speed-up = MPI's time / the plan's)"
     )
     return format_table(
-        ["size", "MPI", "best plan", "its time", "speed-up (min-max)", "choice"], rows, title
+        ["size", "MPI", "best plan", "its time", "speed-up (min-max)", "choice", "slower than MPI"],
+        rows,
+        title,
     )
 
 
 def _label(plan) -> str:
-    seg = plan.get("segment_size")
-    return plan["algorithm"] + (f"/{format_size(seg)}" if seg else "")
+    from ..jobs.tune import label
+
+    return label(plan)
+
+
+def _times(text: str, what: str) -> tuple[float, ...]:
+    """Comma-separated times (``20us,1ms``), each checked and > 0."""
+    from ..units import check_quantity
+
+    parts = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in parts):
+        raise HetcollError(f"{what}: expected comma-separated times, got {text!r}")
+    return tuple(check_quantity(t, "time", what, positive=True) for t in parts)

@@ -12,6 +12,13 @@ calls.  A candidate's *speed-up* in a round is MPI's
 time over its own; it **wins** when its speed-up exceeds 1 in at least :data:`WIN_SHARE` of
 the rounds, and the winner is the one with the largest median speed-up (none: "use MPI").
 
+**Knobs** (``segment_sizes``, ``spins``): a user's own settings, measured beside the
+candidates: a broadcast's best plan with each of ``segment_sizes`` (smaller than the
+message), and each candidate on a HetComm with each ``spin``.  A row lists in ``slower``
+every plan, knob or not, whose median speed-up is below 1 (measured slower than MPI's own,
+what a user setting that knob would get).  A plan measured with a ``spin`` is reported,
+never picked: a tuning file's rule has no ``spin``, so it would run without it.
+
 Natively, MPI's own is the communicator's collective (``MPI_Bcast``, ...); under
 emulation it is MPICH's algorithm for the call run through the same engine and emulation
 (:mod:`hetcoll.mpich`), the only fair baseline there.
@@ -29,7 +36,7 @@ from mpi4py import MPI
 from ..hetcomm import HetComm
 from ..platform import Platform
 
-__all__ = ["WIN_SHARE", "measure_calls", "pick", "tune_job"]
+__all__ = ["WIN_SHARE", "knobs", "label", "measure_calls", "pick", "slower", "tune_job"]
 
 #: a plan wins when it is faster than MPI's own in at least this share of the paired rounds
 WIN_SHARE = 0.8
@@ -49,23 +56,32 @@ def tune_job(
     timeout: float = 60.0,
     probe_sizes: tuple[int, ...] | None = None,
     comm: MPI.Comm | None = None,
+    segment_sizes: tuple[int, ...] = (),
+    spins: tuple[float, ...] = (),
 ) -> dict[str, Any] | None:
     """Measure (collective); the result on rank 0, None elsewhere.  Without ``platform``
-    the ranks are probed first (``probe_sizes``) and the plans made for what it found."""
+    the ranks are probed first (``probe_sizes``) and the plans made for what it found;
+    ``segment_sizes`` and ``spins``: knobs measured too (module doc)."""
     comm = comm or MPI.COMM_WORLD
     probed = None
     if platform is None:
         platform, probed = _probe(comm, probe_sizes, timeout)
     rows = []
-    with HetComm(
-        comm, platform, "mpi", emulate=emulate, time_scale=time_scale, timeout=timeout
-    ) as hc:
-        for collective in collectives:
-            for nbytes in (0,) if collective == "barrier" else sizes:
-                plans = comm.bcast(
-                    _plans(hc, collective, nbytes, count) if comm.rank == 0 else None
-                )
-                rows.append(measure_calls(hc, collective, nbytes, plans, rounds, loop))
+    settings = {"emulate": emulate, "time_scale": time_scale, "timeout": timeout}
+    with HetComm(comm, platform, "mpi", **settings) as hc:
+        spun = {s: HetComm(comm, platform, "mpi", spin=s, **settings) for s in spins}
+        try:
+            for collective in collectives:
+                for nbytes in (0,) if collective == "barrier" else sizes:
+                    plans = comm.bcast(
+                        _plans(hc, collective, nbytes, count) if comm.rank == 0 else None
+                    )
+                    plans += knobs(plans, collective, nbytes, segment_sizes, spins)
+                    row = measure_calls(hc, collective, nbytes, plans, rounds, loop, spun)
+                    rows.append(row)
+        finally:
+            for other in spun.values():
+                other.close()
     if comm.rank != 0:
         return None
     return {
@@ -110,8 +126,14 @@ def _plans(hc: HetComm, collective: str, nbytes: int, count: int) -> list[dict[s
             nbytes=nbytes,
             op="sum" if collective == "allreduce" else None,
         )
+    ranked = found.ranked
+    if collective != "bcast":  # the runtime runs these on hypercubes only (choice.py)
+        from ..planners.hypercube import hypercube_planners
+
+        cubes = set(hypercube_planners())
+        ranked = [c for c in ranked if c.algorithm in cubes]
     seen, out = set(), []
-    for c in found.ranked:
+    for c in ranked:
         doc = c.schedule.to_dict()
         shape = str({k: v for k, v in doc.items() if k not in ("algorithm", "params", "model")})
         if shape in seen:
@@ -151,6 +173,59 @@ def _plans(hc: HetComm, collective: str, nbytes: int, count: int) -> list[dict[s
     return [{"algorithm": "mpi", "segment_size": None, "predicted": t_mpi * hc.time_scale}, *out]
 
 
+def knobs(
+    plans: list[dict[str, Any]],
+    collective: str,
+    nbytes: int,
+    segment_sizes: tuple[int, ...],
+    spins: tuple[float, ...],
+) -> list[dict[str, Any]]:
+    """The knob variants measured beside ``plans`` (MPI's own first, then the candidates):
+    a broadcast's best plan with each segment size below ``nbytes``, and every candidate
+    with each spin (module doc).
+
+    >>> plans = [{"algorithm": "mpi", "segment_size": None},
+    ...          {"algorithm": "fnf", "segment_size": None}]
+    >>> [label(k) for k in knobs(plans, "bcast", 1 << 20, (4096, 1 << 20), (1e-3,))]
+    ['fnf/4 KiB', 'fnf spin=1 ms']
+    """
+    out = []
+    best = plans[1] if len(plans) > 1 else None
+    if collective == "bcast" and best is not None:
+        for seg in segment_sizes:
+            if seg < nbytes and seg != best["segment_size"]:
+                out.append({**best, "segment_size": seg, "knob": True})
+    for spin in spins:
+        out += [{**p, "spin": spin, "knob": True} for p in plans[1:]]
+    return out
+
+
+def label(plan: dict[str, Any]) -> str:
+    """A plan as the tables name it: ``algorithm[/segment size][ spin=...]``."""
+    from ..units import format_size, format_time
+
+    seg = plan.get("segment_size")
+    text = plan["algorithm"] + (f"/{format_size(seg)}" if seg else "")
+    return text + (f" spin={format_time(plan['spin'])}" if plan.get("spin") else "")
+
+
+def slower(plans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The plans of a row (``plans[0]`` MPI's own) measured slower than MPI's own: median
+    speed-up below 1; each ``{"plan": label, "speedup": median, "knob": a knob variant}``.
+
+    >>> slower([{"algorithm": "mpi", "speedup_median": 1.0},
+    ...         {"algorithm": "chain", "segment_size": 1 << 20, "speedup_median": 0.3,
+    ...          "knob": True},
+    ...         {"algorithm": "fnf", "speedup_median": 1.2}])
+    [{'plan': 'chain/1 MiB', 'speedup': 0.3, 'knob': True}]
+    """
+    return [
+        {"plan": label(p), "speedup": p["speedup_median"], "knob": bool(p.get("knob"))}
+        for p in plans[1:]
+        if p["speedup_median"] < 1.0
+    ]
+
+
 def _call(hc: HetComm, collective: str, nbytes: int):
     """A function making one call of ``collective`` with a plan's name and slice size."""
     if collective == "bcast":
@@ -176,12 +251,19 @@ def measure_calls(
     plans: list[dict[str, Any]],
     rounds: int,
     loop: float,
+    spun: dict[float, HetComm] | None = None,
 ) -> dict[str, Any]:
-    """Paired rounds of every plan (``plans[0]`` is MPI's own), collective; one row."""
-    one = _call(hc, collective, nbytes)
+    """Paired rounds of every plan (``plans[0]`` is MPI's own), collective; one row.
+    A plan with a ``spin`` runs on ``spun[spin]`` (a HetComm with that spin)."""
+    by_spin = {None: _call(hc, collective, nbytes)}
+    by_spin.update({s: _call(c, collective, nbytes) for s, c in (spun or {}).items()})
+
+    def one(algo: str, seg: int | None, spin: float | None = None) -> None:
+        by_spin[spin](algo, seg)
+
     base = hc.base
     for p in plans:  # warm up: plans, first touches
-        one(p["algorithm"], p["segment_size"])
+        one(p["algorithm"], p["segment_size"], p.get("spin"))
     calls = max(1, min(1000, math.ceil(loop / max(_timed(base, one, plans[0], 1), 1e-7))))
     calls = int(base.allreduce(calls, op=MPI.MAX))
     times: list[list[float]] = [[] for _ in plans]
@@ -208,6 +290,7 @@ def measure_calls(
         "calls": calls,
         "plans": out,
         "winner": pick(out),
+        "slower": slower(out),
     }
 
 
@@ -216,14 +299,15 @@ def _timed(comm: MPI.Comm, one, plan: dict[str, Any], calls: int) -> float:
     comm.Barrier()
     t0 = time.perf_counter()
     for _ in range(calls):
-        one(plan["algorithm"], plan["segment_size"])
+        one(plan["algorithm"], plan["segment_size"], plan.get("spin"))
     mine = time.perf_counter() - t0
     return float(comm.allreduce(mine, op=MPI.MAX))
 
 
 def pick(plans: list[dict[str, Any]]) -> dict[str, Any]:
     """The winner of a row (module doc): a plan faster than MPI in at least
-    :data:`WIN_SHARE` of the rounds with the largest median speed-up, else MPI's own.
+    :data:`WIN_SHARE` of the rounds with the largest median speed-up, else MPI's own; a
+    plan measured with a ``spin`` never (a tuning file's rule cannot carry it).
 
     Examples
     --------
@@ -233,9 +317,13 @@ def pick(plans: list[dict[str, Any]]) -> dict[str, Any]:
     'mpi'
     >>> pick([mpi, {**fnf, "speedup": [1.2, 1.1, 1.05]}])["algorithm"]
     'fnf'
+    >>> pick([mpi, {**fnf, "speedup": [1.2, 1.1, 1.05], "spin": 1e-3}])["algorithm"]
+    'mpi'
     """
     best = plans[0]
     for p in plans[1:]:
+        if p.get("spin"):
+            continue
         s = np.asarray(p["speedup"], dtype=float)
         if np.mean(s > 1.0) >= WIN_SHARE and (
             best is plans[0] or np.median(s) > np.median(best["speedup"])
