@@ -163,25 +163,46 @@ def print_segments(data: dict) -> None:
 
 
 def print_passthrough(data: dict) -> None:
-    rows = [
-        [
-            name,
-            f"{v['without'] * 1e6:.0f} us",
-            f"{v['with'] * 1e6:.0f} us",
-            f"{v['ratio_median']:.2f}",
-        ]
-        for name, v in data["passthrough"].items()
-    ]
+    rows = []
+    for name, v in data["passthrough"].items():
+        skew = name.endswith("(skew)")
+        rows.append(
+            [
+                name,
+                f"{v['without'] * 1e6:.0f} us",
+                f"{v['with'] * 1e6:.0f} us",
+                "-" if skew else f"{v['ratio_with']:.2f}",
+                f"{v['through'] * 1e6:.0f} us",
+                "-" if skew else f"{v['ratio_through']:.2f}",
+            ]
+        )
     print(
         format_table(
-            ["call passed to MPI", "without hetcoll", "with an active HetComm", "paired ratio"],
+            [
+                "call passed to MPI",
+                "without hetcoll",
+                "after a planned HetComm",
+                "ratio",
+                "through a default HetComm",
+                "ratio",
+            ],
             rows,
-            title="calls HetComm does not plan, in a loop of heavy calls run by MPI or by a "
-            "HetComm (cost: last entry to last exit; seen: each rank's own timer)",
+            title="calls HetComm does not plan, after heavy calls run by MPI or by a planned "
+            "HetComm, or made through a default HetComm (cost: after an untimed barrier, last "
+            "entry to last exit; seen: right after the heavy calls, each rank's own timer; "
+            "skew: first to last entry then)",
         )
     )
-    worst = max(v["ratio_median"] for k, v in data["passthrough"].items() if "(cost)" in k)
-    print(f"pass-through calls with / without an active HetComm: at most {worst:.2f} (target: 1)")
+    own = {
+        k: max(v["ratio_with"], v["ratio_through"])
+        for k, v in data["passthrough"].items()
+        if k.endswith("(cost)")
+    }
+    worst = max(own, key=own.get)
+    print(
+        f"pass-through calls' own cost with / without hetcoll: at most {own[worst]:.2f} "
+        f"({worst}; target: 1 within noise)"
+    )
 
 
 def main() -> int:

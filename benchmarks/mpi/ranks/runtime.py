@@ -204,63 +204,100 @@ def segment_scaling(hc: HetComm, cases: list[tuple[int, int]], calls: int) -> li
     return rows
 
 
-def pass_through(hc: HetComm, rounds: int, iters: int = 5) -> dict:
-    """Calls a HetComm passes to MPI, in a loop whose heavy calls (an 8 MiB ``Bcast``, a
-    1 MiB ``Allreduce``) run ``without`` hetcoll (MPI's own, on the world communicator) or
-    ``with`` an active HetComm, the two alternating round by round: ``Ibcast`` (64 KiB),
-    ``Iallreduce`` (1 MiB) and a ``Split`` sub-communicator's ``Allreduce`` (1 MiB), all
-    on mpi4py's own communicators.  Per call two times: ``cost``, from the last rank's
-    entry to the last rank's exit (the call's own time), and ``seen``, the mean over
-    ranks of entry to exit (what a rank's timer shows: it includes waiting for ranks still
-    finishing the previous call).  Per call and variant the median over the round's
-    calls; per round the ratio ``with`` / ``without``."""
-    sub = world.Split(me % 2, me)
+def pass_through(hc: HetComm, rounds: int, iters: int = 6) -> dict:
+    """Calls a HetComm passes to MPI (``Ibcast`` 64 KiB, ``Iallreduce`` 1 MiB, a ``Split``
+    sub-communicator's ``Allreduce`` 1 MiB), each after the heavy calls of a loop (an 8 MiB
+    ``Bcast``, a 1 MiB ``Allreduce``).  Variants, alternating round by round:
+
+    - ``without``: the heavy calls are MPI's own (on the world communicator), the calls
+      made on mpi4py's communicators;
+    - ``with``: the heavy calls run by ``hc``, a HetComm with a planned schedule (active:
+      its private communicator, its notices' receive, its cached plans), the calls made on
+      mpi4py's communicators as before;
+    - ``through``: the heavy calls MPI's own, the calls made on a default HetComm (which
+      passes them to MPI) and on its ``Split``: what hetcoll's method adds to MPI's call.
+
+    Half the iterations separate the heavy calls from the timed call by an untimed
+    barrier: then ``cost`` (last rank's entry to last rank's exit) is the call's own cost,
+    whatever hetcoll left behind; the other half time the call right after the heavy ones:
+    ``seen`` (the mean over ranks of entry to exit, what a rank's timer shows) and
+    ``skew`` (first to last entry) include the ranks the heavy calls left late.  Per
+    variant the median over a round's calls; per round the ratio to ``without``."""
+    default = HetComm(world, flat, timeout=60)  # auto: natively on one host, MPI's own
+    sub, dsub = world.Split(me % 2, me), default.Split(me % 2, me)
     small = np.zeros(8192)
     a, b = np.ones(1 << 17), np.zeros(1 << 17)
     heavy = np.zeros(8 << 20, np.uint8)
-    calls = {
-        "Ibcast 64 KiB": lambda: world.Ibcast(small, 0).Wait(),
-        "Iallreduce 1 MiB": lambda: world.Iallreduce(a, b).Wait(),
-        "Split sub-communicator Allreduce 1 MiB": lambda: sub.Allreduce(a, b),
-    }
+
+    def calls(c, s):
+        return {
+            "Ibcast 64 KiB": lambda: c.Ibcast(small, 0).Wait(),
+            "Iallreduce 1 MiB": lambda: c.Iallreduce(a, b).Wait(),
+            "Split sub-communicator Allreduce 1 MiB": lambda: s.Allreduce(a, b),
+        }
+
+    mpi_heavy = lambda: (world.Bcast(heavy, 0), world.Allreduce(a, b))  # noqa: E731
     loops = {
-        "without": lambda: (world.Bcast(heavy, 0), world.Allreduce(a, b)),
-        "with": lambda: (hc.Bcast(heavy, 0), hc.Allreduce(a, b)),
+        "without": (mpi_heavy, calls(world, sub)),
+        "with": (lambda: (hc.Bcast(heavy, 0), hc.Allreduce(a, b)), calls(world, sub)),
+        "through": (mpi_heavy, calls(default, dsub)),
     }
-    samples = {(v, c, k): [] for v in loops for c in calls for k in ("cost", "seen")}
-    for _ in range(rounds + 1):  # the first round warms up (plans, pages)
-        for variant, heavy_calls in loops.items():
-            stamps = {c: [] for c in calls}
+    kinds = ("cost", "seen", "skew")
+    samples = {(v, c, k): [] for v in loops for c in calls(world, sub) for k in kinds}
+    for r in range(rounds + 1):  # the first round warms up (plans, pages, choices)
+        order = list(loops) if r % 2 else list(loops)[::-1]
+        for variant in order:
+            heavy_calls, timed = loops[variant]
+            stamps = {(c, sep): [] for c in timed for sep in (True, False)}
             world.Barrier()
-            for _ in range(iters):
-                heavy_calls()
-                for name, call in calls.items():
+            for k in range(iters):
+                separated = k % 2 == 0
+                for name, call in timed.items():
+                    heavy_calls()
+                    if separated:
+                        world.Barrier()
                     t0 = time.monotonic_ns()
                     call()
-                    stamps[name].append((t0, time.monotonic_ns()))
+                    stamps[(name, separated)].append((t0, time.monotonic_ns()))
             every = world.allgather(stamps)
-            for name in calls:
-                cost, seen = [], []
-                for k in range(iters):
-                    spans = [s[name][k] for s in every]
-                    cost.append(max(e for _, e in spans) - max(s for s, _ in spans))
-                    seen.append(statistics.mean(e - s for s, e in spans))
-                samples[(variant, name, "cost")].append(statistics.median(cost) / 1e9)
-                samples[(variant, name, "seen")].append(statistics.median(seen) / 1e9)
+            if r == 0:
+                continue
+            for name in timed:
+                cost = _spans(
+                    every, (name, True), lambda sp: max(e for _, e in sp) - max(s for s, _ in sp)
+                )
+                seen = _spans(
+                    every, (name, False), lambda sp: statistics.mean(e - s for s, e in sp)
+                )
+                skew = _spans(
+                    every, (name, False), lambda sp: max(s for s, _ in sp) - min(s for s, _ in sp)
+                )
+                for kind, v in zip(kinds, (cost, seen, skew), strict=True):
+                    samples[(variant, name, kind)].append(v)
     sub.Free()
+    dsub.Free()
+    default.close()
     out = {}
-    for name in calls:
-        for kind in ("cost", "seen"):
-            w = samples[("with", name, kind)][1:]
-            wo = samples[("without", name, kind)][1:]
-            out[f"{name} ({kind})"] = {
-                "without": statistics.median(wo),
-                "with": statistics.median(w),
-                "ratio_median": statistics.median(x / y for x, y in zip(w, wo, strict=True)),
-                "samples_with": w,
-                "samples_without": wo,
-            }
+    for name in calls(world, sub):
+        for kind in kinds:
+            wo = samples[("without", name, kind)]
+            row = {"without": statistics.median(wo), "samples_without": wo}
+            for variant in ("with", "through"):
+                w = samples[(variant, name, kind)]
+                row[variant] = statistics.median(w)
+                row[f"samples_{variant}"] = w
+                if kind != "skew":
+                    row[f"ratio_{variant}"] = statistics.median(
+                        x / y for x, y in zip(w, wo, strict=True)
+                    )
+            out[f"{name} ({kind})"] = row
     return out
+
+
+def _spans(every: list, key, measure) -> float:
+    """The median over a round's calls of ``measure(every rank's (entry, exit))``, seconds."""
+    calls = len(every[0][key])
+    return statistics.median(measure([s[key][k] for s in every]) for k in range(calls)) / 1e9
 
 
 out: dict = {"ranks": n}
