@@ -52,6 +52,25 @@ def summary(doc: dict) -> list[dict]:
     return out
 
 
+def slopes(doc: dict) -> list[dict]:
+    """Per pair of consecutive measured sizes, the median over pairs of the incremental
+    per-byte cost ``(RTT(m) - RTT(n)) / (m - n)``: an affine model (one per-byte cost)
+    predicts every size within 20 % only if these agree within about that much.
+
+    >>> doc = {"sizes": [1, 3], "rows": [{"u": 0, "v": 1, "nbytes": 1, "measured": 2.0},
+    ...                                  {"u": 0, "v": 1, "nbytes": 3, "measured": 6.0}]}
+    >>> slopes(doc)
+    [{'from': 1, 'to': 3, 'per_byte': 2.0}]
+    """
+    rtt = {(r["u"], r["v"], r["nbytes"]): r["measured"] for r in doc["rows"]}
+    pairs = sorted({(u, v) for u, v, _ in rtt})
+    out = []
+    for n, m in zip(doc["sizes"], doc["sizes"][1:], strict=False):
+        per = [(rtt[(u, v, m)] - rtt[(u, v, n)]) / (m - n) for u, v in pairs]
+        out.append({"from": n, "to": m, "per_byte": float(np.median(per))})
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", type=int, default=4)
@@ -86,9 +105,17 @@ def main(argv: list[str] | None = None) -> int:
             ["size", "measured", "predicted", "median error", "largest error"], rows, title
         )
     )
+    steps = slopes(doc)
+    print(
+        "incremental cost per byte (median over pairs): "
+        + ", ".join(
+            f"{format_size(x['from'])} to {format_size(x['to'])}: {x['per_byte'] * 1e9:.2f} ns"
+            for x in steps
+        )
+    )
     path = Path(args.json)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({**doc, "summary": s}, indent=1) + "\n")
+    path.write_text(json.dumps({**doc, "summary": s, "slopes": steps}, indent=1) + "\n")
     print(f"wrote {path}", file=sys.stderr)
     return 0
 
