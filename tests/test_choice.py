@@ -37,6 +37,17 @@ def test_margin_decides_exactly():
     assert above.predicted == below.predicted and above.mpi == below.mpi
 
 
+def test_a_segment_size_predicted_slower_than_mpi_is_not_picked():
+    """fig1, 1 KiB from node 1: unsegmented, the best tree beats MPICH's binomial (400 vs
+    700 us); a wrapper's or call's ``segment_size`` of 1-64 bytes makes every plan pay a
+    message per slice (4.2-213 ms predicted), and ``auto`` then gives the call to MPI."""
+    p = load_platform("fig1")
+    assert choose(p, "bcast", 1024, list(p.ids), root="1").algorithm == "auto"
+    for seg in (1, 16, 64):
+        c = choose(p, "bcast", 1024, list(p.ids), root="1", segment_size=seg)
+        assert c.algorithm == "mpi" and c.predicted > c.mpi == pytest.approx(700e-6), seg
+
+
 def test_mpi_time_is_the_mpich_program_time():
     p = load_platform("testbed16")
     nodes = list(p.ids)
