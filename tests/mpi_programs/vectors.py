@@ -220,6 +220,25 @@ def check_reduce_scatter(rec: Recorder, hc, comm) -> None:
     rec.case("last_call Reduce_scatter", last is not None and last.collective == "Reduce_scatter")
 
 
+def check_conventions(rec: Recorder, hc, comm) -> None:
+    """A root out of range raises MPI's own error (``MPI.ERR_ROOT``) on every rank, as
+    mpi4py's tests expect."""
+    n = comm.size
+    for root in (-n, n):
+        for name, call in (
+            ("reduce", lambda r: hc.reduce(None, op=MPI.SUM, root=r)),
+            ("Gatherv", lambda r: hc.Gatherv(np.zeros(1), None, root=r)),
+        ):
+            try:
+                call(root)
+                got = "none"
+            except MPI.Exception as exc:
+                got = "ERR_ROOT" if exc.Get_error_class() == MPI.ERR_ROOT else str(exc)
+            except Exception as exc:
+                got = f"{type(exc).__name__}: {exc}"
+            rec.case(f"{name} root={root}: MPI.ERR_ROOT", got == "ERR_ROOT", got)
+
+
 def check_default_is_mpi(rec: Recorder, comm) -> None:
     me, n = comm.rank, comm.size
     counts, displs, length = layout(n)
@@ -299,6 +318,7 @@ def main() -> None:
             check_scatterv(rec, hc, comm, root)
         check_allgatherv(rec, hc, comm)
         check_reduce_scatter(rec, hc, comm)
+        check_conventions(rec, hc, comm)
     check_default_is_mpi(rec, comm)
     check_mismatch(rec, comm)
     rec.write()

@@ -364,8 +364,26 @@ def _format(buf: Any) -> str:
         return np.dtype(cai["typestr"]).char
     try:
         return np.from_dlpack(buf).dtype.char
-    except (TypeError, ValueError, AttributeError, RuntimeError, BufferError):
+    except (TypeError, ValueError, AttributeError, RuntimeError, BufferError, SystemError):
+        pass
+    try:  # an exporter whose __dlpack__ takes no keywords (NumPy passes max_version)
+        return np.from_dlpack(_LegacyDLPack(buf)).dtype.char
+    except (TypeError, ValueError, AttributeError, RuntimeError, BufferError, SystemError):
         return "B"
+
+
+class _LegacyDLPack:
+    """``buf``'s DLPack capsule asked for without keywords, as exporters written before
+    DLPack 1.0 (mpi4py's own test arrays among them) expect."""
+
+    def __init__(self, buf: Any) -> None:
+        self.buf = buf
+
+    def __dlpack__(self, **_: Any) -> Any:
+        return self.buf.__dlpack__()
+
+    def __dlpack_device__(self) -> Any:
+        return self.buf.__dlpack_device__()
 
 
 def _datatype(datatype: Any, where: str) -> MPI.Datatype:

@@ -181,11 +181,17 @@ def _or_mpi(method):
     name = method.__name__
     native = getattr(MPI.Intracomm, name)
     signature = inspect.signature(method)
+    params = list(signature.parameters)
+    at = params.index("root") - 1 if "root" in params else None  # its place in args
 
     @functools.wraps(method)
     def call(self, *args: Any, algo: str | None = None, **kwargs: Any) -> Any:
         chosen = algo or getattr(self.planner, "rooted_algo", None)
-        if algo is None and chosen == "auto":
+        if at is not None:  # a root out of range: MPI's own error (MPI.ERR_ROOT), as mpi4py
+            root = kwargs.get("root", args[at] if len(args) > at else 0)
+            if isinstance(root, int | np.integer) and not 0 <= root < self.size:
+                chosen = "mpi"
+        if chosen == "auto" and algo is None:
             algo = chosen = self._rooted_choice(name, signature, args, kwargs)
         if chosen == "mpi":
             self._last, self._passed_at = None, self._seq
