@@ -366,24 +366,41 @@ def _format(buf: Any) -> str:
         return np.from_dlpack(buf).dtype.char
     except (TypeError, ValueError, AttributeError, RuntimeError, BufferError, SystemError):
         pass
-    try:  # an exporter whose __dlpack__ takes no keywords (NumPy passes max_version)
-        return np.from_dlpack(_LegacyDLPack(buf)).dtype.char
-    except (TypeError, ValueError, AttributeError, RuntimeError, BufferError, SystemError):
+    try:  # an exporter NumPy cannot import (mpi4py's own test arrays): read its dtype
+        return _dlpack_code(buf)
+    except (TypeError, ValueError, AttributeError, KeyError, OSError):
         return "B"
 
 
-class _LegacyDLPack:
-    """``buf``'s DLPack capsule asked for without keywords, as exporters written before
-    DLPack 1.0 (mpi4py's own test arrays among them) expect."""
+#: DLPack's type codes (``DLDataTypeCode``) as NumPy kinds
+_USED = b"used_dltensor"  # a capsule keeps the pointer to its name: a constant
+_DL_KINDS = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}
 
-    def __init__(self, buf: Any) -> None:
-        self.buf = buf
 
-    def __dlpack__(self, **_: Any) -> Any:
-        return self.buf.__dlpack__()
+def _dlpack_code(buf: Any) -> str:
+    """The NumPy type code of a DLPack exporter's tensor, read from the ``DLDataType`` of
+    the capsule its ``__dlpack__()`` returns (``DLTensor``: data pointer, device, ndim,
+    then ``code``, ``bits``, ``lanes`` at byte 20), as mpi4py reads it."""
+    import ctypes
 
-    def __dlpack_device__(self) -> Any:
-        return self.buf.__dlpack_device__()
+    capsule = buf.__dlpack__()
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    at = get(capsule, b"dltensor")
+    if not at:
+        raise ValueError("not a DLPack capsule")
+    code, bits, lanes = (ctypes.c_uint8.from_address(at + k).value for k in (20, 21, 22))
+    # consumed as a DLPack consumer does (renamed, the tensor's deleter called), so that
+    # the exporter's capsule destructor has nothing left to free
+    deleter = ctypes.c_void_p.from_address(at + 56).value  # DLManagedTensor.deleter
+    rename = ctypes.pythonapi.PyCapsule_SetName
+    rename.restype, rename.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
+    rename(capsule, _USED)
+    if deleter:
+        ctypes.CFUNCTYPE(None, ctypes.c_void_p)(deleter)(at)
+    if lanes != 1:
+        raise ValueError("a vector DLPack type")
+    return np.dtype(f"{_DL_KINDS[code]}{bits // 8}").char
 
 
 def _datatype(datatype: Any, where: str) -> MPI.Datatype:
