@@ -45,11 +45,6 @@ def frames(call) -> tuple[list[str], object]:
     return seen, out
 
 
-def wait(req) -> None:
-    if isinstance(req, MPI.Request):
-        req.Wait()
-
-
 def cases(c, sub):
     """name -> (call on ``c``, what to compare): each call fills fresh buffers."""
     base = np.arange(5, dtype=np.float64) * (me + 1)
