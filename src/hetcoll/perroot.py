@@ -209,17 +209,22 @@ def per_root_program(flows: Sequence[Flow]) -> Program:
     finals: dict[str, list[tuple[int, int, int]]] = {}  # root -> (lo, hi, handle) of results
     sent: dict[str, list[tuple[int, int, int]]] = {}  # node -> (lo, hi, handle) of its sends
     ordered = False
+    # a segment's time on one hop, as a fraction of the run: that of the most finely cut
+    # flow (the segments of one schedule are about the same size)
+    hop = 1.0 / max(f.chunks for f in flows)
     for fi, flow in enumerate(flows):
         tree, kids = flow.tree, flow.tree.children
         segs = flow.segments()
         parent = tree.parent()
         if flow.kind == "reduce":
             below: dict[str, tuple[str, ...]] = {}
+            height: dict[str, int] = {}
             for v in reversed(tree.nodes):  # children before parents
                 below[v] = tuple(sorted((v, *(x for c in kids.get(v, ()) for x in below[c]))))
+                height[v] = 1 + max((height[c] for c in kids.get(v, ())), default=-1)
             for k, (lo, n) in enumerate(segs):
-                rnd = (k + 0.5) / len(segs)
                 for v in tree.nodes:
+                    rnd = (k + 0.5) / len(segs) + height[v] * hop
                     own = b.chunk(lo, n, (v,), fi)
                     b.initial.setdefault(v, set()).add(own)
                     state: tuple[str, ...] = (v,)

@@ -140,7 +140,15 @@ def _compare_sizes(
 
 @cli.command("optimum")
 @click.argument("platform")
-@click.option("--root", required=True, help="Source node id.")
+@click.option("--root", default=None, help="Source node id (a broadcast's; required for it).")
+@click.option(
+    "--op",
+    type=click.Choice(["bcast", "allgather", "reduce_scatter", "allreduce"]),
+    default="bcast",
+    show_default=True,
+    help="The operation: a broadcast from --root, or an allgather, reduce-scatter or "
+    "allreduce of --size bytes (the whole result vector) on every node.",
+)
 @click.option(
     "--segment-size",
     type=SIZE,
@@ -169,20 +177,26 @@ def _compare_sizes(
 )
 @click.option("--time-limit", type=POSITIVE, default=None, help="Seconds for the solver.")
 @JSON_OPT
-def optimum_cmd(platform, root, segment_size, size, model, method, time_limit, as_json) -> None:
+def optimum_cmd(platform, root, op, segment_size, size, model, method, time_limit, as_json) -> None:
     """Optimal pipelined-broadcast throughput of PLATFORM (Beaumont et al. 2004, Sec. 4.1).
 
     The best rate any set of trees can reach under the one-port model, with slices of
     --segment-size bytes, and the slices per second each link carries (n_uv).  With
     --size, also the lower bound on the time of any broadcast of that many bytes
     (hetcoll.bounds: the larger of size / the optimal rate and the time one byte needs to
-    reach the farthest node).
+    reach the farthest node).  With --op allgather, reduce_scatter or allreduce: the lower
+    bound and, where known, the optimum of that operation of --size bytes (hetcoll.allbounds).
     """
     from ..bounds import lower_bound
     from ..errors import ArgumentError
     from ..planners.steady import optimum
     from ..units import format_bandwidth, format_size, format_time
 
+    if op != "bcast":
+        _collective_optimum(platform, op, size, model, time_limit, as_json)
+        return
+    if root is None:
+        raise ArgumentError("optimum: a broadcast needs --root")
     if segment_size is None and size is None:
         raise ArgumentError("optimum: give --segment-size, --size or both")
     if segment_size is None:
@@ -215,3 +229,30 @@ def optimum_cmd(platform, root, segment_size, size, model, method, time_limit, a
     click.echo(format_table(["from", "to", "slices/s"], rows))
     if best.trees:
         click.echo(f"{len(best.trees)} trees reach it (hetcoll plan --algo multi_tree runs them)")
+
+
+def _collective_optimum(platform, op, size, model, time_limit, as_json) -> None:
+    """``hetcoll optimum --op allgather|reduce_scatter|allreduce``: the bound and optimum."""
+    from ..allbounds import collective_bound
+    from ..errors import ArgumentError
+    from ..units import format_size, format_time
+
+    if size is None:
+        raise ArgumentError(f"optimum: --op {op} needs --size (bytes of the whole vector)")
+    p = _platform(platform)
+    with planner_warnings():
+        found = collective_bound(p, op, size, model, time_limit=time_limit or 30.0)
+    if as_json:
+        dump_json(json_document("optimum", found.to_dict()))
+        return
+    best = "unknown" if found.optimum is None else format_time(found.optimum)
+    click.echo(
+        f"{op} of {format_size(size)} on {platform}: lower bound "
+        f"{format_time(found.lower_bound)}, optimum {best}"
+    )
+    parts = ", ".join(f"{k} {format_time(v)}" for k, v in found.parts.items())
+    click.echo(f"bounds: {parts}")
+    click.echo(
+        f"per-root packing: {format_time(found.packing)} (certified >= "
+        f"{format_time(found.packing_bound)}), {found.trees} trees, {found.seconds:.3g} s"
+    )

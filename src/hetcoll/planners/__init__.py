@@ -22,6 +22,7 @@ from ._registry import REGISTRY, PlannerInfo, get_planner, register
 from .chains import postorder_doubling, two_vbbs
 from .classic import binomial, chain, flat
 from .fnf import fnf
+from .forestplan import forest
 from .gap_aware import gap_aware
 from .hypercube import (
     hypercube_planners,
@@ -80,6 +81,7 @@ __all__ = [
     "chain",
     "flat",
     "fnf",
+    "forest",
     "fnf_joint",
     "gap_aware",
     "hlot",

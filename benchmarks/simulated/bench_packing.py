@@ -1,0 +1,110 @@
+"""The ``forest`` planner against the optimum: allgather and reduce-scatter on random link
+graphs.  Prints a table and writes ``results/bench_packing.json``.
+
+For each random bandwidth-only link graph (``multi_port``, links of 1, 2.5, 10 or 40 GB/s,
+no send costs; 8 to 64 nodes, density 0.3) and each size per rank (1 MiB, 64 MiB: each
+member's block), the schedule ``forest`` plans is simulated, and its time divided by the
+certified optimum of the operation (``hetcoll.allbounds``; the cut bound on these graphs);
+the table shows that ratio, the trees, the messages and the planning time (CPU seconds:
+other processes on a shared machine do not add to it; the load average is printed beside).
+
+    python benchmarks/simulated/bench_packing.py                       # 8, 16, 32, 64 nodes
+    python benchmarks/simulated/bench_packing.py --nodes 8,16 --seeds 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from hetcoll import Platform, plan, simulate
+from hetcoll.allbounds import collective_bound
+from hetcoll.report import format_table
+from hetcoll.rng import as_rng
+
+MiB = 2**20
+SPEEDS = (1e9, 2.5e9, 1e10, 4e10)
+
+
+def link_graph(n: int, density: float, seed: int) -> Platform:
+    """A connected random graph: a random tree, plus each other pair with ``density``."""
+    rng = as_rng(seed)
+    pairs = {(int(rng.integers(0, k)), k) for k in range(1, n)}
+    pairs |= {(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < density}
+    links = [
+        {"u": str(a), "v": str(b), "bandwidth": float(rng.choice(SPEEDS)), "send_latency": 0,
+         "send_bandwidth": "inf"}
+        for a, b in sorted(pairs)
+    ]  # fmt: skip
+    return Platform.from_dict(
+        {"model": "multi_port", "nodes": [{"id": str(i)} for i in range(n)], "links": links}
+    )
+
+
+def one(p: Platform, op: str, block: int) -> dict:
+    c0 = time.process_time()
+    s = plan(p, None, method="forest", collective=op, nbytes=block)
+    cpu = time.process_time() - c0
+    t = simulate(p, s).makespan
+    best = collective_bound(p, op, block * len(p))
+    return {
+        "time": t,
+        "optimum": best.optimum,
+        "lower_bound": best.lower_bound,
+        "ratio": t / best.lower_bound,
+        "trees": len(s.flows),
+        "messages": s.transfers,
+        "segment_size": s.params["segment_size"],
+        "plan_cpu_s": cpu,
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--nodes", default="8,16,32,64", help="comma-separated (8,16,32,64)")
+    ap.add_argument("--sizes", default="1,64", help="MiB per rank, comma-separated (1,64)")
+    ap.add_argument("--ops", default="allgather,reduce_scatter", help="operations")
+    ap.add_argument("--density", type=float, default=0.3, help="link probability (0.3)")
+    ap.add_argument("--seeds", type=int, default=1, help="graphs per size (1)")
+    ap.add_argument("--out", type=Path, default=Path("results") / "bench_packing.json")
+    args = ap.parse_args(argv)
+    load = [os.getloadavg()[0]]
+    rows, records = [], []
+    for n in (int(x) for x in args.nodes.split(",")):
+        for seed in range(args.seeds):
+            p = link_graph(n, args.density, seed)
+            for op in args.ops.split(","):
+                for mib in (int(x) for x in args.sizes.split(",")):
+                    r = one(p, op, mib * MiB)
+                    r.update(n=n, seed=seed, op=op, mib_per_rank=mib)
+                    records.append(r)
+                    rows.append([
+                        n, seed, op, mib, f"{r['ratio']:.4f}", r["trees"], r["messages"],
+                        f"{r['plan_cpu_s']:.2f}",
+                    ])  # fmt: skip
+                    load.append(os.getloadavg()[0])
+    print(
+        format_table(
+            ["nodes", "seed", "op", "MiB/rank", "time/optimum", "trees", "messages", "plan CPU s"],
+            rows,
+        )
+    )
+    print(f"load average {min(load):.1f}-{max(load):.1f}", file=sys.stderr)
+    worst = {mib: max(r["ratio"] for r in records if r["mib_per_rank"] == mib)
+             for mib in {r["mib_per_rank"] for r in records}}  # fmt: skip
+    print("worst time/optimum: " + ", ".join(f"{k} MiB {v:.4f}" for k, v in sorted(worst.items())))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"load": [min(load), max(load)], "records": records, "worst": worst}
+    args.out.write_text(json.dumps(doc, indent=1, default=float) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    np.seterr(all="raise")
+    sys.exit(main())

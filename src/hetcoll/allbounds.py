@@ -1,0 +1,249 @@
+"""Lower bounds and optima of an allgather, a reduce-scatter and an allreduce of ``M``
+bytes (the whole result vector: the allgather's result, the reduce-scatter's input of each
+rank, the allreduce's vector) on every node of a platform: ``hetcoll optimum --op``.
+
+- ``allgather`` / ``reduce_scatter``: the optimal per-root packing of arborescences
+  (:func:`hetcoll.planners.forest.pack_forest`, certified by its dual bound) with the
+  whole vector as the largest message, and one byte's farthest reach;
+- ``allreduce``: the reduce-scatter's bound (an allreduce leaves every rank its block of
+  the reduced vector), one node's port (each node sends and receives ``M`` bytes at
+  least), the cut bound ``M / min_S min(B+(S), B-(S))`` on the links' bandwidths, and the
+  transmission count ``2 (N - 1) M / sum_i b_i``; and the time of the best reduce-scatter
+  + allgather packing (pipelined, members' shares chosen by the LP): the optimum when it
+  meets the bound.
+
+Every bound is proved in its function's docstring.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import ArgumentError
+from .platform import Platform
+
+__all__ = ["OPS", "CollectiveBound", "collective_bound"]
+
+#: the operations :func:`collective_bound` bounds
+OPS = ("allgather", "reduce_scatter", "allreduce")
+
+
+@dataclass(frozen=True)
+class CollectiveBound:
+    """No ``op`` of ``size`` bytes on the platform is faster than ``lower_bound`` seconds;
+    ``optimum`` is the optimal time where it is known (else None).
+
+    ``parts``: each bound behind ``lower_bound`` (seconds, by name); ``packing``: the
+    certified steady-state time of the per-root packing (allreduce: reduce-scatter +
+    allgather) with ``size``-byte messages, ``packing_bound`` its dual bound, ``trees`` its
+    arborescences; ``seconds``: the time taken to compute it all.
+    """
+
+    op: str
+    size: int
+    lower_bound: float
+    optimum: float | None
+    parts: dict[str, float] = field(default_factory=dict)
+    packing: float = 0.0
+    packing_bound: float = 0.0
+    trees: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "size": self.size,
+            "lower_bound": self.lower_bound,
+            "optimum": self.optimum,
+            "bounds": dict(self.parts),
+            "packing_time": self.packing,
+            "packing_bound": self.packing_bound,
+            "trees": self.trees,
+            "planning_seconds": self.seconds,
+        }
+
+
+def collective_bound(
+    platform: Platform, op: str, size: int, model: Any = None, *, time_limit: float = 30.0
+) -> CollectiveBound:
+    """Lower bound (and optimum where known) of ``op`` (one of :data:`OPS`) of ``size``
+    bytes on every node of ``platform`` under ``model`` (default the platform's); see the
+    module docstring and the bound functions below.
+
+    The optimum is known when the model's costs have no per-message part (a bandwidth-only
+    platform: the packing's time is the same for every message size, reached as the slices
+    get smaller) and, for an allreduce, the reduce-scatter + allgather packing meets the
+    lower bound (within 1e-9); it is then that time.
+    """
+    import time
+
+    from .planners.forest import pack_forest
+
+    if op not in OPS:
+        raise ArgumentError(f"op: one of {', '.join(OPS)}, not {op!r}")
+    start = time.perf_counter()
+    size = int(size)
+    n = len(platform)
+    if n == 1 or size <= 0:
+        return CollectiveBound(op, size, 0.0, 0.0 if n == 1 or size == 0 else None)
+    parts: dict[str, float] = {}
+    reach = reach_all(platform, model)
+    parts["reach"] = reach
+    if op == "allreduce":
+        forest = pack_forest(platform, "allreduce", slice_size=size, model=model,
+                             time_limit=time_limit)  # fmt: skip
+        rs = pack_forest(platform, "reduce_scatter", [size / n] * n, slice_size=size,
+                         model=model, time_limit=time_limit)  # fmt: skip
+        packing, packing_bound = forest.time * size, forest.bound * size
+        parts["reduce_scatter"] = rs.bound
+        parts.update(port_bounds(platform, size, model))
+        parts["cut"] = cut_bound(platform, size, model)
+    else:
+        forest = pack_forest(platform, op, [size / n] * n, slice_size=size, model=model,
+                             time_limit=time_limit)  # fmt: skip
+        packing, packing_bound = forest.time, forest.bound
+        parts["packing"] = packing_bound
+    lower = max(parts.values())
+    optimum = None
+    if bandwidth_only(platform, size, model):
+        if op != "allreduce":
+            optimum = packing if forest.gap <= 1e-9 else None
+        elif packing <= lower * (1 + 1e-9):
+            optimum = max(lower, packing_bound)
+    return CollectiveBound(
+        op,
+        size,
+        lower,
+        optimum,
+        parts,
+        packing,
+        packing_bound,
+        len(forest.trees),
+        time.perf_counter() - start,
+    )
+
+
+def bandwidth_only(platform: Platform, size: int, model: Any = None) -> bool:
+    """Whether every resource's busy time is proportional to the bytes (no per-message
+    part): the model's usage at ``2 size`` is twice that at ``size``."""
+    from .planners.steady import model_problem
+
+    one = model_problem(platform, 0, size, model).usage
+    two = model_problem(platform, 0, 2 * size, model).usage
+    diff = abs(two - 2 * one)
+    return bool(diff.max() <= 1e-12 * max(abs(two).max(), 1e-300)) if diff.nnz else True
+
+
+def reach_all(platform: Platform, model: Any = None) -> float:
+    """The longest, over ordered pairs ``(u, v)``, of the fastest time one byte takes from
+    ``u`` to ``v`` (hops at the model's one-byte delay): every member's result depends on
+    every member's contribution (:func:`hetcoll.bounds.reach_bound`'s proof, per pair)."""
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import dijkstra
+
+    from .models import get_model
+
+    bound = (get_model(model) if model is not None else platform.model).bind(platform)
+    n = len(platform)
+    graph = getattr(bound, "graph", None)
+    if graph is not None:
+        src, dst = np.asarray(graph.src), np.asarray(graph.dst)
+    else:
+        src, dst = (a.ravel() for a in np.nonzero(~np.eye(n, dtype=bool)))
+    delay = np.asarray(bound.costs(src, dst, np.ones(len(src), dtype=np.int64)).delay, float)
+    weight = np.maximum(delay, np.finfo(float).tiny)
+    dist = dijkstra(csr_array((weight, (src, dst)), shape=(n, n)))
+    off = dist[~np.eye(n, dtype=bool)]
+    far = float(off.max()) if off.size else 0.0
+    return far if far > n * np.finfo(float).tiny else 0.0
+
+
+def port_rates(platform: Platform, size: int, model: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(send, recv)``: the most bytes per second each node can send (receive) in all,
+    with messages of ``size`` bytes: an LP over its outgoing (incoming) edges under every
+    resource of the model (ports, links)."""
+    from .planners.steady import _Master, model_problem
+
+    p = model_problem(platform, 0, size, model)
+    usage = p.usage.tocsc()
+    out = []
+    for ends in (p.src, p.dst):
+        rates = np.zeros(p.n)
+        for v in range(p.n):
+            edges = np.flatnonzero(ends == v)
+            sub = usage[:, edges].tocsr()
+            rows = np.unique(sub.nonzero()[0])
+            if not len(rows):
+                rates[v] = math.inf if len(edges) else 0.0
+                continue
+            sub = sub[rows].tocsc()
+            lp = _Master([-math.inf] * len(rows), [1.0] * len(rows))
+            for k in range(len(edges)):
+                col = sub[:, [k]]
+                lp.add(-1.0, col.indices, col.data)
+            rates[v] = -lp.solve()[0] * max(size, 1)
+        out.append(rates)
+    return out[0], out[1]
+
+
+def port_bounds(platform: Platform, size: int, model: Any = None) -> dict[str, float]:
+    """``{"port": ..., "count": ...}`` for an allreduce of ``size`` bytes (seconds).
+
+    ``port``: every node sends at least ``size`` bytes and receives at least ``size`` (the
+    others' results depend on each byte of its vector, and its result on each of theirs;
+    no byte of a combination of independent inputs carries two positions), so ``T >= size
+    / min_v min(send_v, recv_v)`` (:func:`port_rates`).  ``count``: an allreduce sends at
+    least ``2 (N - 1)`` messages per position of the vector (one-way gossip with
+    combining needs ``2N - 2`` calls: Harary & Schwenk 1974), so ``2 (N - 1) size`` bytes
+    in all, at most ``sum_v send_v`` per second: ``T >= 2 (N - 1) size / sum_v send_v``
+    (and the same with receives).  Messages of at most ``size`` bytes: the rates of
+    :func:`port_rates` bound every schedule (affine costs).
+    """
+    send, recv = port_rates(platform, size, model)
+    n = len(platform)
+    worst = float(min(send.min(), recv.min()))
+    total = float(min(send.sum(), recv.sum()))
+    return {
+        "port": size / worst if worst > 0 and math.isfinite(worst) else 0.0,
+        "count": 2 * (n - 1) * size / total if total > 0 and math.isfinite(total) else 0.0,
+    }
+
+
+def cut_bound(platform: Platform, size: int, model: Any = None) -> float:
+    """``size / min_S min(B+(S), B-(S))`` seconds, ``B+(S)`` the bandwidth of the links
+    leaving the node set ``S`` (a graph model's links; 0 for a model without them).
+
+    Proof.  Every node outside ``S`` needs the reduction of inputs inside ``S`` at each of
+    the ``size`` positions: at least ``size`` bytes leave ``S`` over its links, each link
+    carrying at most its bandwidth (a transfer keeps a link busy at least bytes /
+    bandwidth under every graph model), and ``size`` bytes enter it.  The minimum over
+    ``S`` is the digraph's global minimum cut: the least maximum flow from node 0 to any
+    other node or back (networkx)."""
+    import networkx as nx
+
+    from .models import get_model
+
+    bound = (get_model(model) if model is not None else platform.model).bind(platform)
+    if getattr(bound, "graph", None) is None or not platform.links:
+        return 0.0
+    g = nx.DiGraph()
+    g.add_nodes_from(platform.ids)
+    for link in platform.links:
+        pairs = [(link.u, link.v)] if link.directed else [(link.u, link.v), (link.v, link.u)]
+        for a, b in pairs:
+            cap = link.bandwidth
+            if g.has_edge(a, b):
+                cap += g[a][b]["capacity"]
+            g.add_edge(a, b, capacity=cap)
+    if any(math.isinf(c) for _, _, c in g.edges(data="capacity")):
+        return 0.0
+    first = platform.ids[0]
+    least = min(
+        min(nx.maximum_flow_value(g, first, v), nx.maximum_flow_value(g, v, first))
+        for v in platform.ids[1:]
+    )
+    return size / least if least > 0 else math.inf

@@ -1,0 +1,302 @@
+"""The optimal steady state of an allgather or a reduce-scatter: spanning arborescences
+packed per root, every member's block over trees of its own, all sharing the ports and
+links (Zhao, Krishnamurthy et al. 2024, ForestColl, Sec. 4-5; Zhao & Krishnamurthy 2023).
+
+An allgather moves each member ``r``'s block of ``b_r`` bytes to every other member: a
+broadcast from ``r``, so by Edmonds' branching theorem a packing of spanning arborescences
+rooted at ``r`` (one commodity per root, N commodities in all).  A reduce-scatter is the
+same with the trees reversed: ``r``'s block of every member's vector is reduced to ``r``
+over in-arborescences, each receiver combining what it receives (``gamma`` per byte, a
+resource of its own: a rank combines one partial result at a time).
+
+:func:`pack_forest` solves the master LP
+
+    maximise ``phi``  subject to, for every resource ``rho`` (a send or receive port, a
+    link, a combining unit), ``sum_A usage_rho(A) x_A <= 1``, and for every root ``r``,
+    ``sum_{A rooted at r} x_A >= phi b_r / b_max``
+
+by column generation over arborescences (the pricing step is a minimum-cost arborescence
+per root, :func:`hetcoll.arborescence.min_arborescence`), as
+:func:`hetcoll.planners.steady.pack_arborescences` does for one root.  Its certificate:
+at any resource prices ``y >= 0``, with ``c_r(y)`` the cheapest arborescence of root ``r``,
+``phi <= sum(y) / sum_r (b_r / b_max) c_r(y)`` (the dual with ``pi_r = c_r``).  On a
+bandwidth-only link graph the optimum time is Zhao & Krishnamurthy's cut bound
+``max_S (sum_{r in S} b_r) / B+(S)`` (``tests/test_forest.py`` checks it against every cut).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..arborescence import balanced_arborescence, min_arborescence, shortest_path_arborescence
+from ..errors import PlannerError
+from ..platform import Platform
+from .steady import SteadyProblem, _column, _Master, model_problem
+
+__all__ = ["Forest", "forest_problem", "pack_forest"]
+
+#: relative gap at which column generation stops
+GAP = 1e-9
+
+
+@dataclass
+class Forest:
+    """Arborescences per root and the bytes per second each carries.
+
+    ``trees[k]``: edge indices of ``problem`` (the data go ``src -> dst``), rooted at
+    ``roots[k]`` (a node index), out of the root or into it (``dirs[k]``: ``out``, ``in``);
+    ``rates[k]``: bytes per second it carries.  ``blocks``: each root's block (relative, for
+    an allreduce: its share of the vector).  ``time``: seconds the packing takes to move
+    the blocks at those rates (allreduce: per byte of the vector); ``bound``: the certified
+    lower bound on that time of any packing (dual prices); ``gap = time / bound - 1``.
+    """
+
+    problem: SteadyProblem
+    op: str
+    blocks: np.ndarray
+    trees: list[np.ndarray]
+    roots: list[int]
+    dirs: list[str]
+    rates: np.ndarray
+    time: float
+    bound: float
+    iterations: int
+    seconds: float
+    slice_size: int = 0
+    columns: list[tuple[int, str, np.ndarray]] = field(default_factory=list, repr=False)
+
+    @property
+    def gap(self) -> float:
+        return self.time / self.bound - 1 if self.bound > 0 else 0.0
+
+    def of_root(self, r: int, direction: str) -> list[tuple[np.ndarray, float]]:
+        """``(edges, bytes per second)`` of root ``r``'s trees of ``direction`` (``out``,
+        ``in``), largest share first (ties: edge lists in order): a deterministic order."""
+        mine = [
+            (t, float(w))
+            for t, w, q, d in zip(self.trees, self.rates, self.roots, self.dirs, strict=True)
+            if q == r and d == direction
+        ]
+        return sorted(mine, key=lambda tw: (-tw[1], tw[0].tolist()))
+
+
+def forest_problem(
+    platform: Platform,
+    slice_size: int,
+    model: Any = None,
+    direction: str = "out",
+) -> SteadyProblem:
+    """The resources of the model's transfers of ``slice_size`` bytes (the steady-state
+    problem of :func:`~hetcoll.planners.steady.model_problem`), with, for ``direction``
+    ``"in"`` (a reduce-scatter), one combining unit per node busy ``gamma * slice_size``
+    per slice it receives."""
+    from scipy.sparse import csc_matrix, vstack
+
+    base = model_problem(platform, 0, slice_size, model)
+    if direction == "out":
+        return base
+    gamma = np.asarray(platform.gamma, dtype=float)[base.dst] * max(int(slice_size), 1)
+    keep = gamma > 0
+    combine = csc_matrix(
+        (gamma[keep], (base.dst[keep], np.flatnonzero(keep))), shape=(base.n, base.m)
+    )
+    usage = vstack([csc_matrix(base.usage), combine]).tocsc()
+    ports = base.ports + ("+combine" if np.any(keep) else "")
+    return SteadyProblem(base.n, 0, base.src, base.dst, base.T, base.nbytes, ports, base.ids, usage)
+
+
+def _tree(p: SteadyProblem, cost: np.ndarray, root: int, direction: str) -> np.ndarray:
+    """The cheapest spanning arborescence of ``root`` under ``cost`` per edge: out of the
+    root (``out``) or into it (``in``: on the reversed edges)."""
+    if direction == "out":
+        tree = min_arborescence(p.n, p.src, p.dst, cost, root)
+    else:
+        tree = min_arborescence(p.n, p.dst, p.src, cost, root)
+    if tree is None:
+        way = "reach" if direction == "out" else "be reached from"
+        raise PlannerError(f"node {p.ids[root]!r} cannot {way} every node over the links")
+    return np.sort(np.asarray(tree, dtype=np.int64))
+
+
+def _initial(p: SteadyProblem, root: int, direction: str) -> list[np.ndarray]:
+    src, dst = (p.src, p.dst) if direction == "out" else (p.dst, p.src)
+    trees = [_tree(p, p.T, root, direction)]
+    for make in (shortest_path_arborescence, balanced_arborescence):
+        tree = make(p.n, src, dst, p.T, root)
+        if tree is not None:
+            trees.append(np.sort(np.asarray(tree, dtype=np.int64)))
+    return trees
+
+
+#: the trees each operation packs: out of their root (allgather), into it (reduce-scatter),
+#: both (allreduce: each member's share of the vector reduced to it, then sent back)
+DIRECTIONS = {"allgather": ("out",), "reduce_scatter": ("in",), "allreduce": ("in", "out")}
+
+
+def pack_forest(
+    platform: Platform,
+    op: str = "allgather",
+    blocks: Mapping[str, float] | Sequence[float] | None = None,
+    *,
+    slice_size: int = 1 << 20,
+    model: Any = None,
+    smoothing: float = 0.5,
+    time_limit: float | None = 30.0,
+    max_iterations: int = 10_000,
+) -> Forest:
+    """The optimal per-root packing of ``op`` on every node of ``platform``, transfers of
+    ``slice_size`` bytes under ``model`` (default the platform's).
+
+    ``allgather`` and ``reduce_scatter``: every member ``r``'s block of ``blocks[r]`` bytes
+    (platform order or by id; default 1 byte each) over arborescences out of ``r`` (into
+    it); :attr:`Forest.time` is the packing's time for the blocks.  ``allreduce``
+    (reduce-scatter then allgather on one packing, both sharing the resources for the whole
+    run, pipelined): the members' shares of the vector are free (``blocks`` is ignored);
+    the LP chooses them with the trees, ``Forest.blocks`` says which, and ``time`` is the
+    time for a vector of one byte (multiply by the vector's size).  ``bound`` certifies
+    ``time`` (no packing of this form is faster; see the module docstring).
+
+    Column generation with Wentges' smoothing (``smoothing``), stopping at a relative gap of
+    :data:`GAP`, or at ``time_limit`` seconds or ``max_iterations`` (then ``gap`` says how
+    far from optimal it may be).  Per iteration: one master LP solve and one minimum-cost
+    arborescence per root and direction, O(N E log N).
+
+    Raises :class:`PlannerError` when some node cannot reach (or be reached from) every
+    other, or when every transfer keeps nothing busy (the rate is unbounded).
+    """
+    if op not in DIRECTIONS:
+        raise PlannerError(f"op: one of {', '.join(DIRECTIONS)}, not {op!r}")
+    dirs = DIRECTIONS[op]
+    start = time.perf_counter()
+    p = forest_problem(platform, slice_size, model, "in" if "in" in dirs else "out")
+    n = p.n
+    free = op == "allreduce"
+    if free or blocks is None:
+        b = np.ones(n)
+    elif isinstance(blocks, Mapping):
+        b = np.array([float(blocks.get(v, 0)) for v in platform.ids])
+    else:
+        b = np.asarray(blocks, dtype=float)
+    roots = [int(r) for r in np.flatnonzero(b > 0)]
+    L = max(int(slice_size), 1)
+    if n == 1 or not roots:
+        return Forest(p, op, b, [], [], [], np.zeros(0), 0.0, 0.0, 0, 0.0, L)
+    scale = float(abs(p.usage).max()) if p.usage.nnz else 0.0
+    if scale <= 0:
+        raise PlannerError("every transfer keeps nothing busy: the rate is unbounded")
+    A = p.usage / scale
+    AT = A.T.tocsr()
+    R = p.rows
+    w = b / b.max()
+    goods = [(r, d) for r in roots for d in dirs]  # one demand row each
+    row = {g: R + k for k, g in enumerate(goods)}
+    master = _Master([-math.inf] * (R + len(goods)), [1.0] * R + [0.0] * len(goods))
+    if free:  # phi_r: root r's share rate, in both its rows
+        for r in roots:
+            master.add(-1.0, np.array([row[(r, d)] for d in dirs]), np.ones(len(dirs)))
+        nphi = len(roots)
+    else:
+        master.add(-1.0, np.array([row[g] for g in goods]), w[[r for r, _ in goods]])
+        nphi = 1
+    columns: list[tuple[int, str, np.ndarray]] = []
+    seen: set[tuple[int, str, bytes]] = set()
+
+    def add(g: tuple[int, str], tree: np.ndarray) -> bool:
+        key = (*g, tree.tobytes())
+        if key in seen:
+            return False
+        seen.add(key)
+        rows, vals = _column(A, tree)
+        master.add(0.0, np.append(rows, row[g]), np.append(vals, -1.0))
+        columns.append((*g, tree))
+        return True
+
+    def upper(price: np.ndarray, cost_of: dict) -> float:
+        """The certificate at resource prices ``price`` (see the module docstring)."""
+        if free:
+            denom = min(sum(cost_of[(r, d)] for d in dirs) for r in roots)
+        else:
+            denom = float(sum(w[r] * cost_of[(r, d)] for r, d in goods))
+        return float(price.sum()) / denom if denom > 0 else math.inf
+
+    for g in goods:
+        for tree in _initial(p, g[0], g[1]):
+            add(g, tree)
+    best_ub, best_y = math.inf, None
+    lb, iterations = 0.0, 0
+    while iterations < max_iterations:
+        iterations += 1
+        value, lam, duals = master.solve()
+        lb = -value
+        y = np.maximum(-duals[:R], 0.0)
+        pi = np.maximum(-duals[R:], 0.0)
+        ready = AT @ y
+        tries = [y] if best_y is None else [smoothing * best_y + (1 - smoothing) * y, y]
+        added = 0
+        for price in tries:
+            cost = AT @ price
+            found = {g: _tree(p, cost, g[0], g[1]) for g in goods}
+            ub = upper(price, {g: float(cost[t].sum()) for g, t in found.items()})
+            if ub < best_ub:
+                best_ub, best_y = ub, price
+            if best_ub - lb <= GAP * lb:
+                break
+            added = sum(
+                add(g, t)
+                for k, (g, t) in enumerate(found.items())
+                if float(ready[t].sum()) < pi[k] * (1 - 1e-12)
+            )
+            if added:
+                break
+        if not added or best_ub - lb <= GAP * lb:
+            break
+        if time_limit is not None and time.perf_counter() - start > time_limit:
+            break
+    value, lam, _ = master.solve()
+    phis, x = lam[:nphi], lam[nphi:]
+    used = np.flatnonzero(x > 1e-13 * max(float(x.max(initial=0.0)), 1e-300))
+    trees = [columns[j][2] for j in used]
+    tree_roots = [columns[j][0] for j in used]
+    tree_dirs = [columns[j][1] for j in used]
+    rates = x[used]
+    # exactly feasible: the busiest resource busy one second per second
+    per_edge = np.zeros(p.m)
+    for t, xr in zip(trees, rates, strict=True):
+        per_edge[t] += xr
+    rates = rates / max(float((A @ per_edge).max()), 1e-300)
+    got = {g: 0.0 for g in goods}
+    for r, d, xr in zip(tree_roots, tree_dirs, rates, strict=True):
+        got[(r, d)] += float(xr)
+    if free:  # each root's share: what both its directions carry
+        share = np.zeros(n)
+        for r in roots:
+            share[r] = min(got[(r, d)] for d in dirs)
+        b = share / share.sum()
+        phi = float(share.sum())
+        to_time = scale / L  # seconds for a vector of one byte, per unit of phi
+    else:
+        phi = float(min(got[g] / w[g[0]] for g in goods))
+        to_time = scale * b.max() / L
+    del phis
+    ub = max(best_ub, phi)
+    return Forest(
+        p,
+        op,
+        b,
+        trees,
+        tree_roots,
+        tree_dirs,
+        rates * L / scale,
+        to_time / phi,
+        to_time / ub,
+        iterations,
+        time.perf_counter() - start,
+        L,
+        columns,
+    )

@@ -1,0 +1,167 @@
+"""Per-root packings (allgather, reduce-scatter, allreduce) and their bounds: on
+bandwidth-only link graphs the packing's certified time equals Zhao & Krishnamurthy's cut
+bound, found here by enumerating every cut; on a star of full-duplex NICs the allreduce's
+reduce-scatter + allgather packing meets ``max(M / b_min, 2 (N - 1) M / sum b)``;
+``hetcoll optimum --op``."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from _cli import run
+from hetcoll import Platform, Schedule, plan, simulate
+from hetcoll.allbounds import collective_bound
+from hetcoll.errors import PlannerError
+from hetcoll.planners.forest import pack_forest
+
+MiB = 2**20
+
+
+def link_graph(n, extra, speeds, directed=False):
+    """A connected graph: node k > 0 linked to an earlier node, plus ``extra`` links;
+    bandwidth only (multi_port, no send costs)."""
+    links = {}
+    for k, (a, b) in enumerate(extra):
+        if a != b:
+            links[(a, b) if directed else tuple(sorted((a, b)))] = speeds[k % len(speeds)]
+    for k in range(1, n):
+        parent = extra[k % len(extra)][0] % k if extra else 0
+        links.setdefault((parent, k), speeds[k % len(speeds)])
+        if directed:
+            links.setdefault((k, parent), speeds[(k + 1) % len(speeds)])
+    doc = {
+        "model": "multi_port",
+        "nodes": [{"id": str(i)} for i in range(n)],
+        "links": [
+            {"u": str(a), "v": str(b), "bandwidth": bw, "send_latency": 0,
+             "send_bandwidth": "inf", "directed": directed}
+            for (a, b), bw in sorted(links.items())
+        ],
+    }  # fmt: skip
+    arcs = {}
+    for (a, b), bw in links.items():
+        arcs[(a, b)] = arcs.get((a, b), 0) + bw
+        if not directed:
+            arcs[(b, a)] = arcs.get((b, a), 0) + bw
+    return Platform.from_dict(doc), arcs
+
+
+def cut_time(n, arcs, blocks, inward=False):
+    """max over node sets S of the bytes that must leave S over B+(S): the blocks of the
+    roots in S (allgather), or of those outside (reduce-scatter: S's data go to them)."""
+    best = 0.0
+    for k in range(1, n):
+        for S in map(set, itertools.combinations(range(n), k)):
+            out = sum(bw for (a, b), bw in arcs.items() if a in S and b not in S)
+            need = sum(blocks[r] for r in range(n) if (r in S) != inward)
+            best = max(best, need / out)
+    return best
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    n=st.integers(2, 6),
+    extra=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), max_size=8),
+    speeds=st.lists(st.sampled_from([1e9, 2.5e9, 1e10, 4e10]), min_size=1, max_size=3),
+    blocks=st.lists(st.integers(1, 4), min_size=6, max_size=6),
+    directed=st.booleans(),
+)
+def test_packing_equals_the_cut_bound(n, extra, speeds, blocks, directed):
+    extra = [(a % n, b % n) for a, b in extra]
+    p, arcs = link_graph(n, extra, speeds, directed)
+    sizes = [MiB * b for b in blocks[:n]]
+    if directed:  # every node must still reach every other
+        try:
+            pack_forest(p, "allgather", sizes, slice_size=MiB)
+        except PlannerError:
+            return
+    for op, inward in (("allgather", False), ("reduce_scatter", True)):
+        f = pack_forest(p, op, sizes, slice_size=MiB)
+        want = cut_time(n, arcs, sizes, inward)
+        assert f.time == pytest.approx(want, rel=1e-7)
+        assert f.bound == pytest.approx(want, rel=1e-7)
+        assert f.bound <= f.time * (1 + 1e-12)
+
+
+def nic_star(rates):
+    """Full-duplex NICs of ``rates`` (B/s) on one non-blocking switch: a directed link per
+    pair, its sender busy at its NIC's rate and its receiver at its own."""
+    n = len(rates)
+    links = [
+        {"u": str(u), "v": str(v), "directed": True, "send_latency": 0,
+         "send_bandwidth": rates[u], "recv_latency": 0, "recv_bandwidth": rates[v]}
+        for u in range(n) for v in range(n) if u != v
+    ]  # fmt: skip
+    return Platform.from_dict(
+        {"model": "multi_port", "nodes": [{"id": str(i)} for i in range(n)], "links": links}
+    )
+
+
+@pytest.mark.parametrize(
+    "rates", [[25e9 / 8] * 4 + [10e9 / 8] * 4, [4e9, 1e9, 1e9], [1e9, 2e9, 3e9, 40e9]]
+)
+def test_allreduce_on_a_nic_star_meets_its_optimum(rates):
+    """T* = max(M / b_min, 2 (N - 1) M / sum b): the lower bound, and the
+    reduce-scatter + allgather packing reaches it (shares chosen by the LP)."""
+    M, n = 64 * MiB, len(rates)
+    want = max(M / min(rates), 2 * (n - 1) * M / sum(rates))
+    b = collective_bound(nic_star(rates), "allreduce", M)
+    assert b.lower_bound == pytest.approx(want, rel=1e-9)
+    assert b.packing == pytest.approx(want, rel=1e-7)
+    assert b.optimum == pytest.approx(want, rel=1e-7)
+    ag = collective_bound(nic_star(rates), "allgather", M)
+    # every node receives the (N - 1) blocks of the others, M / N each
+    assert ag.optimum == pytest.approx((n - 1) * M / n / min(rates), rel=1e-7)
+
+
+def test_optimum_cli_for_the_all_collectives(tmp_path, capsys):
+    path = tmp_path / "star.json"
+    path.write_text(json.dumps(nic_star([4e9, 1e9, 1e9]).to_dict()))
+    code, out, _ = run(capsys, "optimum", path, "--op", "allreduce", "--size", "3MiB", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["optimum"] == pytest.approx(3 * MiB / 1e9, rel=1e-7)
+    assert doc["lower_bound"] == pytest.approx(3 * MiB / 1e9, rel=1e-9)
+    code, _, err = run(capsys, "optimum", path, "--op", "allgather")
+    assert code == 2 and "needs --size" in err
+    code, _, err = run(capsys, "optimum", path, "--size", "1MiB")
+    assert code == 2 and "needs --root" in err
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    n=st.integers(2, 6),
+    extra=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), max_size=6),
+    speeds=st.lists(st.sampled_from([1e9, 2.5e9, 1e10]), min_size=1, max_size=3),
+    op=st.sampled_from(["allgather", "reduce_scatter", "allreduce"]),
+    block=st.sampled_from([0, 1, 4096, 3 * MiB + 8]),
+)
+def test_forest_schedules_are_valid_deterministic_and_never_below_the_bound(
+    n, extra, speeds, op, block
+):
+    p, _ = link_graph(n, [(a % n, b % n) for a, b in extra], speeds)
+    s = plan(p, None, method="forest", collective=op, nbytes=block, options={"align": 8})
+    s.validate(p)
+    assert s.per_root or op == "allreduce"
+    again = plan(p, None, method="forest", collective=op, nbytes=block, options={"align": 8})
+    assert again.to_json() == s.to_json()
+    assert Schedule.from_json(s.to_json()) == s
+    vector = block if op == "allreduce" else block * n
+    if op != "allgather":  # reductions: every share and segment a whole element
+        assert all(f.offset % 8 == 0 and (f.segment_size or 8) % 8 == 0 for f in s.flows)
+    if vector:
+        t = simulate(p, s).makespan
+        assert t >= collective_bound(p, op, vector).lower_bound * (1 - 1e-9)
+
+
+def test_forest_allgather_reaches_the_optimum_on_a_nic_star():
+    """Within 1 % of the optimum at 8 MiB per rank (the packing's trees, pipelined)."""
+    p = nic_star([4e9, 1e9, 1e9, 2e9])
+    s = plan(p, None, method="forest", collective="allgather", nbytes=8 * MiB)
+    best = collective_bound(p, "allgather", 4 * 8 * MiB).optimum
+    assert simulate(p, s).makespan <= best * 1.01
+    assert s.params["packing_bound"] <= s.params["packing_time"] * (1 + 1e-9)
