@@ -73,7 +73,7 @@ def _tree(forest: Forest, edges: np.ndarray, root: int, direction: str) -> Tree:
 
 def _split(total: int, weights: list[float], align: int) -> list[int]:
     """``total`` bytes in parts proportional to ``weights``, multiples of ``align`` (the
-    last part takes the rest), largest remainders first: deterministic."""
+    largest part takes the rest), largest remainders first: deterministic."""
     units, rest = divmod(total, align)
     w = np.asarray(weights, dtype=float)
     exact = units * w / w.sum() if w.sum() > 0 else np.zeros(len(w))
@@ -82,7 +82,7 @@ def _split(total: int, weights: list[float], align: int) -> list[int]:
     for k in order[: units - int(parts.sum())]:
         parts[k] += 1
     out = [int(x) * align for x in parts]
-    out[-1] += rest
+    out[int(np.argmax(w))] += rest  # the rest (under one element) to the largest part
     return out
 
 
@@ -213,7 +213,7 @@ def forest(
         Each member's block (allgather, reduce-scatter): the v-variants.
     align
         Shares and segments are multiples of this many bytes (a reduction's element size),
-        the last share of a range taking the rest.
+        the largest share of a range taking the rest.
     max_trees
         Keep at most this many trees per root and direction (the largest shares).
     time_limit
