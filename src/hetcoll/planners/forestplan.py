@@ -224,7 +224,7 @@ def forest(
     Schedule
         Per-root flows (:mod:`hetcoll.perroot`); ``params``: the packing's ``trees``,
         certified ``packing_time`` and ``packing_bound`` (seconds, at the chosen segment
-        size) and the ``planning_seconds``.
+        size); no wall-clock time (a schedule is the same byte for byte on every rank).
 
     Examples
     --------
@@ -236,9 +236,6 @@ def forest(
     >>> len({f.tree.root for f in s.flows})
     3
     """
-    import time
-
-    start = time.perf_counter()
     if collective not in FOREST_OPS:
         raise PlannerError(f"forest plans {', '.join(FOREST_OPS)}, not a {collective}")
     if members is not None and set(members) | ({root} if root else set()) != set(platform.ids):
@@ -308,7 +305,6 @@ def forest(
         "estimate": t,
         "packing_time": packed.time,
         "packing_bound": packed.bound,
-        "planning_seconds": time.perf_counter() - start,
     }
     return Schedule(collective, "forest", nominal, tuple(flows), params, sizes=sizes)
 
