@@ -12,6 +12,10 @@ call passed through to MPI leaves it alone).  Rank 0 prints one JSON line: ``{"r
   with a point-to-point pair, twice; then ``Test`` in a loop; ``Free``;
 - a persistent start, a nonblocking call and a blocking call in one sequence (they run in
   the order made); a request freed while active (its call still runs);
+- a persistent start made after a nonblocking call (``Start`` and ``Startall``) runs
+  after it on every rank, whichever rank's thread began the nonblocking call first;
+- the plan and the agreement happen once, in the ``*_init`` call (the planner and the
+  digest comparison counted), and ranks that make different ``*_init`` calls all raise there;
 - a wrapper whose planner gives the calls to MPI (``auto`` natively on one host): MPI's
   own persistent calls.
 """
@@ -19,11 +23,13 @@ call passed through to MPI leaves it alone).  Rank 0 prints one JSON line: ``{"r
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 from mpi4py import MPI
 
 from hetcoll import HetComm, Platform
+from hetcoll.errors import HetcollError
 from hetcoll.platform import nodes_from_costs
 
 WORLD = MPI.COMM_WORLD
@@ -163,6 +169,89 @@ def mixed(hc: HetComm, calls: int) -> int:
     return calls
 
 
+def started_after_queued(calls: int) -> int:
+    """A persistent start made after a nonblocking call runs after it on every rank, also
+    when the thread is already in the nonblocking call on some ranks and not yet on others
+    (rank 0 lets its thread begin first), and with ``Startall`` as with ``Start``."""
+    hc = HetComm(WORLD, platform(), "fnf", timeout=20, on_timeout="raise")
+    a = np.zeros(20000, np.uint8)
+    b = np.zeros(30000, np.uint8)
+    req = hc.Bcast_init(b, n - 1)
+    for k in range(4):
+        fill(a, 400 + k)
+        fill(b, 410 + k)
+        ea, eb = a.copy(), b.copy()
+        WORLD.Bcast(ea, 0)
+        WORLD.Bcast(eb, n - 1)
+        try:
+            ib = hc.Ibcast(a, 0)
+            if me == 0:
+                time.sleep(0.05)
+            if k % 2:
+                MPI.Prequest.Startall([req])
+            else:
+                req.Start()
+            MPI.Request.Waitall([req, ib])
+        except HetcollError as exc:
+            check(False, f"a start after a queued call {k}: {exc}")
+            break
+        same(a, ea, f"a start after a queued call {k}: Ibcast")
+        same(b, eb, f"a start after a queued call {k}: Bcast_init")
+        calls += 2
+    req.Free()
+    planned(hc, calls, "a start after a queued call")
+    hc.close()
+    return calls
+
+
+def planned_at_init() -> None:
+    """The plan and the ranks' agreement happen in the ``*_init`` call, once: the planner
+    is asked once per request and the digests compared once, whatever the starts; a call
+    that differs between ranks raises in ``*_init`` on every rank."""
+    hc = HetComm(WORLD, platform(), "fnf", timeout=20, on_timeout="raise")
+    counts = {"plans": 0, "agreements": 0}
+
+    def counted(method, key):
+        def call(*args, **kwargs):
+            counts[key] += 1
+            return method(*args, **kwargs)
+
+        return call
+
+    for name in ("tree", "cube", "rooted"):
+        setattr(hc.planning, name, counted(getattr(hc.planning, name), "plans"))
+    hc._allgather = counted(hc._allgather, "agreements")
+    buf = np.zeros(5000, np.uint8)
+    mine, got = np.zeros(40, np.int64), np.zeros(40, np.int64)
+    fill(buf, 500)
+    kept = buf.copy()
+    reqs = [hc.Bcast_init(buf, n - 1), hc.Allreduce_init(mine, got, MPI.SUM)]
+    same(buf, kept, "Bcast_init leaves its buffer alone")
+    at_init = dict(counts)
+    want = {"plans": 0, "agreements": 0} if n == 1 else {"plans": 2, "agreements": 2}
+    check(at_init == want, f"in the *_init calls: {at_init}, expected {want}")
+    for k in range(4):
+        fill(buf, 510 + k)
+        fill(mine, 520 + k)
+        eb, es = buf.copy(), np.zeros_like(got)
+        WORLD.Bcast(eb, n - 1)
+        WORLD.Allreduce(mine, es, MPI.SUM)
+        MPI.Prequest.Startall(reqs)
+        MPI.Request.Waitall(reqs)
+        same(buf, eb, f"planned at init, start {k}: Bcast")
+        same(got, es, f"planned at init, start {k}: Allreduce")
+    check(counts == at_init, f"the starts planned or agreed again: {counts} after {at_init}")
+    for r in reqs:
+        r.Free()
+    if n > 1:  # another root on the last rank: every rank raises in Bcast_init
+        try:
+            hc.Bcast_init(buf, 0 if me < n - 1 else 1).Free()
+            check(False, "Bcast_init with different roots returned")
+        except HetcollError as exc:
+            check("Bcast_init" in str(exc), f"the error names the call: {exc}")
+    hc._release()
+
+
 def freed_while_active(hc: HetComm, calls: int) -> int:
     """MPI lets a program free an active persistent request: the call still runs (before a
     later blocking call of the wrapper), and the wrapper goes on."""
@@ -208,6 +297,8 @@ def main() -> None:
     calls = mixed(hc, calls)
     freed_while_active(hc, calls)
     hc.close()
+    started_after_queued(0)
+    planned_at_init()
     kept_by_mpi()
     WORLD.Barrier()
     everyone = WORLD.gather(failures, 0)

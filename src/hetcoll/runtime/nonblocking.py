@@ -17,12 +17,24 @@ A call the wrapper gives to MPI's own collective (its ``choice``: ``auto`` nativ
 host, a tuning rule) is MPI's own nonblocking call, started on the program's thread: the
 progress thread never calls the user's communicator.
 
-Order: the thread runs one wrapper's calls one at a time, in the order the program made them,
-so several outstanding calls run in the same order on every rank (MPI's rule for collectives
-on one communicator).  A blocking call of the wrapper (``Bcast``, ``close``, ...) made while
-nonblocking calls are queued waits for them first (MPI orders blocking and nonblocking
-collectives of one communicator alike); those methods are redirected per object on its first
-nonblocking call, so a program that never makes one pays nothing.
+Who runs a call: whoever waits for it first.  ``Wait`` on the request (the Python method)
+runs the calls started up to it on the program's own thread, unless the thread is already
+running one; the thread runs a call the program does not wait for at once, ``_GRACE``
+(200 us) after it was made (a persistent start: within ``_LONGEST_NAP``, 2 ms).  Handing
+every call to the thread costs a wake-up of the thread and a contest for the GIL with the
+program's thread, which waits in MPI meanwhile: several times the call itself on a loaded
+host (``benchmarks/mpi/bench_nonblocking.py``, docs/runtime.md).  A program that computes
+meanwhile or waits with MPI's own ``Waitall`` gets the thread.
+
+Order: one wrapper's calls run one at a time, in the order the program started them, so
+several outstanding calls run in the same order on every rank (MPI's rule for collectives
+on one communicator).  Every start sends a zero-byte message to the rank itself on a private
+``COMM_SELF`` (:class:`Progress`); messages never overtake each other, so nonblocking calls
+and persistent starts (even those MPI's own ``Prequest.Startall`` made) are found in the
+order made.  A blocking call of the wrapper (``Bcast``, ``close``, ...) made while calls
+are started first runs them (MPI orders blocking and nonblocking collectives of one
+communicator alike); those methods are redirected per object on its first nonblocking call,
+so a program that never makes one pays nothing.
 
 Errors: an error of a queued call (a :class:`~hetcoll.errors.MismatchError`, bad arguments)
 is raised by ``Wait``/``Test`` on its request; a request completed by ``Waitall`` and
@@ -32,9 +44,9 @@ call (never lost).
 
 from __future__ import annotations
 
-import queue
+import collections
 import threading
-import weakref
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -58,6 +70,8 @@ NONBLOCKING = {
     "Iscatter": "Scatter",
     "Ireduce_scatter_block": "Reduce_scatter_block",
 }
+#: the rooted collectives: planned when the wrapper's ``rooted_algo`` is not ``"mpi"``
+_ROOTED = ("Reduce", "Gather", "Scatter", "Reduce_scatter_block")
 #: the wrapper's methods that use its private communicator: they wait for queued calls
 _ORDERED = (
     *NONBLOCKING.values(),
@@ -80,12 +94,15 @@ _ORDERED = (
 
 
 class RaisesOnCompletion:
-    """Mixed into a request class before its MPI base: ``Wait`` and ``Test`` raise the call's
-    error (``error``; ``progress`` is told it was reported) once the request completes."""
+    """Mixed into a request class before its MPI base: ``Wait`` first runs the started calls
+    up to this one on the waiting thread (:meth:`Progress.help`), and ``Wait`` and ``Test``
+    raise the call's error (``error``; ``progress`` is told it was reported) once the
+    request completes."""
 
     error: BaseException | None = None
 
     def Wait(self, status: MPI.Status | None = None) -> bool:
+        self.progress.help(self._mine())
         super().Wait(status)
         self._raise()
         return True
@@ -94,7 +111,12 @@ class RaisesOnCompletion:
         done = super().Test(status)
         if done:
             self._raise()
+        else:  # the program is looking for it: the thread runs it without a grace
+            self.progress.soon(0.0)
         return done
+
+    def _mine(self) -> Any:
+        return self
 
     def _raise(self) -> None:
         error, self.error = self.error, None
@@ -111,99 +133,195 @@ class CollectiveRequest(RaisesOnCompletion, MPI.Grequest):
 
 
 class Progress:
-    """One wrapper's progress thread: runs queued calls one at a time, in order."""
+    """One wrapper's started calls, run one at a time in the order started (see the module
+    docstring): by its thread, or by the program's thread while it waits for one.
+
+    Every start sends a message of zero bytes to this rank itself on a private duplicate of
+    ``COMM_SELF`` (``comm``): tag 0 for a queued nonblocking call (``calls``, in order), the
+    request's own tag for a persistent one (``records``: :mod:`.persistent`, whose starts
+    are ``Ssend`` requests MPI's ``Startall`` posts without Python).  Messages from one
+    rank to another on one communicator never overtake each other, so ``Iprobe`` finds the
+    starts in the order they were made, whichever way they were made.  Whoever holds
+    ``runner`` runs them: the thread, or a program's thread in ``Wait`` (:meth:`help`) or
+    before a blocking call of the wrapper (:meth:`drain`).
+    """
 
     def __init__(self, name: str) -> None:
-        self.calls: queue.SimpleQueue = queue.SimpleQueue()
-        self.pending = 0  # calls queued and not finished
+        self.comm = MPI.COMM_SELF.Dup()
+        self.calls: collections.deque = collections.deque()  # queued nonblocking calls
+        self.records: dict[int, dict] = {}  # tag -> a live persistent request's record
+        self.pending = 0  # nonblocking calls queued and not finished
         self.unreported: list[BaseException] = []  # errors no Wait/Test raised yet
-        #: runs the persistent calls started since it last looked (persistent.py), before
-        #: each queued call and, while ``armed`` (persistent requests exist), when idle
-        self.look: weakref.WeakMethod | None = None
-        self.armed = 0
-        self.idle = threading.Condition()
+        self.armed = 0  # live persistent requests: the thread looks now and then (Startall)
+        self.cond = threading.Condition()  # guards the counters, ``due`` and ``stopping``
+        self.runner = threading.Lock()  # held while started calls are looked for and run
+        self.holder: int | None = None  # the thread that holds it (a call it runs may make
+        # another call of the wrapper, which must not wait for the runner: see _after_queued)
+        self.due: float | None = None  # when the thread looks next (None: when told)
+        self.stopping = False
         self.thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self.thread.start()
         self.ident = self.thread.ident
 
-    def submit(self, call: Callable[..., Any], args: tuple, kwargs: dict) -> CollectiveRequest:
+    # -- starting ------------------------------------------------------------------------------
+
+    def submit(
+        self, call: Callable[..., Any], args: tuple, kwargs: dict, name: str
+    ) -> CollectiveRequest:
+        """Queue a nonblocking call (``name``: its mpi4py name); its request (completed once
+        the call has run)."""
         state: dict[str, Any] = {"error": None}
         greq = MPI.Grequest.Start(_query, args=(state,))
         req = CollectiveRequest(greq)
         req.progress = self
-        with self.idle:
+        with self.cond:
             self.pending += 1
-        self.calls.put((call, args, kwargs, greq, req, state))
+        self.calls.append((call, args, kwargs, greq, req, state, name))
+        self.comm.Isend([_EMPTY, 0, MPI.BYTE], 0, 0).Free()  # after the append: see run_started
+        self.soon()
         return req
 
-    def _loop(self) -> None:
-        nap = _NAP
-        while True:
-            try:
-                item = self.calls.get(timeout=nap if self.armed else None)
-            except queue.Empty:  # MPI.Prequest.Startall tells no one: look now and then
-                nap = _NAP if self._look() else min(2 * nap, _LONGEST_NAP)
-                continue
-            nap = _NAP
-            self._look()  # persistent calls started before this one run first
-            if item is None:
-                return
-            call, args, kwargs, greq, req, state = item
-            if call is not None:
-                state["error"] = self.run(call, args, kwargs)
-                req.error = state["error"]
-            if greq is not None:
-                greq.Complete()
-            with self.idle:
-                self.pending -= 1
-                if not self.pending:
-                    self.idle.notify_all()
+    def soon(self, grace: float | None = None) -> None:
+        """Have the thread look within ``grace`` seconds (default :data:`_GRACE`: a program
+        that waits at once runs the call itself, on its own thread, before the thread looks)."""
+        due = time.monotonic() + (_GRACE if grace is None else grace)
+        with self.cond:
+            if self.due is None or due < self.due:
+                self.due = due
+                self.cond.notify()
 
-    def run(self, call: Callable[..., Any], args: tuple, kwargs: dict) -> BaseException | None:
-        """Run one call; its error (kept for the next call if no Wait/Test raises it)."""
+    # -- running -------------------------------------------------------------------------------
+
+    def run_started(self, until: Any = None) -> bool:
+        """Run the calls started so far, in the order started (the caller holds ``runner``);
+        stop after ``until`` (a request, or a persistent request's record) if given.
+        Whether any ran."""
+        comm, status, ran = self.comm, MPI.Status(), False
+        while comm.Iprobe(0, MPI.ANY_TAG, status):
+            tag = status.Get_tag()
+            if tag == 0:
+                comm.Recv([_EMPTY, 0, MPI.BYTE], 0, 0)
+                call, args, kwargs, greq, req, state, name = self.calls.popleft()
+                state["error"] = req.error = self.run(call, args, kwargs, name)
+                greq.Complete()
+                with self.cond:
+                    self.pending -= 1
+                mine = req
+            else:
+                mine = record = self.records[tag]
+                call = record["call"]()  # a weak method: the thread keeps no wrapper
+                args, how, name = record["args"], record["how"], record["name"]
+                error = None if call is None else self.run(call, args, how, name)
+                record["error"] = error
+                with self.cond:  # Free() may be looking at the request
+                    comm.Recv([record["memory"], 0, MPI.BYTE], 0, tag)  # completes the start
+                    if record.get("retire"):  # freed by the program while active
+                        self.retire(record)
+            ran = True
+            if until is not None and mine is until:
+                break
+        return ran
+
+    def run(
+        self, call: Callable[..., Any], args: tuple, kwargs: dict, name: str
+    ) -> BaseException | None:
+        """Run one call (a wrapper's blocking method; ``name``: the call the program made,
+        what the wrapper's ``last_call`` then says); its error (kept for the next call if
+        no Wait/Test raises it)."""
         try:
             call(*args, **kwargs)
         except BaseException as exc:  # raised where the program waits for it
-            with self.idle:
+            with self.cond:
                 self.unreported.append(exc)
             return exc
+        named = getattr(call.__self__, "_ran_as", None)
+        if named is not None:
+            named(name)
         return None
 
-    def _look(self) -> bool:
-        look = self.look() if self.look is not None and self.armed > 0 else None
-        return look is not None and bool(look())
-
-    def wake(self) -> None:
-        """Have the thread look for started persistent calls (counted as a queued call)."""
-        with self.idle:
-            self.pending += 1
-        self.calls.put((None, (), {}, None, None, {}))
-
-    def reported(self, error: BaseException) -> None:
-        with self.idle:
-            if error in self.unreported:
-                self.unreported.remove(error)
+    def help(self, mine: Any) -> None:
+        """From a program's thread that waits for ``mine``: run the started calls up to it
+        here, unless the thread is running one (then MPI's wait waits for it)."""
+        if threading.get_ident() == self.ident or not self.runner.acquire(blocking=False):
+            return
+        self.holder = threading.get_ident()
+        try:
+            self.run_started(until=mine)
+        finally:
+            self.holder = None
+            self.runner.release()
 
     def drain(self) -> None:
-        """Wait until every queued call has run; raise the first error nobody was told of."""
-        if self.armed:  # persistent calls started by MPI.Prequest.Startall run first
-            self.wake()
-        with self.idle:
-            self.idle.wait_for(lambda: not self.pending)
+        """Run (or wait for) every call started so far; raise the first error nobody was
+        told of.  Before a blocking call of the wrapper, which comes after them."""
+        with self.runner:
+            self.holder = threading.get_ident()
+            try:
+                self.run_started()
+            finally:
+                self.holder = None
+        with self.cond:
             error = self.unreported.pop(0) if self.unreported else None
         if error is not None:
             raise error
 
+    def busy(self) -> bool:
+        """Whether a blocking call must drain first (calls queued, persistent requests that
+        may have been started, or an error to raise)."""
+        return bool(self.pending or self.armed or self.unreported)
+
+    def _loop(self) -> None:
+        nap = _NAP
+        while True:
+            with self.cond:
+                while not self.stopping:
+                    now = time.monotonic()
+                    if self.due is not None and self.due <= now:
+                        break
+                    self.cond.wait(None if self.due is None else self.due - now)
+                self.due = None
+                stopping = self.stopping
+            with self.runner:
+                self.holder = self.ident
+                try:
+                    found = self.run_started()
+                finally:
+                    self.holder = None
+            if stopping:
+                return
+            with self.cond:  # while persistent requests live, look now and then (Startall)
+                nap = _NAP if found else min(2 * nap, _LONGEST_NAP)
+                if self.armed and self.due is None:
+                    self.due = time.monotonic() + nap
+
+    def reported(self, error: BaseException) -> None:
+        with self.cond:
+            if error in self.unreported:
+                self.unreported.remove(error)
+
+    def retire(self, record: dict) -> None:
+        """A persistent request the program freed: no longer looked for (under ``cond``)."""
+        for tag, r in list(self.records.items()):
+            if r is record:
+                del self.records[tag]
+                self.armed -= 1
+
     def stop(self, timeout: float) -> bool:
-        """End the thread once its calls have run (within ``timeout``); whether it ended."""
-        self.calls.put(None)
+        """End the thread once the started calls have run (within ``timeout``); whether it
+        ended (then ``comm`` may be freed)."""
+        with self.cond:
+            self.stopping = True
+            self.cond.notify()
         if threading.get_ident() == self.ident:  # collected on its own thread: it ends next
             return False
         self.thread.join(timeout)
         return not self.thread.is_alive()
 
 
+#: seconds before the thread runs a start the program may run itself by waiting at once
+_GRACE = 200e-6
 _NAP, _LONGEST_NAP = 50e-6, 2e-3  # seconds between looks of an idle thread (doubling)
+_EMPTY = bytearray(0)
 
 
 def _query(status: MPI.Status, state: dict) -> None:
@@ -234,6 +352,8 @@ class Nonblocking(Collectives):
         ``segment_size``), so the thread runs that and never reaches the user's
         communicator from its own thread; None when the choice is MPI's own collective
         (natively): then the nonblocking call is MPI's own too."""
+        if blocking in _ROOTED:  # planned with the rooted planner, unless it is MPI's own
+            return None if getattr(self.planner, "rooted_algo", None) == "mpi" else {}
         if not hasattr(self.planner, "choose"):  # the injected planner plans every call
             return {}
         if blocking not in _CHOSEN:  # a choice this module cannot ask for: MPI's own
@@ -256,6 +376,7 @@ class Nonblocking(Collectives):
         blocking = NONBLOCKING[name]
         how = self._how(blocking, args) if _threaded() and self._planned_here(blocking) else None
         if how is None:
+            self._passed_to_mpi()
             own = getattr(MPI.Intracomm, name).__get__(self)  # MPI's own, on the user's handle
             if key is not None:
                 self._passing[key] = (self.last_choice, own)
@@ -266,7 +387,10 @@ class Nonblocking(Collectives):
             progress = self._start_progress()
         elif progress.unreported and threading.get_ident() != progress.ident:
             progress.drain()
-        return progress.submit(getattr(type(self), blocking).__get__(self), args, kwargs)
+        return progress.submit(getattr(type(self), blocking).__get__(self), args, kwargs, name)
+
+    def _passed_to_mpi(self) -> None:
+        """A call given to MPI's own collective (a subclass notes it: ``last_call``)."""
 
     def _start_progress(self) -> Progress:
         """The progress thread, and the ordered methods redirected on this object."""
@@ -280,9 +404,16 @@ class Nonblocking(Collectives):
 
     def _release(self, keep: bool | None = None) -> None:
         progress, self._progress = self._progress, None
-        if progress is not None and not progress.stop(self.timeout):
-            keep = True  # the thread is still in a call: leave its communicator alone
+        if progress is not None:
+            if progress.stop(self.timeout):
+                self._free_progress(progress)
+            else:
+                keep = True  # the thread is still in a call: leave its communicators alone
         super()._release(keep)
+
+    def _free_progress(self, progress: Progress) -> None:
+        """Free what the progress kept (its thread has ended)."""
+        progress.comm.Free()
 
     # Each method first looks the call up among those passed to MPI (``_passing``: a key
     # read from the buffers' attributes without parsing them, as the blocking calls do), so
@@ -366,7 +497,8 @@ def _plain(buf: Any, nbytes: Any) -> bool:
 def _fixed(name: str) -> str | None:
     """The key of a nonblocking call whose choice does not depend on its arguments (MPI's
     own whenever this module cannot ask for the blocking call's choice), else None."""
-    return name if NONBLOCKING[name] not in _CHOSEN else None
+    blocking = NONBLOCKING[name]  # a rooted call's choice may depend on its size (auto)
+    return name if blocking not in _CHOSEN and blocking not in _ROOTED else None
 
 
 def _bcast_choice(comm: Collectives, buf: Any, root: int = 0):
@@ -396,13 +528,13 @@ _CHOSEN: dict[str, Callable[..., Any]] = {
 
 
 def _after_queued(comm: Nonblocking, progress: Progress, method: Callable) -> Callable:
-    """``method`` that first waits for the calls queued before it (from the program's
-    threads; the progress thread runs them itself)."""
+    """``method`` that first runs (or waits for) the calls started before it (from the
+    program's threads; the progress thread runs them itself)."""
 
     def ordered(*args: Any, **kwargs: Any) -> Any:
-        busy = progress.pending or progress.unreported or progress.armed
-        if busy and threading.get_ident() != progress.ident:
-            progress.drain()
+        me = threading.get_ident()
+        if progress.busy() and me != progress.ident and me != progress.holder:
+            progress.drain()  # not from a call being run, which comes before what was started
         return method(*args, **kwargs)
 
     ordered.__doc__ = method.__doc__

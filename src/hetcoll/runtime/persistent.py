@@ -4,35 +4,55 @@ real MPI persistent request whose ``Start`` runs the planned schedule on the pro
 A persistent collective is a call made once and started many times.  Its request must work
 with MPI's own ``MPI.Prequest.Startall`` and ``Request.Waitall``, which call no Python of
 hetcoll, so it cannot be a generalized request (MPI cannot start one).  It is a persistent
-*synchronous send to this rank itself* (``Ssend_init``, zero bytes, on a private duplicate of
-``COMM_SELF``, a tag per request): starting it (``Start``, ``Startall``) posts the send, and
-a synchronous send completes only when its receive is posted.  The wrapper's progress thread
-(:mod:`.nonblocking`) sees the started sends with ``Iprobe`` - in the order they were
-started, since messages between two ranks on one communicator never overtake each other -
-runs each one's blocking collective, and only then receives its send, which completes the
-request.  So ``Wait``, ``Test``, ``Waitall`` with other requests, ``Startall`` and ``Free``
-are MPI's own.  ``Start`` on the request wakes the thread at once; a request started by
-``MPI.Prequest.Startall`` is found by the thread's next look (it looks before each queued
-call, before each blocking call of the wrapper, and every 50 us - 2 ms while idle).
+*synchronous send to this rank itself* (``Ssend_init``, zero bytes, on the progress's
+private duplicate of ``COMM_SELF``, a tag per request): starting it (``Start``,
+``Startall``) posts the send, and a synchronous send completes only when its receive is
+posted.  Whoever runs the started calls (:class:`.nonblocking.Progress`: the program's
+thread in ``Wait``, else the progress thread) sees the started sends with ``Iprobe`` - in
+the order they were started, with the nonblocking calls, since messages between two ranks
+on one communicator never overtake each other - runs each one's blocking collective, and
+only then receives its send, which completes the request.  So ``Wait``, ``Test``,
+``Waitall`` with other requests, ``Startall`` and ``Free`` are MPI's own.  A start that
+no ``Wait`` runs at once is found by the thread's next look (every 50 us - 2 ms while
+persistent requests live, doubling while it finds none).
 
 What is planned: ``Bcast_init``, ``Allreduce_init``, ``Allgather_init``, ``Barrier_init``
 (the calls whose choice :mod:`.nonblocking` can ask for); ``Reduce_init``, ``Gather_init``,
 ``Scatter_init``, ``Reduce_scatter_block_init`` of a ``HetComm``, a call its planner gives
 to MPI, and every one under a thread level below ``MPI_THREAD_MULTIPLE``, are MPI's own.
-The schedule is planned at the first start and cached (the blocking call's cache), not in
-the ``*_init`` call.
+The schedule is planned in the ``*_init`` call (a collective call in MPI-4): the blocking
+call runs there up to the engine's run, which is replaced by one that only returns the
+call's digest, so the plan and the rank plan are cached as the blocking call's are; then
+every rank's digest is compared (one allgather, unless ``check="never"``), so ranks that
+make different calls raise there, on every rank.  A start plans and agrees nothing more
+(with ``check="always"`` it still takes part in the per-call round, which also keeps any
+rank from leaving the call before every rank has entered it).
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import Any
 
 from mpi4py import MPI
 
-from .nonblocking import NONBLOCKING, Nonblocking, RaisesOnCompletion, _threaded
+from ..errors import HetcollError, MismatchError
+from .nonblocking import _LONGEST_NAP, NONBLOCKING, Nonblocking, RaisesOnCompletion, _threaded
 
 __all__ = ["PERSISTENT", "Persistent", "PersistentRequest"]
+
+_FAILED, _ROOM = b"failed:", 200  # a rank's error in the agreement of an *_init call
+_TAG_UB = 32767  # the largest tag MPI must allow (tag 0 is the nonblocking calls')
+
+
+class _Planned(Exception):
+    """Raised instead of running a call that was only to be planned (``digest``: its own)."""
+
+    def __init__(self, digest: int) -> None:
+        super().__init__(digest)
+        self.digest = digest
+
 
 #: each persistent collective and the blocking one it runs (when this class plans it)
 PERSISTENT = {f"{blocking}_init": blocking for blocking in NONBLOCKING.values()}
@@ -46,20 +66,24 @@ class PersistentRequest(RaisesOnCompletion, MPI.Prequest):
 
     def Start(self) -> None:
         super().Start()
-        self.record["progress"].wake()
+        self.record["progress"].soon(_LONGEST_NAP)
+
+    def _mine(self) -> dict:
+        return self.record
 
     def Free(self) -> None:
         record = self.record
         if self == MPI.REQUEST_NULL:  # freed when its wrapper was released
             return
-        with record["progress"].idle:  # the thread may be completing it
+        progress = record["progress"]
+        with progress.cond:  # the thread may be completing it
             active = not self.Get_status()
             super().Free()
             if record.pop("live", False):
                 if active:  # MPI lets a program free an active request: the call still runs
-                    record["retire"] = True  # and the thread retires it then
+                    record["retire"] = True  # and is retired then
                 else:
-                    record["owner"]._retire(record)
+                    progress.retire(record)
 
     @property
     def error(self) -> BaseException | None:
@@ -78,75 +102,95 @@ class Persistent(Nonblocking):
     """:class:`~.nonblocking.Nonblocking` with persistent forms of its planned collectives
     (see the module docstring)."""
 
-    _self_comm: MPI.Comm | None = None
-
     def _persistent(self, name: str, args: tuple) -> MPI.Prequest:
         blocking = PERSISTENT[name]
         how = self._how(blocking, args) if _threaded() and self._planned_here(blocking) else None
         if how is None:  # MPI's own (chosen for this call, or not planned here)
+            self._passed_to_mpi()
             return getattr(MPI.Intracomm, name)(self, *args)
         progress = self._progress or self._start_progress()
-        if self._self_comm is None:
-            self._self_comm = MPI.COMM_SELF.Dup()
-            self._records: dict[int, dict] = {}
-            self._next_tag = 0
-            progress.look = weakref.WeakMethod(self._look)  # the thread keeps no wrapper
-        self._next_tag = tag = self._next_tag % MPI.COMM_SELF.Get_attr(MPI.TAG_UB) + 1
+        with progress.runner:  # MPI-4: an *_init is a collective, after those started before
+            progress.holder = threading.get_ident()
+            try:
+                progress.run_started()
+                if self.size > 1:  # one rank: nothing to plan (the call moves nothing)
+                    self._agree(self._plan_only(blocking, args, how), name)
+            finally:
+                progress.holder = None
+        tag = self._next_tag = getattr(self, "_next_tag", 0) % _TAG_UB + 1
+        while tag in progress.records:  # a long-lived request keeps its tag
+            tag = tag % _TAG_UB + 1
         memory = bytearray(1)
         record = {
-            "call": getattr(type(self), blocking).__get__(self),
+            # weak: the records live as long as the thread, which keeps no wrapper
+            "call": weakref.WeakMethod(getattr(type(self), blocking).__get__(self)),
             "args": args,
             "how": how,
+            "name": name,
             "memory": memory,
             "progress": progress,
-            "owner": self,
             "live": True,
         }
-        self._records[tag] = record
-        progress.armed += 1
-        progress.wake()  # an idle thread sleeping until a call comes: it looks from now on
-        req = PersistentRequest(self._self_comm.Ssend_init([memory, 0, MPI.BYTE], 0, tag))
+        req = PersistentRequest(progress.comm.Ssend_init([memory, 0, MPI.BYTE], 0, tag))
         req.record = record
         record["request"] = weakref.ref(req)
+        with progress.cond:
+            progress.records[tag] = record
+            progress.armed += 1
+        progress.soon()  # an idle thread sleeping until a call comes: it looks from now on
         return req
 
-    def _look(self) -> bool:
-        """Run the persistent calls started since the last look, in the order started,
-        then complete their requests; whether there was any (on the progress thread)."""
-        comm, status, found = self._self_comm, MPI.Status(), False
-        while comm.Iprobe(0, MPI.ANY_TAG, status):
-            tag = status.Get_tag()
-            record = self._records[tag]
-            record["error"] = self._progress.run(record["call"], record["args"], record["how"])
-            with self._progress.idle:
-                comm.Recv([record["memory"], 0, MPI.BYTE], 0, tag)
-                if record.get("retire"):  # freed by the program while active
-                    self._retire(record)
-            found = True
-        return found
+    def _plan_only(self, blocking: str, args: tuple, how: dict) -> bytes:
+        """Plan ``blocking(*args)`` as a start will run it (the schedule and its rank plan
+        cached) without running it: the call's digest (empty when nothing would run: one
+        rank), or ``_FAILED`` + this rank's error."""
 
-    def _retire(self, record: dict) -> None:
-        """A request the program freed: its calls are no longer looked for (under the
-        progress thread's lock)."""
-        for tag, r in list(self._records.items()):
-            if r is record:
-                del self._records[tag]
-                self._progress.armed -= 1
+        def planned(plan, handler, what, digest):  # the engine's run, replaced: no message
+            raise _Planned(digest)
 
-    def _release(self, keep: bool | None = None) -> None:
-        """Also free the persistent requests the program did not (inactive ones: nothing
-        hetcoll made may outlive its wrapper) and the private ``COMM_SELF``."""
-        comm = self._self_comm
-        super()._release(keep)  # the progress thread ends first
-        if comm is None:
+        self.__dict__["_execute"] = planned  # under the runner: no other call runs meanwhile
+        last = self.last_schedule, self.last_choice  # what the program's last call ran
+        try:
+            getattr(type(self), blocking)(self, *args, **how)
+        except _Planned as done:
+            return done.digest.to_bytes(8, "little")
+        except HetcollError as exc:
+            return _FAILED + str(exc).encode()[:_ROOM].ljust(_ROOM)
+        finally:
+            del self.__dict__["_execute"]
+            self.last_schedule, self.last_choice = last
+        return b""
+
+    def _agree(self, digest: bytes, name: str) -> None:
+        """Compare every rank's digest of the call (one allgather, in the ``*_init`` call,
+        never at a start): every rank raises when a rank failed or ranks disagree."""
+        if self.check == "never":
+            if digest.startswith(_FAILED):
+                raise HetcollError(digest[len(_FAILED) :].decode(errors="replace").rstrip())
             return
-        self._self_comm = None
-        for record in self._records.values():
+        got = self._allgather(digest.ljust(len(_FAILED) + _ROOM), f"{name} (the agreement)")
+        failed = [r for r, d in enumerate(got) if d.startswith(_FAILED)]
+        if failed:
+            text = got[failed[0]][len(_FAILED) :].decode(errors="replace").rstrip()
+            if failed[0] == self.rank or all(d == got[0] for d in got):
+                raise HetcollError(text)
+            raise MismatchError(f"rank {self.rank}: {name} failed on rank {failed[0]}: {text}")
+        if len(set(got)) > 1:
+            other = next(r for r, d in enumerate(got) if d != got[self.rank])
+            raise MismatchError(
+                f"rank {self.rank}: {name} differs from rank {other}'s (another root, size, "
+                "datatype or operator); every rank must make the same call"
+            )
+
+    def _free_progress(self, progress) -> None:
+        """Also free the persistent requests the program did not (inactive ones: nothing
+        hetcoll made may outlive its wrapper)."""
+        for record in progress.records.values():
             req = record["request"]()
             if req is not None and req != MPI.REQUEST_NULL and req.Get_status():  # inactive
                 MPI.Prequest.Free(req)
-        self._records = {}
-        comm.Free()
+        progress.records = {}
+        super()._free_progress(progress)
 
     def Bcast_init(self, buf: Any, root: int = 0, info: MPI.Info = MPI.INFO_NULL):
         """A persistent ``Bcast``: each ``Start`` runs the planned schedule."""

@@ -216,7 +216,9 @@ class RootedCollectives(Collectives):
     def last_call(self) -> CallRecord | None:
         """The last collective call: a :class:`CallRecord` when hetcoll planned it, None when
         it passed to MPI (or before any call).  The calls of this module name themselves;
-        the others (``Bcast``, ``Allreduce``, ...) are named after their schedule."""
+        the others (``Bcast``, ``Allreduce``, ...) are named after their schedule; a
+        nonblocking or persistent call (``Ireduce``, ``Bcast_init``, ...) is named so once
+        it has run (a persistent call passed to MPI: None from its ``*_init`` on)."""
         seq = self._seq
         if self._last is not None and self._last[3] == seq:
             name, root, algorithm, _ = self._last
@@ -228,6 +230,16 @@ class RootedCollectives(Collectives):
         if sched.hypercube is None:
             root = self.rank_of.get(sched.root)
         return CallRecord(_NAMES.get(sched.collective, sched.collective), sched.algorithm, root)
+
+    def _passed_to_mpi(self) -> None:
+        self._last, self._passed_at = None, self._seq
+
+    def _ran_as(self, name: str) -> None:
+        """The call just run was the program's ``name`` (``Ibcast``, ``Reduce_init``, ...:
+        a nonblocking or persistent call run by :mod:`.nonblocking`)."""
+        record = self.last_call
+        if record is not None:
+            self._last = (name, record.root, record.algorithm, self._seq)
 
     def _record(self, name: str, root: int | None = None, algorithm: str | None = None) -> None:
         sched = self.last_schedule

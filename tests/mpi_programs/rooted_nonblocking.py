@@ -1,0 +1,251 @@
+"""MPI test program: the rooted collectives' nonblocking and persistent forms, and
+``last_call`` after nonblocking and persistent calls.  ``mpiexec -n K python
+rooted_nonblocking.py``.
+
+On a ``HetComm`` whose rooted collectives are planned (``rooted_algo="rooted_ls"``), every
+rank compares what it got, byte for byte, with mpi4py's own collective on ``COMM_WORLD``
+and checks that hetcoll ran the call (its call count grew) and what ``last_call`` says.
+Rank 0 prints one JSON line: ``{"ranks": K, "failures": [...]}``.
+
+- ``Ireduce`` (int64 SUM, float64 MAX, IN_PLACE at the root), ``Igather``, ``Iscatter``
+  for every root, each waited for at once; ``last_call`` names the nonblocking call;
+- ``Reduce_init``, ``Gather_init``, ``Scatter_init`` for every root, started three times;
+  ``last_call`` names the persistent call;
+- the three nonblocking calls and an ``Ibcast`` outstanding together with a point-to-point
+  pair, completed by ``Waitall``, by ``Waitany``, by ``Testall``; persistent starts with
+  them in ``Startall``;
+- ``Reduce_scatter_block_init`` and ``Ireduce_scatter_block`` (not planned): MPI's own
+  requests, right, and ``last_call`` None after them;
+- a wrapper with the default ``algo="auto"`` (rooted collectives MPI's own): ``Ireduce``
+  and ``Reduce_init`` are MPI's own requests.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from mpi4py import MPI
+
+from hetcoll import HetComm, Platform
+from hetcoll.platform import nodes_from_costs
+from hetcoll.runtime.nonblocking import CollectiveRequest
+from hetcoll.runtime.persistent import PersistentRequest
+
+WORLD = MPI.COMM_WORLD
+me, n = WORLD.rank, WORLD.size
+failures: list[str] = []
+ALGO = "rooted_ls"
+
+
+def check(ok: bool, what: str) -> None:
+    if not ok:
+        failures.append(f"rank {me}: {what}")
+
+
+def same(a: np.ndarray, b: np.ndarray, what: str) -> None:
+    check(a.dtype == b.dtype and a.tobytes() == b.tobytes(), what)
+
+
+def platform() -> Platform:
+    return Platform(nodes_from_costs([1e-6 * (1 + r % 3) for r in range(n)]), model="tini")
+
+
+def data(shape, seed: int, dtype=np.int64) -> np.ndarray:
+    rng = np.random.default_rng(seed * 1000 + me)
+    if np.dtype(dtype).kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    return rng.integers(0, 1 << 30, shape).astype(dtype)
+
+
+def ran(hc: HetComm, before: int, calls: int, name: str, root, what: str) -> None:
+    """hetcoll ran ``calls`` more calls and ``last_call`` names ``name`` (one rank: nothing
+    moves, nothing is counted)."""
+    if n == 1:
+        return
+    check(hc._seq == before + calls, f"{what}: hetcoll ran {hc._seq - before} calls")
+    got = hc.last_call
+    ok = got is not None and (got.collective, got.algorithm, got.root) == (name, ALGO, root)
+    check(ok, f"{what}: last_call {got}, expected {name} {ALGO} root {root}")
+
+
+def expected_calls(root: int, seed: int):
+    """The three calls' inputs and mpi4py's own results for ``root``."""
+    mine, fmine = data(33, seed), data(9, seed + 1, np.float64)
+    block = data(5, seed + 2, np.int32)
+    whole = data((n, 7), seed + 3, np.uint8)
+    e_sum = np.zeros_like(mine)
+    e_max = np.zeros_like(fmine)
+    e_gather = np.zeros((n, 5), np.int32)
+    e_scatter = np.zeros(7, np.uint8)
+    WORLD.Reduce(mine, e_sum, MPI.SUM, root)
+    WORLD.Reduce(fmine, e_max, MPI.MAX, root)
+    WORLD.Gather(block, e_gather, root)
+    WORLD.Scatter(whole, e_scatter, root)
+    return (mine, fmine, block, whole), (e_sum, e_max, e_gather, e_scatter)
+
+
+def nonblocking_each(hc: HetComm) -> None:
+    for root in range(n):
+        (mine, fmine, block, whole), (e_sum, e_max, e_gather, e_scatter) = expected_calls(
+            root, 10 + root
+        )
+        at = me == root
+        got, fgot = np.zeros_like(mine), np.zeros_like(fmine)
+        gathered, part = np.zeros((n, 5), np.int32), np.zeros(7, np.uint8)
+        before = hc._seq
+        req = hc.Ireduce(mine, got, MPI.SUM, root)
+        check(isinstance(req, CollectiveRequest), f"Ireduce gave {type(req).__name__}")
+        req.Wait()
+        ran(hc, before, 1, "Ireduce", root, f"Ireduce root {root}")
+        inplace = fmine.copy()
+        if at:
+            hc.Ireduce(MPI.IN_PLACE, inplace, MPI.MAX, root).Wait()
+        else:
+            hc.Ireduce(fmine, fgot, MPI.MAX, root).Wait()
+        hc.Igather(block, gathered, root).Wait()
+        ran(hc, before, 3, "Igather", root, f"Igather root {root}")
+        hc.Iscatter(whole, part, root).Wait()
+        ran(hc, before, 4, "Iscatter", root, f"Iscatter root {root}")
+        if at:
+            same(got, e_sum, f"Ireduce SUM root {root}")
+            same(inplace, e_max, f"Ireduce MAX in place root {root}")
+            same(gathered, e_gather, f"Igather root {root}")
+        same(part, e_scatter, f"Iscatter root {root}")
+
+
+def persistent_each(hc: HetComm) -> None:
+    for root in range(n):
+        got, gathered, part = (
+            np.zeros(33, np.int64),
+            np.zeros((n, 5), np.int32),
+            np.zeros(7, np.uint8),
+        )
+        mine, block, whole = (
+            np.zeros(33, np.int64),
+            np.zeros(5, np.int32),
+            np.zeros((n, 7), np.uint8),
+        )
+        reqs = {
+            "Reduce_init": hc.Reduce_init(mine, got, MPI.SUM, root),
+            "Gather_init": hc.Gather_init(block, gathered, root),
+            "Scatter_init": hc.Scatter_init(whole, part, root),
+        }
+        for name, req in reqs.items():
+            check(isinstance(req, PersistentRequest), f"{name} gave {type(req).__name__}")
+        for k in range(3):
+            (m, _, b, w), (e_sum, _, e_gather, e_scatter) = expected_calls(root, 40 + k)
+            mine[:], block[:], whole[:] = m, b, w
+            for name, req in reqs.items():
+                before = hc._seq
+                req.Start()
+                req.Wait()
+                ran(hc, before, 1, name, root, f"{name} root {root} start {k}")
+            if me == root:
+                same(got, e_sum, f"Reduce_init root {root} start {k}")
+                same(gathered, e_gather, f"Gather_init root {root} start {k}")
+            same(part, e_scatter, f"Scatter_init root {root} start {k}")
+        for req in reqs.values():
+            req.Free()
+
+
+def mixed(hc: HetComm) -> None:
+    """Several rooted calls outstanding with others, completed by MPI's own functions."""
+    root = n - 1
+    got, gathered, part = np.zeros(33, np.int64), np.zeros((n, 5), np.int32), np.zeros(7, np.uint8)
+    pmine, pgot = np.zeros(33, np.int64), np.zeros(33, np.int64)
+    preq = hc.Reduce_init(pmine, pgot, MPI.SUM, 0)
+    for k, how in enumerate(("waitall", "waitany", "testall")):
+        (mine, _, block, whole), (e_sum, _, e_gather, e_scatter) = expected_calls(root, 60 + k)
+        pmine[:] = data(33, 70 + k)
+        e_p = np.zeros_like(pgot)
+        WORLD.Reduce(pmine, e_p, MPI.SUM, 0)
+        bc = data(100, 80 + k, np.uint8)
+        e_bc = bc.copy()
+        WORLD.Bcast(e_bc, 0)
+        before = hc._seq
+        reqs = [hc.Ireduce(mine, got, MPI.SUM, root), hc.Igather(block, gathered, root)]
+        MPI.Prequest.Startall([preq])
+        reqs += [preq, hc.Iscatter(whole, part, root), hc.Ibcast(bc, 0)]
+        token = np.zeros(1, np.int64)
+        p2p = [
+            WORLD.Irecv(token, (me - 1) % n, 91),
+            WORLD.Isend(np.full(1, me, np.int64), (me + 1) % n, 91),
+        ]
+        if how == "waitall":
+            MPI.Request.Waitall(p2p + reqs)
+        elif how == "waitany":
+            seen = set()
+            while len(seen) < len(reqs):
+                seen.add(MPI.Request.Waitany(reqs))
+            MPI.Request.Waitall(p2p)
+        else:
+            while not MPI.Request.Testall(reqs + p2p):
+                pass
+        check(int(token[0]) == (me - 1) % n, f"{how}: the point-to-point pair")
+        check(n == 1 or hc._seq == before + 5, f"{how}: hetcoll ran {hc._seq - before} calls")
+        if me == root:
+            same(got, e_sum, f"{how}: Ireduce")
+            same(gathered, e_gather, f"{how}: Igather")
+        if me == 0:
+            same(pgot, e_p, f"{how}: Reduce_init")
+        same(part, e_scatter, f"{how}: Iscatter")
+        same(bc, e_bc, f"{how}: Ibcast")
+    preq.Free()
+
+
+def not_planned(hc: HetComm) -> None:
+    """``Reduce_scatter_block`` is not planned: its forms are MPI's own; last_call None."""
+    mine = data(3 * n, 90)
+    got, want = np.zeros(3, np.int64), np.zeros(3, np.int64)
+    WORLD.Reduce_scatter_block(mine, want, MPI.SUM)
+    req = hc.Reduce_scatter_block_init(mine, got, MPI.SUM)
+    check(type(req) is MPI.Prequest, f"Reduce_scatter_block_init gave {type(req).__name__}")
+    req.Start()
+    req.Wait()
+    same(got, want, "Reduce_scatter_block_init")
+    check(hc.last_call is None, f"after Reduce_scatter_block_init: {hc.last_call}")
+    req.Free()
+    got[:] = 0
+    hc.Ibarrier().Wait()
+    req = hc.Ireduce_scatter_block(mine, got, MPI.SUM)
+    check(not isinstance(req, CollectiveRequest), "Ireduce_scatter_block is MPI's own")
+    req.Wait()
+    same(got, want, "Ireduce_scatter_block")
+    check(hc.last_call is None, f"after Ireduce_scatter_block: {hc.last_call}")
+
+
+def kept_by_mpi() -> None:
+    hc = HetComm(WORLD, platform())
+    mine, got, want = data(10, 95), np.zeros(10, np.int64), np.zeros(10, np.int64)
+    WORLD.Reduce(mine, want, MPI.SUM, 0)
+    req = hc.Ireduce(mine, got, MPI.SUM, 0)
+    check(not isinstance(req, CollectiveRequest), "auto: Ireduce is MPI's own")
+    req.Wait()
+    preq = hc.Reduce_init(mine, got, MPI.SUM, 0)
+    check(type(preq) is MPI.Prequest, "auto: Reduce_init is MPI's own")
+    preq.Start()
+    preq.Wait()
+    preq.Free()
+    if me == 0:
+        same(got, want, "auto: Ireduce and Reduce_init")
+    check(hc._seq == 0, "auto: MPI's own rooted calls")
+    hc.close()
+
+
+def main() -> None:
+    hc = HetComm(WORLD, platform(), "fnf", rooted_algo=ALGO, timeout=60)
+    nonblocking_each(hc)
+    persistent_each(hc)
+    mixed(hc)
+    not_planned(hc)
+    hc.close()
+    kept_by_mpi()
+    WORLD.Barrier()
+    everyone = WORLD.gather(failures, 0)
+    if me == 0:
+        print(json.dumps({"ranks": n, "failures": [f for fs in everyone for f in fs]}))
+
+
+if __name__ == "__main__":
+    main()
