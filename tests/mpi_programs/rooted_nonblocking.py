@@ -14,8 +14,8 @@ Rank 0 prints one JSON line: ``{"ranks": K, "failures": [...]}``.
 - the three nonblocking calls and an ``Ibcast`` outstanding together with a point-to-point
   pair, completed by ``Waitall``, by ``Waitany``, by ``Testall``; persistent starts with
   them in ``Startall``;
-- ``Reduce_scatter_block_init`` and ``Ireduce_scatter_block`` (not planned): MPI's own
-  requests, right, and ``last_call`` None after them;
+- ``Reduce_scatter_block_init`` and ``Ireduce_scatter_block``: planned, named by
+  ``last_call``; ``Iallgatherv`` (not planned): MPI's own request, ``last_call`` None;
 - a wrapper with the default ``algo="auto"`` (rooted collectives MPI's own): ``Ireduce``
   and ``Reduce_init`` are MPI's own requests.
 """
@@ -194,25 +194,40 @@ def mixed(hc: HetComm) -> None:
     preq.Free()
 
 
-def not_planned(hc: HetComm) -> None:
-    """``Reduce_scatter_block`` is not planned: its forms are MPI's own; last_call None."""
+def reduce_scatter_and_not_planned(hc: HetComm) -> None:
+    """``Reduce_scatter_block``'s forms are planned as its blocking call is (a reduce, then a
+    scatter); ``Iallgatherv`` is not planned: MPI's own request, ``last_call`` None."""
     mine = data(3 * n, 90)
     got, want = np.zeros(3, np.int64), np.zeros(3, np.int64)
     WORLD.Reduce_scatter_block(mine, want, MPI.SUM)
     req = hc.Reduce_scatter_block_init(mine, got, MPI.SUM)
-    check(type(req) is MPI.Prequest, f"Reduce_scatter_block_init gave {type(req).__name__}")
-    req.Start()
-    req.Wait()
-    same(got, want, "Reduce_scatter_block_init")
-    check(hc.last_call is None, f"after Reduce_scatter_block_init: {hc.last_call}")
+    check(isinstance(req, PersistentRequest), f"Reduce_scatter_block_init: {type(req).__name__}")
+    for k in range(2):
+        got[:] = 0
+        req.Start()
+        req.Wait()
+        same(got, want, f"Reduce_scatter_block_init start {k}")
+        last = hc.last_call
+        named = last is not None and last.collective == "Reduce_scatter_block_init"
+        check(n == 1 or named, f"after Reduce_scatter_block_init: {last}")
     req.Free()
     got[:] = 0
-    hc.Ibarrier().Wait()
     req = hc.Ireduce_scatter_block(mine, got, MPI.SUM)
-    check(not isinstance(req, CollectiveRequest), "Ireduce_scatter_block is MPI's own")
+    check(isinstance(req, CollectiveRequest), f"Ireduce_scatter_block: {type(req).__name__}")
     req.Wait()
     same(got, want, "Ireduce_scatter_block")
-    check(hc.last_call is None, f"after Ireduce_scatter_block: {hc.last_call}")
+    last = hc.last_call
+    named = last is not None and last.collective == "Ireduce_scatter_block"
+    check(n == 1 or named, f"after Ireduce_scatter_block: {last}")
+    block = data(me + 1, 91)
+    counts = [r + 1 for r in range(n)]
+    out, expected = np.zeros(sum(counts), np.int64), np.zeros(sum(counts), np.int64)
+    WORLD.Allgatherv(block, [expected, counts])
+    req = hc.Iallgatherv(block, [out, counts])
+    check(not isinstance(req, CollectiveRequest), "Iallgatherv is MPI's own")
+    req.Wait()
+    same(out, expected, "Iallgatherv")
+    check(hc.last_call is None, f"after Iallgatherv: {hc.last_call}")
 
 
 def kept_by_mpi() -> None:
@@ -238,7 +253,7 @@ def main() -> None:
     nonblocking_each(hc)
     persistent_each(hc)
     mixed(hc)
-    not_planned(hc)
+    reduce_scatter_and_not_planned(hc)
     hc.close()
     kept_by_mpi()
     WORLD.Barrier()
