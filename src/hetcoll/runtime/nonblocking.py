@@ -45,6 +45,7 @@ call (never lost).
 from __future__ import annotations
 
 import collections
+import inspect
 import threading
 import time
 from collections.abc import Callable
@@ -72,6 +73,7 @@ NONBLOCKING = {
 }
 #: the rooted collectives: planned when the wrapper's ``rooted_algo`` is not ``"mpi"``
 _ROOTED = ("Reduce", "Gather", "Scatter", "Reduce_scatter_block")
+_SIGNATURES: dict[Any, inspect.Signature] = {}  # a rooted method's, for _rooted_choice
 #: the wrapper's methods that use its private communicator: they wait for queued calls
 _ORDERED = (
     *NONBLOCKING.values(),
@@ -352,8 +354,8 @@ class Nonblocking(Collectives):
         ``segment_size``), so the thread runs that and never reaches the user's
         communicator from its own thread; None when the choice is MPI's own collective
         (natively): then the nonblocking call is MPI's own too."""
-        if blocking in _ROOTED:  # planned with the rooted planner, unless it is MPI's own
-            return None if getattr(self.planner, "rooted_algo", None) == "mpi" else {}
+        if blocking in _ROOTED:
+            return self._rooted_how(blocking, args)
         if not hasattr(self.planner, "choose"):  # the injected planner plans every call
             return {}
         if blocking not in _CHOSEN:  # a choice this module cannot ask for: MPI's own
@@ -368,6 +370,24 @@ class Nonblocking(Collectives):
         if blocking == "Bcast":
             how["segment_size"] = choice.segment_size
         return how
+
+    def _rooted_how(self, blocking: str, args: tuple) -> dict | None:
+        """:meth:`_how` for a rooted collective: its planner's ``rooted_algo``, chosen per
+        call under ``auto`` as the blocking call chooses (``_rooted_choice``)."""
+        algo = getattr(self.planner, "rooted_algo", None)
+        if algo == "mpi":
+            return None
+        choose = getattr(self, "_rooted_choice", None)
+        if algo != "auto" or choose is None:
+            return {}
+        method = getattr(type(self), blocking)
+        signature = _SIGNATURES.get(method)
+        if signature is None:  # of the method _or_mpi wraps, as it binds the arguments
+            signature = _SIGNATURES[method] = inspect.signature(method.__wrapped__)
+        chosen = choose(blocking, signature, args, {})
+        if chosen == "mpi":
+            return None
+        return {} if chosen == "auto" else {"algo": chosen}  # auto: bad arguments, at Wait
 
     def _nonblocking(self, name: str, args: tuple, kwargs: dict, key=None) -> MPI.Request:
         """Queue the blocking call for the progress thread, or start MPI's own; ``key``:
