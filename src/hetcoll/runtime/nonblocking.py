@@ -517,8 +517,7 @@ def _plain(buf: Any, nbytes: Any) -> bool:
 def _fixed(name: str) -> str | None:
     """The key of a nonblocking call whose choice does not depend on its arguments (MPI's
     own whenever this module cannot ask for the blocking call's choice), else None."""
-    blocking = NONBLOCKING[name]  # a rooted call's choice may depend on its size (auto)
-    return name if blocking not in _CHOSEN and blocking not in _ROOTED else None
+    return name if NONBLOCKING[name] not in _CHOSEN else None
 
 
 def _bcast_choice(comm: Collectives, buf: Any, root: int = 0):
