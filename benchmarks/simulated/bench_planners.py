@@ -160,7 +160,7 @@ def main(argv=None) -> int:
 
     print(
         format_table(
-            ["N", "classes used", "pairs", "optimal (s)", "CPU (s)"],
+            ["N", "classes used", "pairs", "optimal (s)", "CPU (s)", "not run"],
             [
                 [
                     r["n"],
@@ -172,8 +172,8 @@ def main(argv=None) -> int:
                 + (
                     [r.get("refused") or f"(predicted {r['predicted']:.0f} s, not run)"]
                     if r["seconds"] is None
-                    else []
-                )
+                    else [""]
+                )  # a column of its own: a row of another width broke the table
                 for r in sweep
             ],
             title=f"optimal, one seeded draw from 8 classes per N (limit {limit:g} s per solve)",
