@@ -5,10 +5,10 @@ own, for the blocking and the nonblocking collectives (a nonblocking call parsed
 buffers and asked for its choice at every call before: 5-17 Python calls), and no
 progress thread runs until a nonblocking call is planned.  What a passed call remembers
 is keyed by its size, root and operator: under a tuning file that plans 64-byte calls and
-passes 8-byte ones, alternating calls each run their own choice.  Not covered yet:
-``Reduce``, ``Gather`` and ``Scatter`` under ``auto``, which bind their arguments to a
-signature and parse their buffers at every call to ask for their choice (53 Python
-calls for a repeated ``Reduce`` passed to MPI)."""
+passes 8-byte ones, alternating calls each run their own choice.  ``Reduce``, ``Gather``
+and ``Scatter`` under ``auto`` too (they bound their arguments to a signature and parsed
+their buffers at every call to ask for their choice: 53 Python calls for a repeated
+``Reduce``)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ def ranks(tmp_path_factory) -> dict[int, dict]:
 
 CALLS = (
     "Bcast", "Allreduce", "allreduce", "allgather", "Barrier", "Ibcast", "Iallreduce",
-    "Iallgather", "Ibarrier", "Ireduce", "Igather", "Alltoall", "sub Allreduce",
+    "Iallgather", "Ibarrier", "Ireduce", "Igather", "Reduce", "Gather", "Scatter", "Alltoall",
+    "sub Allreduce",
 )  # fmt: skip
 
 

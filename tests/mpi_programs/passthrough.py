@@ -70,6 +70,8 @@ def cases(c, sub):
             "Ireduce": lambda: c.Ireduce(a, b, root=0),
             "Igather": lambda: c.Igather(a, g, root=0),
             "Reduce": lambda: c.Reduce(a, b, root=0),
+            "Gather": lambda: c.Gather(a, g, root=0),
+            "Scatter": lambda: c.Scatter(np.arange(5.0 * n) * (me + 1), b, root=0),
             "Alltoall": lambda: c.Alltoall(g, g.copy()),
             "sub Allreduce": lambda: sub.Allreduce(a, b),
         }
@@ -77,7 +79,8 @@ def cases(c, sub):
 
     for name in (
         "Bcast", "Allreduce", "allreduce", "allgather", "Barrier", "Ibcast", "Iallreduce",
-        "Iallgather", "Ibarrier", "Ireduce", "Igather", "Reduce", "Alltoall", "sub Allreduce",
+        "Iallgather", "Ibarrier", "Ireduce", "Igather", "Reduce", "Gather", "Scatter", "Alltoall",
+        "sub Allreduce",
     ):  # fmt: skip
         out[name] = lambda name=name: make(name)
     return out

@@ -40,7 +40,7 @@ from ..errors import HetcollError
 from ..lowering import block_layout
 from ..program import Program
 from .buffers import Message, check_op, in_place, message, op_name
-from .collectives import Collectives
+from .collectives import Collectives, _quick_size
 from .rank_ops import DataHandler, Label
 
 __all__ = ["MPICH", "PASSED", "Blocks", "CallRecord", "RootedCollectives", "TreeReduce"]
@@ -184,22 +184,53 @@ def _or_mpi(method):
     signature = inspect.signature(method)
     params = list(signature.parameters)
     at = params.index("root") - 1 if "root" in params else None  # its place in args
+    op_at = params.index("op") - 1 if "op" in params else None
+    remembered = name in ("Reduce", "Gather", "Scatter")  # choices auto may give to MPI
 
     @functools.wraps(method)
     def call(self, *args: Any, algo: str | None = None, **kwargs: Any) -> Any:
         chosen = algo or getattr(self.planner, "rooted_algo", None)
+        root = None
         if at is not None:  # a root out of range: MPI's own error (MPI.ERR_ROOT), as mpi4py
             root = kwargs.get("root", args[at] if len(args) > at else 0)
             if isinstance(root, int | np.integer) and not 0 <= root < self.size:
                 chosen = "mpi"
         if chosen == "auto" and algo is None:
+            # A repeated call auto gave to MPI is looked up by what decided it (root,
+            # operator, the buffers' types and sizes), inline: no Python call before MPI's.
+            key = None
+            if remembered and len(args) >= 2:
+                op = (
+                    kwargs.get("op", args[op_at] if len(args) > op_at else MPI.SUM)
+                    if op_at
+                    else None
+                )
+                s, r = args[0], args[1]
+                key = (name, root, id(op), type(s), getattr(s, "nbytes", None),
+                       getattr(s, "itemsize", None), type(r), getattr(r, "nbytes", None),
+                       getattr(r, "itemsize", None))  # fmt: skip
+                hit = self._passing.get(key)
+                if hit is not None:
+                    self.last_choice = hit
+                    self._last, self._passed_at = None, self._seq
+                    return native(self, *args, **kwargs)
             algo = chosen = self._rooted_choice(name, signature, args, kwargs)
+            if chosen == "mpi" and key is not None and _rememberable(args[0], args[1], op):
+                self._passing[key] = self.last_choice
         if chosen == "mpi":
             self._last, self._passed_at = None, self._seq
             return native(self, *args, **kwargs)
         return method(self, *args, algo=algo, **kwargs)
 
     return call
+
+
+def _rememberable(sendbuf: Any, recvbuf: Any, op: Any) -> bool:
+    """Whether a rooted call's choice may be remembered by its buffers' types and sizes: each
+    buffer plain (an array, a memoryview: its ``nbytes`` is its size), ``IN_PLACE`` or None,
+    and the operator predefined (alive all the program: its ``id`` is never another's)."""
+    plain = all(in_place(b) or _quick_size(b) is not None for b in (sendbuf, recvbuf))
+    return plain and (op is None or (isinstance(op, MPI.Op) and bool(op.is_predefined)))
 
 
 class RootedCollectives(Collectives):
