@@ -262,7 +262,7 @@ def test_rooted_planners_are_deterministic_and_round_trip():
 @pytest.mark.parametrize(
     ("name", "default", "expected"),
     [
-        (None, "auto", "mpi"),  # auto cannot weigh a rooted plan against MPI's own yet
+        (None, "auto", "auto"),  # per call: the plan or MPI's own, whichever the model favours
         (None, "mpi", "mpi"),
         (None, "fnf", "rooted_ls"),
         (None, "rooted_exact", "rooted_exact"),
