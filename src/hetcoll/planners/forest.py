@@ -147,7 +147,7 @@ def pack_forest(
     slice_size: int = 1 << 20,
     model: Any = None,
     smoothing: float = 0.5,
-    time_limit: float | None = 30.0,
+    time_limit: float | None = None,
     max_iterations: int = 10_000,
 ) -> Forest:
     """The optimal per-root packing of ``op`` on every node of ``platform``, transfers of

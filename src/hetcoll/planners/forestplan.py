@@ -195,7 +195,7 @@ def forest(
     sizes: Mapping[str, int] | None = None,
     align: Annotated[int, Option(most=1 << 20)] = 1,
     max_trees: Annotated[int, Option(most=1 << 16)] = 64,
-    time_limit: Annotated[float, Option(kind="time", above=0)] = 30.0,
+    time_limit: Annotated[float, Option(kind="time", above=0)] | None = None,
 ) -> Schedule:
     """Plan ``collective`` (``allgather``, ``reduce_scatter`` or ``allreduce``) of
     ``nbytes`` (each member's block; an allreduce's vector) on every node of ``platform``
@@ -217,7 +217,9 @@ def forest(
     max_trees
         Keep at most this many trees per root and direction (the largest shares).
     time_limit
-        Seconds for the column generation.
+        Seconds for the column generation (default none: it stops at its gap or its
+        iteration limit, so every rank derives the same schedule; a time limit makes the
+        schedule depend on how fast the machine is at the time).
 
     Returns
     -------
