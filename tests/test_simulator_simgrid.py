@@ -124,10 +124,3 @@ def test_simgrid_finds_every_nodes_arrival(case):
     assert replayed.keys() == predicted.keys()
     for node, t in predicted.items():
         assert replayed[node] == pytest.approx(t, rel=1e-12, abs=1e-15), node
-
-
-def test_without_simgrid_the_crosscheck_says_so_and_exits_0(tmp_path, capsys):
-    out = tmp_path / "never.json"
-    assert crosscheck.main(["--simgrid-python", str(tmp_path / "none"), "--json", str(out)]) == 0
-    assert "python3-simgrid" in capsys.readouterr().out
-    assert not out.exists()
