@@ -142,21 +142,10 @@ def reach_all(platform: Platform, model: Any = None) -> float:
     """The longest, over ordered pairs ``(u, v)``, of the fastest time one byte takes from
     ``u`` to ``v`` (hops at the model's one-byte delay): every member's result depends on
     every member's contribution (:func:`hetcoll.bounds.reach_bound`'s proof, per pair)."""
-    from scipy.sparse import csr_array
-    from scipy.sparse.csgraph import dijkstra
+    from .bounds import one_byte_distances
 
-    from .models import get_model
-
-    bound = (get_model(model) if model is not None else platform.model).bind(platform)
     n = len(platform)
-    graph = getattr(bound, "graph", None)
-    if graph is not None:
-        src, dst = np.asarray(graph.src), np.asarray(graph.dst)
-    else:
-        src, dst = (a.ravel() for a in np.nonzero(~np.eye(n, dtype=bool)))
-    delay = np.asarray(bound.costs(src, dst, np.ones(len(src), dtype=np.int64)).delay, float)
-    weight = np.maximum(delay, np.finfo(float).tiny)
-    dist = dijkstra(csr_array((weight, (src, dst)), shape=(n, n)))
+    dist = one_byte_distances(platform, model)
     off = dist[~np.eye(n, dtype=bool)]
     far = float(off.max()) if off.size else 0.0
     return far if far > n * np.finfo(float).tiny else 0.0

@@ -24,7 +24,7 @@ from scipy.sparse.csgraph import dijkstra
 
 from .platform import Platform
 
-__all__ = ["Bound", "lower_bound", "rate_bound", "reach_bound"]
+__all__ = ["Bound", "lower_bound", "one_byte_distances", "rate_bound", "reach_bound"]
 
 
 @dataclass(frozen=True)
@@ -100,21 +100,9 @@ def reach_bound(
 
     Complexity: O(E + N log N) after the model's costs of the E edges.
     """
-    from .models import get_model
-
-    bound = (get_model(model) if model is not None else platform.model).bind(platform)
     n = len(platform)
     r = platform.index(root)
-    graph = getattr(bound, "graph", None)
-    if graph is not None:
-        src, dst = np.asarray(graph.src), np.asarray(graph.dst)
-    else:
-        src, dst = (a.ravel() for a in np.nonzero(~np.eye(n, dtype=bool)))
-    delay = np.asarray(bound.costs(src, dst, np.ones(len(src), dtype=np.int64)).delay, float)
-    # a zero delay would vanish from a sparse matrix: keep it as the smallest positive
-    weight = np.maximum(delay, np.finfo(float).tiny)
-    dist = dijkstra(csr_array((weight, (src, dst)), shape=(n, n)), indices=r)
-    dist = np.where(np.isfinite(dist), dist, np.inf)
+    dist = one_byte_distances(platform, model, indices=r)
     wanted = [platform.index(m) for m in members] if members is not None else range(n)
     far = max((i for i in wanted if i != r), key=lambda i: (dist[i], -i), default=None)
     if far is None:
@@ -150,3 +138,25 @@ def lower_bound(
     rate, throughput = rate_bound(platform, root, size, model) if everyone else (0.0, np.inf)
     reach, far = reach_bound(platform, root, members, model) if size > 0 else (0.0, None)
     return Bound(int(size), max(rate, reach), rate, reach, float(throughput), far)
+
+
+def one_byte_distances(platform: Platform, model: Any = None, indices: int | None = None):
+    """The fastest time one byte takes from each node (or from node ``indices`` only) to
+    each, hop ``u -> v`` costing the model's delay of a one-byte message: Dijkstra over the
+    edges the model lets talk (the links' digraph under a graph model, every ordered pair
+    otherwise); ``inf`` where no path goes.  O(E + N log N) per source after the model's
+    costs of the E edges."""
+    from .models import get_model
+
+    bound = (get_model(model) if model is not None else platform.model).bind(platform)
+    n = len(platform)
+    graph = getattr(bound, "graph", None)
+    if graph is not None:
+        src, dst = np.asarray(graph.src), np.asarray(graph.dst)
+    else:
+        src, dst = (a.ravel() for a in np.nonzero(~np.eye(n, dtype=bool)))
+    delay = np.asarray(bound.costs(src, dst, np.ones(len(src), dtype=np.int64)).delay, float)
+    # a zero delay would vanish from a sparse matrix: keep it as the smallest positive
+    weight = np.maximum(delay, np.finfo(float).tiny)
+    dist = dijkstra(csr_array((weight, (src, dst)), shape=(n, n)), indices=indices)
+    return np.where(np.isfinite(dist), dist, np.inf)
