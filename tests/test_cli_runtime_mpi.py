@@ -78,6 +78,22 @@ def test_probe_recovers_an_emulated_platform(six, tmp_path):
         assert plan(probed, root, method="fnf").tree == plan(true, root, method="fnf").tree
 
 
+def test_probe_prints_its_table_and_nothing_unasked(tmp_path):
+    """The human output is the table, the speed classes and where the file went; the
+    forecaster's winners (a detail of the estimate) are in ``--json`` only."""
+    two = tmp_path / "two.json"
+    save_platform(Platform(nodes_from_costs([1e-3, 2e-3]), name="two"), two)
+    out = tmp_path / "probed.json"
+    args = ["hetcoll", "probe", "--emulate", two, "--sizes", "0,4KiB", "-o", out]
+    proc = run_mpi(2, args, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "speed class" in proc.stdout
+    assert "forecast" not in proc.stdout + proc.stderr
+    said = [x for x in proc.stderr.splitlines() if x.strip()]
+    # where the file went, and (on a busy host) the one warning line that it is unreliable
+    assert [x for x in said if not x.startswith("hetcoll: warning: unreliable")] == [f"wrote {out}"]
+
+
 def test_run_reports_measured_predicted_and_baselines(six):
     proc = run_mpi(
         6,

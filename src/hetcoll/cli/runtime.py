@@ -333,7 +333,6 @@ def probe_cmd(
         click.echo(
             f"largest t_ini error against the emulated platform: {doc['t_ini_max_rel_error']:.1%}"
         )
-    click.echo(f"forecast winners: {doc['forecast_winners']}", err=True)
     if output:
         click.echo(f"wrote {output}", err=True)
 

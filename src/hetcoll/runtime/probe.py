@@ -23,7 +23,7 @@ Method
    ``"forecast"`` feeds the full rounds to an NWS-style
    :class:`~hetcoll.runtime.forecast.Forecaster` and fits its forecast (for a network whose
    costs drift between probes; on a busy host the minimum is the robust choice).  The
-   forecaster's winners are reported either way.
+   forecaster's winners are in the result (``ProbeResult.winners``; the CLI's ``--json``).
 4. **Fit.**  Per pair, ``RTT(n) = a + b n`` by least squares of the *relative* error over
    the sizes (each size weighs alike: a fit of absolute errors would let the largest size
    set the intercept, and one over small sizes only mispredicts large messages, whose cost
