@@ -25,10 +25,10 @@ plan and MPI's own algorithm next to their predictions, and prints by how much t
 predicted speed-up of the plan over MPI overstated the measured one where a plan was
 predicted faster, and, with :data:`DEFAULT_MARGIN`, the least measured speed-up among the
 calls ``auto`` gives a plan (it must stay above 1).  ``benchmarks/mpi/bench_probe_fit.py``
-checks a probed platform's predictions at 1, 16 and 64 MiB natively.  The margin is the
-speed-up a plan must be predicted to have over what the model cannot tell apart from MPI;
-on a busy host the errors grow (every rank is delayed), and natively on one host the model
-does not apply at all (rule 3).
+checks a probed platform's predictions (its size curve included) at 1, 4, 16 and 64 MiB
+natively.  The margin is the speed-up a plan must be predicted to have over what the model
+cannot tell apart from MPI; on a busy host the errors grow (every rank is delayed), and
+natively on one host the model does not apply at all (rule 3).
 
 A non-commutative allreduce or reduce is MPI's: MPI orders it as it must, and hetcoll
 would gather every contribution.  For ``reduce``, ``gather`` and ``scatter`` (``nbytes``

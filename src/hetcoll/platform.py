@@ -43,6 +43,7 @@ import numpy as np
 from .errors import ArgumentError, ModelError, PlatformError, UnknownNodeError
 from .files import read_document, umask_mode, write_atomic  # noqa: F401  (moved to files.py)
 from .routing import Routes
+from .sizecurve import SizeCurve
 from .star import NIC_FIELDS, check_star, check_star_document, same_off_diagonal
 from .switches import NODE_FIELDS as _SWITCH_NODE_FIELDS
 from .switches import TOP_FIELDS as _SWITCH_TOP_FIELDS
@@ -72,6 +73,7 @@ _LINK_FIELDS = {
 #: optional per-link busy times of the sender and the receiver (Beaumont et al. Sec. 2.1)
 _BUSY_FIELDS = ("send_latency", "send_bandwidth", "recv_latency", "recv_bandwidth")
 _TOP_FIELDS = {"model", "nodes", "links", "latency", "bandwidth", "name", "description"}
+_TOP_FIELDS.add("size_curve")
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,7 @@ class Platform:
     model: Any = "tini"
     name: str = ""
     switches: SwitchNetwork | None = None
+    size_curve: SizeCurve | None = None  # per-byte costs by message size (sizecurve.py)
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -212,6 +215,8 @@ class Platform:
                 raise PlatformError(f"nodes[{i}].id: duplicate id {node.id!r}")
             index[node.id] = i
         object.__setattr__(self, "_index", index)
+        if self.size_curve is not None and not isinstance(self.size_curve, SizeCurve):
+            object.__setattr__(self, "size_curve", SizeCurve.from_list(self.size_curve))
         self._check_links()
         self._check_star()
         self._check_matrices()
@@ -474,6 +479,8 @@ class Platform:
                     node.pop("t_byte", None)
                 node.update(self.switches.node_fields(i))
             out.update(self.switches.top_fields())
+        if self.size_curve is not None:
+            out["size_curve"] = self.size_curve.to_list()
         return out
 
     @classmethod
@@ -483,9 +490,7 @@ class Platform:
 
     def with_model(self, model: Any) -> Platform:
         """The same network with another default cost model."""
-        return Platform(
-            self.nodes, self.links, self.latency, self.bandwidth, model, self.name, self.switches
-        )
+        return replace(self, model=model)
 
     def to_networkx(self):
         """A networkx ``Graph`` (``DiGraph`` when some link is directed or the matrix is
@@ -824,8 +829,9 @@ def _platform_from_dict(data: Any) -> Platform:
             raise PlatformError(f"{key}: must be a string, got {_kind(data[key])}")
     name = data.get("name", "")
     switches = switch_network_from_dict(data, raw_nodes)
-    model = data.get("model", "tini")
-    return Platform(tuple(nodes), tuple(links), latency, bandwidth, model, name, switches)
+    model, curve = data.get("model", "tini"), data.get("size_curve")
+    curve = None if curve is None else SizeCurve.from_list(curve)
+    return Platform(tuple(nodes), tuple(links), latency, bandwidth, model, name, switches, curve)
 
 
 # -- files -------------------------------------------------------------------------------------

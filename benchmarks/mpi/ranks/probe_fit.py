@@ -24,12 +24,10 @@ WORLD = MPI.COMM_WORLD
 
 
 def predicted_rtt(p: Platform, u: int, v: int, n: int) -> float:
-    """A round trip of ``n`` bytes under the fitted sender-only costs and network residuals."""
-    lat = 0.0 if p.latency is None else p.latency[u, v] + p.latency[v, u]
-    bw = 0.0
-    if p.bandwidth is not None and np.isfinite(p.bandwidth[u, v]):
-        bw = n / p.bandwidth[u, v] + n / p.bandwidth[v, u]
-    return p.t_ini[u] + p.t_ini[v] + n * (p.t_byte[u] + p.t_byte[v]) + lat + bw
+    """A round trip of ``n`` bytes as the simulator prices it: one transfer each way under
+    the fitted platform's model (its size curve included)."""
+    bound = p.model.bind(p)
+    return bound.delay(u, v, n) + bound.delay(v, u, n)
 
 
 def main(sizes: str, probe_sizes: str, out: str) -> None:
@@ -64,6 +62,8 @@ def main(sizes: str, probe_sizes: str, out: str) -> None:
             "probe_seconds": res.seconds,
             "load": [load, os.getloadavg()],
             "reliable": res.reliability["reliable"],
+            "probe_sizes": list(psizes),
+            "size_curve": res.fit.get("size_curve"),
         }
         with open(out, "w") as fh:
             json.dump(doc, fh)

@@ -39,8 +39,9 @@ from ..units import check_quantity
 
 if TYPE_CHECKING:
     from ..platform import Platform
+    from ..sizecurve import SizeCurve
 
-__all__ = ["CostModel", "BoundModel", "TransferCosts"]
+__all__ = ["CostModel", "BoundModel", "CurvedBound", "TransferCosts"]
 
 
 @dataclass(frozen=True)
@@ -77,9 +78,20 @@ class CostModel(ABC):
             raise ModelError(f"model {cls.name!r}: unknown parameter {extra[0]!r} ({expected})")
         return cls(**params)
 
-    @abstractmethod
     def bind(self, platform: Platform) -> BoundModel:
-        """Attach to ``platform``; :class:`ModelError` if the platform lacks what it needs."""
+        """Attach to ``platform``; :class:`ModelError` if the platform lacks what it needs.
+
+        A platform's ``size_curve`` (:mod:`hetcoll.sizecurve`) applies to every model: its
+        per-byte terms see the curve's effective size (:class:`CurvedBound`)."""
+        bound = self._bind(platform)
+        curve = getattr(platform, "size_curve", None)
+        if curve is None or curve.is_identity():
+            return bound
+        return CurvedBound(bound, curve)
+
+    @abstractmethod
+    def _bind(self, platform: Platform) -> BoundModel:
+        """The model's own costs on ``platform`` (per-byte terms affine in the size)."""
 
 
 @dataclass(frozen=True)
@@ -231,3 +243,83 @@ class BoundModel:
             return np.diag(s).copy()
         np.fill_diagonal(s, 0.0)
         return s.sum(axis=1) / (self.n - 1)
+
+
+class CurvedBound(BoundModel):
+    """Any model on a platform with a measured size curve (:mod:`hetcoll.sizecurve`).
+
+    It wraps a model bound to the platform and hands it, wherever a size
+    prices bytes, the curve's effective size instead of the real one: a message of ``n`` bytes
+    costs what ``effective(n)`` bytes cost under the model's affine per-byte terms (node
+    ``t_byte``, link bandwidths alike: the probe measures them together, in the round trip).
+    Reductions (``combine``) are computation, not transfer, and keep the real size.  Models
+    whose links are shared among flows (``contention="shared"``) size those flows in real
+    bytes inside the simulator, where the curve cannot reach: they refuse a curve.
+    O(log K) per size for a curve of K segments on top of the inner model's cost.
+    """
+
+    def __init__(self, inner: BoundModel, curve: SizeCurve) -> None:
+        if inner.contention == "shared":
+            raise ModelError(
+                f"model {inner.model.name!r}: shares links among flows, so a platform's "
+                "size_curve cannot price them; use a model with exclusive links (tini, "
+                "postal, hockney)"
+            )
+        super().__init__(inner.model, inner.platform)
+        self.inner, self.curve = inner, curve
+        self.unidirectional = inner.unidirectional
+        self.sender_only = inner.sender_only
+        self.contention = inner.contention
+
+    def __getattr__(self, name: str) -> Any:
+        # what a model adds beyond the interface and prices no bytes (routes, links)
+        return getattr(self.__dict__["inner"], name)
+
+    def _size(self, nbytes):
+        return self.curve.effective(nbytes)
+
+    def send_busy(self, u: int, v: int, nbytes: int) -> float:
+        return self.inner.send_busy(u, v, self._size(nbytes))
+
+    def delay(self, u: int, v: int, nbytes: int) -> float:
+        return self.inner.delay(u, v, self._size(nbytes))
+
+    def recv_busy(self, u: int, v: int, nbytes: int) -> float:
+        return self.inner.recv_busy(u, v, self._size(nbytes))
+
+    def path(self, u: int, v: int) -> tuple[int, ...]:
+        return self.inner.path(u, v)
+
+    def link_window(self, u: int, v: int, nbytes: int) -> tuple[float, float] | None:
+        return self.inner.link_window(u, v, self._size(nbytes))
+
+    def combine(self, u: int, nbytes: int) -> float:
+        return self.inner.combine(u, nbytes)
+
+    def costs(self, u: np.ndarray, v: np.ndarray, nbytes: np.ndarray) -> TransferCosts:
+        return self.inner.costs(u, v, np.asarray(self._size(np.asarray(nbytes)), dtype=float))
+
+    def resource_name(self, resource: int) -> tuple[str, str]:
+        return self.inner.resource_name(resource)
+
+    def capacity(self) -> np.ndarray:
+        return self.inner.capacity()
+
+    def nic_rate(self, u: int) -> float | None:
+        return self.inner.nic_rate(u)
+
+    def relay_path(self, u: int, v: int, nbytes: int) -> tuple[int, ...] | None:
+        return self.inner.relay_path(u, v, self._size(nbytes))
+
+    def delay_matrix(self, nbytes: int) -> np.ndarray:
+        return self.inner.delay_matrix(self._size(nbytes))
+
+    def send_matrix(self, nbytes: int) -> np.ndarray:
+        return self.inner.send_matrix(self._size(nbytes))
+
+    def node_cost(self, nbytes: int) -> np.ndarray:
+        return self.inner.node_cost(self._size(nbytes))
+
+    def edge_costs(self, nbytes: float):
+        """The graph models' per-edge costs (:mod:`hetcoll.models.graph`) at the effective size."""
+        return self.inner.edge_costs(self._size(nbytes))

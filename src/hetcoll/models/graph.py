@@ -55,7 +55,7 @@ class OnePortModel(CostModel):
     name = "one_port"
     summary = "bidirectional one-port on the links' digraph: sender and receiver busy T_uv"
 
-    def bind(self, platform) -> BoundModel:
+    def _bind(self, platform) -> BoundModel:
         _needs_network(self.name, platform)
         return _BoundGraph(self, platform)
 
@@ -68,7 +68,7 @@ class OnePortUniModel(CostModel):
     name = "one_port_uni"
     summary = "unidirectional one-port on the links' digraph: one port to send and receive"
 
-    def bind(self, platform) -> BoundModel:
+    def _bind(self, platform) -> BoundModel:
         _needs_network(self.name, platform)
         bound = _BoundGraph(self, platform)
         bound.unidirectional = True
@@ -90,7 +90,7 @@ class MultiPortModel(CostModel):
     name = "multi_port"
     summary = "multi-port: sender busy send_u, links T_uv in parallel (Bar-Noy; Beaumont 3.2)"
 
-    def bind(self, platform) -> BoundModel:
+    def _bind(self, platform) -> BoundModel:
         _needs_network(self.name, platform)
         return _BoundGraph(self, platform)
 

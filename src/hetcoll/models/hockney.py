@@ -56,7 +56,7 @@ class HockneyModel(CostModel):
                 f"got {self.contention!r}"
             )
 
-    def bind(self, platform) -> BoundModel:
+    def _bind(self, platform) -> BoundModel:
         if not platform.has_network:
             raise ModelError(
                 "model 'hockney' needs latencies and bandwidths: give 'links' or a 'latency' "

@@ -53,7 +53,7 @@ class NicModel(CostModel):
     name = "nic"
     summary = "star of full-duplex NICs, one non-blocking switch, max-min fair sharing"
 
-    def bind(self, platform) -> BoundModel:
+    def _bind(self, platform) -> BoundModel:
         if not platform.is_star:
             raise ModelError(
                 "model 'nic' needs a star: give every node its NIC 'bandwidth' (and "

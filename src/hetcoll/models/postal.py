@@ -34,7 +34,7 @@ class PostalModel(CostModel):
     gap: float = 0.0
     recv_overhead: float = 0.0
 
-    def bind(self, platform) -> BoundModel:
+    def _bind(self, platform) -> BoundModel:
         if not platform.has_network:
             raise ModelError(
                 "model 'postal' needs pairwise latencies: give a 'latency' matrix or 'links' "

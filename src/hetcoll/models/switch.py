@@ -104,7 +104,7 @@ class SwitchModel(CostModel):
                 f"got {self.link_hold!r}"
             )
 
-    def bind(self, platform) -> BoundModel:
+    def _bind(self, platform) -> BoundModel:
         if platform.switches is None:
             raise ModelError(
                 "model 'switch' needs a switch platform: give 'switches' and each node's "

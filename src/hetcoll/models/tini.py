@@ -24,7 +24,7 @@ class TiniModel(CostModel):
     name = "tini"
     summary = "sender busy t_ini + n*t_byte per send; receiver may forward at once"
 
-    def bind(self, platform) -> BoundModel:
+    def _bind(self, platform) -> BoundModel:
         return _BoundTini(self, platform)
 
 

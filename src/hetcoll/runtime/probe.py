@@ -24,11 +24,16 @@ Method
    :class:`~hetcoll.runtime.forecast.Forecaster` and fits its forecast (for a network whose
    costs drift between probes; on a busy host the minimum is the robust choice).  The
    forecaster's winners are in the result (``ProbeResult.winners``; the CLI's ``--json``).
-4. **Fit.**  Per pair, ``RTT(n) = a + b n`` by least squares of the *relative* error over
-   the sizes (each size weighs alike: a fit of absolute errors would let the largest size
-   set the intercept, and one over small sizes only mispredicts large messages, whose cost
-   is ``b``; the default sizes span 0 B to 16 MiB, and ``benchmarks/mpi/bench_probe_fit.py``
-   checks the fitted platform against measured round trips at 1, 16 and 64 MiB).  Per node,
+4. **Fit.**  First the host's per-byte cost by size (:func:`size_curve`, a
+   :class:`~hetcoll.sizecurve.SizeCurve`): one host's bytes cost more in large messages
+   than in small ones (caches, preemption), which no single per-byte cost predicts within
+   20 %; per segment between two probed sizes, the median over pairs of the pair's
+   incremental per-byte cost there over its cost in the last segment.  Then, in the
+   curve's effective sizes (the real ones when no curve is needed), per pair ``RTT(n) = a
+   + b n`` by least squares of the *relative* error over the sizes (each size weighs alike:
+   a fit of absolute errors would let the largest size set the intercept); the default
+   sizes span 0 B to 16 MiB, and ``benchmarks/mpi/bench_probe_fit.py`` checks the fitted
+   platform against measured round trips at 1 to 64 MiB.  Per node,
    ``a_uv = o_u + o_v`` and ``b_uv = beta_u + beta_v``, solved robustly (for each node the
    median over pairs ``v, w`` of ``(a_uv + a_uw - a_vw) / 2``): the per-node overhead
    ``t_ini = o`` and per-byte cost ``t_byte = beta`` of the sender-only model (a round trip
@@ -58,6 +63,7 @@ import numpy as np
 
 from ..platform import Node, Platform
 from ..program import Chunk, Op, Program
+from ..sizecurve import SizeCurve
 from .comm import ScheduleComm
 from .executor import ByteRanges
 from .forecast import Forecaster
@@ -69,6 +75,7 @@ __all__ = [
     "confirmed",
     "relative_errors",
     "reliability",
+    "size_curve",
     "speed_classes",
     "tournament",
 ]
@@ -234,12 +241,18 @@ def fit_platform(
     hosts=None,
     name: str = "probed",
     spread_rounds: Any = None,
+    curve: bool = True,
 ) -> tuple[Platform, dict[str, Any]]:
     """Fit per-node and per-pair costs to round trips ``rtt[u, v, size]`` (see module doc);
     ``spread_rounds``: full rounds (each N x N x sizes) whose own fits give each node's
-    spread, and keep nodes whose spreads overlap in one class (step 6)."""
+    spread, and keep nodes whose spreads overlap in one class (step 6); ``curve``: fit the
+    per-byte cost by size (step 4; False: one per-byte cost for every size)."""
     n = rtt.shape[0]
+    measured_sizes = sizes
+    fitted_curve = size_curve(rtt, sizes, tolerance) if curve else None
     sizes = np.asarray(sizes, dtype=float)
+    if fitted_curve is not None:  # the affine fit in effective bytes (sizecurve.py)
+        sizes = np.asarray(fitted_curve.effective(sizes), dtype=float)
     iu, iv = np.triu_indices(n, 1)
     a, b, o, beta = _node_fit(rtt, sizes)
     raw = {"t_ini": o.tolist(), "t_byte": beta.tolist()}
@@ -284,8 +297,12 @@ def fit_platform(
     nodes = tuple(
         Node(str(i), float(o[k]), float(beta[k]), host=hosts[k]) for k, i in enumerate(ids)
     )
-    platform = Platform(nodes, latency=lat, bandwidth=bw, model=model, name=name)
+    platform = Platform(
+        nodes, latency=lat, bandwidth=bw, model=model, name=name, size_curve=fitted_curve
+    )
     fit = {
+        "sizes": [int(x) for x in measured_sizes],
+        "size_curve": None if fitted_curve is None else fitted_curve.to_list(),
         "pair_intercept": a.tolist(),
         "pair_slope": b.tolist(),
         "node_raw": raw,
@@ -298,6 +315,42 @@ def fit_platform(
             "t_byte": [[float(x), float(y)] for x, y in zip(lo_b, hi_b, strict=True)],
         }
     return platform, fit
+
+
+def size_curve(rtt: np.ndarray, sizes, tolerance: float = 0.05) -> SizeCurve | None:
+    """The host's per-byte cost by message size (module doc, step 4), or None when one
+    per-byte cost explains every segment within ``tolerance`` (or fewer than 3 sizes).
+
+    Segment ``k`` runs from the ``k``-th measured size to the next (the first from 0 B, the
+    last on without end); its scale is the median over pairs of the pair's per-byte cost
+    there, ``(RTT(s_k+1) - RTT(s_k)) / (s_k+1 - s_k)``, over the pair's cost in the last
+    segment (which scales 1, so ``t_byte`` is the largest messages' cost).  Pairs whose
+    last segment does not rise beyond :data:`RESOLUTION` and ``tolerance`` are no
+    yardstick.  O(pairs x sizes).
+
+    Examples
+    --------
+    >>> rtt = np.zeros((2, 2, 4))
+    >>> rtt[0, 1] = rtt[1, 0] = [10.0, 12.0, 32.0, 72.0]  # 2, then 1, then 2 per byte
+    >>> size_curve(rtt, [0, 1, 21, 41]).to_list()
+    [[0, 1.0], [1, 0.5], [21, 1.0]]
+    """
+    s = np.asarray(sizes, dtype=float)
+    if len(s) < 3 or np.any(np.diff(s) <= 0):
+        return None
+    iu, iv = np.triu_indices(rtt.shape[0], 1)
+    y = rtt[iu, iv, :]  # pairs x sizes
+    slopes = np.diff(y, axis=1) / np.diff(s)  # pairs x segments
+    rise = y[:, -1] - y[:, -2]
+    ok = rise > np.maximum(RESOLUTION, tolerance * y[:, -2])
+    if not ok.any():
+        return None
+    scales = np.maximum(np.median(slopes[ok] / slopes[ok, -1:], axis=0), 0.0)
+    scales[-1] = 1.0
+    if np.all(np.abs(scales - 1.0) <= tolerance):
+        return None
+    starts = (0, *(int(x) for x in s[1:-1]))
+    return SizeCurve(starts, tuple(float(m) for m in scales))
 
 
 def _node_fit(rtt: np.ndarray, sizes: np.ndarray):
