@@ -8,7 +8,7 @@ import click
 
 from ..errors import HetcollError, PlannerError
 from ..report import dump_json, format_table, json_document
-from ..units import format_time
+from ..units import format_size, format_time
 from ._base import (
     JSON_OPT,
     MODEL,
@@ -329,6 +329,11 @@ def probe_cmd(
         else "one speed class: the nodes' measurements do not separate (homogeneous as far "
         "as this probe can tell)"
     )
+    if probed.size_curve is not None:
+        click.echo(
+            "per-byte cost by message size, times t_byte (size_curve): "
+            + ", ".join(f"from {format_size(a)} {m:.2f}" for a, m in probed.size_curve.to_list())
+        )
     if doc.get("t_ini_max_rel_error") is not None:
         click.echo(
             f"largest t_ini error against the emulated platform: {doc['t_ini_max_rel_error']:.1%}"
