@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .errors import (
     HetcollError,
+    KnobWarning,
     ModelError,
     PlannerError,
     PlatformError,
@@ -55,6 +56,7 @@ __all__ = [
     "HetComm",
     "HetcollError",
     "Hypercube",
+    "KnobWarning",
     "Link",
     "ModelError",
     "Node",

@@ -21,6 +21,7 @@ __all__ = [
     "ArgumentError",
     "OutputError",
     "PlannerWarning",
+    "KnobWarning",
 ]
 
 
@@ -82,3 +83,9 @@ class PlannerWarning(UserWarning):
     for unknown solver options); or part of an answer that nothing certifies (the LP
     optimum's loads past its time limit).  The command line prints it as
     ``hetcoll: warning: ...``."""
+
+
+class KnobWarning(UserWarning):
+    """A tuning knob the user set (``segment_size``, ``spin``) that a tuning file's
+    measurements or the model say is slower than hetcoll's default (:mod:`hetcoll.knobs`);
+    the knob is obeyed.  Filter it like any warning."""

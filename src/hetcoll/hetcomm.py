@@ -73,6 +73,8 @@ class Planning:
         self.options = {} if options is None else options  # checked in check()
         self.margin = margin
         self.tuning = tuning  # loaded in check()
+        self._judged: set[int] = set()  # user's segment sizes the model judges (knobs.py)
+        self._warned: set[tuple[int, int]] = set()  # (segment size, bytes) judged already
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -112,6 +114,17 @@ class Planning:
         ``collective``, ``nbytes``, ``nodes``, ``root``, ``segment_size``, ``op``, ``count``,
         ``builtin``, ``commutative``; a call's own ``algo`` (not None) runs as it is named
         (``"auto"``: hetcoll's best plan, ``"mpi"``: MPI's own)."""
+        choice = self._choose(platform, call)
+        user = call.get("segment_size")
+        # the model judges a user's segment size (not a tuning file's) where auto trusts
+        # the model: under emulation or across hosts (tree(), knobs.py)
+        trusted = call.get("emulate", False) or not call.get("one_host", False)
+        mine = user is not None and choice.segment_size == user and choice.source != "tuning"
+        if mine and trusted and call["collective"] == "bcast":
+            self._judged.add(user)
+        return choice
+
+    def _choose(self, platform: Platform, call: dict[str, Any]):
         from .choice import choose
 
         if call["algo"] is not None:  # a call's own algo runs as named ("auto": the plan)
@@ -181,7 +194,36 @@ class Planning:
         }
         if call["groups"] is not None:
             return plan_multiple(platform, call["groups"], **common)
-        return plan(platform, call["root"], call["members"], **common)
+        sched = plan(platform, call["root"], call["members"], **common)
+        if call["segment_size"] in self._judged:
+            self._judge_segments(platform, call, sched, {**common, "segment_size": None})
+        return sched
+
+    def _judge_segments(self, platform, call, sched, whole: dict[str, Any]) -> None:
+        """Warn when the model predicts the user's segment size slower than the same
+        planner without segments (:func:`hetcoll.knobs.segment_verdict`), once per size."""
+        from . import knobs
+        from .planners import plan
+        from .simulator import simulate
+
+        key = (call["segment_size"], call["nbytes"])
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        t_seg = simulate(platform, sched, self.model).makespan
+        other = plan(platform, call["root"], call["members"], **whole)
+        t_whole = simulate(platform, other, self.model).makespan
+        message = knobs.segment_verdict(
+            "bcast",
+            call["nbytes"],
+            whole["method"],
+            call["segment_size"],
+            t_seg,
+            t_whole,
+            self.margin,
+        )
+        if message:
+            knobs.warn(message)
 
     def cube(self, platform: Platform, call: dict[str, Any]) -> Schedule:
         from .planners import plan_hypercube
@@ -380,6 +422,25 @@ class HetComm(VectorCollectives, Persistent):
     ) -> None:
         self.planning = Planning(algo, cube_algo, model, options, margin, tuning, rooted_algo)
         super().__init__(comm, platform, self.planning, model=model, **engine)
+        self._check_knobs()
+
+    def _check_knobs(self) -> None:
+        """Warn about the user's ``spin`` or ``segment_size`` where a tuning file measured
+        it slower than the default, and about ``spin`` on an oversubscribed host
+        (:mod:`hetcoll.knobs`; a broadcast's segments are judged per call by the model)."""
+        from . import knobs
+
+        said = []
+        tuning = self.planning.tuning
+        if self.spin_given and not self.emulate:
+            said.append(knobs.spin_verdict(self.spin, self.ranks_on_host, knobs.usable_cores()))
+            if tuning is not None:
+                said += knobs.measured_slower(tuning.measurements, spin=self.spin)
+        if self.segment_size is not None and tuning is not None:
+            said += knobs.measured_slower(tuning.measurements, segment_size=self.segment_size)
+        for message in said:
+            if message:
+                knobs.warn(message)
 
     @property
     def algo(self) -> str:

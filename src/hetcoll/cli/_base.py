@@ -190,6 +190,28 @@ def planner_warnings() -> Iterator[None]:
         _show(list(caught), PlannerWarning)
 
 
+@contextlib.contextmanager
+def knob_warnings(show: bool) -> Iterator[None]:
+    """Each distinct :class:`~hetcoll.errors.KnobWarning` raised inside as one line
+    ``hetcoll: warning: ...`` on stderr where ``show`` (rank 0: every rank has the same
+    verdicts), nothing elsewhere."""
+    from ..errors import KnobWarning
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", KnobWarning)
+            yield
+    finally:
+        seen: set[str] = set()
+        for w in list(caught):
+            if issubclass(w.category, KnobWarning):
+                if show and str(w.message) not in seen:
+                    click.echo(f"hetcoll: warning: {w.message}", err=True)
+                seen.add(str(w.message))
+            else:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
 def _show(caught: list, category: type) -> None:
     for w in caught:
         if issubclass(w.category, category):

@@ -22,6 +22,7 @@ from ._base import (
     _positive,
     _sizes,
     cli,
+    knob_warnings,
     planner_warnings,
 )
 from ._reports import print_bcast_measurement, print_cube_measurement, warn_unreliable
@@ -117,7 +118,10 @@ def run_cmd(
         time_scale=time_scale,
         timeout=timeout,
     )
-    result = measure(run)
+    from mpi4py import MPI
+
+    with knob_warnings(MPI.COMM_WORLD.rank == 0):
+        result = measure(run)
     if result is None:  # rank 0 reports
         return
     doc = result["documents"][0]

@@ -178,6 +178,8 @@ class ScheduleComm(Lifetime, Clocks, SubComms):
         self.rank_of = {node: r for r, node in enumerate(self.nodes)}
         #: True when every rank reads the same clock (one host, or synchronised for emulation)
         self.one_host = len({d[len(digest) :] for d in got}) == 1
+        #: how many of the communicator's ranks share this rank's host
+        self.ranks_on_host = sum(d[len(digest) :] == got[self.rank][len(digest) :] for d in got)
         self.shared_clock = self.one_host or self.emulate
         self.emulator = None
         self.clock_offset_ns = 0
