@@ -39,6 +39,7 @@ import time
 from mpi4py import MPI
 
 from ..errors import CollectiveTimeoutError, MismatchError
+from .notices import REFUSED
 from .transport import release
 
 __all__ = ["AGREE_TAG", "Agreement"]
@@ -178,14 +179,25 @@ class Agreement:
                 self.wait(what)
             raise
 
+    def refuse(self, seq: int, what) -> None:
+        """This rank refuses call ``seq`` (its own arguments are wrong): it takes part in
+        the call's round with a digest no call has, so every other rank raises in the call
+        (:meth:`verdict`), then in the second round that follows any disagreement."""
+        self.begin(seq, REFUSED)
+        self.wait(what)
+        self.owner.notices.abandon(seq, REFUSED, [], tell=False)
+        if not self.ok:
+            self.begin(seq, _SETTLED)
+            self.wait(what)
+
     def verdict(self, what) -> None:
         """After the round: raise :class:`MismatchError` unless every rank made this call."""
         if self.ok:
             return
         seen = (
-            f"rank {self.odd} made another call"
+            f"rank {self.odd} made another call or refused this one"
             if self.odd >= 0
-            else "another rank made another call"
+            else "another rank made another call or refused this one"
         )
         raise MismatchError(
             f"rank {self.rank}: {what}: the ranks planned different schedules for this call "

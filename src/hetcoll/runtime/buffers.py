@@ -266,7 +266,8 @@ def plain_kind(buf: Any) -> Any:
         return buf.dtype
     if type(buf) in (bytes, bytearray):
         return "B"
-    return _format(buf)
+    fmt = _format(buf)
+    return fmt[1].upper() if fmt[:1] == "Z" else fmt  # NumPy's code of a complex type
 
 
 def plain_signature(kind: Any, nbytes: int) -> str:
@@ -355,32 +356,49 @@ def _infer(buf: Any, where: str) -> MPI.Datatype:
 
 
 def _format(buf: Any) -> str:
+    """The buffer's format as mpi4py reads it (its ``PyMPI_GetBuffer``): the buffer
+    protocol's, else the DLPack tensor's type, else the CUDA array interface's ``typestr``;
+    ``"B"`` when none says."""
     try:
         return memoryview(buf).format
     except TypeError:
         pass
+    if getattr(buf, "__dlpack__", None) is not None:
+        try:
+            return _dlpack_format(buf)
+        except (TypeError, ValueError, AttributeError, KeyError, OSError, BufferError):
+            return "B"
     cai = getattr(buf, "__cuda_array_interface__", None)
     if cai is not None:
-        return np.dtype(cai["typestr"]).char
-    try:
-        return np.from_dlpack(buf).dtype.char
-    except (TypeError, ValueError, AttributeError, RuntimeError, BufferError, SystemError):
-        pass
-    try:  # an exporter NumPy cannot import (mpi4py's own test arrays): read its dtype
-        return _dlpack_code(buf)
-    except (TypeError, ValueError, AttributeError, KeyError, OSError):
-        return "B"
+        try:
+            typestr = np.dtype(cai["typestr"])
+        except (TypeError, ValueError, KeyError):
+            return "B"
+        return _KIND_FORMATS.get((typestr.kind, typestr.itemsize), "B")
+    return "B"
 
 
-#: DLPack's type codes (``DLDataTypeCode``) as NumPy kinds
 _USED = b"used_dltensor"  # a capsule keeps the pointer to its name: a constant
+_LONG_DOUBLE = np.dtype(np.longdouble).itemsize
+#: mpi4py's formats of a type kind and item size (its ``dlpack_get_format`` and
+#: ``cuda_get_format``): a complex number is a ``Z`` format; ``B`` when none fits
+_KIND_FORMATS = {
+    ("b", 1): "?",
+    **{("i", k): c for c, k in (("b", 1), ("h", 2), ("i", 4), ("l", 8))},
+    **{("u", k): c for c, k in (("B", 1), ("H", 2), ("I", 4), ("L", 8))},
+    **{("f", k): c for c, k in (("e", 2), ("f", 4), ("d", 8), ("g", _LONG_DOUBLE))},
+    **{("c", k): c for c, k in (("Zf", 8), ("Zd", 16), ("Zg", 2 * _LONG_DOUBLE))},
+}
+#: DLPack's type codes (``DLDataTypeCode``) as NumPy kinds
 _DL_KINDS = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}
 
 
-def _dlpack_code(buf: Any) -> str:
-    """The NumPy type code of a DLPack exporter's tensor, read from the ``DLDataType`` of
-    the capsule its ``__dlpack__()`` returns (``DLTensor``: data pointer, device, ndim,
-    then ``code``, ``bits``, ``lanes`` at byte 20), as mpi4py reads it."""
+def _dlpack_format(buf: Any) -> str:
+    """The format mpi4py gives a DLPack exporter's tensor (``dlpack_get_format``), read
+    from the ``DLDataType`` of the capsule its ``__dlpack__()`` returns (``DLTensor``: data
+    pointer, device, ndim, then ``code``, ``bits``, ``lanes`` at byte 20): one lane of a
+    kind and size, or two lanes of a float as a complex number (how a complex long double
+    is exported, DLPack having no complex type of 256 bits)."""
     import ctypes
 
     capsule = buf.__dlpack__()
@@ -389,7 +407,8 @@ def _dlpack_code(buf: Any) -> str:
     at = get(capsule, b"dltensor")
     if not at:
         raise ValueError("not a DLPack capsule")
-    code, bits, lanes = (ctypes.c_uint8.from_address(at + k).value for k in (20, 21, 22))
+    code, bits = (ctypes.c_uint8.from_address(at + k).value for k in (20, 21))
+    lanes = ctypes.c_uint16.from_address(at + 22).value
     # consumed as a DLPack consumer does (renamed, the tensor's deleter called), so that
     # the exporter's capsule destructor has nothing left to free
     deleter = ctypes.c_void_p.from_address(at + 56).value  # DLManagedTensor.deleter
@@ -398,9 +417,11 @@ def _dlpack_code(buf: Any) -> str:
     rename(capsule, _USED)
     if deleter:
         ctypes.CFUNCTYPE(None, ctypes.c_void_p)(deleter)(at)
-    if lanes != 1:
-        raise ValueError("a vector DLPack type")
-    return np.dtype(f"{_DL_KINDS[code]}{bits // 8}").char
+    if lanes == 2 and code == 2:  # two floats: a complex number of twice their size
+        return _KIND_FORMATS.get(("c", bits // 4), "B")
+    if lanes != 1 or bits % 8:
+        return "B"
+    return _KIND_FORMATS.get((_DL_KINDS.get(code, "?"), bits // 8), "B")
 
 
 def _datatype(datatype: Any, where: str) -> MPI.Datatype:

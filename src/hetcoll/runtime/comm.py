@@ -35,7 +35,7 @@ from .emulation import EmulatedTiming, Emulator, clock_offsets, clock_shift, set
 from .executor import DataHandler, Executor, NativeTiming, RankPlan, Trace, rank_plan
 from .fast import FastRun, Rest
 from .lifecycle import Lifetime, _register
-from .notices import Notices
+from .notices import REFUSED, Notices
 from .segments import compile_run
 from .startup import (
     Planner,
@@ -279,6 +279,31 @@ class ScheduleComm(Lifetime, Clocks, SubComms):
         if notices.heard or notices.req.Test():  # what raise_earlier looks at
             notices.raise_earlier(seq)
         return trace
+
+    def _refused(self, exc: Exception, seq: int) -> None:
+        """A call raised ``exc`` on this rank while its call number was still ``seq``: the
+        rank refused it before sending anything (its own arguments are wrong), while the
+        other ranks may be in it, waiting for its messages.  So it takes the call's number
+        and tells them (:meth:`.notices.Notices.refuse`, or the agreement round of
+        ``check="always"``): each raises :class:`~hetcoll.errors.MismatchError` naming this
+        rank in the call (or after its next one, if it completed this one without this
+        rank) instead of waiting until the timeout.  ``check="never"`` trusts the caller."""
+        if (
+            self._seq != seq
+            or self.size == 1
+            or not isinstance(exc, HetcollError)
+            or isinstance(exc, MismatchError | CollectiveTimeoutError)
+            or self._broken is not None
+            or self.comm == MPI.COMM_NULL
+            or self.check == "never"
+        ):
+            return
+        self._seq = seq = seq + 1
+        self._history = hash((self._history, REFUSED))
+        if self._agreement is None:
+            self.notices.refuse(seq)
+        else:
+            self._agreement.refuse(seq, f"call {seq} (refused on this rank)")
 
     def _call(self, fast, plan: RankPlan, handler: DataHandler, what, seq: int, digest: int, agree):
         if fast is None:

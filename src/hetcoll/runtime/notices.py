@@ -9,6 +9,10 @@ of waiting for data that will not come; a rank that had finished it (a root that
 raises once its next call has completed (its data are good), or at ``close()``, which also
 compares every rank's record of its calls in case no message showed the disagreement.
 Leftover messages of an abandoned call are recognised by their call number and dropped.
+
+A rank that refuses a call before it sends anything (its own arguments are wrong:
+:meth:`Notices.refuse`) tells the others the same way, so that they raise instead of
+waiting for its messages until the timeout.
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ from mpi4py import MPI
 
 from ..errors import MismatchError
 
-__all__ = ["NOTICE_TAG", "Notices"]
+__all__ = ["NOTICE_TAG", "REFUSED", "Notices"]
 
 NOTICE_TAG = 9
+#: the digest of a notice from a rank that refused the call (see the module docstring)
+REFUSED = -2
 
 
 class Notices:
@@ -33,6 +39,7 @@ class Notices:
         self.stale: set[int] = set()  # calls this rank abandoned
         self.reported: set[int] = set()  # calls this rank raised MismatchError for
         self.heard: dict[int, int] = {}  # call -> the rank that found the disagreement
+        self.refused: set[int] = set()  # calls another rank refused (heard so)
         self.flying: list[tuple[MPI.Request, object]] = []  # sends in flight and their memory
         self.early: dict = {}  # messages of later calls received early (transport.py)
 
@@ -51,13 +58,27 @@ class Notices:
 
     def _take(self) -> None:
         """Record the notice just received and listen for the next."""
-        seq, _, rank = (int(x) for x in self.buf)
-        self.heard.setdefault(seq, rank)
+        seq, digest, rank = (int(x) for x in self.buf)
+        if seq not in self.heard:
+            self.heard[seq] = rank
+            if digest == REFUSED:
+                self.refused.add(seq)
         self.req = self.comm.Irecv([self.buf, MPI.INT64_T], MPI.ANY_SOURCE, NOTICE_TAG)
 
     def check(self, seq: int, what: str) -> None:
         """While call ``seq`` waits: raise if another rank found it wrong."""
         self.hear()
+        if self.refused:  # this call may wait for a rank that refused it or an earlier one
+            early = [s for s in self.refused if s <= seq and s not in self.reported]
+            if early:
+                s = min(early)
+                self.reported.update((*early, seq))
+                self.stale.update((*early, seq))
+                raise MismatchError(
+                    f"rank {self.comm.rank}: {what}: rank {self.heard[s]} refused call {s}"
+                    f"{' (this one)' if s == seq else f', so this call ({seq}) is abandoned'}"
+                    ": its arguments are wrong there (its error says how)"
+                )
         if seq in self.heard and seq not in self.reported:
             self.reported.add(seq)
             raise MismatchError(
@@ -80,6 +101,12 @@ class Notices:
             self.reported.update(earlier)
             self.stale.update(earlier)  # its leftovers are dropped from now on
             s = earlier[0]
+            if s in self.refused:
+                raise MismatchError(
+                    f"rank {self.comm.rank}: rank {self.heard[s]} refused call {s} on this "
+                    "wrapper, which this rank completed (it only sent, or received from "
+                    "other ranks): its arguments were wrong there (its error says how)"
+                )
             raise MismatchError(
                 f"rank {self.comm.rank}: rank {self.heard[s]} found that the ranks planned "
                 f"different schedules for call {s} on this wrapper, which this rank completed "
@@ -96,6 +123,16 @@ class Notices:
             return
         self.heard[seq] = self.comm.rank
         self._tell(seq, 0)
+
+    def refuse(self, seq: int) -> None:
+        """This rank refused call ``seq`` before sending anything of it: drop its leftovers
+        from now on and tell every other rank (each raises in that call, or after its next
+        one if it had completed it without this rank)."""
+        self.stale.add(seq)
+        self.reported.add(seq)
+        if seq not in self.heard:
+            self.heard[seq] = self.comm.rank
+        self._tell(seq, REFUSED)
 
     def abandon(self, seq: int, digest: int, sends: list, tell: bool = True) -> None:
         """Call ``seq`` failed on this rank with a MismatchError: drop its leftovers from now

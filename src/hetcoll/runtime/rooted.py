@@ -220,8 +220,35 @@ def _or_mpi(method):
         if chosen == "mpi":
             self._last, self._passed_at = None, self._seq
             return native(self, *args, **kwargs)
-        return method(self, *args, algo=algo, **kwargs)
+        seq = self._seq
+        try:
+            return method(self, *args, algo=algo, **kwargs)
+        except HetcollError as exc:  # refused here: every rank raises (comm.py)
+            self._refused(exc, seq)
+            raise
 
+    return call
+
+
+def refusing(method):
+    """``method`` (a planned collective) made to refuse collectively: when it raises
+    :class:`~hetcoll.errors.HetcollError` on a rank before that rank sent anything, the
+    other ranks raise too instead of waiting (:meth:`.comm.ScheduleComm._refused`)."""
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        seq = self._seq
+        try:
+            return method(self, *args, **kwargs)
+        except HetcollError as exc:
+            self._refused(exc, seq)
+            raise
+
+    # named and documented as ``method``, without ``__wrapped__`` (which marks _or_mpi's)
+    call.__name__, call.__qualname__, call.__doc__ = (
+        method.__name__,
+        method.__qualname__,
+        method.__doc__,
+    )
     return call
 
 

@@ -48,7 +48,7 @@ from .buffers import (
     raw,
 )
 from .rank_ops import Label
-from .rooted import RootedCollectives, _or_mpi, _place
+from .rooted import RootedCollectives, _or_mpi, _place, refusing
 
 __all__ = ["Vector", "VectorCollectives", "vector"]
 
@@ -236,6 +236,7 @@ class VectorCollectives(RootedCollectives):
 
     # -- Allgatherv ---------------------------------------------------------------------------
 
+    @refusing
     def Allgatherv(self, sendbuf: Any, recvbuf: Any, *, algo=None) -> None:
         """Every rank's ``sendbuf`` into its block of every rank's ``recvbuf`` (mpi4py's
         ``Comm.Allgatherv``: counts and displacements per rank) over the hypercube of
