@@ -11,9 +11,13 @@ duplicates) wrapped in a ``HetComm`` with ``algo="binomial"``: what hetcoll plan
 ``Allgatherv``, ``Barrier``, ``barrier``, their nonblocking and persistent forms, and with
 ``rooted_algo`` then ``rooted_ls``: ``Reduce``, ``reduce``, ``Gather(v)``, ``gather``,
 ``Scatter(v)``, ``scatter``, ``Reduce_scatter(_block)``) runs hetcoll's schedules, the rest
-reaches the communicator unchanged.  Prints pass/fail counts per rank count (and how many
-calls hetcoll's engine ran), writes ``results/mpi4py_suite.json``; exit status 1 if any
-test failed.
+reaches the communicator unchanged.  Prints pass/fail counts per rank count and what the
+tests' collective calls did, counted on every rank (a call inside another one, such as
+the size broadcast of a ``Gatherv``, is not counted): *planned* (hetcoll's engine ran a
+schedule for it), *to MPI* (passed to the communicator: ``last_call`` None), *local*
+(nothing to move between ranks: one rank, or no data) and *started* (a nonblocking or
+persistent call, which runs when it is waited for), and how many schedules the engine
+ran; writes ``results/mpi4py_suite.json``; exit status 1 if any test failed.
 
 Run: ``.venv/bin/python benchmarks/crosscheck/mpi4py_suite.py`` (``--ranks 1,4`` or
 ``RANKS=1,4`` for fewer runs, ``--sdist path.tar.gz`` or ``MPI4PY_SDIST=path.tar.gz`` to use
@@ -118,13 +122,18 @@ def main(argv: list[str] | None = None) -> int:
             except HetcollError as exc:  # the job failed: its message ends with its stderr
                 print(exc, file=sys.stderr)
                 results[n] = {"error": str(exc)}
-                rows.append([n, "-", "-", "-", "-", "job failed"])
+                rows.append([n, "-", "-", "-", "-", "-", "-", "-", "-", "job failed"])
                 continue
             results[n] = r
-            rows.append([n, r["run"], r["failures"], r["errors"], r["skipped"], r["engine_calls"]])
+            c = r["calls"]
+            counts = [c["planned"], c["mpi"], c["local"], c["started"], r["engine_calls"]]
+            rows.append([n, r["run"], r["failures"], r["errors"], r["skipped"], *counts])
     print(
         format_table(
-            ["ranks", "tests run", "failures", "errors", "skipped", "hetcoll engine calls"],
+            [
+                *("ranks", "tests run", "failures", "errors", "skipped"),
+                *("planned", "to MPI", "local", "started", "engine runs"),
+            ],
             rows,
             title=f"mpi4py's {', '.join(_modules())} with HetComm",
         )
@@ -163,6 +172,7 @@ def rank_side(tests: Path, out: Path) -> None:
 
     sys.path.insert(0, str(tests))
     calls = [0]
+    kinds = count_calls(HetComm)
 
     def wrap(cls: type) -> None:
         setup, teardown = cls.setUp, cls.tearDown
@@ -200,6 +210,7 @@ def rank_side(tests: Path, out: Path) -> None:
     totals = world.gather(
         (result.testsRun, len(result.failures), len(result.errors), len(result.skipped), calls[0])
     )
+    every = world.gather(kinds)
     problems = world.gather([str(t) + "\n" + tb for t, tb in result.failures + result.errors])
     if world.rank == 0:
         summary = {
@@ -208,9 +219,68 @@ def rank_side(tests: Path, out: Path) -> None:
             "errors": max(t[2] for t in totals),
             "skipped": max(t[3] for t in totals),
             "engine_calls": sum(t[4] for t in totals),
+            "calls": {k: sum(c[k] for c in every) for k in ("planned", "mpi", "local", "started")},
+            "by_method": {
+                f"{name} {k}": v
+                for name in sorted({m for c in every for m in c.get("by_method", {})})
+                for k, v in sorted(_merge(every, name).items())
+            },
             "problems": [p for rank in problems for p in rank][:20],
         }
         out.write_text(json.dumps(summary))
+
+
+def count_calls(cls: type) -> dict:
+    """Count what each collective call of mpi4py's names on ``cls`` (a ``HetComm``) does:
+    ``planned`` (the engine's call count grew), ``mpi`` (passed to the communicator),
+    ``local`` (neither), ``started`` (nonblocking or persistent); per method too."""
+    import functools
+
+    from hetcoll.runtime.rooted import PASSED
+
+    kinds: dict = {"planned": 0, "mpi": 0, "local": 0, "started": 0, "by_method": {}}
+    depth = [0]
+
+    def counted(name: str, method):
+        started = name[0] == "I" or name.endswith("_init")
+
+        @functools.wraps(method)
+        def call(self, *args, **kwargs):
+            if depth[0]:  # a call made by another one (a Gatherv's size broadcast)
+                return method(self, *args, **kwargs)
+            seq, self._passed_at = self._seq, -1
+            depth[0] += 1
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                depth[0] -= 1
+                if started:
+                    kind = "started"
+                elif self._seq > seq:
+                    kind = "planned"
+                elif self._passed_at == self._seq and self.last_call is None:
+                    kind = "mpi"
+                else:
+                    kind = "local"
+                kinds[kind] += 1
+                per = kinds["by_method"].setdefault(name, {})
+                per[kind] = per.get(kind, 0) + 1
+
+        return call
+
+    for name in PASSED:
+        method = getattr(cls, name, None)
+        if method is not None:
+            setattr(cls, name, counted(name, method))
+    return kinds
+
+
+def _merge(every: list[dict], name: str) -> dict:
+    out: dict = {}
+    for c in every:
+        for k, v in c.get("by_method", {}).get(name, {}).items():
+            out[k] = out.get(k, 0) + v
+    return out
 
 
 if __name__ == "__main__":
