@@ -74,7 +74,7 @@ def segment_verdict(
     predicted slower than without by more than ``margin`` (``t_segments > t_whole * (1 +
     margin)``), else None.
 
-    >>> segment_verdict("bcast", 1 << 20, "chain", 4096, 3.0, 2.0, 0.25)[:30]
+    >>> segment_verdict("bcast", 1 << 20, "chain", 4096, 3.0, 2.0, 0.25)[:31]
     'segment_size=4 KiB: the model p'
     >>> segment_verdict("bcast", 1 << 20, "chain", 4096, 2.4, 2.0, 0.25) is None
     True
