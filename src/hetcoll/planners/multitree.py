@@ -138,29 +138,31 @@ def multi_tree(
     if slices_per_period is not None:
         return multi
     if multi.params.get("trees", 1) == 1:  # one of the packing's trees: one more candidate
-        return _fastest_single(platform, req, g, packing, optimum, total, multi)
-    single = _fastest_single(platform, req, g, packing, optimum, total)
-    return single if _single_wins(platform, req, single, multi, finish, total) else multi
+        return _fastest_single(platform, req, g, packing, optimum, total, multi)[0]
+    single, single_time = _fastest_single(platform, req, g, packing, optimum, total)
+    return single if _single_wins(platform, req, single_time, multi, finish, total) else multi
 
 
 def _fastest_single(
     platform: Platform, req, g: PlanGraph, packing: Packing, optimum, total, *more: Schedule
-):
-    """The single pipelined tree simulated fastest for this message: ``throughput_tree``'s
-    (the least period), the paper heuristics' trees it starts from (shallower ones fill
-    sooner) and, up to :data:`SHORT` slices, ``binomial_graph``'s (relayed, so simulated by
-    the event loop), then ``more`` (ties: that order)."""
+) -> tuple[Schedule, float]:
+    """The single pipelined tree simulated fastest for this message and its time:
+    ``throughput_tree``'s (the least period), the paper heuristics' trees it starts from
+    (shallower ones fill sooner) and, up to :data:`SHORT` slices, ``binomial_graph``'s
+    (relayed, so simulated by the event loop), then ``more`` (ties: that order).
+
+    A tree of the plan graph is not simulated when its busiest port alone, busy its load
+    for each of the message's full slices (the argument of
+    :func:`hetcoll.bounds.rate_bound`), already takes longer than the fastest so far: it
+    could not be chosen."""
     from dataclasses import replace
 
     from ..simulator import simulate
     from .pipelined import binomial_graph
 
     start, edges, papers = best_tree(g, packing)
-    found = [_schedule(req, g, "multi_tree", edges, trees=1, optimum=optimum, start=start)]
-    found += [
-        _schedule(req, g, "multi_tree", tree, trees=1, optimum=optimum, start=name)
-        for name, tree in papers.items()
-    ]
+    trees = [(start, edges), *papers.items()]
+    found: list[tuple[Schedule | None, list[int] | None]] = [(None, tree) for _name, tree in trees]
     if total <= SHORT:
         members = None if req.collective == "bcast" else [req.ids[m] for m in req.members]
         b = binomial_graph(
@@ -172,10 +174,30 @@ def _fastest_single(
             segment_size=req.segment_size,
         )
         params = {"trees": 1, "optimum": optimum, "start": "binomial_graph"}
-        found.append(replace(b, algorithm="multi_tree", params=params))
-    found += more
-    times = [simulate(platform, s, req.model).makespan for s in found]
-    return found[min(range(len(found)), key=lambda i: (times[i], i))]
+        found.append((replace(b, algorithm="multi_tree", params=params), None))
+    found += [(s, None) for s in more]
+    prob = g.problem() if req.collective == "bcast" else None
+    best: tuple[float, Schedule] | None = None
+    for i, (s, tree) in enumerate(found):
+        if tree is not None:
+            if best is not None and prob is not None and _port_bound(prob, tree, total) > best[0]:
+                continue
+            name = trees[i][0]
+            s = _schedule(req, g, "multi_tree", tree, trees=1, optimum=optimum, start=name)
+        assert s is not None
+        t = simulate(platform, s, req.model).makespan
+        if best is None or t < best[0]:
+            best = (t, s)
+    assert best is not None
+    return best[1], best[0]
+
+
+def _port_bound(prob, tree: list[int], total: int) -> float:
+    """No less than the makespan of one pipelined tree (plan-graph edges ``tree``) carrying
+    ``total`` slices: its busiest resource is busy its load (per full slice, the row of
+    ``prob``) for each of the ``total - 1`` full slices (the argument of
+    :func:`hetcoll.bounds.rate_bound`; the last slice may be short)."""
+    return float(prob.loads(tree).max(initial=0.0)) * (total - 1) * (1 - 1e-9)
 
 
 def _timetable_schedule(
@@ -356,10 +378,11 @@ def _finish_bound(timetable, m: list[int], total: int) -> float:
 
 
 def _single_wins(
-    platform: Platform, req, single: Schedule, multi: Schedule, finish: float, total: int
+    platform: Platform, req, single_time: float, multi: Schedule, finish: float, total: int
 ) -> bool:
-    """Whether the best single tree is predicted (simulated) to finish no later than the
-    timetable ``multi``.  Under two ports per node ``multi`` finishes by ``finish``: when
+    """Whether the best single tree, predicted (simulated) to take ``single_time``,
+    finishes no later than the timetable ``multi``.  Under two ports per node ``multi``
+    finishes by ``finish``: when
     the single tree is slower than that, no simulation of ``multi`` is needed.  Otherwise
     (and always with one port per node, ``one_port_uni``, where the timetable, which books
     sends and receives apart, may be slower than ``finish``) ``multi`` is simulated when
@@ -367,7 +390,6 @@ def _single_wins(
     bound overestimates: 21.3 s for a run of 19.3 s at n = 30, 1 024 slices)."""
     from ..simulator import simulate
 
-    single_time = simulate(platform, single, req.model).makespan
     uni = getattr(req.model.bind(platform), "unidirectional", False)
     if single_time > finish and not uni:
         return False
@@ -483,6 +505,7 @@ def _assign_slices(g: PlanGraph, trees, m, T, starts, span):
     so the timetable with these lags is feasible."""
     import heapq
     from bisect import bisect_left
+    from math import floor
 
     nxt_of: dict[tuple[int, int], list[int]] = {}  # next-free pointers over sorted starts
 
@@ -519,7 +542,7 @@ def _assign_slices(g: PlanGraph, trees, m, T, starts, span):
                 j, _ = take((u, v), (q + 0.5) / m[i] * span)
                 lag = 0
             else:
-                base = int(np.floor(arrive / span + 1e-12)) if span > 0 else 0
+                base = floor(arrive / span + 1e-12) if span > 0 else 0
                 j, wrapped = take((u, v), arrive - base * span)
                 lag = base + wrapped
             s = starts[(u, v)][j]
@@ -534,30 +557,39 @@ def _dense_timetable(
     """Start times of ``count[(u, v)]`` transfers of ``T[(u, v)]`` seconds each, one at a
     time per sender and per receiver, never leaving two free ports with work idle: a free
     sender sends to the free receiver with the most work left or, with ``spread``, to the
-    one whose pair is furthest behind an even spread of its transfers over the period."""
+    one whose pair is furthest behind an even spread of its transfers over the period.
+
+    Event driven: at each instant a port frees, the free senders with work (kept in a set,
+    busy ones in a heap by the time they free) choose in order of most work left.  Plain
+    lists, not numpy arrays: the loop touches one element at a time (a numpy scalar costs
+    several times a list item).  O(X (log X + d)) for X transfers, d the largest degree."""
     import heapq
 
     left = dict(count)
-    out_load = np.zeros(k)
-    in_load = np.zeros(k)
+    out_load = [0.0] * k
+    in_load = [0.0] * k
     outs: dict[int, list[int]] = {}
     for (u, v), c in left.items():
         out_load[u] += c * T[(u, v)]
         in_load[v] += c * T[(u, v)]
         outs.setdefault(u, []).append(v)
-    horizon = max(out_load.max(), in_load.max()) or 1.0
-    free_s = np.zeros(k)
-    free_r = np.zeros(k)
+    horizon = max(max(out_load), max(in_load)) or 1.0
+    free_r = [0.0] * k
     starts: dict[tuple[int, int], list[float]] = {pair: [] for pair in count}
+    idle = set(outs)  # free senders with work left
+    busy: list[tuple[float, int]] = []  # (free again at, sender)
     events = [0.0]
     remaining = sum(left.values())
+    heappush, heappop = heapq.heappush, heapq.heappop
     while remaining:
-        t = heapq.heappop(events)
+        t = heappop(events)
         while events and events[0] <= t:
-            heapq.heappop(events)
-        ready = [u for u in outs if free_s[u] <= t and outs[u]]
-        for u in sorted(ready, key=lambda u: (-out_load[u], u)):
-            cands = [v for v in outs[u] if free_r[v] <= t]
+            heappop(events)
+        while busy and busy[0][0] <= t:
+            idle.add(heappop(busy)[1])
+        for u in sorted(idle, key=lambda u: (-out_load[u], u)):
+            vs = outs[u]
+            cands = [v for v in vs if free_r[v] <= t]
             if not cands:
                 continue
             if spread:  # the pair furthest behind an even spread over the period first
@@ -576,12 +608,15 @@ def _dense_timetable(
             left[(u, v)] -= 1
             remaining -= 1
             if not left[(u, v)]:
-                outs[u].remove(v)
+                vs.remove(v)
             out_load[u] -= d
             in_load[v] -= d
-            free_s[u] = free_r[v] = t + d
-            heapq.heappush(events, t + d)
+            free_r[v] = t + d
+            idle.discard(u)
+            if vs:
+                heappush(busy, (t + d, u))
+            heappush(events, t + d)
         if not events and remaining:  # every port with work is busy: wait for the next
-            later = [x for x in (*free_s, *free_r) if x > t]
-            heapq.heappush(events, min(later))
+            later = [x for x in free_r if x > t] + [b for b, _u in busy if b > t]
+            heappush(events, min(later))
     return starts
