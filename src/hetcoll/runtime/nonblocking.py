@@ -102,6 +102,7 @@ class RaisesOnCompletion:
     request completes."""
 
     error: BaseException | None = None
+    finished = False  # a nonblocking call's: it has run
 
     def Wait(self, status: MPI.Status | None = None) -> bool:
         self.progress.help(self._mine())
@@ -160,6 +161,10 @@ class Progress:
         self.holder: int | None = None  # the thread that holds it (a call it runs may make
         # another call of the wrapper, which must not wait for the runner: see _after_queued)
         self.due: float | None = None  # when the thread looks next (None: when told)
+        self.seen: tuple | None = None  # the persistent start the thread saw last (a tag and
+        # its run count), which it runs when it sees it again (see run_started)
+        self.later: float | None = None  # when a start the thread left to the program is due
+        self.hurry = False  # a Test asked: the thread runs what it finds, young or not
         self.stopping = False
         self.thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self.thread.start()
@@ -178,7 +183,7 @@ class Progress:
         req.progress = self
         with self.cond:
             self.pending += 1
-        self.calls.append((call, args, kwargs, greq, req, state, name))
+        self.calls.append((call, args, kwargs, greq, req, state, name, time.monotonic()))
         self.comm.Isend([_EMPTY, 0, MPI.BYTE], 0, 0).Free()  # after the append: see run_started
         self.soon()
         return req
@@ -188,23 +193,37 @@ class Progress:
         that waits at once runs the call itself, on its own thread, before the thread looks)."""
         due = time.monotonic() + (_GRACE if grace is None else grace)
         with self.cond:
+            if grace == 0.0:  # a Test: the program is not about to run it itself
+                self.hurry = True
             if self.due is None or due < self.due:
                 self.due = due
                 self.cond.notify()
 
     # -- running -------------------------------------------------------------------------------
 
-    def run_started(self, until: Any = None) -> bool:
+    def run_started(self, until: Any = None, patient: bool = False) -> bool:
         """Run the calls started so far, in the order started (the caller holds ``runner``);
         stop after ``until`` (a request, or a persistent request's record) if given.
-        Whether any ran."""
+        Whether any ran.
+
+        ``patient`` (the thread's look): leave a start the program may still wait for to
+        the program's own thread, and stop there (``later``: when to look again): a
+        nonblocking call made less than :data:`_GRACE` ago, a persistent start not seen
+        by the previous look (MPI's ``Startall`` posts it without telling anyone, so its
+        age is unknown; a ``Start`` + ``Wait`` runs it long before the next look).  The
+        thread taking a call the program is about to wait for costs the program's thread a
+        spin in MPI's wait while the thread runs it, both contending for the GIL."""
         comm, status, ran = self.comm, MPI.Status(), False
+        self.later = None
         while comm.Iprobe(0, MPI.ANY_TAG, status):
             tag = status.Get_tag()
+            if patient and self._young(tag):
+                break
             if tag == 0:
                 comm.Recv([_EMPTY, 0, MPI.BYTE], 0, 0)
-                call, args, kwargs, greq, req, state, name = self.calls.popleft()
+                call, args, kwargs, greq, req, state, name, _ = self.calls.popleft()
                 state["error"] = req.error = self.run(call, args, kwargs, name)
+                req.finished = True
                 greq.Complete()
                 with self.cond:
                     self.pending -= 1
@@ -215,6 +234,7 @@ class Progress:
                 args, how, name = record["args"], record["how"], record["name"]
                 error = None if call is None else self.run(call, args, how, name)
                 record["error"] = error
+                record["runs"] = record.get("runs", 0) + 1
                 with self.cond:  # Free() may be looking at the request
                     comm.Recv([record["memory"], 0, MPI.BYTE], 0, tag)  # completes the start
                     if record.get("retire"):  # freed by the program while active
@@ -223,6 +243,22 @@ class Progress:
             if until is not None and mine is until:
                 break
         return ran
+
+    def _young(self, tag: int) -> bool:
+        """Whether the start found first (``tag``) is left to the program for now (a
+        patient look; sets ``later``)."""
+        now = time.monotonic()
+        if tag == 0:
+            made = self.calls[0][-1]
+            if now < made + _GRACE:
+                self.later = made + _GRACE
+                return True
+            return False
+        seen = (tag, self.records[tag].get("runs", 0))
+        if seen != self.seen:
+            self.seen, self.later = seen, now + _NAP
+            return True
+        return False
 
     def run(
         self, call: Callable[..., Any], args: tuple, kwargs: dict, name: str
@@ -243,12 +279,17 @@ class Progress:
 
     def help(self, mine: Any) -> None:
         """From a program's thread that waits for ``mine``: run the started calls up to it
-        here, unless the thread is running one (then MPI's wait waits for it)."""
-        if threading.get_ident() == self.ident or not self.runner.acquire(blocking=False):
+        here; when the thread is in one, wait for it first (on a lock: the program's thread
+        spinning in MPI's wait meanwhile would take the thread's core and the GIL), then run
+        the rest up to ``mine`` unless the thread ran that too."""
+        me = threading.get_ident()
+        if me == self.ident or me == self.holder:  # from a call being run: it comes first
             return
-        self.holder = threading.get_ident()
+        self.runner.acquire()  # the thread may be in a call started before: wait for it
+        self.holder = me
         try:
-            self.run_started(until=mine)
+            if not _finished(mine):  # else the thread ran it: the calls after it are not ours
+                self.run_started(until=mine)
         finally:
             self.holder = None
             self.runner.release()
@@ -283,17 +324,29 @@ class Progress:
                     self.cond.wait(None if self.due is None else self.due - now)
                 self.due = None
                 stopping = self.stopping
-            with self.runner:
-                self.holder = self.ident
-                try:
-                    found = self.run_started()
-                finally:
-                    self.holder = None
+                hurry, self.hurry = self.hurry, False
+            # a program's thread running started calls (in Wait, before a blocking call):
+            # look again later rather than wait for it and take the next call it makes
+            if not self.runner.acquire(blocking=stopping):
+                with self.cond:
+                    self.hurry = self.hurry or hurry
+                    if (self.pending or self.armed) and self.due is None:
+                        self.due = time.monotonic() + (_GRACE if self.pending else nap)
+                continue
+            self.holder = self.ident
+            try:
+                ran = self.run_started(patient=not (stopping or hurry))
+                later = self.later
+            finally:
+                self.holder = None
+                self.runner.release()
             if stopping:
                 return
             with self.cond:  # while persistent requests live, look now and then (Startall)
-                nap = _NAP if found else min(2 * nap, _LONGEST_NAP)
-                if self.armed and self.due is None:
+                nap = _NAP if ran or later else min(2 * nap, _LONGEST_NAP)
+                if later is not None:
+                    self.due = later if self.due is None else min(self.due, later)
+                elif self.armed and self.due is None:
                     self.due = time.monotonic() + nap
 
     def reported(self, error: BaseException) -> None:
@@ -332,6 +385,14 @@ def _query(status: MPI.Status, state: dict) -> None:
     status.Set_elements(MPI.BYTE, 0)
     status.Set_cancelled(False)
     status.Set_error(MPI.SUCCESS if state["error"] is None else MPI.ERR_OTHER)
+
+
+def _finished(mine: Any) -> bool:
+    """Whether a started call has run (``mine``: a request, or a persistent one's record)."""
+    if isinstance(mine, dict):
+        req = mine["request"]()
+        return req is None or req == MPI.REQUEST_NULL or MPI.Request.Get_status(req)
+    return mine.finished
 
 
 def _threaded() -> bool:
