@@ -56,6 +56,6 @@ def test_no_progress_thread_until_a_nonblocking_call_is_planned(ranks):
 
 @pytest.mark.mpi
 def test_what_a_passed_call_remembers_is_its_own_size(ranks):
-    want = [["binomial", "blind", True], ["mpi", "mpi", True]] * 3
+    want = [["binomial", "blind", [False, False], True], ["mpi", "mpi", [True, True], True]] * 3
     for r, c in ranks.items():
         assert c["tuned"]["ran"] == want, (r, c["tuned"]["ran"])

@@ -126,9 +126,11 @@ for k in range(6):
     s = np.arange(count, dtype=np.int64) + 3 if me == 1 else np.zeros(count, np.int64)
     a, b = np.full(count, me + 1.0), np.zeros(count)
     tuned.Ibcast(s, 1).Wait()
-    first = tuned.last_choice.algorithm
+    first, first_call = tuned.last_choice.algorithm, tuned.last_call
     tuned.Iallreduce(a, b).Wait()
     ran.append([first, tuned.last_choice.algorithm])
+    # last_call: None after a call given to MPI (also a repeated one, after a planned call)
+    ran[-1].append([first_call is None, tuned.last_call is None])
     ok = np.array_equal(s, np.arange(count) + 3) and np.all(b == n * (n + 1) / 2)
     ran[-1].append(bool(ok))
 checks["tuned"] = {"ran": ran, "thread only once planned": before and tuned._progress is not None}

@@ -17,7 +17,12 @@ Rank 0 prints one JSON line: ``{"ranks": K, "failures": [...]}``.
 - ``Reduce_scatter_block_init`` and ``Ireduce_scatter_block``: planned, named by
   ``last_call``; ``Iallgatherv`` (not planned): MPI's own request, ``last_call`` None;
 - a wrapper with the default ``algo="auto"`` (rooted collectives MPI's own): ``Ireduce``
-  and ``Reduce_init`` are MPI's own requests.
+  and ``Reduce_init`` are MPI's own requests;
+- ``auto`` choosing per call (the model weighing the plan against MPICH's tree: a platform
+  of two link speeds, not taken for one host): each ``Ireduce``/``Igather``/``Iscatter``
+  runs what the blocking call with the same arguments runs (MPI's own request, or planned
+  and named by ``last_call``), a call MPI was given first not keeping the later ones
+  (calls repeated, each compared with mpi4py's); at 5 and 8 ranks both choices occur.
 """
 
 from __future__ import annotations
@@ -248,6 +253,50 @@ def kept_by_mpi() -> None:
     hc.close()
 
 
+def chosen_per_call() -> None:
+    speeds = [1e-9 * (1 + 9 * (r % 2)) for r in range(n)]
+    hc = HetComm(WORLD, Platform(nodes_from_costs([1e-6] * n, speeds)), timeout=60)
+    hc.one_host = False  # the model chooses, as on a cluster
+    calls = {
+        "Reduce": lambda h, s, r, root: (h.Reduce, h.Ireduce, (s, r, MPI.SUM, root)),
+        "Gather": lambda h, s, r, root: (h.Gather, h.Igather, (s, r, root)),
+        "Scatter": lambda h, s, r, root: (h.Scatter, h.Iscatter, (r, s, root)),
+    }
+    for name, parts in calls.items():
+        cases, kinds = [], {}
+        for count in (1, 16, 2048, 1 << 17):
+            for root in (0, n - 1):
+                mine = data(count, count + root)
+                whole = np.zeros(count * (n if name != "Reduce" else 1), np.int64)
+                blocking, _, args = parts(hc, mine, whole, root)
+                blocking(*args)
+                planned = hc.last_call is not None
+                kinds[count, root] = planned
+                expected = np.zeros_like(whole)
+                getattr(WORLD, name)(*parts(WORLD, mine, expected, root)[2])
+                cases.append((planned, count, root, mine, whole, expected))
+        cases.sort(key=lambda case: case[0])  # MPI's first: it must not keep the others
+        for k in range(2):  # the second time: what a repeated call looked up
+            for planned, count, root, mine, whole, expected in cases:
+                whole[:] = 0
+                _, nonblocking, args = parts(hc, mine, whole, root)
+                req = nonblocking(*args)
+                got = isinstance(req, CollectiveRequest)
+                req.Wait()
+                what = f"auto I{name.lower()} {count} root {root} (time {k})"
+                check(got == planned, f"{what}: planned {got}, the blocking call {planned}")
+                last = hc.last_call
+                named = last is not None and last.collective == f"I{name.lower()}"
+                check(named == planned, f"{what}: last_call {last}")
+                if name != "Scatter" and me != root:
+                    expected = whole  # only the root receives
+                same(whole, expected, what)
+        if n >= 5 and name == "Reduce":
+            both = len(set(kinds.values())) == 2
+            check(both, f"auto {name}: one choice for every call {kinds}")
+    hc.close()
+
+
 def main() -> None:
     hc = HetComm(WORLD, platform(), "fnf", rooted_algo=ALGO, timeout=60)
     nonblocking_each(hc)
@@ -256,6 +305,7 @@ def main() -> None:
     reduce_scatter_and_not_planned(hc)
     hc.close()
     kept_by_mpi()
+    chosen_per_call()
     WORLD.Barrier()
     everyone = WORLD.gather(failures, 0)
     if me == 0:

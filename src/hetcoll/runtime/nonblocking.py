@@ -56,6 +56,7 @@ from mpi4py import MPI
 from ..errors import HetcollError
 from .buffers import in_place, message
 from .collectives import Collectives, _quick_size
+from .rooted import _rememberable
 
 __all__ = ["NONBLOCKING", "CollectiveRequest", "Nonblocking"]
 
@@ -404,6 +405,10 @@ class Nonblocking(Collectives):
     (see the module docstring)."""
 
     _progress: Progress | None = None
+    # what ``last_call`` reads (:class:`.rooted.RootedCollectives`): a call given to MPI
+    # sets them, inline in the methods below (a repeated one is one method call)
+    _last: Any = None
+    _passed_at = 0
 
     def _planned_here(self, name: str) -> bool:
         """Whether this class plans the blocking collective ``name`` (else it is MPI's)."""
@@ -503,8 +508,8 @@ class Nonblocking(Collectives):
     def Ibcast(self, buf: Any, root: int = 0) -> MPI.Request:
         """``Bcast`` on the progress thread; the request completes when it has run."""
         hit = self._passing.get(("Ibcast", root, getattr(buf, "nbytes", None)))
-        if hit is not None:
-            self.last_choice = hit[0]
+        if hit is not None:  # last_call: None (a call given to MPI)
+            self.last_choice, self._last, self._passed_at = hit[0], None, self._seq
             return hit[1](buf, root)
         nbytes = getattr(buf, "nbytes", None)
         key = ("Ibcast", root, nbytes) if _plain(buf, nbytes) else None
@@ -515,8 +520,8 @@ class Nonblocking(Collectives):
         size, item = getattr(recvbuf, "nbytes", None), getattr(recvbuf, "itemsize", 0)
         key = ("Iallreduce", size, item, id(op))  # id: a live predefined operator's is
         hit = self._passing.get(key)  # never another's
-        if hit is not None:
-            self.last_choice = hit[0]
+        if hit is not None:  # last_call: None (a call given to MPI)
+            self.last_choice, self._last, self._passed_at = hit[0], None, self._seq
             return hit[1](sendbuf, recvbuf, op)
         plain = _plain(recvbuf, size) and op.is_predefined
         return self._nonblocking("Iallreduce", (sendbuf, recvbuf, op), {}, key if plain else None)
@@ -525,8 +530,8 @@ class Nonblocking(Collectives):
         """``Allgather`` on the progress thread."""
         key = ("Iallgather", getattr(sendbuf, "nbytes", None), getattr(recvbuf, "nbytes", None))
         hit = self._passing.get(key)
-        if hit is not None:
-            self.last_choice = hit[0]
+        if hit is not None:  # last_call: None (a call given to MPI)
+            self.last_choice, self._last, self._passed_at = hit[0], None, self._seq
             return hit[1](sendbuf, recvbuf)
         plain = _plain(sendbuf, key[1]) and _plain(recvbuf, key[2])
         return self._nonblocking("Iallgather", (sendbuf, recvbuf), {}, key if plain else None)
@@ -534,31 +539,46 @@ class Nonblocking(Collectives):
     def Ibarrier(self) -> MPI.Request:
         """``Barrier`` on the progress thread."""
         hit = self._passing.get("Ibarrier")
-        if hit is not None:
-            self.last_choice = hit[0]
+        if hit is not None:  # last_call: None (a call given to MPI)
+            self.last_choice, self._last, self._passed_at = hit[0], None, self._seq
             return hit[1]()
         return self._nonblocking("Ibarrier", (), {}, "Ibarrier")
 
     def Ireduce(self, sendbuf: Any, recvbuf: Any, op: MPI.Op = MPI.SUM, root: int = 0):
         """``Reduce`` on the progress thread when planned, else MPI's ``Ireduce``."""
-        hit = self._passing.get("Ireduce")  # MPI's whatever the arguments (no _CHOSEN)
+        s, r = sendbuf, recvbuf  # what decides the choice (auto: per call), inline
+        key = ("Ireduce", root, id(op), type(s), getattr(s, "nbytes", None),
+               getattr(s, "itemsize", None), type(r), getattr(r, "nbytes", None),
+               getattr(r, "itemsize", None))  # fmt: skip
+        hit = self._passing.get(key)
         if hit is not None:
+            self.last_choice, self._last, self._passed_at = hit[0], None, self._seq
             return hit[1](sendbuf, recvbuf, op, root)
-        return self._nonblocking("Ireduce", (sendbuf, recvbuf, op, root), {}, _fixed("Ireduce"))
+        return self._nonblocking("Ireduce", (sendbuf, recvbuf, op, root), {}, _keep(key, s, r, op))
 
     def Igather(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> MPI.Request:
         """``Gather`` on the progress thread when planned, else MPI's ``Igather``."""
-        hit = self._passing.get("Igather")
+        s, r = sendbuf, recvbuf  # what decides the choice (auto: per call), inline
+        key = ("Igather", root, type(s), getattr(s, "nbytes", None),
+               getattr(s, "itemsize", None), type(r), getattr(r, "nbytes", None),
+               getattr(r, "itemsize", None))  # fmt: skip
+        hit = self._passing.get(key)
         if hit is not None:
+            self.last_choice, self._last, self._passed_at = hit[0], None, self._seq
             return hit[1](sendbuf, recvbuf, root)
-        return self._nonblocking("Igather", (sendbuf, recvbuf, root), {}, _fixed("Igather"))
+        return self._nonblocking("Igather", (sendbuf, recvbuf, root), {}, _keep(key, s, r, None))
 
     def Iscatter(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> MPI.Request:
         """``Scatter`` on the progress thread when planned, else MPI's ``Iscatter``."""
-        hit = self._passing.get("Iscatter")
+        s, r = sendbuf, recvbuf  # what decides the choice (auto: per call), inline
+        key = ("Iscatter", root, type(s), getattr(s, "nbytes", None),
+               getattr(s, "itemsize", None), type(r), getattr(r, "nbytes", None),
+               getattr(r, "itemsize", None))  # fmt: skip
+        hit = self._passing.get(key)
         if hit is not None:
+            self.last_choice, self._last, self._passed_at = hit[0], None, self._seq
             return hit[1](sendbuf, recvbuf, root)
-        return self._nonblocking("Iscatter", (sendbuf, recvbuf, root), {}, _fixed("Iscatter"))
+        return self._nonblocking("Iscatter", (sendbuf, recvbuf, root), {}, _keep(key, s, r, None))
 
     def Ireduce_scatter_block(self, sendbuf: Any, recvbuf: Any, op: MPI.Op = MPI.SUM):
         """``Reduce_scatter_block`` on the progress thread when planned, else MPI's."""
@@ -573,6 +593,12 @@ def _plain(buf: Any, nbytes: Any) -> bool:
     """Whether ``buf`` is a plain buffer (a NumPy array, a memoryview: not a spec) whose
     ``nbytes`` is its size, so that ``nbytes`` may key a call passed to MPI."""
     return nbytes is not None and _quick_size(buf) == nbytes
+
+
+def _keep(key: tuple, sendbuf: Any, recvbuf: Any, op: Any) -> tuple | None:
+    """``key`` when a rooted call passed to MPI may be remembered by it (plain buffers, a
+    predefined operator: :func:`.rooted._rememberable`), else None."""
+    return key if _rememberable(sendbuf, recvbuf, op) else None
 
 
 def _fixed(name: str) -> str | None:
