@@ -15,7 +15,9 @@ Rank 0 prints one JSON line: ``{"ranks": K, "failures": [...]}``.
   pair, completed by ``Waitall``, by ``Waitany``, by ``Testall``; persistent starts with
   them in ``Startall``;
 - ``Reduce_scatter_block_init`` and ``Ireduce_scatter_block``: planned, named by
-  ``last_call``; ``Iallgatherv`` (not planned): MPI's own request, ``last_call`` None;
+  ``last_call``; the persistent call plans both halves (reduce, scatter) in the ``*_init``
+  call and nothing at its starts; ``Iallgatherv`` (not planned): MPI's own request,
+  ``last_call`` None;
 - a wrapper with the default ``algo="auto"`` (rooted collectives MPI's own): ``Ireduce``
   and ``Reduce_init`` are MPI's own requests;
 - ``auto`` choosing per call (the model weighing the plan against MPICH's tree: a platform
@@ -205,7 +207,11 @@ def reduce_scatter_and_not_planned(hc: HetComm) -> None:
     mine = data(3 * n, 90)
     got, want = np.zeros(3, np.int64), np.zeros(3, np.int64)
     WORLD.Reduce_scatter_block(mine, want, MPI.SUM)
+    plans, rooted = [], hc.planning.rooted
+    hc.planning.rooted = lambda *args: plans.append(args[1]["collective"]) or rooted(*args)
     req = hc.Reduce_scatter_block_init(mine, got, MPI.SUM)
+    at_init = sorted(plans)  # both halves planned in the *_init call, none at a start
+    check(at_init == ([] if n == 1 else ["reduce", "scatter"]), f"planned at init: {at_init}")
     check(isinstance(req, PersistentRequest), f"Reduce_scatter_block_init: {type(req).__name__}")
     for k in range(2):
         got[:] = 0
@@ -215,6 +221,8 @@ def reduce_scatter_and_not_planned(hc: HetComm) -> None:
         last = hc.last_call
         named = last is not None and last.collective == "Reduce_scatter_block_init"
         check(n == 1 or named, f"after Reduce_scatter_block_init: {last}")
+    check(sorted(plans) == at_init, f"planned at the starts: {plans[len(at_init) :]}")
+    hc.planning.rooted = rooted
     req.Free()
     got[:] = 0
     req = hc.Ireduce_scatter_block(mine, got, MPI.SUM)

@@ -356,6 +356,11 @@ class VectorCollectives(RootedCollectives):
         sizes = tuple(c * size for c in counts)
         extra = f"{_sig(send)}/{op_name(op)}/{counts}"
         label = Label("{}({} B, {})", name, send.nbytes, algo or self._rooted_label())
+        # Both halves planned (cached) before either runs: a persistent call's *_init,
+        # which stops at the first run, plans the whole call (its starts plan nothing).
+        # The scatter's digest follows from the reduce's (the same counts, types and
+        # operator), so the *_init's agreement on the reduce covers it.
+        self._planned_rooted("scatter", 0, 0, sizes, algo, extra)
         with self._scratch():
             result = self._reduced(send, op, 0, algo, label, extra)
             keep = None
