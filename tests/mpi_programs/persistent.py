@@ -31,6 +31,8 @@ from mpi4py import MPI
 from hetcoll import HetComm, Platform
 from hetcoll.errors import HetcollError
 from hetcoll.platform import nodes_from_costs
+from hetcoll.runtime.nonblocking import CollectiveRequest
+from hetcoll.runtime.persistent import PersistentRequest
 
 WORLD = MPI.COMM_WORLD
 me, n = WORLD.rank, WORLD.size
@@ -290,6 +292,83 @@ def kept_by_mpi() -> None:
     hc.close()
 
 
+def mixed_with_mpi() -> None:
+    """One wrapper whose choice gives small calls to MPI and plans larger ones (a tuning
+    rule): MPI's own persistent and nonblocking requests and planned ones outstanding
+    together, started in one order on every rank (``Startall``, ``Start``, nonblocking and
+    blocking calls between them), completed in another order on even and odd ranks
+    (``Waitall``, ``Wait`` one by one, ``Waitany``, ``Testsome``): every result is mpi4py's,
+    every planned call ran, nothing hangs."""
+    from hetcoll.tuning import Rule, Tuning
+
+    rules = {"bcast": (Rule(0, "mpi"), Rule(64, "binomial")),
+             "allreduce": (Rule(0, "mpi"), Rule(64, "blind"))}  # fmt: skip
+    hc = HetComm(WORLD, platform(), timeout=60, on_timeout="raise", tuning=Tuning(n, rules))
+    small, big = np.zeros(8, np.uint8), np.zeros(4096, np.uint8)
+    s_in, s_out = np.zeros(2, np.int32), np.zeros(2, np.int32)  # 8 bytes: MPI's
+    b_in, b_out = np.zeros(64, np.int64), np.zeros(64, np.int64)  # 512 bytes: planned
+    reqs = {
+        "Bcast_init small": hc.Bcast_init(small, 0),
+        "Bcast_init big": hc.Bcast_init(big, n - 1),
+        "Allreduce_init small": hc.Allreduce_init(s_in, s_out, MPI.SUM),
+        "Allreduce_init big": hc.Allreduce_init(b_in, b_out, MPI.SUM),
+    }
+    for name, req in reqs.items():
+        want = PersistentRequest if "big" in name else MPI.Prequest
+        check(type(req) is want, f"mixed with MPI: {name} gave {type(req).__name__}")
+    for k in range(4):
+        extra_s, extra_b = np.zeros(8, np.uint8), np.zeros(2000, np.uint8)
+        blk_s, blk_b = np.zeros(16, np.uint8), np.zeros(3000, np.uint8)
+        bufs = (small, big, extra_s, extra_b, blk_s, blk_b)
+        for m, buf in enumerate(bufs):
+            fill(buf, 600 + 10 * k + m)
+        fill(s_in, 650 + k)
+        fill(b_in, 660 + k)
+        roots = (0, n - 1, n // 2, n - 1, 0, n // 2)
+        expected = [buf.copy() for buf in bufs]
+        for buf, root in zip(expected, roots, strict=True):
+            WORLD.Bcast(buf, root)
+        es, eb = np.zeros_like(s_out), np.zeros_like(b_out)
+        WORLD.Allreduce(s_in, es, MPI.SUM)
+        WORLD.Allreduce(b_in, eb, MPI.SUM)
+        order = list(reqs.values())[k % 4 :] + list(reqs.values())[: k % 4]
+        MPI.Prequest.Startall(order[:2])
+        ib_s = hc.Ibcast(extra_s, n // 2)  # MPI's own
+        order[2].Start()
+        ib_b = hc.Ibcast(extra_b, n - 1)  # planned
+        hc.Bcast(blk_s, 0)  # MPI's own, blocking
+        order[3].Start()
+        hc.Bcast(blk_b, n // 2)  # planned, blocking: after the planned calls started
+        check(isinstance(ib_b, CollectiveRequest), "mixed with MPI: the planned Ibcast")
+        check(not isinstance(ib_s, CollectiveRequest), "mixed with MPI: MPI's Ibcast")
+        every = [*order, ib_s, ib_b]
+        if me % 2:
+            every.reverse()
+        if k == 0:
+            MPI.Request.Waitall(every)
+        elif k == 1:
+            for req in every:
+                req.Wait()
+        elif k == 2:
+            for _ in every:
+                MPI.Request.Waitany(every)
+        else:
+            # Testsome: this MPICH's Testall raises ERR_IN_STATUS (every status
+            # SUCCESS) for a started MPI_Bcast_init request, with or without hetcoll
+            done = 0
+            while done < len(every):
+                done += len(MPI.Request.Testsome(every) or [])
+        for m, (got, want) in enumerate(zip(bufs, expected, strict=True)):
+            same(got, want, f"mixed with MPI {k}: broadcast {m}")
+        same(s_out, es, f"mixed with MPI {k}: MPI's Allreduce_init")
+        same(b_out, eb, f"mixed with MPI {k}: the planned Allreduce_init")
+    # planned per round: the two persistent starts, the Ibcast and the Bcast of the big ones
+    check(n == 1 or hc._seq == 4 * 4, f"mixed with MPI: hetcoll ran {hc._seq} calls")
+    for req in reqs.values():
+        req.Free()
+    hc.close()
+
+
 def main() -> None:
     hc = HetComm(WORLD, platform(), "fnf")
     calls = started_alone(hc)
@@ -300,6 +379,7 @@ def main() -> None:
     started_after_queued(0)
     planned_at_init()
     kept_by_mpi()
+    mixed_with_mpi()
     WORLD.Barrier()
     everyone = WORLD.gather(failures, 0)
     if me == 0:
