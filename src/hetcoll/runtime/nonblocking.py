@@ -18,9 +18,12 @@ host, a tuning rule) is MPI's own nonblocking call, started on the program's thr
 progress thread never calls the user's communicator.
 
 Who runs a call: whoever waits for it first.  ``Wait`` on the request (the Python method)
-runs the calls started up to it on the program's own thread, unless the thread is already
-running one; the thread runs a call the program does not wait for at once, ``_GRACE``
-(200 us) after it was made (a persistent start: within ``_LONGEST_NAP``, 2 ms).  Handing
+runs the calls started up to it on the program's own thread (after the one the thread may
+be running: it waits on a lock, not spinning in MPI's wait); the thread runs a call the
+program does not wait for at once, ``_GRACE`` (200 us) after it was made (a persistent
+start: once two of its looks have found it, within ``_LONGEST_NAP``, 2 ms, apart), and
+never waits for the program's thread running calls (it looks again later), so it does not
+take the next call the program is about to wait for.  Handing
 every call to the thread costs a wake-up of the thread and a contest for the GIL with the
 program's thread, which waits in MPI meanwhile: several times the call itself on a loaded
 host (``benchmarks/mpi/bench_nonblocking.py``, docs/runtime.md).  A program that computes
