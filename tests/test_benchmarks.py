@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import importlib.util
 import io
 import json
 import re
@@ -15,6 +16,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -118,3 +120,104 @@ def test_the_simgrid_cross_check_without_simgrid_prints_a_table_and_writes_json(
     assert stop.value.code == 0
     assert "skipped: SimGrid's Python bindings are not importable" in printed.getvalue()
     assert "skipped" in json.loads(out.read_text())
+
+
+# -- a failure found is an exit status: `make bench` stops on it --------------------------------
+
+
+def _script(kind: str, name: str, monkeypatch, **replace) -> ModuleType:
+    """The script as a module, with ``replace``'s functions in place of its own."""
+    spec = importlib.util.spec_from_file_location(f"_bench_{name}", BENCH / kind / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # a script may put a path first
+    spec.loader.exec_module(module)
+    for attr, value in replace.items():
+        assert hasattr(module, attr), f"{name}.py has no {attr}"
+        monkeypatch.setattr(module, attr, value)
+    return module
+
+
+def _replay_case(model, hetcoll: float, simgrid: float) -> tuple[dict, dict]:
+    case = {"platform": "p", "model": model, "planner": "fnf", "nbytes": 1}
+    case |= {"hetcoll": {"a": 0.0, "b": hetcoll}, "plan": {}}
+    return case, {"arrival": {"a": 0.0, "b": simgrid}}
+
+
+def _crosscheck(monkeypatch, case: dict, replayed: dict) -> ModuleType:
+    """The cross-check with one case, which SimGrid "replays" as ``replayed`` says."""
+    return _script(
+        "crosscheck",
+        "crosscheck_simgrid",
+        monkeypatch,
+        simgrid_available=lambda python: True,
+        _cases=lambda sizes: [dict(case)],
+        run_replay=lambda python, plan, timeout: replayed,
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "status"),
+    [
+        ("tini", 1),
+        ("postal", 1),
+        ({"name": "postal", "overhead": 1e-3}, 1),
+        ({"name": "hockney", "contention": "shared"}, 1),
+        ("hockney", 0),  # exclusive links: differs from SimGrid's sharing by design
+    ],
+)
+def test_the_simgrid_cross_check_fails_where_the_models_must_agree(
+    model, status, tmp_path, capsys, monkeypatch
+):
+    case, replayed = _replay_case(model, 2.0, 2.5)
+    script = _crosscheck(monkeypatch, case, replayed)
+    assert script.main(["--json", str(tmp_path / "x.json")]) == status
+    doc = json.loads((tmp_path / "x.json").read_text())
+    assert [c["agree"] for c in doc["cases"]] == [False]
+    if status:
+        assert "disagree" in capsys.readouterr().out
+
+
+def test_the_simgrid_cross_check_passes_when_every_case_agrees(tmp_path, monkeypatch):
+    case, replayed = _replay_case("tini", 2.0, 2.0 * (1 + 1e-12))
+    script = _crosscheck(monkeypatch, case, replayed)
+    assert script.main(["--json", str(tmp_path / "x.json")]) == 0
+
+
+def _fuzz_doc(outcome: str) -> dict:
+    counts = dict.fromkeys(("valid", "clean error", outcome), 0) | {"valid": 5, outcome: 1}
+    return {
+        "counts": counts,
+        "seconds": 1.0,
+        "cpu_seconds": 1.0,
+        "slowest": {"cpu_seconds": 0.1, "case": "case 0"},
+        "by_group": {"platform": counts},
+        "examples": {} if outcome == "clean error" else {outcome: ["case 3 (x.json): what"]},
+    }
+
+
+@pytest.mark.parametrize(
+    ("outcome", "status"),
+    [("clean error", 0), ("traceback", 1), ("wrong answer", 1), ("bad time", 1),
+     ("messy error", 1), ("warning", 1), ("timeout", 1)],
+)  # fmt: skip
+def test_the_fuzzer_exits_1_when_it_finds_a_defect(outcome, status, tmp_path, monkeypatch):
+    doc = _fuzz_doc(outcome)
+    script = _script("fuzzing", "fuzz_inputs", monkeypatch, fuzz=lambda *a, **k: doc)
+    monkeypatch.setattr(sys, "argv", ["fuzz_inputs.py", "--out", str(tmp_path / "f.json")])
+    assert script.main() == status
+    assert json.loads((tmp_path / "f.json").read_text())["counts"][outcome] == 1
+
+
+@pytest.mark.parametrize(("result", "status"), [({"error": "boom"}, 1), ({"timeout": 9.0}, 0)])
+def test_the_simulator_benchmark_exits_1_when_a_case_fails(result, status, tmp_path, monkeypatch):
+    """A case that raises is a failure; one that runs past --timeout is a measurement."""
+    script = _script(
+        "simulated",
+        "bench_simulator",
+        monkeypatch,
+        case_specs=lambda quick, small_slopes=False: {"a case": {}},
+        spawn=lambda spec, timeout, memory: dict(result),
+        reference_loop=lambda: 0.1,
+    )
+    assert script.main(["--out", str(tmp_path / "s.json")]) == status
+    assert "a case" in json.loads((tmp_path / "s.json").read_text())["cases"]

@@ -4,7 +4,8 @@ counted by outcome.  Prints a table and writes ``results/fuzz_inputs.json``.
 The mutations and the verdicts are those of the suite's property test (``tests/_fuzz.py``):
 ``valid`` (exit 0, finite times >= 0), ``clean error`` (exit 2, one line, nothing written),
 and the defects ``traceback``, ``bad time``, ``messy error``, ``warning``, ``timeout``.
-Every case is a pure function of ``(--seed, its index)``.
+Every case is a pure function of ``(--seed, its index)``.  Exit status 1 when it found a
+defect.
 
     python benchmarks/fuzzing/fuzz_inputs.py                 # 10 000 files
     python benchmarks/fuzzing/fuzz_inputs.py -n 500 --show 5 # a quick look, 5 examples per defect
@@ -155,7 +156,10 @@ def main() -> int:
             print(f"  {line}")
     make_output_dir(args.out.parent)
     write_atomic(args.out, json.dumps(doc, indent=1) + "\n")
-    return 0
+    defects = sum(v for k, v in doc["counts"].items() if k not in ("valid", "clean error"))
+    if defects:
+        print(f"{defects} defect(s) found")
+    return 1 if defects else 0
 
 
 if __name__ == "__main__":

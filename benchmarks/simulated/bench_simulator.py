@@ -19,7 +19,8 @@ excluded, routing included).  Times are wall-clock (``time.perf_counter``): "tot
 plus simulate, "CPU" the same in process CPU time (what other processes on a shared machine
 do not add), "plan" includes binding the model (routing), "sim" is :func:`hetcoll.simulate`.
 A reference loop timed before and after tells how fast the machine ran Python meanwhile.
-A case that runs past ``--timeout`` seconds is stopped and reported as "> T s".
+A case that runs past ``--timeout`` seconds is stopped and reported as "> T s"; a case that
+fails (an exception) makes the exit status 1.
 
     python benchmarks/simulated/bench_simulator.py             # all: results/bench_simulator.json
     python benchmarks/simulated/bench_simulator.py --quick     # smaller sizes, a smoke run
@@ -347,7 +348,10 @@ def main(argv=None) -> int:
     else:
         write_atomic(args.out, json.dumps(doc, indent=1) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)
-    return 0
+    failed = [name for name, r in results.items() if "error" in r]
+    for name in failed:
+        print(f"{name}: {results[name]['error']}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
