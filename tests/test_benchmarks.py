@@ -221,3 +221,24 @@ def test_the_simulator_benchmark_exits_1_when_a_case_fails(result, status, tmp_p
     )
     assert script.main(["--out", str(tmp_path / "s.json")]) == status
     assert "a case" in json.loads((tmp_path / "s.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize(("argv", "ranks"), [([], [1, 2, 3, 4]), (["--full"], list(range(1, 9)))])
+def test_mpi4py_suite_runs_1_to_4_ranks_unless_full(argv, ranks, tmp_path, monkeypatch):
+    """`make bench` runs 1..4 ranks (5..8 oversubscribe two cores for over an hour)."""
+    import hetcoll.jobs
+
+    script = _script("crosscheck", "mpi4py_suite", monkeypatch, fetch=lambda into, sdist: into)
+    started = []
+
+    def run_program(n, program, args, timeout):
+        started.append(n)
+        calls = dict.fromkeys(("planned", "mpi", "local", "started"), 1)
+        return {"run": 1, "failures": 0, "errors": 0, "skipped": 0, "engine_calls": 1} | {
+            "calls": calls
+        }
+
+    monkeypatch.setattr(hetcoll.jobs, "run_program", run_program)
+    monkeypatch.delenv("RANKS", raising=False)
+    assert script.main([*argv, "--json", str(tmp_path / "m.json")]) == 0
+    assert started == ranks

@@ -1,12 +1,12 @@
-"""mpi4py's own collective tests with ``HetComm`` in place of the communicator, 1..8 ranks.
+"""mpi4py's own collective tests with ``HetComm`` in place of the communicator, 1..4 ranks.
 
 Takes ``test_cco_obj.py``, ``test_cco_buf.py``, ``test_cco_vec.py``, the nonblocking
 ``test_cco_nb_buf.py``, ``test_cco_nb_vec.py`` and the persistent ``test_cco_pr_buf.py``,
 ``test_cco_pr_vec.py`` (and the helpers they import) from mpi4py's source distribution at
 run time - ``pip download mpi4py==<installed> --no-binary :all: --no-deps`` into a temporary
 directory, nothing of it is kept - and runs them under the environment's ``mpiexec`` for
-1..8 ranks with every test's communicator (``COMM_SELF``, ``COMM_WORLD`` and their
-duplicates) wrapped in a ``HetComm`` with ``algo="binomial"``: what hetcoll plans
+1..4 ranks (``--full``: 1..8) with every test's communicator (``COMM_SELF``, ``COMM_WORLD``
+and their duplicates) wrapped in a ``HetComm`` with ``algo="binomial"``: what hetcoll plans
 (``Bcast``, ``bcast``, ``Allreduce``, ``allreduce``, ``Allgather``, ``allgather``,
 ``Allgatherv``, ``Barrier``, ``barrier``, their nonblocking and persistent forms, and with
 ``rooted_algo`` then ``rooted_ls``: ``Reduce``, ``reduce``, ``Gather(v)``, ``gather``,
@@ -19,9 +19,11 @@ schedule for it), *to MPI* (passed to the communicator: ``last_call`` None), *lo
 persistent call, which runs when it is waited for), and how many schedules the engine
 ran; writes ``results/mpi4py_suite.json``; exit status 1 if any test failed.
 
-Run: ``.venv/bin/python benchmarks/crosscheck/mpi4py_suite.py`` (``--ranks 1,4`` or
-``RANKS=1,4`` for fewer runs, ``--sdist path.tar.gz`` or ``MPI4PY_SDIST=path.tar.gz`` to use
-a source distribution already downloaded, ``--modules test_cco_buf,test_cco_vec`` or
+Run: ``.venv/bin/python benchmarks/crosscheck/mpi4py_suite.py`` for 1, 2, 3 and 4 ranks
+(what ``make bench`` runs: odd, even and power-of-two counts), ``--full`` for 1..8 ranks
+(longer than an hour on two shared cores: every rank polls), ``--ranks 1,4`` or
+``RANKS=1,4`` for other counts, ``--sdist path.tar.gz`` or ``MPI4PY_SDIST=path.tar.gz`` to
+use a source distribution already downloaded, ``--modules test_cco_buf,test_cco_vec`` or
 ``MODULES=...`` for some of the files).  Only mpi4py itself is taken as source: its build
 requirements come as wheels (``--no-binary :all:`` compiled Cython from source just to read
 the package's metadata, minutes on two cores).  Offline, it prints a one-row table saying
@@ -79,9 +81,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
         "--ranks",
-        default=os.environ.get("RANKS", "1,2,3,4,5,6,7,8"),
-        help="comma-separated rank counts (default 1..8, or $RANKS)",
+        default=os.environ.get("RANKS"),
+        help="comma-separated rank counts (default 1..4, --full 1..8, or $RANKS)",
     )
+    ap.add_argument("--full", action="store_true", help="1..8 ranks")
     ap.add_argument(
         "--sdist",
         default=os.environ.get("MPI4PY_SDIST"),
@@ -105,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     from hetcoll.jobs import run_program
     from hetcoll.report import format_table
 
+    args.ranks = args.ranks or ",".join(map(str, range(1, 9 if args.full else 5)))
     ranks = [int(x) for x in args.ranks.split(",")]
     rows, results = [], {}
     args.json.parent.mkdir(parents=True, exist_ok=True)
