@@ -242,3 +242,25 @@ def test_mpi4py_suite_runs_1_to_4_ranks_unless_full(argv, ranks, tmp_path, monke
     monkeypatch.delenv("RANKS", raising=False)
     assert script.main([*argv, "--json", str(tmp_path / "m.json")]) == 0
     assert started == ranks
+
+
+@pytest.mark.parametrize("wall", [False, True])
+def test_the_fuzzer_counts_an_alarm_as_a_case_ends_without_crashing(wall, monkeypatch):
+    """The limit's signal may arrive after a case returned, before its timer is cleared."""
+    import signal
+
+    script = _script("fuzzing", "fuzz_inputs", monkeypatch)
+    monkeypatch.setattr(script._fuzz, "run_case", lambda seed, case, workdir: ("valid", ""))
+    setitimer, signum = signal.setitimer, signal.SIGALRM if wall else signal.SIGPROF
+    before = signal.getsignal(signum)
+
+    def late(which, seconds, interval=0.0):  # the alarm rings just as the case is done
+        if seconds == 0:
+            signal.raise_signal(signum)
+        return setitimer(which, seconds, interval)
+
+    monkeypatch.setattr(signal, "setitimer", late)
+    doc = script.fuzz(3, 0, 20.0, 0, cpu=not wall)
+    assert doc["counts"]["valid"] == 3
+    assert doc["limit"]["clock"] == ("wall" if wall else "cpu")
+    assert signal.getsignal(signum) == before  # the handler is the caller's again

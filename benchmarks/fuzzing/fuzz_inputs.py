@@ -15,10 +15,10 @@ the host's load.)
 
 It ends with a table per generator (``tests/_fuzz.py``: platform files, schedules, switch
 platforms, directed graphs, planner options, pipelined schedules): inputs, tracebacks,
-hangs (over ``--limit`` seconds), wrong answers, other defects, and the slowest input.
-``--cpu`` counts the limit in CPU seconds of the process instead of elapsed seconds: on a
-shared, loaded machine elapsed time calls slow but finite cases hangs, while a loop that
-never ends still burns CPU.
+hangs (over ``--limit`` CPU seconds of the process), wrong answers, other defects, and the
+slowest input.  The limit counts CPU seconds because on a shared, loaded machine elapsed
+time calls slow but finite cases hangs, while a loop that never ends still burns CPU;
+``--wall`` counts elapsed seconds instead.
 
 To count another version of hetcoll (e.g. main before a change), put its ``src`` first::
 
@@ -46,20 +46,32 @@ class _Timeout(TimeoutError):  # run_case lets a TimeoutError through
     pass
 
 
-def _alarm(signum, frame):
-    raise _Timeout
+def fuzz(n: int, seed: int, limit: float, show: int, cpu: bool = True) -> dict:
+    """``n`` mutated files through the CLI, each stopped after ``limit`` seconds (of CPU,
+    else elapsed); the counts by outcome, seed and generator, with examples."""
+    timer, signum = (
+        (signal.ITIMER_PROF, signal.SIGPROF) if cpu else (signal.ITIMER_REAL, signal.SIGALRM)
+    )
+    armed = [False]  # the limit's signal may arrive after its case returned: then ignored
+
+    def alarm(signum, frame):
+        if armed[0]:
+            raise _Timeout
+
+    previous = signal.signal(signum, alarm)
+    try:
+        return _fuzz_cases(n, seed, limit, show, cpu, timer, armed)
+    finally:
+        signal.signal(signum, previous)
 
 
-def fuzz(n: int, seed: int, limit: float, show: int, cpu: bool = False) -> dict:
+def _fuzz_cases(n, seed, limit, show, cpu, timer, armed) -> dict:
+    """The cases of :func:`fuzz`, under the timer ``timer`` while ``armed[0]``."""
     seeds = _fuzz.seeds()
     counts: collections.Counter[str] = collections.Counter()
     by_seed: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     by_group: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     examples: dict[str, list[str]] = collections.defaultdict(list)
-    timer, signum = (
-        (signal.ITIMER_PROF, signal.SIGPROF) if cpu else (signal.ITIMER_REAL, signal.SIGALRM)
-    )
-    signal.signal(signum, _alarm)
     slowest = (0.0, "")
     t0 = time.perf_counter()
     for i in range(n):
@@ -67,14 +79,17 @@ def fuzz(n: int, seed: int, limit: float, show: int, cpu: bool = False) -> dict:
         s = seeds[rng.randrange(len(seeds))]
         case = _fuzz.mutate(s, rng)
         with tempfile.TemporaryDirectory() as tmp:
-            signal.setitimer(timer, limit)
             c0 = time.process_time()
             try:
-                outcome, detail = _fuzz.run_case(s, case, Path(tmp))
+                armed[0] = True
+                signal.setitimer(timer, limit)
+                try:
+                    outcome, detail = _fuzz.run_case(s, case, Path(tmp))
+                finally:  # disarmed first: a signal from here on is ignored
+                    armed[0] = False
+                    signal.setitimer(timer, 0)
             except _Timeout:
                 outcome, detail = "timeout", f"over {limit:g} {'CPU ' if cpu else ''}s"
-            finally:
-                signal.setitimer(timer, 0)
         spent = time.process_time() - c0
         if spent > slowest[0]:
             slowest = (spent, f"case {i} ({s.name}{case.suffix} {' '.join(case.options)})")
@@ -124,7 +139,9 @@ def main() -> int:
     ap.add_argument("-n", type=int, default=10_000, help="files to fuzz (default 10 000)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--limit", type=float, default=20.0, help="seconds per file")
-    ap.add_argument("--cpu", action="store_true", help="count --limit in CPU seconds")
+    ap.add_argument(
+        "--wall", action="store_true", help="count --limit in elapsed seconds (default: CPU)"
+    )
     ap.add_argument("--show", type=int, default=3, help="examples printed per defect")
     ap.add_argument("--out", type=Path, default=Path("results/fuzz_inputs.json"))
     args = ap.parse_args()
@@ -140,14 +157,14 @@ def main() -> int:
         def write_atomic(path, text):
             path.write_text(text)
 
-    doc = fuzz(args.n, args.seed, args.limit, args.show, args.cpu)
+    doc = fuzz(args.n, args.seed, args.limit, args.show, not args.wall)
     doc["hetcoll"] = str(Path(hetcoll.__file__).parent)
     width = max(len(k) for k in _fuzz.OUTCOMES)
     print(f"{args.n} fuzzed files, seed {args.seed}, hetcoll from {doc['hetcoll']}")
     for k, v in doc["counts"].items():
         print(f"  {k:{width}s}  {v:6d}")
     print(f"({doc['seconds']:.0f} s, {doc['cpu_seconds']:.0f} CPU s; limit {args.limit:g} "
-          f"{'CPU ' if args.cpu else ''}s per file; the slowest file "
+          f"{'' if args.wall else 'CPU '}s per file; the slowest file "
           f"{doc['slowest']['cpu_seconds']:.1f} CPU s: {doc['slowest']['case']})")  # fmt: skip
     print(_group_table(doc["by_group"]))
     for outcome, lines in doc["examples"].items():
