@@ -18,11 +18,15 @@ Paired: every round runs ``--steps`` steps of both variants back to back, in alt
 order; per call the ratio HetComm / baseline of each round, reported as the median and the
 min-max over the rounds (5 or more), and the medians of the times.  The load average
 (``os.getloadavg``) before and after each job is in the table's title and the JSON: on a
-busy host the spreads are wide and only the paired ratios mean anything.  A call's time
-includes waiting for the ranks the previous call left late: after a tree broadcast whose
-ranks return at different times, MPI's own ``Allreduce`` measured 1.15-1.26x plain mpi4py's
-and 1.00-1.05 with ``--separate`` (an untimed barrier between the calls); the total per step is
-the measure, the per-call ratios only show where the time went.
+busy host the spreads are wide and only the paired ratios mean anything.  The total per
+step is what the program sees: the slowest rank's own time per step.  A call's row is its
+slowest rank's time in that call, which includes waiting for the ranks the previous call
+left late: after a tree broadcast (whose root and inner nodes return long before the last
+leaf) the root waits for that leaf inside the ``Allreduce``, so MPI's own ``Allreduce``
+shows 1.14-1.26x its baseline's, and 0.97-1.05 with ``--separate`` (an untimed barrier
+between the calls) while the broadcast's row is the same: the wait is the broadcast's,
+booked to the next call, and the step is no slower for it.  The per-call rows only show
+where the time went.
 
 Run: ``.venv/bin/python benchmarks/mpi/bench_training.py [--quick] [--rounds N] [--algo A]
 [--json PATH]`` (``--quick``: 1 MiB of weights, 256 KiB of gradients, 4 ranks natively and 8
@@ -55,7 +59,9 @@ CALLS = ("total", "Bcast", "Allreduce", "small")
 
 def summary(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Per call (and the total per step): median seconds per step of each variant, and the
-    paired ratios HetComm / baseline (median, min, max) over the rounds.
+    paired ratios HetComm / baseline (median, min, max) over the rounds.  The total is the
+    slowest rank's own time per step (``step``; the sum of the per-call maxima in a file
+    that lacks it), the per-call rows each call's slowest rank (module doc).
 
     >>> t = {"baseline": [{"Bcast": 2.0, "Allreduce": 1.0, "small": 1.0}] * 2,
     ...      "hetcomm": [{"Bcast": 1.0, "Allreduce": 1.0, "small": 1.0},
@@ -63,14 +69,20 @@ def summary(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     >>> s = summary({"times": t, "steps": 1})
     >>> s["Bcast"]["ratio"], s["Bcast"]["ratio_min"], s["total"]["ratio_max"]
     (1.0, 0.5, 1.25)
+    >>> t = {k: [{**r[0], "step": 3.5}] for k, r in t.items()}
+    >>> summary({"times": t, "steps": 1})["total"]["hetcomm"]
+    3.5
     """
+
+    def total(r: dict[str, float]) -> float:
+        return r["step"] if "step" in r else sum(r[c] for c in CALLS[1:])
+
     out = {}
     for call in CALLS:
         per = {}
         for name, rounds in doc["times"].items():
             per[name] = (
-                np.array([sum(r.values()) if call == "total" else r[call] for r in rounds])
-                / doc["steps"]
+                np.array([total(r) if call == "total" else r[call] for r in rounds]) / doc["steps"]
             )
         ratio = per["hetcomm"] / per["baseline"]
         out[call] = {

@@ -1,0 +1,41 @@
+"""The pure part of benchmarks/mpi/bench_training.py: the step's total is the slowest rank's
+own time per step, not the sum of the per-call maxima (which books the ranks a tree broadcast
+leaves late twice: in the broadcast's row and in the next call's).  No MPI, no timing."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+_SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "mpi" / "bench_training.py"
+_spec = importlib.util.spec_from_file_location("bench_training", _SCRIPT)
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)
+
+
+def rounds(bcast, allreduce, small, step=None):
+    r = {"Bcast": bcast, "Allreduce": allreduce, "small": small}
+    return [r if step is None else {**r, "step": step}]
+
+
+def test_the_total_is_the_slowest_ranks_step():
+    # the root leaves a tree broadcast at 0.2 s, the last leaf at 1.0 s; the root then waits
+    # 0.8 s for it in the Allreduce (0.5 s of its own): per-call maxima 1.0 + 1.3, step 1.5
+    doc = {
+        "steps": 1,
+        "times": {"hetcomm": rounds(1.0, 1.3, 0.1, 1.6), "baseline": rounds(1.5, 0.5, 0.1, 2.1)},
+    }
+    s = bench.summary(doc)
+    assert s["total"]["hetcomm"] == 1.6 and s["total"]["baseline"] == 2.1
+    assert s["total"]["ratio"] == pytest.approx(1.6 / 2.1)
+    assert s["Allreduce"]["ratio"] == pytest.approx(1.3 / 0.5)  # the per-call row keeps the wait
+
+
+def test_a_file_without_the_step_sums_the_calls():
+    doc = {
+        "steps": 2,
+        "times": {"hetcomm": rounds(1.0, 1.3, 0.1), "baseline": rounds(1.5, 0.5, 0.1)},
+    }
+    assert bench.summary(doc)["total"]["hetcomm"] == pytest.approx(2.4 / 2)
