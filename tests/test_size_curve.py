@@ -160,3 +160,14 @@ def test_a_model_that_shares_links_refuses_a_curve():
         plan(load_platform(star), "a", method="flat").tree  # noqa: B018
     with pytest.raises(ModelError, match="size_curve"):
         load_platform(star).model.bind(load_platform(star))
+
+
+def test_unscaling_a_probed_platform_keeps_its_curve():
+    """The probe of an emulation at ``time_scale`` divided back: every cost, curve kept."""
+    from hetcoll.compare import _unscaled
+
+    curved = Platform(nodes_from_costs(T_INI, T_BYTE), size_curve=HOST.to_list())
+    back = _unscaled(curved, 4.0)
+    assert back.size_curve == HOST
+    for n in (0, MIB, 32 * MIB):
+        assert model_rtt(back, 0, 2, n) == pytest.approx(model_rtt(curved, 0, 2, n) / 4, rel=1e-12)

@@ -576,4 +576,12 @@ def _unscaled(platform: Platform, scale: float) -> Platform:
     ]
     latency = None if platform.latency is None else platform.latency / scale
     bandwidth = None if platform.bandwidth is None else platform.bandwidth * scale
-    return Platform(nodes, platform.links, latency, bandwidth, platform.model, platform.name)
+    return Platform(
+        nodes,
+        platform.links,
+        latency,
+        bandwidth,
+        platform.model,
+        platform.name,
+        size_curve=platform.size_curve,  # relative costs: the same at every scale
+    )
