@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from typing import Any
 
 import numpy as np
 from mpi4py import MPI
 
+from ..errors import KnobWarning
 from ..hetcomm import HetComm
 from ..platform import Platform
 
@@ -68,7 +70,9 @@ def tune_job(
         platform, probed = _probe(comm, probe_sizes, timeout)
     rows = []
     settings = {"emulate": emulate, "time_scale": time_scale, "timeout": timeout}
-    with HetComm(comm, platform, "mpi", **settings) as hc:
+    with HetComm(comm, platform, "mpi", **settings) as hc, warnings.catch_warnings():
+        # the knobs are what tune measures: the row's verdict is the user's warning
+        warnings.simplefilter("ignore", KnobWarning)
         spun = {s: HetComm(comm, platform, "mpi", spin=s, **settings) for s in spins}
         try:
             for collective in collectives:
