@@ -1,6 +1,7 @@
 """hetcoll compare --sizes: per message size, each planner's best time over the slice sizes
 auto tries (the simulator's time of that very plan), the fastest, the lower bound and the
-gap to it; --plot draws time / bound over size; bad combinations are one line, exit 2."""
+gap to it; --plot draws time / bound over size; bad combinations are one line, exit 2;
+``plan`` prints a broadcast's or multicast's bound and gap too."""
 
 from __future__ import annotations
 
@@ -91,6 +92,52 @@ def test_the_table_prints_the_bound_and_the_gap_and_the_plot_is_a_png(
         )
         assert gap == pytest.approx(best / lower_bound(p, "0", size).seconds, abs=5e-4)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "members"),
+    [
+        (("--size", "1MiB", "--segment-size", "64KiB", "--algo", "chain"), None),
+        (("--op", "multicast", "--members", "2,4", "--size", "4KiB", "--algo", "fnf"), ["2", "4"]),
+    ],
+)
+def test_plan_prints_the_lower_bound_and_the_gap(platform_file, capsys, args, members):
+    p, path = platform_file
+    code, out, _ = run(capsys, "plan", path, "--root", "0", *args, "--json")
+    assert code == 0
+    doc = json.loads(out)
+    bound = lower_bound(p, "0", doc["nbytes"], members).seconds
+    assert bound > 0
+    assert doc["lower_bound"] == pytest.approx(bound, rel=1e-12)
+    assert doc["gap"] == pytest.approx(doc["predicted_time"] / bound, rel=1e-12)
+    assert doc["gap"] >= 1 - 1e-9
+    code, out, _ = run(capsys, "plan", path, "--root", "0", *args)
+    line = next(x for x in out.splitlines() if x.startswith("lower bound"))
+    assert line.split() == [
+        "lower",
+        "bound:",
+        *format_time(bound).split(),
+        "gap",
+        "(time",
+        "/",
+        "bound):",
+        f"{doc['gap']:.3f}",
+    ]
+
+
+def test_plan_gives_no_bound_where_it_has_none(platform_file, capsys):
+    # a reduce has no broadcast bound; a 0-byte broadcast has nothing to gap
+    _p, path = platform_file
+    for args in (
+        ("fig1", "--root", "1", "--op", "reduce", "--size", "4KiB"),
+        (path, "--root", "0"),
+    ):
+        code, out, _ = run(capsys, "plan", *args, "--json")
+        assert code == 0
+        doc = json.loads(out)
+        assert doc.get("gap") is None
+        code, out, _ = run(capsys, "plan", *args)
+        assert code == 0 and "lower bound" not in out
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ import click
 
 from ..errors import HetcollError, ScheduleError
 from ..report import dump_json, format_table, json_document
+from ..units import format_time
 from ._base import (
     JSON_OPT,
     MODEL,
@@ -127,6 +128,7 @@ def plan_cmd(
             options=planner_options,
         )
     pred = simulate(p, schedule, model)
+    bound = _bound(p, schedule, model)
     report = None
     if check_contention:
         from ..contention import contention
@@ -137,13 +139,35 @@ def plan_cmd(
     if as_json:
         doc = prediction_doc(schedule, pred)
         doc.update(switch_doc(p, pred, model))
+        if bound is not None:
+            doc["lower_bound"] = bound
+            doc["gap"] = pred.makespan / bound if bound > 0 else None
         if report is not None:
             doc["contention"] = report.to_dict()
         dump_json(json_document("plan", doc))
     else:
         print_prediction(schedule, pred, platform)
+        if bound:
+            click.echo(
+                f"lower bound: {format_time(bound)}   gap (time / bound): "
+                f"{pred.makespan / bound:.3f}"
+            )
         if report is not None:
             print_contention(report)
+
+
+def _bound(platform, schedule, model) -> float | None:
+    """A broadcast's or multicast's lower bound (:func:`hetcoll.bounds.lower_bound`, seconds:
+    no schedule of its size is faster); None for the other collectives."""
+    if schedule.collective not in ("bcast", "multicast") or len(schedule.buffers) != 1:
+        return None
+    from ..bounds import lower_bound
+
+    root = schedule.root
+    members = None
+    if schedule.collective == "multicast":
+        members = [m for m in schedule.members(0) if m != root]
+    return lower_bound(platform, root, schedule.nbytes, members, model).seconds
 
 
 def _check_switch_model(platform, model) -> None:
