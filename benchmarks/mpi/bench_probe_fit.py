@@ -4,9 +4,12 @@
 the same ranks then measure round trips at 1, 4, 16 and 64 MiB through the same engine
 (every pair, the least of 3 repeats in each of 3 rounds, the least round kept) and this
 compares them with what the fitted platform's model predicts (its size curve included):
-per size the median and the largest ``|predicted / measured - 1|`` over the pairs.  The
-target is 20 % within the probed span (what ``auto``'s margin has to absorb); a size beyond
-the largest probed one is marked ``beyond`` (the last segment's per-byte cost extrapolated).
+per size the median and the largest ``|predicted / measured - 1|`` over the pairs, and
+``measured again``: the median ``|again / measured - 1|`` of the same round trips measured a
+second time right after (no prediction is closer than the host repeats itself); and the fit
+against the probe's own round trips (what it was fitted to).  The target is 20 % within
+the probed span (what ``auto``'s margin has to absorb); a size beyond the largest probed
+one is marked ``beyond`` (the last segment's per-byte cost extrapolated).
 The host's load is in the title; a busy host only delays round trips, so the least of the
 rounds is what it disturbed least.
 
@@ -32,8 +35,9 @@ HERE = Path(__file__).parent
 SIZES = (1 << 20, 4 << 20, 16 << 20, 64 << 20)
 
 
-def summary(doc: dict) -> list[dict]:
-    """Per size: the median and largest relative error of the predicted round trips.
+def summary(doc: dict, key: str = "rows") -> list[dict]:
+    """Per size: the median and largest relative error of the predicted round trips, and
+    (where measured) the median of ``|again / measured - 1|``, a second measurement's.
 
     >>> doc = {"sizes": [1], "rows": [{"nbytes": 1, "measured": 2.0, "predicted": 2.2},
     ...                               {"nbytes": 1, "measured": 1.0, "predicted": 0.9}]}
@@ -41,15 +45,17 @@ def summary(doc: dict) -> list[dict]:
     [0.1, 0.1]
     """
     out = []
-    for n in doc["sizes"]:
-        rows = [r for r in doc["rows"] if r["nbytes"] == n]
+    for n in sorted({r["nbytes"] for r in doc[key]}):
+        rows = [r for r in doc[key] if r["nbytes"] == n]
         err = np.array([r["predicted"] / r["measured"] - 1 for r in rows])
+        again = [abs(r["again"] / r["measured"] - 1) for r in rows if "again" in r]
         out.append(
             {
                 "nbytes": n,
                 "measured": float(np.median([r["measured"] for r in rows])),
                 "predicted": float(np.median([r["predicted"] for r in rows])),
                 "errors": [float(np.median(np.abs(err))), float(np.max(np.abs(err)))],
+                "repeat": float(np.median(again)) if again else None,
             }
         )
     return out
@@ -95,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             format_time(x["predicted"]),
             f"{x['errors'][0]:.0%}",
             f"{x['errors'][1]:.0%}",
+            "" if x["repeat"] is None else f"{x['repeat']:.0%}",
         ]
         for x in s
     ]
@@ -106,10 +113,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         format_table(
-            ["size", "measured", "predicted", "median error", "largest error"], rows, title
+            ["size", "measured", "predicted", "median error", "largest error", "measured again"],
+            rows,
+            title,
         )
     )
     steps = slopes(doc)
+    if "probed" in doc:
+        own = summary(doc, "probed")
+        print(
+            "the fit against the probe's own round trips (median error over pairs): "
+            + ", ".join(f"{format_size(x['nbytes'])} {x['errors'][0]:.0%}" for x in own)
+        )
     curve = doc["size_curve"]
     print(
         "size curve (per-byte cost from each start, times t_byte): "
