@@ -16,8 +16,10 @@ tests' collective calls did, counted on every rank (a call inside another one, s
 the size broadcast of a ``Gatherv``, is not counted): *planned* (hetcoll's engine ran a
 schedule for it), *to MPI* (passed to the communicator: ``last_call`` None), *local*
 (nothing to move between ranks: one rank, or no data) and *started* (a nonblocking or
-persistent call, which runs when it is waited for), and how many schedules the engine
-ran; writes ``results/mpi4py_suite.json``; exit status 1 if any test failed.
+persistent call, which runs when it is waited for: *planned* when its request is hetcoll's,
+whose every run is the blocking call's schedule, *to MPI* when it is MPI's own request),
+and how many schedules the engine ran; writes ``results/mpi4py_suite.json``; exit status 1
+if any test failed.
 
 Run: ``.venv/bin/python benchmarks/crosscheck/mpi4py_suite.py`` for 1, 2, 3 and 4 ranks
 (what ``make bench`` runs: odd, even and power-of-two counts), ``--full`` for 1..8 ranks
@@ -126,17 +128,19 @@ def main(argv: list[str] | None = None) -> int:
             except HetcollError as exc:  # the job failed: its message ends with its stderr
                 print(exc, file=sys.stderr)
                 results[n] = {"error": str(exc)}
-                rows.append([n, "-", "-", "-", "-", "-", "-", "-", "-", "job failed"])
+                rows.append([n, "-", "-", "-", "-", "-", "-", "-", "-", "-", "job failed"])
                 continue
             results[n] = r
             c = r["calls"]
-            counts = [c["planned"], c["mpi"], c["local"], c["started"], r["engine_calls"]]
+            started = [c["started planned"], c["started mpi"]]
+            counts = [c["planned"], c["mpi"], c["local"], *started, r["engine_calls"]]
             rows.append([n, r["run"], r["failures"], r["errors"], r["skipped"], *counts])
     print(
         format_table(
             [
                 *("ranks", "tests run", "failures", "errors", "skipped"),
-                *("planned", "to MPI", "local", "started", "engine runs"),
+                *("planned", "to MPI", "local", "started planned", "started to MPI"),
+                "engine runs",
             ],
             rows,
             title=f"mpi4py's {', '.join(_modules())} with HetComm",
@@ -223,7 +227,7 @@ def rank_side(tests: Path, out: Path) -> None:
             "errors": max(t[2] for t in totals),
             "skipped": max(t[3] for t in totals),
             "engine_calls": sum(t[4] for t in totals),
-            "calls": {k: sum(c[k] for c in every) for k in ("planned", "mpi", "local", "started")},
+            "calls": {k: sum(c[k] for c in every) for k in KINDS},
             "by_method": {
                 f"{name} {k}": v
                 for name in sorted({m for c in every for m in c.get("by_method", {})})
@@ -234,15 +238,20 @@ def rank_side(tests: Path, out: Path) -> None:
         out.write_text(json.dumps(summary))
 
 
+KINDS = ("planned", "mpi", "local", "started planned", "started mpi")
+
+
 def count_calls(cls: type) -> dict:
     """Count what each collective call of mpi4py's names on ``cls`` (a ``HetComm``) does:
     ``planned`` (the engine's call count grew), ``mpi`` (passed to the communicator),
-    ``local`` (neither), ``started`` (nonblocking or persistent); per method too."""
+    ``local`` (neither), ``started planned`` / ``started mpi`` (a nonblocking or persistent
+    call whose request is hetcoll's / MPI's own); per method too."""
     import functools
 
+    from hetcoll.runtime.nonblocking import RaisesOnCompletion
     from hetcoll.runtime.rooted import PASSED
 
-    kinds: dict = {"planned": 0, "mpi": 0, "local": 0, "started": 0, "by_method": {}}
+    kinds: dict = {**dict.fromkeys(KINDS, 0), "by_method": {}}
     depth = [0]
 
     def counted(name: str, method):
@@ -254,12 +263,15 @@ def count_calls(cls: type) -> dict:
                 return method(self, *args, **kwargs)
             seq, self._passed_at = self._seq, -1
             depth[0] += 1
+            result = None
             try:
-                return method(self, *args, **kwargs)
+                result = method(self, *args, **kwargs)
+                return result
             finally:
                 depth[0] -= 1
-                if started:
-                    kind = "started"
+                if started:  # hetcoll's requests: a nonblocking call's, a persistent one's
+                    mine = isinstance(result, RaisesOnCompletion)
+                    kind = "started planned" if mine else "started mpi"
                 elif self._seq > seq:
                     kind = "planned"
                 elif self._passed_at == self._seq and self.last_call is None:
