@@ -233,7 +233,7 @@ def test_mpi4py_suite_runs_1_to_4_ranks_unless_full(argv, ranks, tmp_path, monke
 
     def run_program(n, program, args, timeout):
         started.append(n)
-        calls = dict.fromkeys(("planned", "mpi", "local", "started"), 1)
+        calls = dict.fromkeys(script.KINDS, 1)
         return {"run": 1, "failures": 0, "errors": 0, "skipped": 0, "engine_calls": 1} | {
             "calls": calls
         }
