@@ -212,18 +212,70 @@ def test_auto_never_picks_a_plan_predicted_slower_than_mpi(t_ini, per_byte, slow
         assert simulate(p, s).makespan == pytest.approx(c.predicted, rel=1e-12)
 
 
-@pytest.mark.parametrize("collective", ["allgather", "allreduce"])
-def test_auto_runs_allreduce_and_allgather_on_hypercubes_only(collective):
-    """Trees of the rooted family are ranked for an allreduce or allgather (and predicted
-    faster on testbed16 at 8 B), but the engine runs those on hypercubes: auto's plan must
-    be a hypercube planner (a tree name made HetComm's hypercube call fail)."""
+@settings(max_examples=10)
+@given(
+    t_ini=st.lists(st.floats(1e-7, 1e-4), min_size=2, max_size=5),
+    per_byte=st.floats(1e-10, 1e-8),
+    nbytes=st.sampled_from([8, 4096, 1 << 20]),
+)
+def test_auto_allreduce_plan_is_the_fastest_tree_or_hypercube(t_ini, per_byte, nbytes):
+    """``auto``'s plan for an allreduce is the fastest, by the simulator, of every
+    hypercube planner and every tree planner whose schedule the engine runs (a reduce to
+    rank 0 then a broadcast), recomputed here planner by planner; a tree chosen is one the
+    engine runs; the margin rule against MPI's time holds."""
+    from hetcoll.choice import tree_runs
+    from hetcoll.compare import compare
+    from hetcoll.planners.hypercube import hypercube_planners
+
+    p = Platform(nodes_from_costs(t_ini, [per_byte] * len(t_ini)), model="tini")
+    nodes = list(p.ids)
+    c = choose(p, "allreduce", nbytes, nodes, op="sum", count=nbytes // 4)
+    cubes = set(hypercube_planners())
+    trees = compare(p, "allreduce", root=nodes[0], nbytes=nbytes, op="sum").ranked
+    everything = compare(p, "allreduce", nbytes=nbytes, op="sum").ranked
+    times, schedules = {}, {}
+    for x in [*trees, *(y for y in everything if y.algorithm in cubes)]:
+        s = x.schedule  # each schedule simulated here, not taken from the ranking
+        if x.algorithm in cubes or (tree_runs(s) and x.segment_size is None):
+            times[x.algorithm], schedules[x.algorithm] = simulate(p, s).makespan, s
+    assert any(n in cubes for n in times) and any(n not in cubes for n in times)
+    assert c.predicted == pytest.approx(min(times.values()), rel=1e-9)
+    assert times[c.plan] == pytest.approx(c.predicted, rel=1e-9)
+    assert c.plan in cubes or tree_runs(schedules[c.plan])
+    assert c.passes == (not c.predicted * 1.25 < c.mpi)
+
+
+def test_auto_runs_allreduce_on_a_tree_where_one_is_fastest():
+    """One slow rank among eight: a tree (reduce to rank 0, then broadcast) is predicted
+    faster than every hypercube planner and MPI's recursive doubling by the margin, and
+    auto runs it (the engine runs such trees: ``choice.tree_runs``)."""
+    from hetcoll.choice import best_cube, tree_runs
+    from hetcoll.compare import compare
+    from hetcoll.planners.hypercube import hypercube_planners
+
+    p = Platform(nodes_from_costs([1e-6] * 7 + [20e-6], [1e-9] * 8), model="tini")
+    nodes = list(p.ids)
+    c = choose(p, "allreduce", 8, nodes, op="sum", count=1, emulated=True)
+    assert c.algorithm not in hypercube_planners() and c.algorithm != "mpi"
+    s = plan(p, nodes[0], method=c.algorithm, nbytes=8, collective="allreduce")
+    assert tree_runs(s)
+    cube = compare(p, "allreduce", nbytes=8, op="sum").get(
+        best_cube(p, "allreduce", 8, None, "sum")
+    )
+    assert c.predicted < simulate(p, cube.schedule).makespan and c.predicted * 1.25 < c.mpi
+
+
+def test_auto_runs_allgather_on_hypercubes_only():
+    """Trees of the rooted family are ranked for an allgather (and predicted faster on
+    testbed16 at 8 B), but the engine runs an allgather on hypercubes: auto's plan must be
+    a hypercube planner (a tree name made HetComm's hypercube call fail)."""
     from hetcoll.choice import best_cube
     from hetcoll.compare import compare
     from hetcoll.planners.hypercube import hypercube_planners
 
     p = load_platform("testbed16")
     cubes = hypercube_planners()
-    assert compare(p, collective, nbytes=8).best.algorithm not in cubes
-    assert best_cube(p, collective, 8, None, None) in cubes
-    c = choose(p, collective, 8, list(p.ids), emulated=True, margin=0.0)
+    assert compare(p, "allgather", nbytes=8).best.algorithm not in cubes
+    assert best_cube(p, "allgather", 8, None, None) in cubes
+    c = choose(p, "allgather", 8, list(p.ids), emulated=True, margin=0.0)
     assert c.algorithm in ("mpi", *cubes) and c.plan in cubes

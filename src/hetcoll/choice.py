@@ -12,7 +12,9 @@ engine) or the planner to run, by the first of these rules that applies:
    broadcast planned as a pipelined tree was predicted 1.6x faster than MPI's and measured
    1.65x slower, ``benchmarks/mpi/bench_training.py``); ``hetcoll tune`` measures instead;
 4. **model**: the simulator's time of hetcoll's best plan (the ``auto`` planner for a
-   broadcast, the fastest hypercube planner for the others) against its time for MPICH's
+   broadcast, the fastest of the hypercube planners and the trees the engine runs, a
+   reduce to rank 0 then a broadcast, for an allreduce, the fastest hypercube planner for
+   the others) against its time for MPICH's
    algorithm (:mod:`hetcoll.mpich`) on the same platform; the plan runs only when it is
    predicted faster by more than ``margin``, ``t_plan * (1 + margin) < t_mpi``, and MPI
    otherwise.  The margin covers the model's error: a plan predicted a little faster may
@@ -48,7 +50,7 @@ from .errors import ModelError
 from .platform import Platform
 from .tuning import Tuning
 
-__all__ = ["DEFAULT_MARGIN", "Choice", "best_cube", "choose", "mpi_time"]
+__all__ = ["DEFAULT_MARGIN", "Choice", "best_cube", "choose", "mpi_time", "tree_runs"]
 
 #: predicted speed-up a plan needs over MPI's own to be chosen (see the module doc)
 DEFAULT_MARGIN = 0.25
@@ -208,7 +210,7 @@ def best_cube(
 
 def _best_cube(platform, collective, nbytes, members, op, model) -> tuple[str, float]:
     """The fastest hypercube planner: the runtime runs an allreduce or allgather on a
-    hypercube only (a tree one is planned and simulated, not executed yet)."""
+    hypercube only (an allgather on a tree is planned and simulated, not executed yet)."""
     from .compare import compare
     from .planners.hypercube import hypercube_planners
 
@@ -225,9 +227,45 @@ def _best_cube(platform, collective, nbytes, members, op, model) -> tuple[str, f
     return best.algorithm, best.predicted_time
 
 
+def tree_runs(sched) -> bool:
+    """Whether the engine runs ``sched`` as an allreduce on a tree: one reduce flow to a
+    root, then one broadcast flow from it over the members, unsegmented pieces of one
+    buffer, no relays (what ``HetComm.Allreduce`` runs with a tree planner)."""
+    flows = sched.flows
+    return (
+        sched.collective == "allreduce"
+        and sched.hypercube is None
+        and not sched.per_root
+        and len(flows) == 2
+        and (flows[0].kind, flows[1].kind) == ("reduce", "bcast")
+        and flows[0].tree.root == flows[1].tree.root
+        and not any(f.relay_of() for f in flows)
+    )
+
+
+def _best_allreduce(platform, nbytes, nodes, members, op, model) -> tuple[str, float]:
+    """The fastest plan the engine runs for an allreduce: the fastest hypercube planner's,
+    or a tree's (a reduce to rank 0 then a broadcast, :func:`tree_runs`, ranked by
+    :func:`compare` with that root) when it is predicted faster."""
+    from .compare import compare
+
+    cube = _best_cube(platform, "allreduce", nbytes, members, op, model)
+    root = next(iter(nodes))  # rank 0: where HetComm's tree allreduce reduces to
+    found = compare(
+        platform, "allreduce", root=root, members=members, model=model, nbytes=nbytes,
+        op=_cube_op(op),
+    )  # fmt: skip
+    trees = [c for c in found.ranked if c.segment_size is None and tree_runs(c.schedule)]
+    if trees and trees[0].predicted_time < cube[1]:
+        return trees[0].algorithm, trees[0].predicted_time
+    return cube
+
+
 def _best_plan(platform, collective, nbytes, nodes, root, segment_size, op, model):
     """``(planner, predicted seconds)`` of hetcoll's best plan for the call."""
     members = None if list(nodes) == list(platform.ids) else list(nodes)
+    if collective == "allreduce":
+        return _best_allreduce(platform, nbytes, nodes, members, op, model)
     if collective not in ("bcast", *_ROOTED):
         return _best_cube(platform, collective, nbytes, members, op, model)
     from .planners import plan

@@ -154,6 +154,14 @@ class Planning:
             one_host=call.get("one_host", False),
         )
 
+    def plans_trees(self, algo: str) -> bool:
+        """Whether ``algo`` is a registered planner of trees (not of hypercubes): an
+        ``Allreduce`` with it runs on its reduce and broadcast trees."""
+        from .planners import REGISTRY
+
+        info = REGISTRY.get(algo)
+        return info is not None and info.kind != "hypercube"
+
     def native(self, platform: Platform, call: dict[str, Any]):
         """MPI's own algorithm for a call, as a program (:func:`hetcoll.mpich.native`)."""
         from .mpich import native

@@ -598,13 +598,16 @@ class Collectives(ScheduleComm):
             return
         mpi = choice.algorithm == "mpi"  # under emulation: MPI's algorithm through the engine
         algo = None if mpi else choice.algorithm
+        tree = self._tree_planner(algo)  # reduce to rank 0 + broadcast (rooted.py)
         what = f"Allreduce({recv.nbytes} B, {name}, {choice.algorithm or self._label(algo, True)})"
         extra = f"{recv.signature()}/{name}"
         with self._scratch():
             if mpi and op.is_commutative:
                 result = self._native_allreduce(state, op, spec, what, extra)
+            elif tree and op.is_commutative:
+                result = self._tree_allreduce(state, op, spec, algo, what, extra)
             elif not op.is_commutative:
-                blocks = self._gather_blocks(state, algo, what, extra)
+                blocks = self._gather_blocks(state, None if tree else algo, what, extra)
                 acc = self._pool.take(len(state))
                 acc[:] = blocks[-1]
                 for block in reversed(blocks[:-1]):
@@ -625,6 +628,11 @@ class Collectives(ScheduleComm):
                 recv.data()[:] = result[: recv.nbytes]
             else:
                 recv.unpack(_as(recv, result).pack())
+
+    def _tree_planner(self, algo: str | None) -> bool:
+        """Whether ``algo`` names a tree planner (an allreduce then runs on its trees, in
+        :class:`~.rooted.RootedCollectives`), not a hypercube one."""
+        return False
 
     def _native_allreduce(self, state, op, spec, what, extra) -> memoryview:
         """MPI's own algorithm for an allreduce, run by the engine (under emulation)."""

@@ -152,6 +152,30 @@ class TreeReduce(DataHandler):
             self.op.Reduce_local([message, count, self.datatype], [target, count, self.datatype])
 
 
+class TreeAllreduce(TreeReduce):
+    """One rank's chunks of an allreduce on a tree of ``members`` ranks: :class:`TreeReduce`
+    for the reduce flow, then the broadcast flow's receives bring the root's result (a
+    chunk whose origin is every member: a partial result of the reduce never is), written
+    into the state in place and forwarded from there.  (Told apart by origin, not by the
+    op's kind: an engine's one-receive path names every receive ``recv``.)"""
+
+    def __init__(self, program: Program, node: str, contribution, op, count, datatype, pool):
+        super().__init__(program, node, contribution, op, count, datatype, pool)
+        self.members = max((len(c.origin) for c in program.chunks), default=0)
+
+    def _result(self, chunk: int) -> bool:
+        return len(self.chunks[chunk].origin) == self.members
+
+    def recv_buffer(self, chunk: int, kind: str) -> memoryview:
+        if self._result(chunk):
+            return self.send_buffer(chunk)
+        return super().recv_buffer(chunk, kind)
+
+    def received(self, chunk: int, kind: str) -> None:
+        if not self._result(chunk):
+            super().received(chunk, kind)
+
+
 class Blocks(DataHandler):
     """One rank's chunks of a gather or scatter program: byte ranges of the block buffer
     (preorder layout), of which the rank keeps its subtree's range ``[base, base + len)``
@@ -267,6 +291,7 @@ class RootedCollectives(Collectives):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._last: tuple[str, int | None, str, int] | None = None  # (..., call number)
         self._passed_at = 0  # the engine's call count at the last passed-through call
+        self._tree_names: dict[str, bool] = {}  # planner -> whether it plans trees
         super().__init__(*args, **kwargs)
 
     # -- what ran -------------------------------------------------------------------------------
@@ -389,6 +414,35 @@ class RootedCollectives(Collectives):
                 buf[offset[node] : offset[node] + n] = keep[starts[node] : starts[node] + n]
         self._execute(plan, Blocks(program, buf, offset[me]), what, digest)
         return buf, offset, sizes_of(sched)
+
+    def _tree_planner(self, algo: str | None) -> bool:
+        if algo in (None, "auto", "mpi", MPICH):
+            return False
+        known = self._tree_names.get(algo)
+        if known is None:  # the planner says (the engine knows no planner)
+            trees = getattr(self.planner, "plans_trees", None)
+            known = self._tree_names[algo] = trees is not None and bool(trees(algo))
+        return known
+
+    def _tree_allreduce(self, state, op, spec, algo: str, what, extra) -> memoryview:
+        """Every rank's ``state`` combined with the commutative ``op`` on every rank: the
+        reduce to rank 0 then the broadcast of planner ``algo``'s allreduce schedule, one
+        engine call (:func:`hetcoll.lowering` chains the two flows: the root's sends wait
+        for its last combine).  The result's span, in the call's scratch memory."""
+        from ..choice import tree_runs
+
+        sched, plan, program, digest = self._planned_rooted(
+            "allreduce", 0, len(state), None, algo, extra
+        )
+        if not tree_runs(sched):
+            raise HetcollError(
+                f"Allreduce: planner {algo!r} gives no reduce-then-broadcast tree (one root, "
+                "no relays, unsegmented) that the engine runs; use a hypercube planner"
+            )
+        self.last_schedule = sched
+        handler = TreeAllreduce(program, self.node, state, op, *spec, self._pool)
+        self._execute(plan, handler, what, digest)
+        return memoryview(handler.state)
 
     def _check_root(self, root: Any, where: str) -> int:
         self._node(root, f"{where} root")
