@@ -16,7 +16,10 @@ form obeys; :func:`per_root_program` lowers one to the :class:`~hetcoll.program.
 the simulator and the runtime execute.  A rank interleaves its flows: its ops of segment
 ``k`` of a flow cut into ``S`` segments come at *round* ``(k + 1/2) / S``, so that every
 tree advances at its own share's pace (the combine rule of :mod:`hetcoll.program`
-completes a rank's combines in program order: flow after flow would serialise them).
+completes a rank's combines in program order: flow after flow would serialise them).  A
+schedule's ``order`` may give instead each send's *slot* in a timetable
+(:mod:`hetcoll.planners.forestorder`): ops in slot order, each rank's sends one after the
+other.
 """
 
 from __future__ import annotations
@@ -25,10 +28,16 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 
 from .errors import ScheduleError
-from .patterns import Flow
+from .patterns import Flow, OrderedSend
 from .program import Chunk, Op, Program
 
-__all__ = ["block_ranges", "check_per_root", "is_per_root", "per_root_program"]
+__all__ = [
+    "block_ranges",
+    "check_per_root",
+    "check_per_root_order",
+    "is_per_root",
+    "per_root_program",
+]
 
 
 def is_per_root(collective: str, flows: Sequence[Flow]) -> bool:
@@ -126,6 +135,44 @@ def check_per_root(collective: str, flows: Sequence[Flow], blocks: Mapping[str, 
             )
 
 
+def check_per_root_order(flows: Sequence[Flow], order: Mapping[str, Sequence[OrderedSend]]) -> None:
+    """Check a per-root schedule's ``order``: each node lists each of its sends (a ``bcast``
+    flow's to a child, a ``reduce`` flow's to the parent) once per segment, in the order it
+    issues them, every listing ``[flow, peer, 0, slot]``, the slots distinct and rising
+    along each node's list.  (That every op comes after what it waits for is checked when
+    the schedule is lowered.)  Raises :class:`ScheduleError` naming the first fault."""
+    sends: dict[str, dict[tuple[int, str], int]] = {}
+    for fi, f in enumerate(flows):
+        if f.kind == "reduce":
+            pairs = [(v, p) for v, p in f.tree.parent().items()]
+        else:
+            pairs = [(v, c) for v, kids in f.tree.children.items() for c in kids]
+        for u, v in pairs:
+            sends.setdefault(u, {})[(fi, v)] = f.chunks
+    seen: set[int] = set()
+    for node, listed in order.items():
+        where = f"order[{node!r}]"
+        counts: dict[tuple[int, str], int] = {}
+        last = -1
+        for k, s in enumerate(listed):
+            if s.slot is None or s.lag:
+                raise ScheduleError(f"{where}[{k}]: a per-root order lists [flow, peer, 0, slot]")
+            if s.slot in seen:
+                raise ScheduleError(f"{where}[{k}]: slot {s.slot} is taken by another send")
+            if s.slot <= last:
+                raise ScheduleError(f"{where}[{k}]: slots must rise along a node's list")
+            seen.add(s.slot)
+            last = s.slot
+            counts[(s.flow, s.child)] = counts.get((s.flow, s.child), 0) + 1
+        if counts != sends.get(node, {}):
+            raise ScheduleError(
+                f"{where}: must list each send of {node!r} once per segment of its flow "
+                "(and no other)"
+            )
+    for node in sorted(set(sends) - set(order)):
+        raise ScheduleError(f"order: {node!r} sends but has no list")
+
+
 def _partition(flows: Sequence[Flow], size: int, kind: str) -> None:
     """The flows' byte ranges partition ``[0, size)`` (a flow of 0 bytes anywhere inside)."""
     covered = 0
@@ -174,20 +221,32 @@ class _Ops:
         )
         return self.count
 
-    def program(self, reduces: bool) -> Program:
+    def program(self, reduces: bool, chain: bool = False) -> Program:
         out: dict[str, tuple[Op, ...]] = {}
         for node, mine in self.ops.items():
             mine.sort(key=lambda x: x[0])
             where = {handle: i for i, (_, handle, _) in enumerate(mine)}
-            out[node] = tuple(
-                Op(kind, peer, chunk, tuple(sorted(where[d] for d in deps)), result)
-                for _, _, (kind, peer, chunk, deps, result) in mine
-            )
+            last: dict[str, int] = {}  # the previous send (to any peer)
+            ops = []
+            for i, (key, _, (kind, peer, chunk, deps, result)) in enumerate(mine):
+                before = {where[d] for d in deps}
+                if before and max(before) >= i:
+                    raise ScheduleError(
+                        f"order: {node!r}'s op at slot {key[0]} waits for one of a later slot"
+                    )
+                if chain and kind == "send":
+                    if "" in last:
+                        before.add(last[""])
+                    last[""] = i
+                ops.append(Op(kind, peer, chunk, tuple(sorted(before)), result))
+            out[node] = tuple(ops)
         initial = {k: frozenset(v) for k, v in self.initial.items()}
         return Program(out, tuple(self.chunks), initial, reduces)
 
 
-def per_root_program(flows: Sequence[Flow]) -> Program:
+def per_root_program(
+    flows: Sequence[Flow], order: Mapping[str, Sequence[OrderedSend]] | None = None
+) -> Program:
     """Lower per-root flows (checked by :func:`check_per_root`) to per-rank ops.
 
     Every rank's ops are ordered by phase (reduce flows, then bcast flows), then round
@@ -199,7 +258,10 @@ def per_root_program(flows: Sequence[Flow]) -> Program:
     tree.  ``bcast``: a node receives a segment and forwards it to its children in order; an
     allreduce's root sends bytes once its reduction of them is complete, and a node posts
     the receive of bytes it contributed once its own send of them has completed (nothing
-    writes a range still being sent).  O(total ops log ops).
+    writes a range still being sent).  With ``order`` (checked by
+    :func:`check_per_root_order`) every rank's ops go in slot order instead (a send's and
+    its receive's slot are the same) and each send waits for the rank's previous send: the
+    ranks replay the timetable the slots come from.  O(total ops log ops).
     """
     b = _Ops()
     members = tuple(sorted(flows[0].tree.nodes))
@@ -212,6 +274,11 @@ def per_root_program(flows: Sequence[Flow]) -> Program:
     # a segment's time on one hop, as a fraction of the run: that of the most finely cut
     # flow (the segments of one schedule are about the same size)
     hop = 1.0 / max(f.chunks for f in flows)
+    slots = _slots(order) if order else None
+
+    def when(default: tuple, fi: int, k: int, u: str, v: str) -> tuple:
+        return default if slots is None else (slots[(fi, u, v)][k],)
+
     for fi, flow in enumerate(flows):
         tree, kids = flow.tree, flow.tree.children
         segs = flow.segments()
@@ -233,12 +300,29 @@ def per_root_program(flows: Sequence[Flow]) -> Program:
                         state = tuple(sorted(state + below[c]))
                         part = b.chunk(lo, n, below[c], fi)
                         result = b.chunk(lo, n, state, fi)
-                        got.append(b.op(v, (0, rnd, fi, 0), "recv_reduce", c, part, (), result))
+                        got.append(
+                            b.op(
+                                v,
+                                when((0, rnd, fi, 0), fi, k, c, v),
+                                "recv_reduce",
+                                c,
+                                part,
+                                (),
+                                result,
+                            )
+                        )
                     up = parent.get(v)
                     if up is None:
                         finals.setdefault(v, []).extend((lo, lo + n, h) for h in got)
                         continue
-                    h = b.op(v, (0, rnd, fi, 1), "send", up, b.chunk(lo, n, state, fi), got)
+                    h = b.op(
+                        v,
+                        when((0, rnd, fi, 1), fi, k, v, up),
+                        "send",
+                        up,
+                        b.chunk(lo, n, state, fi),
+                        got,
+                    )
                     sent.setdefault(v, []).append((lo, lo + n, h))
             continue
         if not ordered:  # the reduce flows are all lowered: sort their spans once
@@ -256,10 +340,20 @@ def per_root_program(flows: Sequence[Flow]) -> Program:
             for v in tree.nodes:
                 for c in kids.get(v, ()):
                     wait = _overlapping(sent.get(c, ()), lo, n)
-                    got = b.op(c, (1, rnd, fi, 0), "recv", v, seg, wait)
-                    b.op(v, (1, rnd, fi, 1), "send", c, seg, have[v])
+                    got = b.op(c, when((1, rnd, fi, 0), fi, k, v, c), "recv", v, seg, wait)
+                    b.op(v, when((1, rnd, fi, 1), fi, k, v, c), "send", c, seg, have[v])
                     have[c] = [got]
-    return b.program(reduces)
+    return b.program(reduces, chain=slots is not None)
+
+
+def _slots(order: Mapping[str, Sequence[OrderedSend]]) -> dict[tuple[int, str, str], list[int]]:
+    """``(flow, sender, receiver) -> slots`` of its segments in order (the ``j``-th
+    listing of a send is its ``j``-th segment)."""
+    out: dict[tuple[int, str, str], list[int]] = {}
+    for u, sends in order.items():
+        for s in sends:
+            out.setdefault((s.flow, u, s.child), []).append(s.slot)
+    return out
 
 
 def _overlapping(spans: Sequence[tuple[int, int, int]], lo: int, n: int) -> list[int]:

@@ -33,7 +33,13 @@ from ._fields import count, kind_of, mapping, node_id, only_keys, required
 from .errors import HetcollError, PlannerError, ScheduleError
 from .lowering import flows_program, hypercube_program, rooted_program, tree_program
 from .patterns import REDUCE_OPS, Flow, Hypercube, OrderedSend, Tree
-from .perroot import block_ranges, check_per_root, is_per_root, per_root_program
+from .perroot import (
+    block_ranges,
+    check_per_root,
+    check_per_root_order,
+    is_per_root,
+    per_root_program,
+)
 from .program import Program
 
 __all__ = [
@@ -145,7 +151,9 @@ class Schedule:
         receives in slot order, and its sends, and its receives, each run strictly one
         after the other in that order (each depends on the previous one), so the ports
         follow the timetable's order and the period it achieves is at most the
-        timetable's (a self-timed execution of a feasible periodic schedule).
+        timetable's (a self-timed execution of a feasible periodic schedule).  Per-root
+        flows take an order of ``[flow, peer, 0, slot]`` listings, one per segment, the
+        peer a ``reduce`` flow's parent (:func:`hetcoll.perroot.check_per_root_order`).
     sizes : mapping, optional
         For a collective of blocks (``gather``, ``scatter``, ``allgather``,
         ``reduce_scatter``): each member's block in bytes (the v-variants); without it every
@@ -210,7 +218,7 @@ class Schedule:
             raise ScheduleError("a schedule needs at least one flow")
         if self.per_root:
             if self.order is not None:
-                raise ScheduleError(f"order: a {self.collective} takes its order from its trees")
+                check_per_root_order(self.flows, self.order)
             check_per_root(
                 self.collective,
                 self.flows,
@@ -223,7 +231,7 @@ class Schedule:
         else:
             self._check_buffers()
         check_transfers(self.flows)
-        if self.order is not None:
+        if self.order is not None and not self.per_root:
             self._check_order()
 
     @property
@@ -484,7 +492,7 @@ class Schedule:
         if self.hypercube is not None:
             return hypercube_program(self.hypercube, self.nbytes)
         if self.per_root:
-            return per_root_program(self.flows)
+            return per_root_program(self.flows, self.order)
         if self.rooted:
             return rooted_program(self.flows, self.blocks())
         if len(self.flows) == 1 and not self.order and not self.flows[0].relays:

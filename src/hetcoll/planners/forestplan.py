@@ -8,12 +8,15 @@ reduce-scatter reduces each block to its owner over the reversed trees (each rec
 combining what it receives, the combine cost a resource of the packing), an allreduce does
 both on one packing (the LP chooses each member's share of the vector), or a reduce and a
 broadcast through the member with the largest share (better for small vectors): the one
-:func:`estimate` predicts faster.
+whose play-out is faster.
 
-The segment size: given, else the one of least :func:`estimate` (the busiest resource's
-busy time plus the pipeline's filling) among whole shares and power-of-two cuts of at
-least 4 KiB whose schedule stays within a quarter of the transfer budget (an estimate, not
-a simulation: simulating schedules of 10^4 messages takes seconds).
+Every rank sends in the order of a play-out of the flows on the packing's resources
+(:mod:`hetcoll.planners.forestorder`; the schedule's ``order``), one send after the other:
+in program order a rank's next send would wait for a busy link while another idles.  The
+segment size: given, else the one of the fastest play-out among whole shares and
+power-of-two cuts of at least 4 KiB whose schedule stays within a quarter of the transfer
+budget (the play-out is what the simulator replays on bandwidth-only link graphs, at a
+fraction of its cost).
 """
 
 from __future__ import annotations
@@ -24,10 +27,12 @@ from typing import Annotated, Any
 import numpy as np
 
 from ..errors import PlannerError
+from ..perroot import is_per_root
 from ..platform import Platform
 from ..schedule import Flow, Schedule, Tree, transfer_budget
 from ._registry import Option, register
 from .forest import Forest, pack_forest
+from .forestorder import per_root_order
 
 __all__ = ["forest"]
 
@@ -114,60 +119,19 @@ def _flows(forest, ranges, kinds, seg, align, tol, edges_of=None) -> list[Flow]:
 
 
 def _segments(flows_for, budget: int) -> list[int | None]:
-    """Candidate segment sizes: whole shares (None) and powers-of-two cuts of the largest
+    """Candidate segment sizes: whole shares (None) and power-of-two cuts of the largest
     share down to :data:`MIN_SEGMENT` whose schedules send at most ``budget`` messages."""
     whole = flows_for(None)
-    hops = sum(f.hops for f in whole)
     largest = max((f.nbytes for f in whole), default=0)
     out: list[int | None] = [None]
     k = 2
-    while largest // k >= MIN_SEGMENT and hops * k <= budget:
-        out.append(-(-largest // k))
+    while largest // k >= MIN_SEGMENT:
+        seg = -(-largest // k)
+        if sum(-(-max(f.nbytes, 1) // seg) * f.hops for f in whole) > budget:
+            break
+        out.append(seg)
         k *= 2
     return out
-
-
-def estimate(platform: Platform, flows: list[Flow], edges: list, model: Any) -> float:
-    """A quick estimate of a schedule's time: the busiest resource's total busy time (each
-    flow's segments over its trees' edges, the model's costs of its segment size, the
-    combine cost for reduce flows) plus the slowest flow's first segment down (or up) its
-    longest path (the pipeline filling)."""
-    from .forest import forest_problem
-
-    by_size: dict[tuple[int, str], list[int]] = {}
-    for k, f in enumerate(flows):
-        size = f.segment_size or max(f.nbytes, 1)
-        by_size.setdefault((size, "in" if f.up else "out"), []).append(k)
-    load = None
-    fill = 0.0
-    for (size, direction), ks in sorted(by_size.items()):
-        prob = forest_problem(platform, size, model, direction)
-        usage = prob.usage.tocsc()
-        for k in ks:
-            f = flows[k]
-            col = np.asarray(usage[:, edges[k]].sum(axis=1)).ravel() * f.chunks
-            if load is None or len(load) < len(col):
-                grown = np.zeros(len(col))
-                if load is not None:
-                    grown[: len(load)] += load
-                load = grown
-            load[: len(col)] += col
-            fill = max(fill, _longest_path(f.tree, prob, edges[k]))
-    return float(load.max(initial=0.0)) + fill if load is not None else fill
-
-
-def _longest_path(tree: Tree, prob, edges) -> float:
-    """The largest sum of the edges' delays on a path from the root to a leaf."""
-    delay = {}
-    ids = prob.ids
-    for e in edges:
-        delay[(ids[int(prob.src[e])], ids[int(prob.dst[e])])] = float(prob.T[e])
-        delay[(ids[int(prob.dst[e])], ids[int(prob.src[e])])] = float(prob.T[e])
-    depth = {tree.root: 0.0}
-    for parent, kids in tree.children.items():
-        for c in kids:
-            depth[c] = depth[parent] + delay.get((parent, c), 0.0)
-    return max(depth.values())
 
 
 @register(
@@ -176,7 +140,7 @@ def _longest_path(tree: Tree, prob, edges) -> float:
     paper="Zhao et al. 2024 (ForestColl), Sec. 4-5: spanning trees packed per root; "
     "Zhao & Krishnamurthy 2023 (the cut bound); hetcoll's cost models",
     complexity="column generation: per iteration one LP and N minimum arborescences, "
-    "O(N E log N); then one estimate per segment candidate",
+    "O(N E log N); then one play-out per segment candidate, O(T log T) for T messages",
     summary="allgather / reduce-scatter / allreduce over the optimal per-root packing of "
     "arborescences (every block over trees of its own), pipelined in segments",
     options=("align", "max_trees", "time_limit"),
@@ -224,9 +188,11 @@ def forest(
     Returns
     -------
     Schedule
-        Per-root flows (:mod:`hetcoll.perroot`); ``params``: the packing's ``trees``,
-        certified ``packing_time`` and ``packing_bound`` (seconds, at the chosen segment
-        size); no wall-clock time (a schedule is the same byte for byte on every rank).
+        Per-root flows (:mod:`hetcoll.perroot`) and each rank's send ``order``;
+        ``params``: the packing's ``trees``, certified ``packing_time`` and
+        ``packing_bound`` (seconds, at the chosen segment size), the play-out's time
+        ``estimate``; no wall-clock time (a schedule is the same byte for byte on every
+        rank).
 
     Examples
     --------
@@ -295,20 +261,20 @@ def forest(
             [segment_size] if segment_size else _segments(lambda seg, rg=rg: build(seg, rg), budget)
         )
         for seg in segs:
-            edges: list = []
-            flows = build(seg, rg, edges)
-            t = estimate(platform, flows, edges, model)
-            if t < best_time:
-                best, best_time = (flows, seg, t), t
-    flows, seg, t = best
+            flows = build(seg, rg)
+            played = per_root_order(platform, flows, model)
+            if played.time < best_time:
+                best, best_time = (flows, seg, played), played.time
+    flows, seg, played = best
+    order = played.order if is_per_root(collective, flows) else None
     params = {
         "trees": len(flows),
         "segment_size": _aligned(seg, align),
-        "estimate": t,
+        "estimate": played.time,
         "packing_time": packed.time,
         "packing_bound": packed.bound,
     }
-    return Schedule(collective, "forest", nominal, tuple(flows), params, sizes=sizes)
+    return Schedule(collective, "forest", nominal, tuple(flows), params, sizes=sizes, order=order)
 
 
 def _aligned(seg: int | None, align: int) -> int | None:

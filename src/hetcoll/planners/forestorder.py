@@ -1,0 +1,218 @@
+"""The order in which the ranks of per-root flows send: a play-out of the flows' segments on
+the packing's resources (the steady state of Zhao et al. 2024, ForestColl, Sec. 5, realised
+segment by segment).
+
+A rank that issues its sends in a fixed order loses time whenever the send it issues next
+waits for a busy link while another of its links idles (head-of-line blocking); on a
+saturated packing that idle time is never made up (a 16-node random link graph ran its
+allgather at 1.98x the optimum so).  :func:`per_root_order` therefore plays the flows out
+first on the resources of the packing's LP (:func:`hetcoll.planners.forest.forest_problem`:
+each transfer of a segment holds its sender's send port, its receiver's receive port, its
+link or NICs for its busy times there): whenever a transfer's busiest resource is free it
+starts the most urgent transfer ready for it, urgency being the segment's place in its
+tree's share (segment ``k`` of ``S`` at ``(k + 1/2) / S``: every tree advancing at its
+rate).  A reduce-scatter's receiver combines in the order its transfers started.
+
+The rank of each transfer's start is its *slot* (:class:`~hetcoll.patterns.OrderedSend`).
+Lowered in slot order with each rank's sends one after the other
+(:func:`hetcoll.perroot.per_root_program`), the simulator replays the play-out exactly when
+the model's resources are those of the LP (multi-port links without send costs: every send
+is taken by its port the moment the play-out started it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from heapq import heappop, heappush
+from typing import Any
+
+import numpy as np
+
+from ..patterns import Flow, OrderedSend
+from ..platform import Platform
+from .forest import forest_problem
+
+__all__ = ["PlayOut", "per_root_order"]
+
+#: event kinds, in the order they are handled at one time
+_ARRIVED, _READY, _FREE = 0, 1, 2
+
+
+class _Costs:
+    """Per edge ``(u, v)`` and size: the resources a transfer holds, for how long, and its
+    delay; affine in the size between the model's costs at two sizes (exact for the affine
+    models)."""
+
+    def __init__(self, platform: Platform, size: int, model: Any, direction: str) -> None:
+        self.lo, self.hi = max(size // 2, 1), max(size, 2)
+        lo = forest_problem(platform, self.lo, model, direction)
+        hi = forest_problem(platform, self.hi, model, direction)
+        self.index = {
+            (int(a), int(b)): e for e, (a, b) in enumerate(zip(hi.src, hi.dst, strict=True))
+        }
+        a, b = lo.usage.tocsc(), hi.usage.tocsc()
+        self.a, self.b = a, b
+        self.ta, self.tb = np.asarray(lo.T, dtype=float), np.asarray(hi.T, dtype=float)
+        self.cache: dict[
+            tuple[int, int], tuple[tuple[int, ...], tuple[float, ...], float, int]
+        ] = {}
+
+    def of(
+        self, u: int, v: int, nbytes: int
+    ) -> tuple[tuple[int, ...], tuple[float, ...], float, int]:
+        """``(resources, busy times, delay, busiest resource)`` of ``nbytes`` over ``u -> v``."""
+        e = self.index[(u, v)]
+        got = self.cache.get((e, nbytes))
+        if got is not None:
+            return got
+        f = (nbytes - self.lo) / (self.hi - self.lo)
+        a, b = self.a, self.b
+        col: dict[int, list[float]] = {}
+        for m, w in ((a, 0), (b, 1)):
+            for k in range(m.indptr[e], m.indptr[e + 1]):
+                col.setdefault(int(m.indices[k]), [0.0, 0.0])[w] = float(m.data[k])
+        rows = tuple(sorted(col))
+        busy = tuple(max(0.0, col[r][0] + f * (col[r][1] - col[r][0])) for r in rows)
+        delay = max(0.0, float(self.ta[e] + f * (self.tb[e] - self.ta[e])))
+        primary = rows[int(np.argmax(busy))] if rows else -1 - u
+        got = self.cache[(e, nbytes)] = (rows, busy, delay, primary)
+        return got
+
+
+class PlayOut:
+    """A play-out's result: ``order`` (each node's sends, one listing per segment, with its
+    slot) and ``time`` (when its last transfer has arrived and been combined, seconds)."""
+
+    def __init__(self, order: dict[str, tuple[OrderedSend, ...]], time: float) -> None:
+        self.order = order
+        self.time = time
+
+
+def per_root_order(platform: Platform, flows: Sequence[Flow], model: Any = None) -> PlayOut:
+    """Play per-root ``flows`` out on the platform's resources under ``model`` (module
+    docstring): each node's sends in the order they started, with their slots, and the
+    play-out's time.  O(T log T) for T transfers."""
+    ids = platform.ids
+    idx = {v: i for i, v in enumerate(ids)}
+    size = max((f.segment_size or f.nbytes or 1) for f in flows)
+    reduces = any(f.kind == "reduce" for f in flows)
+    costs = _Costs(platform, size, model, "in" if reduces else "out")
+    gamma = np.asarray(platform.gamma, dtype=float)
+    # transfers: (flow, sender, receiver) and their bytes, urgency, costs, dependencies
+    who: list[tuple[int, str, str]] = []
+    nbytes: list[int] = []
+    urgency: list[tuple[float, int, int]] = []
+    need: list[int] = []  # dependencies still to complete
+    after: list[list[int]] = []  # transfers waiting on each one
+
+    def new(fi: int, u: str, v: str, n: int, key: tuple[float, int, int]) -> int:
+        who.append((fi, u, v))
+        nbytes.append(n)
+        urgency.append(key)
+        need.append(0)
+        after.append([])
+        return len(who) - 1
+
+    def dep(a: int, b: int) -> None:
+        after[a].append(b)
+        need[b] += 1
+
+    finals: dict[str, list[tuple[int, int, int]]] = {}  # root -> (lo, hi, transfer) into it
+    for fi, f in enumerate(flows):
+        segs = f.segments()
+        parent, kids = f.tree.parent(), f.tree.children
+        for k, (lo, n) in enumerate(segs):
+            key = ((k + 0.5) / len(segs), fi, k)
+            hi = lo + max(n, 1)
+            if f.kind == "reduce":
+                up = {v: new(fi, v, parent[v], n, key) for v in f.tree.nodes if v in parent}
+                for v, x in up.items():
+                    for c in kids.get(v, ()):
+                        dep(up[c], x)
+                spans = finals.setdefault(f.tree.root, [])
+                spans.extend((lo, hi, up[c]) for c in kids.get(f.tree.root, ()))
+                continue
+            down: dict[str, int] = {}
+            for v in f.tree.nodes:
+                for c in kids.get(v, ()):
+                    down[c] = x = new(fi, v, c, n, key)
+                    if v in down:
+                        dep(down[v], x)
+                    else:  # an allreduce's root sends bytes once it has reduced them
+                        for a, b, y in finals.get(v, ()):
+                            if a < hi and lo < b:
+                                dep(y, x)
+    cost = [costs.of(idx[u], idx[v], n) for (_, u, v), n in zip(who, nbytes, strict=True)]
+    free: dict[int, float] = {}  # resource -> free from
+    queue: dict[int, list[tuple[tuple[float, int, int], int]]] = {}  # busiest resource -> ready
+    events: list[tuple[float, int, int, int]] = []  # (time, kind, seq, transfer or resource)
+    seq = 0
+
+    def push(t: float, kind: int, what: int) -> None:
+        nonlocal seq
+        seq += 1
+        heappush(events, (t, kind, seq, what))
+
+    wake: dict[int, float] = {}  # resource -> the time of its one pending _FREE event
+
+    def ask(r: int, t: float) -> None:
+        if wake.get(r, np.inf) > t:
+            wake[r] = t
+            push(t, _FREE, r)
+
+    for x in range(len(who)):
+        if need[x] == 0:
+            push(0.0, _READY, x)
+    combined = dict.fromkeys(ids, 0.0)  # when each node's last combine ends
+    slot = [-1] * len(who)
+    started, end = 0, 0.0
+    while events:
+        t, kind, _, what = heappop(events)
+        if kind == _ARRIVED:  # `what` arrived (and is combined): release its dependents
+            for y in after[what]:
+                need[y] -= 1
+                if need[y] == 0:
+                    push(t, _READY, y)
+            continue
+        r = what
+        if kind == _FREE:
+            if wake.get(r) != t:
+                continue  # superseded by an earlier one
+            del wake[r]
+        else:  # wait for its busiest resource
+            r = cost[what][3]
+            heappush(queue.setdefault(r, []), (urgency[what], what))
+        q = queue.get(r)
+        if not q:
+            continue
+        if free.get(r, 0.0) > t:  # busy (perhaps held for another transfer): ask again then
+            ask(r, free[r])
+            continue
+        x = heappop(q)[1]
+        rows, busy, delay, _ = cost[x]
+        start = max([t, *(free.get(rr, 0.0) for rr in rows)])
+        for rr, b in zip(rows, busy, strict=True):
+            free[rr] = start + b
+        slot[x] = started
+        started += 1
+        done = start + delay
+        fi, _, v = who[x]
+        if flows[fi].kind == "reduce":  # the receiver combines in slot order
+            done = max(done, combined[v]) + gamma[idx[v]] * nbytes[x]
+            combined[v] = done
+        end = max(end, done)
+        push(done, _ARRIVED, x)
+        if q:
+            ask(r, max(free.get(r, start), t))
+    # the segments of one send in segment order (its j-th listing is its j-th segment)
+    mine: dict[tuple[int, str, str], list[int]] = {}
+    for x, w in enumerate(who):
+        mine.setdefault(w, []).append(x)
+    for group in mine.values():
+        for x, s in zip(group, sorted(slot[x] for x in group), strict=True):
+            slot[x] = s
+    order: dict[str, list[tuple[int, OrderedSend]]] = {}
+    for x, (fi, u, v) in enumerate(who):
+        order.setdefault(u, []).append((slot[x], OrderedSend(fi, v, 0, slot[x])))
+    out = {u: tuple(s for _, s in sorted(sends)) for u, sends in sorted(order.items())}
+    return PlayOut(out, end)
