@@ -507,11 +507,12 @@ def _assign_slices(g: PlanGraph, trees, m, T, starts, span):
     from bisect import bisect_left
     from math import floor
 
-    nxt_of: dict[tuple[int, int], list[int]] = {}  # next-free pointers over sorted starts
+    # next-free pointers over each pair's sorted starts (made once: a pair is taken many times)
+    nxt_of = {pair: list(range(len(ts) + 1)) for pair, ts in starts.items()}
 
     def take(pair: tuple[int, int], phase: float) -> tuple[int, bool]:
         ts = starts[pair]
-        nxt = nxt_of.setdefault(pair, list(range(len(ts) + 1)))
+        nxt = nxt_of[pair]
         j, wrapped = bisect_left(ts, phase - 1e-12 * span), False
         while True:
             r = j
