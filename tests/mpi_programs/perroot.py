@@ -17,6 +17,7 @@ import numpy as np
 from mpi4py import MPI
 
 from hetcoll import HetComm
+from hetcoll.planners.forestplan import forest
 from hetcoll.platform import Node, Platform
 from hetcoll.runtime.rank_ops import ByteRanges
 from hetcoll.runtime.reduce import RangeReduceHandler
@@ -32,8 +33,52 @@ def platform(n: int) -> Platform:
     return Platform(nodes, model="tini", name="two speeds")
 
 
-def main(out: str) -> None:
+def run_case(hc, sched, collective: str, block: int, seed: int, label: str, records) -> None:
+    """Run ``sched`` through the engine and record whether every rank got numpy's result."""
     n, me = WORLD.size, WORLD.rank
+    nodes = [str(i) for i in range(n)]
+    blk = block if collective == "allgather" else block // 8 * 8
+    offsets = sched.block_offsets() if collective != "allreduce" else None
+    rng = np.random.default_rng(seed * 100 + me)
+    if collective == "allgather":
+        mine = rng.integers(0, 256, size=block, dtype=np.uint8)
+        buf = np.zeros(block * n, np.uint8)
+        at = offsets[nodes[me]]
+        buf[at : at + block] = mine
+        hc.run(sched, ByteRanges(sched.program().chunks, {0: memoryview(buf)}))
+        blocks = WORLD.allgather(mine)
+        ok = all(
+            np.array_equal(buf[offsets[v] : offsets[v] + block], blocks[r])
+            for r, v in enumerate(nodes)
+        )
+        records.append((f"{label} allgather seed={seed} block={block}", ok))
+        return
+    count = blk * n // 8 if collective == "reduce_scatter" else blk // 8
+    for dtype, mpitype in ((np.int64, MPI.INT64_T), (np.float64, MPI.DOUBLE)):
+        vec = rng.integers(-9, 9, size=count) * (1.5 if dtype is np.float64 else 1)
+        vec = vec.astype(dtype)
+        work = np.frombuffer(vec.tobytes(), np.uint8).copy()
+        prog = sched.program()
+        hc.run(sched, RangeReduceHandler(prog, work, MPI.SUM, mpitype, 8))
+        total = np.zeros(count, dtype)
+        WORLD.Allreduce(vec, total, MPI.SUM)
+        got = np.frombuffer(work.tobytes(), dtype)
+        if collective == "allreduce":
+            if dtype is np.int64:
+                ok = np.array_equal(got, total)
+            else:
+                first = WORLD.bcast(got, 0)
+                ok = np.array_equal(got, first) and np.allclose(got, total)
+        else:
+            lo = offsets[nodes[me]] // 8
+            ok = np.allclose(got[lo : lo + blk // 8], total[lo : lo + blk // 8])
+            if dtype is np.int64:
+                ok = np.array_equal(got[lo : lo + blk // 8], total[lo : lo + blk // 8])
+        records.append((f"{label} {collective} seed={seed} block={block} {dtype.__name__}", ok))
+
+
+def main(out: str) -> None:
+    n = WORLD.size
     records = []
     with HetComm(WORLD, platform(n), timeout=60) as hc:
         nodes = [str(i) for i in range(n)]
@@ -42,45 +87,19 @@ def main(out: str) -> None:
                 step = 1 if collective == "allgather" else 8
                 blk = block if collective == "allgather" else block // 8 * 8
                 sched = random_per_root(nodes, collective, blk, seed, seg, step)
-                offsets = sched.block_offsets() if collective != "allreduce" else None
-                rng = np.random.default_rng(seed * 100 + me)
-                if collective == "allgather":
-                    mine = rng.integers(0, 256, size=block, dtype=np.uint8)
-                    buf = np.zeros(block * n, np.uint8)
-                    at = offsets[nodes[me]]
-                    buf[at : at + block] = mine
-                    hc.run(sched, ByteRanges(sched.program().chunks, {0: memoryview(buf)}))
-                    blocks = WORLD.allgather(mine)
-                    ok = all(
-                        np.array_equal(buf[offsets[v] : offsets[v] + block], blocks[r])
-                        for r, v in enumerate(nodes)
-                    )
-                    records.append((f"allgather seed={seed} block={block}", ok))
-                    continue
-                count = blk * n // 8 if collective == "reduce_scatter" else blk // 8
-                for dtype, mpitype in ((np.int64, MPI.INT64_T), (np.float64, MPI.DOUBLE)):
-                    vec = rng.integers(-9, 9, size=count) * (1.5 if dtype is np.float64 else 1)
-                    vec = vec.astype(dtype)
-                    work = np.frombuffer(vec.tobytes(), np.uint8).copy()
-                    prog = sched.program()
-                    hc.run(sched, RangeReduceHandler(prog, work, MPI.SUM, mpitype, 8))
-                    total = np.zeros(count, dtype)
-                    WORLD.Allreduce(vec, total, MPI.SUM)
-                    got = np.frombuffer(work.tobytes(), dtype)
-                    if collective == "allreduce":
-                        if dtype is np.int64:
-                            ok = np.array_equal(got, total)
-                        else:
-                            first = WORLD.bcast(got, 0)
-                            ok = np.array_equal(got, first) and np.allclose(got, total)
-                    else:
-                        lo = offsets[nodes[me]] // 8
-                        ok = np.allclose(got[lo : lo + blk // 8], total[lo : lo + blk // 8])
-                        if dtype is np.int64:
-                            ok = np.array_equal(got[lo : lo + blk // 8], total[lo : lo + blk // 8])
-                    records.append((f"{collective} seed={seed} block={block} {dtype.__name__}", ok))
+                run_case(hc, sched, collective, block, seed, "random", records)
+        # forest's schedules carry each rank's send order (slots of a play-out): the
+        # engine must keep it without deadlock and deliver the same data
+        for collective in ("allgather", "reduce_scatter", "allreduce"):
+            if n < 2:
+                break
+            align = 1 if collective == "allgather" else 8
+            sched = forest(
+                platform(n), nbytes=4000, collective=collective, align=align, segment_size=400
+            )
+            run_case(hc, sched, collective, 4000, 5, "forest", records)
     verdicts = WORLD.gather(records, 0)
-    if me == 0:
+    if WORLD.rank == 0:
         with open(out, "w") as fh:
             for k, (name, _) in enumerate(verdicts[0]):
                 bad = [r for r, recs in enumerate(verdicts) if not recs[k][1]]
