@@ -156,3 +156,108 @@ def true_rtt_at(platform, sizes) -> np.ndarray:
     for s in range(len(sizes)):
         np.fill_diagonal(rtt[:, :, s], 0.0)
     return rtt
+
+
+# -- large messages: the trimmed mean of interleaved samples (step 3) -----------------------
+
+LARGE_SIZES = (0, 4096, 65536, 1 << 20, 16 << 20, 64 << 20)
+
+
+def curved_rtt(sizes, t_ini, t_byte, curve) -> np.ndarray:
+    """Round trips of equal nodes on a host whose bytes cost ``curve`` times ``t_byte``
+    (a :class:`SizeCurve`), 4 x 4 x sizes."""
+    eff = np.asarray(curve.effective(np.asarray(sizes, dtype=float)))
+    one = 2 * (t_ini + eff * t_byte)
+    rtt = np.broadcast_to(one, (4, 4, len(sizes))).copy()
+    for s in range(len(sizes)):
+        np.fill_diagonal(rtt[:, :, s], 0.0)
+    return rtt
+
+
+def noisy_samples(rtt, m, rng, noise, outliers, factor) -> np.ndarray:
+    """``m`` samples per series (N x N x sizes x m, symmetric): each the true round trip
+    times ``1 +- noise`` (uniform), and ``outliers`` of them per series and side ``factor``
+    times slower and as many ``factor`` times faster."""
+    n, _, k = rtt.shape
+    x = rtt[..., None] * rng.uniform(1 - noise, 1 + noise, size=(n, n, k, m))
+    for idx in np.ndindex(n, n, k):
+        picked = rng.choice(m, size=2 * outliers, replace=False)
+        x[idx][picked[:outliers]] *= factor
+        x[idx][picked[outliers:]] /= factor
+    iu = np.triu_indices(n, 1)
+    x[iu[1], iu[0]] = x[iu[0], iu[1]]
+    for s in range(k):
+        for j in range(m):
+            np.fill_diagonal(x[:, :, s, j], 0.0)
+    return x
+
+
+def predicted(platform, n) -> float:
+    bound = platform.model.bind(platform)
+    return bound.delay(0, 1, n) + bound.delay(1, 0, n)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    m=st.integers(8, 24),
+    noise=st.floats(0.0, 0.05),
+    factor=st.floats(1.5, 20.0),
+    scales=st.lists(st.floats(0.2, 3.0), min_size=4, max_size=4),
+)
+def test_the_trimmed_mean_recovers_the_curve_despite_outliers(seed, m, noise, factor, scales):
+    """Samples with up to a quarter of outliers on each side (slower and faster, by up to
+    20x) and noise of at most 5 %: the fit of the probe's estimate predicts every probed
+    large round trip (1 MiB and up) within the noise and a few per cent, and the curve it
+    fits is the host's, segment by segment; the least sample (``"min"``) is dragged down
+    by the fast outliers."""
+    from hetcoll.runtime.probe import TRIM, pooled, series_estimate
+    from hetcoll.sizecurve import SizeCurve
+
+    rng = np.random.default_rng(seed)
+    curve = SizeCurve((0, *LARGE_SIZES[1:-1]), (*scales, 1.0))
+    true = curved_rtt(LARGE_SIZES, 20e-6, 0.5e-9, curve)
+    out = int(TRIM * m)  # per side: exactly what the trimmed mean drops
+    rounds = [noisy_samples(true, m, rng, noise, out, factor)]
+    rtt = series_estimate(pooled(rounds), LARGE_SIZES)
+    big = np.asarray(LARGE_SIZES) >= (1 << 20)
+    assert np.allclose(rtt[0, 1, big], true[0, 1, big], rtol=noise + 1e-9)
+    probed, _ = fit_platform(rtt, LARGE_SIZES, [str(i) for i in range(4)], tolerance=0.0)
+    for k, n in enumerate(LARGE_SIZES):
+        if n >= 1 << 20:
+            assert predicted(probed, n) == pytest.approx(true[0, 1, k], rel=2 * noise + 0.01)
+    if out and factor > 1 + 4 * noise:
+        least = np.nanmin(pooled(rounds), axis=-1)
+        assert (least[0, 1, big] < true[0, 1, big] * (1 - noise) / (factor**0.5)).all()
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    values=st.lists(st.floats(1e-6, 1.0), min_size=1, max_size=20),
+    extra=st.integers(0, 5),
+    seed=st.integers(0, 1000),
+)
+def test_trimmed_mean_ignores_a_quarter_at_each_end_and_missing_samples(values, extra, seed):
+    from hetcoll.runtime.probe import trimmed_mean
+
+    x = np.array(values)
+    rng = np.random.default_rng(seed)
+    cut = int(0.25 * len(x))
+    got = trimmed_mean(np.concatenate([rng.permutation(x), [np.nan] * extra]))
+    assert got == pytest.approx(np.sort(x)[cut : len(x) - cut].mean(), rel=1e-12)
+    # the values it drops can be anything beyond the kept ones
+    wild = np.sort(x)
+    wild[:cut] = 0.0
+    wild[len(x) - cut :] = 1e9
+    assert trimmed_mean(rng.permutation(wild)) == pytest.approx(got, rel=1e-12)
+    assert np.isnan(trimmed_mean(np.full(3, np.nan)))
+
+
+def test_below_large_the_least_sample_and_none_where_nothing_was_measured():
+    from hetcoll.runtime.probe import series_estimate
+
+    x = np.array([[[1.0, 5.0, 3.0], [np.nan] * 3], [[10.0, 50.0, 30.0], [8.0, 9.0, np.nan]]])
+    got = series_estimate(x, [4096, 1 << 20])
+    assert got[0, 0] == 1.0 and np.isnan(got[0, 1]) and got[1, 0] == 10.0
+    assert got[1, 1] == 8.5  # two samples: nothing trimmed
+    assert series_estimate(x, [1 << 20, 1 << 21], large=1 << 62)[1].tolist() == [10.0, 8.0]

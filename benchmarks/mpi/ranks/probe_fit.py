@@ -1,10 +1,13 @@
 """MPI side of ``benchmarks/mpi/bench_probe_fit.py``: probe these ranks natively
-(``hetcoll probe``'s default sizes, 0 B to 16 MiB), then measure round trips at larger
-sizes the same way (through the engine, every pair, least of the repeats) and write the
-fitted platform's prediction next to each measurement.
+(``hetcoll probe``'s default sizes, 0 B to 16 MiB, or the given ones), then measure round
+trips at larger sizes the same way (through the engine, every pair, eight interleaved
+rounds of 4 round trips each, the first a warm-up; estimated as the probe estimates a
+series: the trimmed mean of the samples from 1 MiB on) and write the fitted platform's
+prediction next to each measurement.
 
-``mpiexec -n K python -m mpi4py probe_fit.py SIZES PROBE_SIZES OUT`` (comma-separated
-bytes; PROBE_SIZES ``default``: the probe's own)
+``mpiexec -n K python -m mpi4py probe_fit.py SIZES PROBE_SIZES ESTIMATE OUT``
+(comma-separated bytes; PROBE_SIZES ``default``: the probe's own; ESTIMATE: the probe's
+``estimate``)
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from mpi4py import MPI
 
 from hetcoll import HetComm
 from hetcoll.platform import Platform, nodes_from_costs
-from hetcoll.runtime.probe import DEFAULT_SIZES, _measure_round, probe
+from hetcoll.runtime.probe import DEFAULT_SIZES, _measure_round, pooled, probe, series_estimate
 
 WORLD = MPI.COMM_WORLD
 
@@ -30,18 +33,20 @@ def predicted_rtt(p: Platform, u: int, v: int, n: int) -> float:
     return bound.delay(u, v, n) + bound.delay(v, u, n)
 
 
-def main(sizes: str, probe_sizes: str, out: str) -> None:
+def main(sizes: str, probe_sizes: str, estimate: str, out: str) -> None:
     big = tuple(int(s) for s in sizes.split(","))
     psizes = DEFAULT_SIZES if probe_sizes == "default" else tuple(map(int, probe_sizes.split(",")))
     load = os.getloadavg()
     placeholder = Platform(nodes_from_costs([0.0] * WORLD.size), name="placeholder")
     with HetComm(WORLD, placeholder, "flat", timeout=600) as hc:
-        res = probe(hc, sizes=psizes, name=f"probed {WORLD.size} ranks")
-        rounds = [_measure_round(hc, big, 3, False) for _ in range(6)]
-    # the first three rounds are the measurement, the next three the same again: how far
-    # two measurements a few seconds apart differ is the floor any prediction's error has
-    measured = np.nanmin(np.stack(rounds[:3]), axis=0)
-    again = np.nanmin(np.stack(rounds[3:]), axis=0)
+        res = probe(hc, sizes=psizes, estimate=estimate, name=f"probed {WORLD.size} ranks")
+        rounds = [_measure_round(hc, big, 4, False) for _ in range(8)]
+    # the even rounds are the measurement, the odd ones the same again, interleaved: how
+    # far two measurements of the same round trips differ is the floor any prediction's
+    # error has on this host
+    measured = series_estimate(pooled(rounds[0::2]), big)
+    again = series_estimate(pooled(rounds[1::2]), big)
+    least = np.nanmin(pooled(rounds), axis=-1)  # what the reference was before: the least
     rows = []
     for u in range(WORLD.size):
         for v in range(u + 1, WORLD.size):
@@ -54,6 +59,9 @@ def main(sizes: str, probe_sizes: str, out: str) -> None:
                         "nbytes": n,
                         "measured": float(measured[u, v, k]),
                         "again": float(again[u, v, k]),
+                        "least": float(least[u, v, k]),
+                        # every round trip, round by round (even: measured, odd: again)
+                        "samples": [[float(x) for x in r[u, v, k]] for r in rounds],
                         "predicted": float(pred),
                     }
                 )
@@ -66,6 +74,8 @@ def main(sizes: str, probe_sizes: str, out: str) -> None:
             "probe_seconds": res.seconds,
             "load": [load, os.getloadavg()],
             "reliable": res.reliability["reliable"],
+            "estimate": res.fit.get("estimate"),
+            "node_spread": res.fit.get("node_spread"),
             "probe_sizes": list(psizes),
             "size_curve": res.fit.get("size_curve"),
             # the fit against the probe's own round trips (what it was fitted to)

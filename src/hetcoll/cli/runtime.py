@@ -235,10 +235,11 @@ def _check_run(p, op, root, algo, size, segment_size, repeat, time_scale, timeou
 )
 @click.option(
     "--estimate",
-    type=click.Choice(["min", "forecast"]),
-    default="min",
+    type=click.Choice(["robust", "min", "forecast"]),
+    default="robust",
     show_default=True,
-    help="Fit the least round trip (robust on a busy host) or the NWS forecast (drift).",
+    help="Fit the least round trip below 1 MiB and the trimmed mean from there on "
+    "(robust), the least everywhere (min), or the NWS forecast (drift).",
 )
 @click.option("--time-scale", type=POSITIVE, default=1.0, show_default=True)
 @click.option("--timeout", type=POSITIVE, default=60.0, show_default=True)

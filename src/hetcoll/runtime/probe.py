@@ -9,21 +9,31 @@ Method
    on the initiator's clock from the start of its send to the completion of the receive of
    the reply (when the reply was there: under emulation its modelled arrival, or its real
    one when the data really came later; not when a busy initiator got round to looking),
-   and the minimum over the repeats is kept (the first messages are slow and the spread is
-   large).
-2. **Repeat until confirmed.**  The whole measurement is repeated ``rounds`` times.  A busy
-   host only ever *delays* a message, so the least round trip of a series (a pair and a
-   size) is the one it disturbed least; it is *confirmed* when a second round's minimum
-   agrees with it within ``spread`` (relative, or 2 µs, the clock's resolution for
+   and every round trip is kept but the first of each pair's chain (a warm-up: it waits
+   for the partner to be scheduled after the start, as a program's first message does).
+   A round's value of a series (a pair and a size) is :func:`series_estimate` of its
+   repeats: the least below :data:`LARGE` (1 MiB), the trimmed mean from there on (step 3).
+2. **Repeat until confirmed.**  The whole measurement is repeated ``rounds`` times, so a
+   series' samples are interleaved with every other pair's and size's.  A busy host only
+   ever *delays* a short message, so the least round trip of a series is the one it
+   disturbed least; a series is *confirmed* when a second round's value agrees with the
+   least round's within ``spread`` (relative, or 2 µs, the clock's resolution for
    practical purposes).  Series that are not confirmed are measured again, only those, up
    to ``retries`` more rounds; what is still unconfirmed then is reported
    (:attr:`ProbeResult.reliability`: ``reliable`` is False and ``unconfirmed`` names the
    pairs and sizes): the host was too busy for the probe to trust its numbers.
-3. **Estimate.**  ``estimate="min"`` (default) fits the least round trip of every series;
-   ``"forecast"`` feeds the full rounds to an NWS-style
-   :class:`~hetcoll.runtime.forecast.Forecaster` and fits its forecast (for a network whose
-   costs drift between probes; on a busy host the minimum is the robust choice).  The
-   forecaster's winners are in the result (``ProbeResult.winners``; the CLI's ``--json``).
+3. **Estimate.**  ``estimate="robust"`` (default) fits :func:`series_estimate` of all the
+   rounds' samples of a series together: the least round trip below 1 MiB, the trimmed
+   (interquartile) mean from 1 MiB on.  A long message shares the host's memory bandwidth
+   and cores with whatever else runs, so its cost varies both ways; the least of a dozen
+   samples is an outlier that a second probe does not repeat, while a mean of the middle
+   half of the samples moves less and is what a program's own large messages cost
+   (``benchmarks/mpi/bench_probe_fit.py`` prints how far two measurements of each
+   estimate differ on the host it runs on).  ``"min"``
+   fits the least round trip at every size; ``"forecast"`` feeds the full rounds to an
+   NWS-style :class:`~hetcoll.runtime.forecast.Forecaster` and fits its forecast (for a
+   network whose costs drift between probes).  The forecaster's winners are in the
+   result (``ProbeResult.winners``; the CLI's ``--json``).
 4. **Fit.**  First the host's per-byte cost by size (:func:`size_curve`, a
    :class:`~hetcoll.sizecurve.SizeCurve`): one host's bytes cost more in large messages
    than in small ones (caches, preemption), which no single per-byte cost predicts within
@@ -33,7 +43,8 @@ Method
    + b n`` by least squares of the *relative* error over the sizes (each size weighs alike:
    a fit of absolute errors would let the largest size set the intercept); the default
    sizes span 0 B to 16 MiB, and ``benchmarks/mpi/bench_probe_fit.py`` checks the fitted
-   platform against measured round trips at 1 to 64 MiB.  Per node,
+   platform against measured round trips at 1 to 64 MiB (the same estimate of
+   interleaved repeats).  Per node,
    ``a_uv = o_u + o_v`` and ``b_uv = beta_u + beta_v``, solved robustly (for each node the
    median over pairs ``v, w`` of ``(a_uv + a_uw - a_vw) / 2``): the per-node overhead
    ``t_ini = o`` and per-byte cost ``t_byte = beta`` of the sender-only model (a round trip
@@ -41,9 +52,9 @@ Method
    network's: ``latency_uv = (a_uv - o_u - o_v) / 2`` and
    ``1 / bandwidth_uv = (b_uv - beta_u - beta_v) / 2`` (clipped at 0; infinite bandwidth
    when nothing is left), so that ``hockney`` and ``postal`` can use the file too.
-5. **Spread.**  Each full round is also fitted on its own; a node's *spread* is the range
-   of its costs over those rounds (:attr:`ProbeResult.fit` ``node_spread``; the CLI prints
-   it as a fraction of the cost).
+5. **Spread.**  Each full round (its values, step 1) is also fitted on its own; a node's
+   *spread* is the range of its costs over those rounds (:attr:`ProbeResult.fit`
+   ``node_spread``; the CLI prints it as a fraction of the cost).
 6. **Classes.**  Nodes whose fitted costs agree within ``tolerance``, *or whose spreads
    overlap*, are given their class mean, as the paper's testbed has speed classes
    (Banikazemi et al. 1998, Sec. 7.1.1): measurement noise then cannot reorder nodes that
@@ -71,11 +82,14 @@ from .forecast import Forecaster
 __all__ = [
     "ProbeResult",
     "fit_platform",
+    "pooled",
     "probe",
     "confirmed",
     "relative_errors",
     "reliability",
+    "series_estimate",
     "size_curve",
+    "trimmed_mean",
     "speed_classes",
     "tournament",
 ]
@@ -84,6 +98,13 @@ __all__ = [
 DEFAULT_SIZES = (0, 4096, 65536, 1 << 20, 16 << 20)
 #: round trips closer than this (seconds) agree whatever their ratio (timer resolution)
 RESOLUTION = 2e-6
+#: from this size on a series is the trimmed mean of its samples, below it the least one
+LARGE = 1 << 20
+#: the share of a series' samples dropped at each end for its trimmed mean
+TRIM = 0.25
+#: how :func:`probe` makes one round trip of a series' samples (module doc, step 3)
+ESTIMATES = ("robust", "min", "forecast")
+MAX_SIZE_INF = 1 << 62  # no size reaches it: the least round trip at every size
 
 
 @dataclass
@@ -149,10 +170,12 @@ def _pingpong_program(pairs, nodes, repeat: int, nbytes: int) -> Program:
 def _measure_round(
     hc: ScheduleComm, sizes, repeat: int, serial: bool, wanted: np.ndarray | None = None
 ) -> np.ndarray:
-    """One round: per pair and size the least of ``repeat`` round trips (seconds), the same
-    on every rank; NaN where ``wanted`` (pairs x pairs x sizes, symmetric) is False."""
+    """One round: per pair and size the ``repeat`` round trips (seconds) but the first, a
+    warm-up (all of them when ``repeat`` is 1), N x N x sizes x kept, the same on every
+    rank; NaN where ``wanted`` (pairs x pairs x sizes, symmetric) is False."""
     n = hc.size
-    rtt = np.full((n, n, len(sizes)), np.nan)
+    first = 1 if repeat > 1 else 0
+    rtt = np.full((n, n, len(sizes), repeat - first), np.nan)
     me = hc.rank
     buf = memoryview(bytearray(max(sizes) if sizes else 0))
     schedule = tournament(n)
@@ -169,15 +192,67 @@ def _measure_round(
             for u, v in pairs:
                 if me == u:
                     # ops alternate send, recv: round trip k = done(recv k) - start(send k)
-                    trips = [trace.done[2 * k + 1] - trace.started[2 * k] for k in range(repeat)]
-                    rtt[u, v, s] = rtt[v, u, s] = min(trips) / 1e9
+                    done, started = trace.done, trace.started
+                    trips = [done[2 * k + 1] - started[2 * k] for k in range(first, repeat)]
+                    rtt[u, v, s] = rtt[v, u, s] = np.array(trips) / 1e9
     # every rank measured only its own pairs: combine (NaN elsewhere)
     out = np.empty_like(rtt)
     hc._wait(hc.comm.Iallreduce(np.nan_to_num(rtt, nan=-1.0), out, op=_max()), "combining probes")
     out[out < 0] = np.nan
     for s in range(len(sizes)):
-        np.fill_diagonal(out[:, :, s], 0.0)
+        for k in range(repeat - first):
+            np.fill_diagonal(out[:, :, s, k], 0.0)
     return out
+
+
+def trimmed_mean(samples: np.ndarray, trim: float = TRIM) -> np.ndarray:
+    """The mean of each series' middle values (last axis; NaN: not measured): of ``m``
+    values the ``floor(trim * m)`` least and as many largest are dropped (``trim`` 0.25:
+    the interquartile mean; of 2 values, their mean).  NaN where nothing was measured.
+    O(values log values).
+
+    Examples
+    --------
+    >>> trimmed_mean(np.array([[1.0, 2.0, 3.0, 100.0], [5.0, np.nan, np.nan, np.nan]])).tolist()
+    [2.5, 5.0]
+    """
+    ordered = np.sort(samples, axis=-1)  # NaN last
+    count = np.sum(~np.isnan(samples), axis=-1)
+    cut = np.floor(trim * count).astype(int)
+    pos = np.arange(samples.shape[-1])
+    keep = (pos >= cut[..., None]) & (pos < (count - cut)[..., None])
+    with np.errstate(invalid="ignore"):
+        return np.where(keep, ordered, 0.0).sum(-1) / np.where(count > 0, keep.sum(-1), np.nan)
+
+
+def series_estimate(
+    samples: np.ndarray, sizes, large: int = LARGE, trim: float = TRIM
+) -> np.ndarray:
+    """One round trip per series from its samples (``... x sizes x samples``, NaN where not
+    measured): below ``large`` bytes the least one (noise only delays a short message),
+    from ``large`` on their trimmed mean (:func:`trimmed_mean`: a long message shares
+    the host's memory and cores with everything else running, so its cost varies both
+    ways, and the least of a few samples is as far from a typical one as the host's
+    swings; a mean of the middle ones repeats).  O(values log values).
+
+    Examples
+    --------
+    >>> x = np.array([[1.0, 2.0, 9.0, 2.0], [10.0, 12.0, 30.0, 11.0]])
+    >>> series_estimate(x, [0, 1 << 20]).tolist()
+    [1.0, 11.5]
+    """
+    small = np.nanmin(np.where(np.isnan(samples).all(-1, keepdims=True), np.inf, samples), -1)
+    small[np.isinf(small)] = np.nan
+    big = np.asarray(sizes) >= large
+    if not big.any():
+        return small
+    return np.where(big, trimmed_mean(samples, trim), small)
+
+
+def pooled(rounds: list[np.ndarray]) -> np.ndarray:
+    """Rounds of samples (each N x N x sizes x repeat) as one series of samples per pair and
+    size: N x N x sizes x (rounds * repeat)."""
+    return np.concatenate(rounds, axis=-1)
 
 
 def confirmed(rounds: np.ndarray, spread: float) -> np.ndarray:
@@ -281,6 +356,12 @@ def fit_platform(
             )
             costs[costs < resolution] = 0.0
             beta[members] = costs
+        # each class's cost is then what explains its pairs (the per-node shares of a few
+        # noisy pairs move, and their class mean with them; the pairs' median does not)
+        zero = beta == 0.0
+        o = _class_fit(a, iu, iv, _labels(o), o)
+        beta = _class_fit(b, iu, iv, _labels(np.stack([o, beta], axis=1)), beta)
+        beta[zero] = 0.0
     lat = np.zeros((n, n))
     inv_bw = np.zeros((n, n))
     lat[iu, iv] = lat[iv, iu] = np.maximum((a - o[iu] - o[iv]) / 2, 0.0)
@@ -377,6 +458,47 @@ def _node_fit(rtt: np.ndarray, sizes: np.ndarray):
     return a, b, np.maximum(o, 0.0), np.maximum(beta, 0.0)
 
 
+def _labels(values: np.ndarray) -> np.ndarray:
+    """Class numbers 0, 1, ... of equal values (rows, for a 2-d array)."""
+    return np.unique(values, axis=0, return_inverse=True)[1].reshape(-1)
+
+
+def _class_fit(
+    pair: np.ndarray, iu: np.ndarray, iv: np.ndarray, labels: np.ndarray, fallback: np.ndarray
+) -> np.ndarray:
+    """Per-node costs, one per class (``labels``), whose sums explain the pair values
+    ``pair_uv = x_u + x_v``: per pair of classes the median over its pairs, then the class
+    costs by least squares over those medians (weighted by the number of pairs); one class
+    costs half its pairs' median.  ``fallback`` where the medians do not determine every
+    class (two single-node classes, say).  O(pairs x classes^2).
+
+    Examples
+    --------
+    >>> iu, iv = np.triu_indices(3, 1)  # pairs 01, 02, 12
+    >>> _class_fit(np.array([2.0, 9.0, 2.2]), iu, iv, np.zeros(3, int), np.zeros(3)).tolist()
+    [1.1, 1.1, 1.1]
+    """
+    k = int(labels.max()) + 1
+    rows, rhs, weights = [], [], []
+    cu, cv = labels[iu], labels[iv]
+    for c in range(k):
+        for d in range(c, k):
+            sel = ((cu == c) & (cv == d)) | ((cu == d) & (cv == c))
+            if sel.any():
+                row = np.zeros(k)
+                row[c] += 1.0
+                row[d] += 1.0
+                rows.append(row)
+                rhs.append(float(np.median(pair[sel])))
+                weights.append(np.sqrt(sel.sum()))
+    design = np.array(rows)
+    if not rows or np.linalg.matrix_rank(design) < k:
+        return fallback
+    w = np.array(weights)
+    sol, *_ = np.linalg.lstsq(design * w[:, None], np.array(rhs) * w, rcond=None)
+    return np.maximum(sol, 0.0)[labels]
+
+
 def _node_costs(pair: np.ndarray, iu: np.ndarray, iv: np.ndarray, n: int) -> np.ndarray:
     """Per-node shares ``o`` of pair sums ``pair_uv = o_u + o_v``: for each ``u`` the median
     over pairs ``v, w`` of ``(p_uv + p_uw - p_vw) / 2``, robust to a few bad pairs (a least
@@ -444,7 +566,7 @@ def probe(
     tolerance: float = 0.05,
     spread: float = 0.05,
     retries: int = 3,
-    estimate: str = "min",
+    estimate: str = "robust",
     name: str = "probed",
 ) -> ProbeResult:
     """Measure every pair of ``hc``'s ranks and fit a :class:`Platform` (collective).
@@ -452,32 +574,38 @@ def probe(
     Node ids are ``hc.nodes`` (the platform ids of the ranks) and each node's ``host`` is
     the processor name (none under emulation: the emulated nodes are separate hosts).
     ``spread`` and ``retries``: when a series is confirmed, and how many extra rounds the
-    unconfirmed ones get (module doc, step 2); ``estimate``: ``"min"`` or ``"forecast"``
-    (step 3).  Returns the same result on every rank.
+    unconfirmed ones get (module doc, step 2); ``estimate``: ``"robust"``, ``"min"`` or
+    ``"forecast"`` (step 3).  Returns the same result on every rank.
     """
     from mpi4py import MPI
 
     from ..errors import HetcollError
 
-    if estimate not in ("min", "forecast"):
-        raise HetcollError(f"estimate: expected 'min' or 'forecast', got {estimate!r}")
+    if estimate not in ESTIMATES:
+        raise HetcollError(f"estimate: expected one of {', '.join(ESTIMATES)}, got {estimate!r}")
     if rounds < 1 or repeat < 1 or retries < 0:
         raise HetcollError("probe: rounds and repeat must be >= 1, retries >= 0")
     t0 = time.monotonic()
     sizes = tuple(int(s) for s in sizes)
+    large = MAX_SIZE_INF if estimate == "min" else LARGE
     forecaster = Forecaster()
-    measured = []
+    samples: list[np.ndarray] = []  # per round: N x N x sizes x repeat
+    measured: list[np.ndarray] = []  # per round: one round trip per series
     for _ in range(rounds):
-        r = _measure_round(hc, sizes, repeat, serial)
-        measured.append(r)
-        forecaster.update(r)
+        samples.append(_measure_round(hc, sizes, repeat, serial))
+        measured.append(series_estimate(samples[-1], sizes, large))
+        forecaster.update(measured[-1])
     for _ in range(retries):
         wanted = ~confirmed(np.stack(measured), spread)
         if not wanted.any():
             break
-        measured.append(_measure_round(hc, sizes, repeat, serial, wanted))
+        samples.append(_measure_round(hc, sizes, repeat, serial, wanted))
+        measured.append(series_estimate(samples[-1], sizes, large))
     stack = np.stack(measured)
-    rtt = forecaster.forecast() if estimate == "forecast" else np.nanmin(stack, axis=0)
+    if estimate == "forecast":
+        rtt = forecaster.forecast()
+    else:  # the interleaved rounds' samples together
+        rtt = series_estimate(pooled(samples), sizes, large)
     hosts = None if hc.emulate else hc.comm.allgather(MPI.Get_processor_name())
     platform, fit = fit_platform(
         rtt,
@@ -489,6 +617,7 @@ def probe(
         name=name,
         spread_rounds=measured[:rounds] if rounds > 1 else None,
     )
+    fit["estimate"] = {"name": estimate, "large": None if estimate == "min" else large}
     return ProbeResult(
         platform,
         sizes,
