@@ -261,3 +261,28 @@ def test_below_large_the_least_sample_and_none_where_nothing_was_measured():
     assert got[0, 0] == 1.0 and np.isnan(got[0, 1]) and got[1, 0] == 10.0
     assert got[1, 1] == 8.5  # two samples: nothing trimmed
     assert series_estimate(x, [1 << 20, 1 << 21], large=1 << 62)[1].tolist() == [10.0, 8.0]
+
+
+@settings(max_examples=25, deadline=None)
+@given(low=st.floats(0.4, 0.8), seed=st.integers(0, 1000))
+def test_one_class_costs_half_its_pairs_median_round_trip(low, seed):
+    """Four equal nodes whose pairs 0-1 and 2-3 (measured in the same tournament round)
+    came out ``low`` times the others: the per-node shares of such pairs fall below every
+    node's true cost (their class mean predicts less than any pair but the two measured
+    low), while the class's cost from the pairs' median predicts the majority."""
+    true = curved_rtt(LARGE_SIZES, 30e-6, 1e-9, _identity())
+    rng = np.random.default_rng(seed)
+    rtt = true * rng.uniform(0.99, 1.01, size=true.shape)
+    rtt = (rtt + rtt.transpose(1, 0, 2)) / 2
+    for u, v in ((0, 1), (2, 3)):
+        rtt[u, v] = rtt[v, u] = rtt[u, v] * low
+    probed, fit = fit_platform(rtt, LARGE_SIZES, [str(i) for i in range(4)])
+    assert fit["classes"] == 1
+    n = 64 << 20
+    assert predicted(probed, n) == pytest.approx(true[0, 2, -1], rel=0.02)
+
+
+def _identity():
+    from hetcoll.sizecurve import SizeCurve
+
+    return SizeCurve((0,), (1.0,))
