@@ -6,6 +6,8 @@ the table, and an engine that disagrees with it fails by name.  The engines:
 - ``event loop``: the simulator's :class:`~hetcoll.simulator.events.Simulation`;
 - ``one-tree shortcut``: :func:`~hetcoll.simulator.tree.simulate_tree` (cases that are one
   tree; it must take them);
+- ``timetable shortcut``: :func:`~hetcoll.simulator.timetable.simulate_timetable` (cases
+  that are a timetable; it must take them);
 - ``executor``: every rank's :class:`~hetcoll.runtime.executor.Executor` under emulation,
   in memory on a virtual clock;
 - ``fast path`` and ``segment path``: every rank's native loop
@@ -28,6 +30,7 @@ from hetcoll.runtime.segments import SegmentRun
 from hetcoll.runtime.transport import CONTROL_TAGS, PACK, Bare
 from hetcoll.simulator import simulate_program
 from hetcoll.simulator.predict import prediction
+from hetcoll.simulator.timetable import simulate_timetable
 from hetcoll.simulator.tree import simulate_tree
 
 
@@ -69,7 +72,18 @@ def one_tree_shortcut(case: Case) -> dict[str, list]:
     s, p = case.schedule, case.platform
     bound = p.model.bind(p)
     assert simulate_tree(bound, s, s.nbytes) is not None, "the shortcut does not take it"
-    pred = prediction(p, s, None, shortcut=True)
+    return _shortcut(case)
+
+
+def timetable_shortcut(case: Case) -> dict[str, list]:
+    s, p = case.schedule, case.platform
+    bound = p.model.bind(p)
+    assert simulate_timetable(bound, s, s.nbytes) is not None, "the shortcut does not take it"
+    return _shortcut(case)
+
+
+def _shortcut(case: Case) -> dict[str, list]:
+    pred = prediction(case.platform, case.schedule, None, shortcut=True)
     starts = _starts(pred.transfers)
     done = {}  # a send ends when its port is free, a receive at its arrival
     ends = {(t.sender, t.receiver, t.chunk): t for t in pred.transfers}
@@ -123,6 +137,8 @@ def _engines(case: Case):
     s = case.schedule
     if s is not None and len(s.flows) == 1 and not s.order and not s.flows[0].relays:
         yield "one-tree shortcut", one_tree_shortcut
+    if s is not None and s.timetable:
+        yield "timetable shortcut", timetable_shortcut
     yield "executor", executor
     if all(c.nbytes <= PACK for c in case.program.chunks):
         yield "fast path", fast_path
@@ -149,6 +165,7 @@ def test_the_table_covers_the_rule_and_every_engine_runs():
     engines = [engine for _, engine, _ in (p.values for p in RUNS)]
     for engine in ("event loop", "one-tree shortcut", "executor", "fast path", "segment path"):
         assert engines.count(engine) >= 3, engine
+    assert "timetable shortcut" in engines
     names = " ".join(case.name for case in CASES)
     for words in ("program order", "blocked first send", "relay", "clear-to-send", "slots"):
         assert words in names, words

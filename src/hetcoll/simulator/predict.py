@@ -1,7 +1,8 @@
 """The simulator's front door: :func:`simulate` (a schedule on a platform under a model, to a
 :class:`~hetcoll.simulator.results.Prediction`) and :func:`simulate_program` (a lowered
 program under a bound model).  It takes the one-tree shortcut
-(:func:`~hetcoll.simulator.tree.simulate_tree`) where it applies, else the event loop
+(:func:`~hetcoll.simulator.tree.simulate_tree`) or the timetable shortcut
+(:func:`~hetcoll.simulator.timetable.simulate_timetable`) where it applies, else the event loop
 (:class:`~hetcoll.simulator.events.Simulation`); both follow the rules of
 :mod:`hetcoll.simulator`."""
 
@@ -18,6 +19,7 @@ from ..program import Program
 from ..schedule import MAX_SHARED_TRANSFERS, Schedule, check_delivery, check_transfers
 from .events import Simulation
 from .results import Prediction, Transfer
+from .timetable import simulate_timetable
 from .tree import simulate_tree
 
 __all__ = ["prediction", "simulate", "simulate_program"]
@@ -69,8 +71,10 @@ def simulate(
 def prediction(
     platform: Platform, schedule: Schedule, model: Any, shortcut: bool = True
 ) -> Prediction:
-    """:func:`simulate`; ``shortcut=False`` never takes the one-tree shortcut
-    (:func:`~hetcoll.simulator.tree.simulate_tree`), so that tests can compare the two."""
+    """:func:`simulate`; ``shortcut=False`` never takes the one-tree or the timetable
+    shortcut (:func:`~hetcoll.simulator.tree.simulate_tree`,
+    :func:`~hetcoll.simulator.timetable.simulate_timetable`), so that tests can compare
+    them with the event loop."""
     check_delivery(schedule, platform)  # a bcast that misses nodes has no time to predict
     cost_model = get_model(model) if model is not None else platform.model
     bound = cost_model.bind(platform)
@@ -78,7 +82,11 @@ def prediction(
         check_transfers(schedule.flows, MAX_SHARED_TRANSFERS, " simulated under shared contention")
     total_bytes = schedule.nbytes * len(schedule.buffers)
     with _gc_paused():
-        quick = simulate_tree(bound, schedule, total_bytes) if shortcut else None
+        quick = None
+        if shortcut:
+            quick = simulate_tree(bound, schedule, total_bytes) or simulate_timetable(
+                bound, schedule, total_bytes
+            )
         if quick is None:
             program = schedule.program()
             sim = Simulation(bound, program)  # names unknown nodes first
