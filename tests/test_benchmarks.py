@@ -264,3 +264,59 @@ def test_the_fuzzer_counts_an_alarm_as_a_case_ends_without_crashing(wall, monkey
     assert doc["counts"]["valid"] == 3
     assert doc["limit"]["clock"] == ("wall" if wall else "cpu")
     assert signal.getsignal(signum) == before  # the handler is the caller's again
+
+
+# -- the default is `make bench`'s size; --full the long run the docs quote -----------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "sizes"),
+    [([], [1, 1 << 20]), (["--full"], [1, 1 << 10, 64 << 10, 1 << 20, 8 << 20])],
+)
+def test_the_simgrid_cross_check_runs_two_sizes_unless_full(argv, sizes, tmp_path, monkeypatch):
+    asked = []
+    case, replayed = _replay_case("tini", 2.0, 2.0)
+    script = _crosscheck(monkeypatch, case, replayed)
+    monkeypatch.setattr(script, "_cases", lambda s: asked.append(list(s)) or [dict(case)])
+    assert script.main([*argv, "--json", str(tmp_path / "x.json")]) == 0
+    assert asked == [sizes]
+    assert json.loads((tmp_path / "x.json").read_text())["sizes"] == sizes
+
+
+@pytest.mark.parametrize(
+    ("argv", "limit", "budget", "draws", "largest"),
+    [
+        ([], 10.0, 60.0, 3, 100_000),
+        (["--full"], 60.0, 400.0, 5, 100_000),
+        (["--quick"], 5.0, 20.0, 2, 10_000),
+        (["--full", "--limit", "7", "--budget", "9"], 7.0, 9.0, 5, 100_000),
+    ],
+)
+def test_bench_planners_limits_by_mode(argv, limit, budget, draws, largest, tmp_path, monkeypatch):
+    """`make bench` sweeps ``optimal`` to a 10 s solve and 60 s in all; --full to 60 s / 400 s."""
+    seen = {}
+
+    def sweep(sizes, limit, budget, repeat):
+        seen["sweep"] = (limit, budget)
+        return [], None
+
+    def case_24(repeat, draws):
+        seen["draws"] = draws
+        return []
+
+    def heuristics(sizes, repeat):
+        seen["largest"] = max(sizes)
+        return []
+
+    script = _script(
+        "simulated",
+        "bench_planners",
+        monkeypatch,
+        sweep_optimal=sweep,
+        case_24=case_24,
+        sweep_heuristics=heuristics,
+    )
+    assert script.main([*argv, "--out", str(tmp_path / "p.json")]) == 0
+    assert seen == {"sweep": (limit, budget), "draws": draws, "largest": largest}
+    doc = json.loads((tmp_path / "p.json").read_text())
+    assert doc["limit_seconds"] == limit

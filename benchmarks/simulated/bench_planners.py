@@ -6,8 +6,14 @@ Sec. 6.3).  Only the planner call is timed (``prepare`` and building the Schedul
 generating the platform and simulating excluded), with ``time.perf_counter``, best of a few
 runs.
 
-    python benchmarks/simulated/bench_planners.py            # full: optimal up to a 60 s solve
+    python benchmarks/simulated/bench_planners.py            # optimal up to a 10 s solve
+    python benchmarks/simulated/bench_planners.py --full     # optimal up to a 60 s solve
     python benchmarks/simulated/bench_planners.py --quick    # a smoke run in well under a minute
+
+The default (what ``make bench`` runs, a few minutes) sweeps ``optimal`` until a solve takes
+10 s or the sweep's solves 60 s, times 3 draws of 24 participants and ``fnf``/``spoc`` up to
+100 000 nodes; ``--full`` lets a solve take 60 s and the sweep 400 s (each solve is run
+``--repeat`` times: over half an hour on a shared 2-core machine) and times 5 draws.
 """
 
 from __future__ import annotations
@@ -138,20 +144,22 @@ def sweep_heuristics(sizes, repeat: int) -> list[dict]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, short limits")
-    ap.add_argument("--limit", type=float, default=None, help="seconds per optimal solve (60)")
-    ap.add_argument("--budget", type=float, default=None, help="seconds for the sweep (400)")
+    ap.add_argument("--full", action="store_true", help="optimal up to a 60 s solve")
+    ap.add_argument("--limit", type=float, default=None, help="s per optimal solve (10; full 60)")
+    ap.add_argument("--budget", type=float, default=None, help="s for the sweep (60; full 400)")
     ap.add_argument("--repeat", type=int, default=3, help="best of this many runs")
     ap.add_argument("--out", type=Path, default=Path("results") / "bench_planners.json")
     args = ap.parse_args(argv)
-    limit = args.limit or (5.0 if args.quick else 60.0)
-    budget = args.budget or (20.0 if args.quick else 400.0)
+    mode = "quick" if args.quick else "full" if args.full else "default"
+    limit = args.limit or {"quick": 5.0, "default": 10.0, "full": 60.0}[mode]
+    budget = args.budget or {"quick": 20.0, "default": 60.0, "full": 400.0}[mode]
     opt_sizes = [4, 8, 12, 16, 20, 24] + ([] if args.quick else list(range(26, 61, 2)))
     big_sizes = [10, 100, 1000, 10_000] + ([] if args.quick else [100_000])
 
     print("timing optimal ...", file=sys.stderr)
     sweep, largest = sweep_optimal(opt_sizes, limit, budget, args.repeat)
     print("timing 24 participants from 8 classes ...", file=sys.stderr)
-    c24 = case_24(args.repeat, draws=2 if args.quick else 5)
+    c24 = case_24(args.repeat, draws={"quick": 2, "default": 3, "full": 5}[mode])
     print("timing fnf and spoc ...", file=sys.stderr)
     heur = sweep_heuristics(big_sizes, args.repeat)
 
@@ -205,7 +213,7 @@ def main(argv=None) -> int:
         "benchmark": "planners",
         "hetcoll": __version__,
         "machine": machine(),
-        "mode": "quick" if args.quick else "full",
+        "mode": mode,
         "load_average": os.getloadavg(),
         "limit_seconds": limit,
         "optimal_vs_n": sweep,
