@@ -165,7 +165,11 @@ def test_cube_planner_choice():
         assert hc.cube_algo == "eff_cube_ls"
     with HetComm(MPI.COMM_SELF, p, "binomial", cube_algo="tsts_cube") as hc:
         assert hc.cube_algo == "tsts_cube"
-    with pytest.raises(PlannerError, match="'fnf' is not a hypercube planner; choose from: "):
+    with HetComm(MPI.COMM_SELF, p, "forest") as hc:  # per root: also Reduce_scatter's
+        assert (hc.cube_algo, hc.planning.rooted_algo) == ("forest", "rooted_ls")
+    with pytest.raises(
+        PlannerError, match="'fnf' is not a hypercube or per-root planner; choose from: .*forest"
+    ):
         HetComm(MPI.COMM_SELF, p, cube_algo="fnf")
 
 

@@ -160,7 +160,45 @@ class Planning:
         from .planners import REGISTRY
 
         info = REGISTRY.get(algo)
-        return info is not None and info.kind != "hypercube"
+        return info is not None and info.kind not in ("hypercube", *PER_ROOT_KINDS)
+
+    def plans_per_root(self, algo: str) -> bool:
+        """Whether ``algo`` is a registered planner of per-root schedules (``forest``):
+        ``Allgather``, ``Allreduce`` and ``Reduce_scatter(_block)`` with it run on every
+        member's trees (:mod:`hetcoll.runtime.perroot`)."""
+        return per_root_planner(algo)
+
+    def per_root(self, platform: Platform, call: dict[str, Any]) -> Schedule:
+        """The per-root schedule of an ``allgather``, ``reduce_scatter`` or ``allreduce``:
+        ``nbytes`` (each member's block, an allreduce's vector), ``sizes`` (node -> block
+        bytes, or None), ``align`` (a reduction's element extent), ``algo``, ``members``
+        (None or the platform's nodes in any order: the per-root planners plan on every
+        node)."""
+        from math import lcm
+
+        from .planners import get_planner, plan
+
+        algo = call["algo"]
+        if call["members"] is not None and set(call["members"]) != set(platform.ids):
+            raise PlannerError(
+                f"{algo} plans on every node of the platform; this communicator runs on "
+                f"{len(call['members'])} of its {len(platform)} nodes (give HetComm the "
+                "members' own platform)"
+            )
+        options = self._accepted(algo)
+        if call["align"] > 1 and "align" in get_planner(algo).options:
+            options["align"] = lcm(int(options.get("align", 1)), call["align"])
+        return plan(
+            platform,
+            None,
+            None,
+            method=algo,
+            model=self.model,
+            nbytes=call["nbytes"],
+            collective=call["collective"],
+            sizes=call["sizes"],
+            options=options,
+        )
 
     def native(self, platform: Platform, call: dict[str, Any]):
         """MPI's own algorithm for a call, as a program (:func:`hetcoll.mpich.native`)."""
@@ -237,6 +275,8 @@ class Planning:
         from .planners import plan_hypercube
 
         algo = self.cube_algo if call["algo"] is None else cube_planner(call["algo"])
+        if per_root_planner(algo):  # what a per-root planner does not plan: a barrier,
+            algo = "eff_cube"  # blocks of different sizes (Allgatherv, objects)
         if algo in _CHOICES:  # the best hypercube plan (MPI's own runs elsewhere)
             from .choice import best_cube
 
@@ -309,24 +349,45 @@ def rooted_planner(name: str | None, default: str | None = None) -> str:
     return name
 
 
+#: registry kinds of the planners of per-root schedules (:mod:`hetcoll.perroot`)
+PER_ROOT_KINDS = ("forest",)
+
+
+def per_root_planner(name: str | None) -> bool:
+    """Whether ``name`` is a registered planner of per-root schedules."""
+    from .planners import REGISTRY
+
+    info = REGISTRY.get(name) if name is not None else None
+    return info is not None and info.kind in PER_ROOT_KINDS
+
+
 def cube_planner(name: str | None, default: str | None = None) -> str:
-    """A hypercube planner's name: ``name``, else ``default`` when it names one, else
-    ``eff_cube``.  :class:`PlannerError` when ``name`` is not a hypercube planner."""
+    """The planner of ``Allreduce``, ``Allgather`` and ``Barrier``: ``name``, else
+    ``default`` when it names a hypercube or per-root planner (``forest``: also the
+    planner of ``Reduce_scatter(_block)``; a barrier and blocks of different sizes then
+    run ``eff_cube``), else ``eff_cube``.  :class:`PlannerError` when ``name`` is neither."""
     from .planners import REGISTRY, get_planner, hypercube_planners
 
     if name is None:
         if default in _CHOICES:
             return default
         info = REGISTRY.get(default) if default is not None else None
-        return default if info is not None and info.kind == "hypercube" else "eff_cube"
+        fits = info is not None and (info.kind == "hypercube" or per_root_planner(default))
+        return default if fits else "eff_cube"
     if name in _CHOICES:
         return name
-    if get_planner(name).kind != "hypercube":
+    if get_planner(name).kind != "hypercube" and not per_root_planner(name):
         raise PlannerError(
-            f"cube_algo: {name!r} is not a hypercube planner; choose from: "
-            + ", ".join(hypercube_planners())
+            f"cube_algo: {name!r} is not a hypercube or per-root planner; choose from: "
+            + ", ".join([*hypercube_planners(), *_per_root_planners()])
         )
     return name
+
+
+def _per_root_planners() -> list[str]:
+    from .planners import REGISTRY
+
+    return sorted(n for n, info in REGISTRY.items() if info.kind in PER_ROOT_KINDS)
 
 
 @add_passthroughs
@@ -360,8 +421,11 @@ class HetComm(VectorCollectives, Persistent):
     cube_algo : str, optional
         The hypercube planner of ``Allreduce``/``allreduce``, ``Allgather``/``allgather``
         and ``Barrier``/``barrier`` (``blind``, ``dim2_cube``, ``tsts_cube``, ``eff_cube``,
-        ``eff_cube_ls``, or ``auto``/``mpi`` as for ``algo``).  Default: ``algo`` when it
-        names a hypercube planner or is ``auto``/``mpi``, else ``eff_cube``.
+        ``eff_cube_ls``, or ``auto``/``mpi`` as for ``algo``), or the per-root planner
+        ``forest``: ``Allreduce``, ``Allgather`` and ``Reduce_scatter(_block)`` then run
+        every rank's block over trees of its own (commutative operators; a barrier,
+        ``Allgatherv`` and the object forms run ``eff_cube``).  Default: ``algo`` when it
+        names a hypercube or per-root planner or is ``auto``/``mpi``, else ``eff_cube``.
     margin : float
         With ``auto``: the predicted speed-up over MPI's own a plan needs, beyond 1, to
         be run (default :data:`hetcoll.choice.DEFAULT_MARGIN`, the model's measured error).

@@ -606,6 +606,8 @@ class Collectives(ScheduleComm):
                 result = self._native_allreduce(state, op, spec, what, extra)
             elif tree and op.is_commutative:
                 result = self._tree_allreduce(state, op, spec, algo, what, extra)
+            elif self._per_root_planner(algo) and op.is_commutative:
+                result = self._per_root_allreduce(state, op, spec, algo, what, extra)
             elif not op.is_commutative:
                 blocks = self._gather_blocks(state, None if tree else algo, what, extra)
                 acc = self._pool.take(len(state))
@@ -632,6 +634,11 @@ class Collectives(ScheduleComm):
     def _tree_planner(self, algo: str | None) -> bool:
         """Whether ``algo`` names a tree planner (an allreduce then runs on its trees, in
         :class:`~.rooted.RootedCollectives`), not a hypercube one."""
+        return False
+
+    def _per_root_planner(self, algo: str | None) -> bool:
+        """Whether ``algo`` names a planner of per-root schedules (an allgather, allreduce
+        or reduce-scatter then runs on them, in :class:`~.perroot.PerRootCollectives`)."""
         return False
 
     def _native_allreduce(self, state, op, spec, what, extra) -> memoryview:
@@ -712,6 +719,8 @@ class Collectives(ScheduleComm):
         with self._scratch():
             if choice.algorithm == "mpi":
                 blocks = self._native_allgather(send, what, sig)
+            elif self._per_root_planner(choice.algorithm):
+                blocks = self._per_root_allgather(send, choice.algorithm, what, sig)
             else:
                 blocks = self._gather_blocks(send, choice.algorithm, what, sig)
             for out, block in zip(blocks_out, blocks, strict=True):

@@ -47,8 +47,9 @@ from .buffers import (
     op_name,
     raw,
 )
+from .perroot import PerRootCollectives
 from .rank_ops import Label
-from .rooted import RootedCollectives, _or_mpi, _place, refusing
+from .rooted import _or_mpi, _place, _write, refusing
 
 __all__ = ["Vector", "VectorCollectives", "vector"]
 
@@ -143,7 +144,7 @@ def _ints(values: Any, blocks: int, where: str, what: str) -> list[int]:
     return out
 
 
-class VectorCollectives(RootedCollectives):
+class VectorCollectives(PerRootCollectives):
     """:class:`~.rooted.RootedCollectives` with the v-variants and reduce-scatter (see
     the module docstring)."""
 
@@ -355,6 +356,18 @@ class VectorCollectives(RootedCollectives):
         size = dt.Get_size()
         sizes = tuple(c * size for c in counts)
         extra = f"{_sig(send)}/{op_name(op)}/{counts}"
+        per_root = algo if algo is not None else self._default_per_root()
+        if self._per_root_planner(per_root):
+            if op.is_commutative:
+                label = Label("{}({} B, {})", name, send.nbytes, per_root)
+                with self._scratch():
+                    result = self._per_root_reduce_scatter(
+                        _spans(send, counts), op, dt, counts, per_root, label, extra
+                    )
+                    _write(recv, result)
+                self._record(name, None, per_root)
+                return
+            algo = None  # combined in rank order at rank 0, on the rooted trees
         label = Label("{}({} B, {})", name, send.nbytes, algo or self._rooted_label())
         # Both halves planned (cached) before either runs: a persistent call's *_init,
         # which stops at the first run, plans the whole call (its starts plan nothing).
@@ -377,6 +390,19 @@ def _first(m: Message, count: int) -> Message:
     return Message(
         m.buffer, count, m.datatype, count * m.datatype.Get_size(), m.contiguous, m.where
     )
+
+
+def _spans(m: Message, counts) -> list[memoryview]:
+    """The span of each block of ``m`` (``counts[r]`` elements after the first ``r``
+    blocks), holes included."""
+    extent = m.datatype.Get_extent()[1]
+    size = m.datatype.Get_size()
+    out, at = [], 0
+    for c in counts:
+        block = Message(m.buffer[at * extent :], c, m.datatype, c * size, m.contiguous, m.where)
+        out.append(block.span())
+        at += c
+    return out
 
 
 def _sig(m: Message) -> str:
