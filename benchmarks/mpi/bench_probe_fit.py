@@ -1,6 +1,6 @@
 """Does the probe's fit predict large messages?  Natively, on this host's ranks.
 
-``hetcoll probe`` (its default sizes 0 B to 16 MiB, or ``--probe-sizes``; its default
+``hetcoll probe`` (its default sizes 0 B to 64 MiB, or ``--probe-sizes``; its default
 estimate, or ``--estimate``) gives a platform; the same ranks then measure round trips at
 1, 4, 16 and 64 MiB through the same engine (every pair, eight interleaved rounds of 4
 round trips, the first a warm-up; the even rounds are the measurement, the odd ones the

@@ -1,5 +1,5 @@
 """MPI side of ``benchmarks/mpi/bench_probe_fit.py``: probe these ranks natively
-(``hetcoll probe``'s default sizes, 0 B to 16 MiB, or the given ones), then measure round
+(``hetcoll probe``'s default sizes, 0 B to 64 MiB, or the given ones), then measure round
 trips at larger sizes the same way (through the engine, every pair, eight interleaved
 rounds of 4 round trips each, the first a warm-up; estimated as the probe estimates a
 series: the trimmed mean of the samples from 1 MiB on) and write the fitted platform's

@@ -192,7 +192,8 @@ def _check_run(p, op, root, algo, size, segment_size, repeat, time_scale, timeou
     "--sizes",
     default=None,
     help="Comma-separated message sizes: span the sizes your program sends (default "
-    "0,4KiB,64KiB,1MiB,16MiB; with --emulate 0,4KiB,16KiB, as emulated costs are slow).",
+    "0,4KiB,64KiB,1MiB,4MiB,16MiB,64MiB; with --emulate 0,4KiB,16KiB, as emulated costs "
+    "are slow).",
 )
 @click.option("--repeat", type=int, default=4, show_default=True, help="Round trips per size.")
 @click.option(
@@ -270,7 +271,7 @@ def probe_cmd(
 
     emulated = _platform(emulate_file) if emulate_file else None
     if sizes is None:
-        sizes = "0,4KiB,16KiB" if emulated is not None else "0,4KiB,64KiB,1MiB,16MiB"
+        sizes = "0,4KiB,16KiB" if emulated is not None else "0,4KiB,64KiB,1MiB,4MiB,16MiB,64MiB"
     size_list = _sizes(sizes, "--sizes")
     if repeat < 1 or rounds < 1:
         raise HetcollError("--repeat and --rounds: must be >= 1")

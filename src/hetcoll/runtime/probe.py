@@ -42,7 +42,7 @@ Method
    curve's effective sizes (the real ones when no curve is needed), per pair ``RTT(n) = a
    + b n`` by least squares of the *relative* error over the sizes (each size weighs alike:
    a fit of absolute errors would let the largest size set the intercept); the default
-   sizes span 0 B to 16 MiB, and ``benchmarks/mpi/bench_probe_fit.py`` checks the fitted
+   sizes span 0 B to 64 MiB, and ``benchmarks/mpi/bench_probe_fit.py`` checks the fitted
    platform against measured round trips at 1 to 64 MiB (the same estimate of
    interleaved repeats).  Per node,
    ``a_uv = o_u + o_v`` and ``b_uv = beta_u + beta_v``, solved robustly (for each node the
@@ -94,8 +94,10 @@ __all__ = [
     "tournament",
 ]
 
-#: 0 B to 16 MiB: the fit must predict large messages (module doc, step 4)
-DEFAULT_SIZES = (0, 4096, 65536, 1 << 20, 16 << 20)
+#: 0 B to 64 MiB, the largest size ``hetcoll tune`` measures by default: the fit must
+#: predict large messages, and the size curve is measured only within the probed span
+#: (module doc, step 4)
+DEFAULT_SIZES = (0, 4096, 65536, 1 << 20, 4 << 20, 16 << 20, 64 << 20)
 #: round trips closer than this (seconds) agree whatever their ratio (timer resolution)
 RESOLUTION = 2e-6
 #: from this size on a series is the trimmed mean of its samples, below it the least one
