@@ -23,7 +23,8 @@ lint: $(BIN)/.installed
 
 # Benchmarks by kind (each prints a table and writes results/*.json); `make bench` runs all,
 # each script with its defaults (a size for a shared machine; their --full or documented
-# options run the long versions).  `make -n bench` lists every script it runs.
+# options run the long versions), and says each one's wall time.  `make -n bench` lists
+# every script it runs.
 # benchmarks/mpi/ranks/ holds the rank side of MPI benchmarks: started by them, not here.
 BENCH_KINDS := simulated crosscheck fuzzing mpi
 
@@ -31,7 +32,8 @@ bench: $(addprefix bench-,$(BENCH_KINDS))
 
 $(addprefix bench-,$(BENCH_KINDS)): bench-%: $(BIN)/.installed
 	for b in $(sort $(wildcard benchmarks/$*/*.py)); do \
-	    echo "== $$b"; $(BIN)/python $$b || { echo "== $$b failed"; exit 1; }; done
+	    echo "== $$b"; t0=$$(date +%s); $(BIN)/python $$b || { echo "== $$b failed"; exit 1; }; \
+	    echo "== $$b: $$(( $$(date +%s) - t0 )) s of wall time"; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -320,3 +320,109 @@ def test_bench_planners_limits_by_mode(argv, limit, budget, draws, largest, tmp_
     assert seen == {"sweep": (limit, budget), "draws": draws, "largest": largest}
     doc = json.loads((tmp_path / "p.json").read_text())
     assert doc["limit_seconds"] == limit
+
+
+class _Done(Exception):
+    """Raised where a stubbed script would print its table: what it ran is recorded."""
+
+
+class _Any(dict):
+    """A result row whose every field is 1.0."""
+
+    def __missing__(self, key):
+        return 1.0
+
+
+def _done(*args, **kwargs):
+    raise _Done
+
+
+def _sizes_run(script, calls):
+    return {
+        "instance": lambda n, seed, model, slices: calls.append((n, seed)) or [],
+        "table": _done,
+    }
+
+
+def _switch_run(script, calls):
+    return {
+        "measure": lambda n, seed, repeat, flits: (
+            calls.append((n, seed, repeat)) or {"workstations": n}
+        ),
+        "PLANNERS": (),
+        "format_table": _done,
+    }
+
+
+def _packing_run(script, calls):
+    return {
+        "link_graph": lambda n, density, seed: calls.append((n, seed)),
+        "one": lambda p, op, block: _Any(),
+        "format_table": _done,
+    }
+
+
+def _edge_loads_run(script, calls):
+    from types import SimpleNamespace
+
+    solve = SimpleNamespace(steady_problem=lambda *a: None, pack_arborescences=lambda p: None)
+    return {
+        "random_graph_platform": lambda n, density, seed: calls.append((density, seed)),
+        "steady": solve,
+        "one": lambda prob, pack, smoothing: calls.append(smoothing) or _Any(),
+        "format_table": _done,
+    }
+
+
+def _optimal_run(script, calls):
+    return {
+        "case": lambda n, k, repeat, full_limit: calls.append((n, k)) or _Any(),
+        "from_the_command_line": lambda n, k: calls.append(("cli", n, k)) or (1.0, 1.0),
+        "format_table": _done,
+    }
+
+
+def _reductions_run(script, calls):
+    return {
+        "one_case": lambda n, model, collective, nbytes, seed: calls.append(n) or {},
+        "summarise": lambda batch: {},
+        "table": _done,
+    }
+
+
+def _per_n(calls):
+    return {n: calls.count(n) for n in calls}
+
+
+def _rows(small: int, at_64: int) -> dict:
+    """Cases per member count: 2 models x 5 collectives x the platforms per row."""
+    return {4: small, 6: small, 8: small, 16: small, 64: at_64}
+
+
+@pytest.mark.parametrize(
+    ("name", "stubs", "argv", "expect"),
+    [
+        ("bench_sizes", _sizes_run, [], lambda c: c == [(10, 0), (30, 0), (50, 0)]),
+        ("bench_sizes", _sizes_run, ["--full"], lambda c: len(c) == 9 and c[-1] == (50, 2)),
+        ("bench_switch", _switch_run, [], lambda c: c == [(256, 1, 1), (4096, 1, 1)]),
+        ("bench_switch", _switch_run, ["--full"], lambda c: len(c) == 6 and c[-1] == (4096, 3, 3)),
+        ("bench_packing", _packing_run, [], lambda c: c == [(8, 0), (16, 0), (32, 0)]),
+        ("bench_packing", _packing_run, ["--full"], lambda c: [n for n, _ in c] == [8, 16, 32, 64]),
+        ("bench_edge_loads", _edge_loads_run, [], lambda c: len(c) == 2 * 2 * (1 + 2)),
+        ("bench_edge_loads", _edge_loads_run, ["--full"], lambda c: len(c) == 2 * 5 * (1 + 6)),
+        ("bench_optimal", _optimal_run, [], lambda c: {x[0] for x in c} == {16, 24, 32, 40, "cli"}),
+        ("bench_optimal", _optimal_run, ["--full"], lambda c: (64, 8) in c),
+        ("bench_reductions", _reductions_run, [], lambda c: _per_n(c) == _rows(50, 20)),
+        ("bench_reductions", _reductions_run, ["--full"], lambda c: _per_n(c) == _rows(200, 50)),
+    ],
+)  # fmt: skip
+def test_the_default_is_smaller_than_full(name, stubs, argv, expect, tmp_path, monkeypatch):
+    """`make bench` runs the default: fewer platforms (or sizes) than --full, each checked."""
+    calls: list = []
+    module = _script("simulated", name, monkeypatch)
+    for attr, value in stubs(module, calls).items():
+        assert hasattr(module, attr), f"{name}.py has no {attr}"
+        monkeypatch.setattr(module, attr, value)
+    with contextlib.suppress(_Done):
+        module.main([*argv, "--out", str(tmp_path / "out.json")])
+    assert calls and expect(calls), calls

@@ -11,8 +11,8 @@ is), and the link time and certified gap each reaches (the same minimum).  CPU t
 elapsed: on a shared machine other processes do not add to it; the load average is
 printed beside it.
 
-    python benchmarks/simulated/bench_edge_loads.py            # densities 0.12, 0.3; seeds 0-4
-    python benchmarks/simulated/bench_edge_loads.py --seeds 2 --repeat 1
+    python benchmarks/simulated/bench_edge_loads.py            # densities 0.12, 0.3; seeds 0-1
+    python benchmarks/simulated/bench_edge_loads.py --full     # seeds 0-4, 3 runs of each
 """
 
 from __future__ import annotations
@@ -53,10 +53,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=50, help="nodes (50)")
     ap.add_argument("--densities", default="0.12,0.3", help="comma-separated (0.12,0.3)")
-    ap.add_argument("--seeds", type=int, default=5, help="platforms per density (5)")
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each, alternating (3)")
+    ap.add_argument("--full", action="store_true", help="5 platforms per density, 3 runs")
+    ap.add_argument("--seeds", type=int, default=None, help="platforms per density (2; full 5)")
+    ap.add_argument("--repeat", type=int, default=None, help="runs of each, alternating (1; 3)")
     ap.add_argument("--out", type=Path, default=Path("results") / "bench_edge_loads.json")
     args = ap.parse_args(argv)
+    args.seeds = args.seeds or (5 if args.full else 2)
+    args.repeat = args.repeat or (3 if args.full else 1)
     load = [os.getloadavg()[0]]
     rows, cases = [], []
     for density in (float(d) for d in args.densities.split(",")):

@@ -8,7 +8,8 @@ certified optimum of the operation (``hetcoll.allbounds``; the cut bound on thes
 the table shows that ratio, the trees, the messages and the planning time (CPU seconds:
 other processes on a shared machine do not add to it; the load average is printed beside).
 
-    python benchmarks/simulated/bench_packing.py                       # 8, 16, 32, 64 nodes
+    python benchmarks/simulated/bench_packing.py                       # 8, 16, 32 nodes
+    python benchmarks/simulated/bench_packing.py --full                # 8, 16, 32, 64 nodes
     python benchmarks/simulated/bench_packing.py --nodes 8,16 --seeds 1
 """
 
@@ -67,7 +68,8 @@ def one(p: Platform, op: str, block: int) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--nodes", default="8,16,32,64", help="comma-separated (8,16,32,64)")
+    ap.add_argument("--full", action="store_true", help="nodes 8,16,32,64")
+    ap.add_argument("--nodes", default=None, help="comma-separated (8,16,32; full 8,16,32,64)")
     ap.add_argument("--sizes", default="1,64", help="MiB per rank, comma-separated (1,64)")
     ap.add_argument("--ops", default="allgather,reduce_scatter", help="operations")
     ap.add_argument("--density", type=float, default=0.3, help="link probability (0.3)")
@@ -76,7 +78,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     load = [os.getloadavg()[0]]
     rows, records = [], []
-    for n in (int(x) for x in args.nodes.split(",")):
+    nodes = args.nodes or ("8,16,32,64" if args.full else "8,16,32")
+    for n in (int(x) for x in nodes.split(",")):
         for seed in range(args.seeds):
             p = link_graph(n, args.density, seed)
             for op in args.ops.split(","):

@@ -14,7 +14,7 @@ one-port), root ``"0"``, slices of 1 MB.  For each instance:
   enough for its pipeline to fill (:func:`hetcoll.simulator.steady_state`) over the optimum
   (long simulated runs: up to ``--multi-tree-max-n`` nodes).
 
-    python benchmarks/simulated/bench_pipelined.py          # n = 10..30, 2 platforms, short limits
+    python benchmarks/simulated/bench_pipelined.py          # n = 10..30, 2 platforms, LP at 10 s
     python benchmarks/simulated/bench_pipelined.py --full   # n = 10..50, 5 platforms each, n = 200
 
 The default is sized for ``make bench`` (a few minutes); ``--full`` (LP (2) at a 300 s limit
@@ -229,7 +229,7 @@ def main(argv=None) -> int:
     ap.add_argument("--full", action="store_true", help="n <= 50, 5 platforms, long limits")
     ap.add_argument("--seeds", type=int, default=None, help="platforms per size (2; full 5)")
     ap.add_argument("--density", type=float, default=0.2)
-    ap.add_argument("--lp-limit", type=float, default=None, help="seconds per LP (30; full 300)")
+    ap.add_argument("--lp-limit", type=float, default=None, help="seconds per LP (10; full 300)")
     ap.add_argument("--no-lp", action="store_true", help="skip LP (2) (the packing only)")
     ap.add_argument("--multi-tree-max-n", type=int, default=None, help="(20; full 50)")
     ap.add_argument("--large-limit", type=float, default=120.0, help="packing s at n = 200")
@@ -246,7 +246,7 @@ def main(argv=None) -> int:
     if args.sizes:
         sizes = [int(x) for x in args.sizes.split(",")]
     seeds = args.seeds or (5 if args.full else 2)
-    lp_limit = None if args.no_lp else args.lp_limit or (300.0 if args.full else 30.0)
+    lp_limit = None if args.no_lp else args.lp_limit or (300.0 if args.full else 10.0)
     mt_max = args.multi_tree_max_n or (50 if args.full else 20)
     # warm up (imports, HiGHS's first model) so that the first instance is timed like the rest
     pack_arborescences(steady_problem(random_graph_platform(6, 0.5, seed=0), "0", SLICE))

@@ -1,7 +1,10 @@
 """Reduce, gather, scatter and their compositions: ``rooted_ls`` against the exact optimum
 and against every broadcast tree planner run backwards, on random platforms (simulated).
 
-    python benchmarks/simulated/bench_reductions.py [--quick] [--out results/bench_reductions.json]
+    python benchmarks/simulated/bench_reductions.py [--quick | --full] [--trials T] [--out PATH]
+
+The default (what ``make bench`` runs) draws 5 platforms per row (2 at 64 members);
+``--full`` 20 (5 at 64), ``--quick`` 3 at 4, 8 and 16 members only.
 
 Targets (``tini`` and ``postal`` platforms with per-node send, per-byte and combine costs):
 ``rooted_ls`` never slower than the best reversed planner, and within 2 % of the exact
@@ -124,12 +127,13 @@ def summarise(cases: list[dict]) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer trials and sizes")
+    ap.add_argument("--full", action="store_true", help="20 platforms per row (5 at 64)")
     ap.add_argument("--trials", type=int, default=None)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--nbytes", type=int, default=4096, help="bytes per member")
     ap.add_argument("--out", default="results/bench_reductions.json")
     args = ap.parse_args(argv)
-    trials = args.trials or (3 if args.quick else 20)
+    trials = args.trials or (3 if args.quick else 20 if args.full else 5)
     sizes = (4, 8, 16) if args.quick else (4, 6, 8, 16, 64)
     rows, cases = [], []
     seeds = iter(spawn_seeds(args.seed, 10_000))

@@ -11,7 +11,8 @@ single-tree pipelined planners (:data:`SINGLE`) at the same slice; ``multi_tree`
 the message it is given (a timetable of several trees, or its best single tree when that is
 predicted faster); "cpu" is multi_tree's planning plus simulation (process time).
 
-    python benchmarks/simulated/bench_sizes.py                 # n = 10, 30, 50; 3 platforms
+    python benchmarks/simulated/bench_sizes.py                 # n = 10, 30, 50; 1 platform
+    python benchmarks/simulated/bench_sizes.py --full          # n = 10, 30, 50; 3 platforms
     python benchmarks/simulated/bench_sizes.py --quick         # n = 10, 30; 1 platform
     python benchmarks/simulated/bench_sizes.py --model one_port_uni
 """
@@ -103,13 +104,14 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="n = 10, 30; one platform each")
     ap.add_argument("--sizes", type=str, default=None, help="nodes, e.g. 10,30,50")
     ap.add_argument("--slices", type=str, default="16,64,256,1024", help="slices per message")
-    ap.add_argument("--seeds", type=int, default=None, help="platforms per size (3; quick 1)")
+    ap.add_argument("--full", action="store_true", help="3 platforms per size")
+    ap.add_argument("--seeds", type=int, default=None, help="platforms per size (1; full 3)")
     ap.add_argument("--model", default="one_port", choices=["one_port", "one_port_uni"])
     ap.add_argument("--out", type=Path, default=Path("results") / "bench_sizes.json")
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else None
     sizes = sizes or ([10, 30] if args.quick else [10, 30, 50])
-    seeds = args.seeds or (1 if args.quick else 3)
+    seeds = args.seeds or (3 if args.full else 1)
     slices = [int(x) for x in args.slices.split(",")]
     rows: list[dict] = []
     for n in sizes:

@@ -10,7 +10,8 @@ per-step maxima; each planner's gain over the better of LABS and TWO-VBBS on eac
 (mean, least, most).
 Prints a table and writes ``results/bench_switch.json``.
 
-    python benchmarks/simulated/bench_switch.py          # 256 and 4096 workstations, 3 topologies
+    python benchmarks/simulated/bench_switch.py          # 256 and 4096 workstations, 1 topology
+    python benchmarks/simulated/bench_switch.py --full   # 3 topologies each, best of 3 runs
     python benchmarks/simulated/bench_switch.py --quick  # 256 only, one topology
 """
 
@@ -69,12 +70,15 @@ def measure(n: int, seed: int, repeat: int, flits: int) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[256, 4096])
-    ap.add_argument("--topologies", type=int, default=3)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--topologies", type=int, default=None, help="per size (1; full 3)")
+    ap.add_argument("--repeat", type=int, default=None, help="best of (1; full 3)")
     ap.add_argument("--flits", type=int, default=2048)
     ap.add_argument("--quick", action="store_true", help="256 workstations, one topology")
+    ap.add_argument("--full", action="store_true", help="3 topologies per size, best of 3")
     ap.add_argument("--out", default="results/bench_switch.json")
     args = ap.parse_args(argv)
+    args.topologies = args.topologies or (3 if args.full else 1)
+    args.repeat = args.repeat or (3 if args.full else 1)
     if args.quick:
         args.sizes, args.topologies, args.repeat = [256], 1, 1
     rows = [
