@@ -217,22 +217,25 @@ def test_auto_never_picks_a_plan_predicted_slower_than_mpi(t_ini, per_byte, slow
     t_ini=st.lists(st.floats(1e-7, 1e-4), min_size=2, max_size=5),
     per_byte=st.floats(1e-10, 1e-8),
     nbytes=st.sampled_from([8, 4096, 1 << 20]),
+    collective=st.sampled_from(["allreduce", "allgather"]),
 )
-def test_auto_allreduce_plan_is_the_fastest_tree_or_hypercube(t_ini, per_byte, nbytes):
-    """``auto``'s plan for an allreduce is the fastest, by the simulator, of every
-    hypercube planner and every tree planner whose schedule the engine runs (a reduce to
-    rank 0 then a broadcast), recomputed here planner by planner; a tree chosen is one the
-    engine runs; the margin rule against MPI's time holds."""
+def test_auto_all_plan_is_the_fastest_tree_or_hypercube(t_ini, per_byte, nbytes, collective):
+    """``auto``'s plan for an allreduce or allgather is the fastest, by the simulator, of
+    every hypercube planner and every tree planner whose schedule the engine runs (a reduce
+    or gather to rank 0 then a broadcast), recomputed here planner by planner; a tree
+    chosen is one the engine runs; the margin rule against MPI's time holds."""
     from hetcoll.choice import tree_runs
     from hetcoll.compare import compare
     from hetcoll.planners.hypercube import hypercube_planners
 
     p = Platform(nodes_from_costs(t_ini, [per_byte] * len(t_ini)), model="tini")
     nodes = list(p.ids)
-    c = choose(p, "allreduce", nbytes, nodes, op="sum", count=nbytes // 4)
+    reduce = collective == "allreduce"
+    op, count = ("sum", nbytes // 4) if reduce else (None, None)
+    c = choose(p, collective, nbytes, nodes, op=op, count=count)
     cubes = set(hypercube_planners())
-    trees = compare(p, "allreduce", root=nodes[0], nbytes=nbytes, op="sum").ranked
-    everything = compare(p, "allreduce", nbytes=nbytes, op="sum").ranked
+    trees = compare(p, collective, root=nodes[0], nbytes=nbytes, op=op).ranked
+    everything = compare(p, collective, nbytes=nbytes, op=op).ranked
     times, schedules = {}, {}
     for x in [*trees, *(y for y in everything if y.algorithm in cubes)]:
         s = x.schedule  # each schedule simulated here, not taken from the ranking
@@ -265,17 +268,35 @@ def test_auto_runs_allreduce_on_a_tree_where_one_is_fastest():
     assert c.predicted < simulate(p, cube.schedule).makespan and c.predicted * 1.25 < c.mpi
 
 
-def test_auto_runs_allgather_on_hypercubes_only():
-    """Trees of the rooted family are ranked for an allgather (and predicted faster on
-    testbed16 at 8 B), but the engine runs an allgather on hypercubes: auto's plan must be
-    a hypercube planner (a tree name made HetComm's hypercube call fail)."""
-    from hetcoll.choice import best_cube
+def test_auto_runs_allgather_on_a_tree_where_one_is_fastest():
+    """testbed16 at 8 B per rank: a gather to rank 0 then a broadcast is predicted faster
+    than every hypercube planner and MPI's own by the margin, and auto runs it (the engine
+    runs such trees, ``choice.tree_runs``; before, auto's plan for an allgather was always
+    a hypercube)."""
+    from hetcoll.choice import best_cube, tree_runs
     from hetcoll.compare import compare
     from hetcoll.planners.hypercube import hypercube_planners
 
     p = load_platform("testbed16")
-    cubes = hypercube_planners()
-    assert compare(p, "allgather", nbytes=8).best.algorithm not in cubes
-    assert best_cube(p, "allgather", 8, None, None) in cubes
-    c = choose(p, "allgather", 8, list(p.ids), emulated=True, margin=0.0)
-    assert c.algorithm in ("mpi", *cubes) and c.plan in cubes
+    nodes = list(p.ids)
+    c = choose(p, "allgather", 8, nodes, emulated=True)
+    assert c.algorithm not in hypercube_planners() and c.algorithm != "mpi"
+    s = plan(p, nodes[0], method=c.algorithm, nbytes=8, collective="allgather")
+    assert tree_runs(s) and simulate(p, s).makespan == pytest.approx(c.predicted, rel=1e-12)
+    cube = compare(p, "allgather", nbytes=8).get(best_cube(p, "allgather", 8, None, None))
+    assert c.predicted < simulate(p, cube.schedule).makespan and c.predicted * 1.25 < c.mpi
+
+
+def test_tree_runs_names_what_the_engine_runs():
+    """An allreduce or allgather from two flows meeting at one root without relays; not a
+    hypercube, not a reduce-scatter, not a lone gather."""
+    from hetcoll.choice import tree_runs
+    from hetcoll.planners.hypercube import plan_allgather
+
+    p = load_platform("fig1")
+    root = p.ids[0]
+    for coll in ("allreduce", "allgather"):
+        assert tree_runs(plan(p, root, method="fnf", nbytes=64, collective=coll))
+    for coll in ("gather", "reduce_scatter"):
+        assert not tree_runs(plan(p, root, method="fnf", nbytes=64, collective=coll))
+    assert not tree_runs(plan_allgather(p, method="eff_cube", nbytes=64))

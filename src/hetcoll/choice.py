@@ -12,9 +12,9 @@ engine) or the planner to run, by the first of these rules that applies:
    broadcast planned as a pipelined tree was predicted 1.6x faster than MPI's and measured
    1.65x slower, ``benchmarks/mpi/bench_training.py``); ``hetcoll tune`` measures instead;
 4. **model**: the simulator's time of hetcoll's best plan (the ``auto`` planner for a
-   broadcast, the fastest of the hypercube planners and the trees the engine runs, a
-   reduce to rank 0 then a broadcast, for an allreduce, the fastest hypercube planner for
-   the others) against its time for MPICH's
+   broadcast, the fastest of the hypercube planners and the trees the engine runs for an
+   allreduce or an allgather, a reduce or gather to rank 0 then a broadcast, the fastest
+   hypercube planner for the barrier) against its time for MPICH's
    algorithm (:mod:`hetcoll.mpich`) on the same platform; the plan runs only when it is
    predicted faster by more than ``margin``, ``t_plan * (1 + margin) < t_mpi``, and MPI
    otherwise.  The margin covers the model's error: a plan predicted a little faster may
@@ -209,8 +209,8 @@ def best_cube(
 
 
 def _best_cube(platform, collective, nbytes, members, op, model) -> tuple[str, float]:
-    """The fastest hypercube planner: the runtime runs an allreduce or allgather on a
-    hypercube only (an allgather on a tree is planned and simulated, not executed yet)."""
+    """The fastest hypercube planner for the call (``allreduce``, ``allgather``,
+    ``barrier``)."""
     from .compare import compare
     from .planners.hypercube import hypercube_planners
 
@@ -227,33 +227,39 @@ def _best_cube(platform, collective, nbytes, members, op, model) -> tuple[str, f
     return best.algorithm, best.predicted_time
 
 
+#: the flows of an allreduce or allgather the engine runs on a tree
+_TREE_FLOWS = {"allreduce": ("reduce", "bcast"), "allgather": ("gather", "bcast")}
+
+
 def tree_runs(sched) -> bool:
-    """Whether the engine runs ``sched`` as an allreduce on a tree: one reduce flow to a
-    root, then one broadcast flow from it over the members, unsegmented pieces of one
-    buffer, no relays (what ``HetComm.Allreduce`` runs with a tree planner)."""
+    """Whether the engine runs ``sched`` as an allreduce or allgather on a tree: one reduce
+    (gather) flow to a root, then one broadcast flow from it over the members, pieces of
+    one buffer, no relays (what ``HetComm.Allreduce`` and ``Allgather`` run with a tree
+    planner)."""
     flows = sched.flows
     return (
-        sched.collective == "allreduce"
+        sched.collective in _TREE_FLOWS
         and sched.hypercube is None
         and not sched.per_root
         and len(flows) == 2
-        and (flows[0].kind, flows[1].kind) == ("reduce", "bcast")
+        and (flows[0].kind, flows[1].kind) == _TREE_FLOWS[sched.collective]
         and flows[0].tree.root == flows[1].tree.root
         and not any(f.relay_of() for f in flows)
     )
 
 
-def _best_allreduce(platform, nbytes, nodes, members, op, model) -> tuple[str, float]:
-    """The fastest plan the engine runs for an allreduce: the fastest hypercube planner's,
-    or a tree's (a reduce to rank 0 then a broadcast, :func:`tree_runs`, ranked by
-    :func:`compare` with that root) when it is predicted faster."""
+def _best_all(platform, collective, nbytes, nodes, members, op, model) -> tuple[str, float]:
+    """The fastest plan the engine runs for an allreduce or allgather: the fastest
+    hypercube planner's, or a tree's (a reduce or gather to rank 0 then a broadcast,
+    :func:`tree_runs`, ranked by :func:`compare` with that root, unsegmented) when it is
+    predicted faster."""
     from .compare import compare
 
-    cube = _best_cube(platform, "allreduce", nbytes, members, op, model)
-    root = next(iter(nodes))  # rank 0: where HetComm's tree allreduce reduces to
+    cube = _best_cube(platform, collective, nbytes, members, op, model)
+    root = next(iter(nodes))  # rank 0: where HetComm's tree calls reduce or gather to
     found = compare(
-        platform, "allreduce", root=root, members=members, model=model, nbytes=nbytes,
-        op=_cube_op(op),
+        platform, collective, root=root, members=members, model=model, nbytes=nbytes,
+        op=_cube_op(op) if collective == "allreduce" else None,
     )  # fmt: skip
     trees = [c for c in found.ranked if c.segment_size is None and tree_runs(c.schedule)]
     if trees and trees[0].predicted_time < cube[1]:
@@ -264,8 +270,8 @@ def _best_allreduce(platform, nbytes, nodes, members, op, model) -> tuple[str, f
 def _best_plan(platform, collective, nbytes, nodes, root, segment_size, op, model):
     """``(planner, predicted seconds)`` of hetcoll's best plan for the call."""
     members = None if list(nodes) == list(platform.ids) else list(nodes)
-    if collective == "allreduce":
-        return _best_allreduce(platform, nbytes, nodes, members, op, model)
+    if collective in _TREE_FLOWS:
+        return _best_all(platform, collective, nbytes, nodes, members, op, model)
     if collective not in ("bcast", *_ROOTED):
         return _best_cube(platform, collective, nbytes, members, op, model)
     from .planners import plan

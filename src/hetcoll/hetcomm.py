@@ -156,7 +156,8 @@ class Planning:
 
     def plans_trees(self, algo: str) -> bool:
         """Whether ``algo`` is a registered planner of trees (not of hypercubes): an
-        ``Allreduce`` with it runs on its reduce and broadcast trees."""
+        ``Allreduce`` or ``Allgather`` with it runs on its reduce (gather) and broadcast
+        trees."""
         from .planners import REGISTRY
 
         info = REGISTRY.get(algo)

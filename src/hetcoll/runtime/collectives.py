@@ -529,6 +529,8 @@ class Collectives(ScheduleComm):
             self.last_schedule, plan, prog, digest = program
             handler = handler_for(prog)
             self._execute(plan, handler, what, digest)
+        elif self._tree_planner(algo):  # a gather to rank 0 then a broadcast (rooted.py)
+            return self._tree_allgather(block, None, algo, what, extra)
         else:
             handler = self._cube("allgather", len(block), None, algo, what, handler_for, extra)
         got = handler.blocks()
@@ -538,6 +540,8 @@ class Collectives(ScheduleComm):
         """Every rank's ``block`` of ``sizes[node]`` bytes (known to every rank), in rank order.
 
         The allgather's program with each state's size the sum of its blocks."""
+        if self._tree_planner(algo):
+            return self._tree_allgather(block, tuple(sizes.values()), algo, what)
         n = max(sizes.values())
         sched, _, program, _ = self._planned_cube("allgather", n, None, algo)
         self.last_schedule = sched
@@ -632,14 +636,17 @@ class Collectives(ScheduleComm):
                 recv.unpack(_as(recv, result).pack())
 
     def _tree_planner(self, algo: str | None) -> bool:
-        """Whether ``algo`` names a tree planner (an allreduce then runs on its trees, in
-        :class:`~.rooted.RootedCollectives`), not a hypercube one."""
+        """Whether ``algo`` names a tree planner (an allreduce or allgather then runs on its
+        trees, in :class:`~.rooted.RootedCollectives`), not a hypercube one."""
         return False
 
     def _per_root_planner(self, algo: str | None) -> bool:
         """Whether ``algo`` names a planner of per-root schedules (an allgather, allreduce
         or reduce-scatter then runs on them, in :class:`~.perroot.PerRootCollectives`)."""
         return False
+
+    def _tree_allgather(self, block, sizes, algo: str, what, extra="") -> list[Any]:
+        raise NotImplementedError  # runs in RootedCollectives (when _tree_planner says so)
 
     def _native_allreduce(self, state, op, spec, what, extra) -> memoryview:
         """MPI's own algorithm for an allreduce, run by the engine (under emulation)."""
@@ -685,7 +692,9 @@ class Collectives(ScheduleComm):
 
     def Allgather(self, sendbuf: Any, recvbuf: Any, *, algo=None) -> None:
         """Every rank's ``sendbuf`` into every rank's ``recvbuf``, in rank order, over the
-        hypercube of the wrapper's ``cube_algo`` (mpi4py's ``Comm.Allgather``).
+        hypercube of the wrapper's ``cube_algo`` (mpi4py's ``Comm.Allgather``), or, for a
+        tree planner (the call's ``algo``, or ``auto``'s choice), a gather to rank 0 then a
+        broadcast of that planner's allgather schedule.
 
         ``recvbuf`` holds ``size`` blocks (``[buf, count, type]`` counts one block, as in
         MPI; block ``r`` starts ``r * count`` elements in); ``sendbuf=MPI.IN_PLACE`` or

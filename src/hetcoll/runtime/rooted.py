@@ -43,7 +43,15 @@ from .buffers import Message, check_op, in_place, message, op_name
 from .collectives import Collectives, _quick_size
 from .rank_ops import DataHandler, Label
 
-__all__ = ["MPICH", "PASSED", "Blocks", "CallRecord", "RootedCollectives", "TreeReduce"]
+__all__ = [
+    "MPICH",
+    "PASSED",
+    "Blocks",
+    "CallRecord",
+    "RootedCollectives",
+    "TreeAllgather",
+    "TreeReduce",
+]
 
 #: mpi4py collective methods hetcoll does not plan: they pass to MPI (and set
 #: ``last_call`` to None); the names hetcoll plans are defined by its classes instead.
@@ -191,6 +199,25 @@ class Blocks(DataHandler):
 
     def recv_buffer(self, chunk: int, kind: str) -> memoryview:
         return self.send_buffer(chunk)
+
+
+class TreeAllgather(Blocks):
+    """One rank's chunks of an allgather on a tree: :class:`Blocks` for the gather flow
+    (the rank's subtree range of the preorder block buffer), then the broadcast flow's
+    segments (the program's last ``segments`` chunks: the root's whole block buffer) in
+    ``out``, a buffer of every block kept apart from the gather's, so that no receive the
+    broadcast posts overlaps one of the gather or a send of it (the root's gather buffer
+    is ``out`` itself: what it broadcasts is what it gathered)."""
+
+    def __init__(self, program: Program, buffer, base: int, out, segments: int) -> None:
+        super().__init__(program, buffer, base)
+        self.out, self.first = out, len(program.chunks) - segments
+
+    def send_buffer(self, chunk: int) -> memoryview:
+        if chunk < self.first:
+            return super().send_buffer(chunk)
+        c = self.chunks[chunk]
+        return memoryview(self.out)[c.offset : c.offset + c.nbytes]
 
 
 #: a rooted call's ``algo`` that runs MPICH's own algorithm through the engine (what
@@ -443,6 +470,34 @@ class RootedCollectives(Collectives):
         handler = TreeAllreduce(program, self.node, state, op, *spec, self._pool)
         self._execute(plan, handler, what, digest)
         return memoryview(handler.state)
+
+    def _tree_allgather(self, block, sizes, algo: str, what, extra="") -> list[memoryview]:
+        """Every rank's ``block`` (``sizes``: each rank's byte count, rank order; None: the
+        same everywhere) on every rank, in rank order: the gather to rank 0 then the
+        broadcast of planner ``algo``'s allgather schedule, one engine call (the root's
+        sends wait for the receives that bring its blocks).  Views of the call's scratch
+        memory."""
+        from ..choice import tree_runs
+
+        sched, plan, program, digest = self._planned_rooted(
+            "allgather", 0, len(block) if sizes is None else 0, sizes, algo, extra
+        )
+        if not tree_runs(sched):
+            raise HetcollError(
+                f"Allgather: planner {algo!r} gives no gather-then-broadcast tree (one root, "
+                "no relays) that the engine runs; use a hypercube planner"
+            )
+        self.last_schedule = sched
+        gather, bcast = sched.flows
+        have = sched.blocks()
+        _, offset, span = block_layout(gather.tree, have)
+        me = self.node
+        out = self._pool.take(span[gather.tree.root])
+        buf = out if me == gather.tree.root else self._pool.take(span[me])
+        buf[: have[me]] = np.frombuffer(memoryview(block).cast("B"), np.uint8)
+        handler = TreeAllgather(program, buf, offset[me], out, len(bcast.segments()))
+        self._execute(plan, handler, what, digest)
+        return [memoryview(out)[offset[v] : offset[v] + have[v]] for v in self.nodes]
 
     def _check_root(self, root: Any, where: str) -> int:
         self._node(root, f"{where} root")

@@ -241,7 +241,8 @@ class VectorCollectives(PerRootCollectives):
     def Allgatherv(self, sendbuf: Any, recvbuf: Any, *, algo=None) -> None:
         """Every rank's ``sendbuf`` into its block of every rank's ``recvbuf`` (mpi4py's
         ``Comm.Allgatherv``: counts and displacements per rank) over the hypercube of
-        ``cube_algo``, each rank's block of its own size; IN_PLACE (or None): each rank's
+        ``cube_algo`` (or the gather and broadcast trees of a tree planner, as
+        ``Allgather``), each rank's block of its own size; IN_PLACE (or None): each rank's
         block is already in place.  Chosen as ``Allgather`` is (``auto``: MPI's own unless
         a plan is predicted faster)."""
         vec = vector(recvbuf, self.size, writable=True, where="Allgatherv recvbuf")
@@ -273,7 +274,7 @@ class VectorCollectives(PerRootCollectives):
             for r, (out, block) in enumerate(zip(outs, blocks, strict=True)):
                 if r != self.rank or not in_place(sendbuf):
                     _place(out, block)
-        self._record("Allgatherv", None)
+        self._record("Allgatherv", 0 if self._tree_planner(cube) else None)  # a tree's root
 
     # -- Reduce_scatter -----------------------------------------------------------------------
 

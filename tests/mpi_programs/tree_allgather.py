@@ -1,0 +1,133 @@
+"""MPI test program: ``Allgather`` and ``Allgatherv`` on trees (a gather to rank 0, then a
+broadcast of every block).
+
+``mpiexec -n K python -m mpi4py tree_allgather.py OUT``: for tree planners named per call
+(``fnf``, ``rooted_ls``, ``binomial``, ``flat``): int64, float64 and uint8 blocks of 0, 1,
+7 and 5 000 elements, a derived (strided) datatype, ``IN_PLACE`` spelled ``MPI.IN_PLACE``
+and ``None``, ``Allgatherv`` with counts that differ per rank (zero for some) and
+displacements out of rank order with gaps (``IN_PLACE`` too), objects (``allgather``,
+``allreduce``), bit for bit against mpi4py's own on the same ranks (sentinel-filled
+buffers), and ``last_call`` naming the planner; then ``auto`` under emulation of a platform
+with one slow rank (at 5 and 8 ranks a tree is predicted fastest for small blocks), where
+the plan it chose runs and its data are mpi4py's.  Rank 0 writes one JSON record per case
+to OUT.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+from mpi4py import MPI
+from rooted import WORLD, Recorder, platform
+from vectors import layout
+
+from hetcoll import HetComm
+from hetcoll.planners.hypercube import hypercube_planners
+from hetcoll.platform import Platform, nodes_from_costs
+
+TREES = ("fnf", "rooted_ls", "binomial", "flat")
+
+
+def same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.tobytes() == b.tobytes()
+
+
+def planned(hc, algo: str, n: int) -> bool:
+    last = hc.last_call
+    return n == 1 or (last is not None and last.algorithm == algo and last.root == 0)
+
+
+def check_allgather(rec: Recorder, hc, comm, algo: str) -> None:
+    me, n = comm.rank, comm.size
+    rng = np.random.default_rng(me)
+    for dtype in (np.int64, np.float64, np.uint8):
+        for count in (0, 1, 7, 5000):
+            send = rng.integers(0, 250, count).astype(dtype)
+            got, want = np.full(count * n, 7, dtype), np.full(count * n, 7, dtype)
+            comm.Allgather(send, want)
+            hc.Allgather(send, got, algo=algo)
+            ok = same(got, want) and planned(hc, algo, n)
+            rec.case(f"{algo} {dtype.__name__} count={count}", ok, f"{hc.last_call}")
+    for spelling in (MPI.IN_PLACE, None):
+        buf = np.full(3 * n, -1, np.int32)
+        buf[3 * me : 3 * me + 3] = np.arange(3) + 10 * me
+        want = np.zeros(3 * n, np.int32)
+        comm.Allgather(buf[3 * me : 3 * me + 3].copy(), want)
+        hc.Allgather(spelling, buf, algo=algo)
+        rec.case(f"{algo} IN_PLACE {spelling}", same(buf, want) and planned(hc, algo, n))
+    strided = MPI.INT.Create_vector(2, 1, 2).Commit()  # two ints, one hole between
+    send = np.arange(3, dtype=np.int32) + 100 * me
+    got, want = np.full(3 * n, -1, np.int32), np.full(3 * n, -1, np.int32)
+    comm.Allgather([send, 1, strided], [want, 1, strided])
+    hc.Allgather([send, 1, strided], [got, 1, strided], algo=algo)
+    strided.Free()
+    rec.case(f"{algo} derived datatype", same(got, want), f"{got} {want}")
+
+
+def check_allgatherv(rec: Recorder, hc, comm, algo: str) -> None:
+    me, n = comm.rank, comm.size
+    for shift in (0, 1):
+        counts, displs, length = layout(n, shift)
+        send = np.arange(counts[me], dtype=np.float64) * 3 + me
+        want, got = np.full(length, -1.0), np.full(length, -1.0)
+        comm.Allgatherv(send, [want, (counts, displs), MPI.DOUBLE])
+        hc.Allgatherv(send, [got, (counts, displs), MPI.DOUBLE], algo=algo)
+        ok = same(got, want) and planned(hc, algo, n)
+        rec.case(f"{algo} Allgatherv shift={shift}", ok, f"{got} {want} {hc.last_call}")
+        for spelling in (MPI.IN_PLACE, None):
+            buf = np.full(length, -1.0)
+            buf[displs[me] : displs[me] + counts[me]] = send
+            hc.Allgatherv(spelling, [buf, counts, displs, MPI.DOUBLE], algo=algo)
+            rec.case(f"{algo} Allgatherv shift={shift} IN_PLACE {spelling}", same(buf, want))
+
+
+def check_objects(rec: Recorder, hc, comm, algo: str) -> None:
+    me = comm.rank
+    for obj in ({"rank": me, "data": list(range(me))}, "x" * (300 * me + 5)):
+        got = hc.allgather(obj, algo=algo)
+        rec.case(f"{algo} allgather object", got == comm.allgather(obj), f"{got}")
+    got = hc.allreduce(me + 1, algo=algo)
+    rec.case(f"{algo} allreduce object", got == comm.allreduce(me + 1), f"{got}")
+
+
+def check_auto_emulated(rec: Recorder, comm) -> None:
+    """``auto`` under emulation: the choice (a tree, a hypercube, MPI's algorithm) runs,
+    and its data are mpi4py's."""
+    me, n = comm.rank, comm.size
+    cubes = set(hypercube_planners())
+    # one slow rank: at 5 and 8 ranks a tree is predicted fastest (test_choice.py)
+    slow = Platform(nodes_from_costs([1e-6] * (n - 1) + [20e-6], [1e-9] * n), model="tini")
+    with HetComm(comm, slow, emulate=True, timeout=60) as hc:
+        for count in (1, 16, 16384):
+            send = np.arange(count, dtype=np.int64) + 1000 * me
+            got, want = np.zeros(count * n, np.int64), np.zeros(count * n, np.int64)
+            comm.Allgather(send, want)
+            hc.Allgather(send, got)
+            choice, last = hc.last_choice, hc.last_call
+            kind = (
+                "mpi"
+                if n == 1 or choice.passes
+                else "cube"
+                if choice.algorithm in cubes
+                else "tree"
+            )
+            ok = same(got, want) and (
+                n == 1 or kind == "mpi" or (last is not None and last.algorithm == choice.algorithm)
+            )
+            rec.case(f"auto emulated count={count}: {kind}", ok, f"{choice} {last}")
+
+
+def main() -> None:
+    rec = Recorder(sys.argv[1])
+    with HetComm(WORLD, platform(WORLD.size), "binomial", timeout=60) as hc:
+        for algo in TREES:
+            check_allgather(rec, hc, WORLD, algo)
+            check_allgatherv(rec, hc, WORLD, algo)
+            check_objects(rec, hc, WORLD, algo)
+    check_auto_emulated(rec, WORLD)
+    rec.write()
+
+
+if __name__ == "__main__":
+    main()
