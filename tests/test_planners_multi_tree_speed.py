@@ -163,3 +163,27 @@ def test_the_size_benchmarks_schedules_are_unchanged(case):
     p = random_graph_platform(n, 0.12, seed=seed, model=model)
     s = plan(p, "0", method="multi_tree", nbytes=slices * L, segment_size=L)
     assert hashlib.sha256(s.to_json().encode()).hexdigest()[:16] == PINNED[case]
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    n=st.integers(4, 14),
+    density=st.sampled_from([0.15, 0.3, 0.6]),
+    seed=st.integers(0, 10**6),
+    slices=st.sampled_from([1, 7, 64, 300, 2500]),
+)
+def test_single_trees_that_cannot_beat_the_timetable_are_not_simulated(n, density, seed, slices):
+    # the schedule is the one planned when every single tree is simulated
+    p = random_graph_platform(n, density, seed=seed)
+    fast = plan(p, "0", method="multi_tree", nbytes=slices * L, segment_size=L)
+    real = multitree._fastest_single
+
+    def every_tree(*args, beat=None, **kwargs):
+        return real(*args, **kwargs)
+
+    multitree._fastest_single = every_tree
+    try:
+        slow = plan(p, "0", method="multi_tree", nbytes=slices * L, segment_size=L)
+    finally:
+        multitree._fastest_single = real
+    assert fast.to_json() == slow.to_json()

@@ -16,7 +16,7 @@ from hetcoll.errors import ScheduleError
 from hetcoll.generators import random_graph_platform
 from hetcoll.patterns import Flow, OrderedSend, Tree
 from hetcoll.platform import Platform
-from hetcoll.schedule import Schedule
+from hetcoll.schedule import MAX_TIMETABLE_TRANSFERS, MAX_TRANSFERS, Schedule
 from hetcoll.simulator import simulate
 from hetcoll.simulator.predict import prediction
 from hetcoll.simulator.timetable import simulate_timetable
@@ -129,3 +129,23 @@ def test_keys_that_do_not_order_the_dependencies_go_to_the_event_loop():
     assert simulate_timetable(bound, backwards, 8) is None
     with pytest.raises(ScheduleError, match="deadlocks"):
         simulate(p, backwards)
+
+
+def _long_two_trees(segments: int) -> Schedule:
+    """:func:`_two_trees` in 1-byte segments: 4 messages per segment of each flow."""
+    s = _two_trees((0, 1, 2, 3))
+    flows = tuple(Flow(f.tree, segments, f.offset and segments, segment_size=1) for f in s.flows)
+    return Schedule("bcast", "table", 2 * segments, flows, order=s.order)
+
+
+def test_a_timetable_may_send_more_messages_than_the_event_loop_is_given():
+    p = postal("rab", 2)
+    over = MAX_TRANSFERS // 4 + 1  # 4 messages per segment pair: one pair over the cap
+    s = _long_two_trees(over)
+    assert MAX_TRANSFERS < s.transfers <= MAX_TIMETABLE_TRANSFERS
+    assert simulate(p, s).makespan > 0  # the timetable shortcut runs it
+    uni = Platform(p.nodes, latency=p.latency, bandwidth=p.bandwidth, model="one_port_uni")
+    with pytest.raises(ScheduleError, match="simulated by the event loop; use segments of"):
+        simulate(uni, s)  # one port per node: the event loop's, over its cap
+    with pytest.raises(ScheduleError, match=f"more than {MAX_TIMETABLE_TRANSFERS} per"):
+        _long_two_trees(MAX_TIMETABLE_TRANSFERS // 4 + 1)

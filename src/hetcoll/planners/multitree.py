@@ -54,9 +54,9 @@ from typing import Annotated, Any
 
 import numpy as np
 
-from ..errors import PlannerError
+from ..errors import PlannerError, ScheduleError
 from ..platform import Platform
-from ..schedule import Flow, OrderedSend, Schedule, Tree
+from ..schedule import MAX_TRANSFERS, Flow, OrderedSend, Schedule, Tree, check_transfers
 from ._common import relays
 from ._registry import Option, register
 from .pipelined import PlanGraph, _schedule, _start, best_tree
@@ -139,13 +139,29 @@ def multi_tree(
         return multi
     if multi.params.get("trees", 1) == 1:  # one of the packing's trees: one more candidate
         return _fastest_single(platform, req, g, packing, optimum, total, multi)[0]
-    single, single_time = _fastest_single(platform, req, g, packing, optimum, total)
+    # two ports per node: the timetable ends by ``finish``, so a single tree that cannot
+    # end by then need not be simulated (one port: the timetable may end later)
+    uni = getattr(req.model.bind(platform), "unidirectional", False)
+    if uni:  # one port per node: the event loop simulates the timetable, within its cap
+        check_transfers(multi.flows, MAX_TRANSFERS, " simulated under one port per node")
+    single, single_time = _fastest_single(
+        platform, req, g, packing, optimum, total, beat=None if uni else finish
+    )
+    if single is None:
+        return multi
     return single if _single_wins(platform, req, single_time, multi, finish, total) else multi
 
 
 def _fastest_single(
-    platform: Platform, req, g: PlanGraph, packing: Packing, optimum, total, *more: Schedule
-) -> tuple[Schedule, float]:
+    platform: Platform,
+    req,
+    g: PlanGraph,
+    packing: Packing,
+    optimum,
+    total,
+    *more: Schedule,
+    beat: float | None = None,
+) -> tuple[Schedule | None, float]:
     """The single pipelined tree simulated fastest for this message and its time:
     ``throughput_tree``'s (the least period), the paper heuristics' trees it starts from
     (shallower ones fill sooner) and, up to :data:`SHORT` slices, ``binomial_graph``'s
@@ -154,7 +170,9 @@ def _fastest_single(
     A tree of the plan graph is not simulated when its busiest port alone, busy its load
     for each of the message's full slices (the argument of
     :func:`hetcoll.bounds.rate_bound`), already takes longer than the fastest so far: it
-    could not be chosen."""
+    could not be chosen; nor, with ``beat``, when that takes longer than ``beat`` (then
+    ``(None, inf)`` when no candidate is left), nor one with more messages than
+    :data:`~hetcoll.schedule.MAX_TRANSFERS` (a timetable may have more)."""
     from dataclasses import replace
 
     from ..simulator import simulate
@@ -180,15 +198,23 @@ def _fastest_single(
     best: tuple[float, Schedule] | None = None
     for i, (s, tree) in enumerate(found):
         if tree is not None:
-            if best is not None and prob is not None and _port_bound(prob, tree, total) > best[0]:
-                continue
+            if prob is not None:
+                most = min(
+                    best[0] if best is not None else np.inf, np.inf if beat is None else beat
+                )
+                if _port_bound(prob, tree, total) > most:
+                    continue
             name = trees[i][0]
-            s = _schedule(req, g, "multi_tree", tree, trees=1, optimum=optimum, start=name)
+            try:
+                s = _schedule(req, g, "multi_tree", tree, trees=1, optimum=optimum, start=name)
+            except ScheduleError:  # more messages than a single tree may send: not a choice
+                continue
         assert s is not None
         t = simulate(platform, s, req.model).makespan
         if best is None or t < best[0]:
             best = (t, s)
-    assert best is not None
+    if best is None:
+        return None, np.inf
     return best[1], best[0]
 
 

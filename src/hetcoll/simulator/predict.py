@@ -16,7 +16,13 @@ from typing import Any
 from ..models import BoundModel, get_model
 from ..platform import Platform
 from ..program import Program
-from ..schedule import MAX_SHARED_TRANSFERS, Schedule, check_delivery, check_transfers
+from ..schedule import (
+    MAX_SHARED_TRANSFERS,
+    MAX_TRANSFERS,
+    Schedule,
+    check_delivery,
+    check_transfers,
+)
 from .events import Simulation
 from .results import Prediction, Transfer
 from .timetable import simulate_timetable
@@ -88,6 +94,8 @@ def prediction(
                 bound, schedule, total_bytes
             )
         if quick is None:
+            # a timetable may have more messages than the event loop is given
+            check_transfers(schedule.flows, MAX_TRANSFERS, " simulated by the event loop")
             program = schedule.program()
             sim = Simulation(bound, program)  # names unknown nodes first
             sim.run()
