@@ -168,7 +168,7 @@ def test_cube_planner_choice():
     with HetComm(MPI.COMM_SELF, p, "forest") as hc:  # per root: also Reduce_scatter's
         assert (hc.cube_algo, hc.planning.rooted_algo) == ("forest", "rooted_ls")
     with pytest.raises(
-        PlannerError, match="'fnf' is not a hypercube or per-root planner; choose from: .*forest"
+        PlannerError, match=r"'fnf' is not a hypercube or per-root planner; choose from: .*forest"
     ):
         HetComm(MPI.COMM_SELF, p, cube_algo="fnf")
 
