@@ -46,6 +46,21 @@ def test_forest_is_within_the_tolerance_of_the_optimum(n, seed, op, tolerance):
     assert best.optimum * (1 - 1e-9) <= t <= best.optimum * (1 + tolerance)
 
 
+@pytest.mark.parametrize("op", ["allgather", "reduce_scatter"])
+def test_sixteen_nodes_are_within_three_percent_at_one_mib(op):
+    """The issue's 1 MiB per rank target on the benchmark's 16-node graph: every tree cut
+    into the same number of segments.  One segment size for all (the largest share's cuts
+    of at least 4 KiB) left the trees of small shares a few long segments: 1.036x
+    (allgather) and 1.053x (reduce-scatter)."""
+    p = random_graph(16, 0)
+    s = plan(p, None, method="forest", collective=op, nbytes=MiB)
+    best = collective_bound(p, op, 16 * MiB)
+    t = simulate(p, s).makespan
+    assert best.optimum * (1 - 1e-9) <= t <= best.optimum * 1.03
+    counts = [len(f.segments()) for f in s.flows if (f.segment_size or 0) > 1024]
+    assert counts and max(counts) <= 1.1 * min(counts)  # trees not at 1 KiB: one count
+
+
 @pytest.mark.parametrize("op", ["allgather", "reduce_scatter", "allreduce"])
 def test_the_simulator_replays_the_play_out(op):
     """Without send costs a rank's port takes each send the moment the play-out started

@@ -13,15 +13,19 @@ whose play-out is faster.
 Every rank sends in the order of a play-out of the flows on the packing's resources
 (:mod:`hetcoll.planners.forestorder`; the schedule's ``order``), one send after the other:
 in program order a rank's next send would wait for a busy link while another idles.  The
-segment size: given, else the one of the fastest play-out among whole shares and
-power-of-two cuts of at least 4 KiB whose schedule stays within a quarter of the transfer
-budget (the play-out is what the simulator replays on bandwidth-only link graphs, at a
-fraction of its cost).
+segments: of the given size, else every flow cut into the same number of segments (of at
+least 1 KiB), the number of the fastest play-out among whole shares, powers of two and the
+most whose schedule stays within a quarter of the transfer budget (the play-out is what the
+simulator replays on bandwidth-only link graphs, at a fraction of its cost).  One count for
+every flow rather than one size: a tree's pipeline fills and drains in about a segment's
+share of its run, so a tree of a small share cut into a few long segments would finish
+last.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Annotated, Any
 
 import numpy as np
@@ -39,7 +43,7 @@ __all__ = ["forest"]
 #: collectives the planner plans
 FOREST_OPS = ("allgather", "reduce_scatter", "allreduce")
 #: smallest segment the planner picks on its own (bytes)
-MIN_SEGMENT = 4096
+MIN_SEGMENT = 1024
 
 
 def _tree(forest: Forest, edges: np.ndarray, root: int, direction: str) -> Tree:
@@ -118,19 +122,35 @@ def _flows(forest, ranges, kinds, seg, align, tol, edges_of=None) -> list[Flow]:
     return flows
 
 
-def _segments(flows_for, budget: int) -> list[int | None]:
-    """Candidate segment sizes: whole shares (None) and power-of-two cuts of the largest
-    share down to :data:`MIN_SEGMENT` whose schedules send at most ``budget`` messages."""
-    whole = flows_for(None)
+def _cut(whole: list[Flow], count: int | None, align: int) -> list[Flow]:
+    """Every flow of ``whole`` cut into ``count`` segments of one size (a multiple of
+    ``align``, at least :data:`MIN_SEGMENT`; None: whole): every tree, whatever its share,
+    fills and drains its pipeline in the same fraction of its run (one size for all would
+    leave the trees of small shares a few long segments, and they finish last)."""
+    if not count or count < 2:
+        return list(whole)
+    out = []
+    for f in whole:
+        seg = _aligned(max(-(-f.nbytes // count), MIN_SEGMENT), align)
+        out.append(replace(f, segment_size=seg if f.nbytes > seg else None))
+    return out
+
+
+def _counts(whole: list[Flow], align: int, budget: int) -> list[int | None]:
+    """Candidate segment counts per flow: whole shares (None), powers of two and the
+    largest count whose schedule sends at most ``budget`` messages (the flows' shares cut
+    no finer than :data:`MIN_SEGMENT`)."""
     largest = max((f.nbytes for f in whole), default=0)
+    hops = sum(f.hops for f in whole)
+    most = budget // max(hops, 1)
     out: list[int | None] = [None]
     k = 2
-    while largest // k >= MIN_SEGMENT:
-        seg = -(-largest // k)
-        if sum(-(-max(f.nbytes, 1) // seg) * f.hops for f in whole) > budget:
-            break
-        out.append(seg)
+    while k < most and largest // k >= MIN_SEGMENT:
+        out.append(k)
         k *= 2
+    last = min(most, largest // MIN_SEGMENT)
+    if last >= 2 and last not in out:
+        out.append(last)
     return out
 
 
@@ -172,7 +192,8 @@ def forest(
     members
         Every node of the platform (None): the packing spans them all.
     segment_size
-        Bytes per segment; default: chosen among at most three candidates (module doc).
+        Bytes per segment (every flow); default: each flow cut into the same number of
+        segments, the number chosen by play-out (module docstring).
     sizes
         Each member's block (allgather, reduce-scatter): the v-variants.
     align
@@ -190,7 +211,9 @@ def forest(
     Schedule
         Per-root flows (:mod:`hetcoll.perroot`) and each rank's send ``order``;
         ``params``: the packing's ``trees``, certified ``packing_time`` and
-        ``packing_bound`` (seconds, at the chosen segment size), the play-out's time
+        ``packing_bound`` (seconds, the LP's transfers of the given segment size, else of
+        a block up to 1 MiB), the largest
+        ``segment_size``, the play-out's time
         ``estimate``; no wall-clock time (a schedule is the same byte for byte on every
         rank).
 
@@ -257,19 +280,21 @@ def forest(
     cost_model = get_model(model) if model is not None else platform.model
     budget = transfer_budget(getattr(cost_model, "contention", "exclusive")) // 4
     for rg in plans:
-        segs = (
-            [segment_size] if segment_size else _segments(lambda seg, rg=rg: build(seg, rg), budget)
-        )
-        for seg in segs:
-            flows = build(seg, rg)
+        if segment_size:
+            cuts = [build(segment_size, rg)]
+        else:
+            whole = build(None, rg)
+            cuts = [_cut(whole, k, align) for k in _counts(whole, align, budget)]
+        for flows in cuts:
             played = per_root_order(platform, flows, model)
             if played.time < best_time:
-                best, best_time = (flows, seg, played), played.time
-    flows, seg, played = best
+                best, best_time = (flows, played), played.time
+    flows, played = best
+    seg = max((f.segment_size or 0 for f in flows), default=0) or None
     order = played.order if is_per_root(collective, flows) else None
     params = {
         "trees": len(flows),
-        "segment_size": _aligned(seg, align),
+        "segment_size": seg,
         "estimate": played.time,
         "packing_time": packed.time,
         "packing_bound": packed.bound,
@@ -294,8 +319,6 @@ def _keep(packed: Forest, most: int) -> Forest:
     if len(keep) == len(packed.trees):
         return packed
     keep.sort()
-    from dataclasses import replace
-
     return replace(
         packed,
         trees=[packed.trees[k] for k in keep],
