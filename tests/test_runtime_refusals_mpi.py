@@ -35,3 +35,6 @@ def test_typing_and_refusals(tmp_path, n):
                 assert f"{tag} Gatherv refused at the root" in names
                 assert f"{tag} Reduce refused at a non-root" in names
                 assert f"{tag} calls after the refusals" in names
+                for call in ("Bcast", "Allreduce", "Allgather", "Bcast_init"):
+                    assert f"{tag} {call} refused on one rank" in names
+                assert f"{tag} calls after the unrooted refusals" in names

@@ -6,7 +6,9 @@
   (two lanes of a 128-bit float) in ``Gatherv``, ``Allgatherv``, ``Scatterv``, ``Gather``
   and ``Reduce`` planned by HetComm, bit for bit against mpi4py's own on the same ranks;
 - a call whose arguments are wrong on one rank only (the root's receive buffer too small
-  for its ``Gatherv``; a non-root's unknown datatype in ``Reduce``), with ``check="data"``
+  for its ``Gatherv``; a non-root's unknown datatype in ``Reduce``; a read-only receive
+  buffer in ``Bcast``, a send buffer longer than the receive buffer in ``Allreduce``, a
+  receive buffer too small in ``Allgather``), with ``check="data"``
   and ``"always"``: that rank raises its own error, every other rank ``MismatchError``
   naming the refusal (in the call, or with ``check="data"`` after its next call when it
   had completed the refused one without that rank), no rank waits for the timeout, and
@@ -120,6 +122,54 @@ def check_refusal(rec: Recorder, comm, check: str, root: int) -> None:
         rec.case(f"{tag} calls after the refusals", ok)
 
 
+def check_refusal_unrooted(rec: Recorder, comm, check: str, root: int) -> None:
+    """``Bcast``, ``Allreduce`` and ``Allgather`` refused by one rank (``odd``, a non-root
+    of the Bcast): every other rank raises instead of waiting, and the next calls are
+    right."""
+    me, n = comm.rank, comm.size
+    odd = (root + 1) % n
+    tag = f"check={check} root={root}"
+    with HetComm(comm, platform(n), "binomial", timeout=20, on_timeout="raise", check=check) as hc:
+        # a read-only receive buffer on one receiving rank
+        buf = bytes(8) if me == odd else bytearray(8)
+        cases = {"Bcast": lambda: hc.Bcast(buf, root=root)}
+        # a send buffer of another length than the receive buffer, on one rank
+        send = np.ones(5 if me == odd else 4, np.int64)
+        cases["Allreduce"] = lambda: hc.Allreduce(send, np.zeros(4, np.int64), MPI.SUM)
+        # a receive buffer too small for the blocks, on one rank
+        recv = np.zeros(2 * n - (1 if me == odd else 0), np.int32)
+        cases["Allgather"] = lambda: hc.Allgather(np.full(2, me, np.int32), recv)
+        for name, call in cases.items():
+            first = outcome(call)
+            then = outcome(lambda: hc.Barrier())
+            want = f"refused: {name}" if me == odd else "mismatch"
+            seen = first if me == odd or first != "ok" or check == "always" else then
+            rec.case(
+                f"{tag} {name} refused on one rank", seen.startswith(want), f"{first} | {then}"
+            )
+        # a persistent Bcast refused on one rank: its *_init agreement tells every rank
+        first = outcome(lambda: hc.Bcast_init(buf, root=root))
+        want = "refused: Bcast" if me == odd else "mismatch"
+        rec.case(f"{tag} Bcast_init refused on one rank", first.startswith(want), first)
+        # the wrapper goes on
+        data = np.arange(8, dtype=np.uint8) if me == root else np.zeros(8, np.uint8)
+        hc.Bcast(data, root=root)
+        ok = np.array_equal(data, np.arange(8))
+        total = np.zeros(4, np.int64)
+        hc.Allreduce(np.full(4, me, np.int64), total, MPI.SUM)
+        ok = ok and np.array_equal(total, [n * (n - 1) // 2] * 4)
+        got = np.zeros(2 * n, np.int32)
+        hc.Allgather(np.full(2, me, np.int32), got)
+        ok = ok and np.array_equal(got, np.repeat(np.arange(n), 2))
+        req = hc.Bcast_init(data, root=root)
+        for _ in range(2):
+            req.Start()
+            req.Wait()
+        req.Free()
+        ok = ok and np.array_equal(data, np.arange(8))
+        rec.case(f"{tag} calls after the unrooted refusals", ok)
+
+
 def main() -> None:
     rec = Recorder(sys.argv[1])
     comm = WORLD
@@ -129,6 +179,7 @@ def main() -> None:
         for check in ("data", "always"):
             for root in sorted({0, comm.size - 1}):
                 check_refusal(rec, comm, check, root)
+                check_refusal_unrooted(rec, comm, check, root)
     rec.write()
 
 

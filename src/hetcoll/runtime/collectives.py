@@ -53,6 +53,28 @@ _PASS = object()  # a call that goes to MPI's own collective
 _NOTHING = memoryview(bytearray(0))  # writable: an empty receive writes nothing into it
 
 
+def refusing(method):
+    """``method`` (a planned collective) made to refuse collectively: when it raises
+    :class:`~hetcoll.errors.HetcollError` on a rank before that rank sent anything, the
+    other ranks raise too instead of waiting (:meth:`.comm.ScheduleComm._refused`)."""
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        seq = self._seq
+        try:
+            return method(self, *args, **kwargs)
+        except HetcollError as exc:
+            self._refused(exc, seq)
+            raise
+
+    # named and documented as ``method``, without ``__wrapped__`` (which marks _or_mpi's)
+    call.__name__, call.__qualname__, call.__doc__ = (
+        method.__name__,
+        method.__qualname__,
+        method.__doc__,
+    )
+    return call
+
+
 class _Given:
     """The choice of a planner without ``choose``: the call's ``algo`` (None: its default)."""
 
@@ -310,6 +332,11 @@ class Collectives(ScheduleComm):
                 self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, call = hit
                 call(buf, root)
                 return
+        self._bcast(buf, root, segment_size, algo)
+
+    @refusing
+    def _bcast(self, buf: Any, root: int, segment_size: int | None, algo: str | None) -> None:
+        """:meth:`Bcast` past its lookup of a repeated call given to MPI."""
         if self.size == 1:
             return
         receiving = self.rank != root
@@ -575,6 +602,11 @@ class Collectives(ScheduleComm):
                 self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, call = hit
                 call(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf, op)
                 return
+        self._allreduce(sendbuf, recvbuf, op, algo)
+
+    @refusing
+    def _allreduce(self, sendbuf: Any, recvbuf: Any, op: MPI.Op, algo) -> None:
+        """:meth:`Allreduce` past its lookup of a repeated call given to MPI."""
         recv = message(recvbuf, writable=True, where="Allreduce recvbuf")
         name = op_name(op)
         send = recv
@@ -690,6 +722,7 @@ class Collectives(ScheduleComm):
             result = op(result, item)
         return result
 
+    @refusing
     def Allgather(self, sendbuf: Any, recvbuf: Any, *, algo=None) -> None:
         """Every rank's ``sendbuf`` into every rank's ``recvbuf``, in rank order, over the
         hypercube of the wrapper's ``cube_algo`` (mpi4py's ``Comm.Allgather``), or, for a

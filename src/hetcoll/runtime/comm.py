@@ -296,6 +296,8 @@ class ScheduleComm(Lifetime, Clocks, SubComms):
             or self._broken is not None
             or self.comm == MPI.COMM_NULL
             or self.check == "never"
+            or "_execute" in self.__dict__  # only planned (a persistent call's *_init):
+            # its own agreement tells every rank
         ):
             return
         self._seq = seq = seq + 1

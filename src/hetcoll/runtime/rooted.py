@@ -281,28 +281,6 @@ def _or_mpi(method):
     return call
 
 
-def refusing(method):
-    """``method`` (a planned collective) made to refuse collectively: when it raises
-    :class:`~hetcoll.errors.HetcollError` on a rank before that rank sent anything, the
-    other ranks raise too instead of waiting (:meth:`.comm.ScheduleComm._refused`)."""
-
-    def call(self, *args: Any, **kwargs: Any) -> Any:
-        seq = self._seq
-        try:
-            return method(self, *args, **kwargs)
-        except HetcollError as exc:
-            self._refused(exc, seq)
-            raise
-
-    # named and documented as ``method``, without ``__wrapped__`` (which marks _or_mpi's)
-    call.__name__, call.__qualname__, call.__doc__ = (
-        method.__name__,
-        method.__qualname__,
-        method.__doc__,
-    )
-    return call
-
-
 def _rememberable(sendbuf: Any, recvbuf: Any, op: Any) -> bool:
     """Whether a rooted call's choice may be remembered by its buffers' types and sizes: each
     buffer plain (an array, a memoryview: its ``nbytes`` is its size), ``IN_PLACE`` or None,

@@ -47,9 +47,10 @@ from .buffers import (
     op_name,
     raw,
 )
+from .collectives import refusing
 from .perroot import PerRootCollectives
 from .rank_ops import Label
-from .rooted import _or_mpi, _place, _write, refusing
+from .rooted import _or_mpi, _place, _write
 
 __all__ = ["Vector", "VectorCollectives", "vector"]
 
