@@ -32,6 +32,7 @@ from .buffers import (
 )
 from .comm import ScheduleComm
 from .executor import ByteRanges
+from .notices import refusing
 from .rank_ops import Label
 from .reduce import (
     BarrierHandler,
@@ -51,28 +52,6 @@ INLINE = 248
 _SPECS = (list, tuple)  # buffer specs: [buf, type], [buf, count, type], ...
 _PASS = object()  # a call that goes to MPI's own collective
 _NOTHING = memoryview(bytearray(0))  # writable: an empty receive writes nothing into it
-
-
-def refusing(method):
-    """``method`` (a planned collective) made to refuse collectively: when it raises
-    :class:`~hetcoll.errors.HetcollError` on a rank before that rank sent anything, the
-    other ranks raise too instead of waiting (:meth:`.comm.ScheduleComm._refused`)."""
-
-    def call(self, *args: Any, **kwargs: Any) -> Any:
-        seq = self._seq
-        try:
-            return method(self, *args, **kwargs)
-        except HetcollError as exc:
-            self._refused(exc, seq)
-            raise
-
-    # named and documented as ``method``, without ``__wrapped__`` (which marks _or_mpi's)
-    call.__name__, call.__qualname__, call.__doc__ = (
-        method.__name__,
-        method.__qualname__,
-        method.__doc__,
-    )
-    return call
 
 
 class _Given:

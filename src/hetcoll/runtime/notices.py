@@ -17,12 +17,14 @@ waiting for its messages until the timeout.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from mpi4py import MPI
 
-from ..errors import MismatchError
+from ..errors import HetcollError, MismatchError
 
-__all__ = ["NOTICE_TAG", "REFUSED", "Notices"]
+__all__ = ["NOTICE_TAG", "REFUSED", "Notices", "refusing"]
 
 NOTICE_TAG = 9
 #: the digest of a notice from a rank that refused the call (see the module docstring)
@@ -179,3 +181,25 @@ class Notices:
             if not req.Test() or req != MPI.REQUEST_NULL:
                 req.Free()  # an active one completes in the background
         self.flying = []
+
+
+def refusing(method):
+    """``method`` (a planned collective) made to refuse collectively: when it raises
+    :class:`~hetcoll.errors.HetcollError` on a rank before that rank sent anything, the
+    other ranks raise too instead of waiting (:meth:`.comm.ScheduleComm._refused`)."""
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        seq = self._seq
+        try:
+            return method(self, *args, **kwargs)
+        except HetcollError as exc:
+            self._refused(exc, seq)
+            raise
+
+    # named and documented as ``method``, without ``__wrapped__`` (which marks _or_mpi's)
+    call.__name__, call.__qualname__, call.__doc__ = (
+        method.__name__,
+        method.__qualname__,
+        method.__doc__,
+    )
+    return call

@@ -47,7 +47,7 @@ from .buffers import (
     op_name,
     raw,
 )
-from .collectives import refusing
+from .notices import refusing
 from .perroot import PerRootCollectives
 from .rank_ops import Label
 from .rooted import _or_mpi, _place, _write
