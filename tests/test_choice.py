@@ -5,6 +5,7 @@ for bad files."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -18,6 +19,8 @@ from hetcoll.planners import plan
 from hetcoll.platform import Platform, nodes_from_costs
 from hetcoll.simulator import simulate
 from hetcoll.tuning import Rule, load_tuning
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def test_fig1_plan_beats_mpi_by_the_papers_ratio():
@@ -242,9 +245,11 @@ def test_auto_all_plan_is_the_fastest_tree_or_hypercube(t_ini, per_byte, nbytes,
         if x.algorithm in cubes or (tree_runs(s) and x.segment_size is None):
             times[x.algorithm], schedules[x.algorithm] = simulate(p, s).makespan, s
     assert any(n in cubes for n in times) and any(n not in cubes for n in times)
+    s = plan(p, None, method="forest", nbytes=nbytes, collective="allreduce", options={"align": 4})
+    times["forest"], schedules["forest"] = simulate(p, s).makespan, s  # per root: run too
     assert c.predicted == pytest.approx(min(times.values()), rel=1e-9)
     assert times[c.plan] == pytest.approx(c.predicted, rel=1e-9)
-    assert c.plan in cubes or tree_runs(schedules[c.plan])
+    assert c.plan in (*cubes, "forest") or tree_runs(schedules[c.plan])
     assert c.passes == (not c.predicted * 1.25 < c.mpi)
 
 
@@ -300,3 +305,61 @@ def test_tree_runs_names_what_the_engine_runs():
     for coll in ("gather", "reduce_scatter"):
         assert not tree_runs(plan(p, root, method="fnf", nbytes=64, collective=coll))
     assert not tree_runs(plan_allgather(p, method="eff_cube", nbytes=64))
+
+
+def _forest_time(p, coll, nbytes):
+    align = {"align": 4} if coll == "allreduce" else None
+    s = plan(p, None, method="forest", nbytes=nbytes, collective=coll, options=align)
+    return simulate(p, s).makespan
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    t_ini=st.lists(st.floats(1e-6, 1e-4), min_size=2, max_size=6),
+    per_byte=st.floats(1e-10, 1e-8),
+    slow=st.floats(1.0, 8.0),
+    coll=st.sampled_from(["allgather", "allreduce"]),
+    nbytes=st.sampled_from([4096, 1 << 16, 1 << 20]),
+    margin=st.sampled_from([0.0, 0.25, 1.0]),
+)
+def test_auto_weighs_forest_beside_the_others_and_mpi(t_ini, per_byte, slow, coll, nbytes, margin):
+    """``auto`` weighs ``forest``'s per-root schedule (which the engine runs) beside the
+    hypercubes, the trees and MPI's own: it never runs a plan predicted slower than MPI's
+    algorithm by the margin, and it runs ``forest`` wherever forest is predicted fastest of
+    all by more than the margin; forest's and MPI's times recomputed here from the planner,
+    the simulator and :mod:`hetcoll.mpich`."""
+    n = len(t_ini)
+    t_byte = [per_byte * (slow if k % 2 else 1.0) for k in range(n)]
+    p = Platform(nodes_from_costs(t_ini, t_byte), model="tini")
+    nodes = list(p.ids)
+    count = nbytes // 4 if coll == "allreduce" else None
+    c = choose(p, coll, nbytes, nodes, op="sum", count=count, margin=margin, emulated=True)
+    t_mpi = predict(p, native(coll, nodes, nbytes, count=count, op="sum").program)
+    t_forest = _forest_time(p, coll, nbytes)
+    assert c.mpi == pytest.approx(t_mpi, rel=1e-12)
+    assert c.predicted <= t_forest * (1 + 1e-12)  # the best plan: forest or better
+    if c.passes:
+        assert not c.predicted * (1 + margin) < t_mpi
+    else:
+        assert c.predicted * (1 + margin) < t_mpi and c.algorithm == c.plan
+    if t_forest < c.predicted * (1 + 1e-12) and t_forest * (1 + margin) < t_mpi:
+        assert c.algorithm == "forest"  # predicted fastest beyond the margin: it runs
+
+
+def test_auto_runs_forest_where_it_is_predicted_fastest():
+    """examples/net.json, 1 MiB: forest's allgather is predicted 2.2x MPI's speed and over
+    twice the best hypercube's, its allreduce 1.40x MPI's, faster than every hypercube and
+    tree: auto runs it (before, per-root schedules were no candidate and auto ran MPI's)."""
+    from hetcoll.choice import best_cube
+    from hetcoll.planners import plan_hypercube
+
+    p = load_platform(str(EXAMPLES / "net.json"))
+    nodes = list(p.ids)
+    for coll, count in (("allgather", None), ("allreduce", 1 << 18)):
+        c = choose(p, coll, 1 << 20, nodes, op="sum", count=count, emulated=True)
+        assert c.algorithm == c.plan == "forest"
+        assert c.predicted == pytest.approx(_forest_time(p, coll, 1 << 20), rel=1e-12)
+        assert c.predicted * 1.25 < c.mpi
+    cube = best_cube(p, "allgather", 1 << 20, None, None)
+    t_cube = simulate(p, plan_hypercube(p, "allgather", None, method=cube, nbytes=1 << 20))
+    assert _forest_time(p, "allgather", 1 << 20) * 2 < t_cube.makespan

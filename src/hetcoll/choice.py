@@ -14,8 +14,9 @@ engine) or the planner to run, by the first of these rules that applies:
 4. **model**: the simulator's time of hetcoll's best plan (the ``auto`` planner for a
    broadcast, the fastest of the hypercube planners and the trees the engine runs for an
    allreduce or an allgather, a reduce or gather to rank 0 then a broadcast, the fastest
-   hypercube planner for the barrier) against its time for MPICH's
-   algorithm (:mod:`hetcoll.mpich`) on the same platform; the plan runs only when it is
+   hypercube planner for the barrier; for an allreduce and an allgather also ``forest``'s
+   per-root schedule, on ranks that are every node of the platform) against its time for
+   MPICH's algorithm (:mod:`hetcoll.mpich`) on the same platform; the plan runs only when it is
    predicted faster by more than ``margin``, ``t_plan * (1 + margin) < t_mpi``, and MPI
    otherwise.  The margin covers the model's error: a plan predicted a little faster may
    well be slower.
@@ -127,7 +128,9 @@ def choose(
             return Choice(rule.algorithm, rule.segment_size, "tuning")
     if one_host and not emulated:
         return Choice("mpi", source="one host")
-    name, t_plan = _best_plan(platform, collective, nbytes, nodes, root, segment_size, op, model)
+    name, t_plan = _best_plan(
+        platform, collective, nbytes, nodes, root, segment_size, op, model, count
+    )
     try:
         t_mpi = mpi_time(
             platform,
@@ -267,11 +270,47 @@ def _best_all(platform, collective, nbytes, nodes, members, op, model) -> tuple[
     return cube
 
 
-def _best_plan(platform, collective, nbytes, nodes, root, segment_size, op, model):
+#: the per-root planner ``auto`` weighs for an allgather or allreduce (the engine runs
+#: its schedules: :mod:`hetcoll.runtime.perroot`)
+PER_ROOT = "forest"
+
+
+def _per_root_plan(platform, collective, nbytes, nodes, count, model) -> tuple[str, float] | None:
+    """``(planner, predicted seconds)`` of :data:`PER_ROOT`'s schedule for the call, as
+    the engine plans it (an allreduce's shares cut at its elements), or None where the
+    engine would not run it: ranks on some of the platform's nodes only (it plans on every
+    node), nothing to move, or no schedule for this platform (a model or platform form
+    the packing does not take)."""
+    from .errors import HetcollError
+    from .planners import plan
+    from .simulator import simulate
+
+    if nbytes <= 0 or len(nodes) < 2 or sorted(nodes) != sorted(platform.ids):
+        return None
+    align = -(-nbytes // count) if collective == "allreduce" and count else 1
+    try:
+        sched = plan(
+            platform,
+            None,
+            None,
+            method=PER_ROOT,
+            model=model,
+            nbytes=nbytes,
+            collective=collective,
+            options={"align": align} if align > 1 else None,
+        )
+        return PER_ROOT, simulate(platform, sched, model).makespan
+    except HetcollError:  # the engine's call would raise too: not a candidate
+        return None
+
+
+def _best_plan(platform, collective, nbytes, nodes, root, segment_size, op, model, count=None):
     """``(planner, predicted seconds)`` of hetcoll's best plan for the call."""
     members = None if list(nodes) == list(platform.ids) else list(nodes)
     if collective in _TREE_FLOWS:
-        return _best_all(platform, collective, nbytes, nodes, members, op, model)
+        best = _best_all(platform, collective, nbytes, nodes, members, op, model)
+        forest = _per_root_plan(platform, collective, nbytes, list(nodes), count, model)
+        return forest if forest is not None and forest[1] < best[1] else best
     if collective not in ("bcast", *_ROOTED):
         return _best_cube(platform, collective, nbytes, members, op, model)
     from .planners import plan
