@@ -224,8 +224,8 @@ def test_auto_never_picks_a_plan_predicted_slower_than_mpi(t_ini, per_byte, slow
 )
 def test_auto_all_plan_is_the_fastest_tree_or_hypercube(t_ini, per_byte, nbytes, collective):
     """``auto``'s plan for an allreduce or allgather is the fastest, by the simulator, of
-    every hypercube planner and every tree planner whose schedule the engine runs (a reduce
-    or gather to rank 0 then a broadcast), recomputed here planner by planner; a tree
+    every hypercube planner, every tree planner whose schedule the engine runs (a reduce
+    or gather to rank 0 then a broadcast) and forest, recomputed here planner by planner; a tree
     chosen is one the engine runs; the margin rule against MPI's time holds."""
     from hetcoll.choice import tree_runs
     from hetcoll.compare import compare
@@ -245,8 +245,7 @@ def test_auto_all_plan_is_the_fastest_tree_or_hypercube(t_ini, per_byte, nbytes,
         if x.algorithm in cubes or (tree_runs(s) and x.segment_size is None):
             times[x.algorithm], schedules[x.algorithm] = simulate(p, s).makespan, s
     assert any(n in cubes for n in times) and any(n not in cubes for n in times)
-    s = plan(p, None, method="forest", nbytes=nbytes, collective="allreduce", options={"align": 4})
-    times["forest"], schedules["forest"] = simulate(p, s).makespan, s  # per root: run too
+    times["forest"] = _forest_time(p, collective, nbytes)  # per root: the engine runs it too
     assert c.predicted == pytest.approx(min(times.values()), rel=1e-9)
     assert times[c.plan] == pytest.approx(c.predicted, rel=1e-9)
     assert c.plan in (*cubes, "forest") or tree_runs(schedules[c.plan])
