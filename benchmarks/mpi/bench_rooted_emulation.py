@@ -66,6 +66,15 @@ def main(argv: list[str] | None = None) -> int:
         default=0.05,
         help="scale each case's costs so that its prediction is at least this many seconds",
     )
+    ap.add_argument("--calls", default=",".join(CALLS), help="comma-separated calls to time")
+    ap.add_argument(
+        "--sizes", default=",".join(map(str, SIZES)), help="comma-separated bytes per rank"
+    )
+    ap.add_argument(
+        "--only",
+        choices=("two_speeds", "testbed16"),
+        help="run one platform's job only (testbed16 without --full)",
+    )
     ap.add_argument("--json", type=Path, default=Path("results/bench_rooted_emulation.json"))
     ap.add_argument("--rank-side", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -77,8 +86,20 @@ def main(argv: list[str] | None = None) -> int:
     from hetcoll.report import format_table
 
     jobs = [("two_speeds", 8)] + ([("testbed16", 16)] if args.full else [])
+    if args.only:
+        jobs = [(args.only, 8 if args.only == "two_speeds" else 16)]
+    calls = args.calls.split(",")
+    if not set(calls) <= set(CALLS):
+        ap.error(f"--calls: choose from {', '.join(CALLS)}")
+    sizes = [int(x) for x in args.sizes.split(",")]
     settings = json.dumps(
-        {"repeat": args.repeat, "time_scale": args.time_scale, "target": args.target}
+        {
+            "repeat": args.repeat,
+            "time_scale": args.time_scale,
+            "target": args.target,
+            "calls": calls,
+            "sizes": sizes,
+        }
     )
     load = os.getloadavg()
     results: dict[str, Any] = {"load_before": load, "jobs": {}}
@@ -139,6 +160,7 @@ def rank_side(name: str, settings: dict[str, Any], out: Path) -> None:
         float(settings["target"]),
     )
     rows, versus = [], {}
+    calls, sizes = settings["calls"], settings["sizes"]
 
     def wrapper(scale: float) -> HetComm:
         return HetComm(
@@ -180,14 +202,14 @@ def rank_side(name: str, settings: dict[str, Any], out: Path) -> None:
 
     with wrapper(1.0) as hc:  # the schedules' times at scale 1, to choose each case's scale
         base = {}
-        for call in CALLS:
-            for nbytes in SIZES:
+        for call in calls:
+            for nbytes in sizes:
                 once = call_of(hc, call, nbytes)
                 for algo in [None, "mpich"] if call == "Reduce" else [None]:
                     once(algo)
                     base[call, nbytes, algo] = simulate(platform, hc.last_schedule).makespan
-    for call in CALLS:
-        for nbytes in SIZES:
+    for call in calls:
+        for nbytes in sizes:
             algos = [None, "mpich"] if call == "Reduce" else [None]
             scale = max(least, target / min(base[call, nbytes, a] for a in algos))
             with wrapper(scale) as hc:
