@@ -145,7 +145,8 @@ class Collectives(ScheduleComm):
             }
             return self._planner().tree(self.platform, call)
 
-        return self._cached(key, build, extra)
+        # one plan for calls that differ only in ``extra`` (the type signature)
+        return self._cached(key, lambda: self._scheduled(("tree", *key[:-1]), build), extra)
 
     def _nodes(self, ranks: Sequence[int]) -> list[str]:
         return [self._node(r, "members") for r in ranks]
@@ -169,7 +170,7 @@ class Collectives(ScheduleComm):
             }
             return self._planner().cube(self.platform, call)
 
-        return self._cached(key, build, extra)
+        return self._cached(key, lambda: self._scheduled(key[:-1], build), extra)
 
     def _label(self, algo: str | None, cube: bool = False) -> str:
         """The planner a call uses, for messages."""

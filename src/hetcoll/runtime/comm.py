@@ -109,6 +109,7 @@ class ScheduleComm(Lifetime, Clocks, SubComms):
         self._fast_trace: FastRun | None = None  # the last call's, when on the fast path
         self.last_schedule: Schedule | None = None
         self._cache: dict[Any, tuple[Schedule, RankPlan, Program, int]] = {}
+        self._schedules: dict[Any, Schedule] = {}  # planned once per request (_scheduled)
         # Bcast's own lookup of a repeated call: a subset of _cache (cleared when it forgets
         # a schedule: the plans it holds must be the cached ones, see _forget)
         self._calls: dict[tuple, tuple] = {}
@@ -238,6 +239,18 @@ class ScheduleComm(Lifetime, Clocks, SubComms):
                 self._forget(self._cache.pop(next(iter(self._cache)))[1])
             self._cache[key] = hit
         return hit
+
+    def _scheduled(self, request: Any, plan: Callable[[], Schedule]) -> Schedule:
+        """The schedule of ``request`` (what the planner is given), planned once: calls
+        that differ only in what their digest adds (a datatype's signature, an operator a
+        reduce tree does not depend on) share it instead of planning it again.  Planning
+        is deterministic, so the schedule is the one a new plan would give."""
+        sched = self._schedules.get(request)
+        if sched is None:
+            if len(self._schedules) >= _CACHE_LIMIT:
+                self._schedules.pop(next(iter(self._schedules)))
+            sched = self._schedules[request] = plan()
+        return sched
 
     def run(
         self, schedule: Schedule | Program, handler: DataHandler, what: str = "collective"

@@ -380,9 +380,9 @@ class RootedCollectives(Collectives):
 
     def _planned_rooted(self, collective, root, nbytes, sizes, algo, extra=""):
         """The tree schedule of a rooted call (cached), its plan, program and digest."""
-        key = ("rooted", collective, root, nbytes, sizes, algo, extra)
+        request = ("rooted", collective, root, nbytes, sizes, algo)
 
-        def build():
+        def plan():
             call = {
                 "collective": collective,
                 "root": self._node(root, "root"),
@@ -393,7 +393,8 @@ class RootedCollectives(Collectives):
             }
             return self._planner().rooted(self.platform, call)
 
-        return self._cached(key, build, extra)
+        # the tree depends on the sizes, not on the operator or types in ``extra``
+        return self._cached((*request, extra), lambda: self._scheduled(request, plan), extra)
 
     def _blocks(self, collective, root, block, sizes, algo, what, extra="", keep=None):
         """Run a gather (``block``: this rank's bytes) or a scatter (``keep``: the root's
