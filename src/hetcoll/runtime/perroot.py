@@ -86,7 +86,7 @@ class PerRootCollectives(RootedCollectives):
         """The per-root schedule of a call (cached), its plan, program and digest:
         ``nbytes`` each member's block (an allreduce's vector), ``sizes`` the blocks by
         rank (or None), ``align`` the bytes every share and segment is a multiple of."""
-        key = ("per-root", collective, nbytes, sizes, align, algo, extra)
+        request = ("per-root", collective, nbytes, sizes, align, algo)
 
         def build():
             call = {
@@ -102,7 +102,9 @@ class PerRootCollectives(RootedCollectives):
                 raise HetcollError(f"{algo}: planned a {sched.collective}, not a {collective}")
             return sched
 
-        return self._cached(key, build, extra)
+        # one plan for calls that differ only in ``extra`` (the operator, the signature of
+        # elements of the same extent)
+        return self._cached((*request, extra), lambda: self._scheduled(request, build), extra)
 
     def _per_root_allgather(self, block, algo: str, what, extra="") -> list[memoryview]:
         """Every rank's ``block`` (the same size on every rank), in rank order."""
