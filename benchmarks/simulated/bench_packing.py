@@ -6,7 +6,9 @@ no send costs; 8 to 64 nodes, density 0.3) and each size per rank (1 MiB, 64 MiB
 member's block), the schedule ``forest`` plans is simulated, and its time divided by the
 certified optimum of the operation (``hetcoll.allbounds``; the cut bound on these graphs);
 the table shows that ratio, the trees, the messages and the planning time (CPU seconds:
-other processes on a shared machine do not add to it; the load average is printed beside).
+other processes on a shared machine do not add to it; the load average is printed beside),
+and beside it each baseline planner's time over the optimum (``ring``: MPICH's ring in rank
+order).
 
     python benchmarks/simulated/bench_packing.py                       # 8, 16, 32 nodes
     python benchmarks/simulated/bench_packing.py --full                # 8, 16, 32, 64 nodes
@@ -31,6 +33,8 @@ from hetcoll.rng import as_rng
 
 MiB = 2**20
 SPEEDS = (1e9, 2.5e9, 1e10, 4e10)
+#: the baseline planners simulated beside ``forest`` (time / optimum in the table)
+BASELINES = ("ring",)
 
 
 def link_graph(n: int, density: float, seed: int) -> Platform:
@@ -54,6 +58,13 @@ def one(p: Platform, op: str, block: int) -> dict:
     cpu = time.process_time() - c0
     t = simulate(p, s).makespan
     best = collective_bound(p, op, block * len(p))
+    baselines = {
+        f"{name}_ratio": simulate(
+            p, plan(p, None, method=name, collective=op, nbytes=block)
+        ).makespan
+        / best.lower_bound
+        for name in BASELINES
+    }
     return {
         "time": t,
         "optimum": best.optimum,
@@ -63,6 +74,7 @@ def one(p: Platform, op: str, block: int) -> dict:
         "messages": s.transfers,
         "segment_size": s.params["segment_size"],
         "plan_cpu_s": cpu,
+        **baselines,
     }
 
 
@@ -90,11 +102,13 @@ def main(argv=None) -> int:
                     rows.append([
                         n, seed, op, mib, f"{r['ratio']:.4f}", r["trees"], r["messages"],
                         f"{r['plan_cpu_s']:.2f}",
+                        *(f"{r[b + '_ratio']:.4f}" for b in BASELINES),
                     ])  # fmt: skip
                     load.append(os.getloadavg()[0])
     print(
         format_table(
-            ["nodes", "seed", "op", "MiB/rank", "time/optimum", "trees", "messages", "plan CPU s"],
+            ["nodes", "seed", "op", "MiB/rank", "time/optimum", "trees", "messages", "plan CPU s"]
+            + [f"{b}/optimum" for b in BASELINES],
             rows,
         )
     )

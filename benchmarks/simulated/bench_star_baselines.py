@@ -5,7 +5,8 @@ On stars of ``N`` nodes with two or three NIC speeds (``star_platform``: 25/10 G
 100/25/10 Gbit/s), every MPICH algorithm of allgather (ring, Bruck, recursive doubling)
 and allreduce (ring, recursive doubling, Rabenseifner's reduce-scatter + allgather) as
 :mod:`hetcoll.mpich` lowers them, and hetcoll's hypercube planners (``blind``,
-``eff_cube``) and a binomial reduce + broadcast (``binomial``), simulated at result sizes
+``eff_cube``), a binomial reduce + broadcast (``binomial``), the per-root ``ring`` (MPICH's
+ring as a planner) and ``forest`` (the optimal packing), simulated at result sizes
 ``M``.  Each time is divided by a lower bound: an allreduce's ``T* = max(M / b_min,
 2 (N - 1) M / sum_i b_i)`` (what any allreduce on a non-blocking switch with per-node
 full-duplex NICs needs), an allgather's ``(N - 1) / N M / b_min`` (the slowest NIC
@@ -59,6 +60,11 @@ def times(p, collective: str, m: int) -> dict[str, float]:
         out[cube] = simulate(p, plan_hypercube(p, collective, method=cube, nbytes=each)).makespan
     tree = plan(p, None, method="binomial", collective=collective, nbytes=each)
     out["binomial (reduce/gather + bcast)"] = simulate(p, tree).makespan
+    align = 8 if collective == "allreduce" else 1
+    for name in ("ring", "forest"):  # hetcoll's per-root planners
+        how = {"align": align}
+        s = plan(p, None, method=name, collective=collective, nbytes=each, options=how)
+        out[name] = simulate(p, s).makespan
     return out
 
 

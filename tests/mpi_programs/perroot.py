@@ -18,6 +18,7 @@ from mpi4py import MPI
 
 from hetcoll import HetComm
 from hetcoll.planners.forestplan import forest
+from hetcoll.planners.rings import ring
 from hetcoll.platform import Node, Platform
 from hetcoll.runtime.rank_ops import ByteRanges
 from hetcoll.runtime.reduce import RangeReduceHandler
@@ -98,6 +99,9 @@ def main(out: str) -> None:
                 platform(n), nbytes=4000, collective=collective, align=align, segment_size=400
             )
             run_case(hc, sched, collective, 4000, 5, "forest", records)
+            # the ring's order: MPICH's steps, every rank's sends after its receives
+            sched = ring(platform(n), nbytes=4000, collective=collective, align=align)
+            run_case(hc, sched, collective, 4000, 6, "ring", records)
     verdicts = WORLD.gather(records, 0)
     if WORLD.rank == 0:
         with open(out, "w") as fh:

@@ -48,6 +48,7 @@ from .pipelined import (
     prune_simple,
     throughput_tree,
 )
+from .rings import ring
 from .rooted import ROOTED, from_broadcast
 from .rooted_exact import rooted_exact
 from .rooted_search import rooted_ls
@@ -93,6 +94,7 @@ __all__ = [
     "multi_tree",
     "optimal",
     "postorder_doubling",
+    "ring",
     "rooted_exact",
     "rooted_ls",
     "spoc",
