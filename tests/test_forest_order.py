@@ -105,3 +105,23 @@ def test_an_order_against_the_data_is_refused_when_lowered():
     bad = Schedule(s.collective, s.algorithm, s.nbytes, s.flows, s.params, order=flipped)
     with pytest.raises(ScheduleError, match="waits for one of a later slot"):
         bad.program()
+
+
+def test_segments_of_one_send_start_in_segment_order():
+    """An allreduce on a star of two NIC speeds: a broadcast segment whose bytes were reduced
+    early became ready before the previous segment of its send; the play-out started it
+    first, and renumbering the send's slots by segment then put the root's send before the
+    reduction it needs ("waits for one of a later slot" when lowered).  Each send's
+    segments now start in segment order, so the order lowers and the simulator runs it."""
+    from hetcoll.generators import star_platform
+
+    p = star_platform(8, ("25Gbps", "10Gbps"), "5us")
+    s = plan(p, None, method="forest", collective="allreduce", nbytes=2 * MiB, options={"align": 8})
+    assert s.order is not None
+    for listed in s.order.values():
+        first: dict[tuple[int, str], int] = {}
+        for x in listed:  # a send's listings are its segments in order: slots rise
+            assert x.slot > first.get((x.flow, x.child), -1)
+            first[(x.flow, x.child)] = x.slot
+    best = collective_bound(p, "allreduce", 2 * MiB)
+    assert simulate(p, s).makespan >= best.lower_bound * (1 - 1e-9)

@@ -160,6 +160,16 @@ def per_root_order(platform: Platform, flows: Sequence[Flow], model: Any = None)
             wake[r] = t
             push(t, _FREE, r)
 
+    # the segments of one send start in segment order (the order's j-th listing of a send
+    # is its j-th segment, and a rank waits for its bytes in that order): a segment ready
+    # before the previous one has started waits for that start
+    earlier, later = [-1] * len(who), [-1] * len(who)
+    last: dict[tuple[int, str, str], int] = {}
+    for x, w in enumerate(who):
+        if w in last:
+            earlier[x], later[last[w]] = last[w], x
+        last[w] = x
+    held = [False] * len(who)
     for x in range(len(who)):
         if need[x] == 0:
             push(0.0, _READY, x)
@@ -180,6 +190,9 @@ def per_root_order(platform: Platform, flows: Sequence[Flow], model: Any = None)
                 continue  # superseded by an earlier one
             del wake[r]
         else:  # wait for its busiest resource
+            if earlier[what] >= 0 and slot[earlier[what]] < 0:
+                held[what] = True
+                continue
             r = cost[what][3]
             heappush(queue.setdefault(r, []), (urgency[what], what))
         q = queue.get(r)
@@ -195,6 +208,9 @@ def per_root_order(platform: Platform, flows: Sequence[Flow], model: Any = None)
             free[rr] = start + b
         slot[x] = started
         started += 1
+        if later[x] >= 0 and held[later[x]]:
+            held[later[x]] = False
+            push(start, _READY, later[x])
         done = start + delay
         fi, _, v = who[x]
         if flows[fi].kind == "reduce":  # the receiver combines in slot order
@@ -204,13 +220,6 @@ def per_root_order(platform: Platform, flows: Sequence[Flow], model: Any = None)
         push(done, _ARRIVED, x)
         if q:
             ask(r, max(free.get(r, start), t))
-    # the segments of one send in segment order (its j-th listing is its j-th segment)
-    mine: dict[tuple[int, str, str], list[int]] = {}
-    for x, w in enumerate(who):
-        mine.setdefault(w, []).append(x)
-    for group in mine.values():
-        for x, s in zip(group, sorted(slot[x] for x in group), strict=True):
-            slot[x] = s
     order: dict[str, list[tuple[int, OrderedSend]]] = {}
     for x, (fi, u, v) in enumerate(who):
         order.setdefault(u, []).append((slot[x], OrderedSend(fi, v, 0, slot[x])))
