@@ -86,17 +86,23 @@ def test_a_planner_designed_for_another_model_can_win():
 
 
 def test_hypercube_comparison_rows():
-    """An allreduce's candidates are the hypercube embeddings and the trees (a reduce then
-    a broadcast); only the embeddings have an embedding and a gain over blind."""
+    """An allreduce's candidates are the hypercube embeddings, the trees (a reduce then
+    a broadcast) and the per-root schedules (``ring``: every member's block reduced to it,
+    then broadcast from it); only the embeddings have an embedding and a gain over blind."""
     p = load_platform("park-fig2")
     found = compare(p, "allreduce")
     rows = {r["algorithm"]: r for r in found.rows()}
     cubes = {"blind", "dim2_cube", "tsts_cube", "eff_cube", "eff_cube_ls"}
     assert {a for a, r in rows.items() if "embedding" in r} == cubes
     assert {"binomial", "rooted_ls", "rooted_exact"} <= set(rows) - cubes
+    assert "ring" in rows
     for name in set(rows) - cubes:
         sched = found.get(name).schedule
-        assert [f.kind for f in sched.flows] == ["reduce", "bcast"]
+        kinds = [f.kind for f in sched.flows]
+        if sched.per_root:  # one reduce and one broadcast flow per member's block
+            assert sorted(kinds) == ["bcast"] * len(p.ids) + ["reduce"] * len(p.ids)
+        else:
+            assert kinds == ["reduce", "bcast"]
         assert "gain_vs_blind" not in rows[name]
     assert rows["blind"]["gain_vs_blind"] == 0.0
     assert min(r["ratio"] for r in rows.values()) == 1.0
