@@ -310,6 +310,10 @@ def main() -> None:
     nonblocking_each(hc)
     persistent_each(hc)
     mixed(hc)
+    hc.close()
+    # a wrapper plans each request once: a fresh one, so that both halves are planned in
+    # the *_init call (the calls above planned a reduce of the same bytes)
+    hc = HetComm(WORLD, platform(), "fnf", rooted_algo=ALGO, timeout=60)
     reduce_scatter_and_not_planned(hc)
     hc.close()
     kept_by_mpi()
