@@ -223,6 +223,20 @@ def test_the_simulator_benchmark_exits_1_when_a_case_fails(result, status, tmp_p
     assert "a case" in json.loads((tmp_path / "s.json").read_text())["cases"]
 
 
+@pytest.mark.parametrize("stage", ["--size-of", "--case"])
+@pytest.mark.parametrize(("result", "status"), [({"error": "boom"}, 1), ({"timeout": 9.0}, 0)])
+def test_the_cap_benchmark_exits_1_when_a_case_fails(stage, result, status, tmp_path, monkeypatch):
+    """A case that raises, sizing it or running it, is a failure; one past --timeout is not."""
+
+    def spawn(args, timeout, memory_gb):
+        return dict(result) if args[0] == stage else {"nbytes": 1024}
+
+    one = [("fig1 fnf", "fig1", "fnf", "bcast", None)]
+    script = _script("simulated", "bench_cap", monkeypatch, CASES=one, spawn=spawn)
+    assert script.main(["--out", str(tmp_path / "c.json")]) == status
+    assert "fig1 fnf" in json.loads((tmp_path / "c.json").read_text())["cases"]
+
+
 @pytest.mark.parametrize(("argv", "ranks"), [([], [1, 2, 3, 4]), (["--full"], list(range(1, 9)))])
 def test_mpi4py_suite_runs_1_to_4_ranks_unless_full(argv, ranks, tmp_path, monkeypatch):
     """`make bench` runs 1..4 ranks (5..8 oversubscribe two cores for over an hour)."""

@@ -14,7 +14,8 @@ during plan + simulate) is its own; "CPU" is the process's CPU time (what other 
 on a shared machine do not add), "wall" the elapsed time, with the load average printed
 beside them.  A case over ``--timeout`` CPU seconds (the process's own, so that a loaded
 machine does not call a slow case a hang; elapsed time is capped too, at ``WALL_FACTOR``
-times that) or ``--memory`` GB is stopped and reported.
+times that) or ``--memory`` GB is stopped and reported; a case that raises is a failure
+(exit status 1).
 
     python benchmarks/simulated/bench_cap.py                  # results/bench_cap.json
     python benchmarks/simulated/bench_cap.py --only graph     # the cases naming "graph"
@@ -297,7 +298,10 @@ def main(argv=None) -> int:
     doc = {"benchmark": "cap", "segment_size": SEGMENT, "load": load, "cases": results}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=1) + "\n")
-    return 0
+    failed = [name for name, r in results.items() if "error" in r]
+    for name in failed:
+        print(f"bench_cap: case {name!r} failed: {results[name]['error']}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
