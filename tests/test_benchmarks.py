@@ -237,6 +237,31 @@ def test_the_cap_benchmark_exits_1_when_a_case_fails(stage, result, status, tmp_
     assert "fig1 fnf" in json.loads((tmp_path / "c.json").read_text())["cases"]
 
 
+def test_a_multi_tree_run_over_the_timetable_cap_is_reported_not_measured(monkeypatch):
+    """n = 50, seed 50003 needs 48 periods of 512 slices (1 204 224 messages): the row says
+    so and the table's worst ratio counts it, instead of the whole run stopping."""
+    from hetcoll import plan
+    from hetcoll.errors import ScheduleError
+
+    calls = []
+
+    def capped(*args, **kwargs):
+        if kwargs.get("method") == "multi_tree":
+            calls.append(kwargs["nbytes"])
+        if kwargs.get("method") == "multi_tree" and len(calls) > 1:  # the run, after the probe
+            raise ScheduleError("segment_size: ... more than 1048576 per schedule")
+        return plan(*args, **kwargs)
+
+    script = _script("simulated", "bench_pipelined", monkeypatch, plan=capped)
+    row = script.instance(6, 0.5, 6000, None, True)
+    assert len(calls) == 2 and "multi_tree" not in row["ratios"]
+    assert "exceeds" in row["multi_tree_unmeasured"]
+    measured = script.instance(6, 0.5, 6001, None, False)
+    measured["ratios"]["multi_tree"] = 0.99
+    cells = script.summary([row, measured], [6])[0]
+    assert "99.00% (1 not measured)" in cells
+
+
 @pytest.mark.parametrize(("argv", "ranks"), [([], [1, 2, 3, 4]), (["--full"], list(range(1, 9)))])
 def test_mpi4py_suite_runs_1_to_4_ranks_unless_full(argv, ranks, tmp_path, monkeypatch):
     """`make bench` runs 1..4 ranks (5..8 oversubscribe two cores for over an hour)."""
