@@ -1,0 +1,107 @@
+"""``auto`` at every message size, by brute force: on small random platforms and messages
+from one piece to many slices, its schedule is the fastest of every registered applicable
+planner at every slice size it may choose, each planned and simulated here on its own
+(not through the comparison service ``auto`` itself uses)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hetcoll import plan, simulate
+from hetcoll.choice import choose, mpi_time
+from hetcoll.compare import slice_choices
+from hetcoll.errors import ModelError, PlannerError
+from hetcoll.generators import random_graph_platform
+from hetcoll.planners import REGISTRY
+from hetcoll.platform import Platform, nodes_from_costs
+
+#: one piece, then 1, 3 and 3 slice sizes besides one piece (slice_choices)
+SIZES = (1, 40_000, 2**20, 48 * 2**20)
+
+
+def _hockney(n: int, seed: int, model: str) -> Platform:
+    rng = np.random.default_rng(seed)
+    lat = rng.uniform(1e-5, 1e-3, (n, n))
+    lat = (lat + lat.T) / 2
+    np.fill_diagonal(lat, 0)
+    bw = rng.choice([1e7, 1e8, 1e9], (n, n))
+    bw = np.minimum(bw, bw.T)
+    costs = rng.choice([1, 2, 3, 5, 8], n) * 1e-5
+    return Platform(
+        nodes_from_costs(costs, rng.choice([1e-9, 1e-8], n)),
+        latency=lat,
+        bandwidth=bw,
+        model=model,
+    )
+
+
+def _platforms():
+    for model, n, seed in (
+        ("one_port", 5, 1),
+        ("one_port", 7, 2),
+        ("one_port_uni", 6, 4),
+        ("multi_port", 6, 5),
+    ):
+        yield f"{model}-{n}-{seed}", random_graph_platform(n, 0.4, seed=seed, model=model)
+    for model in ("tini", "postal", "hockney"):
+        yield f"{model}-6-3", _hockney(6, 3, model)
+
+
+PLATFORMS = dict(_platforms())
+
+
+def brute_force(p: Platform, root: str, nbytes: int) -> list[tuple[float, str, int]]:
+    """``(simulated seconds, planner, slice size or 0)`` of every registered planner that
+    the registry's rule admits, at every slice size of :func:`slice_choices`, each
+    planned and simulated on its own; a planner that declines is left out."""
+    out = []
+    model = p.model.name
+    for seg in slice_choices(nbytes):
+        pipelined = seg is not None and nbytes > seg
+        for name, info in sorted(REGISTRY.items()):
+            if info.unfit("bcast", model, len(p), pipelined) is not None:
+                continue
+            try:
+                s = plan(p, root, method=name, nbytes=nbytes, segment_size=seg)
+                t = simulate(p, s).makespan
+            except (PlannerError, ModelError):
+                continue
+            out.append((t, name, seg or 0))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("key", sorted(PLATFORMS))
+def test_auto_is_the_argmin_of_every_planner_at_every_size(key):
+    """auto's time is the least of every candidate's (planner, slice) at each size, and
+    its choice is that argmin (ties: the name, then the slice, as every rank breaks them);
+    an auto that chose the planner or the slice without the size fails on the sizes where
+    the winner changes (the last assertion: it changes on every platform here)."""
+    p = PLATFORMS[key]
+    winners = set()
+    for nbytes in SIZES:
+        ranked = brute_force(p, "0", nbytes)
+        t_best, name, seg = ranked[0]
+        s = plan(p, "0", method="auto", nbytes=nbytes)
+        assert (s.params["chosen"], s.params.get("segment_size") or 0) == (name, seg), nbytes
+        assert simulate(p, s).makespan == pytest.approx(t_best, rel=1e-12, abs=0)
+        best = {}
+        for t, a, _seg in ranked:
+            best.setdefault(a, t)
+        assert s.params["candidates"] == pytest.approx(best, rel=1e-12, abs=0)
+        winners.add((name, seg > 0))
+    assert len(winners) > 1, winners  # the grid tells a size-blind auto apart
+
+
+@pytest.mark.parametrize("key", ["hockney-6-3", "postal-6-3"])
+def test_choose_is_the_least_of_the_plan_and_mpi_at_every_size(key):
+    """With no margin the runtime's choice is the faster of auto's plan (the argmin above)
+    and MPI's own, predicted, at every size."""
+    p = PLATFORMS[key]
+    nodes = list(p.ids)
+    for nbytes in SIZES:
+        t_plan = simulate(p, plan(p, "0", method="auto", nbytes=nbytes)).makespan
+        t_mpi = mpi_time(p, "bcast", nbytes, nodes, root="0")
+        c = choose(p, "bcast", nbytes, nodes, root="0", margin=0.0, emulated=True)
+        assert c.algorithm == ("mpi" if t_plan >= t_mpi else "auto"), (nbytes, t_plan, t_mpi)
+        assert (c.predicted, c.mpi) == (t_plan, t_mpi)
