@@ -234,9 +234,13 @@ class Progress:
                 mine = req
             else:
                 mine = record = self.records[tag]
-                call = record["call"]()  # a weak method: the thread keeps no wrapper
-                args, how, name = record["args"], record["how"], record["name"]
-                error = None if call is None else self.run(call, args, how, name)
+                start = record["start"]  # made in the *_init call, or None: the method
+                if start is not None:
+                    error = self.run(start, (), {}, record["name"])
+                else:
+                    call = record["call"]()  # a weak method: the thread keeps no wrapper
+                    args, how, name = record["args"], record["how"], record["name"]
+                    error = None if call is None else self.run(call, args, how, name)
                 record["error"] = error
                 record["runs"] = record.get("runs", 0) + 1
                 with self.cond:  # Free() may be looking at the request
@@ -276,7 +280,8 @@ class Progress:
             with self.cond:
                 self.unreported.append(exc)
             return exc
-        named = getattr(call.__self__, "_ran_as", None)
+        named = getattr(getattr(call, "__self__", None), "_ran_as", None)  # a start of a
+        # persistent request made in advance (a function) says what ran itself
         if named is not None:
             named(name)
         return None

@@ -16,6 +16,13 @@ only then receives its send, which completes the request.  So ``Wait``, ``Test``
 no ``Wait`` runs at once is found by the thread's next look (every 50 us - 2 ms while
 persistent requests live, doubling while it finds none).
 
+A start of ``Bcast_init`` on a buffer whose bytes are its own (not packed per call) runs
+what was made in the ``*_init`` call: the engine's run of the planned schedule on the typed
+buffer, without the blocking method's parsing and lookups.  And when the request is the
+wrapper's only live persistent one and no nonblocking call is queued, its start is the only
+message that can be waiting, so ``Wait`` runs it at once without ``Iprobe`` and only
+receives its send (several live requests, queued calls: the order is looked for as above).
+
 What is planned: ``Bcast_init``, ``Allreduce_init``, ``Allgather_init``, ``Barrier_init``
 (the calls whose choice :mod:`.nonblocking` can ask for); ``Reduce_init``, ``Gather_init``,
 ``Scatter_init``, ``Reduce_scatter_block_init`` of a ``HetComm``, a call its planner gives
@@ -38,12 +45,19 @@ from typing import Any
 from mpi4py import MPI
 
 from ..errors import HetcollError, MismatchError
-from .nonblocking import _LONGEST_NAP, NONBLOCKING, Nonblocking, RaisesOnCompletion, _threaded
+from .buffers import message
+from .collectives import _SPECS
+from .nonblocking import NONBLOCKING, Nonblocking, RaisesOnCompletion, _threaded
+from .rank_ops import ByteRanges
 
 __all__ = ["PERSISTENT", "Persistent", "PersistentRequest"]
 
 _FAILED, _ROOM = b"failed:", 200  # a rank's error in the agreement of an *_init call
 _TAG_UB = 32767  # the largest tag MPI must allow (tag 0 is the nonblocking calls')
+
+
+def _nothing() -> None:
+    """A start of a collective on one rank (it moves nothing)."""
 
 
 class _Planned(Exception):
@@ -62,14 +76,48 @@ class PersistentRequest(RaisesOnCompletion, MPI.Prequest):
     """The request of a persistent planned collective (an ``MPI.Prequest``: see the module
     docstring).  ``Wait``/``Test`` raise the last start's error, if it failed."""
 
+    # ``Start`` is MPI's own: while a persistent request lives the thread looks every
+    # 50 us - 2 ms anyway (as for a start made by ``Startall``), so a start tells nobody
     record: dict
-
-    def Start(self) -> None:
-        super().Start()
-        self.record["progress"].soon(_LONGEST_NAP)
 
     def _mine(self) -> dict:
         return self.record
+
+    def Wait(self, status: MPI.Status | None = None) -> bool:
+        if not self._run_alone():
+            self.progress.help(self.record)
+        MPI.Prequest.Wait(self, status)
+        self._raise()
+        return True
+
+    def _run_alone(self) -> bool:
+        """Run this start here, without looking for the order of the started calls, when
+        it is the only call that can have been started: the wrapper's one live persistent
+        request and no nonblocking call queued (then the only message on the progress's
+        ``COMM_SELF`` is this request's own).  Whether it ran (or had already run); else
+        :meth:`.nonblocking.Progress.help` looks in order."""
+        record = self.record
+        start = record.get("start")
+        progress = record["progress"]
+        if start is None or progress.armed != 1 or progress.pending:
+            return False
+        me = threading.get_ident()
+        if me == progress.ident or me == progress.holder:  # from a call being run
+            return False
+        with progress.runner:  # the thread may be running it: wait for it
+            if progress.armed != 1 or progress.pending:  # looked at again under the lock
+                return False
+            if MPI.Request.Get_status(self):  # not started, or the thread ran it
+                return True
+            progress.holder = me
+            try:
+                record["error"] = progress.run(start, (), {}, record["name"])
+                record["runs"] = record.get("runs", 0) + 1
+                with progress.cond:  # Free() may be looking at the request
+                    progress.comm.Recv([record["memory"], 0, MPI.BYTE], 0, record["tag"])
+            finally:
+                progress.holder = None
+        return True
 
     def Free(self) -> None:
         record = self.record
@@ -117,11 +165,14 @@ class Persistent(Nonblocking):
                     self._agree(self._plan_only(blocking, args, how), name)
             finally:
                 progress.holder = None
+                captured = self.__dict__.pop("_captured", None)
         tag = self._next_tag = getattr(self, "_next_tag", 0) % _TAG_UB + 1
         while tag in progress.records:  # a long-lived request keeps its tag
             tag = tag % _TAG_UB + 1
         memory = bytearray(1)
         record = {
+            "tag": tag,
+            "start": self._prepared(blocking, args, name, captured),
             # weak: the records live as long as the thread, which keeps no wrapper
             "call": weakref.WeakMethod(getattr(type(self), blocking).__get__(self)),
             "args": args,
@@ -146,6 +197,16 @@ class Persistent(Nonblocking):
         rank), or ``_FAILED`` + this rank's error."""
 
         def planned(plan, handler, what, digest):  # the engine's run, replaced: no message
+            buffers = dict(handler.buffers) if type(handler) is ByteRanges else None
+            self.__dict__["_captured"] = (
+                plan,
+                handler,
+                buffers,
+                what,
+                digest,
+                self.last_schedule,
+                self.last_choice,
+            )
             raise _Planned(digest)
 
         self.__dict__["_execute"] = planned  # under the runner: no other call runs meanwhile
@@ -160,6 +221,41 @@ class Persistent(Nonblocking):
             del self.__dict__["_execute"]
             self.last_schedule, self.last_choice = last
         return b""
+
+    def _prepared(self, blocking: str, args: tuple, name: str, captured: tuple | None):
+        """What a start of ``Bcast_init`` runs, made once here: the engine's run of the
+        schedule planned in the ``*_init`` call on the request's fixed buffer (typed once),
+        with what ``last_call`` says after it; None (a start runs the blocking call) for the
+        other collectives, a buffer that is packed for each call (a non-contiguous
+        datatype)."""
+        if blocking != "Bcast":
+            return None
+        if captured is None:  # one rank: the call moves nothing (or it was not planned)
+            return _nothing if self.size == 1 else None
+        plan, handler, buffers, what, digest, sched, choice = captured
+        buf, root = args
+        if buffers is None or set(buffers) != {0} or buffers[0] is None:
+            return None
+        receiving = self.rank != root  # a spec's bytes are its buffer's own if contiguous
+        if isinstance(buf, _SPECS) and not message(buf, writable=receiving, where="").contiguous:
+            return None
+        data, held = buffers[0], handler.buffers
+        last = (name, self.rank_of.get(sched.root), sched.algorithm)
+        mine = weakref.ref(self)  # weak: the records live as long as the thread
+
+        def start() -> None:
+            comm = mine()
+            if comm is None:  # collected: its close() ran every started call
+                return
+            comm.last_schedule, comm.last_choice = sched, choice
+            held[0] = data
+            try:
+                comm._execute(plan, handler, what, digest)
+            finally:
+                held[0] = None
+            comm._last = (*last, comm._seq)  # last_call: this request's call
+
+        return start
 
     def _agree(self, digest: bytes, name: str) -> None:
         """Compare every rank's digest of the call (one allgather, in the ``*_init`` call,

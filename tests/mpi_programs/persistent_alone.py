@@ -1,0 +1,171 @@
+"""MPI test program: a lone persistent ``Bcast`` runs without looking for the start order.
+``mpiexec -n K python persistent_alone.py``.
+
+A wrapper's one live persistent request, with no nonblocking call queued, is the only call
+that can have been started: ``Wait`` runs it at once, made in ``Bcast_init`` (the typed
+buffer, the schedule's run), with no ``Iprobe`` on the progress's ``COMM_SELF`` from the
+program's thread.  Every case compares the bytes with mpi4py's own ``Bcast`` on
+``COMM_WORLD`` and checks ``last_call`` and the wrapper's call count; around it, the cases
+that must still look in order: a start with a nonblocking call queued, two live requests
+waited in the other order, a blocking call after a start, MPI's ``Waitall`` (the thread
+runs it), a non-contiguous datatype (packed per start).  Rank 0 prints one JSON line:
+``{"ranks": K, "failures": [...]}``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+from mpi4py import MPI
+
+from hetcoll import HetComm, Platform
+from hetcoll.platform import nodes_from_costs
+
+WORLD = MPI.COMM_WORLD
+me, n = WORLD.rank, WORLD.size
+failures: list[str] = []
+MAIN = threading.get_ident()
+
+
+def check(ok: bool, what: str) -> None:
+    if not ok:
+        failures.append(f"rank {me}: {what}")
+
+
+def fill(out: np.ndarray, seed: int) -> None:
+    rng = np.random.default_rng(seed * 1000 + me)
+    out[...] = rng.integers(0, 1 << 30, out.shape).astype(out.dtype)
+
+
+class Looks(MPI.Intracomm):
+    """The progress's ``COMM_SELF`` duplicate, counting the program's thread's looks."""
+
+    looks = 0
+
+    def Iprobe(self, *args, **kwargs):
+        if threading.get_ident() == MAIN:
+            type(self).looks += 1
+        return super().Iprobe(*args, **kwargs)
+
+
+def counted(hc: HetComm) -> None:
+    progress = hc._progress
+    if progress is not None and type(progress.comm) is not Looks:
+        progress.comm = Looks(progress.comm)
+
+
+def expect(buf, root: int, seed: int):
+    """Fill ``buf`` (the root's data, a sentinel elsewhere); mpi4py's result."""
+    fill(buf, seed)
+    want = buf.copy()
+    WORLD.Bcast(want, root)
+    if me != root:
+        buf[...] = 0
+    return want
+
+
+def same(got, want, what: str) -> None:
+    check(got.tobytes() == want.tobytes(), f"{what}: the bytes differ from mpi4py's")
+
+
+def alone(algo: str) -> None:
+    hc = HetComm(WORLD, Platform(nodes_from_costs([1e-6] * n)), algo, timeout=60)
+    calls = 0
+    for root in range(n):
+        for size, dtype in ((1, np.uint8), (1001, np.uint8), (333, np.float64)):
+            buf = np.zeros(size, dtype)
+            spec = [buf, MPI.DOUBLE] if dtype is np.float64 else buf  # a contiguous spec
+            req = hc.Bcast_init(spec, root)
+            counted(hc)
+            before = Looks.looks
+            for k in range(3):
+                want = expect(buf, root, 10 * root + k + size)
+                if k == 1:
+                    MPI.Prequest.Startall([req])
+                else:
+                    req.Start()
+                req.Wait()
+                calls += 1
+                same(buf, want, f"{algo} alone root {root} {size} start {k}")
+                record = hc.last_call
+                check(
+                    n == 1
+                    or (record.collective, record.algorithm, record.root)
+                    == ("Bcast_init", algo, root),
+                    f"{algo} alone: last_call {record}",
+                )
+            looked = Looks.looks - before
+            check(looked == 0, f"{algo} alone root {root} {size}: {looked} looks for the order")
+            req.Free()
+    # a start with a nonblocking call queued after it: the order is looked for
+    a, b = np.zeros(500, np.uint8), np.zeros(600, np.uint8)
+    req = hc.Bcast_init(a, 0)
+    for k in range(2):
+        wa, wb = expect(a, 0, 100 + k), expect(b, n - 1, 110 + k)
+        req.Start()
+        ib = hc.Ibcast(b, n - 1)
+        (ib if k else req).Wait()
+        MPI.Request.Waitall([req, ib])
+        calls += 2
+        same(a, wa, f"{algo} before an Ibcast {k}: the persistent start")
+        same(b, wb, f"{algo} before an Ibcast {k}: the Ibcast")
+    # a blocking call after a start runs it first; MPI's Waitall: the thread runs it
+    c = np.zeros(70, np.uint8)
+    wa, wc = expect(a, 0, 120), expect(c, n // 2, 121)
+    req.Start()
+    hc.Bcast(c, n // 2)
+    req.Wait()
+    calls += 2
+    same(a, wa, f"{algo} before a blocking Bcast: the persistent start")
+    same(c, wc, f"{algo} before a blocking Bcast: the Bcast")
+    wa = expect(a, 0, 130)
+    req.Start()
+    MPI.Request.Waitall([req])
+    calls += 1
+    same(a, wa, f"{algo} Waitall: the persistent start")
+    # two live requests, waited in the other order than started
+    wb = expect(b, n - 1, 140)
+    wa = expect(a, 0, 141)
+    other = hc.Bcast_init(b, n - 1)
+    other.Start()
+    req.Start()
+    req.Wait()
+    other.Wait()
+    calls += 2
+    same(a, wa, f"{algo} two live requests: the second")
+    same(b, wb, f"{algo} two live requests: the first")
+    other.Free()
+    req.Free()
+    # a non-contiguous datatype: packed at each start by the blocking call
+    strided = np.zeros((40, 2), np.int32)
+    column = MPI.INT.Create_vector(40, 1, 2).Commit()
+    req = hc.Bcast_init([strided, 1, column], n - 1)
+    for k in range(2):
+        fill(strided, 150 + k)
+        want = strided.copy()
+        WORLD.Bcast([want, 1, column], n - 1)
+        if me != n - 1:
+            strided[:, 0] = 0
+        req.Start()
+        req.Wait()
+        calls += 1
+        same(strided[:, 0].copy(), want[:, 0].copy(), f"{algo} strided start {k}")
+    req.Free()
+    column.Free()
+    check(n == 1 or hc._seq == calls, f"{algo}: hetcoll ran {hc._seq} calls, expected {calls}")
+    hc.close()
+
+
+def main() -> None:
+    for algo in ("binomial", "fnf"):
+        alone(algo)
+    WORLD.Barrier()
+    everyone = WORLD.gather(failures, 0)
+    if me == 0:
+        print(json.dumps({"ranks": n, "failures": [f for fs in everyone for f in fs]}))
+
+
+if __name__ == "__main__":
+    main()

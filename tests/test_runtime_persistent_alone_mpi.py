@@ -1,0 +1,28 @@
+"""A lone planned persistent ``Bcast`` (runtime/persistent.py): with one live persistent
+request and no nonblocking call queued, ``Wait`` runs the start made in ``Bcast_init``
+without looking for the order of the started calls (no ``Iprobe`` from the program's
+thread), bit-identical to mpi4py's ``Bcast``, every root, 1..8 ranks; the cases around it
+(a queued ``Ibcast``, two live requests, a blocking call, MPI's ``Waitall``, a
+non-contiguous datatype) still run in the order made.
+
+Before, every ``Wait`` looked for the order first: the program's count of looks fails."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hetcoll.runtime.launch import run_mpi
+
+PROGRAM = Path(__file__).with_name("mpi_programs") / "persistent_alone.py"
+pytestmark = pytest.mark.mpi
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8])
+def test_a_lone_persistent_bcast_runs_without_looking_for_the_order(n):
+    proc = run_mpi(n, [PROGRAM], module=False, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout == json.dumps({"ranks": n, "failures": []}) + "\n", proc.stdout[-3000:]
+    assert proc.stderr == ""
