@@ -2,7 +2,10 @@
 gather to rank 0 then a broadcast, planned by tree planners, bit for bit against mpi4py's
 own (several element types and counts, a derived datatype, IN_PLACE, the v-variant,
 objects); and ``auto`` under emulation running the tree it chose (5 and 8 ranks, one
-slow)."""
+slow).  ``allgather`` of objects under ``auto`` runs what the choice for its fixed block
+says (a tuning file's tree or MPI's own natively, the model's plan under emulation; it ran
+the wrapper's hypercube, whatever the choice, before), and ``Iallgather`` with IN_PLACE asks
+the choice for one block as ``Allgather`` does (it asked for the whole buffer before)."""
 
 from __future__ import annotations
 
@@ -35,3 +38,7 @@ def test_tree_allgather_equals_mpi4py(tmp_path, n):
     assert len(autos) == 3
     if n == 8:  # one slow rank of eight: auto runs a tree
         assert "auto emulated count=1: tree" in names
+    for label in ("plan", "mpi"):
+        assert {f"auto native {label} allgather object {k}" for k in range(4)} <= names
+    assert len([c for c in names if c.startswith("objects auto emulated allgather")]) == 2
+    assert "Iallgather IN_PLACE asks the blocking call's size" in names

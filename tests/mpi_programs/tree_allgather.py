@@ -9,8 +9,10 @@ displacements out of rank order with gaps (``IN_PLACE`` too), objects (``allgath
 ``allreduce``), bit for bit against mpi4py's own on the same ranks (sentinel-filled
 buffers), and ``last_call`` naming the planner; then ``auto`` under emulation of a platform
 with one slow rank (at 5 and 8 ranks a tree is predicted fastest for small blocks), where
-the plan it chose runs and its data are mpi4py's.  Rank 0 writes one JSON record per case
-to OUT.
+the plan it chose runs and its data are mpi4py's; ``allgather`` of objects under ``auto``
+(tuning files natively, the model under emulation) running what was chosen for its first
+block; ``Iallgather`` with IN_PLACE asking the choice what ``Allgather`` asks.  Rank 0
+writes one JSON record per case to OUT.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from vectors import layout
 from hetcoll import HetComm
 from hetcoll.planners.hypercube import hypercube_planners
 from hetcoll.platform import Platform, nodes_from_costs
+from hetcoll.runtime.collectives import INLINE
+from hetcoll.tuning import Rule, Tuning
 
 TREES = ("fnf", "rooted_ls", "binomial", "flat")
 
@@ -118,6 +122,93 @@ def check_auto_emulated(rec: Recorder, comm) -> None:
             rec.case(f"auto emulated count={count}: {kind}", ok, f"{choice} {last}")
 
 
+def check_objects_auto(rec: Recorder, comm) -> None:
+    """``allgather`` of objects under ``auto``: its first allgather (an 8-byte length and
+    the pickle's first ``INLINE`` bytes per rank) chosen as an ``Allgather`` of that
+    block, and run as chosen: a tree or a hypercube (``last_call`` names it, ``allgather``),
+    MPI's own (``last_call`` None); the rest of long pickles chosen as an ``Allgatherv``
+    (a tuning file plans or passes each size natively; the model under emulation)."""
+    me, n = comm.rank, comm.size
+    cubes = set(hypercube_planners())
+    objs = ({"rank": me, "data": list(range(me))}, "x" * (300 * me + 5))
+    tuned = {  # natively: heads (256 B) planned on fnf, tails fnf up to 1 KiB, then MPI's
+        "plan": Tuning(n, {"allgather": (Rule(0, "mpi"), Rule(256, "fnf"), Rule(1024, "mpi"))}),
+        "mpi": Tuning(n, {"allgather": (Rule(0, "mpi"),)}),
+    }
+    for label, tuning in tuned.items():
+        with HetComm(comm, platform(n), timeout=60, tuning=tuning) as hc:
+            for k, obj in enumerate(objs * 2):  # twice: a repeated call chooses alike
+                got, last = hc.allgather(obj), hc.last_call
+                ok = got == comm.allgather(obj)
+                if n > 1 and label == "mpi":
+                    ok = ok and last is None
+                elif n > 1:
+                    ok = ok and last is not None
+                    ok = ok and (last.collective, last.algorithm, last.root) == (
+                        "allgather",
+                        "fnf",
+                        0,
+                    )
+                rec.case(f"auto native {label} allgather object {k}", ok, f"{last}")
+    slow = Platform(nodes_from_costs([1e-6] * (n - 1) + [20e-6], [1e-9] * n), model="tini")
+    with HetComm(comm, slow, emulate=True, timeout=60) as hc:
+        for k, obj in enumerate(objs):
+            got, last = hc.allgather(obj), hc.last_call
+            ok = got == comm.allgather(obj)
+            if n == 1:
+                rec.case(f"objects auto emulated allgather {k}", ok)
+                continue
+            head = hc.choice("allgather", 8 + INLINE)
+            kind = (
+                "mpi"
+                if head.passes
+                else "cube"
+                if head.algorithm in cubes
+                else "per-root"
+                if hc.planner.plans_per_root(head.algorithm)
+                else "tree"
+            )
+            if kind != "mpi":
+                root = 0 if kind == "tree" else None
+                want = ("allgather", head.algorithm, root)
+                ok = (
+                    ok and last is not None and (last.collective, last.algorithm, last.root) == want
+                )
+            rec.case(f"objects auto emulated allgather {k}: {kind}", ok, f"{head} {last}")
+
+
+def check_iallgather_in_place(rec: Recorder, comm) -> None:
+    """``Iallgather`` with IN_PLACE asks the choice what the blocking ``Allgather`` asks
+    (the bytes of one rank's block), so both forms run the same plan."""
+    me, n = comm.rank, comm.size
+    slow = Platform(nodes_from_costs([1e-6] * (n - 1) + [20e-6], [1e-9] * n), model="tini")
+    with HetComm(comm, slow, emulate=True, timeout=60) as hc:
+        asked = []
+        choose = hc.planner.choose
+
+        def recording(platform, call):
+            if call["collective"] == "allgather":
+                asked.append(call["nbytes"])
+            return choose(platform, call)
+
+        hc.planner.choose = recording
+        ran = []
+        for form in ("blocking", "nonblocking"):
+            buf = np.full(3 * n, -1, np.int64)
+            buf[3 * me : 3 * me + 3] = np.arange(3) + 10 * me
+            if form == "blocking":
+                hc.Allgather(MPI.IN_PLACE, buf)
+            else:
+                hc.Iallgather(MPI.IN_PLACE, buf).Wait()
+            last = hc.last_call
+            ran.append(None if last is None else last.algorithm)
+            want = (np.arange(3)[None, :] + 10 * np.arange(n)[:, None]).ravel()
+            rec.case(f"Allgather IN_PLACE {form}", same(buf, want), f"{buf}")
+        threaded = MPI.Query_thread() == MPI.THREAD_MULTIPLE
+        ok = n == 1 or (threaded and set(asked) == {3 * 8} and ran[0] == ran[1])
+        rec.case("Iallgather IN_PLACE asks the blocking call's size", ok, f"{asked} {ran}")
+
+
 def main() -> None:
     rec = Recorder(sys.argv[1])
     with HetComm(WORLD, platform(WORLD.size), "binomial", timeout=60) as hc:
@@ -126,6 +217,8 @@ def main() -> None:
             check_allgatherv(rec, hc, WORLD, algo)
             check_objects(rec, hc, WORLD, algo)
     check_auto_emulated(rec, WORLD)
+    check_objects_auto(rec, WORLD)
+    check_iallgather_in_place(rec, WORLD)
     rec.write()
 
 

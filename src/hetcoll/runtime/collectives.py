@@ -714,14 +714,7 @@ class Collectives(ScheduleComm):
         ``None``: each rank's block is already at its place in ``recvbuf``.  Datatypes are
         honoured (packed for the trip, unpacked into each block).
         """
-        recv = message(recvbuf, writable=True, where="Allgather recvbuf", blocks=self.size)
-        per = recv.count // self.size
-        extent = recv.datatype.Get_extent()[1]
-        blocks_out = [_block(recv, r * per * extent, per) for r in range(self.size)]
-        if in_place(sendbuf):
-            mine = blocks_out[self.rank]
-        else:
-            mine = message(sendbuf, writable=False, where="Allgather sendbuf")
+        recv, blocks_out, mine = self._allgather_parts(sendbuf, recvbuf)
         send = mine.pack()
         # every rank's block has the same type signature (a digest of it rides with the data)
         sig = mine.signature() if mine.nbytes else ""
@@ -733,20 +726,37 @@ class Collectives(ScheduleComm):
         if self.size == 1:
             _place(blocks_out[0], send)
             return
-        choice = self._choose("allgather", len(send), algo=algo)
+        choice = self._choose("allgather", mine.nbytes, algo=algo)
         if self._passed(None, choice):
             self.base.Allgather(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf)
             return
         what = f"Allgather({len(send)} B, {choice.algorithm or self._label(algo, cube=True)})"
         with self._scratch():
-            if choice.algorithm == "mpi":
-                blocks = self._native_allgather(send, what, sig)
-            elif self._per_root_planner(choice.algorithm):
-                blocks = self._per_root_allgather(send, choice.algorithm, what, sig)
-            else:
-                blocks = self._gather_blocks(send, choice.algorithm, what, sig)
+            blocks = self._allgathered(send, choice.algorithm, what, sig)
             for out, block in zip(blocks_out, blocks, strict=True):
                 _place(out, block)
+
+    def _allgather_parts(self, sendbuf: Any, recvbuf: Any) -> tuple[Message, list, Message]:
+        """An ``Allgather``'s ``recvbuf``, its ``size`` blocks and this rank's block to send
+        (its own block of ``recvbuf`` under IN_PLACE), whose bytes the choice weighs: for
+        :meth:`Allgather` and its nonblocking form alike."""
+        recv = message(recvbuf, writable=True, where="Allgather recvbuf", blocks=self.size)
+        per = recv.count // self.size
+        extent = recv.datatype.Get_extent()[1]
+        blocks = [_block(recv, r * per * extent, per) for r in range(self.size)]
+        if in_place(sendbuf):
+            return recv, blocks, blocks[self.rank]
+        return recv, blocks, message(sendbuf, writable=False, where="Allgather sendbuf")
+
+    def _allgathered(self, block, algorithm: str | None, what, sig: str = "") -> list[Any]:
+        """Every rank's ``block`` (the same size everywhere), in rank order, by a choice's
+        ``algorithm``: MPI's own through the engine (``"mpi"``, under emulation), a per-root
+        schedule, a tree (a gather to rank 0 then a broadcast) or a hypercube."""
+        if algorithm == "mpi":
+            return self._native_allgather(block, what, sig)
+        if self._per_root_planner(algorithm):
+            return self._per_root_allgather(block, algorithm, what, sig)
+        return self._gather_blocks(block, algorithm, what, sig)
 
     def _native_allgather(self, block, what, sig: str = "") -> list[Any]:
         """MPI's own algorithm for an allgather, run by the engine (under emulation); its
@@ -773,41 +783,6 @@ class Collectives(ScheduleComm):
             return False
         choice = self._choose("allgather", 8 + INLINE, algo=algo)
         return self._passed("objects" if algo is None else None, choice)
-
-    def allgather(self, obj: Any, *, algo=None) -> list[Any]:
-        """Every rank's Python object, as a list in rank order (mpi4py's ``Comm.allgather``).
-
-        Pickled (protocol 5).  The hypercube allgather moves a fixed block per rank: an
-        8-byte length and the first :data:`INLINE` bytes of the pickle; only when some
-        pickle is longer, a second allgather moves the rest of each (its blocks sized
-        from those lengths).  Small objects thus cost one hypercube allgather.
-        """
-        if algo is None:  # a repeated call MPI keeps, as without hetcoll (see Bcast)
-            hit = self._passing.get("objects")
-            if hit is not None:
-                self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, _ = hit
-                return self.base.allgather(obj)
-        if self.size == 1:
-            return [obj]
-        if self._objects_to_mpi(algo):
-            return self.base.allgather(obj)
-        payload = pickle.dumps(obj, protocol=5)
-        head = np.zeros(8 + INLINE, dtype=np.uint8)
-        head[:8] = np.frombuffer(len(payload).to_bytes(8, "little"), dtype=np.uint8)
-        first = min(len(payload), INLINE)
-        head[8 : 8 + first] = np.frombuffer(payload, dtype=np.uint8, count=first)
-        what = f"allgather(object, {self._label(algo, cube=True)})"
-        with self._scratch():
-            heads = self._gather_blocks(memoryview(head), algo, what)
-            lengths = [int.from_bytes(h[:8], "little") for h in heads]
-            tails: list[Any] = [b""] * self.size
-            if max(lengths) > INLINE:
-                sizes = {v: max(n - INLINE, 0) for v, n in zip(self.nodes, lengths, strict=True)}
-                tails = self._gather_sized(memoryview(payload)[first:], sizes, algo, what)
-            return [
-                pickle.loads(bytes(h[8 : 8 + min(n, INLINE)]) + bytes(t))
-                for h, n, t in zip(heads, lengths, tails, strict=True)
-            ]
 
     def barrier(self, *, algo=None) -> None:
         """Synchronise every rank over the hypercube of the wrapper's ``cube_algo`` (empty

@@ -57,7 +57,7 @@ from typing import Any
 from mpi4py import MPI
 
 from ..errors import HetcollError
-from .buffers import in_place, message
+from .buffers import message
 from .collectives import Collectives, _quick_size
 from .rooted import _rememberable
 
@@ -626,10 +626,8 @@ def _allreduce_choice(comm: Collectives, sendbuf: Any, recvbuf: Any, op: MPI.Op 
 
 
 def _allgather_choice(comm: Collectives, sendbuf: Any, recvbuf: Any):
-    if in_place(sendbuf):
-        recv = message(recvbuf, writable=True, where="Iallgather recvbuf", blocks=comm.size)
-        return comm.choice("allgather", recv.nbytes)
-    return comm.choice("allgather", message(sendbuf, writable=False, where="sendbuf").nbytes)
+    _, _, mine = comm._allgather_parts(sendbuf, recvbuf)  # one rank's block, as Allgather
+    return comm.choice("allgather", mine.nbytes)
 
 
 #: what the wrapper chose for a blocking call with these arguments (its ``choice``)

@@ -12,6 +12,8 @@
 - ``Allgatherv`` runs the hypercube allgather of ``cube_algo`` with each rank's block of
   its own size (every rank knows the counts), chosen as ``Allgather`` is (under ``auto``
   it may be MPI's own).
+- ``allgather`` of objects: a fixed block per rank chosen as an ``Allgather`` of it is,
+  then, for long pickles, the rest chosen as an ``Allgatherv`` of those lengths is.
 - ``Reduce_scatter_block`` and ``Reduce_scatter`` reduce the whole vector to rank 0 over
   the reduce tree (a non-commutative operator: gathered and combined there in rank order,
   as ``Reduce`` does) and scatter its blocks over the scatter tree of the same planner;
@@ -29,6 +31,7 @@ datatype, whose type map is honoured (packed and unpacked as :mod:`.buffers` doe
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +50,7 @@ from .buffers import (
     op_name,
     raw,
 )
+from .collectives import INLINE
 from .notices import refusing
 from .perroot import PerRootCollectives
 from .rank_ops import Label
@@ -276,6 +280,62 @@ class VectorCollectives(PerRootCollectives):
                 if r != self.rank or not in_place(sendbuf):
                     _place(out, block)
         self._record("Allgatherv", 0 if self._tree_planner(cube) else None)  # a tree's root
+
+    def allgather(self, obj: Any, *, algo=None) -> list[Any]:
+        """Every rank's Python object, as a list in rank order (mpi4py's ``Comm.allgather``).
+
+        Pickled (protocol 5).  A fixed block per rank travels first, chosen and run as an
+        ``Allgather`` of that block is (``auto``: MPI's own ``allgather`` of the objects
+        unless a plan, tree or hypercube, is predicted faster): an 8-byte length and the
+        first :data:`INLINE` bytes of the pickle; only when some pickle is longer, the rest
+        of each follows as an ``Allgatherv`` of those lengths (chosen as one is).  Small
+        objects thus cost one allgather.  ``last_call`` names the first one's plan.
+        """
+        if algo is None:  # a repeated call MPI keeps, as without hetcoll (see Bcast)
+            hit = self._passing.get("objects")
+            if hit is not None:
+                self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, _ = hit
+                self._last, self._passed_at = None, self._seq
+                return self.base.allgather(obj)
+        if self.size == 1:
+            return [obj]
+        choice = self._choose("allgather", 8 + INLINE, algo=algo)
+        if self._passed("objects" if algo is None else None, choice):
+            self._last, self._passed_at = None, self._seq
+            return self.base.allgather(obj)
+        payload = pickle.dumps(obj, protocol=5)
+        head = np.zeros(8 + INLINE, dtype=np.uint8)
+        head[:8] = np.frombuffer(len(payload).to_bytes(8, "little"), dtype=np.uint8)
+        first = min(len(payload), INLINE)
+        head[8 : 8 + first] = np.frombuffer(payload, dtype=np.uint8, count=first)
+        what = f"allgather(object, {choice.algorithm or self._label(algo, cube=True)})"
+        with self._scratch():
+            heads = self._allgathered(memoryview(head), choice.algorithm, what)
+            ran = self.last_call
+            lengths = [int.from_bytes(h[:8], "little") for h in heads]
+            tails: list[Any] = [b""] * self.size
+            if max(lengths) > INLINE:
+                tails = self._tails(memoryview(payload)[first:], lengths, algo, what)
+            got = [
+                pickle.loads(bytes(h[8 : 8 + min(n, INLINE)]) + bytes(t))
+                for h, n, t in zip(heads, lengths, tails, strict=True)
+            ]
+        if ran is not None:
+            self._record("allgather", ran.root, ran.algorithm)
+        return got
+
+    def _tails(self, tail, lengths: list[int], algo, what) -> list[Any]:
+        """The rest of every rank's pickle past :data:`INLINE` bytes (``lengths``: each
+        pickle's), in rank order: what ``Allgatherv`` of these blocks would run."""
+        sizes = [max(n - INLINE, 0) for n in lengths]
+        choice = self._choose("allgather", max(sizes), algo=algo)
+        if self._passed(None, choice):  # MPI's own, natively
+            displs = np.cumsum([0, *sizes[:-1]]).tolist()
+            out = self._pool.take(sum(sizes))
+            self.base.Allgatherv([tail, MPI.BYTE], [out, (sizes, displs), MPI.BYTE])
+            return [memoryview(out)[d : d + n] for d, n in zip(displs, sizes, strict=True)]
+        cube = None if choice.algorithm == "mpi" else choice.algorithm  # emulated: a plan
+        return self._gather_sized(tail, dict(zip(self.nodes, sizes, strict=True)), cube, what)
 
     # -- Reduce_scatter -----------------------------------------------------------------------
 
