@@ -1,19 +1,21 @@
 """Runtime speed without emulation (4 ranks): pipelined 8 MiB Bcast vs native, 1-byte cost,
-how a Bcast scales with its number of segments, and the calls a HetComm passes to MPI.
+a persistent 1-byte Bcast, how a Bcast scales with its number of segments, and the calls a
+HetComm passes to MPI.
 
 Targets: a 1-byte Bcast within 2x native per call, ``check="always"`` within 2x of the
-default, 8 MiB in 256 KiB segments within 1.5x native, a chain Bcast linear in its
-number of segments (1-byte segments: the time per segment at 16 384 segments within 1.2x
-of that at 1 024, repeated calls), and calls a HetComm passes to MPI (``Ibcast``,
-``Iallreduce``, a sub-communicator's ``Allreduce``) as fast with an active HetComm as
-without (paired).  Measured side by side (rounds alternate the variants; the median of
-the round-by-round ratios is reported next to the best values).  Prints tables, writes
-``results/bench_runtime.json``.
+default, a planned persistent 1-byte Bcast (``Start`` + ``Wait``) within 1.1x of native
+``Bcast`` and ``Bcast_init``, 8 MiB in 256 KiB segments within 1.5x native, a chain Bcast
+linear in its number of segments (1-byte segments: the time per segment at 16 384
+segments within 1.2x of that at 1 024, repeated calls), and calls a HetComm passes to
+MPI (``Ibcast``, ``Iallreduce``, a sub-communicator's ``Allreduce``) as fast with an
+active HetComm as without (paired).  Measured side by side (rounds alternate the
+variants; the median of the round-by-round ratios is reported next to the best values).
+Prints tables, writes ``results/bench_runtime.json``.
 Run: ``.venv/bin/python benchmarks/mpi/bench_runtime.py [--only PART] [--repeat K]
-[--rounds R] [--calls C] [--up-to M]`` with PART one of bcast_8MiB, one_byte, segments,
-passthrough: ``--repeat`` runs the job K times (a busy host varies from run to run) and
-prints each run's ratios and their medians; ``--rounds`` sets the 1-byte and pass-through
-rounds, ``--calls`` the calls per case of the segment scaling (the first plans),
+[--rounds R] [--calls C] [--up-to M]`` with PART one of bcast_8MiB, one_byte, persistent,
+segments, passthrough: ``--repeat`` runs the job K times (a busy host varies from run to
+run) and prints each run's ratios and their medians; ``--rounds`` sets the 1-byte, persistent and
+pass-through rounds, ``--calls`` the calls per case of the segment scaling (the first plans),
 ``--up-to`` its most segments (64 MiB in 4 KiB segments runs only with 16 384).
 """
 
@@ -30,7 +32,7 @@ from hetcoll.jobs import run_program
 from hetcoll.report import format_table
 
 HERE = Path(__file__).parent
-PARTS = ("bcast_8MiB", "one_byte", "segments", "passthrough")
+PARTS = ("bcast_8MiB", "one_byte", "persistent", "segments", "passthrough")
 
 
 def print_big(data: dict, ranks: int) -> None:
@@ -117,6 +119,41 @@ def print_one(data: dict) -> None:
         "(median of paired ratios): the least any call costs after which every rank knows "
         "every rank entered it"
     )
+
+
+def print_persistent(data: dict) -> None:
+    p = data["persistent"]
+    rows = [
+        [
+            k,
+            f"{v['value'] * 1e6:.1f} us",
+            f"{v['ratio_median']:.2f}",
+            f"{v['ratio_init_median']:.2f}",
+        ]
+        for k, v in p.items()
+    ]
+    print(
+        format_table(
+            ["1-byte Bcast", "per call (median)", "/ native Bcast", "/ native Bcast_init"],
+            rows,
+            title="persistent (Start + Wait): medians of paired ratios",
+        )
+    )
+    worst = max(
+        max(v["ratio_median"], v["ratio_init_median"])
+        for k, v in p.items()
+        if k.endswith("Bcast_init") and k.startswith("hetcoll")
+    )
+    print(
+        "planned persistent Bcast / native Bcast or Bcast_init: at most "
+        f"{worst:.2f} (target <= 1.1)"
+    )
+    for algo in ("binomial", "fnf"):
+        started, blocking = p[f"hetcoll {algo} Bcast_init"], p[f"hetcoll {algo} Bcast"]
+        pairs = zip(started["samples"], blocking["samples"], strict=True)
+        ratio = statistics.median(a / b for a, b in pairs)
+        data[f"persistent_over_blocking_{algo}"] = ratio
+        print(f"{algo}: persistent / the planned blocking Bcast {ratio:.2f}")
 
 
 def print_segments(data: dict) -> None:
@@ -231,6 +268,8 @@ def main() -> int:
             print_big(data, ranks)
         if "one_byte" in data:
             print_one(data)
+        if "persistent" in data:
+            print_persistent(data)
         if "segments" in data:
             print_segments(data)
         if "passthrough" in data:

@@ -10,6 +10,8 @@ native is taken round by round, its median reported.  Latency of one broadcast =
 rank's finish minus the root's start on the shared monotonic clock (one host).  And how a
 chain ``Bcast`` scales with its number of segments (1-byte segments, 1 024 to 16 384 of
 them, and 64 MiB in 4 KiB segments): its first call and the median of the later ones.
+And a planned persistent 1-byte ``Bcast`` (``binomial`` and ``fnf``: ``Start`` + ``Wait``)
+next to MPI's ``Bcast`` and ``Bcast_init`` and the planned blocking ``Bcast``.
 """
 
 from __future__ import annotations
@@ -368,6 +370,40 @@ if "one_byte" in parts:
     out["one_byte_floor_round_over_no_round"] = statistics.median(a / b for a, b in pairs)
     pairs = zip(samples["native Barrier"], samples["hetcoll"], strict=True)
     out["one_byte_barrier_over_default"] = statistics.median(a / b for a, b in pairs)
+if "persistent" in parts:
+    # a planned persistent 1-byte Bcast (Start + Wait) next to MPI's Bcast and Bcast_init;
+    # each planned request lives only while its own samples run (one live request, as a
+    # program that makes one; its thread looks for MPI's Startall now and then meanwhile)
+    fnf = HetComm(world, flat, "fnf", timeout=60)
+    planned = {"binomial": wrappers["binomial"], "fnf": fnf}
+    native_p = world.Bcast_init(one, 0)
+    held: dict = {}
+    variants = {
+        "native": lambda: world.Bcast(one, 0),
+        "native Bcast_init": lambda: (native_p.Start(), native_p.Wait()),
+    }
+    for algo, hc in planned.items():
+        variants[f"hetcoll {algo} Bcast"] = lambda hc=hc: hc.Bcast(one, 0)
+        variants[f"hetcoll {algo} Bcast_init"] = lambda a=algo: (held[a].Start(), held[a].Wait())
+    samples = {k: [] for k in variants}
+    for rnd in range(-1, int(os.environ.get("BENCH_ROUNDS", "11"))):  # -1: warm-up
+        for name, run in variants.items():
+            algo = name.split()[1] if name.endswith("Bcast_init") else None
+            if algo in planned:
+                held[algo] = planned[algo].Bcast_init(one, 0)
+            if rnd < 0:
+                for _ in range(50):
+                    run()
+            else:
+                samples[name].append(per_call(run, 300))
+            if algo in planned:
+                held.pop(algo).Free()
+    native_p.Free()
+    fnf.close()
+    out["persistent"] = summary(samples, statistics.median)
+    for name, v in out["persistent"].items():
+        pairs = zip(samples[name], samples["native Bcast_init"], strict=True)
+        v["ratio_init_median"] = statistics.median(a / b for a, b in pairs)
 if "passthrough" in parts:
     out["passthrough"] = pass_through(
         wrappers["binomial"], int(os.environ.get("BENCH_ROUNDS", "11"))
