@@ -74,3 +74,50 @@ def test_on_the_issues_platform_a_long_message_runs_several_trees_nearer_the_bou
     # a short message keeps the single tree (the timetable's fill would cost more)
     short = plan(p, "0", method="multi_tree", nbytes=64 * L, segment_size=L)
     assert short.params["trees"] == 1
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    n=st.integers(4, 14),
+    density=st.sampled_from([0.15, 0.3, 0.6]),
+    seed=st.integers(0, 10**6),
+    total=st.integers(16, 700),
+)
+def test_the_kept_period_is_the_exhaustive_choice(n, density, seed, total):
+    """The period, trees, timetable and finish bound kept for a message are those of
+    building every candidate period's timetable in full (both packings) and keeping the
+    one that ends first, up to the first that keeps KEEP_TIMETABLE of the optimum: what
+    multi_tree saves (a timetable listed only for the period kept, ...) changes nothing."""
+    from hetcoll.planners.multitree import (
+        KEEP_TIMETABLE,
+        _finish_bound,
+        _period_timetable,
+        _round,
+        _shares_and_loads,
+        _timetabled,
+    )
+    from hetcoll.planners.pipelined import _start
+    from hetcoll.planners.steady import pack_arborescences, unbounded
+
+    p = random_graph_platform(n, density, seed=seed)
+    _req, g = _start(p, "0", None, None, total * L, L)
+    if g.k == 1 or unbounded(g.problem()):
+        return
+    packing = pack_arborescences(g.problem())
+    share, loads = _shares_and_loads(g, packing)
+    best = None
+    for periods in [q for q in PERIODS if q <= total]:
+        m = _round(share, loads, periods)
+        trees = [packing.trees[i] for i in range(len(m)) if m[i] > 0]
+        mm = [int(x) for x in m if x > 0]
+        rate = 0.0
+        for spread in (False, True):
+            order, span, reach = _period_timetable(g, trees, mm, spread)
+            rate = max(rate, sum(mm) / span)
+            finish = _finish_bound((span, reach), mm, total)
+            if best is None or finish < best[3]:
+                best = (mm, [t.tolist() for t in trees], (order, span, reach), finish)
+        if rate >= KEEP_TIMETABLE * packing.throughput:
+            break
+    mm, trees, timetable, finish = _timetabled(g, packing, None, total)
+    assert (mm, [t.tolist() for t in trees], timetable, finish) == best

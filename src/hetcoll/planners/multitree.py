@@ -364,16 +364,21 @@ def _timetabled(g: PlanGraph, packing: Packing, target: int | None, total: int |
         # for an endless message: on a Fig. 4 platform, n = 20, density 0.2, seed 20000,
         # 384 slices per period, the spread one keeps 97.6 % of the optimum, this 99.6 %)
         for spread in (False, True) if total is not None and target is None else (False,):
-            timetable = _period_timetable(g, trees, mm, spread)
-            r = sum(mm) / timetable[1] if timetable[1] > 0 else np.inf
+            placed = _placed_timetable(g, trees, mm, spread)
+            span = placed[1]
+            r = sum(mm) / span if span > 0 else np.inf
             rate = max(rate, r)
             # an endless message (total None): the best rate
-            finish = _finish_bound(timetable, mm, total) if total is not None else -r
+            finish = _finish_bound(placed[1:], mm, total) if total is not None else -r
             if best is None or finish < best[3]:
-                best = (mm, trees, timetable, finish)
+                best = (mm, trees, placed, finish)
         if rate >= KEEP_TIMETABLE * packing.throughput:
             break
-    return best
+    assert best is not None
+    # only the kept period's timetable is listed node by node (the listing costs about a
+    # third of a timetable: at n = 50 one is kept of up to eighteen built)
+    mm, trees, (placed, span, reach), finish = best
+    return mm, trees, (_listed(placed, span), span, reach), finish
 
 
 def steady_period(
@@ -395,14 +400,14 @@ def steady_period(
     return int(sum(m))
 
 
-def _finish_bound(timetable, m: list[int], total: int) -> float:
+def _finish_bound(span_reach: tuple[float, float], m: list[int], total: int) -> float:
     """When a run of ``total`` slices split by :func:`_shares` ends at the latest: tree
     ``i``'s ``q``-th slice travels in period ``q // m_i`` (its transfers each at their
     lag's period and their start in it), and a self-timed run (each port in the
     timetable's order, as soon as it can) is never later than the timetable itself, so
     it ends by ``span * (max_i ceil(share_i / m_i) - 1) + reach``, ``reach`` the latest
     end of a transfer of the first period (``lag * span + start + T``)."""
-    _order, span, reach = timetable
+    span, reach = span_reach
     share = _shares(total, m)
     periods = max((-(-s // mi) for s, mi in zip(share, m, strict=True)), default=0)
     return span * max(periods - 1, 0) + reach
@@ -488,6 +493,16 @@ def _period_timetable(
     each pair's slices in its transfers in turn whatever their arrival, and each pair's
     transfers back to back, it took 18.4 s.
     """
+    placed, span, reach = _placed_timetable(g, trees, m, spread)
+    return _listed(placed, span), span, reach
+
+
+def _placed_timetable(
+    g: PlanGraph, trees: list[np.ndarray], m: list[int], spread: bool = False
+) -> tuple[dict[tuple[int, int, int, int], tuple[int, float, int]], float, float]:
+    """``(placed, span, reach)`` of :func:`_period_timetable`: the timetable and where each
+    slice travels in it (:func:`_assign_slices`), before its listing node by node
+    (:func:`_listed`), which only the period kept needs."""
     k = g.k
     per_pair: dict[tuple[int, int], int] = {}
     for tree, mi in zip(trees, m, strict=True):
@@ -498,6 +513,17 @@ def _period_timetable(
     starts = _dense_timetable(k, T, per_pair, spread)
     span = max((t + T[pair] for pair, ts in starts.items() for t in ts), default=0.0)
     placed = _assign_slices(g, trees, m, T, starts, span)
+    reach = max(
+        (lag * span + s + T[(u, v)] for (u, v, _i, _q), (lag, s, _d) in placed.items()), default=0.0
+    )
+    return placed, span, reach
+
+
+def _listed(
+    placed: dict[tuple[int, int, int, int], tuple[int, float, int]], span: float
+) -> dict[int, list[tuple[int, int, int, int]]]:
+    """Each node's sends of one period, ``(tree index, child, lag, slot)`` in issue order
+    (the ``order`` of :func:`_period_timetable`), from the placed slices."""
     # one slot per transfer: its rank in the period by start time, the same at both ends
     # (ties: the shallower first, so a parent ranks before a child it reaches in no time)
     ranked = sorted(placed, key=lambda x: (placed[x][1], placed[x][2], x))
@@ -519,10 +545,7 @@ def _period_timetable(
             q = by_pair[(i, v)].pop()
             listed.append((i, v, placed[(u, v, i, q)][0], slot_of[(u, v, i, q)]))
         out[u] = listed
-    reach = max(
-        (lag * span + s + T[(u, v)] for (u, v, _i, _q), (lag, s, _d) in placed.items()), default=0.0
-    )
-    return out, span, reach
+    return out
 
 
 def _assign_slices(g: PlanGraph, trees, m, T, starts, span):
