@@ -9,10 +9,15 @@ ns/B).  For ``Reduce`` (int64 sum), ``Gather``, ``Scatter`` (root 0, ``rooted_al
 rank, each call starts at an agreed time on the shared clock and lasts until the last rank
 returns (as :func:`hetcoll.runtime.measure.measure_cube` times a hypercube); the
 measurement is the median of ``--repeat`` calls, the prediction the simulator's makespan of
-the schedule the call ran times the case's time scale: every cost of a case is multiplied so
-that its prediction is at least ``--target`` seconds (and by at least ``--time-scale``),
-because on a busy host a rank wakes late by milliseconds, which a 4-byte call's 80 us
-cannot show; measured / predicted does not depend on the scale where the model holds.  The
+the schedule the call ran times the case's time scale.  Every cost of a case is multiplied
+(:func:`case_scale`) so that its prediction is at least ``--target`` seconds, at least
+``1 / --host-share`` times the host's own time for the same call (measured first, median of
+``--repeat``, with every emulated cost made negligible: the real messages, copies and
+wake-ups of ranks that share the host's cores), and by at least ``--time-scale``: the
+host's time adds to the emulated costs (a rank wakes late by milliseconds on a busy host,
+and the last of a flat tree's messages really arrives after its modelled arrival), so the
+emulated costs must dominate it for measured / predicted to test the model; where they do,
+the ratio does not depend on the scale.  The
 baseline is MPICH's binomial ``Reduce`` (``hetcoll.mpich_rooted``) run through the same
 engine and emulation, interleaved with the planned one call by call; MPICH's default for a
 reduce of more than 2048 bytes is Rabenseifner's reduce-scatter + gather, which is not
@@ -20,7 +25,8 @@ modelled, so at 64 KiB and 1 MiB the baseline is MPICH's binomial algorithm (its
 ``MPIR_CVAR_REDUCE_INTRA_ALGORITHM=binomial``), not its default.
 
 Run: ``.venv/bin/python benchmarks/mpi/bench_rooted_emulation.py [--full] [--repeat 5]
-[--target 0.05] [--json PATH]``; prints a table, writes ``results/bench_rooted_emulation.json``.
+[--target 0.05] [--host-share 0.05] [--json PATH]``; prints a table, writes
+``results/bench_rooted_emulation.json``.
 The host's load (``os.getloadavg``) is in the title: a busy host delays every rank, and the
 measured times grow with it.
 """
@@ -37,6 +43,16 @@ from typing import Any
 SIZES = (4, 64 << 10, 1 << 20)
 CALLS = ("Reduce", "Gather", "Scatter", "Allreduce")
 PLANNED = ("rooted_ls", "eff_cube")  # the planner of a rooted call, of an Allreduce
+#: the time scale of the host's own run of a call: every emulated cost negligible
+NEGLIGIBLE = 1e-6
+
+
+def case_scale(least: float, target: float, host: float, share: float, predicted: float) -> float:
+    """The factor on every cost of a case whose schedule is ``predicted`` seconds unscaled
+    and takes the host ``host`` seconds with negligible costs: the least factor, at least
+    ``least``, that makes the prediction at least ``target`` seconds and the host's time at
+    most ``share`` of it."""
+    return max(least, target / predicted, host / (share * predicted))
 
 
 def two_speeds(n: int = 8):
@@ -65,6 +81,13 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=0.05,
         help="scale each case's costs so that its prediction is at least this many seconds",
+    )
+    ap.add_argument(
+        "--host-share",
+        type=float,
+        default=0.05,
+        help="scale each case's costs so that the host's own time is at most this share of "
+        "the prediction",
     )
     ap.add_argument("--calls", default=",".join(CALLS), help="comma-separated calls to time")
     ap.add_argument(
@@ -97,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
             "repeat": args.repeat,
             "time_scale": args.time_scale,
             "target": args.target,
+            "host_share": args.host_share,
             "calls": calls,
             "sizes": sizes,
         }
@@ -115,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
                     r["algorithm"],
                     r["nbytes"],
                     f"{r['time_scale']:.3g}",
+                    f"{r['host'] * 1e3:.3f}",
                     f"{r['measured'] * 1e3:.3f}",
                     f"{r['predicted'] * 1e3:.3f}",
                     f"{r['measured'] / r['predicted']:.3f}",
@@ -125,8 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         "rooted collectives under emulation, median of "
         f"{args.repeat} (load {load[0]:.1f} before, {results['load_after'][0]:.1f} after)"
     )
-    heads = ["platform", "call", "algorithm", "bytes", "scale", "measured ms", "predicted ms"]
-    heads.append("ratio")
+    heads = ["platform", "call", "algorithm", "bytes", "scale", "host ms", "measured ms"]
+    heads += ["predicted ms", "ratio"]
     print(format_table(heads, rows, title=title))
     for name, job in results["jobs"].items():
         for nbytes, pair in job["reduce_vs_mpich"].items():
@@ -159,6 +184,7 @@ def rank_side(name: str, settings: dict[str, Any], out: Path) -> None:
         float(settings["time_scale"]),
         float(settings["target"]),
     )
+    share = float(settings.get("host_share", 0.05))
     rows, versus = [], {}
     calls, sizes = settings["calls"], settings["sizes"]
 
@@ -211,7 +237,14 @@ def rank_side(name: str, settings: dict[str, Any], out: Path) -> None:
     for call in calls:
         for nbytes in sizes:
             algos = [None, "mpich"] if call == "Reduce" else [None]
-            scale = max(least, target / min(base[call, nbytes, a] for a in algos))
+            with wrapper(NEGLIGIBLE) as hc:  # the host's own time for the call
+                once = call_of(hc, call, nbytes)
+                for algo in algos:
+                    once(algo)
+                host = {a: [timed(hc, once, a) for _ in range(repeat)] for a in algos}
+            host_time = max(float(np.median(t)) for t in host.values())
+            fastest = min(base[call, nbytes, a] for a in algos)
+            scale = case_scale(least, target, host_time, share, fastest)
             with wrapper(scale) as hc:
                 once = call_of(hc, call, nbytes)
                 for algo in algos:
@@ -227,6 +260,7 @@ def rank_side(name: str, settings: dict[str, Any], out: Path) -> None:
                         "algorithm": "mpich binomial" if algo else PLANNED[call == "Allreduce"],
                         "nbytes": nbytes,
                         "time_scale": scale,
+                        "host": float(np.median(host[algo])),
                         "measured": float(np.median(got[algo])),
                         "predicted": base[call, nbytes, algo] * scale,
                         "all": got[algo],
