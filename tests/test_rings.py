@@ -68,3 +68,15 @@ def test_ring_refuses_in_one_line():
     ):
         with pytest.raises(PlannerError, match=message):
             plan(p, None, method="ring", nbytes=100, **kwargs)
+
+
+def test_a_ring_needs_a_link_between_consecutive_members():
+    """Per-root flows are not relayed: a ring over a missing link is refused when planned
+    (the simulator raised a ModelError on the schedule before)."""
+    p = Platform.from_dict(
+        {"model": "multi_port", "nodes": [{"id": i} for i in "abc"],
+         "links": [{"u": "a", "v": "b", "bandwidth": 1e9}, {"u": "a", "v": "c", "bandwidth": 1e9}]}
+    )  # fmt: skip
+    for op in ("allgather", "reduce_scatter", "allreduce"):
+        with pytest.raises(PlannerError, match="no link from 'b' to 'c'"):
+            plan(p, None, method="ring", collective=op, nbytes=64)

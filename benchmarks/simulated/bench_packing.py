@@ -8,7 +8,8 @@ certified optimum of the operation (``hetcoll.allbounds``; the cut bound on thes
 the table shows that ratio, the trees, the messages and the planning time (CPU seconds:
 other processes on a shared machine do not add to it; the load average is printed beside),
 and beside it each baseline planner's time over the optimum (``ring``: MPICH's ring in rank
-order).
+order; ``n/a`` where the planner refuses the graph, as ``ring`` does when consecutive ranks
+have no link).
 
     python benchmarks/simulated/bench_packing.py                       # 8, 16, 32 nodes
     python benchmarks/simulated/bench_packing.py --full                # 8, 16, 32, 64 nodes
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hetcoll import Platform, plan, simulate
+from hetcoll import PlannerError, Platform, plan, simulate
 from hetcoll.allbounds import collective_bound
 from hetcoll.report import format_table
 from hetcoll.rng import as_rng
@@ -52,6 +53,15 @@ def link_graph(n: int, density: float, seed: int) -> Platform:
     )
 
 
+def baseline(p: Platform, name: str, op: str, block: int, bound: float) -> float | None:
+    """The baseline's simulated time over ``bound``, or None where it refuses ``p``."""
+    try:
+        s = plan(p, None, method=name, collective=op, nbytes=block)
+    except PlannerError:
+        return None
+    return simulate(p, s).makespan / bound
+
+
 def one(p: Platform, op: str, block: int) -> dict:
     c0 = time.process_time()
     s = plan(p, None, method="forest", collective=op, nbytes=block)
@@ -59,11 +69,7 @@ def one(p: Platform, op: str, block: int) -> dict:
     t = simulate(p, s).makespan
     best = collective_bound(p, op, block * len(p))
     baselines = {
-        f"{name}_ratio": simulate(
-            p, plan(p, None, method=name, collective=op, nbytes=block)
-        ).makespan
-        / best.lower_bound
-        for name in BASELINES
+        f"{name}_ratio": baseline(p, name, op, block, best.lower_bound) for name in BASELINES
     }
     return {
         "time": t,
@@ -76,6 +82,10 @@ def one(p: Platform, op: str, block: int) -> dict:
         "plan_cpu_s": cpu,
         **baselines,
     }
+
+
+def _ratio(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.4f}"
 
 
 def main(argv=None) -> int:
@@ -102,7 +112,7 @@ def main(argv=None) -> int:
                     rows.append([
                         n, seed, op, mib, f"{r['ratio']:.4f}", r["trees"], r["messages"],
                         f"{r['plan_cpu_s']:.2f}",
-                        *(f"{r[b + '_ratio']:.4f}" for b in BASELINES),
+                        *(_ratio(r[b + "_ratio"]) for b in BASELINES),
                     ])  # fmt: skip
                     load.append(os.getloadavg()[0])
     print(

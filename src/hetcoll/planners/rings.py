@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import PlannerError
+from ..models import get_model
 from ..patterns import OrderedSend
 from ..platform import Platform
 from ..schedule import Flow, Schedule, Tree
@@ -52,6 +53,18 @@ def _blocks(total: int, n: int, align: int) -> list[int]:
     return out
 
 
+def _check_links(platform: Platform, model: Any, ids: list[str]) -> None:
+    """Refuse a ring whose consecutive members the model cannot send between directly."""
+    bound = (get_model(model) if model is not None else platform.model).bind(platform)
+    for u in range(len(ids)):
+        a, b = platform.index(ids[u]), platform.index(ids[(u + 1) % len(ids)])
+        if bound.relay_path(a, b, 1) is not None:
+            raise PlannerError(
+                f"ring: no link from {ids[u]!r} to {ids[(u + 1) % len(ids)]!r}, consecutive "
+                "members of the ring (its blocks are not relayed): use forest on this platform"
+            )
+
+
 @register(
     "ring",
     collectives=RING_OPS,
@@ -79,7 +92,9 @@ def ring(
     ``nbytes`` (each member's block; an allreduce's vector) over every node of
     ``platform`` in platform order (module docstring).  ``sizes``: each member's block (the
     v-variants); ``align``: an allreduce's blocks are multiples of it.  Blocks are sent
-    whole (``segment_size`` is refused).  ``model`` is not used: the ring ignores costs.
+    whole (``segment_size`` is refused).  The ring ignores ``model``'s costs; under a model
+    where only linked nodes talk (``multi_port``, ``one_port``) it needs a link from each
+    member to the next (a per-root flow is not relayed), else a :class:`PlannerError`.
 
     Examples
     --------
@@ -91,7 +106,6 @@ def ring(
     >>> [x.child for x in s.order["a"]]
     ['b', 'b']
     """
-    del model
     if collective not in RING_OPS:
         raise PlannerError(f"ring plans {', '.join(RING_OPS)}, not a {collective}")
     if segment_size:
@@ -104,6 +118,7 @@ def ring(
     n = len(ids)
     if n < 2:
         raise PlannerError("ring needs at least two nodes")
+    _check_links(platform, model, ids)
     if sizes is not None and (collective == "allreduce" or set(sizes) != set(ids)):
         raise PlannerError("sizes: give the block of every node (not for an allreduce)")
     if collective == "allreduce":
