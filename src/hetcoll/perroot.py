@@ -40,10 +40,14 @@ __all__ = [
 ]
 
 
-def is_per_root(collective: str, flows: Sequence[Flow]) -> bool:
+def is_per_root(collective: str, flows: Sequence[Flow], timetable: bool = False) -> bool:
     """Whether ``flows`` of ``collective`` are in the per-root form: an allgather of
     ``bcast`` flows only, a reduce-scatter of ``reduce`` flows only, or an allreduce whose
-    flows do not all share one root."""
+    flows do not all share one root, or (``timetable``: the schedule's order gives slots)
+    of reduce flows then bcast flows through one root.  Without a timetable the latter is
+    a rooted reduce and broadcast, lowered in its trees' order; with one it must be lowered
+    in slot order like every per-root schedule, or the ranks do not replay the timetable
+    it was planned by (the 8-node graph's allreduce ran at twice its play-out)."""
     if not flows:
         return False
     kinds = {f.kind for f in flows}
@@ -52,7 +56,9 @@ def is_per_root(collective: str, flows: Sequence[Flow]) -> bool:
     if collective == "reduce_scatter":
         return kinds == {"reduce"}
     if collective == "allreduce":
-        return kinds <= {"reduce", "bcast"} and len({f.tree.root for f in flows}) > 1
+        if len({f.tree.root for f in flows}) > 1:
+            return kinds <= {"reduce", "bcast"}
+        return timetable and kinds == {"reduce", "bcast"}
     return False
 
 

@@ -253,8 +253,9 @@ class Schedule:
     def per_root(self) -> bool:
         """Whether this is a schedule of per-root flows (:mod:`hetcoll.perroot`): an
         allgather of ``bcast`` flows from every member, a reduce-scatter of ``reduce`` flows
-        to every member, an allreduce of reduce flows then bcast flows of several roots."""
-        return self.hypercube is None and is_per_root(self.collective, self.flows)
+        to every member, an allreduce of reduce flows then bcast flows of several roots (or
+        of one, with a timetable: :func:`~hetcoll.perroot.is_per_root`)."""
+        return self.hypercube is None and is_per_root(self.collective, self.flows, self.timetable)
 
     def block_offsets(self) -> dict[str, int]:
         """Where each member's block starts in the buffer of a per-root allgather or

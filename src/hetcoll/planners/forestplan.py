@@ -291,7 +291,7 @@ def forest(
                 best, best_time = (flows, played), played.time
     flows, played = best
     seg = max((f.segment_size or 0 for f in flows), default=0) or None
-    order = played.order if is_per_root(collective, flows) else None
+    order = played.order if is_per_root(collective, flows, timetable=True) else None
     params = {
         "trees": len(flows),
         "segment_size": seg,
