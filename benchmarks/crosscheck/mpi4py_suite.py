@@ -97,6 +97,12 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("MODULES", ""),
         help="comma-separated test files to run (default all, or $MODULES)",
     )
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=1800.0,
+        help="seconds each rank count's job may take (default 1800: 6..8 ranks may need more)",
+    )
     ap.add_argument("--json", type=Path, default=Path("results/mpi4py_suite.json"))
     ap.add_argument("--rank-side", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -124,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         for n in ranks:
             try:
-                r = run_program(n, Path(__file__), ["--rank-side", tests], timeout=1800)
+                r = run_program(n, Path(__file__), ["--rank-side", tests], timeout=args.timeout)
             except HetcollError as exc:  # the job failed: its message ends with its stderr
                 print(exc, file=sys.stderr)
                 results[n] = {"error": str(exc)}
