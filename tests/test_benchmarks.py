@@ -383,6 +383,15 @@ def _sizes_run(script, calls):
     }
 
 
+def _sizes_latency_run(script, calls):
+    return {
+        "latency_instance": lambda n, seed, model, latency, sizes: (
+            calls.append((n, seed, model, latency, sizes)) or []
+        ),
+        "latency_table": _done,
+    }
+
+
 def _switch_run(script, calls):
     return {
         "measure": lambda n, seed, repeat, flits: (
@@ -443,6 +452,10 @@ def _rows(small: int, at_64: int) -> dict:
     [
         ("bench_sizes", _sizes_run, [], lambda c: c == [(10, 0), (30, 0), (50, 0)]),
         ("bench_sizes", _sizes_run, ["--full"], lambda c: len(c) == 9 and c[-1] == (50, 2)),
+        ("bench_sizes", _sizes_latency_run, ["--latency", "50us", "--model", "multi_port"],
+         lambda c: [x[:3] for x in c] == [(10, 0, "multi_port"), (30, 0, "multi_port"),
+                                          (50, 0, "multi_port")]
+         and all(abs(x[3] - 5e-5) < 1e-15 and x[4][0] == 1024 and x[4][-1] == 2**30 for x in c)),
         ("bench_switch", _switch_run, [], lambda c: c == [(256, 1, 1), (4096, 1, 1)]),
         ("bench_switch", _switch_run, ["--full"], lambda c: len(c) == 6 and c[-1] == (4096, 3, 3)),
         ("bench_packing", _packing_run, [], lambda c: c == [(8, 0), (16, 0), (32, 0)]),
@@ -465,3 +478,26 @@ def test_the_default_is_smaller_than_full(name, stubs, argv, expect, tmp_path, m
     with contextlib.suppress(_Done):
         module.main([*argv, "--out", str(tmp_path / "out.json")])
     assert calls and expect(calls), calls
+
+
+def test_bench_sizes_latency_sweep_rows(monkeypatch):
+    """The per-link latency sweep: every link latency within half to one and a half times
+    the one given, and per size auto's time at or above the bound and no slower than the
+    best single pipelined tree or multi_tree at their best slices (auto's candidates)."""
+    module = _script("simulated", "bench_sizes", monkeypatch)
+    base = module.random_graph_platform(6, module.DENSITY, seed=1)
+    p = module.with_latency(base, 1e-4, 1)
+    assert [(lk.u, lk.v, lk.bandwidth) for lk in p.links] == [
+        (lk.u, lk.v, lk.bandwidth) for lk in base.links
+    ]
+    assert all(5e-5 <= lk.latency <= 1.5e-4 for lk in p.links)
+    rows = module.latency_instance(6, 1, "one_port", 1e-4, (1024, 2**20))
+    assert [r["nbytes"] for r in rows] == [1024, 2**20]
+    for r in rows:
+        assert r["bound"] * (1 - 1e-9) <= r["auto_time"]
+        for key in ("single_time", "multi_tree_time"):
+            assert r[key] is None or r["auto_time"] <= r[key]
+    assert rows[0]["segment_size"] is None and rows[1]["single_time"] is not None
+    assert rows[1]["bound"] > module.lower_bound(base, "0", 2**20).seconds  # the latency counts
+    table = module.latency_table(rows)
+    assert [row[:2] for row in table] == [["6", "1 KiB"], ["6", "1 MiB"]]

@@ -13,10 +13,20 @@ sends more than ``MAX_TRANSFERS`` messages, from about 5 300 slices at n = 50, w
 the message it is given (a timetable of several trees, or its best single tree when that is
 predicted faster); "cpu" is multi_tree's planning plus simulation (process time).
 
+``--model multi_port`` runs the same sweep with a port per link (``multi_tree`` is no
+timetable there: it keeps its best single tree).  ``--latency SECONDS`` is the per-link
+latency sweep instead: each link of the platform gets a latency drawn uniformly within
+half to one and a half times ``SECONDS`` (seeded), messages of 1 KiB to 1 GiB
+(:data:`LATENCY_SIZES`), and the slice chosen by the planner: ``auto``'s choice (planner
+and slice) and its time, and the best single pipelined tree and ``multi_tree`` each at
+its best slice (``auto``'s candidates), against the bound; "cpu" is ``auto``'s planning.
+
     python benchmarks/simulated/bench_sizes.py                 # n = 10, 30, 50; 1 platform
     python benchmarks/simulated/bench_sizes.py --full          # n = 10, 30, 50; 3 platforms
     python benchmarks/simulated/bench_sizes.py --quick         # n = 10, 30; 1 platform
     python benchmarks/simulated/bench_sizes.py --model one_port_uni
+    python benchmarks/simulated/bench_sizes.py --model multi_port
+    python benchmarks/simulated/bench_sizes.py --latency 50us --sizes 10,30
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ import json
 import platform as host
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -35,12 +46,16 @@ from hetcoll.bounds import lower_bound
 from hetcoll.errors import ScheduleError
 from hetcoll.files import write_atomic
 from hetcoll.generators import random_graph_platform
+from hetcoll.platform import Platform
 from hetcoll.report import format_table
+from hetcoll.units import format_size, parse_time
 
 SLICE = 10**6
 DENSITY = 0.12
 #: the single-tree pipelined planners compared with multi_tree
 SINGLE = ("throughput_tree", "grow_tree", "prune_degree", "lp_grow", "binomial_graph")
+#: the per-link latency sweep's message sizes: 1 KiB, 64 KiB, 1 MiB, 64 MiB, 1 GiB
+LATENCY_SIZES = (2**10, 2**16, 2**20, 2**26, 2**30)
 
 
 def instance(n: int, seed: int, model: str, slices: list[int]) -> list[dict]:
@@ -80,6 +95,76 @@ def instance(n: int, seed: int, model: str, slices: list[int]) -> list[dict]:
     return rows
 
 
+def with_latency(p: Platform, latency: float, seed: int) -> Platform:
+    """``p`` with each link's latency drawn uniformly in ``[latency / 2, 3 latency / 2]``."""
+    rng = np.random.default_rng(seed)
+    links = tuple(replace(lk, latency=latency * float(rng.uniform(0.5, 1.5))) for lk in p.links)
+    return Platform(p.nodes, links, model=p.model, name=f"{p.name} latency {latency:g} s")
+
+
+def latency_instance(n: int, seed: int, model: str, latency: float, sizes) -> list[dict]:
+    """One platform with per-link latency: per message size, ``auto``'s choice, its time
+    and planning CPU, each family's best time at its best slice, and the bound."""
+    p = with_latency(random_graph_platform(n, DENSITY, seed=seed, model=model), latency, seed)
+    rows = []
+    for size in sizes:
+        t0 = time.process_time()
+        s = plan(p, "0", method="auto", nbytes=size)
+        cpu = time.process_time() - t0
+        cands = s.params["candidates"]
+        single = min((a for a in SINGLE if a in cands), key=lambda a: (cands[a], a), default=None)
+        rows.append(
+            {
+                "n": n,
+                "seed": seed,
+                "model": model,
+                "latency": latency,
+                "nbytes": size,
+                "bound": lower_bound(p, "0", size).seconds,
+                "chosen": s.params["chosen"],
+                "segment_size": s.params.get("segment_size"),
+                "auto_time": cands[s.params["chosen"]],
+                "single": single,
+                "single_time": cands[single] if single else None,
+                "multi_tree_time": cands.get("multi_tree"),
+                "auto_cpu": cpu,
+            }
+        )
+    return rows
+
+
+def latency_table(rows: list[dict]) -> list[list[str]]:
+    """Per (n, size): auto's choices, the worst / mean bound / time of auto, the best single
+    pipelined tree and multi_tree (each at its best slice), auto's worst planning CPU."""
+
+    def ratio(rs: list[dict], key: str) -> str:
+        x = [r["bound"] / r[key] for r in rs if r[key]]
+        return f"{100 * min(x):.1f}% / {100 * np.mean(x):.1f}%" if x else "-"
+
+    out = []
+    for n, size in sorted({(r["n"], r["nbytes"]) for r in rows}):
+        rs = [r for r in rows if (r["n"], r["nbytes"]) == (n, size)]
+        chosen = sorted(
+            {
+                r["chosen"] + (f" {format_size(r['segment_size'])}" if r["segment_size"] else "")
+                for r in rs
+            }
+        )
+        out.append(
+            [
+                str(n),
+                format_size(size),
+                f"{np.mean([r['bound'] for r in rs]):.4g}",
+                ", ".join(chosen),
+                ratio(rs, "auto_time"),
+                ratio(rs, "single_time"),
+                ratio(rs, "multi_tree_time"),
+                f"{max(r['auto_cpu'] for r in rs):.2f}",
+            ]
+        )
+    return out
+
+
 def table(rows: list[dict]) -> list[list[str]]:
     """Per (n, slices): the worst and mean bound / time of each, multi_tree <= single."""
     out = []
@@ -117,7 +202,15 @@ def main(argv=None) -> int:
     ap.add_argument("--slices", type=str, default="16,64,256,1024", help="slices per message")
     ap.add_argument("--full", action="store_true", help="3 platforms per size")
     ap.add_argument("--seeds", type=int, default=None, help="platforms per size (1; full 3)")
-    ap.add_argument("--model", default="one_port", choices=["one_port", "one_port_uni"])
+    ap.add_argument(
+        "--model", default="one_port", choices=["one_port", "one_port_uni", "multi_port"]
+    )
+    ap.add_argument(
+        "--latency",
+        type=parse_time,
+        default=None,
+        help="per-link latency sweep (e.g. 50us): sizes 1 KiB-1 GiB, the slice auto's",
+    )
     ap.add_argument("--out", type=Path, default=Path("results") / "bench_sizes.json")
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else None
@@ -125,15 +218,28 @@ def main(argv=None) -> int:
     seeds = args.seeds or (3 if args.full else 1)
     slices = [int(x) for x in args.slices.split(",")]
     rows: list[dict] = []
+    latency = args.latency
     for n in sizes:
         for seed in range(seeds):
-            rows += instance(n, seed, args.model, slices)
-    print(
-        f"bound / predicted time (worst / mean over {seeds} platform(s)), model {args.model}, "
-        f"density {DENSITY}, slices of {SLICE} B"
-    )
-    head = ["n", "slices", "bound s", "single", "multi_tree", "trees", "mt<=single", "mt cpu s"]
-    print(format_table(head, table(rows)))
+            if latency is None:
+                rows += instance(n, seed, args.model, slices)
+            else:
+                rows += latency_instance(n, seed, args.model, latency, LATENCY_SIZES)
+    if latency is None:
+        print(
+            f"bound / predicted time (worst / mean over {seeds} platform(s)), model "
+            f"{args.model}, density {DENSITY}, slices of {SLICE} B"
+        )
+        head = ["n", "slices", "bound s", "single", "multi_tree", "trees", "mt<=single", "mt cpu s"]
+        print(format_table(head, table(rows)))
+    else:
+        print(
+            f"bound / predicted time (worst / mean over {seeds} platform(s)), model "
+            f"{args.model}, density {DENSITY}, link latencies {latency:g} s x U(0.5, 1.5), "
+            "slices chosen by auto"
+        )
+        head = ["n", "size", "bound s", "auto's choice", "auto", "single", "multi_tree", "cpu s"]
+        print(format_table(head, latency_table(rows)))
     doc = {
         "benchmark": "bench_sizes",
         "hetcoll": __version__,
