@@ -94,6 +94,22 @@ def test_probe_prints_its_table_and_nothing_unasked(tmp_path):
     assert [x for x in said if not x.startswith("hetcoll: warning: unreliable")] == [f"wrote {out}"]
 
 
+def test_a_native_probe_measures_pairs_one_at_a_time_where_ranks_outnumber_cores(tmp_path):
+    """Natively, three ranks on one host measure their pairs one at a time exactly when the
+    host has fewer than three cores (pairs at once would time the scheduler's slices), and
+    ``--parallel`` overrides it.  Correctness of the choice, not of the timings."""
+    from hetcoll.knobs import usable_cores
+
+    expected = "one at a time" if usable_cores() < 3 else "disjoint pairs at once"
+    base = ["hetcoll", "probe", "--sizes", "0,4KiB", "--rounds", "1", "--retries", "0"]
+    for extra, pairs in (([], expected), (["--parallel"], "disjoint pairs at once")):
+        out = tmp_path / f"probed{len(extra)}.json"
+        proc = run_mpi(3, [*base, *extra, "-o", out, "--json"], timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert _json(proc.stdout)["fit"]["pairs"] == pairs
+        assert load_platform(out).ids == ("0", "1", "2")
+
+
 def test_run_reports_measured_predicted_and_baselines(six):
     proc = run_mpi(
         6,

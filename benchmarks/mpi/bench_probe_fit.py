@@ -158,8 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     (l0, *_), (l1, *_) = doc["load"]
     title = (
         f"probe fit on {doc['ranks']} ranks, native ({doc['classes']} speed class(es), "
-        f"reliable: {doc['reliable']}; load average {l0:.1f}-{l1:.1f}): round trips, "
-        "median over pairs"
+        f"reliable: {doc['reliable']}; pairs {doc['pairs']}; load average {l0:.1f}-{l1:.1f}): "
+        "round trips, median over pairs"
     )
     print(
         format_table(

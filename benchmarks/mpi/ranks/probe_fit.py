@@ -1,7 +1,8 @@
 """MPI side of ``benchmarks/mpi/bench_probe_fit.py``: probe these ranks natively
 (``hetcoll probe``'s default sizes, 0 B to 64 MiB, or the given ones), then measure round
-trips at larger sizes the same way (through the engine, every pair, eight interleaved
-rounds of 4 round trips each, the first a warm-up; estimated as the probe estimates a
+trips at larger sizes the same way (through the engine, every pair, pairs one at a time
+where the probe measured them so, eight interleaved rounds of 4 round trips each, the
+first a warm-up; estimated as the probe estimates a
 series: the trimmed mean of the samples from 1 MiB on) and write the fitted platform's
 prediction next to each measurement.
 
@@ -21,7 +22,14 @@ from mpi4py import MPI
 
 from hetcoll import HetComm
 from hetcoll.platform import Platform, nodes_from_costs
-from hetcoll.runtime.probe import DEFAULT_SIZES, _measure_round, pooled, probe, series_estimate
+from hetcoll.runtime.probe import (
+    DEFAULT_SIZES,
+    _measure_round,
+    pairs_one_at_a_time,
+    pooled,
+    probe,
+    series_estimate,
+)
 
 WORLD = MPI.COMM_WORLD
 
@@ -40,7 +48,8 @@ def main(sizes: str, probe_sizes: str, estimate: str, out: str) -> None:
     placeholder = Platform(nodes_from_costs([0.0] * WORLD.size), name="placeholder")
     with HetComm(WORLD, placeholder, "flat", timeout=600) as hc:
         res = probe(hc, sizes=psizes, estimate=estimate, name=f"probed {WORLD.size} ranks")
-        rounds = [_measure_round(hc, big, 4, False) for _ in range(8)]
+        serial = pairs_one_at_a_time(hc)  # as the probe measured them
+        rounds = [_measure_round(hc, big, 4, serial) for _ in range(8)]
     # the even rounds are the measurement, the odd ones the same again, interleaved: how
     # far two measurements of the same round trips differ is the floor any prediction's
     # error has on this host
@@ -74,6 +83,7 @@ def main(sizes: str, probe_sizes: str, estimate: str, out: str) -> None:
             "probe_seconds": res.seconds,
             "load": [load, os.getloadavg()],
             "reliable": res.reliability["reliable"],
+            "pairs": res.fit["pairs"],
             "estimate": res.fit.get("estimate"),
             "node_spread": res.fit.get("node_spread"),
             "probe_sizes": list(psizes),

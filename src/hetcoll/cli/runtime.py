@@ -204,7 +204,10 @@ def _check_run(p, op, root, algo, size, segment_size, repeat, time_scale, timeou
     help="Repeated probes fed to the forecaster.",
 )
 @click.option(
-    "--serial", is_flag=True, help="One pair at a time (default: disjoint pairs at once)."
+    "--serial/--parallel",
+    default=None,
+    help="One pair at a time, or disjoint pairs at once (default: one at a time where a "
+    "host has more ranks than cores, natively).",
 )
 @click.option(
     "--model",

@@ -3,7 +3,10 @@
 Method
 ------
 1. **Ping-pong.**  Pairs are measured in a round-robin tournament (``N - 1`` rounds of
-   ``N / 2`` disjoint pairs, in parallel; ``serial=True`` measures one pair at a time).  For
+   ``N / 2`` disjoint pairs, in parallel; ``serial=True`` measures one pair at a time, the
+   default where a host runs more of the ranks than it has cores: pairs at once there
+   measure how the host's scheduler shares the cores between ranks that copy and poll,
+   not the pairs' costs, see :func:`crowded`).  For
    each message size, each pair does ``repeat`` round trips through the same executor as
    the collectives (so under emulation they pay the emulated costs); a round trip is timed
    on the initiator's clock from the start of its send to the completion of the receive of
@@ -149,6 +152,36 @@ def tournament(n: int) -> list[list[tuple[int, int]]]:
         rounds.append(sorted(pairs))
         ids = [ids[0], ids[-1], *ids[1:-1]]
     return rounds
+
+
+def crowded(hosts: list[str], cores: list[int]) -> bool:
+    """Whether some host runs more of the ranks than it has cores (``hosts[r]``: rank
+    ``r``'s processor name, ``cores[r]``: the cores it may run on).  O(N).
+
+    Disjoint pairs measured at once each keep two ranks busy copying and polling; with
+    more such ranks than cores the round trips are the scheduler's time slices, and they
+    differ from one probe to the next (module doc, step 1).
+
+    >>> crowded(["a"] * 4, [2] * 4), crowded(["a", "a", "b", "b"], [2] * 4)
+    (True, False)
+    """
+    ranks: dict[str, int] = {}
+    for h in hosts:
+        ranks[h] = ranks.get(h, 0) + 1
+    return any(ranks[h] > c for h, c in zip(hosts, cores, strict=True))
+
+
+def pairs_one_at_a_time(hc: ScheduleComm) -> bool:
+    """The default of :func:`probe`'s ``serial`` (collective): one pair at a time natively
+    where a host is :func:`crowded`; disjoint pairs at once under emulation, whose costs
+    are timed waits that ranks sharing a core do not stretch."""
+    from mpi4py import MPI
+
+    from ..knobs import usable_cores
+
+    if hc.emulate:
+        return False
+    return crowded(hc.comm.allgather(MPI.Get_processor_name()), hc.comm.allgather(usable_cores()))
 
 
 def _pingpong_program(pairs, nodes, repeat: int, nbytes: int) -> Program:
@@ -563,7 +596,7 @@ def probe(
     sizes=DEFAULT_SIZES,
     repeat: int = 4,
     rounds: int = 3,
-    serial: bool = False,
+    serial: bool | None = None,
     model: Any = "tini",
     tolerance: float = 0.05,
     spread: float = 0.05,
@@ -575,6 +608,7 @@ def probe(
 
     Node ids are ``hc.nodes`` (the platform ids of the ranks) and each node's ``host`` is
     the processor name (none under emulation: the emulated nodes are separate hosts).
+    ``serial``: one pair at a time (None: :func:`pairs_one_at_a_time` decides).
     ``spread`` and ``retries``: when a series is confirmed, and how many extra rounds the
     unconfirmed ones get (module doc, step 2); ``estimate``: ``"robust"``, ``"min"`` or
     ``"forecast"`` (step 3).  Returns the same result on every rank.
@@ -589,6 +623,8 @@ def probe(
         raise HetcollError("probe: rounds and repeat must be >= 1, retries >= 0")
     t0 = time.monotonic()
     sizes = tuple(int(s) for s in sizes)
+    if serial is None:
+        serial = pairs_one_at_a_time(hc)
     large = MAX_SIZE_INF if estimate == "min" else LARGE
     forecaster = Forecaster()
     samples: list[np.ndarray] = []  # per round: N x N x sizes x repeat
@@ -620,6 +656,7 @@ def probe(
         spread_rounds=measured[:rounds] if rounds > 1 else None,
     )
     fit["estimate"] = {"name": estimate, "large": None if estimate == "min" else large}
+    fit["pairs"] = "one at a time" if serial else "disjoint pairs at once"
     return ProbeResult(
         platform,
         sizes,
