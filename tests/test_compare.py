@@ -99,8 +99,9 @@ def test_hypercube_comparison_rows():
     for name in set(rows) - cubes:
         sched = found.get(name).schedule
         kinds = [f.kind for f in sched.flows]
-        if sched.per_root:  # one reduce and one broadcast flow per member's block
-            assert sorted(kinds) == ["bcast"] * len(p.ids) + ["reduce"] * len(p.ids)
+        if sched.per_root:  # a reduce flow and a broadcast flow per owner's share
+            k = kinds.count("reduce")
+            assert kinds == ["reduce"] * k + ["bcast"] * k and 0 < k <= len(p.ids)
         else:
             assert kinds == ["reduce", "bcast"]
         assert "gain_vs_blind" not in rows[name]

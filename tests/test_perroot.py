@@ -185,6 +185,7 @@ def test_per_root_schedules_run_bit_for_bit_under_mpi(tmp_path, n):
     proc = run_mpi(n, [PROGRAM, out], module=False, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(records) == 30  # 20 random per-root cases, 5 of forest's, 5 of the ring's
+    # 20 random per-root cases, 5 each of forest's, the ring's and bruck/halving/rabenseifner
+    assert len(records) == 35
     failed = [r for r in records if not r["ok"]]
     assert not failed, failed[:5]

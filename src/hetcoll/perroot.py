@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 
 from .errors import ScheduleError
 from .patterns import Flow, OrderedSend
@@ -145,8 +146,11 @@ def check_per_root_order(flows: Sequence[Flow], order: Mapping[str, Sequence[Ord
     """Check a per-root schedule's ``order``: each node lists each of its sends (a ``bcast``
     flow's to a child, a ``reduce`` flow's to the parent) once per segment, in the order it
     issues them, every listing ``[flow, peer, 0, slot]``, the slots distinct and rising
-    along each node's list.  (That every op comes after what it waits for is checked when
-    the schedule is lowered.)  Raises :class:`ScheduleError` naming the first fault."""
+    along each node's list, but that consecutive listings of one node to one peer may share
+    a slot: one message, where their bytes follow each other (MPICH's halving, doubling
+    and Bruck steps send several blocks at once; elsewhere they go one after the other).
+    (That every op comes after what it waits for is checked when the schedule is
+    lowered.)  Raises :class:`ScheduleError` naming the first fault."""
     sends: dict[str, dict[tuple[int, str], int]] = {}
     for fi, f in enumerate(flows):
         if f.kind == "reduce":
@@ -159,16 +163,18 @@ def check_per_root_order(flows: Sequence[Flow], order: Mapping[str, Sequence[Ord
     for node, listed in order.items():
         where = f"order[{node!r}]"
         counts: dict[tuple[int, str], int] = {}
-        last = -1
+        last, peer = -1, None
         for k, s in enumerate(listed):
             if s.slot is None or s.lag:
                 raise ScheduleError(f"{where}[{k}]: a per-root order lists [flow, peer, 0, slot]")
-            if s.slot in seen:
+            if s.slot == last and s.child != peer:
+                raise ScheduleError(f"{where}[{k}]: a shared slot sends to one peer")
+            if s.slot != last and s.slot in seen:
                 raise ScheduleError(f"{where}[{k}]: slot {s.slot} is taken by another send")
-            if s.slot <= last:
+            if s.slot < last:
                 raise ScheduleError(f"{where}[{k}]: slots must rise along a node's list")
             seen.add(s.slot)
-            last = s.slot
+            last, peer = s.slot, s.child
             counts[(s.flow, s.child)] = counts.get((s.flow, s.child), 0) + 1
         if counts != sends.get(node, {}):
             raise ScheduleError(
@@ -227,14 +233,60 @@ class _Ops:
         )
         return self.count
 
+    def joined(self, a: int, b: int) -> int | None:
+        """The chunk of ``a``'s bytes then ``b``'s when they are adjacent, non-empty and
+        combine the same members, else None."""
+        x, y = self.chunks[a], self.chunks[b]
+        if x.nbytes and y.nbytes and x.origin == y.origin and x.offset + x.nbytes == y.offset:
+            return self.chunk(x.offset, x.nbytes + y.nbytes, x.origin)
+        return None
+
+    def breaks(self) -> set[tuple]:
+        """``(slot key, sender, receiver, chunk)`` where a run of joined receives must
+        stop before ``chunk``: its bytes follow the run's, but not the states it
+        produces (a block's partial at its owner's neighbour may lack a member another
+        block's has).  The sender stops there too, so both see the same messages."""
+        out = set()
+        for node, mine in self.ops.items():
+            for (k0, _, a), (k1, _, b) in pairwise(mine):
+                same = k0 == k1 and a[0] == b[0] == "recv_reduce" and a[1] == b[1]
+                if same and self.joined(a[4], b[4]) is None:
+                    out.add((k1, b[1], node, b[2]))
+        return out
+
+    def merged(self, node: str, mine: list, breaks: set[tuple]) -> list:
+        """``mine`` (sorted) with each run of ops of one slot, kind and peer whose chunks
+        (and results) follow each other joined into one op: one message of several flows'
+        bytes (a slot shared by several listings, :func:`check_per_root_order`).  The
+        sender and the receiver see the same run in the same order, so they join alike."""
+        out: list = []
+        for key, handle, (kind, peer, chunk, deps, result) in mine:
+            if out and out[-1][0] == key:
+                _, handles, prev = out[-1]
+                pair = (node, peer) if kind == "send" else (peer, node)
+                both = None
+                if prev[:2] == [kind, peer] and (key, *pair, chunk) not in breaks:
+                    both = self.joined(prev[2], chunk)
+                if both is not None:
+                    prev[2] = both
+                    prev[4] = None if result is None else self.joined(prev[4], result)
+                    prev[3] = (*prev[3], *deps)
+                    handles.append(handle)
+                    continue
+            out.append((key, [handle], [kind, peer, chunk, tuple(deps), result]))
+        return out
+
     def program(self, reduces: bool, chain: bool = False) -> Program:
         out: dict[str, tuple[Op, ...]] = {}
-        for node, mine in self.ops.items():
+        for mine in self.ops.values():
             mine.sort(key=lambda x: x[0])
-            where = {handle: i for i, (_, handle, _) in enumerate(mine)}
+        breaks = self.breaks() if chain else set()
+        for node, mine in self.ops.items():
+            runs = self.merged(node, mine, breaks) if chain else [(k, [h], op) for k, h, op in mine]
+            where = {h: i for i, (_, handles, _) in enumerate(runs) for h in handles}
             last: dict[str, int] = {}  # the previous send (to any peer)
             ops = []
-            for i, (key, _, (kind, peer, chunk, deps, result)) in enumerate(mine):
+            for i, (key, _, (kind, peer, chunk, deps, result)) in enumerate(runs):
                 before = {where[d] for d in deps}
                 if before and max(before) >= i:
                     raise ScheduleError(

@@ -18,6 +18,7 @@ from mpi4py import MPI
 
 from hetcoll import HetComm
 from hetcoll.planners.forestplan import forest
+from hetcoll.planners.recursive import bruck, halving, rabenseifner
 from hetcoll.planners.rings import ring
 from hetcoll.platform import Node, Platform
 from hetcoll.runtime.rank_ops import ByteRanges
@@ -102,6 +103,14 @@ def main(out: str) -> None:
             # the ring's order: MPICH's steps, every rank's sends after its receives
             sched = ring(platform(n), nbytes=4000, collective=collective, align=align)
             run_case(hc, sched, collective, 4000, 6, "ring", records)
+            # MPICH's log-step algorithms: several blocks of one step in one message
+            if collective == "allgather":
+                sched = bruck(platform(n), nbytes=4000)
+            elif collective == "reduce_scatter":
+                sched = halving(platform(n), nbytes=4000)
+            else:
+                sched = rabenseifner(platform(n), nbytes=4000, align=align)
+            run_case(hc, sched, collective, 4000, 7, sched.algorithm, records)
     verdicts = WORLD.gather(records, 0)
     if WORLD.rank == 0:
         with open(out, "w") as fh:

@@ -48,6 +48,7 @@ from .pipelined import (
     prune_simple,
     throughput_tree,
 )
+from .recursive import bruck, halving, rabenseifner
 from .rings import ring
 from .rooted import ROOTED, from_broadcast
 from .rooted_exact import rooted_exact
@@ -69,6 +70,7 @@ __all__ = [
     "register",
     "applicable",
     "binomial",
+    "bruck",
     "binomial_like",
     "binomial_graph",
     "grow_tree",
@@ -85,6 +87,7 @@ __all__ = [
     "forest",
     "fnf_joint",
     "gap_aware",
+    "halving",
     "hlot",
     "labs",
     "magpie",
@@ -94,6 +97,7 @@ __all__ = [
     "multi_tree",
     "optimal",
     "postorder_doubling",
+    "rabenseifner",
     "ring",
     "rooted_exact",
     "rooted_ls",

@@ -53,15 +53,23 @@ def _blocks(total: int, n: int, align: int) -> list[int]:
     return out
 
 
-def _check_links(platform: Platform, model: Any, ids: list[str]) -> None:
-    """Refuse a ring whose consecutive members the model cannot send between directly."""
+def _check_links(
+    platform: Platform,
+    model: Any,
+    ids: list[str],
+    pairs: Iterable[tuple[int, int]] | None = None,
+    name: str = "ring",
+) -> None:
+    """Refuse a ring whose consecutive members the model cannot send between directly
+    (or another planner's ``pairs`` of member indices that must talk)."""
     bound = (get_model(model) if model is not None else platform.model).bind(platform)
-    for u in range(len(ids)):
-        a, b = platform.index(ids[u]), platform.index(ids[(u + 1) % len(ids)])
-        if bound.relay_path(a, b, 1) is not None:
+    n = len(ids)
+    what = "consecutive members of the ring" if pairs is None else f"a message of {name}"
+    for u, v in pairs if pairs is not None else ((u, (u + 1) % n) for u in range(n)):
+        if bound.relay_path(platform.index(ids[u]), platform.index(ids[v]), 1) is not None:
             raise PlannerError(
-                f"ring: no link from {ids[u]!r} to {ids[(u + 1) % len(ids)]!r}, consecutive "
-                "members of the ring (its blocks are not relayed): use forest on this platform"
+                f"{name}: no link from {ids[u]!r} to {ids[v]!r}, {what} (its blocks are not "
+                "relayed): use forest on this platform"
             )
 
 
