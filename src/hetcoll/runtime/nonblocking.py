@@ -21,7 +21,8 @@ Who runs a call: whoever waits for it first.  ``Wait`` on the request (the Pytho
 runs the calls started up to it on the program's own thread (after the one the thread may
 be running: it waits on a lock, not spinning in MPI's wait); the thread runs a call the
 program does not wait for at once, ``_GRACE`` (200 us) after it was made (a persistent
-start: once two of its looks have found it, within ``_LONGEST_NAP``, 2 ms, apart), and
+start: once two of its looks have found it, ``patience`` apart: 50 us, doubling up to
+``_LONGEST_NAP``, 2 ms, while the program's thread runs its starts itself), and
 never waits for the program's thread running calls (it looks again later), so it does not
 take the next call the program is about to wait for.  Handing
 every call to the thread costs a wake-up of the thread and a contest for the GIL with the
@@ -160,7 +161,10 @@ class Progress:
         self.pending = 0  # nonblocking calls queued and not finished
         self.unreported: list[BaseException] = []  # errors no Wait/Test raised yet
         self.armed = 0  # live persistent requests: the thread looks now and then (Startall)
-        self.cond = threading.Condition()  # guards the counters, ``due`` and ``stopping``
+        # guards the counters, ``due`` and ``stopping`` (``guard``: its lock, entered without
+        # a Python frame where a call is waited for)
+        self.guard = threading.RLock()
+        self.cond = threading.Condition(self.guard)
         self.runner = threading.Lock()  # held while started calls are looked for and run
         self.holder: int | None = None  # the thread that holds it (a call it runs may make
         # another call of the wrapper, which must not wait for the runner: see _after_queued)
@@ -168,6 +172,10 @@ class Progress:
         self.seen: tuple | None = None  # the persistent start the thread saw last (a tag and
         # its run count), which it runs when it sees it again (see run_started)
         self.later: float | None = None  # when a start the thread left to the program is due
+        # how long a persistent start found by the thread is left to the program's thread:
+        # doubling while the program's thread runs them itself (its Wait), back to _NAP once
+        # the thread had to run one (a program waiting in MPI's Waitall)
+        self.patience = _NAP
         self.hurry = False  # a Test asked: the thread runs what it finds, young or not
         self.stopping = False
         self.thread = threading.Thread(target=self._loop, name=name, daemon=True)
@@ -243,6 +251,8 @@ class Progress:
                     error = None if call is None else self.run(call, args, how, name)
                 record["error"] = error
                 record["runs"] = record.get("runs", 0) + 1
+                if patient:  # left to the program, which did not run it: look often again
+                    self.patience, self.seen = _NAP, None
                 with self.cond:  # Free() may be looking at the request
                     comm.Recv([record["memory"], 0, MPI.BYTE], 0, tag)  # completes the start
                     if record.get("retire"):  # freed by the program while active
@@ -264,7 +274,9 @@ class Progress:
             return False
         seen = (tag, self.records[tag].get("runs", 0))
         if seen != self.seen:
-            self.seen, self.later = seen, now + _NAP
+            if self.seen is not None:  # the start left to the program before: it ran it
+                self.patience = min(2 * self.patience, _LONGEST_NAP)
+            self.seen, self.later = seen, now + self.patience
             return True
         return False
 
@@ -340,7 +352,8 @@ class Progress:
                 with self.cond:
                     self.hurry = self.hurry or hurry
                     if (self.pending or self.armed) and self.due is None:
-                        self.due = time.monotonic() + (_GRACE if self.pending else nap)
+                        wait = _GRACE if self.pending else max(nap, self.patience)
+                        self.due = time.monotonic() + wait
                 continue
             self.holder = self.ident
             try:

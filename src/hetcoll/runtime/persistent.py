@@ -14,7 +14,7 @@ on one communicator never overtake each other - runs each one's blocking collect
 only then receives its send, which completes the request.  So ``Wait``, ``Test``,
 ``Waitall`` with other requests, ``Startall`` and ``Free`` are MPI's own.  A start that
 no ``Wait`` runs at once is found by the thread's next look (every 50 us - 2 ms while
-persistent requests live, doubling while it finds none).
+persistent requests live, doubling while it finds none or the program runs the starts).
 
 A start of ``Bcast_init`` on a buffer whose bytes are its own (not packed per call) runs
 what was made in the ``*_init`` call: the engine's run of the planned schedule on the typed
@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from threading import get_ident
 from typing import Any
 
 from mpi4py import MPI
@@ -84,39 +85,49 @@ class PersistentRequest(RaisesOnCompletion, MPI.Prequest):
         return self.record
 
     def Wait(self, status: MPI.Status | None = None) -> bool:
-        if not self._run_alone():
-            self.progress.help(self.record)
+        record = self.record
+        if not self._run_alone(record):
+            record["progress"].help(record)
         MPI.Prequest.Wait(self, status)
-        self._raise()
+        if record["error"] is not None:
+            self._raise()
         return True
 
-    def _run_alone(self) -> bool:
+    def _run_alone(self, record: dict) -> bool:
         """Run this start here, without looking for the order of the started calls, when
         it is the only call that can have been started: the wrapper's one live persistent
         request and no nonblocking call queued (then the only message on the progress's
         ``COMM_SELF`` is this request's own).  Whether it ran (or had already run); else
-        :meth:`.nonblocking.Progress.help` looks in order."""
-        record = self.record
-        start = record.get("start")
+        :meth:`.nonblocking.Progress.help` looks in order.  The commonest wait of all, so
+        :meth:`.nonblocking.Progress.run` is inlined (a start made in the ``*_init`` call
+        says what ran itself) and the locks are entered without a Python frame."""
+        start = record["start"]
         progress = record["progress"]
         if start is None or progress.armed != 1 or progress.pending:
             return False
-        me = threading.get_ident()
+        me = get_ident()
         if me == progress.ident or me == progress.holder:  # from a call being run
             return False
-        with progress.runner:  # the thread may be running it: wait for it
+        runner = progress.runner
+        runner.acquire()  # the thread may be running it: wait for it
+        try:
             if progress.armed != 1 or progress.pending:  # looked at again under the lock
                 return False
             if MPI.Request.Get_status(self):  # not started, or the thread ran it
                 return True
             progress.holder = me
             try:
-                record["error"] = progress.run(start, (), {}, record["name"])
-                record["runs"] = record.get("runs", 0) + 1
-                with progress.cond:  # Free() may be looking at the request
-                    progress.comm.Recv([record["memory"], 0, MPI.BYTE], 0, record["tag"])
-            finally:
-                progress.holder = None
+                start()
+            except BaseException as exc:  # raised where the program waits for it
+                record["error"] = exc
+                with progress.guard:
+                    progress.unreported.append(exc)
+            record["runs"] += 1
+            with progress.guard:  # Free() may be looking at the request
+                progress.comm.Recv(record["empty"], 0, record["tag"])
+        finally:
+            progress.holder = None
+            runner.release()
         return True
 
     def Free(self) -> None:
@@ -179,8 +190,11 @@ class Persistent(Nonblocking):
             "how": how,
             "name": name,
             "memory": memory,
+            "empty": [memory, 0, MPI.BYTE],  # what receives a start's message
             "progress": progress,
             "live": True,
+            "error": None,  # the last start's
+            "runs": 0,  # starts run
         }
         req = PersistentRequest(progress.comm.Ssend_init([memory, 0, MPI.BYTE], 0, tag))
         req.record = record
