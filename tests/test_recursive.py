@@ -183,3 +183,26 @@ def test_refusals_name_the_problem():
     for name, op in OPS.items():
         with pytest.raises(PlannerError, match=f"{name}: no link from"):
             plan(line, None, method=name, collective=op, nbytes=64)
+
+
+@pytest.mark.parametrize("n", [2, 5, 8])
+def test_binomial_allreduce_is_mpich_s_binomial_reduce_then_bcast(n):
+    """MPICH's reduce + broadcast allreduce needs no planner of its own: ``binomial`` run
+    backwards then forwards from rank 0 has MPICH's trees (``MPIR_Reduce_intra_binomial``
+    combining the nearest child first, ``MPIR_Bcast_intra_binomial`` sending the farthest
+    first), and on equal nodes with ``N`` a power of two it takes
+    ``log2 N (2 alpha + 2 M beta + M gamma)``."""
+    from hetcoll.mpich import native
+    from hetcoll.mpich_rooted import rooted_native
+
+    alpha, beta, gamma, M = 1e-5, 1e-9, 3e-10, 4096
+    p = equal(n, alpha, beta, gamma)
+    s = plan(p, None, method="binomial", collective="allreduce", nbytes=M)
+    ids = list(p.ids)
+    assert [f.kind for f in s.flows] == ["reduce", "bcast"]
+    assert s.flows[0].tree == rooted_native("reduce", ids, M, algorithm="binomial").flows[0].tree
+    assert s.flows[1].tree == native("bcast", ids, M, algorithm="binomial").schedule.flows[0].tree
+    if n & (n - 1) == 0:
+        d = n.bit_length() - 1
+        want = d * (2 * alpha + 2 * M * beta + M * gamma)
+        assert simulate(p, s).makespan == pytest.approx(want, rel=1e-12)

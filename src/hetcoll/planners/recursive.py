@@ -4,7 +4,8 @@ Rabenseifner's allreduce, recursive halving then recursive doubling (``rabenseif
 (Bruck et al. 1997; Thakur, Rabenseifner & Gropp 2005, Sec. 4; MPICH's
 ``allgather_intra_brucks.c``, ``reduce_scatter_intra_recursive_halving.c``,
 ``allreduce_intra_reduce_scatter_allgather.c``).  Baselines beside ``ring`` and
-``forest``: blind to unequal links, in rank order.
+``forest``: blind to unequal links, in rank order.  (MPICH's binomial reduce then
+broadcast is ``binomial`` planning an allreduce: its tree run backwards, then forwards.)
 
 Each member's block (an allreduce's share of the vector) moves over a tree of its own
 (:mod:`hetcoll.perroot`) whose edges are the algorithm's messages; the schedule's
