@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from hetcoll import plan, simulate
+from hetcoll.bounds import slice_bound
 from hetcoll.choice import choose, mpi_time
 from hetcoll.compare import slice_choices
 from hetcoll.errors import ModelError, PlannerError
@@ -16,8 +17,9 @@ from hetcoll.generators import random_graph_platform
 from hetcoll.planners import REGISTRY
 from hetcoll.platform import Platform, nodes_from_costs
 
-#: one piece, then 1, 3 and 3 slice sizes besides one piece (slice_choices)
-SIZES = (1, 40_000, 2**20, 48 * 2**20)
+#: one piece, then 1, 3 and 4 slice sizes besides one piece (slice_choices: the last one
+#: down to 512 slices, past the 128 that auto stopped at before)
+SIZES = (1, 40_000, 2**20, 3 * 2**20)
 
 
 def _hockney(n: int, seed: int, model: str) -> Platform:
@@ -88,7 +90,15 @@ def test_auto_is_the_argmin_of_every_planner_at_every_size(key):
         best = {}
         for t, a, _seg in ranked:
             best.setdefault(a, t)
-        assert s.params["candidates"] == pytest.approx(best, rel=1e-12, abs=0)
+        # each simulated candidate's time is its time at a slice size it was simulated at,
+        # so at least its best; one above its best (pruned there) could not have won
+        cands = s.params["candidates"]
+        assert set(cands) <= set(best)
+        one_piece = {a for t, a, seg in ranked if seg == 0}
+        assert one_piece <= set(cands)  # every candidate is simulated in one piece
+        for a, t in cands.items():
+            assert t >= best[a] * (1 - 1e-12), a
+            assert t == pytest.approx(best[a], rel=1e-12, abs=0) or best[a] > t_best, a
         winners.add((name, seg > 0))
     assert len(winners) > 1, winners  # the grid tells a size-blind auto apart
 
@@ -105,3 +115,43 @@ def test_choose_is_the_least_of_the_plan_and_mpi_at_every_size(key):
         c = choose(p, "bcast", nbytes, nodes, root="0", margin=0.0, emulated=True)
         assert c.algorithm == ("mpi" if t_plan >= t_mpi else "auto"), (nbytes, t_plan, t_mpi)
         assert (c.predicted, c.mpi) == (t_plan, t_mpi)
+
+
+def test_the_slice_count_grows_with_the_message():
+    """A geometric grid of slice counts (8, 32, 128, ... times 4) down to 4 KiB: 8 192
+    slices of 128 KiB for 1 GiB (auto stopped at 128 slices, 8 MiB, before)."""
+    grid = slice_choices(2**30)
+    assert grid[0] is None
+    assert grid[1:] == [2**30 // 8 // 4**k for k in range(8)]
+    assert 2**17 in grid and min(grid[1:]) == 8192  # (2 KiB next: under 4 KiB)
+    assert slice_choices(3 * 2**20) == [None, 393216, 98304, 24576, 6144]
+    assert slice_choices(4095) == [None]
+
+
+@pytest.mark.parametrize("key", sorted(PLATFORMS))
+def test_the_pruning_bounds_hold_for_every_candidate(key):
+    """Every (planner, slice) of the brute force simulates no faster than the bound of
+    its slice or of any larger slice (each holds for every smaller one) nor than its own
+    schedule's bound: the two lower bounds auto prunes by; on the graph models the
+    schedules' own bounds are not all 0."""
+    p = PLATFORMS[key]
+    nbytes = SIZES[-1]
+    model = p.model.name
+    grid = slice_choices(nbytes)[1:]
+    bounds = {seg: slice_bound(p, "0", nbytes, seg) for seg in grid}
+    positive = 0
+    for seg in grid:
+        for name, info in sorted(REGISTRY.items()):
+            if info.unfit("bcast", model, len(p), True) is not None:
+                continue
+            try:
+                s = plan(p, "0", method=name, nbytes=nbytes, segment_size=seg)
+                t = simulate(p, s).makespan
+            except (PlannerError, ModelError):
+                continue
+            for larger in (x for x in grid if x >= seg):
+                assert bounds[larger].seconds <= t * (1 + 1e-12), (name, seg, larger)
+            own = bounds[seg].of(s)
+            assert own <= t * (1 + 1e-12), (name, seg)
+            positive += own > 0
+    assert positive or model == "postal", key

@@ -48,9 +48,15 @@ def test_every_printed_time_is_the_simulators_and_the_chosen_is_the_fastest(plat
             for seg in slice_choices(size):  # (planners named by --algos: every slice size)
                 t = simulate(p, plan(p, "0", method=name, nbytes=size, segment_size=seg))
                 brute[name] = min(brute.get(name, float("inf")), t.makespan)
-        assert set(r["planners"]) == set(brute)
+        # a planner's row: its best over the slice sizes where it was simulated (as auto
+        # prunes: at least its best, and above it only when that best could not win)
+        assert set(r["planners"]) <= set(brute)
         for name, got in r["planners"].items():
-            assert got["predicted_time"] == pytest.approx(brute[name], rel=1e-12), name
+            t = got["predicted_time"]
+            assert t >= brute[name] * (1 - 1e-12), name
+            assert t == pytest.approx(brute[name], rel=1e-12) or brute[name] > min(
+                brute.values()
+            ), name
             again = plan(p, "0", method=name, nbytes=size, segment_size=got["segment_size"])
             assert simulate(p, again).makespan == pytest.approx(got["predicted_time"], rel=1e-12)
         assert r["predicted_time"] == pytest.approx(min(brute.values()), rel=1e-12)

@@ -620,7 +620,9 @@ def test_auto_chooses_the_planner_and_the_slice_by_size():
     assert {"multi_tree", "throughput_tree", "fnf"} <= set(s.params["candidates"])
     ranked = compare(p, "bcast", root="0", nbytes=big, slices=slice_choices(big)).ranked
     best = min(c.predicted_time for c in ranked)
-    assert simulate(p, s).makespan == pytest.approx(best)
+    # (compare without pruning simulates every candidate at the slice sizes that fit its
+    # budget together; auto, pruning, goes on to smaller slices)
+    assert simulate(p, s).makespan <= best * (1 + 1e-12)
     unsliced = min(c.predicted_time for c in ranked if c.segment_size is None)
     assert best < 0.8 * unsliced
     given_slice = plan(p, "0", method="auto", nbytes=big, segment_size=2**18)

@@ -10,12 +10,18 @@ Two bounds, each proved in its function's docstring; :func:`lower_bound` is the 
 
 ``hetcoll optimum --size`` prints them; the benchmarks measure every makespan against
 :func:`lower_bound` (``bound / makespan``, 1 at the bound).
+
+:func:`slice_bound` bounds the schedules whose messages carry at most a given slice (the
+same proof with that slice): ``auto`` skips the slice sizes and the candidates whose bound
+already exceeds the fastest time it has found (:func:`hetcoll.compare.compare`'s
+``prune``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -24,7 +30,15 @@ from scipy.sparse.csgraph import dijkstra
 
 from .platform import Platform
 
-__all__ = ["Bound", "lower_bound", "one_byte_distances", "rate_bound", "reach_bound"]
+__all__ = [
+    "Bound",
+    "SliceBound",
+    "lower_bound",
+    "one_byte_distances",
+    "rate_bound",
+    "reach_bound",
+    "slice_bound",
+]
 
 
 @dataclass(frozen=True)
@@ -138,6 +152,92 @@ def lower_bound(
     rate, throughput = rate_bound(platform, root, size, model) if everyone else (0.0, np.inf)
     reach, far = reach_bound(platform, root, members, model) if size > 0 else (0.0, None)
     return Bound(int(size), max(rate, reach), rate, reach, float(throughput), far)
+
+
+@dataclass(frozen=True)
+class SliceBound:
+    """Lower bounds on broadcasting ``nbytes`` in messages of at most ``slice_size`` bytes.
+
+    ``seconds``: no such broadcast is faster (:func:`rate_bound`'s proof with slices of
+    ``slice_size``; 0 for a multicast, a size curve or an unbounded throughput), and so
+    none in smaller messages either; :meth:`of` bounds one schedule's own time.
+    """
+
+    nbytes: int
+    slice_size: int
+    seconds: float
+    problem: Any = None  # the model's SteadyProblem with slices of slice_size (None: no bound)
+
+    def of(self, schedule: Any) -> float:
+        """A lower bound on ``schedule``'s simulated makespan: its busiest resource's time.
+
+        Proof.  Each flow sends its bytes over every hop of every tree edge (a relayed
+        edge: each hop of its path), in messages of at most ``slice_size`` bytes (checked:
+        else 0).  As in :func:`rate_bound`, a message of ``m <= slice_size`` bytes keeps
+        each resource busy at least ``m / slice_size`` times as long as one of
+        ``slice_size`` bytes (affine costs, non-negative intercepts), so ``b_e`` bytes over
+        edge ``e`` keep resource ``r`` busy at least ``usage[r, e] b_e / slice_size``, and
+        a resource is busy at most the makespan.  0 when a hop is no edge of the model
+        (the simulator refuses such a schedule) or a flow does not broadcast down its tree.
+
+        Complexity: O(hops) plus one sparse product.
+        """
+        p = self.problem
+        if p is None:
+            return 0.0
+        index = _edge_index(p)
+        sent = np.zeros(p.m)
+        for f in schedule.flows:
+            if f.kind != "bcast" or (f.segment_size or f.nbytes) > self.slice_size:
+                return 0.0
+            relay = f.relay_of()
+            for u, v in f.tree.edges():
+                path = (u, *relay.get((u, v), ()), v)
+                for a, b in pairwise(path):
+                    e = index.get((a, b))
+                    if e is None:
+                        return 0.0
+                    sent[e] += f.nbytes
+        load = p.usage @ (sent / self.slice_size)
+        return float(np.max(load, initial=0.0))
+
+
+def _edge_index(problem: Any) -> dict[tuple[str, str], int]:
+    ids = problem.ids
+    pairs = zip(problem.src.tolist(), problem.dst.tolist(), strict=True)
+    return {(ids[a], ids[b]): e for e, (a, b) in enumerate(pairs)}
+
+
+def slice_bound(
+    platform: Platform,
+    root: str,
+    nbytes: int,
+    slice_size: int,
+    members: Iterable[str] | None = None,
+    model: Any = None,
+) -> SliceBound:
+    """:class:`SliceBound` of a broadcast (a multicast to ``members``) of ``nbytes`` from
+    ``root`` in messages of at most ``slice_size`` bytes: ``nbytes / B*(slice_size)``, the
+    certified optimal throughput with that slice (:func:`rate_bound`'s proof, which only
+    asks every message to carry at most ``slice_size`` bytes), and the problem that bounds
+    each schedule (:meth:`SliceBound.of`).  Without a bound (a size curve, whose per-byte
+    cost need not fall with the size; a throughput nothing bounds) both are 0.
+
+    Complexity: one arborescence packing (a multicast: none).
+    """
+    from .planners.steady import model_problem, pack_arborescences, unbounded
+
+    if platform.size_curve is not None or nbytes <= 0 or slice_size <= 0:
+        return SliceBound(int(nbytes), int(slice_size), 0.0)
+    problem = model_problem(platform, root, slice_size, model)
+    if unbounded(problem):
+        return SliceBound(int(nbytes), int(slice_size), 0.0)
+    everyone = members is None or set(members) | {root} >= set(platform.ids)
+    seconds = 0.0
+    if everyone:
+        rate = pack_arborescences(problem).upper_bound * slice_size
+        seconds = nbytes / rate if rate > 0 and np.isfinite(rate) else 0.0
+    return SliceBound(int(nbytes), int(slice_size), seconds, problem)
 
 
 def one_byte_distances(platform: Platform, model: Any = None, indices: int | None = None):

@@ -19,11 +19,12 @@ Examples
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ModelError, PlannerError
+from .errors import ModelError, PlannerError, ScheduleError
 from .planners._registry import warn_unused_options
 from .platform import Platform
 from .schedule import Schedule, check_simulations, transfer_budget
@@ -31,8 +32,10 @@ from .simulator import Prediction, simulate
 
 __all__ = [
     "CUBE_OPERATIONS",
+    "MIN_SLICE",
     "OPERATIONS",
     "ROOTED_OPERATIONS",
+    "SLICE_STEP",
     "TREE_OPERATIONS",
     "Candidate",
     "Comparison",
@@ -55,6 +58,9 @@ ROOTED_OPERATIONS = ("reduce", "gather", "scatter", "allreduce", "allgather", "r
 OPERATIONS = (*TREE_OPERATIONS, "reduce", "gather", "scatter", "reduce_scatter", *CUBE_OPERATIONS)
 
 Groups = Sequence[tuple[str, Iterable[str] | None]]
+#: a candidate is pruned when its lower bound exceeds the fastest time by more than this
+#: (relative: rounding in the bound's sums must never prune the winner)
+_MARGIN = 1e-9
 
 
 def plan_request(
@@ -271,6 +277,7 @@ def compare(
     options: Mapping[str, Any] | None = None,
     slices: Sequence[int | None] | None = None,
     sizes: Mapping[str, int] | None = None,
+    prune: bool = False,
 ) -> Comparison:
     """Plan ``operation`` with every candidate planner, simulate each, rank by time.
 
@@ -293,6 +300,16 @@ def compare(
         Choose the slice size too: every candidate for each of these segment sizes (None:
         the message in one piece), instead of ``segment_size`` alone.  The pipelined
         planners are candidates for the sizes that cut the message (``PlannerInfo.unfit``).
+    prune : bool
+        With ``slices`` of a broadcast or multicast (largest first, as
+        :func:`slice_choices` gives them), find the fastest without simulating what cannot
+        be it: stop at the first slice size whose lower bound
+        (:func:`hetcoll.bounds.slice_bound`, valid for every smaller slice too) exceeds the
+        fastest time found, and at each slice size after the first simulate the candidates
+        in the order of their own bounds (:meth:`~hetcoll.bounds.SliceBound.of`) while that
+        bound does not exceed it.  The winner is the same as without pruning; a planner's
+        row is its fastest over the slice sizes where it was simulated.  Each slice size
+        must fit the budget for one candidate (not for all of them together).
 
     Returns
     -------
@@ -328,15 +345,17 @@ def compare(
         else:
             names = list(algos)
         per_size.append((size, names))
-    per_size = _within_budget(
-        per_size,
-        _receivers(platform, operation, root, members, groups),
-        nbytes,
-        keep_first=slices is not None,
-        most=transfer_budget(getattr(cost_model, "contention", "exclusive")),
-    )
+    receivers = _receivers(platform, operation, root, members, groups)
+    most = transfer_budget(getattr(cost_model, "contention", "exclusive"))
+    prune = prune and slices is not None and len(per_size) > 1 and receivers > 0
+    per_size = _within_budget(per_size, receivers, nbytes, slices is not None, most, prune)
     options = dict(options or {})
     warn_unused_options(options, sorted({n for _, names in per_size for n in names}))
+    if prune:
+        ranked = _pruned(platform, operation, root, members, model, nbytes, per_size, options)
+        for name in {n for _, names in per_size for n in names} - {c.algorithm for c in ranked}:
+            skipped.setdefault(name, "declined, or a lower bound on its time exceeds the best")
+        return _ranking(operation, nbytes, ranked, skipped)
     planned: set[str] = set()
     for size, names in per_size:
         for name in names:
@@ -364,6 +383,15 @@ def compare(
             ranked.append(Candidate(name, schedule, prediction, size))
             planned.add(name)
             skipped.pop(name, None)
+    return _ranking(operation, nbytes, ranked, skipped)
+
+
+def _ranking(
+    operation: str, nbytes: int, ranked: list[Candidate], skipped: dict[str, str]
+) -> Comparison:
+    """The candidates ranked by time, then name, then slice (every rank picks the same)."""
+    for c in ranked:
+        skipped.pop(c.algorithm, None)
     if not ranked:
         raise PlannerError(
             "no planner applies to this request: "
@@ -421,11 +449,13 @@ def compare_sizes(
     options: Mapping[str, Any] | None = None,
 ) -> list[SizeComparison]:
     """A broadcast (a multicast to ``members``) of each size in ``sizes``: every candidate
-    planner at each slice size of :func:`slice_choices` (as ``auto`` chooses), each
-    planner's best, the fastest, and the lower bound of that size.
+    planner at each slice size of :func:`slice_choices`, pruned by lower bounds as ``auto``
+    prunes them (:func:`compare`'s ``prune``), each planner's best over the slice sizes
+    where it was simulated, the fastest (``auto``'s choice), and the lower bound of that
+    size.
 
-    Complexity: :func:`compare` once per size (about four slice sizes each) plus one
-    arborescence packing per size for the bound.
+    Complexity: :func:`compare` once per size plus one arborescence packing per slice size
+    tried and one per size for the bound.
 
     Examples
     --------
@@ -449,6 +479,7 @@ def compare_sizes(
             algos=algos,
             options=options,
             slices=slice_choices(nbytes),
+            prune=True,
         )
         best: dict[str, tuple[float, int | None]] = {}
         for c in found.ranked:  # ranked by time: the first of each planner is its best
@@ -468,27 +499,87 @@ def _receivers(platform: Platform, operation: str, root, members, groups: Groups
     return _participants(platform, operation, root, members, groups) - 1
 
 
+def _pruned(
+    platform: Platform,
+    operation: str,
+    root: str | None,
+    members: Iterable[str] | None,
+    model: Any,
+    nbytes: int,
+    per_size: list[tuple[int | None, list[str]]],
+    options: dict[str, Any],
+) -> list[Candidate]:
+    """:func:`compare`'s ``prune``: the slice sizes largest first, each candidate planned,
+    simulated only while its lower bound does not exceed the fastest time found (with a
+    relative margin of ``1e-9`` for rounding: a tie may still win on its name)."""
+    from .bounds import slice_bound
+
+    ranked: list[Candidate] = []
+    best = math.inf
+    for k, (size, names) in enumerate(per_size):
+        bound = None
+        if k and size:
+            try:
+                bound = slice_bound(platform, root, nbytes, size, members, model)
+            except (PlannerError, ModelError):
+                bound = None
+            if bound is not None and bound.seconds > best * (1 + _MARGIN):
+                break  # and every smaller slice (the bound holds for them too)
+        planned = []
+        for name in names:
+            try:
+                schedule = plan_request(
+                    platform,
+                    operation,
+                    name,
+                    root=root,
+                    members=members,
+                    model=model,
+                    nbytes=nbytes,
+                    segment_size=size,
+                    options=_accepted(options, name),
+                )
+            except (PlannerError, ModelError, ScheduleError):  # (ScheduleError: over a
+                continue  # message cap at a small slice)
+            planned.append((bound.of(schedule) if bound is not None else 0.0, name, schedule))
+        for low, name, schedule in sorted(planned, key=lambda x: (x[0], x[1])):
+            if k and low > best * (1 + _MARGIN):
+                break
+            try:
+                prediction = simulate(platform, schedule, model)
+            except (PlannerError, ModelError):
+                continue
+            ranked.append(Candidate(name, schedule, prediction, size))
+            best = min(best, prediction.makespan)
+    return ranked
+
+
 def _within_budget(
     per_size: list[tuple[int | None, list[str]]],
     receivers: int,
     nbytes: int,
     keep_first: bool,
     most: int,
+    each: bool = False,
 ) -> list[tuple[int | None, list[str]]]:
     """The (segment size, candidates) to simulate, at most ``most`` messages in all
     (:func:`~hetcoll.schedule.transfer_budget`; ``receivers`` per segment and candidate at
     least).  With a choice of slice sizes (``keep_first``: ``auto``) the sizes
     are kept in the order given while they fit (the first must); otherwise a request that
-    does not fit is refused (:func:`~hetcoll.schedule.check_simulations`)."""
+    does not fit is refused (:func:`~hetcoll.schedule.check_simulations`).  ``each``: the
+    budget holds for each candidate alone (a pruned comparison simulates few of them)."""
     total, kept = 0, []
     for k, (size, names) in enumerate(per_size):
+        count = 1 if each else len(names)
+        if each:
+            total = 0
         if k and keep_first:
             chunks = -(-nbytes // size) if size and nbytes else 1
-            if total + len(names) * chunks * receivers > most:
+            if total + count * chunks * receivers > most:
                 break
         total += check_simulations(
             "comparing planners",
-            len(names),
+            count,
             nbytes,
             size,
             receivers,
@@ -499,24 +590,39 @@ def _within_budget(
     return kept
 
 
+#: the smallest slice ``auto`` tries (bytes): below it every model's per-message costs
+#: dwarf the bytes, and a message's slices (what its simulation grows with) would be many
+MIN_SLICE = 4096
+#: ``auto``'s slice counts: 8, then this many times more at each step
+SLICE_STEP = 4
+
+
 def slice_choices(nbytes: int) -> list[int | None]:
-    """The slice sizes ``auto`` tries for a message of ``nbytes`` when none is given: the
-    message in one piece, and 8, 32 and 128 slices of at least 4 KiB (whole KiB).
+    """The slice sizes ``auto`` tries for a message of ``nbytes`` when none is given,
+    largest first: the message in one piece, then 8, 32, 128, 512, ... slices (a geometric
+    grid, :data:`SLICE_STEP`) of whole KiB down to :data:`MIN_SLICE`, so that the slice
+    count grows with the message (a pipeline's best count grows about as its square root).
+    ``auto`` prunes the grid by lower bounds (:func:`compare`'s ``prune``) and keeps the
+    slice counts whose simulation fits the message budget
+    (:func:`~hetcoll.schedule.transfer_budget`).
 
     Examples
     --------
     >>> slice_choices(1000)
     [None]
     >>> slice_choices(8 * 2**20)
-    [None, 1048576, 262144, 65536]
+    [None, 1048576, 262144, 65536, 16384, 4096]
     """
     out: list[int | None] = [None]
-    for parts in (8, 32, 128):
+    parts = 8
+    while True:
         size = -(-nbytes // parts)
         size = -(-size // 1024) * 1024
-        if size >= 4096 and size < nbytes and size not in out:
+        if size < MIN_SLICE:
+            return out
+        if size < nbytes and size not in out:
             out.append(size)
-    return out
+        parts *= SLICE_STEP
 
 
 def _accepted(options: dict[str, Any], name: str) -> dict[str, Any] | None:

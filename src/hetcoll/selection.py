@@ -52,13 +52,18 @@ def auto(
     The candidates and their ranking are :func:`hetcoll.compare.compare`'s (the registry's
     one applicability rule; ties go to the name that sorts first, so every rank picks the
     same).  The returned schedule is the winner's, with ``algorithm="auto"``,
-    ``params["chosen"]`` naming it and ``params["candidates"]`` every candidate's time.
+    ``params["chosen"]`` naming it and ``params["candidates"]`` every simulated
+    candidate's time.
 
     **Choose by size.**  Without ``segment_size`` the slice size is chosen too, among
-    :func:`hetcoll.compare.slice_choices` (the message in one piece, 8, 32 or 128 slices):
-    a small message goes in one piece down a latency tree (FNF, ...), a large one in
-    slices down a single pipelined tree or several (``multi_tree``), whichever the
-    simulator finds fastest; ``params["segment_size"]`` is the chosen slice.
+    :func:`hetcoll.compare.slice_choices` (the message in one piece, then 8, 32, 128, 512,
+    ... slices down to 4 KiB): a small message goes in one piece down a latency tree (FNF,
+    ...), a large one in slices down a single pipelined tree or several (``multi_tree``),
+    whichever the simulator finds fastest; ``params["segment_size"]`` is the chosen slice.
+    Every candidate is simulated in one piece; after that, a slice size, or a candidate
+    at a slice size, whose lower bound (:func:`hetcoll.bounds.slice_bound`) exceeds the
+    fastest time found is not simulated (it cannot win), so a candidate's time in
+    ``params["candidates"]`` is its fastest over the slice sizes where it was simulated.
 
     Examples
     --------
@@ -83,6 +88,7 @@ def auto(
             nbytes=nbytes,
             slices=slices,
             sizes=sizes,
+            prune=True,
         )
     except PlannerError as exc:
         raise PlannerError(f"auto: {exc}") from None
