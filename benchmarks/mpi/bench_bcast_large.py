@@ -20,9 +20,9 @@ For each rank count, one MPI job probes the host and a second one measures:
 2. **The choices** (:func:`choose`): hetcoll's own comparison service
    (:func:`hetcoll.compare.compare`) plans every candidate tree planner at the slice sizes
    ``auto`` tries (:func:`hetcoll.compare.slice_choices`: the message in one piece, then 8,
-   32, 128, ... slices, as many as fit the comparison's message budget) and simulates each; the best single pipelined tree is the fastest predicted
-   candidate with one tree and more than one slice (ties: by name), ``multi_tree`` the
-   fastest of its slice sizes.
+   32, 128, ... slices, as many as fit the comparison's message budget) and simulates
+   each; the best single pipelined tree is the fastest predicted candidate with one tree
+   and more than one slice (ties: by name), ``multi_tree`` the fastest of its slice sizes.
 3. **Measured side by side** (``ranks/bcast_large.py measure``): native ``comm.Bcast`` and
    each choice, one call each per round (order reversed every other round, a warm-up round
    not kept), and as a reference the chain on ``host`` in 8 slices (the largest slice
