@@ -19,7 +19,7 @@ latency sweep instead: each link of the platform gets a latency drawn uniformly 
 half to one and a half times ``SECONDS`` (seeded), messages of 1 KiB to 1 GiB
 (:data:`LATENCY_SIZES`), and the slice chosen by the planner: ``auto``'s choice (planner
 and slice) and its time, and the best single pipelined tree and ``multi_tree`` each at
-its best slice (``auto``'s candidates), against the bound; "cpu" is ``auto``'s planning.
+its best slice of ``auto``'s, against the bound; "cpu" is ``auto``'s planning.
 
     python benchmarks/simulated/bench_sizes.py                 # n = 10, 30, 50; 1 platform
     python benchmarks/simulated/bench_sizes.py --full          # n = 10, 30, 50; 3 platforms
@@ -43,7 +43,8 @@ import numpy as np
 
 from hetcoll import __version__, plan, simulate
 from hetcoll.bounds import lower_bound
-from hetcoll.errors import ScheduleError
+from hetcoll.compare import compare, slice_choices
+from hetcoll.errors import PlannerError, ScheduleError
 from hetcoll.files import write_atomic
 from hetcoll.generators import random_graph_platform
 from hetcoll.platform import Platform
@@ -112,7 +113,7 @@ def latency_instance(n: int, seed: int, model: str, latency: float, sizes) -> li
         s = plan(p, "0", method="auto", nbytes=size)
         cpu = time.process_time() - t0
         cands = s.params["candidates"]
-        single = min((a for a in SINGLE if a in cands), key=lambda a: (cands[a], a), default=None)
+        single, single_time = _fastest(p, size, SINGLE)
         rows.append(
             {
                 "n": n,
@@ -125,12 +126,26 @@ def latency_instance(n: int, seed: int, model: str, latency: float, sizes) -> li
                 "segment_size": s.params.get("segment_size"),
                 "auto_time": cands[s.params["chosen"]],
                 "single": single,
-                "single_time": cands[single] if single else None,
-                "multi_tree_time": cands.get("multi_tree"),
+                "single_time": single_time,
+                "multi_tree_time": _fastest(p, size, ("multi_tree",))[1],
                 "auto_cpu": cpu,
             }
         )
     return rows
+
+
+def _fastest(p: Platform, size: int, names: tuple[str, ...]) -> tuple[str | None, float | None]:
+    """The fastest of ``names`` at its best slice size of ``auto``'s (pruned among them
+    alone, so exactly their best): ``(planner, seconds)``, ``(None, None)`` in one piece."""
+    if len(slice_choices(size)) == 1:
+        return None, None
+    try:
+        found = compare(
+            p, root="0", nbytes=size, algos=names, slices=slice_choices(size)[1:], prune=True
+        )
+    except PlannerError:  # none of them plans it
+        return None, None
+    return found.best.algorithm, found.best.predicted_time
 
 
 def latency_table(rows: list[dict]) -> list[list[str]]:
