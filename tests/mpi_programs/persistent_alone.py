@@ -1,4 +1,5 @@
-"""MPI test program: a lone persistent ``Bcast`` runs without looking for the start order.
+"""MPI test program: a lone persistent ``Bcast`` or ``Allreduce`` runs without looking for the
+start order.
 ``mpiexec -n K python persistent_alone.py``.
 
 A wrapper's one live persistent request, with no nonblocking call queued, is the only call
@@ -8,7 +9,9 @@ program's thread.  Every case compares the bytes with mpi4py's own ``Bcast`` on
 ``COMM_WORLD`` and checks ``last_call`` and the wrapper's call count; around it, the cases
 that must still look in order: a start with a nonblocking call queued, two live requests
 waited in the other order, a blocking call after a start, MPI's ``Waitall`` (the thread
-runs it), a non-contiguous datatype (packed per start).  Rank 0 prints one JSON line:
+runs it), a non-contiguous datatype (packed per start).  The same for a lone
+``Allreduce_init`` (a hypercube reduction: new data at each start, in place too; a
+non-commutative operator runs the blocking method).  Rank 0 prints one JSON line:
 ``{"ranks": K, "failures": [...]}``.
 """
 
@@ -158,9 +161,68 @@ def alone(algo: str) -> None:
     hc.close()
 
 
+def _left(inbuf, inoutbuf, datatype) -> None:
+    """``a op b = a``: associative, not commutative (the lowest rank's data wins)."""
+    memoryview(inoutbuf).cast("B")[:] = memoryview(inbuf).cast("B")
+
+
+def alone_allreduce(cube_algo: str) -> None:
+    """A lone ``Allreduce_init`` run as a hypercube reduction: every start reads the send
+    buffer again (new data each time), in place too, no look for the order; a
+    non-commutative operator: the blocking call at each start."""
+    platform = Platform(nodes_from_costs([1e-6] * n))
+    hc = HetComm(WORLD, platform, "binomial", cube_algo=cube_algo, timeout=60)
+    calls = 0
+    cases = (("sum f64", 333, np.float64, MPI.SUM), ("max i32", 7, np.int32, MPI.MAX))
+    for label, size, dtype, op in cases:
+        for place in (False, True):
+            send, recv = np.zeros(size, dtype), np.zeros(size, dtype)
+            req = hc.Allreduce_init(MPI.IN_PLACE if place else send, recv, op)
+            counted(hc)
+            before = Looks.looks
+            for k in range(3):
+                fill(send, 200 + 10 * k + size)
+                want = np.zeros_like(send)
+                WORLD.Allreduce(send, want, op)
+                if place:
+                    recv[...] = send
+                else:
+                    recv[...] = 0
+                MPI.Prequest.Startall([req]) if k == 1 else req.Start()
+                req.Wait()
+                calls += 1
+                same(recv, want, f"{cube_algo} Allreduce_init {label} in place={place} {k}")
+                record = hc.last_call
+                check(
+                    n == 1 or (record.collective, record.root) == ("Allreduce_init", None),
+                    f"{cube_algo} Allreduce_init: last_call {record}",
+                )
+            looked = Looks.looks - before
+            check(n == 1 or looked == 0, f"{cube_algo} Allreduce_init {label}: {looked} looks")
+            req.Free()
+    left = MPI.Op.Create(_left, commute=False)  # not a hypercube reduction: the method
+    send, recv = np.zeros(30, np.int64), np.zeros(30, np.int64)
+    req = hc.Allreduce_init(send, recv, left)
+    for k in range(2):
+        fill(send, 250 + k)
+        want = np.zeros_like(send)
+        WORLD.Allreduce(send, want, left)
+        recv[...] = 0
+        req.Start()
+        req.Wait()
+        calls += 1
+        same(recv, want, f"{cube_algo} Allreduce_init non-commutative {k}")
+    req.Free()
+    left.Free()
+    check(n == 1 or hc._seq == calls, f"{cube_algo}: hetcoll ran {hc._seq} calls, not {calls}")
+    hc.close()
+
+
 def main() -> None:
     for algo in ("binomial", "fnf"):
         alone(algo)
+    for cube_algo in ("eff_cube", "blind"):
+        alone_allreduce(cube_algo)
     WORLD.Barrier()
     everyone = WORLD.gather(failures, 0)
     if me == 0:

@@ -16,12 +16,15 @@ only then receives its send, which completes the request.  So ``Wait``, ``Test``
 no ``Wait`` runs at once is found by the thread's next look (every 50 us - 2 ms while
 persistent requests live, doubling while it finds none or the program runs the starts).
 
-A start of ``Bcast_init`` on a buffer whose bytes are its own (not packed per call) runs
-what was made in the ``*_init`` call: the engine's run of the planned schedule on the typed
-buffer, without the blocking method's parsing and lookups.  And when the request is the
-wrapper's only live persistent one and no nonblocking call is queued, its start is the only
-message that can be waiting, so ``Wait`` runs it at once without ``Iprobe`` and only
-receives its send (several live requests, queued calls: the order is looked for as above).
+A start of ``Bcast_init`` on a buffer whose bytes are its own (not packed per call), and
+of ``Allreduce_init`` run as a hypercube reduction of a commutative operator into a
+contiguous ``recvbuf``, runs what was made in the ``*_init`` call: the engine's run of the
+planned schedule on the buffers typed once (an allreduce's handler back to the rank's
+contribution, its result copied out), without the blocking method's parsing and lookups.
+And when the request is the wrapper's only live persistent one and no nonblocking call is
+queued, its start is the only message that can be waiting, so ``Wait`` runs it at once
+without ``Iprobe`` and only receives its send (several live requests, queued calls: the
+order is looked for as above).
 
 What is planned: ``Bcast_init``, ``Allreduce_init``, ``Allgather_init``, ``Barrier_init``
 (the calls whose choice :mod:`.nonblocking` can ask for); ``Reduce_init``, ``Gather_init``,
@@ -50,6 +53,7 @@ from .buffers import message
 from .collectives import _SPECS
 from .nonblocking import NONBLOCKING, Nonblocking, RaisesOnCompletion, _threaded
 from .rank_ops import ByteRanges
+from .reduce import ReduceHandler
 
 __all__ = ["PERSISTENT", "Persistent", "PersistentRequest"]
 
@@ -237,24 +241,21 @@ class Persistent(Nonblocking):
         return b""
 
     def _prepared(self, blocking: str, args: tuple, name: str, captured: tuple | None):
-        """What a start of ``Bcast_init`` runs, made once here: the engine's run of the
-        schedule planned in the ``*_init`` call on the request's fixed buffer (typed once),
-        with what ``last_call`` says after it; None (a start runs the blocking call) for the
-        other collectives, a buffer that is packed for each call (a non-contiguous
-        datatype)."""
-        if blocking != "Bcast":
-            return None
-        if captured is None:  # one rank: the call moves nothing (or it was not planned)
+        """What a start of ``Bcast_init`` or ``Allreduce_init`` runs, made once here: the
+        engine's run of the schedule planned in the ``*_init`` call on the request's fixed
+        buffers (typed once), with what ``last_call`` says after it; None (a start runs the
+        blocking call) for the other collectives and what is packed or chosen per call (a
+        non-contiguous datatype, an allreduce not run as a hypercube reduction)."""
+        if blocking == "Bcast" and captured is None:  # one rank: the call moves nothing
             return _nothing if self.size == 1 else None
-        plan, handler, buffers, what, digest, sched, choice = captured
-        buf, root = args
-        if buffers is None or set(buffers) != {0} or buffers[0] is None:
+        if captured is None or blocking not in ("Bcast", "Allreduce"):
             return None
-        receiving = self.rank != root  # a spec's bytes are its buffer's own if contiguous
-        if isinstance(buf, _SPECS) and not message(buf, writable=receiving, where="").contiguous:
+        plan, handler, _, what, digest, sched, choice = captured
+        run = (self._bcast_run if blocking == "Bcast" else self._allreduce_run)(args, captured)
+        if run is None:
             return None
-        data, held = buffers[0], handler.buffers
-        last = (name, self.rank_of.get(sched.root), sched.algorithm)
+        root = self.rank_of.get(sched.root) if sched.hypercube is None else None
+        last = (name, root, sched.algorithm)
         mine = weakref.ref(self)  # weak: the records live as long as the thread
 
         def start() -> None:
@@ -262,14 +263,54 @@ class Persistent(Nonblocking):
             if comm is None:  # collected: its close() ran every started call
                 return
             comm.last_schedule, comm.last_choice = sched, choice
+            run(comm, plan, handler, what, digest)
+            comm._last = (*last, comm._seq)  # last_call: this request's call
+
+        return start
+
+    def _bcast_run(self, args: tuple, captured: tuple):
+        """A ``Bcast`` start's run on the buffer typed in the ``*_init`` call (its bytes its
+        own: contiguous), else None."""
+        handler, buffers = captured[1], captured[2]
+        buf, root = args
+        if buffers is None or set(buffers) != {0} or buffers[0] is None:
+            return None
+        receiving = self.rank != root  # a spec's bytes are its buffer's own if contiguous
+        if isinstance(buf, _SPECS) and not message(buf, writable=receiving, where="").contiguous:
+            return None
+        data, held = buffers[0], handler.buffers
+
+        def run(comm, plan, handler, what, digest) -> None:
             held[0] = data
             try:
                 comm._execute(plan, handler, what, digest)
             finally:
                 held[0] = None
-            comm._last = (*last, comm._seq)  # last_call: this request's call
 
-        return start
+        return run
+
+    def _allreduce_run(self, args: tuple, captured: tuple):
+        """An ``Allreduce`` start's run when the call is a hypercube reduction of a
+        commutative operator into a contiguous ``recvbuf`` (the blocking call's commonest
+        path): the handler made in the ``*_init`` call, back to this rank's contribution
+        (a view of ``sendbuf``, read again), run, its result copied into ``recvbuf``;
+        else None."""
+        handler = captured[1]
+        _, recvbuf, op = args
+        if type(handler) is not ReduceHandler or not op.is_commutative:
+            return None
+        recv = message(recvbuf, writable=True, where="Allreduce recvbuf")
+        if not recv.contiguous:
+            return None
+        out = recv.data()
+
+        def run(comm, plan, handler, what, digest) -> None:
+            handler.restart()
+            with comm._scratch():
+                comm._execute(plan, handler, what, digest)
+                out[:] = memoryview(handler.state).cast("B")[: len(out)]
+
+        return run
 
     def _agree(self, digest: bytes, name: str) -> None:
         """Compare every rank's digest of the call (one allgather, in the ``*_init`` call,

@@ -107,8 +107,14 @@ class CubeHandler(DataHandler):
                     )
                 self.result_of[op.chunk] = op.result
         (own,) = program.initial[node]
-        self.held: dict[int, Any] = {own: contribution}
-        self.latest = own
+        self._own, self._contribution = own, contribution
+        self.restart()
+
+    def restart(self) -> None:
+        """Back to the contribution alone, as made: the handler runs its call again (a
+        persistent start; the contribution is read again, the scratch memory taken anew)."""
+        self.held: dict[int, Any] = {self._own: self._contribution}
+        self.latest = self._own
         self._inbox: dict[int, np.ndarray] = {}
 
     # -- DataHandler ----------------------------------------------------------------------------
