@@ -11,8 +11,8 @@ that must still look in order: a start with a nonblocking call queued, two live 
 waited in the other order, a blocking call after a start, MPI's ``Waitall`` (the thread
 runs it), a non-contiguous datatype (packed per start).  The same for a lone
 ``Allreduce_init`` (a hypercube reduction: new data at each start, in place too; a
-non-commutative operator runs the blocking method).  Rank 0 prints one JSON line:
-``{"ranks": K, "failures": [...]}``.
+non-commutative operator runs the blocking method) and ``Allgather_init``.  Rank 0 prints
+one JSON line: ``{"ranks": K, "failures": [...]}``.
 """
 
 from __future__ import annotations
@@ -169,7 +169,8 @@ def _left(inbuf, inoutbuf, datatype) -> None:
 def alone_allreduce(cube_algo: str) -> None:
     """A lone ``Allreduce_init`` run as a hypercube reduction: every start reads the send
     buffer again (new data each time), in place too, no look for the order; a
-    non-commutative operator: the blocking call at each start."""
+    non-commutative operator: the blocking call at each start.  The same for a lone
+    ``Allgather_init`` over the hypercube; a strided block: the blocking call."""
     platform = Platform(nodes_from_costs([1e-6] * n))
     hc = HetComm(WORLD, platform, "binomial", cube_algo=cube_algo, timeout=60)
     calls = 0
@@ -214,6 +215,45 @@ def alone_allreduce(cube_algo: str) -> None:
         same(recv, want, f"{cube_algo} Allreduce_init non-commutative {k}")
     req.Free()
     left.Free()
+    for place in (False, True):  # Allgather_init over the hypercube: each start sends anew
+        send, recv = np.zeros(5, np.int32), np.zeros(5 * n, np.int32)
+        req = hc.Allgather_init(MPI.IN_PLACE if place else send, recv)
+        counted(hc)
+        before = Looks.looks
+        for k in range(3):
+            fill(send, 300 + k)
+            want = np.zeros_like(recv)
+            WORLD.Allgather(send, want)
+            recv[...] = 0
+            if place:
+                recv[5 * me : 5 * me + 5] = send
+            MPI.Prequest.Startall([req]) if k == 1 else req.Start()
+            req.Wait()
+            calls += 1
+            same(recv, want, f"{cube_algo} Allgather_init in place={place} {k}")
+            record = hc.last_call
+            check(
+                n == 1 or (record.collective, record.root) == ("Allgather_init", None),
+                f"{cube_algo} Allgather_init: last_call {record}",
+            )
+        looked = Looks.looks - before
+        check(n == 1 or looked == 0, f"{cube_algo} Allgather_init in place={place}: {looked} looks")
+        req.Free()
+    strided = np.zeros((6, 2), np.int32)  # a block packed at each start: the blocking call
+    column = MPI.INT.Create_vector(6, 1, 2).Commit()
+    recv = np.zeros(6 * n, np.int32)
+    req = hc.Allgather_init([strided, 1, column], [recv, MPI.INT])
+    for k in range(2):
+        fill(strided, 320 + k)
+        want = np.zeros_like(recv)
+        WORLD.Allgather([strided, 1, column], [want, MPI.INT])
+        recv[...] = 0
+        req.Start()
+        req.Wait()
+        calls += 1
+        same(recv, want, f"{cube_algo} Allgather_init strided {k}")
+    req.Free()
+    column.Free()
     check(n == 1 or hc._seq == calls, f"{cube_algo}: hetcoll ran {hc._seq} calls, not {calls}")
     hc.close()
 

@@ -16,11 +16,12 @@ only then receives its send, which completes the request.  So ``Wait``, ``Test``
 no ``Wait`` runs at once is found by the thread's next look (every 50 us - 2 ms while
 persistent requests live, doubling while it finds none or the program runs the starts).
 
-A start of ``Bcast_init`` on a buffer whose bytes are its own (not packed per call), and
-of ``Allreduce_init`` run as a hypercube reduction of a commutative operator into a
-contiguous ``recvbuf``, runs what was made in the ``*_init`` call: the engine's run of the
-planned schedule on the buffers typed once (an allreduce's handler back to the rank's
-contribution, its result copied out), without the blocking method's parsing and lookups.
+A start of ``Bcast_init`` on a buffer whose bytes are its own (not packed per call), of
+``Allreduce_init`` run as a hypercube reduction of a commutative operator into a
+contiguous ``recvbuf`` and of ``Allgather_init`` over a hypercube from a contiguous block
+runs what was made in the ``*_init`` call: the engine's run of the planned schedule on the
+buffers typed once (a hypercube handler back to the rank's contribution, its result copied
+out), without the blocking method's parsing and lookups.
 And when the request is the wrapper's only live persistent one and no nonblocking call is
 queued, its start is the only message that can be waiting, so ``Wait`` runs it at once
 without ``Iprobe`` and only receives its send (several live requests, queued calls: the
@@ -50,10 +51,10 @@ from mpi4py import MPI
 
 from ..errors import HetcollError, MismatchError
 from .buffers import message
-from .collectives import _SPECS
+from .collectives import _SPECS, _place
 from .nonblocking import NONBLOCKING, Nonblocking, RaisesOnCompletion, _threaded
 from .rank_ops import ByteRanges
-from .reduce import ReduceHandler
+from .reduce import GatherHandler, ReduceHandler
 
 __all__ = ["PERSISTENT", "Persistent", "PersistentRequest"]
 
@@ -241,17 +242,19 @@ class Persistent(Nonblocking):
         return b""
 
     def _prepared(self, blocking: str, args: tuple, name: str, captured: tuple | None):
-        """What a start of ``Bcast_init`` or ``Allreduce_init`` runs, made once here: the
-        engine's run of the schedule planned in the ``*_init`` call on the request's fixed
-        buffers (typed once), with what ``last_call`` says after it; None (a start runs the
-        blocking call) for the other collectives and what is packed or chosen per call (a
-        non-contiguous datatype, an allreduce not run as a hypercube reduction)."""
+        """What a start of ``Bcast_init``, ``Allreduce_init`` or ``Allgather_init`` runs, made
+        once here: the engine's run of the schedule planned in the ``*_init`` call on the
+        request's fixed buffers (typed once), with what ``last_call`` says after it; None (a
+        start runs the blocking call) for the other collectives and what is packed or chosen
+        per call (a non-contiguous datatype to send, another path than the hypercube's)."""
         if blocking == "Bcast" and captured is None:  # one rank: the call moves nothing
             return _nothing if self.size == 1 else None
-        if captured is None or blocking not in ("Bcast", "Allreduce"):
+        runs = {"Bcast": self._bcast_run, "Allreduce": self._allreduce_run}
+        runs["Allgather"] = self._allgather_run
+        if captured is None or blocking not in runs:
             return None
         plan, handler, _, what, digest, sched, choice = captured
-        run = (self._bcast_run if blocking == "Bcast" else self._allreduce_run)(args, captured)
+        run = runs[blocking](args, captured)
         if run is None:
             return None
         root = self.rank_of.get(sched.root) if sched.hypercube is None else None
@@ -309,6 +312,29 @@ class Persistent(Nonblocking):
             with comm._scratch():
                 comm._execute(plan, handler, what, digest)
                 out[:] = memoryview(handler.state).cast("B")[: len(out)]
+
+        return run
+
+    def _allgather_run(self, args: tuple, captured: tuple):
+        """An ``Allgather`` start's run when the call gathers over a hypercube (the blocking
+        call's path when it is not a tree's or per-root's) from a contiguous block (its bytes
+        sent as they are): the handler made in the ``*_init`` call, back to this rank's
+        block (read again), run, each rank's block placed into ``recvbuf``; else None."""
+        handler = captured[1]
+        if type(handler) is not GatherHandler:
+            return None
+        _, blocks_out, mine = self._allgather_parts(*args)
+        if not mine.contiguous:  # packed for the trip at each call
+            return None
+        nodes = self.nodes
+
+        def run(comm, plan, handler, what, digest) -> None:
+            handler.restart()
+            with comm._scratch():
+                comm._execute(plan, handler, what, digest)
+                got = handler.blocks()
+                for out, node in zip(blocks_out, nodes, strict=True):
+                    _place(out, got[node])
 
         return run
 
