@@ -1,15 +1,15 @@
-"""A lone planned persistent ``Bcast``, ``Allreduce`` or ``Allgather``
+"""A lone planned persistent ``Bcast``, ``Allreduce``, ``Allgather`` or ``Reduce``
 (runtime/persistent.py): with one live persistent request and no nonblocking call queued,
 ``Wait`` runs the start made in the ``*_init`` call without looking for the order of the
 started calls (no ``Iprobe`` from the program's thread), bit-identical to mpi4py's
-``Bcast`` (every root), ``Allreduce`` and ``Allgather`` (new data at every start, in place
-too), 1..8 ranks; the cases around it (a queued ``Ibcast``, two live requests, a blocking
-call, MPI's ``Waitall``, a non-contiguous datatype, a non-commutative operator) still run in
-the order made.
+``Bcast`` and ``Reduce`` (every root), ``Allreduce`` and ``Allgather`` (new data at every
+start, in place too), 1..8 ranks; the cases around it (a queued ``Ibcast``, two live
+requests, a blocking call, MPI's ``Waitall``, a non-contiguous datatype, a non-commutative
+operator) still run in the order made.
 
-Before, every ``Wait`` looked for the order first, and an ``Allreduce_init`` or
-``Allgather_init`` start ran the blocking method (3 looks per request): the program's count
-of looks fails."""
+Before, every ``Wait`` looked for the order first, and an ``Allreduce_init``,
+``Allgather_init`` or ``Reduce_init`` start ran the blocking method (3 looks per request):
+the program's count of looks fails."""
 
 from __future__ import annotations
 

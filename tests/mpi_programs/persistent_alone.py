@@ -11,8 +11,8 @@ that must still look in order: a start with a nonblocking call queued, two live 
 waited in the other order, a blocking call after a start, MPI's ``Waitall`` (the thread
 runs it), a non-contiguous datatype (packed per start).  The same for a lone
 ``Allreduce_init`` (a hypercube reduction: new data at each start, in place too; a
-non-commutative operator runs the blocking method) and ``Allgather_init``.  Rank 0 prints
-one JSON line: ``{"ranks": K, "failures": [...]}``.
+non-commutative operator runs the blocking method), ``Allgather_init`` and ``Reduce_init``
+(every root).  Rank 0 prints one JSON line: ``{"ranks": K, "failures": [...]}``.
 """
 
 from __future__ import annotations
@@ -170,7 +170,8 @@ def alone_allreduce(cube_algo: str) -> None:
     """A lone ``Allreduce_init`` run as a hypercube reduction: every start reads the send
     buffer again (new data each time), in place too, no look for the order; a
     non-commutative operator: the blocking call at each start.  The same for a lone
-    ``Allgather_init`` over the hypercube; a strided block: the blocking call."""
+    ``Allgather_init`` over the hypercube (a strided block: the blocking call) and
+    ``Reduce_init`` over the reduce tree at every root."""
     platform = Platform(nodes_from_costs([1e-6] * n))
     hc = HetComm(WORLD, platform, "binomial", cube_algo=cube_algo, timeout=60)
     calls = 0
@@ -239,6 +240,31 @@ def alone_allreduce(cube_algo: str) -> None:
         looked = Looks.looks - before
         check(n == 1 or looked == 0, f"{cube_algo} Allgather_init in place={place}: {looked} looks")
         req.Free()
+    for root in range(n):  # Reduce_init over the reduce tree, at every root
+        for place in (False, True):
+            send, recv = np.zeros(9, np.float64), np.zeros(9, np.float64)
+            at = MPI.IN_PLACE if place and me == root else send
+            req = hc.Reduce_init(at, recv, MPI.SUM, root)
+            counted(hc)
+            before = Looks.looks
+            for k in range(3):
+                fill(send, 400 + 10 * root + k)
+                want = np.zeros_like(send)
+                WORLD.Reduce(send, want, MPI.SUM, root)
+                recv[...] = send if place and me == root else 0
+                MPI.Prequest.Startall([req]) if k == 1 else req.Start()
+                req.Wait()
+                calls += 1
+                if me == root:
+                    same(recv, want, f"{cube_algo} Reduce_init root {root} in place={place} {k}")
+                record = hc.last_call
+                check(
+                    n == 1 or (record.collective, record.root) == ("Reduce_init", root),
+                    f"{cube_algo} Reduce_init: last_call {record}",
+                )
+            looked = Looks.looks - before
+            check(n == 1 or looked == 0, f"{cube_algo} Reduce_init root {root}: {looked} looks")
+            req.Free()
     strided = np.zeros((6, 2), np.int32)  # a block packed at each start: the blocking call
     column = MPI.INT.Create_vector(6, 1, 2).Commit()
     recv = np.zeros(6 * n, np.int32)

@@ -18,10 +18,11 @@ persistent requests live, doubling while it finds none or the program runs the s
 
 A start of ``Bcast_init`` on a buffer whose bytes are its own (not packed per call), of
 ``Allreduce_init`` run as a hypercube reduction of a commutative operator into a
-contiguous ``recvbuf`` and of ``Allgather_init`` over a hypercube from a contiguous block
-runs what was made in the ``*_init`` call: the engine's run of the planned schedule on the
-buffers typed once (a hypercube handler back to the rank's contribution, its result copied
-out), without the blocking method's parsing and lookups.
+contiguous ``recvbuf``, of ``Allgather_init`` over a hypercube from a contiguous block and
+of ``Reduce_init`` as a tree reduction of a commutative operator runs what was made in the
+``*_init`` call: the engine's run of the planned schedule on the buffers typed once (a
+handler back to the rank's contribution, its result copied out), without the blocking
+method's parsing and lookups.
 And when the request is the wrapper's only live persistent one and no nonblocking call is
 queued, its start is the only message that can be waiting, so ``Wait`` runs it at once
 without ``Iprobe`` and only receives its send (several live requests, queued calls: the
@@ -55,6 +56,7 @@ from .collectives import _SPECS, _place
 from .nonblocking import NONBLOCKING, Nonblocking, RaisesOnCompletion, _threaded
 from .rank_ops import ByteRanges
 from .reduce import GatherHandler, ReduceHandler
+from .rooted import TreeReduce, _write
 
 __all__ = ["PERSISTENT", "Persistent", "PersistentRequest"]
 
@@ -242,15 +244,16 @@ class Persistent(Nonblocking):
         return b""
 
     def _prepared(self, blocking: str, args: tuple, name: str, captured: tuple | None):
-        """What a start of ``Bcast_init``, ``Allreduce_init`` or ``Allgather_init`` runs, made
-        once here: the engine's run of the schedule planned in the ``*_init`` call on the
-        request's fixed buffers (typed once), with what ``last_call`` says after it; None (a
-        start runs the blocking call) for the other collectives and what is packed or chosen
-        per call (a non-contiguous datatype to send, another path than the hypercube's)."""
+        """What a start of ``Bcast_init``, ``Allreduce_init``, ``Allgather_init`` or
+        ``Reduce_init`` runs, made once here: the engine's run of the schedule planned in the
+        ``*_init`` call on the request's fixed buffers (typed once), with what ``last_call``
+        says after it; None (a start runs the blocking call) for the other collectives and
+        what is packed or chosen per call (a non-contiguous datatype to send, another path
+        than the one prepared)."""
         if blocking == "Bcast" and captured is None:  # one rank: the call moves nothing
             return _nothing if self.size == 1 else None
         runs = {"Bcast": self._bcast_run, "Allreduce": self._allreduce_run}
-        runs["Allgather"] = self._allgather_run
+        runs["Allgather"], runs["Reduce"] = self._allgather_run, self._reduce_run
         if captured is None or blocking not in runs:
             return None
         plan, handler, _, what, digest, sched, choice = captured
@@ -335,6 +338,27 @@ class Persistent(Nonblocking):
                 got = handler.blocks()
                 for out, node in zip(blocks_out, nodes, strict=True):
                     _place(out, got[node])
+
+        return run
+
+    def _reduce_run(self, args: tuple, captured: tuple):
+        """A ``Reduce`` start's run when the call is a tree reduction of a commutative
+        operator (the blocking call's path for one): the handler made in the ``*_init``
+        call, its state read again from this rank's contribution, run, the result written
+        into the root's ``recvbuf``; else None."""
+        handler = captured[1]
+        _, recvbuf, op, root = args
+        if type(handler) is not TreeReduce or not op.is_commutative:
+            return None
+        at_root = self.rank == root
+        recv = message(recvbuf, writable=True, where="Reduce recvbuf") if at_root else None
+
+        def run(comm, plan, handler, what, digest) -> None:
+            with comm._scratch():
+                handler.restart()
+                comm._execute(plan, handler, what, digest)
+                if recv is not None:
+                    _write(recv, memoryview(handler.state))
 
         return run
 

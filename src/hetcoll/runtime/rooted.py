@@ -128,12 +128,17 @@ class TreeReduce(DataHandler):
         self.chunks, self.node, self.op = program.chunks, node, op
         self.datatype = datatype
         self.size = datatype.Get_size() if count else 1
-        self.state = pool.take(len(contribution))
-        self.state[:] = np.frombuffer(memoryview(contribution).cast("B"), dtype=np.uint8)
-        self.pool = pool
-        self.inbox: dict[int, np.ndarray] = {}
+        self.contribution, self.pool = contribution, pool
+        self.restart()
         self.whole = int(count)
         self.contiguous = datatype.Get_size() == datatype.Get_extent()[1]
+
+    def restart(self) -> None:
+        """The state back to the contribution (read again into the pool's memory), for a
+        run of the same call again (a persistent start, inside the call's scratch)."""
+        self.state = self.pool.take(len(self.contribution))
+        self.state[:] = np.frombuffer(memoryview(self.contribution).cast("B"), dtype=np.uint8)
+        self.inbox: dict[int, np.ndarray] = {}
 
     def _mine(self, chunk: int) -> bool:
         origin = self.chunks[chunk].origin
