@@ -5,6 +5,7 @@ on homogeneous platforms, one message per step, and refusals."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -24,7 +25,8 @@ def equal(n: int, alpha: float, beta: float, gamma: float = 0.0) -> Platform:
 def delivered(sched) -> dict[str, list[frozenset]]:
     """Run ``sched``'s program on contribution sets, byte by byte: each rank's ops in
     program order (slot order: a valid global order), a send ships the sets of its bytes,
-    a ``recv`` overwrites, a ``recv_reduce`` adds and must add nothing twice."""
+    a ``recv`` overwrites, a ``recv_reduce`` adds and must add nothing twice; a relay
+    keeps a relay copy apart and forwards it."""
     prog = sched.program()
     ids = list(prog.ops)
     size = sum(sched.blocks().values()) if sched.collective != "allreduce" else sched.nbytes
@@ -37,6 +39,7 @@ def delivered(sched) -> dict[str, list[frozenset]]:
         for v, m in sched.blocks().items():
             state[v][at[v] : at[v] + m] = [frozenset((v,))] * m
     queues: dict[tuple, list] = {}
+    kept: dict[tuple, list] = {}  # (relay, chunk) -> a relay copy's sets
     pos = dict.fromkeys(ids, 0)
     while any(pos[v] < len(prog.ops[v]) for v in ids):
         moved = False
@@ -46,7 +49,7 @@ def delivered(sched) -> dict[str, list[frozenset]]:
                 c = prog.chunks[op.chunk]
                 lo, hi = c.offset, c.offset + c.nbytes
                 if op.kind == "send":
-                    data = state[v][lo:hi]
+                    data = kept.get((v, op.chunk)) or state[v][lo:hi]
                     assert all(data), f"{v} sends bytes [{lo}, {hi}) it does not hold"
                     queues.setdefault((v, op.peer, op.chunk), []).append(data)
                 else:
@@ -54,7 +57,9 @@ def delivered(sched) -> dict[str, list[frozenset]]:
                     if not q:
                         break
                     data = q.pop(0)
-                    if op.kind == "recv":
+                    if c.copy_of is not None and op.result is None:
+                        kept[(v, op.chunk)] = data
+                    elif op.kind == "recv":
                         state[v][lo:hi] = data
                     else:
                         old = state[v][lo:hi]
@@ -176,13 +181,29 @@ def test_refusals_name_the_problem():
     ):
         with pytest.raises(PlannerError, match=message):
             plan(p, None, method=name, nbytes=64, **kwargs)
+
+
+@pytest.mark.parametrize("n", [5, 8])
+def test_ranks_without_a_link_are_relayed(n):
+    """On a line (links between neighbours only) every message between ranks with no
+    link goes store and forward through the ranks between, as the network routes MPI's:
+    the data arrive as on a complete graph, each relayed message takes one hop per link
+    (the engine refuses such schedules: tests/mpi_programs/perroot.py)."""
     line = Platform.from_dict(
-        {"model": "multi_port", "nodes": [{"id": i} for i in "abcd"],
-         "links": [{"u": a, "v": b, "bandwidth": 1e9} for a, b in ("ab", "bc", "cd")]}
+        {"model": "multi_port", "nodes": [{"id": str(i)} for i in range(n)],
+         "links": [{"u": str(i), "v": str(i + 1), "bandwidth": 1e9, "latency": 1e-6,
+                    "send_latency": 0, "send_bandwidth": "inf"} for i in range(n - 1)]}
     )  # fmt: skip
-    for name, op in OPS.items():
-        with pytest.raises(PlannerError, match=f"{name}: no link from"):
-            plan(line, None, method=name, collective=op, nbytes=64)
+    for name, op in [*OPS.items(), ("ring", "allgather"), ("ring", "reduce_scatter")]:
+        s = plan(line, None, method=name, collective=op, nbytes=40)
+        assert any(f.relays for f in s.flows)
+        for f in s.flows:
+            for path in f.relays:
+                assert all(abs(int(a) - int(b)) == 1 for a, b in itertools.pairwise(path))
+        check_result(s)
+        assert simulate(line, s).makespan > 0
+    s = plan(line, None, method="ring", collective="allreduce", nbytes=40)
+    check_result(s)
 
 
 @pytest.mark.parametrize("n", [2, 5, 8])

@@ -70,13 +70,23 @@ def test_ring_refuses_in_one_line():
             plan(p, None, method="ring", nbytes=100, **kwargs)
 
 
-def test_a_ring_needs_a_link_between_consecutive_members():
-    """Per-root flows are not relayed: a ring over a missing link is refused when planned
-    (the simulator raised a ModelError on the schedule before)."""
+def test_a_ring_relays_between_consecutive_members_with_no_link():
+    """Where consecutive members have no link the ring's blocks go through the shortest
+    path's relays, as the network routes MPI's messages (it was refused when planned, and
+    before that the simulator raised a ModelError on its schedule); the data every rank
+    ends with: tests/test_recursive.py."""
     p = Platform.from_dict(
         {"model": "multi_port", "nodes": [{"id": i} for i in "abc"],
          "links": [{"u": "a", "v": "b", "bandwidth": 1e9}, {"u": "a", "v": "c", "bandwidth": 1e9}]}
     )  # fmt: skip
-    for op in ("allgather", "reduce_scatter", "allreduce"):
-        with pytest.raises(PlannerError, match="no link from 'b' to 'c'"):
-            plan(p, None, method="ring", collective=op, nbytes=64)
+    # a relay path runs from an edge's parent to its child: b -> c's data way for a bcast
+    # flow, c <- b for a reduce flow (rooted at c)
+    for op, paths in (
+        ("allgather", {("b", "a", "c")}),
+        ("reduce_scatter", {("c", "a", "b")}),
+        ("allreduce", {("c", "a", "b"), ("b", "a", "c")}),
+    ):
+        s = plan(p, None, method="ring", collective=op, nbytes=64)
+        assert {x for f in s.flows for x in f.relays} == paths
+        # two hops of 64 B at 1 GB/s on the slowest step's way
+        assert simulate(p, s).makespan >= 2 * 64 / 1e9

@@ -80,7 +80,7 @@ def check_per_root(collective: str, flows: Sequence[Flow], blocks: Mapping[str, 
     """Check per-root flows of ``collective``; ``blocks``: each member's block in bytes
     (the allreduce's vector is ``blocks`` of any member, every one the same).
 
-    Every flow moves buffer 0 over the same members, without relays; up flows come first.
+    Every flow moves buffer 0 over the same members; up flows come first.
     An allgather's and a reduce-scatter's flows rooted at a member cover exactly one
     contiguous range of that member's block size, and the ranges of all members partition
     ``[0, sum of blocks)``.  An allreduce's reduce flows and its bcast flows each partition
@@ -92,8 +92,6 @@ def check_per_root(collective: str, flows: Sequence[Flow], blocks: Mapping[str, 
     for k, f in enumerate(flows):
         if f.buffer:
             raise ScheduleError(f"flows[{k}].buffer: a {collective} moves buffer 0")
-        if f.relays:
-            raise ScheduleError(f"flows[{k}].relays: per-root flows cannot be relayed")
         if set(f.tree.nodes) != members:
             raise ScheduleError(f"flows[{k}]: every flow must span the same members")
         if f.kind == "bcast":
@@ -226,6 +224,12 @@ class _Ops:
             self.chunks.append(c)
         return got
 
+    def copy(self, chunk: int) -> int:
+        """A new relay copy of ``chunk`` (:class:`~hetcoll.program.Chunk`'s ``copy_of``)."""
+        c = self.chunks[chunk]
+        self.chunks.append(Chunk(0, c.offset, c.nbytes, c.origin, chunk))
+        return len(self.chunks) - 1
+
     def op(self, node: str, key: tuple, kind: str, peer: str, chunk: int, deps=(), result=None):
         self.count += 1
         self.ops.setdefault(node, []).append(
@@ -237,6 +241,8 @@ class _Ops:
         """The chunk of ``a``'s bytes then ``b``'s when they are adjacent, non-empty and
         combine the same members, else None."""
         x, y = self.chunks[a], self.chunks[b]
+        if x.copy_of is not None or y.copy_of is not None:
+            return None
         if x.nbytes and y.nbytes and x.origin == y.origin and x.offset + x.nbytes == y.offset:
             return self.chunk(x.offset, x.nbytes + y.nbytes, x.origin)
         return None
@@ -337,6 +343,28 @@ def per_root_program(
     def when(default: tuple, fi: int, k: int, u: str, v: str) -> tuple:
         return default if slots is None else (slots[(fi, u, v)][k],)
 
+    paths: dict[tuple[int, str, str], tuple[str, ...]] = {}  # the data's way, relays between
+    for fi, flow in enumerate(flows):
+        for path in flow.relays:
+            way = path[::-1] if flow.kind == "reduce" else path
+            paths[(fi, way[0], way[-1])] = way
+    copies: dict[tuple[int, int, str, str], int] = {}
+
+    def wire(fi: int, k: int, u: str, v: str, chunk: int, key: tuple) -> tuple[str, str, int]:
+        """Segment ``k`` of flow ``fi`` from ``u`` to ``v``: ``u``'s peer, ``v``'s peer and
+        the chunk on the wire, a relay copy forwarded by each relay (store and forward,
+        right after the sender's slot) where the edge is relayed."""
+        way = paths.get((fi, u, v))
+        if way is None:
+            return v, u, chunk
+        got = copies.get((fi, k, u, v))
+        if got is None:
+            got = copies[(fi, k, u, v)] = b.copy(chunk)
+            for h in range(1, len(way) - 1):
+                r = b.op(way[h], (*key, h, 0), "recv", way[h - 1], got)
+                b.op(way[h], (*key, h, 1), "send", way[h + 1], got, [r])
+        return way[1], way[-2], got
+
     for fi, flow in enumerate(flows):
         tree, kids = flow.tree, flow.tree.children
         segs = flow.segments()
@@ -358,29 +386,16 @@ def per_root_program(
                         state = tuple(sorted(state + below[c]))
                         part = b.chunk(lo, n, below[c], fi)
                         result = b.chunk(lo, n, state, fi)
-                        got.append(
-                            b.op(
-                                v,
-                                when((0, rnd, fi, 0), fi, k, c, v),
-                                "recv_reduce",
-                                c,
-                                part,
-                                (),
-                                result,
-                            )
-                        )
+                        key = when((0, rnd, fi, 0), fi, k, c, v)
+                        _, peer, part = wire(fi, k, c, v, part, key)
+                        got.append(b.op(v, key, "recv_reduce", peer, part, (), result))
                     up = parent.get(v)
                     if up is None:
                         finals.setdefault(v, []).extend((lo, lo + n, h) for h in got)
                         continue
-                    h = b.op(
-                        v,
-                        when((0, rnd, fi, 1), fi, k, v, up),
-                        "send",
-                        up,
-                        b.chunk(lo, n, state, fi),
-                        got,
-                    )
+                    key = when((0, rnd, fi, 1), fi, k, v, up)
+                    peer, _, part = wire(fi, k, v, up, b.chunk(lo, n, state, fi), key)
+                    h = b.op(v, key, "send", peer, part, got)
                     sent.setdefault(v, []).append((lo, lo + n, h))
             continue
         if not ordered:  # the reduce flows are all lowered: sort their spans once
@@ -398,8 +413,11 @@ def per_root_program(
             for v in tree.nodes:
                 for c in kids.get(v, ()):
                     wait = _overlapping(sent.get(c, ()), lo, n)
-                    got = b.op(c, when((1, rnd, fi, 0), fi, k, v, c), "recv", v, seg, wait)
-                    b.op(v, when((1, rnd, fi, 1), fi, k, v, c), "send", c, seg, have[v])
+                    key = when((1, rnd, fi, 0), fi, k, v, c)
+                    to, by, part = wire(fi, k, v, c, seg, key)
+                    result = None if part == seg else seg
+                    got = b.op(c, key, "recv", by, part, wait, result)
+                    b.op(v, when((1, rnd, fi, 1), fi, k, v, c), "send", to, part, have[v])
                     have[c] = [got]
     return b.program(reduces, chain=slots is not None)
 

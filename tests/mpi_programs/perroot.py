@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from mpi4py import MPI
 
-from hetcoll import HetComm
+from hetcoll import HetcollError, HetComm
 from hetcoll.planners.forestplan import forest
 from hetcoll.planners.recursive import bruck, halving, rabenseifner
 from hetcoll.planners.rings import ring
@@ -111,6 +111,18 @@ def main(out: str) -> None:
             else:
                 sched = rabenseifner(platform(n), nbytes=4000, align=align)
             run_case(hc, sched, collective, 4000, 7, sched.algorithm, records)
+    if n > 2:  # a ring with relays (a line: no link from the last rank to the first)
+        line = Platform.from_dict(
+            {"model": "multi_port", "nodes": [{"id": str(i)} for i in range(n)],
+             "links": [{"u": str(i), "v": str(i + 1), "bandwidth": 1e9} for i in range(n - 1)]}
+        )  # fmt: skip
+        with HetComm(WORLD, line, algo="ring", timeout=60) as hc:
+            try:
+                hc.Allgather(np.zeros(4, np.uint8), np.zeros(4 * n, np.uint8))
+                refused = False
+            except HetcollError as exc:
+                refused = "relays a block through" in str(exc)
+            records.append(("ring with relays refused by the engine", refused))
     verdicts = WORLD.gather(records, 0)
     if WORLD.rank == 0:
         with open(out, "w") as fh:

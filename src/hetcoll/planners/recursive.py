@@ -8,7 +8,8 @@ Rabenseifner's allreduce, recursive halving then recursive doubling (``rabenseif
 broadcast is ``binomial`` planning an allreduce: its tree run backwards, then forwards.)
 
 Each member's block (an allreduce's share of the vector) moves over a tree of its own
-(:mod:`hetcoll.perroot`) whose edges are the algorithm's messages; the schedule's
+(:mod:`hetcoll.perroot`) whose edges are the algorithm's messages (relayed along the
+shortest path where the model has no link between the two ranks); the schedule's
 ``order`` gives every send the slot ``step * N + sender``, the same for every block a
 step sends to one peer, so the blocks of one step go as one message where their bytes
 follow each other (:func:`hetcoll.perroot.check_per_root_order`).
@@ -52,7 +53,7 @@ from ..patterns import OrderedSend
 from ..platform import Platform
 from ..schedule import Flow, Schedule, Tree
 from ._registry import register
-from .rings import _blocks, _check_links
+from .rings import _blocks, _relayed
 
 __all__ = ["bruck", "halving", "rabenseifner"]
 
@@ -85,8 +86,11 @@ def _sizes(ids: list[str], nbytes: int, sizes) -> list[int]:
     return [int(sizes[v]) if sizes is not None else int(nbytes) for v in ids]
 
 
-def _schedule(collective, name, nbytes, ids, flows, sends, sizes) -> Schedule:
-    """The schedule of ``flows`` with ``sends``: ``(slot, sender, flow, peer)``."""
+def _schedule(platform, model, collective, name, nbytes, flows, sends, sizes) -> Schedule:
+    """The schedule of ``flows`` (relayed where the model needs it) with ``sends``:
+    ``(slot, sender, flow, peer)``."""
+    ids = list(platform.ids)
+    flows = _relayed(platform, model, flows, max(f.nbytes for f in flows))
     order: dict[str, list[OrderedSend]] = {v: [] for v in ids}
     for slot, u, fi, v in sorted(sends):
         order[ids[u]].append(OrderedSend(fi, ids[v], 0, slot))
@@ -123,9 +127,8 @@ def bruck(
     sizes: dict[str, int] | None = None,
 ) -> Schedule:
     """Bruck's allgather of ``nbytes`` per member (or ``sizes``) over every node of
-    ``platform`` in platform order (module docstring).  Blocks are sent whole; under a
-    model where only linked nodes talk each rank needs a link to the ranks ``2**k`` below
-    it, else a :class:`PlannerError`.  O(N^2) sends.
+    ``platform`` in platform order (module docstring).  Blocks are sent whole.  O(N^2)
+    sends.
 
     Examples
     --------
@@ -144,8 +147,6 @@ def bruck(
     if segment_size:
         raise PlannerError("bruck sends whole blocks: no segment_size")
     n = len(ids)
-    steps = [1 << k for k in range((n - 1).bit_length())]
-    _check_links(platform, model, ids, [(u, (u - d) % n) for u in range(n) for d in steps], "bruck")
     blocks = _sizes(ids, nbytes, sizes)
     flows, sends = [], []
     for b in range(n):
@@ -157,7 +158,7 @@ def bruck(
             sends.append((k * n + src, src, b, dst))
         tree = Tree(ids[b], {u: tuple(c) for u, c in kids.items()})
         flows.append(Flow(tree, blocks[b], sum(blocks[:b])))
-    return _schedule("allgather", "bruck", nbytes, ids, flows, sends, sizes)
+    return _schedule(platform, model, "allgather", "bruck", nbytes, flows, sends, sizes)
 
 
 def _cube(n: int) -> tuple[int, int, list[int]]:
@@ -196,14 +197,6 @@ def _halving_tree(n: int, t: int, root_rank: int) -> tuple[dict[int, list[int]],
 
 def _tree(ids: list[str], root: int, kids: dict[int, list[int]]) -> Tree:
     return Tree(ids[root], {ids[u]: tuple(ids[c] for c in cs) for u, cs in kids.items() if cs})
-
-
-def _cube_links(platform: Platform, model: Any, ids: list[str], name: str) -> None:
-    """Refuse where the halving's pairs have no link (per-root flows are not relayed)."""
-    p, rem, real = _cube(len(ids))
-    pairs = [(2 * k, 2 * k + 1) for k in range(rem)]
-    pairs += [(real[i], real[i ^ (1 << b)]) for i in range(p) for b in range(p.bit_length() - 1)]
-    _check_links(platform, model, ids, pairs, name)
 
 
 @register(
@@ -247,7 +240,6 @@ def halving(
     if segment_size:
         raise PlannerError("halving sends whole blocks: no segment_size")
     n = len(ids)
-    _cube_links(platform, model, ids, "halving")
     blocks = _sizes(ids, nbytes, sizes)
     rem = n - _pof2(n)
     flows, sends = [], []
@@ -256,7 +248,7 @@ def halving(
         kids, hops = _halving_tree(n, t, b)
         flows.append(Flow(_tree(ids, b, kids), blocks[b], sum(blocks[:b]), kind="reduce"))
         sends += [(step * n + u, u, b, v) for step, u, v in hops]
-    return _schedule("reduce_scatter", "halving", nbytes, ids, flows, sends, sizes)
+    return _schedule(platform, model, "reduce_scatter", "halving", nbytes, flows, sends, sizes)
 
 
 @register(
@@ -303,7 +295,6 @@ def rabenseifner(
     if sizes is not None:
         raise PlannerError("sizes: an allreduce has one vector (no blocks)")
     n = len(ids)
-    _cube_links(platform, model, ids, "rabenseifner")
     p, rem, real = _cube(n)
     dims = p.bit_length() - 1
     shares = _blocks(int(nbytes), p, max(int(align), 1))
@@ -320,4 +311,4 @@ def rabenseifner(
         downs.append(Flow(_tree(ids, real[t], back), shares[t], lo))
         # step s of the halving runs again at step 2 dims + 1 - s of the doubling
         sends += [((2 * dims + 2 - step) * n + v, v, p + t, u) for step, u, v in hops]
-    return _schedule("allreduce", "rabenseifner", nbytes, ids, ups + downs, sends, None)
+    return _schedule(platform, model, "allreduce", "rabenseifner", nbytes, ups + downs, sends, None)

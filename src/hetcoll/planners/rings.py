@@ -20,6 +20,7 @@ each step waits for the ring's slowest link.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from ..errors import PlannerError
@@ -53,24 +54,29 @@ def _blocks(total: int, n: int, align: int) -> list[int]:
     return out
 
 
-def _check_links(
-    platform: Platform,
-    model: Any,
-    ids: list[str],
-    pairs: Iterable[tuple[int, int]] | None = None,
-    name: str = "ring",
-) -> None:
-    """Refuse a ring whose consecutive members the model cannot send between directly
-    (or another planner's ``pairs`` of member indices that must talk)."""
+def _relayed(platform: Platform, model: Any, flows: list[Flow], nbytes: int) -> list[Flow]:
+    """``flows`` with their edges between nodes the model cannot send between directly
+    relayed along its shortest path (store and forward, :attr:`Flow.relays`), as the
+    network routes an MPI library's messages: under ``multi_port``, ``one_port``, ...
+    where a rank has links to some ranks only."""
     bound = (get_model(model) if model is not None else platform.model).bind(platform)
-    n = len(ids)
-    what = "consecutive members of the ring" if pairs is None else f"a message of {name}"
-    for u, v in pairs if pairs is not None else ((u, (u + 1) % n) for u in range(n)):
-        if bound.relay_path(platform.index(ids[u]), platform.index(ids[v]), 1) is not None:
-            raise PlannerError(
-                f"{name}: no link from {ids[u]!r} to {ids[v]!r}, {what} (its blocks are not "
-                "relayed): use forest on this platform"
-            )
+    index = {v: platform.index(v) for v in platform.ids}
+    ids = platform.ids
+    cache: dict[tuple[str, str], tuple[str, ...] | None] = {}
+    out = []
+    for f in flows:
+        paths = []
+        for p, kids in f.tree.children.items():
+            for c in kids:
+                u, v = (c, p) if f.kind == "reduce" else (p, c)
+                if (u, v) not in cache:
+                    got = bound.relay_path(index[u], index[v], max(int(nbytes), 1))
+                    cache[(u, v)] = None if got is None else tuple(ids[x] for x in got)
+                way = cache[(u, v)]
+                if way is not None:
+                    paths.append(way[::-1] if f.kind == "reduce" else way)
+        out.append(replace(f, relays=tuple(paths)) if paths else f)
+    return out
 
 
 @register(
@@ -101,8 +107,8 @@ def ring(
     ``platform`` in platform order (module docstring).  ``sizes``: each member's block (the
     v-variants); ``align``: an allreduce's blocks are multiples of it.  Blocks are sent
     whole (``segment_size`` is refused).  The ring ignores ``model``'s costs; under a model
-    where only linked nodes talk (``multi_port``, ``one_port``) it needs a link from each
-    member to the next (a per-root flow is not relayed), else a :class:`PlannerError`.
+    where only linked nodes talk (``multi_port``, ``one_port``) a block between members
+    with no link goes through the shortest path's relays, as the network routes MPI's.
 
     Examples
     --------
@@ -126,7 +132,6 @@ def ring(
     n = len(ids)
     if n < 2:
         raise PlannerError("ring needs at least two nodes")
-    _check_links(platform, model, ids)
     if sizes is not None and (collective == "allreduce" or set(sizes) != set(ids)):
         raise PlannerError("sizes: give the block of every node (not for an allreduce)")
     if collective == "allreduce":
@@ -150,6 +155,7 @@ def ring(
                 slot = (p * (n - 1) + s) * n + u
                 order[ids[u]].append(OrderedSend(first + r, ids[(u + 1) % n], 0, slot))
     nominal = int(nbytes)
+    flows = _relayed(platform, model, flows, max(blocks))
     return Schedule(
         collective,
         "ring",

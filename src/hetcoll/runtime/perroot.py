@@ -100,6 +100,13 @@ class PerRootCollectives(RootedCollectives):
             sched = self._planner().per_root(self.platform, call)
             if sched.collective != collective or sched.hypercube is not None:
                 raise HetcollError(f"{algo}: planned a {sched.collective}, not a {collective}")
+            relayed = next((p for f in sched.flows for p in f.relays), None)
+            if relayed is not None:  # a relay would combine or keep bytes not its own
+                raise HetcollError(
+                    f"{algo}: its schedule relays a block through {', '.join(relayed[1:-1])} "
+                    f"(no link from {relayed[0]} to {relayed[-1]}), which the engine does not "
+                    "run; use forest on this platform"
+                )
             return sched
 
         # one plan for calls that differ only in ``extra`` (the operator, the signature of
