@@ -211,6 +211,7 @@ class _Ops:
         self.ops: dict[str, list[tuple[tuple, int, list]]] = {}
         self.initial: dict[str, set[int]] = {}
         self.count = 0
+        self.forwards: set[int] = set()  # the handles of relays' forwarding sends
 
     def chunk(self, lo: int, n: int, origin: tuple[str, ...] = (), flow: int = 0) -> int:
         """The id of bytes ``[lo, lo + n)`` combining ``origin``: the same for the same
@@ -292,13 +293,15 @@ class _Ops:
             where = {h: i for i, (_, handles, _) in enumerate(runs) for h in handles}
             last: dict[str, int] = {}  # the previous send (to any peer)
             ops = []
-            for i, (key, _, (kind, peer, chunk, deps, result)) in enumerate(runs):
+            for i, (key, handles, (kind, peer, chunk, deps, result)) in enumerate(runs):
                 before = {where[d] for d in deps}
                 if before and max(before) >= i:
                     raise ScheduleError(
                         f"order: {node!r}'s op at slot {key[0]} waits for one of a later slot"
                     )
-                if chain and kind == "send":
+                # a relay forwards as soon as it has the bytes: the network's routing,
+                # not one of the rank's own sends of the timetable
+                if chain and kind == "send" and handles[0] not in self.forwards:
                     if "" in last:
                         before.add(last[""])
                     last[""] = i
@@ -362,7 +365,7 @@ def per_root_program(
             got = copies[(fi, k, u, v)] = b.copy(chunk)
             for h in range(1, len(way) - 1):
                 r = b.op(way[h], (*key, h, 0), "recv", way[h - 1], got)
-                b.op(way[h], (*key, h, 1), "send", way[h + 1], got, [r])
+                b.forwards.add(b.op(way[h], (*key, h, 1), "send", way[h + 1], got, [r]))
         return way[1], way[-2], got
 
     for fi, flow in enumerate(flows):
