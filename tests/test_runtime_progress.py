@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+import pytest
 from mpi4py import MPI
 
+from hetcoll import HetComm, Platform
+from hetcoll.errors import HetcollError
+from hetcoll.platform import nodes_from_costs
 from hetcoll.runtime import nonblocking
 from hetcoll.runtime.nonblocking import Progress
 
@@ -56,3 +61,29 @@ def test_the_thread_leaves_starts_longer_to_a_program_that_runs_them_itself():
         assert progress.stop(5.0)
         req.Free()
         progress.comm.Free()
+
+
+def test_a_lone_start_after_a_failed_one_completed_by_waitall_does_not_raise_its_error():
+    """A start that failed and completed in MPI's own ``Waitall`` (its error kept for the
+    wrapper's next call) is not raised again by the ``Wait`` of a later start that ran."""
+    platform = Platform(nodes_from_costs([1e-6]))
+    hc = HetComm(MPI.COMM_SELF, platform, "binomial", timeout=30)
+    buf = np.zeros(1, np.uint8)
+    req = hc.Bcast_init(buf, 0)
+    record = req.record
+    fine, boom = record["start"], HetcollError("a start failed")
+
+    def fail() -> None:
+        raise boom
+
+    record["start"] = fail
+    req.Start()
+    MPI.Request.Waitall([req])  # MPI's own: the progress thread runs the start
+    assert record["error"] is boom
+    record["start"] = fine
+    req.Start()
+    req.Wait()  # before: raised the failed start's error again
+    with pytest.raises(HetcollError, match="a start failed"):
+        hc.Bcast(buf, 0)  # the wrapper's next call reports it
+    req.Free()
+    hc.close()

@@ -129,6 +129,8 @@ class PersistentRequest(RaisesOnCompletion, MPI.Prequest):
                 record["error"] = exc
                 with progress.guard:
                     progress.unreported.append(exc)
+            else:  # an earlier start's error was kept for the wrapper's next call
+                record["error"] = None
             record["runs"] += 1
             with progress.guard:  # Free() may be looking at the request
                 progress.comm.Recv(record["empty"], 0, record["tag"])
