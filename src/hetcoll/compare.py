@@ -467,20 +467,23 @@ def compare_sizes(
 
     members = list(members) if members is not None else None
     operation = "bcast" if members is None else "multicast"
+    from .planners._shared import shared_work
+
     out = []
     for nbytes in sizes:
-        found = compare(
-            platform,
-            operation,
-            root=root,
-            members=members,
-            model=model,
-            nbytes=nbytes,
-            algos=algos,
-            options=options,
-            slices=slice_choices(nbytes),
-            prune=True,
-        )
+        with shared_work():  # (as auto)
+            found = compare(
+                platform,
+                operation,
+                root=root,
+                members=members,
+                model=model,
+                nbytes=nbytes,
+                algos=algos,
+                options=options,
+                slices=slice_choices(nbytes),
+                prune=True,
+            )
         best: dict[str, tuple[float, int | None]] = {}
         for c in found.ranked:  # ranked by time: the first of each planner is its best
             best.setdefault(c.algorithm, (c.predicted_time, c.segment_size))

@@ -16,6 +16,7 @@ from .compare import ROOTED_OPERATIONS, compare, slice_choices
 from .errors import PlannerError
 from .planners._common import prepare
 from .planners._registry import register
+from .planners._shared import shared_work
 from .platform import Platform
 from .schedule import Schedule
 
@@ -79,17 +80,18 @@ def auto(
         operation = req.collective
         slices = [req.segment_size] if segment_size is not None else slice_choices(req.nbytes)
     try:
-        found = compare(
-            platform,
-            operation,
-            root=root,
-            members=members,
-            model=model,
-            nbytes=nbytes,
-            slices=slices,
-            sizes=sizes,
-            prune=True,
-        )
+        with shared_work():  # one packing per problem for the candidates that start from it
+            found = compare(
+                platform,
+                operation,
+                root=root,
+                members=members,
+                model=model,
+                nbytes=nbytes,
+                slices=slices,
+                sizes=sizes,
+                prune=True,
+            )
     except PlannerError as exc:
         raise PlannerError(f"auto: {exc}") from None
     chosen = found.best.schedule

@@ -60,8 +60,9 @@ from ..platform import Platform
 from ..schedule import MAX_TRANSFERS, Flow, OrderedSend, Schedule, Tree, check_transfers
 from ._common import relays
 from ._registry import Option, register
+from ._shared import packing as shared_packing
 from .pipelined import PlanGraph, _schedule, _start, best_tree
-from .steady import Packing, pack_arborescences, unbounded
+from .steady import Packing, unbounded
 
 __all__ = ["multi_tree", "integer_weights", "period_order", "steady_period"]
 
@@ -129,7 +130,7 @@ def multi_tree(
     if g.k == 1 or req.nbytes == 0 or unbounded(prob):
         # one tree of transfers that take no time already carries any rate
         return _schedule(req, g, "multi_tree", _best_single(g))
-    packing = pack_arborescences(prob)
+    packing = shared_packing(prob)
     size = req.message_size()
     total = -(-req.nbytes // size)
     optimum = packing.throughput * size
@@ -408,7 +409,7 @@ def steady_period(
     prob = g.problem()
     if g.k == 1 or unbounded(prob):
         return PERIODS[0]
-    m, _trees, _timetable, _rate = _timetabled(g, pack_arborescences(prob), None, None)
+    m, _trees, _timetable, _rate = _timetabled(g, shared_packing(prob), None, None)
     return int(sum(m))
 
 

@@ -42,7 +42,10 @@ from ..platform import Platform
 from ..schedule import Schedule
 from ._common import Request, prepare, tree_schedule
 from ._registry import register
-from .steady import Packing, SteadyProblem, edge_loads, pack_arborescences
+from ._shared import is_shared, problem_key, shared
+from ._shared import loads as shared_loads
+from ._shared import packing as shared_packing
+from .steady import Packing, SteadyProblem
 
 __all__ = [
     "PlanGraph",
@@ -324,7 +327,7 @@ def lp_loads(g: PlanGraph) -> np.ndarray:
     if g.k == 1:
         return np.zeros(len(g.src))
     prob = g.problem()
-    return edge_loads(prob, pack_arborescences(prob))
+    return shared_loads(prob, shared_packing(prob))
 
 
 # -- registered planners -----------------------------------------------------------------------
@@ -608,15 +611,25 @@ def throughput_tree(
     req, g = _start(platform, root, members, model, nbytes, segment_size)
     if g.k == 1:
         return _schedule(req, g, "throughput_tree", [])
-    name, edges, _ = best_tree(g, pack_arborescences(g.problem()))
+    name, edges, _ = best_tree(g, shared_packing(g.problem()))
     return _schedule(req, g, "throughput_tree", edges, start=name)
 
 
 def best_tree(g: PlanGraph, packing: Packing) -> tuple[str, list[int], dict[str, list[int]]]:
     """:func:`throughput_tree`'s tree (its start's name and its edges) from the optimal
-    ``packing`` of ``g``'s problem, and the paper heuristics' trees it started from."""
+    ``packing`` of ``g``'s problem, and the paper heuristics' trees it started from (the
+    answer kept by :func:`~hetcoll.planners._shared.shared_work` for the kept packing)."""
     prob = g.problem()
-    starts = paper_trees(g, edge_loads(prob, packing))
+    if not is_shared(prob, packing):
+        return _best_tree(g, packing)
+    key = ("best_tree", problem_key(prob), g.nodes.tobytes(), g.send.tobytes(), g.ports, g.nbytes)
+    name, edges, papers = shared(key, lambda: _best_tree(g, packing))
+    return name, list(edges), {k: list(v) for k, v in papers.items()}
+
+
+def _best_tree(g: PlanGraph, packing: Packing) -> tuple[str, list[int], dict[str, list[int]]]:
+    prob = g.problem()
+    starts = paper_trees(g, shared_loads(prob, packing))
     papers = dict(starts)
     # the optimal multi-tree solution's own trees, the least busy first
     columns = sorted(packing.columns, key=lambda t: (tree_period_of(g, t), t.tolist()))

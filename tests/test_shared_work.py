@@ -1,0 +1,62 @@
+"""Work shared between planners while auto plans (planners/_shared.py): inside
+``shared_work`` each planner's schedule is byte for byte the one it plans alone, at every
+slice size of one block, and the packing is solved once per problem, not once per planner."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hetcoll import plan
+from hetcoll.generators import random_graph_platform
+from hetcoll.planners import _shared, steady
+from hetcoll.planners._shared import shared_work
+
+PLANNERS = ("throughput_tree", "lp_grow", "lp_prune", "multi_tree")
+SLICES = (2**16, 2**18)
+
+
+def _doc(p, name, seg):
+    s = plan(p, "0", method=name, nbytes=2**22, segment_size=seg)
+    return json.dumps(s.to_dict(), sort_keys=True)
+
+
+@pytest.mark.parametrize("model", ["one_port", "one_port_uni", "multi_port"])
+def test_shared_work_plans_what_each_planner_plans_alone(model, monkeypatch):
+    p = random_graph_platform(9, 0.35, seed=7, model=model)
+    alone = {(name, seg): _doc(p, name, seg) for seg in SLICES for name in PLANNERS}
+    solves = []
+    real = _shared.pack_arborescences
+    monkeypatch.setattr(_shared, "pack_arborescences", lambda prob: solves.append(1) or real(prob))
+    with shared_work():
+        together = {(name, seg): _doc(p, name, seg) for seg in SLICES for name in PLANNERS}
+    assert together == alone
+    assert len(set(alone.values())) > len(PLANNERS)  # the slice sizes plan differently
+    assert len(solves) == len(SLICES)  # one packing per slice size, not one per planner
+    solves.clear()
+    _doc(p, "lp_grow", SLICES[0])  # outside the block: solved again
+    assert solves == [1]
+
+
+def test_auto_is_byte_identical_with_and_without_sharing(monkeypatch):
+    """auto (which shares) against auto with sharing switched off."""
+    p = random_graph_platform(10, 0.3, seed=2)
+    shared_doc = json.dumps(plan(p, "0", method="auto", nbytes=2**24).to_dict(), sort_keys=True)
+    monkeypatch.setattr(_shared, "_SHARED", _Never())
+    plain = json.dumps(plan(p, "0", method="auto", nbytes=2**24).to_dict(), sort_keys=True)
+    assert shared_doc == plain
+    assert steady.pack_arborescences is _shared.pack_arborescences
+
+
+class _Never:
+    """A context variable that is never set: every call solves."""
+
+    def get(self):
+        return None
+
+    def set(self, _value):
+        return None
+
+    def reset(self, _token):
+        pass
