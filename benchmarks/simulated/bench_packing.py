@@ -9,7 +9,8 @@ the table shows that ratio, the trees, the messages and the planning time (CPU s
 other processes on a shared machine do not add to it; the load average is printed beside),
 and beside it each baseline planner's time over the optimum and the best of them: MPICH's
 algorithms in rank order, ``ring``, ``bruck`` (allgather), ``halving`` (reduce-scatter),
-``rabenseifner`` and ``binomial`` (reduce then broadcast: allreduce), ``n/a`` where one
+``rabenseifner``, ``binomial`` (reduce then broadcast) and ``balanced`` (hivemind's
+butterfly: allreduce), ``n/a`` where one
 does not plan the operation.  On these graphs most pairs of ranks have no link: a
 baseline's message between them goes through the shortest path's relays, store and
 forward, as the network would route MPI's.
@@ -38,10 +39,11 @@ from hetcoll.rng import as_rng
 MiB = 2**20
 SPEEDS = (1e9, 2.5e9, 1e10, 4e10)
 #: the baseline planners simulated beside ``forest`` (time / optimum in the table)
-BASELINES = ("ring", "bruck", "halving", "rabenseifner", "binomial")
+BASELINES = ("ring", "bruck", "halving", "rabenseifner", "binomial", "balanced")
 #: the operations each baseline plans here (``binomial``: its tree backwards, then forwards)
 SERVES = {"bruck": ("allgather",), "halving": ("reduce_scatter",),
-          "rabenseifner": ("allreduce",), "binomial": ("allreduce",)}  # fmt: skip
+          "rabenseifner": ("allreduce",), "binomial": ("allreduce",),
+          "balanced": ("allreduce",)}  # fmt: skip
 
 
 def link_graph(n: int, density: float, seed: int) -> Platform:

@@ -17,6 +17,7 @@ import numpy as np
 from mpi4py import MPI
 
 from hetcoll import HetcollError, HetComm
+from hetcoll.planners.butterfly import balanced
 from hetcoll.planners.forestplan import forest
 from hetcoll.planners.recursive import bruck, halving, rabenseifner
 from hetcoll.planners.rings import ring
@@ -111,6 +112,9 @@ def main(out: str) -> None:
             else:
                 sched = rabenseifner(platform(n), nbytes=4000, align=align)
             run_case(hc, sched, collective, 4000, 7, sched.algorithm, records)
+            if collective == "allreduce":  # uneven shares (the platform's two speeds)
+                sched = balanced(platform(n), nbytes=4000, align=align)
+                run_case(hc, sched, collective, 4000, 8, "balanced", records)
     if n > 2:  # a ring with relays (a line: no link from the last rank to the first)
         line = Platform.from_dict(
             {"model": "multi_port", "nodes": [{"id": str(i)} for i in range(n)],

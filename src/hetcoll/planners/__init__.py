@@ -19,6 +19,7 @@ from ..schedule import Schedule
 from ._registry import REGISTRY, PlannerInfo, get_planner, register
 
 # importing a planner module registers its planners
+from .butterfly import balanced
 from .chains import postorder_doubling, two_vbbs
 from .classic import binomial, chain, flat
 from .fnf import fnf
@@ -69,6 +70,7 @@ __all__ = [
     "hypercube_planners",
     "register",
     "applicable",
+    "balanced",
     "binomial",
     "bruck",
     "binomial_like",
