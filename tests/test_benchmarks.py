@@ -501,3 +501,14 @@ def test_bench_sizes_latency_sweep_rows(monkeypatch):
     assert rows[1]["bound"] > module.lower_bound(base, "0", 2**20).seconds  # the latency counts
     table = module.latency_table(rows)
     assert [row[:2] for row in table] == [["6", "1 KiB"], ["6", "1 MiB"]]
+
+
+def test_packing_measures_an_allreduce_against_its_own_vector(monkeypatch):
+    """``bench_packing --ops allreduce``: the bound is the allreduce's of the vector the
+    planners are given (it was N times that vector's, so a ratio of 1/N showed as the
+    time over the optimum); every baseline's ratio is at least 1 too."""
+    script = _script("simulated", "bench_packing", monkeypatch)
+    p = script.link_graph(5, 0.5, 0)
+    r = script.one(p, "allreduce", 4096)
+    assert 1.0 <= r["ratio"] < 2.0
+    assert all(v >= 1.0 - 1e-9 for k, v in r.items() if k.endswith("_ratio") and v is not None)
