@@ -225,7 +225,8 @@ def slice_bound(
 
     Complexity: one arborescence packing (a multicast: none).
     """
-    from .planners.steady import model_problem, pack_arborescences, unbounded
+    from .planners._shared import packing
+    from .planners.steady import model_problem, unbounded
 
     if platform.size_curve is not None or nbytes <= 0 or slice_size <= 0:
         return SliceBound(int(nbytes), int(slice_size), 0.0)
@@ -235,7 +236,8 @@ def slice_bound(
     everyone = members is None or set(members) | {root} >= set(platform.ids)
     seconds = 0.0
     if everyone:
-        rate = pack_arborescences(problem).upper_bound * slice_size
+        # (inside auto's shared work, the packing its pipelined candidates start from)
+        rate = packing(problem).upper_bound * slice_size
         seconds = nbytes / rate if rate > 0 and np.isfinite(rate) else 0.0
     return SliceBound(int(nbytes), int(slice_size), seconds, problem)
 
