@@ -1,5 +1,4 @@
-"""MPI test program: a lone persistent ``Bcast`` or ``Allreduce`` runs without looking for the
-start order.
+"""MPI test program: a lone persistent collective runs without looking for the start order.
 ``mpiexec -n K python persistent_alone.py``.
 
 A wrapper's one live persistent request, with no nonblocking call queued, is the only call
@@ -12,7 +11,9 @@ waited in the other order, a blocking call after a start, MPI's ``Waitall`` (the
 runs it), a non-contiguous datatype (packed per start).  The same for a lone
 ``Allreduce_init`` (a hypercube reduction: new data at each start, in place too; a
 non-commutative operator runs the blocking method), ``Allgather_init`` and ``Reduce_init``
-(every root).  Rank 0 prints one JSON line: ``{"ranks": K, "failures": [...]}``.
+(every root), and a lone ``Gather_init``, ``Scatter_init``, ``Reduce_scatter_block_init``
+and ``Barrier_init``, compared with mpi4py's own persistent calls on ``COMM_WORLD``.
+Rank 0 prints one JSON line: ``{"ranks": K, "failures": [...]}``.
 """
 
 from __future__ import annotations
@@ -284,11 +285,161 @@ def alone_allreduce(cube_algo: str) -> None:
     hc.close()
 
 
+def twice(req, ref, k: int) -> None:
+    """Start and wait hetcoll's request (``Startall`` at start 1), then mpi4py's own."""
+    MPI.Prequest.Startall([req]) if k == 1 else req.Start()
+    req.Wait()
+    ref.Start()
+    ref.Wait()
+
+
+def alone_rooted(algo: str) -> None:
+    """A lone ``Gather_init`` and ``Scatter_init`` (every root, IN_PLACE at the root, a
+    strided block), ``Reduce_scatter_block_init`` (a commutative operator, in place too;
+    a non-commutative one runs the blocking call) and ``Barrier_init``: every start
+    bit-identical to mpi4py's own persistent call on ``COMM_WORLD`` started with the same
+    buffers (new data at every start), and no look for the order (a start made in the
+    ``*_init`` call)."""
+    platform = Platform(nodes_from_costs([1e-6] * n))
+    hc = HetComm(WORLD, platform, algo, cube_algo="eff_cube", timeout=60)
+    calls = 0
+
+    def lone(req, before: int, what: str, collective: str, root) -> None:
+        looked = Looks.looks - before
+        check(n == 1 or looked == 0, f"{algo} {what}: {looked} looks for the order")
+        record = hc.last_call
+        check(
+            n == 1 or (record.collective, record.root) == (collective, root),
+            f"{algo} {what}: last_call {record}",
+        )
+
+    for root in range(n):
+        for place in (False, True):
+            mine = place and me == root
+            send, recv = np.zeros(7, np.int32), np.zeros(7 * n, np.int32)
+            want = np.zeros_like(recv)
+            req = hc.Gather_init(MPI.IN_PLACE if mine else send, recv, root)
+            ref = WORLD.Gather_init(send, want, root)
+            counted(hc)
+            before = Looks.looks
+            for k in range(3):
+                fill(send, 500 + 10 * root + k)
+                recv[...] = 0
+                if mine:
+                    recv[7 * me : 7 * me + 7] = send
+                twice(req, ref, k)
+                calls += 1
+                what = f"Gather_init root {root} in place={place} start {k}"
+                if me == root:
+                    same(recv, want, f"{algo} {what}")
+                else:
+                    check(not recv.any(), f"{algo} {what}: recvbuf written off the root")
+                lone(req, before, what, "Gather_init", root)
+            req.Free()
+            ref.Free()
+            send, recv = np.zeros(7 * n, np.int32), np.zeros(7, np.int32)
+            want = np.zeros_like(recv)
+            req = hc.Scatter_init(send, MPI.IN_PLACE if mine else recv, root)
+            ref = WORLD.Scatter_init(send, want, root)
+            before = Looks.looks
+            for k in range(3):
+                fill(send, 600 + 10 * root + k)
+                kept = send.copy()
+                recv[...] = 0
+                twice(req, ref, k)
+                calls += 1
+                what = f"Scatter_init root {root} in place={place} start {k}"
+                if mine:  # its block stays in sendbuf
+                    same(send[7 * me : 7 * me + 7], want, f"{algo} {what}")
+                    same(send, kept, f"{algo} {what}: sendbuf")
+                else:
+                    same(recv, want, f"{algo} {what}")
+                lone(req, before, what, "Scatter_init", root)
+            req.Free()
+            ref.Free()
+    column = MPI.INT.Create_vector(6, 1, 2).Commit()  # blocks packed at each start
+    for root in (0, n - 1):
+        strided = np.zeros((6, 2), np.int32)
+        recv, want = np.zeros(6 * n, np.int32), np.zeros(6 * n, np.int32)
+        req = hc.Gather_init([strided, 1, column], [recv, MPI.INT], root)
+        ref = WORLD.Gather_init([strided, 1, column], [want, MPI.INT], root)
+        before = Looks.looks
+        for k in range(2):
+            fill(strided, 700 + k)
+            recv[...] = 0
+            twice(req, ref, k)
+            calls += 1
+            if me == root:
+                same(recv, want, f"{algo} Gather_init strided root {root} start {k}")
+            lone(req, before, f"Gather_init strided root {root}", "Gather_init", root)
+        req.Free()
+        ref.Free()
+        send = np.zeros(6 * n, np.int32)
+        got, want = np.zeros((6, 2), np.int32), np.zeros((6, 2), np.int32)
+        req = hc.Scatter_init([send, MPI.INT], [got, 1, column], root)
+        ref = WORLD.Scatter_init([send, MPI.INT], [want, 1, column], root)
+        before = Looks.looks
+        for k in range(2):
+            fill(send, 710 + k)
+            got[...] = 0
+            want[...] = 0
+            twice(req, ref, k)
+            calls += 1
+            same(got, want, f"{algo} Scatter_init strided root {root} start {k}")
+            lone(req, before, f"Scatter_init strided root {root}", "Scatter_init", root)
+        req.Free()
+        ref.Free()
+    column.Free()
+    cases = (("sum f64", 5, np.float64, MPI.SUM), ("max i32", 3, np.int32, MPI.MAX))
+    for label, per, dtype, op in cases:
+        for place in (False, True):
+            send, recv = np.zeros(per * n, dtype), np.zeros(per * n if place else per, dtype)
+            want = np.zeros(per, dtype)
+            req = hc.Reduce_scatter_block_init(MPI.IN_PLACE if place else send, recv, op)
+            ref = WORLD.Reduce_scatter_block_init(send, want, op)
+            before = Looks.looks
+            for k in range(3):
+                fill(send, 800 + 10 * k + per)
+                recv[...] = send if place else 0
+                twice(req, ref, k)
+                calls += 2  # a reduce, then a scatter
+                what = f"Reduce_scatter_block_init {label} in place={place} start {k}"
+                same(recv[:per], want, f"{algo} {what}")
+                lone(req, before, what, "Reduce_scatter_block_init", None)
+            req.Free()
+            ref.Free()
+    left = MPI.Op.Create(_left, commute=False)  # combined in rank order: the blocking call
+    send, recv, want = np.zeros(4 * n, np.int64), np.zeros(4, np.int64), np.zeros(4, np.int64)
+    req = hc.Reduce_scatter_block_init(send, recv, left)
+    ref = WORLD.Reduce_scatter_block_init(send, want, left)
+    for k in range(2):
+        fill(send, 850 + k)
+        recv[...] = 0
+        twice(req, ref, k)
+        calls += 2
+        same(recv, want, f"{algo} Reduce_scatter_block_init non-commutative start {k}")
+    req.Free()
+    ref.Free()
+    left.Free()
+    req = hc.Barrier_init()
+    before = Looks.looks
+    for k in range(3):
+        MPI.Prequest.Startall([req]) if k == 1 else req.Start()
+        req.Wait()
+        calls += 1
+        lone(req, before, f"Barrier_init start {k}", "Barrier_init", None)
+    req.Free()
+    check(n == 1 or hc._seq == calls, f"{algo} rooted: hetcoll ran {hc._seq} calls, not {calls}")
+    hc.close()
+
+
 def main() -> None:
     for algo in ("binomial", "fnf"):
         alone(algo)
     for cube_algo in ("eff_cube", "blind"):
         alone_allreduce(cube_algo)
+    for algo in ("binomial", "fnf"):
+        alone_rooted(algo)
     WORLD.Barrier()
     everyone = WORLD.gather(failures, 0)
     if me == 0:

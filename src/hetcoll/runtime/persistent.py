@@ -18,11 +18,13 @@ persistent requests live, doubling while it finds none or the program runs the s
 
 A start of ``Bcast_init`` on a buffer whose bytes are its own (not packed per call), of
 ``Allreduce_init`` run as a hypercube reduction of a commutative operator into a
-contiguous ``recvbuf``, of ``Allgather_init`` over a hypercube from a contiguous block and
-of ``Reduce_init`` as a tree reduction of a commutative operator runs what was made in the
-``*_init`` call: the engine's run of the planned schedule on the buffers typed once (a
-handler back to the rank's contribution, its result copied out), without the blocking
-method's parsing and lookups.
+contiguous ``recvbuf``, of ``Allgather_init`` over a hypercube from a contiguous block, of
+``Reduce_init`` and ``Reduce_scatter_block_init`` as tree reductions of a commutative
+operator (the latter then a scatter), of ``Gather_init``, ``Scatter_init`` over their trees
+and of ``Barrier_init`` runs what was made in the ``*_init`` call: the engine's run of the
+planned schedule on the buffers typed once (a handler back to the rank's contribution, read
+again from the program's buffer, its result copied out), without the blocking method's
+parsing and lookups.
 And when the request is the wrapper's only live persistent one and no nonblocking call is
 queued, its start is the only message that can be waiting, so ``Wait`` runs it at once
 without ``Iprobe`` and only receives its send (several live requests, queued calls: the
@@ -48,20 +50,24 @@ import weakref
 from threading import get_ident
 from typing import Any
 
+import numpy as np
 from mpi4py import MPI
 
 from ..errors import HetcollError, MismatchError
-from .buffers import message
+from ..lowering import block_layout
+from .buffers import Message, in_place, message
 from .collectives import _SPECS, _place
 from .nonblocking import NONBLOCKING, Nonblocking, RaisesOnCompletion, _threaded
 from .rank_ops import ByteRanges
 from .reduce import GatherHandler, ReduceHandler
-from .rooted import TreeReduce, _write
+from .rooted import Blocks, TreeReduce, _blocks_of, _preorder_moves, _write
+from .vectors import _reduce_scatter_key
 
 __all__ = ["PERSISTENT", "Persistent", "PersistentRequest"]
 
 _FAILED, _ROOM = b"failed:", 200  # a rank's error in the agreement of an *_init call
 _TAG_UB = 32767  # the largest tag MPI must allow (tag 0 is the nonblocking calls')
+_EMPTY = np.zeros(0, np.uint8)
 
 
 def _nothing() -> None:
@@ -192,7 +198,7 @@ class Persistent(Nonblocking):
         memory = bytearray(1)
         record = {
             "tag": tag,
-            "start": self._prepared(blocking, args, name, captured),
+            "start": self._prepared(blocking, args, how, name, captured),
             # weak: the records live as long as the thread, which keeps no wrapper
             "call": weakref.WeakMethod(getattr(type(self), blocking).__get__(self)),
             "args": args,
@@ -245,24 +251,33 @@ class Persistent(Nonblocking):
             self.last_schedule, self.last_choice = last
         return b""
 
-    def _prepared(self, blocking: str, args: tuple, name: str, captured: tuple | None):
-        """What a start of ``Bcast_init``, ``Allreduce_init``, ``Allgather_init`` or
-        ``Reduce_init`` runs, made once here: the engine's run of the schedule planned in the
-        ``*_init`` call on the request's fixed buffers (typed once), with what ``last_call``
-        says after it; None (a start runs the blocking call) for the other collectives and
-        what is packed or chosen per call (a non-contiguous datatype to send, another path
-        than the one prepared)."""
-        if blocking == "Bcast" and captured is None:  # one rank: the call moves nothing
-            return _nothing if self.size == 1 else None
-        runs = {"Bcast": self._bcast_run, "Allreduce": self._allreduce_run}
-        runs["Allgather"], runs["Reduce"] = self._allgather_run, self._reduce_run
-        if captured is None or blocking not in runs:
+    def _prepared(self, blocking: str, args: tuple, how: dict, name: str, captured):
+        """What a start runs, made once here: the engine's run of the schedule planned in
+        the ``*_init`` call on the request's fixed buffers (typed once), with what
+        ``last_call`` says after it; None (a start runs the blocking call) for what is
+        packed or chosen per call (a non-contiguous datatype to send, another path than the
+        one prepared: see the ``_*_run`` methods)."""
+        if captured is None:  # one rank: a broadcast or barrier moves nothing
+            return _nothing if self.size == 1 and blocking in ("Bcast", "Barrier") else None
+        runs = {
+            "Bcast": self._bcast_run,
+            "Allreduce": self._allreduce_run,
+            "Allgather": self._allgather_run,
+            "Reduce": self._reduce_run,
+            "Gather": self._gather_run,
+            "Scatter": self._scatter_run,
+            "Reduce_scatter_block": self._reduce_scatter_run,
+            "Barrier": self._barrier_run,
+        }
+        if blocking not in runs:
             return None
         plan, handler, _, what, digest, sched, choice = captured
-        run = runs[blocking](args, captured)
+        run = runs[blocking](args, captured, how)
         if run is None:
             return None
         root = self.rank_of.get(sched.root) if sched.hypercube is None else None
+        if blocking == "Reduce_scatter_block":  # as the blocking call names it: no root
+            root = None
         last = (name, root, sched.algorithm)
         mine = weakref.ref(self)  # weak: the records live as long as the thread
 
@@ -276,7 +291,7 @@ class Persistent(Nonblocking):
 
         return start
 
-    def _bcast_run(self, args: tuple, captured: tuple):
+    def _bcast_run(self, args: tuple, captured: tuple, how: dict):
         """A ``Bcast`` start's run on the buffer typed in the ``*_init`` call (its bytes its
         own: contiguous), else None."""
         handler, buffers = captured[1], captured[2]
@@ -297,7 +312,7 @@ class Persistent(Nonblocking):
 
         return run
 
-    def _allreduce_run(self, args: tuple, captured: tuple):
+    def _allreduce_run(self, args: tuple, captured: tuple, how: dict):
         """An ``Allreduce`` start's run when the call is a hypercube reduction of a
         commutative operator into a contiguous ``recvbuf`` (the blocking call's commonest
         path): the handler made in the ``*_init`` call, back to this rank's contribution
@@ -320,7 +335,7 @@ class Persistent(Nonblocking):
 
         return run
 
-    def _allgather_run(self, args: tuple, captured: tuple):
+    def _allgather_run(self, args: tuple, captured: tuple, how: dict):
         """An ``Allgather`` start's run when the call gathers over a hypercube (the blocking
         call's path when it is not a tree's or per-root's) from a contiguous block (its bytes
         sent as they are): the handler made in the ``*_init`` call, back to this rank's
@@ -343,7 +358,7 @@ class Persistent(Nonblocking):
 
         return run
 
-    def _reduce_run(self, args: tuple, captured: tuple):
+    def _reduce_run(self, args: tuple, captured: tuple, how: dict):
         """A ``Reduce`` start's run when the call is a tree reduction of a commutative
         operator (the blocking call's path for one): the handler made in the ``*_init``
         call, its state read again from this rank's contribution, run, the result written
@@ -361,6 +376,125 @@ class Persistent(Nonblocking):
                 comm._execute(plan, handler, what, digest)
                 if recv is not None:
                     _write(recv, memoryview(handler.state))
+
+        return run
+
+    def _gather_run(self, args: tuple, captured: tuple, how: dict):
+        """A ``Gather`` start's run over the tree (the blocking call's path): this rank's
+        block read again (packed, if its datatype says so) into the tree's block buffer,
+        the run, each rank's block placed into the root's ``recvbuf``; else None."""
+        handler, sched = captured[1], captured[5]
+        if type(handler) is not Blocks:
+            return None
+        sendbuf, recvbuf, root = args
+        outs = None
+        if self.rank == root:
+            recv = message(recvbuf, writable=True, where="Gather recvbuf", blocks=self.size)
+            outs = _blocks_of(recv, self.size)
+        if outs is not None and in_place(sendbuf):
+            send = outs[root]
+        else:
+            send = message(sendbuf, writable=False, where="Gather sendbuf")
+        _, offset, span = block_layout(sched.flows[0].tree, sched.blocks())
+        n, room = send.nbytes, span[self.node]
+        places = (
+            []
+            if outs is None
+            else [(out, offset[v]) for out, v in zip(outs, self.nodes, strict=True)]
+        )
+
+        def run(comm, plan, handler, what, digest) -> None:
+            with comm._scratch():
+                buf = handler.buffer = comm._pool.take(room)
+                buf[:n] = np.frombuffer(send.pack(), np.uint8)
+                comm._execute(plan, handler, what, digest)
+                for out, at in places:
+                    _place(out, buf[at : at + n])
+
+        return run
+
+    def _scatter_run(self, args: tuple, captured: tuple, how: dict):
+        """A ``Scatter`` start's run over the tree (the blocking call's path): the root's
+        blocks read again (packed, if their datatype says so) into the tree's block buffer
+        in preorder, the run, this rank's block unpacked into its ``recvbuf``; else None."""
+        handler, sched = captured[1], captured[5]
+        if type(handler) is not Blocks:
+            return None
+        sendbuf, recvbuf, root = args
+        at_root = self.rank == root
+        recv = None
+        if not (at_root and in_place(recvbuf)):
+            recv = message(recvbuf, writable=True, where="Scatter recvbuf")
+        places = []
+        _, offset, span = block_layout(sched.flows[0].tree, sched.blocks())
+        if at_root:
+            send = message(sendbuf, writable=False, where="Scatter sendbuf", blocks=self.size)
+            parts = _blocks_of(send, self.size)
+            places = [(part, offset[v]) for part, v in zip(parts, self.nodes, strict=True)]
+            n = parts[0].nbytes
+        else:
+            n = recv.nbytes
+        room = span[self.node]
+
+        def run(comm, plan, handler, what, digest) -> None:
+            with comm._scratch():
+                buf = handler.buffer = comm._pool.take(room)
+                for part, at in places:
+                    buf[at : at + n] = np.frombuffer(part.pack(), np.uint8)
+                comm._execute(plan, handler, what, digest)
+                if recv is not None:  # its own block first in its range
+                    recv.unpack(memoryview(buf)[:n])
+
+        return run
+
+    def _reduce_scatter_run(self, args: tuple, captured: tuple, how: dict):
+        """A ``Reduce_scatter_block`` start's run as a tree reduction of a commutative
+        operator to rank 0 then a scatter (the blocking call's path for one unless the
+        wrapper's planner plans per root): the reduce's handler made in the ``*_init``
+        call, back to this rank's contribution (read again), run; at rank 0 the result laid
+        out in the scatter tree's preorder; the scatter (planned in the ``*_init`` call
+        too) run; this rank's block unpacked into ``recvbuf``.  Else None."""
+        handler = captured[1]
+        sendbuf, recvbuf, op = args
+        if type(handler) is not TreeReduce or not op.is_commutative:
+            return None
+        send, recv, per = self._scattered_parts(sendbuf, recvbuf)
+        counts = [per] * self.size
+        sizes = tuple(per * send.datatype.Get_size() for _ in counts)
+        key = _reduce_scatter_key(send, op, counts)
+        scatter, splan, sprogram, sdigest = self._planned_rooted(
+            "scatter", 0, 0, sizes, how.get("algo"), key
+        )
+        order, offset, span = block_layout(scatter.flows[0].tree, scatter.blocks())
+        moves = _preorder_moves(self.nodes, order, offset, scatter.blocks())
+        blocks = Blocks(sprogram, _EMPTY, offset[self.node])
+        room, mine, at_root = span[self.node], sizes[self.rank], self.rank == 0
+        dt, count, nbytes, contiguous = send.datatype, send.count, send.nbytes, send.contiguous
+
+        def run(comm, plan, handler, what, digest) -> None:
+            with comm._scratch():
+                handler.restart()
+                comm._execute(plan, handler, what, digest)
+                buf = blocks.buffer = comm._pool.take(room)
+                if at_root:  # the result (its datatype's span) in signature order
+                    whole = Message(memoryview(handler.state), count, dt, nbytes, contiguous, "")
+                    keep = np.frombuffer(whole.pack(), np.uint8)
+                    for src, dst in moves:
+                        buf[dst] = keep[src]
+                comm._execute(splan, blocks, what, sdigest)
+                recv.unpack(memoryview(buf)[:mine])
+                comm.last_schedule = scatter  # as the blocking call leaves it
+
+        return run
+
+    def _barrier_run(self, args: tuple, captured: tuple, how: dict):
+        """A ``Barrier`` start's run: the handler made in the ``*_init`` call (a
+        hypercube's, back to its start; MPI's algorithm under emulation moves no bytes)."""
+        restart = getattr(captured[1], "restart", _nothing)
+
+        def run(comm, plan, handler, what, digest) -> None:
+            restart()
+            comm._execute(plan, handler, what, digest)
 
         return run
 

@@ -415,14 +415,8 @@ class RootedCollectives(Collectives):
         if collective == "gather":
             buf[: sizes_of(sched)[me]] = np.frombuffer(memoryview(block).cast("B"), np.uint8)
         elif keep is not None:  # the root lays the rank-ordered blocks out in preorder
-            at = 0
-            starts = {}
-            for node in self.nodes:
-                starts[node] = at
-                at += sizes_of(sched)[node]
-            for node in order:
-                n = sizes_of(sched)[node]
-                buf[offset[node] : offset[node] + n] = keep[starts[node] : starts[node] + n]
+            for src, dst in _preorder_moves(self.nodes, order, offset, sizes_of(sched)):
+                buf[dst] = keep[src]
         self._execute(plan, Blocks(program, buf, offset[me]), what, digest)
         return buf, offset, sizes_of(sched)
 
@@ -735,6 +729,20 @@ _NAMES = {
 
 def sizes_of(sched) -> dict[str, int]:
     return sched.blocks()
+
+
+def _preorder_moves(nodes, order, offset, sizes) -> list[tuple[slice, slice]]:
+    """Where a scatter's root puts its blocks: ``(from, to)`` byte slices from the blocks
+    in rank order (``nodes``, ``sizes[node]`` bytes each) to the tree's preorder block
+    buffer (``order``, ``offset``: :func:`hetcoll.lowering.block_layout`)."""
+    starts, at = {}, 0
+    for node in nodes:
+        starts[node] = at
+        at += sizes[node]
+    return [
+        (slice(starts[v], starts[v] + sizes[v]), slice(offset[v], offset[v] + sizes[v]))
+        for v in order
+    ]
 
 
 def _blocks_of(m: Message, n: int) -> list[Message]:

@@ -347,21 +347,25 @@ class VectorCollectives(PerRootCollectives):
         ``op`` and leave block ``r`` of the result in rank ``r``'s ``recvbuf`` (mpi4py's
         ``Comm.Reduce_scatter_block``): a reduce to rank 0, then a scatter.  IN_PLACE (or
         None): the input is ``recvbuf`` (``size`` blocks), the result its first block."""
+        send, recv, per = self._scattered_parts(sendbuf, recvbuf)
+        self._reduce_scatter(send, recv, [per] * self.size, op, algo, "Reduce_scatter_block")
+
+    def _scattered_parts(self, sendbuf: Any, recvbuf: Any) -> tuple[Message, Message, int]:
+        """A ``Reduce_scatter_block``'s input, this rank's output and the elements per block."""
         where = "Reduce_scatter_block"
         if in_place(sendbuf):
             send = message(recvbuf, writable=True, where=f"{where} recvbuf", blocks=self.size)
             per = send.count // self.size
-            recv = _first(send, per)
-        else:
-            recv = message(recvbuf, writable=True, where=f"{where} recvbuf")
-            send = message(sendbuf, writable=False, where=f"{where} sendbuf", blocks=self.size)
-            per = send.count // self.size
-            if per != recv.count or _sig(send) != _sig(recv):
-                raise HetcollError(
-                    f"{where}: sendbuf has {self.size} blocks of {per} elements but recvbuf "
-                    f"{recv.count} (or other types); they must match"
-                )
-        self._reduce_scatter(send, recv, [per] * self.size, op, algo, where)
+            return send, _first(send, per), per
+        recv = message(recvbuf, writable=True, where=f"{where} recvbuf")
+        send = message(sendbuf, writable=False, where=f"{where} sendbuf", blocks=self.size)
+        per = send.count // self.size
+        if per != recv.count or _sig(send) != _sig(recv):
+            raise HetcollError(
+                f"{where}: sendbuf has {self.size} blocks of {per} elements but recvbuf "
+                f"{recv.count} (or other types); they must match"
+            )
+        return send, recv, per
 
     @_or_mpi
     def Reduce_scatter(
@@ -417,7 +421,7 @@ class VectorCollectives(PerRootCollectives):
         dt = send.datatype
         size = dt.Get_size()
         sizes = tuple(c * size for c in counts)
-        extra = f"{_sig(send)}/{op_name(op)}/{counts}"
+        extra = _reduce_scatter_key(send, op, counts)
         per_root = algo if algo is not None else self._default_per_root()
         if self._per_root_planner(per_root):
             if op.is_commutative:
@@ -445,6 +449,12 @@ class VectorCollectives(PerRootCollectives):
             buf, _, _ = self._blocks("scatter", 0, b"", sizes, algo, label, extra, keep)
             recv.unpack(memoryview(buf)[: sizes[self.rank]])
         self._record(name, None)
+
+
+def _reduce_scatter_key(send: Message, op: MPI.Op, counts) -> str:
+    """What a reduce-scatter's plans are cached by besides their sizes (the signature, the
+    operator, the counts)."""
+    return f"{_sig(send)}/{op_name(op)}/{counts}"
 
 
 def _first(m: Message, count: int) -> Message:
