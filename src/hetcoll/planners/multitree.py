@@ -632,55 +632,62 @@ def _dense_timetable(
     sender sends to the free receiver with the most work left or, with ``spread``, to the
     one whose pair is furthest behind an even spread of its transfers over the period.
 
-    Event driven: at each instant a port frees, the free senders with work (kept in a set,
-    busy ones in a heap by the time they free) choose in order of most work left.  Plain
-    lists, not numpy arrays: the loop touches one element at a time (a numpy scalar costs
-    several times a list item).  O(X (log X + d)) for X transfers, d the largest degree."""
+    Event driven: at each instant a port frees, the free senders with work that may send
+    (those freed at that instant and those with work for a receiver freed at it: after
+    each instant no free sender has work for a free receiver, so no other can) choose in
+    order of most work left.  Plain lists, not numpy arrays: the loop touches one element
+    at a time (a numpy scalar costs several times a list item).  O(X (log X + d^2)) for X
+    transfers, d the largest degree."""
     import heapq
 
     left = dict(count)
     out_load = [0.0] * k
     in_load = [0.0] * k
     outs: dict[int, list[int]] = {}
+    ins: list[list[int]] = [[] for _ in range(k)]
     for (u, v), c in left.items():
         out_load[u] += c * T[(u, v)]
         in_load[v] += c * T[(u, v)]
         outs.setdefault(u, []).append(v)
+        ins[v].append(u)
     horizon = max(max(out_load), max(in_load)) or 1.0
     free_r = [0.0] * k
     starts: dict[tuple[int, int], list[float]] = {pair: [] for pair in count}
     idle = set(outs)  # free senders with work left
     busy: list[tuple[float, int]] = []  # (free again at, sender)
-    events = [0.0]
+    # (free again at, receiver), one per transfer: the instants the ports free
+    taken: list[tuple[float, int]] = []
     remaining = sum(left.values())
     heappush, heappop = heapq.heappush, heapq.heappop
+    t = 0.0
+    check = set(idle)  # the free senders that may have work for a free receiver
     while remaining:
-        t = heappop(events)
-        while events and events[0] <= t:
-            heappop(events)
-        while busy and busy[0][0] <= t:
-            idle.add(heappop(busy)[1])
-        for u in sorted(idle, key=lambda u: (-out_load[u], u)):
+        ready = check & idle
+        for u in sorted(ready, key=lambda u: (-out_load[u], u)) if len(ready) > 1 else ready:
             vs = outs[u]
-            cands = [v for v in vs if free_r[v] <= t]
-            if not cands:
-                continue
             if spread:  # the pair furthest behind an even spread over the period first
-                v = max(
-                    cands,
-                    key=lambda v: (
-                        count[(u, v)] * t / horizon - (count[(u, v)] - left[(u, v)]),
-                        in_load[v],
-                        -v,
-                    ),
-                )
+                v, best = -1, None
+                for w in vs:
+                    if free_r[w] <= t:
+                        c = count[(u, w)]
+                        key = (c * t / horizon - (c - left[(u, w)]), in_load[w], -w)
+                        if best is None or key > best:
+                            v, best = w, key
             else:
-                v = max(cands, key=lambda v: (in_load[v], -v))
-            d = T[(u, v)]
-            starts[(u, v)].append(t)
-            left[(u, v)] -= 1
+                v, best_load = -1, -np.inf
+                for w in vs:
+                    if free_r[w] <= t and (
+                        in_load[w] > best_load or (in_load[w] == best_load and w < v)
+                    ):
+                        v, best_load = w, in_load[w]
+            if v < 0:
+                continue
+            pair = (u, v)
+            d = T[pair]
+            starts[pair].append(t)
+            left[pair] -= 1
             remaining -= 1
-            if not left[(u, v)]:
+            if not left[pair]:
                 vs.remove(v)
             out_load[u] -= d
             in_load[v] -= d
@@ -688,8 +695,15 @@ def _dense_timetable(
             idle.discard(u)
             if vs:
                 heappush(busy, (t + d, u))
-            heappush(events, t + d)
-        if not events and remaining:  # every port with work is busy: wait for the next
-            later = [x for x in free_r if x > t] + [b for b, _u in busy if b > t]
-            heappush(events, min(later))
+            heappush(taken, (t + d, v))
+        if not remaining:
+            break
+        check.clear()
+        t = taken[0][0]  # the next instant a port frees (every booking frees one)
+        while taken and taken[0][0] <= t:
+            check.update(ins[heappop(taken)[1]])
+        while busy and busy[0][0] <= t:
+            u = heappop(busy)[1]
+            idle.add(u)
+            check.add(u)
     return starts
