@@ -149,3 +149,24 @@ def test_a_timetable_may_send_more_messages_than_the_event_loop_is_given():
         simulate(uni, s)  # one port per node: the event loop's, over its cap
     with pytest.raises(ScheduleError, match=f"more than {MAX_TIMETABLE_TRANSFERS} per"):
         _long_two_trees(MAX_TIMETABLE_TRANSFERS // 4 + 1)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(-5, 5), st.integers(0, 3), st.integers(-(2**62), 2**62)),
+        min_size=1,
+        max_size=60,
+    ),
+    st.integers(1, 3),
+)
+def test_the_packed_sort_is_lexsort(rows, n_keys):
+    # ties in index order, negative keys, and keys too wide to pack (the lexsort path)
+    import numpy as np
+
+    from hetcoll.simulator.timetable import _sorted_by
+
+    keys = [np.array(c, dtype=np.int64) for c in zip(*rows, strict=True)][:n_keys]
+    index = np.arange(len(rows))
+    want = np.lexsort((index, *reversed(keys)))
+    assert _sorted_by(*keys).tolist() == want.tolist()
