@@ -279,3 +279,46 @@ def _identity():
     from hetcoll.sizecurve import SizeCurve
 
     return SizeCurve((0,), (1.0,))
+
+
+def _noisy_rounds(t_ini, rounds: int, seed: int, noise: float) -> tuple:
+    """``rounds`` rounds of every pair's round trips (sizes 0 B-4 MiB), each node's costs
+    scaled per round by a normal factor of mean 1 and deviation ``noise``."""
+    from hetcoll.platform import Platform, nodes_from_costs
+
+    sizes = (0, 65536, 1 << 20, 4 << 20)
+    true = Platform(nodes_from_costs(t_ini, [1e-9 * x / t_ini[0] for x in t_ini]))
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(rounds):
+        f = rng.normal(1.0, noise, size=len(true))
+        t = np.array([[n.t_ini + s * n.t_byte for s in sizes] for n in true.nodes]) * f[:, None]
+        rtt = t[:, None, :] + t[None, :, :]
+        for s in range(len(sizes)):
+            np.fill_diagonal(rtt[:, :, s], 0.0)
+        out.append(rtt)
+    return true, sizes, np.stack(out)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.one_of(st.sampled_from([4, 34, 41, 51, 70]), st.integers(0, 10**6)))
+def test_equal_nodes_measured_with_noise_are_one_class(seed):
+    """Four equal nodes, three rounds, 8 % noise per node and round: the rounds' ranges of
+    two nodes fail to overlap by chance (seeds 4, 34, 41, 51, 70: two classes before the
+    confidence intervals), the intervals do not; always one class."""
+    true, sizes, rounds = _noisy_rounds([50e-6] * 4, 3, seed, 0.08)
+    best = np.nanmin(rounds, axis=0)
+    _, fit = fit_platform(best, sizes, true.ids, spread_rounds=rounds, curve=False)
+    assert fit["classes"] == 1
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_nodes_twice_as_slow_beyond_the_noise_are_two_classes(seed):
+    """Fast and slow nodes alternating, 2x apart, 3 rounds of 2 % noise: two classes, the
+    slow ones the slow class."""
+    true, sizes, rounds = _noisy_rounds([50e-6, 100e-6] * 2, 3, seed, 0.02)
+    best = np.nanmin(rounds, axis=0)
+    probed, fit = fit_platform(best, sizes, true.ids, spread_rounds=rounds, curve=False)
+    assert fit["classes"] == 2
+    assert (probed.t_ini[1::2] > probed.t_ini[::2]).all()
