@@ -433,6 +433,46 @@ def alone_rooted(algo: str) -> None:
     hc.close()
 
 
+def alone_per_root() -> None:
+    """A lone ``Reduce_scatter_block_init`` over per-root trees (``cube_algo="forest"``):
+    bit-identical to mpi4py's own, in place too, no look for the order, named as the
+    blocking call is (its algorithm too)."""
+    platform = Platform(nodes_from_costs([1e-6] * n))
+    hc = HetComm(WORLD, platform, "binomial", cube_algo="forest", timeout=60)
+    cases = (("sum f64", 5, np.float64, MPI.SUM), ("max i32", 3, np.int32, MPI.MAX))
+    for label, per, dtype, op in cases:
+        for place in (False, True):
+            send, recv = np.zeros(per * n, dtype), np.zeros(per * n if place else per, dtype)
+            want = np.zeros(per, dtype)
+            fill(send, 900 + per)
+            hc.Reduce_scatter_block(send, want, op)  # the blocking call: what it is named
+            blocking = hc.last_call
+            req = hc.Reduce_scatter_block_init(MPI.IN_PLACE if place else send, recv, op)
+            ref = WORLD.Reduce_scatter_block_init(send, want, op)
+            counted(hc)
+            before = Looks.looks
+            for k in range(3):
+                fill(send, 910 + 10 * k + per)
+                recv[...] = send if place else 0
+                twice(req, ref, k)
+                what = f"forest Reduce_scatter_block_init {label} in place={place} start {k}"
+                same(recv[:per], want, what)
+                record = hc.last_call
+                check(
+                    n == 1
+                    or (record.collective, record.algorithm, record.root)
+                    == ("Reduce_scatter_block_init", blocking.algorithm, None),
+                    f"{what}: last_call {record}, the blocking call's {blocking}",
+                )
+            looked = Looks.looks - before
+            check(
+                n == 1 or looked == 0, f"forest Reduce_scatter_block_init {label}: {looked} looks"
+            )
+            req.Free()
+            ref.Free()
+    hc.close()
+
+
 def main() -> None:
     for algo in ("binomial", "fnf"):
         alone(algo)
@@ -440,6 +480,7 @@ def main() -> None:
         alone_allreduce(cube_algo)
     for algo in ("binomial", "fnf"):
         alone_rooted(algo)
+    alone_per_root()
     WORLD.Barrier()
     everyone = WORLD.gather(failures, 0)
     if me == 0:

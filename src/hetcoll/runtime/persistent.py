@@ -17,14 +17,14 @@ no ``Wait`` runs at once is found by the thread's next look (every 50 us - 2 ms 
 persistent requests live, doubling while it finds none or the program runs the starts).
 
 A start of ``Bcast_init`` on a buffer whose bytes are its own (not packed per call), of
-``Allreduce_init`` run as a hypercube reduction of a commutative operator into a
-contiguous ``recvbuf``, of ``Allgather_init`` over a hypercube from a contiguous block, of
+``Allreduce_init`` run as a hypercube reduction of a commutative operator into a contiguous
+``recvbuf``, of ``Allgather_init`` over a hypercube from a contiguous block, of
 ``Reduce_init`` and ``Reduce_scatter_block_init`` as tree reductions of a commutative
-operator (the latter then a scatter), of ``Gather_init``, ``Scatter_init`` over their trees
-and of ``Barrier_init`` runs what was made in the ``*_init`` call: the engine's run of the
-planned schedule on the buffers typed once (a handler back to the rank's contribution, read
-again from the program's buffer, its result copied out), without the blocking method's
-parsing and lookups.
+operator (the latter then a scatter, or over per-root trees), of ``Gather_init``,
+``Scatter_init`` over their trees and of ``Barrier_init`` runs what was made in the
+``*_init`` call: the engine's run of the planned schedule on the buffers typed once (a
+handler back to the rank's contribution, read again from the program's buffer, its result
+copied out), without the blocking method's parsing and lookups.
 And when the request is the wrapper's only live persistent one and no nonblocking call is
 queued, its start is the only message that can be waiting, so ``Wait`` runs it at once
 without ``Iprobe`` and only receives its send (several live requests, queued calls: the
@@ -58,10 +58,11 @@ from ..lowering import block_layout
 from .buffers import Message, in_place, message
 from .collectives import _SPECS, _place
 from .nonblocking import NONBLOCKING, Nonblocking, RaisesOnCompletion, _threaded
+from .perroot import PerRootReduce
 from .rank_ops import ByteRanges
 from .reduce import GatherHandler, ReduceHandler
 from .rooted import Blocks, TreeReduce, _blocks_of, _preorder_moves, _write
-from .vectors import _reduce_scatter_key
+from .vectors import _reduce_scatter_key, _spans
 
 __all__ = ["PERSISTENT", "Persistent", "PersistentRequest"]
 
@@ -456,6 +457,8 @@ class Persistent(Nonblocking):
         too) run; this rank's block unpacked into ``recvbuf``.  Else None."""
         handler = captured[1]
         sendbuf, recvbuf, op = args
+        if type(handler) is PerRootReduce:
+            return self._per_root_scatter_run(args, captured)
         if type(handler) is not TreeReduce or not op.is_commutative:
             return None
         send, recv, per = self._scattered_parts(sendbuf, recvbuf)
@@ -484,6 +487,35 @@ class Persistent(Nonblocking):
                 comm._execute(splan, blocks, what, sdigest)
                 recv.unpack(memoryview(buf)[:mine])
                 comm.last_schedule = scatter  # as the blocking call leaves it
+
+        return run
+
+    def _per_root_scatter_run(self, args: tuple, captured: tuple):
+        """A ``Reduce_scatter_block`` start's run over per-root trees (the blocking call's
+        path under a per-root ``cube_algo``, a commutative operator): the handler made in
+        the ``*_init`` call on new scratch memory holding this rank's blocks (views of
+        ``sendbuf``, read again) where the schedule puts them, run, this rank's block of
+        the result written into ``recvbuf``."""
+        sched = captured[5]
+        send, recv, per = self._scattered_parts(*args[:2])
+        counts = [per] * self.size
+        extent = send.datatype.Get_extent()[1]
+        sizes = [c * extent for c in counts]
+        at = sched.block_offsets()
+        places = [
+            (np.frombuffer(memoryview(block).cast("B"), np.uint8)[:size], at[v])
+            for v, block, size in zip(self.nodes, _spans(send, counts), sizes, strict=True)
+        ]
+        total, me, mine = sum(sizes), at[self.node], sizes[self.rank]
+
+        def run(comm, plan, handler, what, digest) -> None:
+            with comm._scratch():
+                work = handler.work = comm._pool.take(total)
+                work[:] = 0
+                for got, to in places:
+                    work[to : to + len(got)] = got
+                comm._execute(plan, handler, what, digest)
+                _write(recv, memoryview(work)[me : me + mine])
 
         return run
 
