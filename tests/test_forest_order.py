@@ -6,6 +6,8 @@ a per-root ``order`` that breaks its rules is refused in one line."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hetcoll import Platform, Schedule, plan, simulate
 from hetcoll.allbounds import collective_bound
@@ -143,3 +145,23 @@ def test_segments_of_one_send_start_in_segment_order():
             first[(x.flow, x.child)] = x.slot
     best = collective_bound(p, "allreduce", 2 * MiB)
     assert simulate(p, s).makespan >= best.lower_bound * (1 - 1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    spans=st.lists(
+        st.tuples(st.integers(0, 200), st.integers(1, 40), st.integers(0, 10**6)), max_size=30
+    ),
+    lo=st.integers(0, 240),
+    width=st.integers(1, 60),
+)
+def test_the_spans_a_broadcast_segment_waits_for_are_found_by_bisection(spans, lo, width):
+    """The reduced spans of a root that meet a segment's bytes ``[lo, hi)``: bisection over
+    the spans sorted by start (the play-out's lookup, once a scan of every span per
+    segment, quadratic in the segments) finds exactly those a scan finds, in start order."""
+    from hetcoll.planners.forestorder import _Spans
+
+    rows = [(a, a + n, y) for a, n, y in spans]
+    hi = lo + width
+    want = [y for a, b, y in sorted(rows) if a < hi and lo < b]
+    assert _Spans(rows).meeting(lo, hi) == want

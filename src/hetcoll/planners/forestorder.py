@@ -22,6 +22,7 @@ is taken by its port the moment the play-out started it).
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from heapq import heappop, heappush
 from typing import Any
@@ -79,6 +80,37 @@ class _Costs:
         return got
 
 
+class _Spans:
+    """A root's reduced spans ``(lo, hi, transfer)`` sorted by ``lo``, with the longest
+    span's length: the spans meeting ``[lo, hi)`` are found by bisection, in O(log S + k)
+    rather than by a scan of all ``S`` (which made the play-out quadratic in segments)."""
+
+    def __init__(self, spans: list[tuple[int, int, int]]) -> None:
+        self.spans = sorted(spans)
+        self.starts = [a for a, _, _ in self.spans]
+        self.longest = max((b - a for a, b, _ in self.spans), default=0)
+
+    def meeting(self, lo: int, hi: int) -> list[int]:
+        first = bisect_right(self.starts, lo - self.longest)
+        last = bisect_left(self.starts, hi)
+        return [y for a, b, y in self.spans[first:last] if a < hi and lo < b]
+
+
+def _overlapping(
+    cache: dict[str, _Spans],
+    finals: dict[str, list[tuple[int, int, int]]],
+    v: str,
+    lo: int,
+    hi: int,
+) -> list[int]:
+    """The reduce transfers into ``v`` whose bytes meet ``[lo, hi)``, in ``lo`` order (every
+    reduce flow is listed before the broadcast flows that read its spans)."""
+    spans = cache.get(v)
+    if spans is None or len(spans.spans) != len(finals.get(v, ())):
+        spans = cache[v] = _Spans(finals.get(v, []))
+    return spans.meeting(lo, hi)
+
+
 class PlayOut:
     """A play-out's result: ``order`` (each node's sends, one listing per segment, with its
     slot) and ``time`` (when its last transfer has arrived and been combined, seconds)."""
@@ -118,6 +150,7 @@ def per_root_order(platform: Platform, flows: Sequence[Flow], model: Any = None)
         need[b] += 1
 
     finals: dict[str, list[tuple[int, int, int]]] = {}  # root -> (lo, hi, transfer) into it
+    spans_at: dict[str, _Spans] = {}  # root -> its finals sorted, for lookups by range
     for fi, f in enumerate(flows):
         segs = f.segments()
         parent, kids = f.tree.parent(), f.tree.children
@@ -139,9 +172,8 @@ def per_root_order(platform: Platform, flows: Sequence[Flow], model: Any = None)
                     if v in down:
                         dep(down[v], x)
                     else:  # an allreduce's root sends bytes once it has reduced them
-                        for a, b, y in finals.get(v, ()):
-                            if a < hi and lo < b:
-                                dep(y, x)
+                        for y in _overlapping(spans_at, finals, v, lo, hi):
+                            dep(y, x)
     cost = [costs.of(idx[u], idx[v], n) for (_, u, v), n in zip(who, nbytes, strict=True)]
     free: dict[int, float] = {}  # resource -> free from
     queue: dict[int, list[tuple[tuple[float, int, int], int]]] = {}  # busiest resource -> ready
