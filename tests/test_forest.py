@@ -165,3 +165,35 @@ def test_forest_allgather_reaches_the_optimum_on_a_nic_star():
     best = collective_bound(p, "allgather", 4 * 8 * MiB).optimum
     assert simulate(p, s).makespan <= best * 1.01
     assert s.params["packing_bound"] <= s.params["packing_time"] * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("speeds", [("25Gbps", "10Gbps"), ("40Gbps", "25Gbps", "10Gbps")])
+@pytest.mark.parametrize("n", [4, 8])
+@pytest.mark.parametrize("latency", ["0s", "5us"])
+def test_the_allreduce_bound_on_a_nic_star_is_t_star(speeds, n, latency):
+    """On a star of the ``nic`` model (one switch, full-duplex NICs ``b``, latency ``l``
+    per NIC), ``hetcoll optimum --op allreduce``'s lower bound is ``T* = max(M / b_min,
+    2 (N - 1) M / sum b)`` with each ``M``-byte message's ``2 l`` added: ``M / b_min + 2 l``
+    (a slowest node's port), or the transmission count at the ports' rates ``M / (M / b
+    + 2 l)``."""
+    from hetcoll.generators.stars import star_platform
+
+    p = star_platform(n, speeds, latency=latency)
+    M, lat = 64 * MiB, 2 * p.nodes[0].latency
+    b = [node.bandwidth for node in p.nodes]
+    want = max(M / min(b) + lat, 2 * (n - 1) * M / sum(M / (M / r + lat) for r in b))
+    got = collective_bound(p, "allreduce", M)
+    assert got.lower_bound == pytest.approx(want, rel=1e-9)
+    assert got.lower_bound >= max(M / min(b), 2 * (n - 1) * M / sum(b))
+
+
+def test_optimum_cli_reports_t_star_on_a_nic_star(tmp_path, capsys):
+    from hetcoll.generators.stars import star_platform
+
+    path = tmp_path / "star.json"
+    path.write_text(json.dumps(star_platform(6, ("40Gbps", "10Gbps"), latency=0).to_dict()))
+    code, out, _ = run(capsys, "optimum", path, "--op", "allreduce", "--size", "8MiB", "--json")
+    assert code == 0
+    # NICs of 5e9 and 1.25e9 B/s, three each: M / b_min = 0.8 ns per byte beats the
+    # transmission count 2 (N - 1) M / sum b = 10 M / 18.75e9 = 0.53 ns per byte
+    assert json.loads(out)["lower_bound"] == pytest.approx(8 * MiB / 1.25e9, rel=1e-9)
