@@ -579,48 +579,52 @@ def _assign_slices(g: PlanGraph, trees, m, T, starts, span):
     from bisect import bisect_left
     from math import floor
 
-    # next-free pointers over each pair's sorted starts (made once: a pair is taken many times)
+    # each tree's sends from each node: (child, the pair's sorted starts, next-free
+    # pointers over them (made once: a pair is taken many times), duration), children in
+    # order
+    kids: list[dict[int, list]] = [{} for _ in trees]
     nxt_of = {pair: list(range(len(ts) + 1)) for pair, ts in starts.items()}
-
-    def take(pair: tuple[int, int], phase: float) -> tuple[int, bool]:
-        ts = starts[pair]
-        nxt = nxt_of[pair]
-        j, wrapped = bisect_left(ts, phase - 1e-12 * span), False
-        while True:
-            r = j
-            while nxt[r] != r:
-                r = nxt[r]
-            while nxt[j] != r:  # path compression
-                nxt[j], j = r, nxt[j]
-            if r < len(ts):
-                nxt[r] = r + 1
-                return r, wrapped
-            j, wrapped = 0, True
-
-    kids: list[dict[int, list[int]]] = [{} for _ in trees]
     for i, tree in enumerate(trees):
         for e in tree.tolist():
-            kids[i].setdefault(int(g.src[e]), []).append(int(g.dst[e]))
-    for ks in kids:
-        for vs in ks.values():
+            u, v = int(g.src[e]), int(g.dst[e])
+            kids[i].setdefault(u, []).append(v)
+        for u, vs in kids[i].items():
             vs.sort()
+            kids[i][u] = [(v, starts[(u, v)], nxt_of[(u, v)], T[(u, v)]) for v in vs]
     placed: dict[tuple[int, int, int, int], tuple[int, float, int]] = {}
     root = g.root
+    early = 1e-12 * span  # a slice arriving this early still takes a transfer at its time
     heap = [(-1.0, 0, i, q, root) for i, mi in enumerate(m) for q in range(mi)]
     heapq.heapify(heap)  # (arrival, depth, tree, slice, node)
+    heappop, heappush = heapq.heappop, heapq.heappush
     while heap:
-        arrive, depth, i, q, u = heapq.heappop(heap)
-        for v in kids[i].get(u, ()):
-            if u == root:
-                j, _ = take((u, v), (q + 0.5) / m[i] * span)
-                lag = 0
-            else:
-                base = floor(arrive / span + 1e-12) if span > 0 else 0
-                j, wrapped = take((u, v), arrive - base * span)
-                lag = base + wrapped
-            s = starts[(u, v)][j]
-            placed[(u, v, i, q)] = (lag, s, depth)
-            heapq.heappush(heap, (lag * span + s + T[(u, v)], depth + 1, i, q, v))
+        arrive, depth, i, q, u = heappop(heap)
+        sends = kids[i].get(u)
+        if not sends:
+            continue
+        if u == root:
+            phase, base = (q + 0.5) / m[i] * span, 0
+        else:
+            base = floor(arrive / span + 1e-12) if span > 0 else 0
+            phase = arrive - base * span
+        for v, ts, nxt, d in sends:
+            # the first free transfer at or after the phase, else the first free one of
+            # the next period (a wrap: one more period of lag, except at the root)
+            j, wrapped = bisect_left(ts, phase - early), 0
+            while True:
+                r = j
+                while nxt[r] != r:
+                    r = nxt[r]
+                while nxt[j] != r:  # path compression
+                    nxt[j], j = r, nxt[j]
+                if r < len(ts):
+                    nxt[r] = r + 1
+                    break
+                j, wrapped = 0, 1
+            lag = 0 if u == root else base + wrapped
+            start = ts[r]
+            placed[(u, v, i, q)] = (lag, start, depth)
+            heappush(heap, (lag * span + start + d, depth + 1, i, q, v))
     return placed
 
 

@@ -250,10 +250,12 @@ def _prune_by_node(g: PlanGraph, metric) -> list[int]:
     _check_spanning(g)
     pruner = _Pruner(g)
     by_node = [sorted(es, key=lambda e: (-g.T[e], e)) for es in pruner.out]
+    values = [metric(u, [e for e in by_node[u] if pruner.alive[e]]) for u in range(g.k)]
     while pruner.count > g.k - 1:
-        values = [metric(u, [e for e in by_node[u] if pruner.alive[e]]) for u in range(g.k)]
         for u in sorted(range(g.k), key=lambda u: (-values[u], u)):
             if any(pruner.try_remove(e) for e in by_node[u] if pruner.alive[e]):
+                # a deletion changes only u's kept edges: only u's metric is computed again
+                values[u] = metric(u, [e for e in by_node[u] if pruner.alive[e]])
                 break  # "goto 4": sort the nodes again
         else:  # pragma: no cover - a non-minimal graph always has a deletable edge
             break
