@@ -44,7 +44,7 @@ def test_rooted_collectives_equal_mpi4py(tmp_path, n):
     if n > 1:
         assert "Reduce with another root: MismatchError on every rank" in names
         # what ran under emulation is what the model chose, computed here in one process
-        from hetcoll.choice import choose
+        from hetcoll.choice import choose, engine_message_cost
 
         p = platform(n)
         for name, nbytes in (("Reduce", 4), ("Gather", 64), ("Scatter", 65536), ("Scatter", 4)):
@@ -57,6 +57,7 @@ def test_rooted_collectives_equal_mpi4py(tmp_path, n):
                 op="sum",
                 count=nbytes // 4,
                 emulated=True,
+                message_cost=engine_message_cost(),  # HetComm's at time scale 1
             )
             ran = "mpi" if c.passes else "plan"
             assert f"auto emulated {name} {nbytes} B: {ran}" in names

@@ -33,6 +33,21 @@ natively.  The margin is the speed-up a plan must be predicted to have over what
 cannot tell apart from MPI; on a busy host the errors grow (every rank is delayed), and
 natively on one host the model does not apply at all (rule 3).
 
+**The engine's own cost per message.**  hetcoll's engine does work per message (Python,
+a header, a wake-up of the rank; under emulation a stamp and a sleep) that the platform's
+model does not have, and that grows with the ranks per core: 8 ranks on 2 cores ran a
+50 MiB broadcast in 100 KiB slices 2.1x slower than in 400 KiB slices, predicted 2.3 %
+faster (``benchmarks/mpi/bench_training.py --only emulated``).  So ``choose`` charges
+``message_cost`` seconds per message of the busiest rank (sends and receives,
+:func:`hetcoll.compare.busiest_messages`) to hetcoll's plans, when ranking them (``auto``
+slices finer only where the predicted gain exceeds what the extra messages cost) and
+against MPI's own; under emulation MPI's algorithm runs through the same engine and is
+charged alike.  ``HetComm`` under emulation charges :func:`engine_message_cost`:
+:data:`ENGINE_MESSAGE_COST` of real time, in model seconds (divided by the emulation's
+``time_scale``); natively nothing, as a probed platform's costs hold the engine's own (the
+probe's round trips run through it).  A constant rather than a measurement, so that every
+rank derives the same schedule.
+
 A non-commutative allreduce or reduce is MPI's: MPI orders it as it must, and hetcoll
 would gather every contribution.  For ``reduce``, ``gather`` and ``scatter`` (``nbytes``
 per rank, from or to ``root``) the best plan is the ``auto`` planner's tree and MPI's
@@ -51,10 +66,35 @@ from .errors import ModelError
 from .platform import Platform
 from .tuning import Tuning
 
-__all__ = ["DEFAULT_MARGIN", "Choice", "best_cube", "choose", "mpi_time", "tree_runs"]
+__all__ = [
+    "DEFAULT_MARGIN",
+    "ENGINE_MESSAGE_COST",
+    "Choice",
+    "best_cube",
+    "choose",
+    "engine_message_cost",
+    "mpi_time",
+    "tree_runs",
+]
 
 #: predicted speed-up a plan needs over MPI's own to be chosen (see the module doc)
 DEFAULT_MARGIN = 0.25
+#: real seconds hetcoll's engine spends per message of the busiest rank beyond the model
+#: (module doc): a conservative figure for a host with more ranks than cores, where a
+#: message waits for its rank's turn on a core
+ENGINE_MESSAGE_COST = 200e-6
+
+
+def engine_message_cost(time_scale: float = 1.0) -> float:
+    """:data:`ENGINE_MESSAGE_COST` in the model's seconds: under emulation every modelled
+    cost is stretched ``time_scale`` times, the engine's own work is not.
+
+    >>> engine_message_cost(10.0) == ENGINE_MESSAGE_COST / 10
+    True
+    """
+    return ENGINE_MESSAGE_COST / time_scale
+
+
 #: the rooted collectives ``auto`` weighs against MPICH's binomial trees
 _ROOTED = ("reduce", "gather", "scatter")
 
@@ -64,7 +104,8 @@ class Choice:
     """What runs for a call: ``algorithm`` (``"mpi"`` or a planner), the ``segment_size``
     it runs with, why (``source``: ``given``, ``tuning`` or ``model``) and, for ``model``,
     the predicted seconds of the plan (``predicted``, of the planner ``plan``) and of
-    MPI's own (``mpi``)."""
+    MPI's own (``mpi``), each with its charge for the engine's messages (``choose``'s
+    ``message_cost``)."""
 
     algorithm: str
     segment_size: int | None = None
@@ -107,6 +148,7 @@ def choose(
     tuning: Tuning | None = None,
     emulated: bool = False,
     one_host: bool = False,
+    message_cost: float = 0.0,
 ) -> Choice:
     """What runs for one call (module doc): ``collective`` of ``nbytes`` (per rank) over
     ``nodes`` (node ids in rank order), from ``root`` for a broadcast; ``op``, ``count``,
@@ -114,7 +156,9 @@ def choose(
     platform cannot carry MPI's algorithm (a transfer between nodes it does not link: the
     ``one_port`` models), MPI's own runs natively and the plan under emulation
     (``emulated``), which cannot emulate those transfers either.  ``one_host``: every rank
-    runs on one host (rule 3 of the module doc).
+    runs on one host (rule 3 of the module doc).  ``message_cost``: seconds charged per
+    message of the busiest rank to the plans, and to MPI's own under emulation (module
+    doc; :func:`engine_message_cost`).
 
     Deterministic: every rank that asks with the same arguments gets the same choice.
     """
@@ -129,7 +173,7 @@ def choose(
     if one_host and not emulated:
         return Choice("mpi", source="one host")
     name, t_plan = _best_plan(
-        platform, collective, nbytes, nodes, root, segment_size, op, model, count
+        platform, collective, nbytes, nodes, root, segment_size, op, model, count, message_cost
     )
     try:
         t_mpi = mpi_time(
@@ -142,6 +186,7 @@ def choose(
             builtin=builtin,
             op=op,
             model=model,
+            message_cost=message_cost if emulated else 0.0,
         )
     except ModelError:  # MPI's direct sends between nodes the platform does not link
         if emulated:  # cannot be emulated either: the plan runs
@@ -163,8 +208,10 @@ def mpi_time(
     builtin: bool = True,
     op: str | None = None,
     model: Any = None,
+    message_cost: float = 0.0,
 ) -> float:
-    """The simulator's time of MPICH's algorithm for the call (:mod:`hetcoll.mpich`)."""
+    """The simulator's time of MPICH's algorithm for the call (:mod:`hetcoll.mpich`), plus
+    ``message_cost`` per message of its busiest rank."""
     from .mpich import native, predict
 
     ranks = list(nodes)
@@ -180,7 +227,7 @@ def mpi_time(
             count=count,
             builtin=builtin,
         )
-        return simulate(platform, sched, model).makespan
+        return simulate(platform, sched, model).makespan + message_cost * _busiest(sched.program())
     found = native(
         collective,
         ranks,
@@ -190,7 +237,12 @@ def mpi_time(
         builtin=builtin,
         op=_cube_op(op),
     )
-    return predict(platform, found.program, model)
+    return predict(platform, found.program, model) + message_cost * _busiest(found.program)
+
+
+def _busiest(program) -> int:
+    """The most messages one rank of ``program`` sends and receives."""
+    return max((len(ops) for ops in program.ops.values()), default=0)
 
 
 def _cube_op(op: str | None) -> str:
@@ -206,14 +258,18 @@ def best_cube(
     members: Sequence[str] | None,
     op: str | None,
     model: Any = None,
+    message_cost: float = 0.0,
 ) -> str:
-    """The hypercube planner with the least predicted time for the call."""
-    return _best_cube(platform, collective, nbytes, members, op, model)[0]
+    """The hypercube planner with the least predicted time for the call (plus
+    ``message_cost`` per message of its busiest rank, as :func:`choose` charges)."""
+    return _best_cube(platform, collective, nbytes, members, op, model, message_cost)[0]
 
 
-def _best_cube(platform, collective, nbytes, members, op, model) -> tuple[str, float]:
+def _best_cube(
+    platform, collective, nbytes, members, op, model, message_cost=0.0
+) -> tuple[str, float]:
     """The fastest hypercube planner for the call (``allreduce``, ``allgather``,
-    ``barrier``)."""
+    ``barrier``) and its charged time."""
     from .compare import compare
     from .planners.hypercube import hypercube_planners
 
@@ -224,10 +280,11 @@ def _best_cube(platform, collective, nbytes, members, op, model) -> tuple[str, f
         model=model,
         nbytes=0 if collective == "barrier" else nbytes,
         op=_cube_op(op) if collective == "allreduce" else None,
+        message_cost=message_cost,
     )
     cubes = set(hypercube_planners())
     best = next(c for c in found.ranked if c.algorithm in cubes)
-    return best.algorithm, best.predicted_time
+    return best.algorithm, best.charged_time
 
 
 #: the flows of an allreduce or allgather the engine runs on a tree
@@ -251,22 +308,24 @@ def tree_runs(sched) -> bool:
     )
 
 
-def _best_all(platform, collective, nbytes, nodes, members, op, model) -> tuple[str, float]:
+def _best_all(
+    platform, collective, nbytes, nodes, members, op, model, message_cost=0.0
+) -> tuple[str, float]:
     """The fastest plan the engine runs for an allreduce or allgather: the fastest
     hypercube planner's, or a tree's (a reduce or gather to rank 0 then a broadcast,
     :func:`tree_runs`, ranked by :func:`compare` with that root, unsegmented) when it is
     predicted faster."""
     from .compare import compare
 
-    cube = _best_cube(platform, collective, nbytes, members, op, model)
+    cube = _best_cube(platform, collective, nbytes, members, op, model, message_cost)
     root = next(iter(nodes))  # rank 0: where HetComm's tree calls reduce or gather to
     found = compare(
         platform, collective, root=root, members=members, model=model, nbytes=nbytes,
-        op=_cube_op(op) if collective == "allreduce" else None,
+        op=_cube_op(op) if collective == "allreduce" else None, message_cost=message_cost,
     )  # fmt: skip
     trees = [c for c in found.ranked if c.segment_size is None and tree_runs(c.schedule)]
-    if trees and trees[0].predicted_time < cube[1]:
-        return trees[0].algorithm, trees[0].predicted_time
+    if trees and trees[0].charged_time < cube[1]:
+        return trees[0].algorithm, trees[0].charged_time
     return cube
 
 
@@ -275,12 +334,16 @@ def _best_all(platform, collective, nbytes, nodes, members, op, model) -> tuple[
 PER_ROOT = "forest"
 
 
-def _per_root_plan(platform, collective, nbytes, nodes, count, model) -> tuple[str, float] | None:
-    """``(planner, predicted seconds)`` of :data:`PER_ROOT`'s schedule for the call, as
+def _per_root_plan(
+    platform, collective, nbytes, nodes, count, model, message_cost=0.0
+) -> tuple[str, float] | None:
+    """``(planner, predicted seconds)`` of :data:`PER_ROOT`'s schedule for the call (plus
+    ``message_cost`` per message of its busiest rank), as
     the engine plans it (an allreduce's shares cut at its elements), or None where the
     engine would not run it: ranks on some of the platform's nodes only (it plans on every
     node), nothing to move, or no schedule for this platform (a model or platform form
     the packing does not take)."""
+    from .compare import busiest_messages
     from .errors import HetcollError
     from .planners import plan
     from .simulator import simulate
@@ -299,20 +362,25 @@ def _per_root_plan(platform, collective, nbytes, nodes, count, model) -> tuple[s
             collective=collective,
             options={"align": align} if align > 1 else None,
         )
-        return PER_ROOT, simulate(platform, sched, model).makespan
+        found = simulate(platform, sched, model)
+        return PER_ROOT, found.makespan + message_cost * busiest_messages(found)
     except HetcollError:  # the engine's call would raise too: not a candidate
         return None
 
 
-def _best_plan(platform, collective, nbytes, nodes, root, segment_size, op, model, count=None):
-    """``(planner, predicted seconds)`` of hetcoll's best plan for the call."""
+def _best_plan(
+    platform, collective, nbytes, nodes, root, segment_size, op, model, count=None, cost=0.0
+):
+    """``(planner, predicted seconds)`` of hetcoll's best plan for the call, ``cost``
+    charged per message of the busiest rank (:func:`choose`'s ``message_cost``)."""
     members = None if list(nodes) == list(platform.ids) else list(nodes)
     if collective in _TREE_FLOWS:
-        best = _best_all(platform, collective, nbytes, nodes, members, op, model)
-        forest = _per_root_plan(platform, collective, nbytes, list(nodes), count, model)
+        best = _best_all(platform, collective, nbytes, nodes, members, op, model, cost)
+        forest = _per_root_plan(platform, collective, nbytes, list(nodes), count, model, cost)
         return forest if forest is not None and forest[1] < best[1] else best
     if collective not in ("bcast", *_ROOTED):
-        return _best_cube(platform, collective, nbytes, members, op, model)
+        return _best_cube(platform, collective, nbytes, members, op, model, cost)
+    from .compare import busiest_messages
     from .planners import plan
     from .simulator import simulate
 
@@ -325,6 +393,8 @@ def _best_plan(platform, collective, nbytes, nodes, root, segment_size, op, mode
         model=model,
         nbytes=nbytes,
         segment_size=segment_size,
+        options={"message_cost": cost} if cost else None,
         **rooted,
     )
-    return "auto", simulate(platform, sched, model).makespan
+    found = simulate(platform, sched, model)
+    return "auto", found.makespan + cost * busiest_messages(found)

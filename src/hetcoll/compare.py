@@ -39,6 +39,7 @@ __all__ = [
     "TREE_OPERATIONS",
     "Candidate",
     "Comparison",
+    "busiest_messages",
     "SizeComparison",
     "candidates",
     "compare",
@@ -181,16 +182,44 @@ def candidates(
 
 @dataclass(frozen=True)
 class Candidate:
-    """One planner's schedule and its prediction (with the slice size it was planned for)."""
+    """One planner's schedule and its prediction (with the slice size it was planned for);
+    ``charge``: seconds added for ranking, :func:`compare`'s ``message_cost`` times the
+    busiest rank's messages (:func:`busiest_messages`)."""
 
     algorithm: str
     schedule: Schedule
     prediction: Prediction
     segment_size: int | None = None
+    charge: float = 0.0
 
     @property
     def predicted_time(self) -> float:
         return self.prediction.makespan
+
+    @property
+    def charged_time(self) -> float:
+        """The predicted time plus the charge: what the ranking compares."""
+        return self.prediction.makespan + self.charge
+
+
+def busiest_messages(prediction: Prediction) -> int:
+    """The most messages one rank sends and receives in ``prediction``'s run (each
+    transfer counts at its sender and at its receiver).
+
+    >>> from hetcoll import load_platform, plan, simulate
+    >>> p = load_platform("fig1")
+    >>> busiest_messages(simulate(p, plan(p, "1", method="flat")))
+    7
+    """
+    counts: dict[Any, int] = {}
+    cols = getattr(prediction.transfers, "columns", None)
+    pairs = zip(cols[0], cols[1], strict=True) if cols is not None else (
+        (t.sender, t.receiver) for t in prediction.transfers
+    )  # fmt: skip
+    for a, b in pairs:
+        counts[a] = counts.get(a, 0) + 1
+        counts[b] = counts.get(b, 0) + 1
+    return max(counts.values(), default=0)
 
 
 @dataclass
@@ -278,6 +307,7 @@ def compare(
     slices: Sequence[int | None] | None = None,
     sizes: Mapping[str, int] | None = None,
     prune: bool = False,
+    message_cost: float = 0.0,
 ) -> Comparison:
     """Plan ``operation`` with every candidate planner, simulate each, rank by time.
 
@@ -310,6 +340,12 @@ def compare(
         bound does not exceed it.  The winner is the same as without pruning; a planner's
         row is its fastest over the slice sizes where it was simulated.  Each slice size
         must fit the budget for one candidate (not for all of them together).
+    message_cost : float
+        Seconds each message costs beyond the model (a runtime's own work per message):
+        candidates are ranked by their predicted time plus this times their busiest
+        rank's messages (:func:`busiest_messages`, :attr:`Candidate.charge`), so a finer
+        slicing wins only where its predicted gain exceeds what its extra messages cost.
+        Pruning stays exact: a lower bound on a time is one on the charged time too.
 
     Returns
     -------
@@ -352,7 +388,9 @@ def compare(
     options = dict(options or {})
     warn_unused_options(options, sorted({n for _, names in per_size for n in names}))
     if prune:
-        ranked = _pruned(platform, operation, root, members, model, nbytes, per_size, options)
+        ranked = _pruned(
+            platform, operation, root, members, model, nbytes, per_size, options, message_cost
+        )
         for name in {n for _, names in per_size for n in names} - {c.algorithm for c in ranked}:
             skipped.setdefault(name, "declined, or a lower bound on its time exceeds the best")
         return _ranking(operation, nbytes, ranked, skipped)
@@ -380,7 +418,8 @@ def compare(
                 if name not in planned:
                     skipped.setdefault(name, str(exc))
                 continue
-            ranked.append(Candidate(name, schedule, prediction, size))
+            charge = message_cost * busiest_messages(prediction) if message_cost else 0.0
+            ranked.append(Candidate(name, schedule, prediction, size, charge))
             planned.add(name)
             skipped.pop(name, None)
     return _ranking(operation, nbytes, ranked, skipped)
@@ -397,7 +436,7 @@ def _ranking(
             "no planner applies to this request: "
             + ("; ".join(f"{k}: {v}" for k, v in skipped.items()) or "none is registered")
         )
-    ranked.sort(key=lambda c: (c.predicted_time, c.algorithm, c.segment_size or 0))
+    ranked.sort(key=lambda c: (c.charged_time, c.algorithm, c.segment_size or 0))
     return Comparison(operation, nbytes, ranked, skipped)
 
 
@@ -511,10 +550,11 @@ def _pruned(
     nbytes: int,
     per_size: list[tuple[int | None, list[str]]],
     options: dict[str, Any],
+    message_cost: float = 0.0,
 ) -> list[Candidate]:
     """:func:`compare`'s ``prune``: the slice sizes largest first, each candidate planned,
-    simulated only while its lower bound does not exceed the fastest time found (with a
-    relative margin of ``1e-9`` for rounding: a tie may still win on its name)."""
+    simulated only while its lower bound does not exceed the fastest (charged) time found
+    (with a relative margin of ``1e-9`` for rounding: a tie may still win on its name)."""
     from .bounds import slice_bound
 
     ranked: list[Candidate] = []
@@ -552,8 +592,9 @@ def _pruned(
                 prediction = simulate(platform, schedule, model)
             except (PlannerError, ModelError):
                 continue
-            ranked.append(Candidate(name, schedule, prediction, size))
-            best = min(best, prediction.makespan)
+            charge = message_cost * busiest_messages(prediction) if message_cost else 0.0
+            ranked.append(Candidate(name, schedule, prediction, size, charge))
+            best = min(best, prediction.makespan + charge)
     return ranked
 
 

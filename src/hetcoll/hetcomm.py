@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .choice import DEFAULT_MARGIN
+from .choice import DEFAULT_MARGIN, engine_message_cost
 from .errors import HetcollError, PlannerError
 from .platform import Platform
 from .runtime.persistent import Persistent
@@ -73,6 +73,9 @@ class Planning:
         self.options = {} if options is None else options  # checked in check()
         self.margin = margin
         self.tuning = tuning  # loaded in check()
+        #: seconds charged per message of a plan's busiest rank (choice.py's module doc);
+        #: HetComm sets it from its time scale once the ranks agree on it
+        self.message_cost = 0.0
         self._judged: set[int] = set()  # user's segment sizes the model judges (knobs.py)
         self._warned: set[tuple[int, int]] = set()  # (segment size, bytes) judged already
 
@@ -107,7 +110,9 @@ class Planning:
                 )
         self.rooted_algo = rooted_planner(self.rooted_algo, default=self.algo)
         named = [a for a in (self.algo, self.cube_algo, self.rooted_algo) if a not in _CHOICES]
-        warn_unused_options(self.options, named or ["fnf"], who="planner of this HetComm")
+        # message_cost is the choice's own (HetComm._message_cost), whoever plans
+        mine = {k: v for k, v in self.options.items() if k != "message_cost"}
+        warn_unused_options(mine, named or ["fnf"], who="planner of this HetComm")
 
     def choose(self, platform: Platform, call: dict[str, Any]):
         """What runs for a call (:func:`hetcoll.choice.choose` with the wrapper's ``algo``):
@@ -152,6 +157,7 @@ class Planning:
             tuning=self.tuning,
             emulated=call.get("emulate", False),
             one_host=call.get("one_host", False),
+            message_cost=self.message_cost,
         )
 
     def plans_trees(self, algo: str) -> bool:
@@ -224,6 +230,14 @@ class Planning:
         accepted = set(get_planner(algo).options)
         return {k: v for k, v in self.options.items() if k in accepted}
 
+    def _charged(self, algo: str) -> dict[str, Any]:
+        """:meth:`_accepted`, with the cost per message charged for ``auto`` (as
+        :meth:`choose` weighs it)."""
+        options = self._accepted(algo)
+        if algo == "auto" and self.message_cost:
+            options.setdefault("message_cost", self.message_cost)
+        return options
+
     def tree(self, platform: Platform, call: dict[str, Any]) -> Schedule:
         from .planners import plan, plan_multiple
 
@@ -237,7 +251,7 @@ class Planning:
             "model": self.model,
             "nbytes": call["nbytes"],
             "segment_size": call["segment_size"],
-            "options": self._accepted(algo),
+            "options": self._charged(algo),
         }
         if call["groups"] is not None:
             return plan_multiple(platform, call["groups"], **common)
@@ -288,6 +302,7 @@ class Planning:
                 call["members"],
                 call["op"],
                 self.model,
+                self.message_cost,
             )
         return plan_hypercube(
             platform,
@@ -326,7 +341,7 @@ class Planning:
             nbytes=call["nbytes"],
             collective=call["collective"],
             sizes=call["sizes"],
-            options=self._accepted(algo),
+            options=self._charged(algo),
         )
 
 
@@ -495,7 +510,21 @@ class HetComm(VectorCollectives, Persistent):
     ) -> None:
         self.planning = Planning(algo, cube_algo, model, options, margin, tuning, rooted_algo)
         super().__init__(comm, platform, self.planning, model=model, **engine)
+        self.planning.message_cost = self._message_cost()
         self._check_knobs()
+
+    def _message_cost(self) -> float:
+        """Seconds charged per message of a plan's busiest rank (:mod:`hetcoll.choice`):
+        the ``message_cost`` planner option, else under emulation the engine's
+        (:func:`~hetcoll.choice.engine_message_cost` at the emulation's time scale), and
+        natively none: a probed platform's costs hold the engine's already (the probe's
+        round trips run through it)."""
+        from .units import check_quantity
+
+        given = self.planning.options.get("message_cost")
+        if given is not None:
+            return check_quantity(given, "time", "message_cost")
+        return engine_message_cost(self.time_scale) if self.emulate else 0.0
 
     def _check_knobs(self) -> None:
         """Warn about the user's ``spin`` or ``segment_size`` where a tuning file measured

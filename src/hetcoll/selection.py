@@ -30,6 +30,7 @@ __all__ = ["auto"]
     complexity="sum of the candidates' costs + one simulation each",
     summary="simulate every applicable tree planner (and slice size) and keep the fastest",
     kind="select",
+    options=("message_cost",),
 )
 def auto(
     platform: Platform,
@@ -41,6 +42,7 @@ def auto(
     segment_size: int | None = None,
     collective: str | None = None,
     sizes: Mapping[str, int] | None = None,
+    message_cost: float = 0.0,
 ) -> Schedule:
     """Plan with every applicable registered tree planner, simulate each, keep the fastest.
 
@@ -91,6 +93,7 @@ def auto(
                 slices=slices,
                 sizes=sizes,
                 prune=True,
+                message_cost=message_cost,
             )
     except PlannerError as exc:
         raise PlannerError(f"auto: {exc}") from None
@@ -98,7 +101,9 @@ def auto(
     best: dict[str, float] = {}
     for c in found.ranked:  # each planner's best time over the slice sizes
         best.setdefault(c.algorithm, c.predicted_time)
-    params = {"chosen": found.best.algorithm, "candidates": best}
+    params: dict[str, Any] = {"chosen": found.best.algorithm, "candidates": best}
+    if message_cost:
+        params["message_cost"] = message_cost
     if segment_size is None and len(slices) > 1:
         params["segment_size"] = found.best.segment_size
     return Schedule(
