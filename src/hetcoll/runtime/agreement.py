@@ -143,7 +143,7 @@ class Agreement:
             if j < self.rounds:
                 self._send(j)
         if self.flying:  # the sends must be complete before the next call starts them
-            for req in self.every_send:  # (Test each: a third of Testall's cost here)
+            for req in self.every_send:  # (Test each: cheaper than Testall on a few requests)
                 if not req.Test():
                     return False
             self.flying = False

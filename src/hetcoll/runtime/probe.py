@@ -63,8 +63,8 @@ Method
    at least their range: :func:`confidence`), are given their class mean, as the paper's
    testbed has speed classes (Banikazemi et al. 1998, Sec. 7.1.1): measurement noise then
    cannot reorder nodes that are equally fast, and a planner breaks their ties by rank as
-   it would on the true platform.  On a busy host the rounds disagree (two probes a few
-   seconds apart differed 2-5x per node here): the intervals overlap, the probe reports one
+   it would on the true platform.  On a busy host the rounds disagree (each round sees
+   other load): the intervals overlap, the probe reports one
    class (``fit["classes"]``) and does not invent heterogeneity.
 """
 
@@ -549,8 +549,8 @@ def confidence(per_round: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np
     hold the rounds' range and ``value`` (the fit of every round together).  What
     :func:`speed_classes` separates on: nodes are told apart only where their intervals do
     not overlap, so equal nodes measured with noise stay one class (their rounds' ranges
-    alone fail to overlap by chance: 4 equal nodes, 3 rounds, 8 % noise, in 11 of 200
-    draws), while nodes that differ beyond the noise separate.  O(rounds x nodes).
+    alone fail to overlap by chance with few rounds), while nodes that differ beyond the
+    noise separate.  O(rounds x nodes).
 
     Examples
     --------
