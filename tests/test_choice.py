@@ -122,9 +122,26 @@ def test_tuning_rules_come_first():
 
 def test_tuning_round_trip(tmp_path):
     t = load_tuning(TUNING)
+    assert t.message_cost is None  # not measured: the wrapper falls back to the constant
     path = tmp_path / "t.json"
     path.write_text(t.to_json())
     assert load_tuning(str(path)) == t
+    measured = load_tuning({**TUNING, "message_cost": 3.0517578125e-4})
+    path.write_text(measured.to_json())
+    back = load_tuning(str(path))
+    assert back == measured and back.message_cost == 3.0517578125e-4
+    assert load_tuning({**TUNING, "message_cost": 0}).message_cost == 0.0
+
+
+@pytest.mark.parametrize("value", [-1e-6, float("nan"), float("inf"), "200us", True, [1e-4]])
+def test_a_bad_message_cost_is_one_line(tmp_path, value):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({**TUNING, "message_cost": value}))  # NaN, Infinity as JSON has them
+    with pytest.raises(HetcollError) as err:
+        load_tuning(str(path))
+    text = str(err.value)
+    assert "\n" not in text
+    assert text.startswith(f"{path}: message_cost: expected seconds per message")
 
 
 @pytest.mark.parametrize(

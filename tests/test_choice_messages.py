@@ -2,7 +2,9 @@
 a finer slicing wins only where its predicted gain exceeds what its extra messages cost,
 the charge is exact (the busiest rank's messages), pruning stays exact with it, and the
 runtime's choice for the training loop's 50 MiB broadcast under emulation keeps slices of
-400 KiB or more (it took 100 KiB ones, measured 2.1x slower)."""
+400 KiB or more (it took 100 KiB ones, measured 2.1x slower); a cost measured by ``hetcoll
+tune`` (the tuning file's ``message_cost``) replaces the constant exactly where the
+arithmetic of the charge says."""
 
 from __future__ import annotations
 
@@ -13,11 +15,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hetcoll import load_platform, plan, simulate
-from hetcoll.choice import ENGINE_MESSAGE_COST, choose, engine_message_cost, mpi_time
+from hetcoll.choice import (
+    DEFAULT_MARGIN,
+    ENGINE_MESSAGE_COST,
+    charged_message_cost,
+    choose,
+    engine_message_cost,
+    mpi_time,
+)
 from hetcoll.compare import busiest_messages, compare, slice_choices
 from hetcoll.hetcomm import Planning
 from hetcoll.mpich import native, predict
 from hetcoll.platform import Platform, nodes_from_costs
+from hetcoll.tuning import load_tuning
 
 NET = Path(__file__).resolve().parents[1] / "examples" / "net.json"
 MIB = 1 << 20
@@ -99,6 +109,93 @@ def test_the_small_allreduce_of_the_training_loop_stays_with_mpi():
 def test_engine_message_cost_is_real_time_in_model_seconds():
     assert engine_message_cost() == ENGINE_MESSAGE_COST
     assert engine_message_cost(4.0) == ENGINE_MESSAGE_COST / 4
+
+
+def _measured(cost: float, emulated: bool = True):
+    """A tuning file of 8 ranks carrying a measured ``message_cost`` and no rules."""
+    return load_tuning(
+        {
+            "format": "hetcoll-tuning",
+            "version": 1,
+            "ranks": 8,
+            "emulated": emulated,
+            "message_cost": cost,
+            "rules": {},
+        }
+    )
+
+
+def test_a_wrapper_charges_the_measured_cost_as_it_was_measured():
+    """The file's cost (real seconds) in model seconds under emulation; the constant (or
+    nothing natively) without one, or when the file was measured the other way."""
+    emulated, native = _measured(3e-4), _measured(3e-5, emulated=False)
+    assert charged_message_cost(emulated, emulated=True, time_scale=10.0) == 3e-4 / 10
+    assert charged_message_cost(native, emulated=False) == 3e-5
+    assert charged_message_cost(None, emulated=True, time_scale=4.0) == ENGINE_MESSAGE_COST / 4
+    assert charged_message_cost(native, emulated=True, time_scale=4.0) == ENGINE_MESSAGE_COST / 4
+    assert charged_message_cost(emulated, emulated=False) == 0.0
+    assert charged_message_cost(None, emulated=False) == 0.0
+    assert charged_message_cost(_measured(None), emulated=True) == ENGINE_MESSAGE_COST
+
+
+def test_a_measured_cost_slices_the_training_broadcast_where_the_arithmetic_says():
+    """``examples/net.json``, 8 ranks, 50 MiB from rank 0 at time scale 10: from every
+    candidate's predicted time and busiest-rank messages, the charge per message at which
+    ``multi_tree`` in 100 KiB slices (the bare optimum, 1 280 messages) loses to 400 KiB
+    slices (312), and then those to 1.6 MiB (96); a measured cost just below and just
+    above each break-even (real seconds: times 10) gives the wrapper's plan those slices."""
+    p = load_platform(NET)
+    scale, n = 10.0, 50 * MIB
+    every = compare(p, "bcast", root="0", nbytes=n, slices=slice_choices(n)).ranked
+    cands = [(c.predicted_time, busiest_messages(c.prediction), c.segment_size) for c in every]
+
+    def best(cost):
+        return min(cands, key=lambda c: (c[0] + cost * c[1], c[1]))
+
+    def break_even(t, m):  # the least charge at which a candidate with fewer messages wins
+        return min((tj - t) / (m - mj) for tj, mj, _ in cands if mj < m)
+
+    fine = best(0.0)
+    assert (fine[1], fine[2]) == (1280, 100 * 1024)
+    first = break_even(*fine[:2])
+    mid = best(first * 1.001)
+    assert (mid[1], mid[2]) == (312, 400 * 1024)
+    second = break_even(*mid[:2])
+    assert first == pytest.approx(2.4446e-6, rel=1e-3)
+    assert second == pytest.approx(3.3378e-5, rel=1e-3)
+
+    def slices(measured: float) -> int:
+        planning = Planning("auto", None, None, {}, tuning=_measured(measured))
+        planning.message_cost = charged_message_cost(
+            planning.tuning, emulated=True, time_scale=scale
+        )
+        return planning.tree(p, _bcast_call(n)).params["segment_size"]
+
+    assert slices(first * scale * 0.999) == 100 * 1024
+    assert slices(first * scale * 1.001) == 400 * 1024
+    assert slices(second * scale * 0.999) == 400 * 1024
+    assert slices(second * scale * 1.001) == 1600 * 1024
+
+
+def test_a_measured_cost_gives_the_small_allreduce_to_mpi_where_the_arithmetic_says():
+    """The object ``allreduce`` of one float (an allgather of 256-byte blocks) under
+    emulation: the plan (``rooted_exact``, 8 messages on its busiest rank) runs while
+    ``(plan + 8 c) (1 + margin) < mpi + 6 c``; a measured cost just below the break-even
+    keeps the plan, just above it gives the call to MPI."""
+    p = load_platform(NET)
+    nodes, scale, m = list(p.ids), 10.0, DEFAULT_MARGIN
+    bare = choose(p, "allgather", 256, nodes, emulated=True)
+    assert bare.algorithm == "rooted_exact"
+    even = (bare.mpi - bare.predicted * (1 + m)) / (8 * (1 + m) - 6)
+    assert even > 0
+    for factor, want in ((0.999, "rooted_exact"), (1.001, "mpi")):
+        cost = charged_message_cost(
+            _measured(even * scale * factor), emulated=True, time_scale=scale
+        )
+        c = choose(p, "allgather", 256, nodes, emulated=True, message_cost=cost)
+        assert (c.algorithm, c.plan) == (want, "rooted_exact")
+        assert c.predicted == pytest.approx(bare.predicted + 8 * cost)
+        assert c.mpi == pytest.approx(bare.mpi + 6 * cost)
 
 
 @settings(max_examples=12, deadline=None)

@@ -42,11 +42,17 @@ faster (``benchmarks/mpi/bench_training.py --only emulated``).  So ``choose`` ch
 :func:`hetcoll.compare.busiest_messages`) to hetcoll's plans, when ranking them (``auto``
 slices finer only where the predicted gain exceeds what the extra messages cost) and
 against MPI's own; under emulation MPI's algorithm runs through the same engine and is
-charged alike.  ``HetComm`` under emulation charges :func:`engine_message_cost`:
-:data:`ENGINE_MESSAGE_COST` of real time, in model seconds (divided by the emulation's
-``time_scale``); natively nothing, as a probed platform's costs hold the engine's own (the
-probe's round trips run through it).  A constant rather than a measurement, so that every
-rank derives the same schedule.
+charged alike.  ``HetComm`` charges :func:`charged_message_cost`: the cost ``hetcoll tune``
+measured on the user's own ranks when its tuning file was measured as the wrapper runs
+(:func:`hetcoll.jobs.tune.engine_cost`: a chain broadcast sliced into many messages
+against the same broadcast whole, the difference of their measured times beyond the
+model's, per message of the busiest rank), else under emulation the constant
+:data:`ENGINE_MESSAGE_COST`, a conservative figure for a host with more ranks than cores;
+under emulation in model seconds (real seconds divided by the emulation's
+``time_scale``: the modelled costs are stretched, the engine's own work is not).  Natively
+without a tuning file nothing: a probed platform's costs hold the engine's own (the
+probe's round trips run through it).  A number from one file or one constant, never a
+rank's own timing, so that every rank derives the same schedule.
 
 A non-commutative allreduce or reduce is MPI's: MPI orders it as it must, and hetcoll
 would gather every contribution.  For ``reduce``, ``gather`` and ``scatter`` (``nbytes``
@@ -71,6 +77,7 @@ __all__ = [
     "ENGINE_MESSAGE_COST",
     "Choice",
     "best_cube",
+    "charged_message_cost",
     "choose",
     "engine_message_cost",
     "mpi_time",
@@ -85,14 +92,42 @@ DEFAULT_MARGIN = 0.25
 ENGINE_MESSAGE_COST = 200e-6
 
 
-def engine_message_cost(time_scale: float = 1.0) -> float:
-    """:data:`ENGINE_MESSAGE_COST` in the model's seconds: under emulation every modelled
+def engine_message_cost(time_scale: float = 1.0, measured: float | None = None) -> float:
+    """The engine's real seconds per message (``measured`` by ``hetcoll tune``, else
+    :data:`ENGINE_MESSAGE_COST`) in the model's seconds: under emulation every modelled
     cost is stretched ``time_scale`` times, the engine's own work is not.
 
     >>> engine_message_cost(10.0) == ENGINE_MESSAGE_COST / 10
     True
+    >>> engine_message_cost(8.0, measured=4e-5) == 4e-5 / 8
+    True
     """
-    return ENGINE_MESSAGE_COST / time_scale
+    return (ENGINE_MESSAGE_COST if measured is None else measured) / time_scale
+
+
+def charged_message_cost(
+    tuning: Tuning | None, *, emulated: bool, time_scale: float = 1.0
+) -> float:
+    """The seconds per message of a plan's busiest rank a wrapper charges (module doc): a
+    tuning file's measured ``message_cost`` when the file was measured as the wrapper
+    runs (``emulated`` alike), else the constant under emulation and nothing natively;
+    under emulation divided by ``time_scale``.
+
+    >>> from hetcoll.tuning import Tuning
+    >>> t = Tuning(8, {}, emulated=True, message_cost=6e-5)
+    >>> charged_message_cost(t, emulated=True, time_scale=8.0) == 6e-5 / 8
+    True
+    >>> charged_message_cost(t, emulated=False), charged_message_cost(None, emulated=False)
+    (0.0, 0.0)
+    >>> charged_message_cost(None, emulated=True) == ENGINE_MESSAGE_COST
+    True
+    """
+    measured = None
+    if tuning is not None and tuning.message_cost is not None and tuning.emulated == emulated:
+        measured = tuning.message_cost
+    if emulated:
+        return engine_message_cost(time_scale, measured)
+    return 0.0 if measured is None else measured
 
 
 #: the rooted collectives ``auto`` weighs against MPICH's binomial trees

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .choice import DEFAULT_MARGIN, engine_message_cost
+from .choice import DEFAULT_MARGIN, charged_message_cost
 from .errors import HetcollError, PlannerError
 from .platform import Platform
 from .runtime.persistent import Persistent
@@ -515,16 +515,19 @@ class HetComm(VectorCollectives, Persistent):
 
     def _message_cost(self) -> float:
         """Seconds charged per message of a plan's busiest rank (:mod:`hetcoll.choice`):
-        the ``message_cost`` planner option, else under emulation the engine's
-        (:func:`~hetcoll.choice.engine_message_cost` at the emulation's time scale), and
-        natively none: a probed platform's costs hold the engine's already (the probe's
-        round trips run through it)."""
+        the ``message_cost`` planner option, else the engine's: what the tuning file
+        measured on these ranks, or under emulation the constant, at the emulation's time
+        scale (:func:`~hetcoll.choice.charged_message_cost`); natively without a measured
+        cost none: a probed platform's costs hold the engine's already (the probe's round
+        trips run through it).  The same on every rank: one file, one time scale."""
         from .units import check_quantity
 
         given = self.planning.options.get("message_cost")
         if given is not None:
             return check_quantity(given, "time", "message_cost")
-        return engine_message_cost(self.time_scale) if self.emulate else 0.0
+        return charged_message_cost(
+            self.planning.tuning, emulated=self.emulate, time_scale=self.time_scale
+        )
 
     def _check_knobs(self) -> None:
         """Warn about the user's ``spin`` or ``segment_size`` where a tuning file measured

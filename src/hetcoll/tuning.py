@@ -8,6 +8,7 @@ Format (JSON)::
      "ranks": 8,                    # the communicator size it was measured on
      "emulated": false,             # measured under emulation of "platform"?
      "platform": "probed 8 ranks",  # the platform's name (information)
+     "message_cost": 4.1e-05,       # the engine's own seconds per message (see below)
      "rules": {
        "bcast":     [{"from_bytes": 0,      "algorithm": "mpi"},
                      {"from_bytes": 181019, "algorithm": "chain", "segment_size": 65536},
@@ -22,6 +23,14 @@ per rank; a barrier: 0) follows the last rule of its collective with ``from_byte
 (``segment_size``: the slices it was measured with; null: none).  A collective without
 rules is left to ``auto``'s model.  ``hetcoll tune`` puts each boundary halfway (in log
 scale) between two measured sizes with different winners.
+
+``message_cost`` (optional; null or absent: not measured) is what ``hetcoll tune``
+measured hetcoll's engine to spend per message of a plan's busiest rank beyond the
+platform model's time, in real seconds (:func:`hetcoll.jobs.tune.engine_cost` says how):
+``auto`` charges it to every plan, and under emulation to MPI's algorithm run through the
+engine too (:mod:`hetcoll.choice`), in place of the constant
+:data:`hetcoll.choice.ENGINE_MESSAGE_COST`, when the file was measured as the wrapper runs
+(natively or under emulation).  It must be a finite number of seconds, >= 0.
 """
 
 from __future__ import annotations
@@ -67,6 +76,7 @@ class Tuning:
     emulated: bool = False
     platform: str | None = None
     measurements: list[Any] = field(default_factory=list, compare=False)
+    message_cost: float | None = None
 
     def lookup(self, collective: str, nbytes: int) -> Rule | None:
         """The rule a call of ``nbytes`` follows, None when the file has none for it."""
@@ -83,6 +93,7 @@ class Tuning:
             "ranks": self.ranks,
             "emulated": self.emulated,
             "platform": self.platform,
+            "message_cost": self.message_cost,
             "rules": {c: [r.to_dict() for r in rs] for c, rs in self.rules.items()},
             "measurements": self.measurements,
         }
@@ -116,7 +127,21 @@ class Tuning:
             bool(data.get("emulated", False)),
             data.get("platform"),
             list(data.get("measurements") or []),
+            _message_cost(data.get("message_cost"), where),
         )
+
+
+def _message_cost(value: Any, where: str) -> float | None:
+    """A tuning file's ``message_cost``: None (not measured) or finite seconds >= 0."""
+    if value is None:
+        return None
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value < 0:
+        raise HetcollError(
+            f"{where}: message_cost: expected seconds per message (a finite number >= 0) "
+            f"or null, got {value!r}"
+        )
+    return float(value)
 
 
 def _rules(items: Any, where: str) -> tuple[Rule, ...]:

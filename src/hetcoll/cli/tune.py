@@ -140,7 +140,14 @@ def tune_cmd(
         winners.setdefault(row["collective"], []).append(
             (row["nbytes"], w["algorithm"], w["segment_size"])
         )
-    tuning = Tuning(world.size, rules_from(winners), emulate, result["platform"], result["rows"])
+    tuning = Tuning(
+        world.size,
+        rules_from(winners),
+        emulate,
+        result["platform"],
+        result["rows"],
+        result["message_cost"],
+    )
     if output is not None:
         from ..files import write_atomic
 
@@ -149,6 +156,11 @@ def tune_cmd(
         dump_json(json_document("tuning", {**tuning.to_dict(), "output": output}))
     for coll in () if as_json else names:
         click.echo(_table(result, coll))
+    if not as_json:
+        click.echo(
+            f"engine's cost per message of the busiest rank, beyond the model: "
+            f"{format_time(tuning.message_cost)} (what auto charges each plan)"
+        )
     for row in result["rows"]:  # the user's own knobs that cost time: said on stderr
         knobs = [s for s in row["slower"] if s["knob"]]
         if knobs:

@@ -22,6 +22,25 @@ never picked: a tuning file's rule has no ``spin``, so it would run without it.
 Natively, MPI's own is the communicator's collective (``MPI_Bcast``, ...); under
 emulation it is MPICH's algorithm for the call run through the same engine and emulation
 (:mod:`hetcoll.mpich`), the only fair baseline there.
+
+**The engine's cost per message** (:func:`engine_cost`, the tuning file's
+``message_cost``, what ``auto`` charges per message of a plan's busiest rank:
+:mod:`hetcoll.choice`): a chain broadcast of :data:`COST_SLICES` slices of
+:data:`COST_SLICE` bytes against the same broadcast whole, paired, measured as every
+candidate is (loops of :data:`COST_LOOP` seconds, at least 5 rounds); per round the
+sliced one's measured time beyond the whole one's, less what the model predicts for that
+difference, divided by the messages the busiest rank handles beyond the whole one's; the
+median over the rounds (0 when negative).  Sound because the two runs move the same bytes
+over the same chain on the same ranks through the same engine: what the model predicts for
+the extra slices (their latencies, emulated or not) is taken out, and what remains is the
+engine's own work per extra message at this host's ranks per core and load, counted as
+``auto`` charges it (sends and receives of the busiest rank, the chain's relays).  Under
+emulation it is real time beside the emulated costs.  Natively the model's part is the
+platform's, so the figure holds the model's error too: sound on a probed platform (tune's
+default).  The slices are of the size ``auto`` weighs for the long broadcasts where the
+charge decides: a slice's own work in the engine grows with its bytes, and tiny slices
+hide it in the modelled latencies.  Rank 0's figure is sent to every rank, and the file
+carries one number: every rank charges the same.
 """
 
 from __future__ import annotations
@@ -38,11 +57,31 @@ from ..errors import KnobWarning
 from ..hetcomm import HetComm
 from ..platform import Platform
 
-__all__ = ["WIN_SHARE", "knobs", "label", "measure_calls", "pick", "slower", "tune_job"]
+__all__ = [
+    "COST_LOOP",
+    "COST_SLICE",
+    "COST_SLICES",
+    "WIN_SHARE",
+    "engine_cost",
+    "knobs",
+    "label",
+    "measure_calls",
+    "pick",
+    "slower",
+    "tune_job",
+]
 
 #: a plan wins when it is faster than MPI's own in at least this share of the paired rounds
 WIN_SHARE = 0.8
 COLLECTIVES = ("bcast", "allreduce", "allgather", "barrier")
+#: the engine's cost per message is measured on a chain broadcast of this many slices ...
+COST_SLICES = 16
+#: ... of this many bytes each: the slices ``auto`` weighs for the long broadcasts where
+#: the charge decides (tiny slices hide the engine's work in the latencies of the model)
+COST_SLICE = 64 * 1024
+#: seconds each measurement of the cost lasts (a loop of calls, longer than a candidate's:
+#: the figure is a difference of two times)
+COST_LOOP = 0.2
 
 
 def tune_job(
@@ -83,6 +122,7 @@ def tune_job(
                     plans += knobs(plans, collective, nbytes, segment_sizes, spins)
                     row = measure_calls(hc, collective, nbytes, plans, rounds, loop, spun)
                     rows.append(row)
+            cost = engine_cost(hc, rounds)
         finally:
             for other in spun.values():
                 other.close()
@@ -95,7 +135,37 @@ def tune_job(
         "rounds": rounds,
         "rows": rows,
         "probed": probed,
+        "message_cost": cost,
     }
+
+
+def engine_cost(hc: HetComm, rounds: int = 5, loop: float = COST_LOOP) -> float:
+    """The engine's own real seconds per message of the busiest rank beyond the model's
+    time, measured on ``hc``'s ranks (module doc); collective, the same on every rank."""
+    from ..compare import busiest_messages
+    from ..simulator import simulate
+
+    nbytes = COST_SLICES * COST_SLICE
+    plans = [
+        {"algorithm": "chain", "segment_size": None},
+        {"algorithm": "chain", "segment_size": COST_SLICE},
+    ]
+    with warnings.catch_warnings():  # slices measured, not the user's knob
+        warnings.simplefilter("ignore", KnobWarning)
+        row = measure_calls(hc, "bcast", nbytes, plans, max(rounds, 5), loop)
+    scale = hc.time_scale if hc.emulate else 1.0
+    model, messages = [], []
+    for p in plans:
+        sched = hc.schedule(0, None, nbytes, p["segment_size"], algo=p["algorithm"])
+        found = simulate(hc.platform, sched, hc.model)
+        model.append(found.makespan * scale)
+        messages.append(busiest_messages(found))
+    whole, sliced = (p["times"] for p in row["plans"])
+    per = [
+        (ts - tw - (model[1] - model[0])) / (messages[1] - messages[0])
+        for tw, ts in zip(whole, sliced, strict=True)
+    ]
+    return float(hc.base.bcast(max(0.0, float(np.median(per))), root=0))
 
 
 def _probe(comm: MPI.Comm, sizes, timeout: float) -> tuple[Platform, dict[str, Any]]:
