@@ -127,6 +127,13 @@ class Message:
         address = MPI.buffer(self.buffer).address
         return MPI.buffer.fromaddress(address, self.count * extent, self.buffer.readonly)
 
+    def mpi(self) -> Any:
+        """The message as MPI's point-to-point calls take it: its bytes in place when
+        contiguous, else ``[window, count, datatype]`` (MPI reads or places the bytes)."""
+        if self.contiguous:
+            return self.data()
+        return [self._span(), self.count, self.datatype]
+
     def span(self) -> memoryview:
         """The bytes from the message's start to its last datatype byte (holes included)."""
         if not self.count:

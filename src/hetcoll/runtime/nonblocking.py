@@ -382,6 +382,8 @@ class Progress:
             if r is record:
                 del self.records[tag]
                 self.armed -= 1
+                if r.get("direct") is not None:  # its point-to-point requests (direct.py)
+                    r["direct"].free()
 
     def stop(self, timeout: float) -> bool:
         """End the thread once the started calls have run (within ``timeout``); whether it

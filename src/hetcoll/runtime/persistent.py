@@ -25,6 +25,13 @@ operator (the latter then a scatter, or over per-root trees), of ``Gather_init``
 ``*_init`` call: the engine's run of the planned schedule on the buffers typed once (a
 handler back to the rank's contribution, read again from the program's buffer, its result
 copied out), without the blocking method's parsing and lookups.
+A ``Bcast_init`` whose program is one message per tree edge (a single tree, unsegmented),
+natively and without ``check="always"``, goes further (:mod:`.direct`, a
+:class:`DirectRequest`): its messages are MPI persistent point-to-point requests made in
+the ``*_init`` call on the user's buffer (a receive from the parent, a send to each
+child), which its ``Start`` starts before the start's own message (the receive; the root's
+sends), and a start's run only waits for the receive and starts the sends: no engine,
+copy or header per start.
 And when the request is the wrapper's only live persistent one and no nonblocking call is
 queued, its start is the only message that can be waiting, so ``Wait`` runs it at once
 without ``Iprobe`` and only receives its send (several live requests, queued calls: the
@@ -53,10 +60,11 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
-from ..errors import HetcollError, MismatchError
+from ..errors import CollectiveTimeoutError, HetcollError, MismatchError
 from ..lowering import block_layout
 from .buffers import Message, in_place, message
 from .collectives import _SPECS, _place
+from .direct import DirectBcast, tree_edges
 from .nonblocking import NONBLOCKING, Nonblocking, RaisesOnCompletion, _threaded
 from .perroot import PerRootReduce
 from .rank_ops import ByteRanges
@@ -64,7 +72,7 @@ from .reduce import GatherHandler, ReduceHandler
 from .rooted import Blocks, TreeReduce, _blocks_of, _preorder_moves, _write
 from .vectors import _reduce_scatter_key, _spans
 
-__all__ = ["PERSISTENT", "Persistent", "PersistentRequest"]
+__all__ = ["PERSISTENT", "DirectRequest", "Persistent", "PersistentRequest"]
 
 _FAILED, _ROOM = b"failed:", 200  # a rank's error in the agreement of an *_init call
 _TAG_UB = 32767  # the largest tag MPI must allow (tag 0 is the nonblocking calls')
@@ -173,6 +181,16 @@ class PersistentRequest(RaisesOnCompletion, MPI.Prequest):
         return self.record["progress"]
 
 
+class DirectRequest(PersistentRequest):
+    """The request of a persistent ``Bcast`` on one tree of one message (:mod:`.direct`):
+    its ``Start`` also starts the receive (the root: its sends) before the start's own
+    message, so the data moves from the start on; the rest is :class:`PersistentRequest`'s."""
+
+    def Start(self) -> None:
+        self.record["direct"].post()  # first: whoever finds the start finds them posted
+        MPI.Prequest.Start(self)
+
+
 class Persistent(Nonblocking):
     """:class:`~.nonblocking.Nonblocking` with persistent forms of its planned collectives
     (see the module docstring)."""
@@ -190,6 +208,8 @@ class Persistent(Nonblocking):
                 progress.run_started()
                 if self.size > 1:  # one rank: nothing to plan (the call moves nothing)
                     self._agree(self._plan_only(blocking, args, how), name)
+                # its requests, on a communicator made here (collective: under the runner)
+                direct = self._direct(blocking, args, self.__dict__.get("_captured"))
             finally:
                 progress.holder = None
                 captured = self.__dict__.pop("_captured", None)
@@ -199,7 +219,8 @@ class Persistent(Nonblocking):
         memory = bytearray(1)
         record = {
             "tag": tag,
-            "start": self._prepared(blocking, args, how, name, captured),
+            "start": self._prepared(blocking, args, how, name, captured, direct),
+            "direct": direct,
             # weak: the records live as long as the thread, which keeps no wrapper
             "call": weakref.WeakMethod(getattr(type(self), blocking).__get__(self)),
             "args": args,
@@ -212,7 +233,8 @@ class Persistent(Nonblocking):
             "error": None,  # the last start's
             "runs": 0,  # starts run
         }
-        req = PersistentRequest(progress.comm.Ssend_init([memory, 0, MPI.BYTE], 0, tag))
+        kind = PersistentRequest if direct is None else DirectRequest
+        req = kind(progress.comm.Ssend_init([memory, 0, MPI.BYTE], 0, tag))
         req.record = record
         record["request"] = weakref.ref(req)
         with progress.cond:
@@ -252,14 +274,43 @@ class Persistent(Nonblocking):
             self.last_schedule, self.last_choice = last
         return b""
 
-    def _prepared(self, blocking: str, args: tuple, how: dict, name: str, captured):
+    def _direct(self, blocking: str, args: tuple, captured) -> DirectBcast | None:
+        """A ``Bcast``'s point-to-point requests (:mod:`.direct`) when its program is one
+        message per tree edge, natively and without ``check="always"`` (the same answer
+        on every rank: the program and the settings are), else None."""
+        if blocking != "Bcast" or captured is None or self.emulate or self.check == "always":
+            return None
+        plan, what, sched = captured[0], captured[3], captured[5]
+        program = next((h[2] for h in self._cache.values() if h[1] is plan), None)
+        if not tree_edges(sched.program() if program is None else program):
+            return None
+        buf, root = args
+        spec = message(buf, writable=self.rank != root, where="Bcast_init buf", typed=False)
+        comm, tag = self._direct_tag()
+        return DirectBcast(comm, tag, spec.mpi(), plan, self, what)
+
+    def _direct_tag(self) -> tuple[MPI.Comm, int]:
+        """The communicator and tag of a new :class:`.direct.DirectBcast`: the next tag
+        (every rank counts the same ``*_init`` calls), on a private duplicate made at the
+        first one, a new one once its tags run out."""
+        comms = self.__dict__.setdefault("_direct_comms", [])
+        tag = self.__dict__.get("_direct_last", 0) + 1
+        if not comms or tag > comms[-1].Get_attr(MPI.TAG_UB):
+            comms.append(self._dup(self.comm))
+            tag = 1
+        self._direct_last = tag
+        return comms[-1], tag
+
+    def _prepared(self, blocking: str, args: tuple, how: dict, name: str, captured, direct=None):
         """What a start runs, made once here: the engine's run of the schedule planned in
-        the ``*_init`` call on the request's fixed buffers (typed once), with what
-        ``last_call`` says after it; None (a start runs the blocking call) for what is
-        packed or chosen per call (a non-contiguous datatype to send, another path than the
-        one prepared: see the ``_*_run`` methods)."""
+        the ``*_init`` call on the request's fixed buffers (typed once), or ``direct``'s
+        point-to-point requests, with what ``last_call`` says after it; None (a start runs
+        the blocking call) for what is packed or chosen per call (a non-contiguous datatype
+        to send, another path than the one prepared: see the ``_*_run`` methods)."""
         if captured is None:  # one rank: a broadcast or barrier moves nothing
             return _nothing if self.size == 1 and blocking in ("Bcast", "Barrier") else None
+        if direct is not None:
+            return self._direct_start(direct, name, captured)
         runs = {
             "Bcast": self._bcast_run,
             "Allreduce": self._allreduce_run,
@@ -289,6 +340,35 @@ class Persistent(Nonblocking):
             comm.last_schedule, comm.last_choice = sched, choice
             run(comm, plan, handler, what, digest)
             comm._last = (*last, comm._seq)  # last_call: this request's call
+
+        return start
+
+    def _direct_start(self, direct: DirectBcast, name: str, captured: tuple):
+        """A start of ``direct`` as the wrapper counts a call (its number and the history
+        ``close()`` compares, as :meth:`.comm.ScheduleComm._execute` does; ``last_call``)."""
+        digest, sched, choice = captured[4], captured[5], captured[6]
+        last = (name, self.rank_of.get(sched.root), sched.algorithm)
+        mine = weakref.ref(self)  # weak: the records live as long as the thread
+        run = direct.run
+
+        def start() -> None:
+            comm = mine()
+            if comm is None:  # collected: its close() ran every started call
+                return
+            if comm._broken is not None:
+                direct.abandon()
+                raise HetcollError(
+                    f"this HetComm is unusable after an earlier error: {comm._broken}"
+                )
+            comm._seq += 1
+            comm._history = hash((comm._history, digest))  # as _execute: alike on every rank
+            comm.last_schedule, comm.last_choice = sched, choice
+            try:
+                run()
+            except CollectiveTimeoutError as exc:
+                comm._broken = str(exc)
+                raise
+            comm._last = (*last, comm._seq)
 
         return start
 
@@ -558,7 +638,12 @@ class Persistent(Nonblocking):
             req = record["request"]()
             if req is not None and req != MPI.REQUEST_NULL and req.Get_status():  # inactive
                 MPI.Prequest.Free(req)
+            if record.get("direct") is not None:
+                record["direct"].free()
         progress.records = {}
+        for comm in self.__dict__.pop("_direct_comms", ()):
+            if self._broken is None:  # after a timeout a late start's message may still come
+                comm.Free()
         super()._free_progress(progress)
 
     def Bcast_init(self, buf: Any, root: int = 0, info: MPI.Info = MPI.INFO_NULL):
