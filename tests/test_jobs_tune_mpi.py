@@ -2,7 +2,7 @@
 ``hetcoll tune``'s ``message_cost``), 4 ranks under emulation: a positive finite figure,
 the same on every rank, written into the tuning file, and the charge every rank's
 ``HetComm`` derives from that file (mpi_programs/engine_cost.py).  Correctness, not
-speed: a positive figure because the sliced chain does work the whole one does not."""
+speed: a positive figure because the sliced broadcast does work the whole one does not."""
 
 from __future__ import annotations
 

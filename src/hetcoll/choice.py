@@ -44,7 +44,7 @@ slices finer only where the predicted gain exceeds what the extra messages cost)
 against MPI's own; under emulation MPI's algorithm runs through the same engine and is
 charged alike.  ``HetComm`` charges :func:`charged_message_cost`: the cost ``hetcoll tune``
 measured on the user's own ranks when its tuning file was measured as the wrapper runs
-(:func:`hetcoll.jobs.tune.engine_cost`: a chain broadcast sliced into many messages
+(:func:`hetcoll.jobs.tune.engine_cost`: a flat broadcast sliced into many messages
 against the same broadcast whole, the difference of their measured times beyond the
 model's, per message of the busiest rank), else under emulation the constant
 :data:`ENGINE_MESSAGE_COST`, a conservative figure for a host with more ranks than cores;

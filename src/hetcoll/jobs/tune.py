@@ -25,17 +25,22 @@ emulation it is MPICH's algorithm for the call run through the same engine and e
 
 **The engine's cost per message** (:func:`engine_cost`, the tuning file's
 ``message_cost``, what ``auto`` charges per message of a plan's busiest rank:
-:mod:`hetcoll.choice`): a chain broadcast of :data:`COST_SLICES` slices of
-:data:`COST_SLICE` bytes against the same broadcast whole, paired, measured as every
-candidate is (loops of :data:`COST_LOOP` seconds, at least 5 rounds); per round the
-sliced one's measured time beyond the whole one's, less what the model predicts for that
-difference, divided by the messages the busiest rank handles beyond the whole one's; the
-median over the rounds (0 when negative).  Sound because the two runs move the same bytes
-over the same chain on the same ranks through the same engine: what the model predicts for
-the extra slices (their latencies, emulated or not) is taken out, and what remains is the
-engine's own work per extra message at this host's ranks per core and load, counted as
-``auto`` charges it (sends and receives of the busiest rank, the chain's relays).  Under
-emulation it is real time beside the emulated costs.  Natively the model's part is the
+:mod:`hetcoll.choice`): a flat broadcast (:data:`COST_PLANNER`: the root sends to every
+other rank) of :data:`COST_SLICES` slices of :data:`COST_SLICE` bytes against the same
+broadcast whole, paired, measured as every candidate is (loops of :data:`COST_LOOP`
+seconds, at least 5 rounds); per round the sliced one's measured time beyond the whole
+one's, less what the model predicts for that difference, divided by the messages the
+busiest rank (the root) handles beyond the whole one's; the median over the rounds (0 when
+negative).  Sound because the two runs move the same bytes from the same root to the same
+ranks through the same engine: what the model predicts for the extra slices (their
+latencies, emulated or not) is taken out, and what remains is the engine's own work per
+extra message of the busiest rank at this host's ranks per core and load, the unit
+``auto`` charges.  A flat tree because its busiest rank handles every message and its
+model is that rank's sends in a row, which the emulation follows closely; a chain's whole
+run can stray from its model by more than the engine's cost (an unsliced relay's receive
+and send overlap in the emulation), and its extra messages are wake-ups of one rank after
+another, which the charge per busiest rank's message does not describe.  Under emulation
+the figure is real time beside the emulated costs.  Natively the model's part is the
 platform's, so the figure holds the model's error too: sound on a probed platform (tune's
 default).  The slices are of the size ``auto`` weighs for the long broadcasts where the
 charge decides: a slice's own work in the engine grows with its bytes, and tiny slices
@@ -59,6 +64,7 @@ from ..platform import Platform
 
 __all__ = [
     "COST_LOOP",
+    "COST_PLANNER",
     "COST_SLICE",
     "COST_SLICES",
     "WIN_SHARE",
@@ -74,7 +80,9 @@ __all__ = [
 #: a plan wins when it is faster than MPI's own in at least this share of the paired rounds
 WIN_SHARE = 0.8
 COLLECTIVES = ("bcast", "allreduce", "allgather", "barrier")
-#: the engine's cost per message is measured on a chain broadcast of this many slices ...
+#: the engine's cost per message is measured on a broadcast planned so ...
+COST_PLANNER = "flat"
+#: ... in this many slices ...
 COST_SLICES = 16
 #: ... of this many bytes each: the slices ``auto`` weighs for the long broadcasts where
 #: the charge decides (tiny slices hide the engine's work in the latencies of the model)
@@ -147,8 +155,8 @@ def engine_cost(hc: HetComm, rounds: int = 5, loop: float = COST_LOOP) -> float:
 
     nbytes = COST_SLICES * COST_SLICE
     plans = [
-        {"algorithm": "chain", "segment_size": None},
-        {"algorithm": "chain", "segment_size": COST_SLICE},
+        {"algorithm": COST_PLANNER, "segment_size": None},
+        {"algorithm": COST_PLANNER, "segment_size": COST_SLICE},
     ]
     with warnings.catch_warnings():  # slices measured, not the user's knob
         warnings.simplefilter("ignore", KnobWarning)
