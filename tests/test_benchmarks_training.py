@@ -39,3 +39,19 @@ def test_a_file_without_the_step_sums_the_calls():
         "times": {"hetcomm": rounds(1.0, 1.3, 0.1), "baseline": rounds(1.5, 0.5, 0.1)},
     }
     assert bench.summary(doc)["total"]["hetcomm"] == pytest.approx(2.4 / 2)
+
+
+def test_the_measured_variant_is_paired_with_the_baseline_and_the_constant():
+    """``--measured``: round by round, the measured cost's variant over the baseline and
+    over HetComm charging the constant."""
+    doc = {
+        "steps": 1,
+        "times": {
+            "baseline": rounds(2.0, 1.0, 0.1, 3.0) + rounds(4.0, 1.0, 0.1, 5.0),
+            "hetcomm": rounds(1.0, 1.0, 0.1, 2.0) + rounds(3.0, 1.0, 0.1, 4.0),
+            "measured": rounds(1.0, 0.5, 0.1, 1.5) + rounds(2.0, 1.0, 0.1, 2.0),
+        },
+    }
+    assert list(bench._ratios(doc, "total", "measured", "baseline")) == [0.5, 0.4]
+    assert list(bench._ratios(doc, "Bcast", "measured", "hetcomm")) == [1.0, 2.0 / 3.0]
+    assert bench.summary(doc)["total"]["ratio"] == pytest.approx((2 / 3 + 4 / 5) / 2)

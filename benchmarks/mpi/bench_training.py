@@ -32,7 +32,10 @@ Run: ``.venv/bin/python benchmarks/mpi/bench_training.py [--quick] [--rounds N] 
 [--json PATH]`` (``--quick``: 1 MiB of weights, 256 KiB of gradients, 4 ranks natively and 8
 emulated; ``--algo fnf``: a plan for every call, what the wrapper ran by default before MPI's
 own became a candidate; ``--tuning FILE``: HetComm follows what ``hetcoll tune`` measured on
-as many ranks, natively; ``--separate``: per-call times without that wait).
+as many ranks, natively; ``--separate``: per-call times without that wait; ``--measured
+FILE``: a third variant, the same HetComm charging the engine's cost per message a tuning
+file measured (``hetcoll tune``'s ``message_cost``, none of its rules) instead of the
+constant, paired with the others: its ratio to the baseline and to the constant's).
 Prints a table, writes ``results/bench_training.json``.
 """
 
@@ -140,6 +143,39 @@ def table(docs: list[dict[str, Any]]) -> str:
     return format_table(headers, rows, title)
 
 
+def measured_table(doc: dict[str, Any]) -> str:
+    """The measured cost's variant beside the constant's: per call the paired ratios
+    measured / baseline and measured / constant (median, min-max) and what each ran."""
+    rows = []
+    for call in CALLS:
+        cells = [call + ("/step" if call == "total" else "")]
+        for other in ("baseline", "hetcomm"):
+            r = _ratios(doc, call, "measured", other)
+            cells.append(f"{np.median(r):.2f} ({r.min():.2f}-{r.max():.2f})")
+        if call != "total":
+            cells += [_ran(doc, call), _ran({"choices": doc["measured_choices"]}, call)]
+        rows.append(cells)
+    cost = doc["message_cost"]
+    title = (
+        f"{doc['mode']} {doc['ranks']} ranks: HetComm charging the measured cost per message "
+        f"({cost * 1e6:.1f} us real) against the constant (200 us), paired"
+    )
+    headers = ["call", "measured / baseline", "measured / constant", "constant ran", "measured ran"]
+    return format_table(headers, [r + [""] * (5 - len(r)) for r in rows], title)
+
+
+def _ratios(doc: dict[str, Any], call: str, a: str, b: str) -> np.ndarray:
+    """Round-by-round ratios of variant ``a`` over ``b`` for a call (or the step)."""
+
+    def per(name: str) -> np.ndarray:
+        rounds = doc["times"][name]
+        if call == "total":
+            return np.array([r.get("step", sum(r[c] for c in CALLS[1:])) for r in rounds])
+        return np.array([r[call] for r in rounds])
+
+    return per(a) / per(b)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
@@ -170,6 +206,12 @@ def main(argv: list[str] | None = None) -> int:
         help="an untimed barrier between the calls: a call's time holds no wait for ranks "
         "the previous one left late (the total then omits that overlap)",
     )
+    ap.add_argument(
+        "--measured",
+        default=None,
+        help="a tuning file whose measured message_cost a third variant charges (its rules "
+        "unused), beside HetComm with the constant",
+    )
     ap.add_argument("--json", default="results/bench_training.json")
     args = ap.parse_args(argv)
     weights, grads = (MIB, 256 << 10) if args.quick else (50 * MIB, 8 * MIB)
@@ -198,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.algo,
                 args.tuning or "-",
                 "1" if args.separate else "0",
+                args.measured or "-",
             ],
             timeout=3600,
         )
@@ -207,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
         doc["summary"] = summary(doc)
         docs.append(doc)
     print(table(docs))
+    for doc in docs:
+        if "measured" in doc["times"]:
+            print(measured_table(doc))
     path = Path(args.json)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"runs": docs}, indent=1) + "\n")

@@ -2,9 +2,11 @@
 against the default ``HetComm``, paired rounds.
 
 ``mpiexec -n K python -m mpi4py training.py MODE PLATFORM WEIGHTS GRADS STEPS ROUNDS SCALE
-ALGO TUNING SEPARATE OUT`` (SCALE: the emulation's ``time_scale``; ALGO: HetComm's ``algo``,
-``auto`` its default; TUNING: a tuning file HetComm follows, or ``-``; SEPARATE ``1``: an
-untimed barrier between the calls, ``step``)
+ALGO TUNING SEPARATE MEASURED OUT`` (SCALE: the emulation's ``time_scale``; ALGO:
+HetComm's ``algo``, ``auto`` its default; TUNING: a tuning file HetComm follows, or ``-``;
+SEPARATE ``1``: an untimed barrier between the calls, ``step``; MEASURED: ``-`` or a tuning file
+whose ``message_cost`` a third variant, ``measured``, charges: the same HetComm with that
+file's measured cost per message and none of its rules, beside ``hetcomm``'s constant)
 
 MODE ``native``: the baseline is ``MPI.COMM_WORLD`` itself; ``HetComm`` plans on PLATFORM,
 or on what a probe of these ranks finds (PLATFORM ``probe``, the probe's default sizes).
@@ -63,7 +65,10 @@ def step(comm, weights, grads, out, small, scalar, separate=False) -> dict[str, 
     return {**out, "step": sum(out.values())}
 
 
-def main(mode, platform_arg, weights_b, grads_b, steps, rounds, scale, algo, tuning, sep, out_path):
+def main(
+    mode, platform_arg, weights_b, grads_b, steps, rounds, scale, algo, tuning, sep, measured,
+    out_path,
+):  # fmt: skip
     weights_b, grads_b, steps, rounds = map(int, (weights_b, grads_b, steps, rounds))
     scale = float(scale)
     load = os.getloadavg()
@@ -90,6 +95,14 @@ def main(mode, platform_arg, weights_b, grads_b, steps, rounds, scale, algo, tun
     if emulate:
         base = HetComm(WORLD, platform, "mpi", emulate=True, time_scale=scale, timeout=300)
     variants = {"baseline": base, "hetcomm": het}
+    cost = None
+    if measured != "-":  # the measured cost per message alone, not the file's rules
+        with open(measured) as fh:
+            doc = {**json.load(fh), "rules": {}, "measurements": []}
+        cost = doc["message_cost"]
+        variants["measured"] = HetComm(
+            WORLD, platform, algo, emulate=emulate, time_scale=scale, timeout=300, tuning=doc
+        )
     weights = np.zeros(weights_b // 4, dtype=np.float32)
     want_w = (np.arange(len(weights)) % 101).astype(np.float32)
     grads = np.full(grads_b // 4, WORLD.rank + 1.0, dtype=np.float32)
@@ -125,7 +138,7 @@ def main(mode, platform_arg, weights_b, grads_b, steps, rounds, scale, algo, tun
             t, good = run(name)
             times[name].append(t)
             ok &= good
-    choices = {}
+    choices, measured_choices = {}, {}
     for call, args in (
         ("Bcast", ("bcast", weights.nbytes)),
         ("Allreduce", ("allreduce", grads.nbytes)),
@@ -133,12 +146,16 @@ def main(mode, platform_arg, weights_b, grads_b, steps, rounds, scale, algo, tun
         ("Bcast(8 B)", ("bcast", 8)),
         ("Barrier", ("barrier", 0)),
     ):
-        c = het.choice(args[0], args[1], count=len(grads) if args[0] == "allreduce" else None)
-        choices[call] = c.to_dict()
+        count = len(grads) if args[0] == "allreduce" else None
+        choices[call] = het.choice(args[0], args[1], count=count).to_dict()
+        if "measured" in variants:
+            measured_choices[call] = variants["measured"].choice(*args, count=count).to_dict()
     every_ok = WORLD.allreduce(int(ok), op=MPI.MIN)
     het.close()
     if emulate:
         base.close()
+    if "measured" in variants:
+        variants["measured"].close()
     if WORLD.rank == 0:
         doc = {
             "mode": mode,
@@ -153,6 +170,8 @@ def main(mode, platform_arg, weights_b, grads_b, steps, rounds, scale, algo, tun
             "rounds": rounds,
             "times": times,
             "choices": choices,
+            "measured_choices": measured_choices,
+            "message_cost": cost,
             "ok": bool(every_ok),
             "probed": probed,
             "load": [load, os.getloadavg()],
