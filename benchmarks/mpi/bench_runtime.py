@@ -8,7 +8,9 @@ default, a planned persistent 1-byte Bcast (``Start`` + ``Wait``) within 1.1x of
 linear in its number of segments (1-byte segments: the time per segment at 16 384
 segments within 1.2x of that at 1 024, repeated calls), and calls a HetComm passes to
 MPI (``Ibcast``, ``Iallreduce``, a sub-communicator's ``Allreduce``) as fast with an
-active HetComm as without (paired).  Measured side by side (rounds alternate the
+active HetComm as without (paired), and small blocking calls a default HetComm passes to
+MPI (an 8-byte ``Bcast`` and ``Allreduce``, ``Barrier``, an object ``allreduce``) within
+noise of mpi4py's own, per call.  Measured side by side (rounds alternate the
 variants; the median of the round-by-round ratios is reported next to the best values).
 Prints tables, writes ``results/bench_runtime.json``.
 Run: ``.venv/bin/python benchmarks/mpi/bench_runtime.py [--only PART] [--repeat K]
@@ -246,6 +248,35 @@ def print_passthrough(data: dict) -> None:
     )
 
 
+def print_passthrough_small(data: dict) -> None:
+    rows = [
+        [
+            name,
+            f"{v['native'] * 1e6:.1f} us",
+            f"{v['hetcoll'] * 1e6:.1f} us",
+            f"{v['ratio']:.3f} ({v['ratio_min']:.2f}-{v['ratio_max']:.2f})",
+            "-" if v.get("path_ns") is None else f"{v['path_ns']:.0f} ns",
+        ]
+        for name, v in data["passthrough_small"].items()
+    ]
+    print(
+        format_table(
+            [
+                "small blocking call",
+                "mpi4py",
+                "default HetComm",
+                "ratio (min-max)",
+                "hetcoll's path alone",
+            ],
+            rows,
+            title="small blocking calls a default HetComm passes to MPI, per call (loops of "
+            "300 calls, paired rounds; ratio: HetComm / mpi4py, median of the rounds'; the path "
+            "alone: what runs between the call and MPI's, MPI's call replaced by a C function "
+            "that does nothing, rank 0)",
+        )
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=PARTS, help="run one part only")
@@ -278,6 +309,8 @@ def main() -> int:
             print_segments(data)
         if "passthrough" in data:
             print_passthrough(data)
+        if "passthrough_small" in data:
+            print_passthrough_small(data)
         print(f"load average before / after the run: {data['load_average']}")
         runs.append(data)
     result = runs[0] if len(runs) == 1 else {"runs": runs}

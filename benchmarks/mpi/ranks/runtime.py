@@ -12,7 +12,10 @@ chain ``Bcast`` scales with its number of segments (1-byte segments, 1 024 to 16
 them, and 64 MiB in 4 KiB segments): its first call and the median of the later ones.
 And a planned persistent 1-byte ``Bcast`` (``binomial`` and ``fnf``: ``Start`` + ``Wait``)
 next to MPI's ``Bcast`` and ``Bcast_init``, the planned blocking ``Bcast`` and a default
-``HetComm``'s ``Bcast_init`` (``auto``: MPI's own request natively on one host).
+``HetComm``'s ``Bcast_init`` (``auto``: MPI's own request natively on one host).  And
+(``passthrough``) the calls a HetComm passes to MPI, among them small blocking ones (an
+8-byte ``Bcast`` and ``Allreduce``, ``Barrier``, an object ``allreduce``) through a default
+HetComm against mpi4py's own, and what the wrapper runs before MPI's call, alone.
 """
 
 from __future__ import annotations
@@ -297,6 +300,95 @@ def pass_through(hc: HetComm, rounds: int, iters: int = 6) -> dict:
     return out
 
 
+def small_blocking(rounds: int, calls: int = 300) -> dict:
+    """Small blocking calls a default HetComm passes to MPI (natively on one host ``auto``
+    keeps every call with MPI): ``Bcast`` of 8 bytes, ``Allreduce`` of one float64,
+    ``Barrier`` and an object ``allreduce`` of a float, each a loop of ``calls`` calls on
+    mpi4py's communicator (``native``) and on the HetComm (``hetcoll``), the two in
+    alternating order round by round; per call the median per-call time of each and the
+    median (min-max) of the round-by-round ratios hetcoll / native: what the wrapper's
+    method adds to MPI's call."""
+    default = HetComm(world, flat, timeout=60)
+    word = np.zeros(1, dtype=np.int64)
+    x, y = np.ones(1), np.zeros(1)
+    cases = {
+        "Bcast 8 B": lambda c: c.Bcast(word, 0),
+        "Allreduce 8 B": lambda c: c.Allreduce(x, y, MPI.SUM),
+        "Barrier": lambda c: c.Barrier(),
+        "allreduce(float)": lambda c: c.allreduce(1.0, MPI.SUM),
+    }
+    comms = {"native": world, "hetcoll": default}
+    samples = {(name, v): [] for name in cases for v in comms}
+    for r in range(rounds + 1):  # the first round warms up (choices, look-ups)
+        for name, case in cases.items():
+            for v in list(comms) if r % 2 else list(comms)[::-1]:
+                t = per_call(lambda c=comms[v], case=case: case(c), calls)
+                if r:
+                    samples[(name, v)].append(t)
+    path = _python_path(default, word, x, y)
+    default.close()
+    out = {}
+    for name in cases:
+        nat, het = samples[(name, "native")], samples[(name, "hetcoll")]
+        ratios = [h / n for h, n in zip(het, nat, strict=True)]
+        out[name] = {
+            "native": statistics.median(nat),
+            "hetcoll": statistics.median(het),
+            "ratio": statistics.median(ratios),
+            "ratio_min": min(ratios),
+            "ratio_max": max(ratios),
+            "samples_native": nat,
+            "samples_hetcoll": het,
+            "path_ns": path.get(name),
+        }
+    return out
+
+
+def _python_path(hc: HetComm, word, x, y, calls: int = 20000) -> dict:
+    """What a pass-through call runs between the user's call and MPI's, alone: each repeated
+    blocking call's entry (``hc._passing``, its last item MPI's method) given a C function
+    of the same arity that does nothing (``operator.is_``, ``slice``, ``int``), the wrapper's
+    call timed against that function called directly: nanoseconds per call on this rank
+    (the least of 5 loops of ``calls``).  The entries are restored after."""
+    import operator
+
+    stubs = {"Bcast 8 B": operator.is_, "Allreduce 8 B": slice, "Barrier": int}
+    calls_of = {
+        "Bcast 8 B": (lambda: hc.Bcast(word, 0), lambda: operator.is_(word, 0)),
+        "Allreduce 8 B": (lambda: hc.Allreduce(x, y, MPI.SUM), lambda: slice(x, y, MPI.SUM)),
+        "Barrier": (lambda: hc.Barrier(), lambda: int()),  # noqa: UP018  (a C call)
+    }
+    keys = {
+        "Bcast 8 B": (0, word.nbytes),
+        "Allreduce 8 B": ("allreduce", y.nbytes, y.itemsize, id(MPI.SUM)),
+        "Barrier": "barrier",
+    }
+    saved = dict(hc._passing)
+    out = {}
+    try:
+        for name, key in keys.items():
+            entry = hc._passing.get(key)
+            if not isinstance(entry, tuple) or len(entry) != 5:
+                continue  # not passed to MPI as a repeated blocking call: nothing to time
+            hc._passing[key] = (*entry[:4], stubs[name])
+            wrapped, bare = calls_of[name]
+            best = []
+            for f in (wrapped, bare):
+                loops = []
+                for _ in range(5):
+                    t0 = time.perf_counter_ns()
+                    for _ in range(calls):
+                        f()
+                    loops.append((time.perf_counter_ns() - t0) / calls)
+                best.append(min(loops))
+            out[name] = best[0] - best[1]
+    finally:
+        hc._passing.clear()
+        hc._passing.update(saved)
+    world.Barrier()
+    return out
+
+
 def _spans(every: list, key, measure) -> float:
     """The median over a round's calls of ``measure(every rank's (entry, exit))``, seconds."""
     calls = len(every[0][key])
@@ -416,6 +508,7 @@ if "passthrough" in parts:
     out["passthrough"] = pass_through(
         wrappers["binomial"], int(os.environ.get("BENCH_ROUNDS", "11"))
     )
+    out["passthrough_small"] = small_blocking(int(os.environ.get("BENCH_ROUNDS", "11")))
 if "segments" in parts:
     calls = int(os.environ.get("BENCH_SEG_CALLS", "3"))
     most = int(os.environ.get("BENCH_SEG_MAX", "16384"))
