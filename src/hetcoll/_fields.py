@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .errors import ScheduleError
-from .units import check_quantity
+from .units import MAX_SIZE, check_quantity
 
 __all__ = ["count", "kind_of", "mapping", "node_id", "node_ids", "only_keys", "required"]
 
@@ -65,6 +65,8 @@ def required(data: Mapping[str, Any], key: str, where: str) -> Any:
 
 def count(value: Any, kind: str, where: str, positive: bool = False) -> int:
     """A size or index of a schedule: an integer (no units, no fractions) in range."""
+    if type(value) is int and 0 <= value <= MAX_SIZE and (value or not positive):
+        return value  # the common case, in a hurry: a timetable lists 10^5 sends
     if isinstance(value, bool) or not isinstance(value, int):
         what = "a positive integer" if positive else "an integer >= 0"
         raise ScheduleError(f"{where}: must be {what}, got {kind_of(value)}")
