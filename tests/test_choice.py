@@ -157,6 +157,9 @@ def test_a_bad_message_cost_is_one_line(tmp_path, value):
             "increasing",
         ),
         ({"rules": {"bcast": [{"from_bytes": 0, "algorithm": "mpi", "x": 1}]}}, "unknown key"),
+        # whether the file's message_cost is charged hangs on it: "false" is not false
+        ({"emulated": "false"}, "emulated: expected true or false"),
+        ({"emulated": 0}, "emulated: expected true or false"),
     ],
 )
 def test_bad_tuning_is_one_line(change, message):

@@ -124,11 +124,19 @@ class Tuning:
         return cls(
             ranks,
             rules,
-            bool(data.get("emulated", False)),
+            _emulated(data.get("emulated", False), where),
             data.get("platform"),
             list(data.get("measurements") or []),
             _message_cost(data.get("message_cost"), where),
         )
+
+
+def _emulated(value: Any, where: str) -> bool:
+    """A tuning file's ``emulated``: true or false (whether ``message_cost`` is charged
+    hangs on it, so a string such as ``"false"`` is refused, not taken as true)."""
+    if not isinstance(value, bool):
+        raise HetcollError(f"{where}: emulated: expected true or false, got {value!r}")
+    return value
 
 
 def _message_cost(value: Any, where: str) -> float | None:
