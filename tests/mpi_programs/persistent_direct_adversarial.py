@@ -20,6 +20,7 @@ with the buffer refilled between them, and checks that every rank took the same 
 - a zero-count buffer; a struct datatype with padding, a resized type (holes between
   elements), a vector of count > 1 and a spec with a displacement (the holes keep their
   values);
+- ``check="always"``, emulation and a sliced broadcast: the engine's request on every rank;
 - wrappers on ``Split`` sub-communicators whose ranks are ordered otherwise than
   ``COMM_WORLD``'s.
 
@@ -355,6 +356,30 @@ def sub_communicators() -> None:
         sub.Free()
 
 
+def engine_paths() -> None:
+    """What the direct path must not take, on every rank alike: ``check="always"`` (a
+    per-call round), emulation (the engine's timing), a sliced broadcast (several chunks):
+    the engine's request, the same bytes."""
+    cases = {
+        'check="always"': {"check": "always"},
+        "emulated": {"emulate": True, "time_scale": 0.01},
+        "sliced": {"segment_size": 1000},
+    }
+    for what, settings in cases.items():
+        hc = HetComm(WORLD, platform(n), "binomial", timeout=60, on_timeout="raise", **settings)
+        buf = np.zeros(5000, np.uint8)
+        req = hc.Bcast_init(buf, n - 1)
+        same_path(WORLD, [req], what, direct=False)
+        check(n == 1 or type(req).__name__ == "PersistentRequest", f"{what}: {type(req)}")
+        for k in range(3):
+            want = refill(WORLD, buf, n - 1, 90 + k)
+            req.Start()
+            req.Wait()
+            check(buf.tobytes() == want.tobytes(), f"{what}, start {k}")
+        req.Free()
+        hc.close()
+
+
 def below_multiple() -> None:
     """Below MPI_THREAD_MULTIPLE a Bcast_init is MPI's own request."""
     check(MPI.Query_thread() < MPI.THREAD_MULTIPLE, "the thread level")
@@ -382,6 +407,7 @@ def main() -> None:
         other_orders()
         freed_and_collected()
         zero_count()
+        engine_paths()
         datatypes()
         sub_communicators()
     WORLD.Barrier()
