@@ -94,12 +94,19 @@ def test_a_bad_tuning_file_is_one_line_and_exit_2(tmp_path):
     assert len(errors) == 1 and "cannot read the tuning file" in errors[0]
 
 
-def test_a_bad_message_cost_in_the_tuning_file_is_one_line_and_exit_2(tmp_path):
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"message_cost": -1e-4}, "message_cost: expected seconds per message"),
+        ({"emulated": "false", "message_cost": 1e-4}, "emulated: expected true or false"),
+    ],
+)
+def test_a_bad_message_cost_in_the_tuning_file_is_one_line_and_exit_2(tmp_path, change, message):
     tuning = tmp_path / "t.json"
     doc = {"format": "hetcoll-tuning", "version": 1, "ranks": N, "rules": {}}
-    tuning.write_text(json.dumps({**doc, "message_cost": -1e-4}))
+    tuning.write_text(json.dumps({**doc, **change}))
     proc = launch(tmp_path, "--platform", "P.json", "--tuning", str(tuning), "-c", "pass")
     assert proc.returncode == 2, proc.stderr[-2000:]
     errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("hetcoll: error:")]
-    assert len(errors) == 1 and "message_cost: expected seconds per message" in errors[0]
+    assert len(errors) == 1 and message in errors[0]
     assert "Traceback" not in proc.stderr
