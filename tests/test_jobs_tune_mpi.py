@@ -45,3 +45,18 @@ def test_tune_writes_the_measured_cost_into_the_tuning_file(tmp_path):
     cost = doc["message_cost"]
     assert isinstance(cost, float) and math.isfinite(cost) and cost > 0
     assert load_tuning(out).message_cost == cost
+
+
+def test_on_one_rank_the_cost_is_zero_and_tune_job_runs():
+    """One rank sends no message: no figure to divide by (a ZeroDivisionError before),
+    nothing charged."""
+    from mpi4py import MPI
+
+    from hetcoll import HetComm
+    from hetcoll.jobs.tune import engine_cost, tune_job
+
+    one = Platform(nodes_from_costs([1e-6]), name="one")
+    with HetComm(MPI.COMM_SELF, one, "mpi", timeout=30) as hc:
+        assert engine_cost(hc, 1, loop=0.001) == 0.0
+    found = tune_job(one, collectives=("barrier",), sizes=(), rounds=1, comm=MPI.COMM_SELF)
+    assert found["ranks"] == 1 and found["message_cost"] == 0.0

@@ -153,6 +153,8 @@ def engine_cost(hc: HetComm, rounds: int = 5, loop: float = COST_LOOP) -> float:
     from ..compare import busiest_messages
     from ..simulator import simulate
 
+    if hc.size == 1:  # one rank sends no message: nothing to measure or to charge
+        return 0.0
     nbytes = COST_SLICES * COST_SLICE
     plans = [
         {"algorithm": COST_PLANNER, "segment_size": None},
