@@ -313,11 +313,10 @@ def _timetable_schedule(
         offset += nb
     if offset != req.nbytes:  # pragma: no cover - _shares covers every slice
         raise PlannerError("multi_tree: the flows do not cover the message")
+    name = [req.ids[x] for x in g.nodes.tolist()]  # a plan-graph node's id
     order = {
-        req.ids[int(g.nodes[u])]: tuple(
-            OrderedSend(flow_of[i], req.ids[int(g.nodes[v])], lag, slot)
-            for i, v, lag, slot in seq
-            if i in flow_of
+        name[u]: tuple(
+            OrderedSend(flow_of[i], name[v], lag, slot) for i, v, lag, slot in seq if i in flow_of
         )
         for u, seq in local_order.items()
     }
