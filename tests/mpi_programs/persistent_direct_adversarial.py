@@ -16,7 +16,8 @@ with the buffer refilled between them, and checks that every rank took the same 
   of one request taken by another's receive would deliver another root's bytes;
 - ``Free`` of a request never started and of a completed one, a request collected without
   ``Free``: the others go on; after the wrapper's ``close()`` (or its collection) a start
-  raises instead of returning without data;
+  raises instead of returning without data; a live request keeps no wrapper alive (with
+  the default ``on_timeout="abort"`` too);
 - a zero-count buffer; a struct datatype with padding, a resized type (holes between
   elements), a vector of count > 1 and a spec with a displacement (the holes keep their
   values);
@@ -32,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import weakref
 
 import numpy as np
 from mpi4py import MPI
@@ -227,6 +229,23 @@ def freed_and_collected() -> None:
     gc.collect()
     WORLD.Barrier()
     raises_after(req, buf, "after the wrapper's collection")
+    # the same with the default on_timeout ("abort"): the request (the progress thread's
+    # record of it) holds no strong reference to its wrapper
+    hc = HetComm(WORLD, platform(n), "binomial", timeout=60)
+    req = hc.Bcast_init(buf, 0)
+    want = refill(WORLD, buf, 0, 4)
+    req.Start()
+    req.Wait()
+    check(buf.tobytes() == want.tobytes(), "on_timeout='abort': the start")
+    alive = weakref.ref(hc)
+    del hc
+    gc.collect()
+    check(alive() is None, "on_timeout='abort': a live request keeps its wrapper alive")
+    WORLD.Barrier()
+    if alive() is None:
+        raises_after(req, buf, "after the collection of a wrapper with on_timeout='abort'")
+    else:
+        alive().close()
 
 
 def raises_after(req, buf: np.ndarray, what: str) -> None:

@@ -28,6 +28,7 @@ its timeout: a rank that waits longer than ``timeout`` raises
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from mpi4py import MPI
@@ -93,7 +94,10 @@ class DirectBcast:
         self.rest, self.host = owner._rest, owner.host
         self.spin_ns, self.poll = int(owner.spin * _NS), owner.poll
         self.timeout = owner.timeout
-        self.on_timeout = owner._timed_out if owner.on_timeout == "abort" else None
+        # weak: the progress thread keeps the request's record (and this) while the
+        # request lives, and a record keeps no wrapper alive
+        abort = owner.on_timeout == "abort"
+        self.on_timeout = weakref.WeakMethod(owner._timed_out) if abort else None
 
     def post(self) -> None:
         """A start: post the requests that need nothing first (the receive, the root's
@@ -152,8 +156,9 @@ class DirectBcast:
         n = len(self.plan)
         message = timeout_message(self.plan, self.what, self.timeout, k.__eq__, [0] * n, -1, k)
         self.abandon()
-        if self.on_timeout is not None:
-            self.on_timeout(message)
+        abort = None if self.on_timeout is None else self.on_timeout()
+        if abort is not None:
+            abort(message)
         raise CollectiveTimeoutError(message)
 
     def abandon(self) -> None:
