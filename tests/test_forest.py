@@ -172,19 +172,41 @@ def test_forest_allgather_reaches_the_optimum_on_a_nic_star():
 @pytest.mark.parametrize("latency", ["0s", "5us"])
 def test_the_allreduce_bound_on_a_nic_star_is_t_star(speeds, n, latency):
     """On a star of the ``nic`` model (one switch, full-duplex NICs ``b``, latency ``l``
-    per NIC), ``hetcoll optimum --op allreduce``'s lower bound is ``T* = max(M / b_min,
-    2 (N - 1) M / sum b)`` with each ``M``-byte message's ``2 l`` added: ``M / b_min + 2 l``
-    (a slowest node's port), or the transmission count at the ports' rates ``M / (M / b
-    + 2 l)``."""
+    per NIC; a node's flows share its NIC, latency occupies none), ``hetcoll optimum --op
+    allreduce`` gives ``T* = max(M / b_min, 2 (N - 1) M / sum b)`` as its lower bound and
+    its optimum: the reduce-scatter + allgather packing meets it, within its certificate."""
     from hetcoll.generators.stars import star_platform
 
     p = star_platform(n, speeds, latency=latency)
-    M, lat = 64 * MiB, 2 * p.nodes[0].latency
+    M = 64 * MiB
     b = [node.bandwidth for node in p.nodes]
-    want = max(M / min(b) + lat, 2 * (n - 1) * M / sum(M / (M / r + lat) for r in b))
+    want = max(M / min(b), 2 * (n - 1) * M / sum(b))
     got = collective_bound(p, "allreduce", M)
     assert got.lower_bound == pytest.approx(want, rel=1e-9)
-    assert got.lower_bound >= max(M / min(b), 2 * (n - 1) * M / sum(b))
+    assert got.optimum == pytest.approx(want, rel=1e-9)
+    assert got.packing_bound <= want * (1 + 1e-9) and got.packing <= want * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("speeds", [("25Gbps", "10Gbps"), ("40Gbps", "25Gbps", "10Gbps")])
+@pytest.mark.parametrize("n", [4, 8])
+@pytest.mark.parametrize("op", ["allgather", "reduce_scatter"])
+def test_allgather_and_reduce_scatter_on_a_nic_star_meet_the_cut_bound(speeds, n, op):
+    """On a ``nic`` star the packing's optimum is the cut bound ``(M / N) max_S |S| /
+    B+(S)``, ``B+(S) = min(sum_S b, sum_(V - S) b)`` (the switch on either side of the
+    cut), by brute force over every cut."""
+    from hetcoll.generators.stars import star_platform
+
+    p = star_platform(n, speeds, latency="5us")
+    M = 64 * MiB
+    b = [node.bandwidth for node in p.nodes]
+    cut = max(
+        len(S) * (M / n) / min(sum(b[i] for i in S), sum(b[i] for i in range(n) if i not in S))
+        for k in range(1, n)
+        for S in itertools.combinations(range(n), k)
+    )
+    got = collective_bound(p, op, M)
+    assert got.lower_bound == pytest.approx(cut, rel=1e-9)
+    assert got.optimum == pytest.approx(cut, rel=1e-9)
 
 
 def test_optimum_cli_reports_t_star_on_a_nic_star(tmp_path, capsys):

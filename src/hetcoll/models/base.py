@@ -138,6 +138,10 @@ class BoundModel:
     #: how transfers share a link: "exclusive" (held during the link window, by default from
     #: the start to the arrival) or "shared" (max-min)
     contention: str = "exclusive"
+    #: "shared" contention only: the send port is busy ``send_busy`` from the start and then
+    #: free for the next send while the flow goes on (a node's flows share its links, ``nic``),
+    #: instead of held until the flow's bytes are in
+    concurrent_sends: bool = False
 
     def __init__(self, model: CostModel, platform: Platform) -> None:
         self.model = model

@@ -278,7 +278,7 @@ def forest(
     from ..models import get_model
 
     cost_model = get_model(model) if model is not None else platform.model
-    budget = transfer_budget(getattr(cost_model, "contention", "exclusive")) // 4
+    budget = transfer_budget(cost_model.bind(platform).contention) // 4
     for rg in plans:
         if segment_size:
             cuts = [build(segment_size, rg)]

@@ -17,8 +17,11 @@ model (the same :class:`~hetcoll.models.BoundModel` the simulator uses):
   is later, and is released no earlier than that.  ``k`` messages arriving together at a
   NIC of rate ``b`` so take ``k n / b`` in all, as the simulator's max-min share gives the
   last of them; they are released one after the other (first seen, first released)
-  rather than all at the end.  A sender's sends are one at a time already (its port), at
-  most at its own NIC's rate.
+  rather than all at the end.  A sender's NIC is not paced: the simulator shares it among
+  the node's concurrent sends (:mod:`hetcoll.models.nic`), while here each of them is
+  released at its time alone at the earliest (its start plus ``delay``, at the pair's
+  rate ``min(b_u, b_v)``), so a rank that sends to several peers at once runs faster
+  than simulated; one flow per sending NIC at a time runs as simulated.
 
 Every data message travels with a companion *stamp*: the modelled start of the transfer on
 a clock all ranks share.  Stamps are **logical** times (the modelled start, computed from

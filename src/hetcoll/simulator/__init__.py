@@ -32,7 +32,10 @@ it under a cost model as a discrete-event simulation, with the rules the engine 
 - ``"shared"``: flow level, as SimGrid's CM02: node costs and latency occupy no link, then
   the bytes flow at a rate given by max-min fair sharing of each directed link's bandwidth
   among the flows crossing it at that moment (progressive filling, recomputed whenever a
-  flow starts or ends); sender and receiver ports are busy until the arrival.
+  flow starts or ends); sender and receiver ports are busy until the arrival, except
+  under a model with ``concurrent_sends`` (``nic``): there the send port is busy only
+  ``send_busy`` from the start (the sender's own work per message) and the rank's next
+  send may start while the flow goes on, its flows sharing the rank's links.
 
 Every :class:`Transfer` says what held back its start (``blocked_by``: the transfer that
 completed its last dependency or held the port or link it waited for; ``blocked_on``: which).

@@ -169,6 +169,7 @@ class Simulation:
         c_send, c_delay, c_recv, c_path = self.c_send, self.c_delay, self.c_recv, self.c_path
         c_hold_offset, c_hold = self.c_hold_offset, self.c_hold
         shared = self.shared
+        concurrent = shared and self.bound.concurrent_sends
         ready = [0.0] * total  # latest dependency completion so far
         ready_by = [-1] * total  # the transfer that set it
         posted = [_INF] * total  # receives: when posted (inf: not yet)
@@ -296,13 +297,23 @@ class Simulation:
             idx = len(records)
             if shared:
                 by, on, res = blocker(g, start)
-                port_free[k] = _INF
-                port_by[k] = idx
                 if c_recv[c] > 0:
                     recv_free[v] = _INF
                     recv_by[v] = idx
-                records.append([g, start, math.nan, math.nan, by, on, res])
                 heappush(events, (start + c_lead[c], _FLOW_BEGIN, idx))  # type: ignore[index]
+                if concurrent:  # the port is busy send_busy, the flow goes on without it
+                    free = start + c_send[c]
+                    records.append([g, start, math.nan, free, by, on, res])
+                    if free >= port_free[k]:
+                        port_free[k] = free
+                        port_by[k] = idx
+                    busy[k] = False
+                    if queues[k].pending or queues[k].due:
+                        wake(k, free)
+                    return
+                port_free[k] = _INF
+                port_by[k] = idx
+                records.append([g, start, math.nan, math.nan, by, on, res])
                 return
             # exclusive: the earliest time from which the receiver's port (and, on a
             # unidirectional port, the sender's own) and every link are free for as long
@@ -390,13 +401,15 @@ class Simulation:
             rec = records[idx]
             g = rec[0]
             k, c, v = owner[g], cost[g], peer[g]
-            rec[2] = rec[3] = now
-            port_free[k] = now
-            port_by[k] = idx
+            rec[2] = now
+            if not concurrent:  # else the port was freed send_busy after the start
+                rec[3] = now
+                port_free[k] = now
+                port_by[k] = idx
+                busy[k] = False
             if c_recv[c] > 0:
                 recv_free[v] = now
                 recv_by[v] = idx
-            busy[k] = False
             for rank in (k, v):  # who waited for these ports tries now, first asked first
                 for _, _, w in waiters.pop(rank, ()):
                     heappush(events, (now, _ATTEMPT, taken_at[w], node[owner[w]], w))
