@@ -312,10 +312,15 @@ def _one_root(platform: Platform, sched: Schedule, model: Any) -> Schedule:
     per-message costs the play-out prices only by its two sizes), whichever simulates
     faster (ties: the slot order).  On the 8-node graph of ``tests/test_forest_order.py``
     the slot order takes 2.400 ms for 8 MiB against 4.79 ms; on ``examples/net.json``
-    (``tini``) at 256 KiB the trees' order is faster."""
+    (``tini``) at 256 KiB the trees' order is faster.  Under a model whose ranks send
+    concurrently (``nic``) the trees' order starts every segment a rank holds at once
+    (nothing chains its sends), thousands of flows sharing its NIC, which takes minutes
+    to simulate and ends late: the slot order, one flow per rank at a time, is kept."""
+    from ..models import get_model
     from ..simulator import simulate
 
-    if sched.order is None:
+    cost_model = get_model(model) if model is not None else platform.model
+    if sched.order is None or cost_model.bind(platform).concurrent_sends:
         return sched
     plain = replace(sched, order=None)
     if simulate(platform, plain, model).makespan < simulate(platform, sched, model).makespan:
