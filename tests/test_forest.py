@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _cli import run
-from hetcoll import Platform, Schedule, plan, simulate
+from hetcoll import Platform, Schedule, load_platform, plan, simulate
 from hetcoll.allbounds import collective_bound
 from hetcoll.errors import PlannerError
 from hetcoll.planners.forest import pack_forest
@@ -117,6 +117,21 @@ def test_allreduce_on_a_nic_star_meets_its_optimum(rates):
     ag = collective_bound(nic_star(rates), "allgather", M)
     # every node receives the (N - 1) blocks of the others, M / N each
     assert ag.optimum == pytest.approx((n - 1) * M / n / min(rates), rel=1e-7)
+
+
+@pytest.mark.parametrize("M", [8, 64])
+def test_bounds_of_a_few_bytes_on_a_nic_star(M):
+    """Messages of a few bytes: the ports' LP (busy seconds per message far below HiGHS's
+    smallest matrix entry) still solves, every port bound is M / b_min, and the bound is one
+    byte's reach (two NIC latencies and M bytes at b_min); a packing faster than that reach
+    is no optimum (unknown)."""
+    p = load_platform("star8")  # model nic: 4 NICs at 25 Gbit/s, 4 at 10, 5 us each
+    rates = [node.bandwidth for node in p.nodes]
+    b = collective_bound(p, "allreduce", M)
+    assert b.parts["port"] == pytest.approx(M / min(rates), rel=1e-12)
+    assert b.lower_bound == b.parts["reach"] and b.lower_bound > b.parts["port"]
+    ag = collective_bound(p, "allgather", M)
+    assert ag.lower_bound == ag.parts["reach"] and ag.optimum is None
 
 
 def test_optimum_cli_for_the_all_collectives(tmp_path, capsys):

@@ -110,8 +110,8 @@ def collective_bound(
     lower = max(parts.values())
     optimum = None
     if bandwidth_only(platform, size, model):
-        if op != "allreduce":
-            optimum = packing if forest.gap <= 1e-9 else None
+        if op != "allreduce":  # unknown when one byte's reach is the larger bound
+            optimum = packing if forest.gap <= 1e-9 and packing >= lower else None
         elif packing <= lower * (1 + 1e-9):
             optimum = max(lower, packing_bound)
     return CollectiveBound(
@@ -169,12 +169,15 @@ def port_rates(platform: Platform, size: int, model: Any = None) -> tuple[np.nda
             if not len(rows):
                 rates[v] = math.inf if len(edges) else 0.0
                 continue
-            sub = sub[rows].tocsc()
+            # busy seconds per message of a few bytes are far below HiGHS's smallest
+            # matrix entry (1e-9): columns scaled by the largest, rates scaled back
+            scale = float(abs(sub.data).max())
+            sub = (sub[rows] / scale).tocsc()
             lp = _Master([-math.inf] * len(rows), [1.0] * len(rows))
             for k in range(len(edges)):
                 col = sub[:, [k]]
                 lp.add(-1.0, col.indices, col.data)
-            rates[v] = -lp.solve()[0] * max(size, 1)
+            rates[v] = -lp.solve()[0] / scale * max(size, 1)
         out.append(rates)
     return out[0], out[1]
 
