@@ -1,8 +1,26 @@
-"""Helpers for tests that run an MPI program which ends its job with ``MPI_Abort``."""
+"""Helpers for the tests that run an MPI program of ``mpi_programs/``."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
+
+from hetcoll.runtime.launch import run_mpi
+
+
+def run_checks(
+    program: Path, n: int, *, timeout: float, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """Run a program that ends in ``mpi_programs/_report.py``'s ``report()`` on ``n`` ranks.
+
+    Asserts that the job ended well and that rank 0's one line names no failed check (the
+    failed checks of every rank otherwise); the job is killed after ``timeout`` seconds.
+    """
+    proc = run_mpi(n, [program], module=False, timeout=timeout, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout == json.dumps({"ranks": n, "failures": []}) + "\n", proc.stdout[-3000:]
+    return proc
 
 
 def last_words(out: Path, nprocs: int) -> str:

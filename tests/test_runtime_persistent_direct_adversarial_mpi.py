@@ -14,12 +14,11 @@ deliver another root's bytes, or fail."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from hetcoll.runtime.launch import run_mpi
+from _mpi import run_checks
 
 PROGRAM = Path(__file__).with_name("mpi_programs") / "persistent_direct_adversarial.py"
 pytestmark = pytest.mark.mpi
@@ -27,14 +26,9 @@ pytestmark = pytest.mark.mpi
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
 def test_direct_persistent_bcast_under_adversarial_use(n):
-    proc = run_mpi(n, [PROGRAM], module=False, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout == json.dumps({"ranks": n, "failures": []}) + "\n", proc.stdout[-3000:]
-    assert proc.stderr == ""
+    assert run_checks(PROGRAM, n, timeout=300).stderr == ""
 
 
 def test_below_thread_multiple_a_bcast_init_is_mpis_own():
     env = {"MPI4PY_RC_THREAD_LEVEL": "serialized"}
-    proc = run_mpi(3, [PROGRAM], module=False, timeout=300, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout == json.dumps({"ranks": 3, "failures": []}) + "\n", proc.stdout[-3000:]
+    run_checks(PROGRAM, 3, timeout=300, env=env)

@@ -24,9 +24,8 @@ prints one JSON line: ``{"ranks": K, "failures": [...]}`` (every rank's failed c
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
+from _report import check, report, same
 from mpi4py import MPI
 
 from hetcoll import HetComm, Platform
@@ -35,16 +34,6 @@ from hetcoll.platform import nodes_from_costs
 
 WORLD = MPI.COMM_WORLD
 me, n = WORLD.rank, WORLD.size
-failures: list[str] = []
-
-
-def check(ok: bool, what: str) -> None:
-    if not ok:
-        failures.append(f"rank {me}: {what}")
-
-
-def same(a: np.ndarray, b: np.ndarray, what: str) -> None:
-    check(a.dtype == b.dtype and a.tobytes() == b.tobytes(), what)
 
 
 def platform() -> Platform:
@@ -238,10 +227,7 @@ def main() -> None:
     hc.close()
     kept_by_mpi()
     never_called()
-    WORLD.Barrier()
-    everyone = WORLD.gather(failures, 0)
-    if me == 0:
-        print(json.dumps({"ranks": n, "failures": [f for fs in everyone for f in fs]}))
+    report()
 
 
 if __name__ == "__main__":

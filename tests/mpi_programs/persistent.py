@@ -22,10 +22,10 @@ call passed through to MPI leaves it alone).  Rank 0 prints one JSON line: ``{"r
 
 from __future__ import annotations
 
-import json
 import time
 
 import numpy as np
+from _report import check, report, same
 from mpi4py import MPI
 
 from hetcoll import HetComm, Platform
@@ -36,16 +36,6 @@ from hetcoll.runtime.persistent import PersistentRequest
 
 WORLD = MPI.COMM_WORLD
 me, n = WORLD.rank, WORLD.size
-failures: list[str] = []
-
-
-def check(ok: bool, what: str) -> None:
-    if not ok:
-        failures.append(f"rank {me}: {what}")
-
-
-def same(a: np.ndarray, b: np.ndarray, what: str) -> None:
-    check(a.dtype == b.dtype and a.tobytes() == b.tobytes(), what)
 
 
 def platform() -> Platform:
@@ -381,10 +371,7 @@ def main() -> None:
     planned_at_init()
     kept_by_mpi()
     mixed_with_mpi()
-    WORLD.Barrier()
-    everyone = WORLD.gather(failures, 0)
-    if me == 0:
-        print(json.dumps({"ranks": n, "failures": [f for fs in everyone for f in fs]}))
+    report()
 
 
 if __name__ == "__main__":

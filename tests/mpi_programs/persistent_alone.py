@@ -18,10 +18,10 @@ Rank 0 prints one JSON line: ``{"ranks": K, "failures": [...]}``.
 
 from __future__ import annotations
 
-import json
 import threading
 
 import numpy as np
+from _report import check, report
 from mpi4py import MPI
 
 from hetcoll import HetComm, Platform
@@ -29,13 +29,7 @@ from hetcoll.platform import nodes_from_costs
 
 WORLD = MPI.COMM_WORLD
 me, n = WORLD.rank, WORLD.size
-failures: list[str] = []
 MAIN = threading.get_ident()
-
-
-def check(ok: bool, what: str) -> None:
-    if not ok:
-        failures.append(f"rank {me}: {what}")
 
 
 def fill(out: np.ndarray, seed: int) -> None:
@@ -481,10 +475,7 @@ def main() -> None:
     for algo in ("binomial", "fnf"):
         alone_rooted(algo)
     alone_per_root()
-    WORLD.Barrier()
-    everyone = WORLD.gather(failures, 0)
-    if me == 0:
-        print(json.dumps({"ranks": n, "failures": [f for fs in everyone for f in fs]}))
+    report()
 
 
 if __name__ == "__main__":

@@ -24,11 +24,11 @@ Rank 0 prints one JSON line: ``{"ranks": K, "failures": [...]}``.
 
 from __future__ import annotations
 
-import json
 import time
 import zlib
 
 import numpy as np
+from _report import check, report
 from mpi4py import MPI
 
 from hetcoll import HetComm, Platform
@@ -37,13 +37,7 @@ from hetcoll.platform import nodes_from_costs
 
 WORLD = MPI.COMM_WORLD
 me, n = WORLD.rank, WORLD.size
-failures: list[str] = []
 STARTS = 12
-
-
-def check(ok: bool, what: str) -> None:
-    if not ok:
-        failures.append(f"rank {me}: {what}")
 
 
 def platforms() -> dict[str, Platform]:
@@ -217,10 +211,7 @@ def main() -> None:
             many_starts(algo, name, platform)
     together()
     root_never_starts()
-    WORLD.Barrier()
-    everyone = WORLD.gather(failures, 0)
-    if me == 0:
-        print(json.dumps({"ranks": n, "failures": [f for fs in everyone for f in fs]}))
+    report()
 
 
 if __name__ == "__main__":

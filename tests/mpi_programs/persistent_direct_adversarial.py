@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
 import weakref
 
 import numpy as np
+from _report import check, report
 from mpi4py import MPI
 from mpi4py.util import dtlib
 
@@ -45,12 +45,6 @@ from hetcoll.platform import nodes_from_costs
 
 WORLD = MPI.COMM_WORLD
 me, n = WORLD.rank, WORLD.size
-failures: list[str] = []
-
-
-def check(ok: bool, what: str) -> None:
-    if not ok:
-        failures.append(f"rank {me}: {what}")
 
 
 def platform(size: int, uneven: bool = False) -> Platform:
@@ -429,10 +423,7 @@ def main() -> None:
         engine_paths()
         datatypes()
         sub_communicators()
-    WORLD.Barrier()
-    everyone = WORLD.gather(failures, 0)
-    if me == 0:
-        print(json.dumps({"ranks": n, "failures": [f for fs in everyone for f in fs]}))
+    report()
 
 
 if __name__ == "__main__":

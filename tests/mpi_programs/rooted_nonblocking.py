@@ -29,9 +29,8 @@ Rank 0 prints one JSON line: ``{"ranks": K, "failures": [...]}``.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
+from _report import check, report, same
 from mpi4py import MPI
 
 from hetcoll import HetComm, Platform
@@ -41,17 +40,7 @@ from hetcoll.runtime.persistent import PersistentRequest
 
 WORLD = MPI.COMM_WORLD
 me, n = WORLD.rank, WORLD.size
-failures: list[str] = []
 ALGO = "rooted_ls"
-
-
-def check(ok: bool, what: str) -> None:
-    if not ok:
-        failures.append(f"rank {me}: {what}")
-
-
-def same(a: np.ndarray, b: np.ndarray, what: str) -> None:
-    check(a.dtype == b.dtype and a.tobytes() == b.tobytes(), what)
 
 
 def platform() -> Platform:
@@ -318,10 +307,7 @@ def main() -> None:
     hc.close()
     kept_by_mpi()
     chosen_per_call()
-    WORLD.Barrier()
-    everyone = WORLD.gather(failures, 0)
-    if me == 0:
-        print(json.dumps({"ranks": n, "failures": [f for fs in everyone for f in fs]}))
+    report()
 
 
 if __name__ == "__main__":
