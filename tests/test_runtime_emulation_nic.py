@@ -10,7 +10,7 @@ from _worlds import run_world
 from hetcoll import Platform, simulate
 from hetcoll.planners import plan_allgather
 from hetcoll.program import Chunk, Op, Program
-from hetcoll.runtime.emulation import Emulator
+from hetcoll.runtime.emulation import EmulatedTiming, Emulator, nic_bucket
 from hetcoll.simulator import simulate_program
 
 GB = 1e9
@@ -75,3 +75,59 @@ def test_other_models_share_no_nic():
     p = star([GB, GB], [0.0, 0.0]).with_model("hockney")
     emulator = Emulator(p, [0, 1])
     assert not emulator.shares_nic and emulator.nic_costs(0, 1, 100) is None
+
+
+def fan_out(k: int, n: int) -> Program:
+    """Rank 0 sends a chunk of n bytes to each of ranks 1..k at once."""
+    chunks = tuple(Chunk(0, c * n, n) for c in range(k))
+    ops = {"0": tuple(Op("send", str(i + 1), i) for i in range(k))}
+    ops |= {str(i + 1): (Op("recv", "0", i),) for i in range(k)}
+    initial = {"0": frozenset(range(k))} | {str(i + 1): frozenset() for i in range(k)}
+    return Program(ops, chunks, initial)
+
+
+def test_nic_bucket_is_fifo_and_work_conserving():
+    """The bucket's arithmetic (ns): an idle NIC starts a message's bytes when they may
+    flow; a busy one when it is through its earlier messages."""
+    assert nic_bucket(0, 100, 7, 50) == 157
+    assert nic_bucket(300, 100, 7, 50) == 350
+    free = 0
+    for _ in range(3):  # three messages together: n/b, 2n/b, 3n/b after the lead
+        free = nic_bucket(free, 0, 10, 40)
+    assert free == 10 + 3 * 40
+
+
+def test_a_senders_nic_is_paced_by_its_bucket():
+    """EmulatedTiming.flow on a star: three sends started together by a 1 GB/s NIC to
+    4 GB/s NICs end at lead + n/b_u, 2 n/b_u, 3 n/b_u (lead = l_u + l_v), each stamped
+    with the start that makes its delay end then; other models keep one send at a time."""
+    n = 10**6
+    p = star([GB, 4 * GB, 4 * GB, 4 * GB], [1e-6, 2e-6, 2e-6, 2e-6])
+    timing = EmulatedTiming(Emulator(p, [0, 1, 2, 3]), 0, clock=lambda: 0)
+    assert timing.concurrent
+    delay = round((3e-6 + n / GB) * 1e9)
+    got = [timing.flow(peer, n, 0) for peer in (1, 2, 3)]
+    ends = [3_000 + (i + 1) * 1_000_000 for i in range(3)]
+    assert got == [(end, end - delay) for end in ends]
+    assert not EmulatedTiming(Emulator(p.with_model("hockney"), [0, 1, 2, 3]), 0).concurrent
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_fan_out_shares_the_senders_nic(k):
+    """A 1 GB/s sender to k 4 GB/s receivers at once: its sends are all in flight from
+    time 0 (the port is free after send_busy = 0, as in the simulator), and the last
+    message ends at l_u + l_v + k n / b_u, the simulator's time for all of them.  Before
+    the sending NIC was paced each ended at its time alone, l_u + l_v + n / b_u."""
+    n = 10**6
+    p = star([GB] + [4 * GB] * k, [1e-6] + [2e-6] * k)
+    program = fan_out(k, n)
+    _, done = simulate_program(p.model.bind(p), program)
+    traces = run_world(p, program)
+    sender = traces["0"]
+    ends = [round((3e-6 + (i + 1) * n / GB) * 1e9) for i in range(k)]
+    # every send started before the first one completed: all in flight together
+    assert sender.started == [sender.entry] * k and min(sender.done) > max(sender.started)
+    assert sender.done == ends
+    got = sorted(max(traces[str(i + 1)].done) for i in range(k))
+    assert got == ends
+    assert got[-1] == round(max(max(d) for d in done.values()) * 1e9)

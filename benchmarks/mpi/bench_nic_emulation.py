@@ -4,13 +4,14 @@
 cost multiplied by ``--time-scale`` (default 20: 8 ranks on 2 cores keep up with the
 emulated NICs); allgather (``M`` = the whole result, ``M / 8`` per rank) and allreduce
 (int64 sum of an ``M``-byte vector) at ``M`` = 1 and 16 MiB, through the hypercube
-planners ``blind`` (recursive doubling in rank order) and ``eff_cube``; measured (least and
+planners ``blind`` (recursive doubling in rank order) and ``eff_cube``, the packed trees
+of ``forest`` (several sends of a rank in flight at once) and ``auto``; measured (least and
 median of ``--repeat`` calls started together) over the simulator's prediction, and how
 far the ranks fell behind the model on a busy host in the least call (``late``, the most
 any rank reported; a measured time above the prediction by no more than that is the
 host's doing: docs/runtime.md).  Under
-``nic`` a rank's receptions are paced through a token bucket of its NIC
-(:mod:`hetcoll.runtime.emulation`).
+``nic`` a rank's sends may be in flight together, and its sending and receiving NICs are
+each paced through a token bucket (:mod:`hetcoll.runtime.emulation`).
 
 Prints the table with the load average and writes ``results/bench_nic_emulation.json``.
 Run: ``.venv/bin/python benchmarks/mpi/bench_nic_emulation.py [--repeat 5]
@@ -44,7 +45,7 @@ def measure(repeat: int, scale: float, sizes: list[int]) -> tuple[list[list], li
                     p,
                     op,
                     "blind",
-                    baselines=("eff_cube",),
+                    baselines=("eff_cube", "forest", "auto"),
                     native=False,
                     sizes=(each,),
                     repeat=repeat,

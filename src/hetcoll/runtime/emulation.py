@@ -5,23 +5,32 @@ model (the same :class:`~hetcoll.models.BoundModel` the simulator uses):
 
 - the **sender is held**: its send port stays busy ``send_busy(u, v, n)`` after the transfer
   starts, so its next send of the schedule cannot begin earlier (and the collective call
-  does not return earlier);
+  does not return earlier); under a model of concurrent sends (below) only that long, the
+  send itself going on;
 - the **message is released** to the receiver no earlier than its modelled arrival
   ``start + delay(u, v, n)``, and never before it has really arrived;
 - with a model that has a receive port (``recv_busy > 0``), receptions are serialised on it;
   a unidirectional one-port model shares one port between sending and receiving;
 - with a model whose nodes share a NIC among their flows (``nic``: ``nic_rate``), a rank
-  paces its receptions through a token bucket of its NIC: a message of ``n`` bytes takes
-  ``n / b`` of the NIC from when its bytes may start to flow (its start plus the latency,
-  ``delay - n / min(b_u, b_v)``) or when the NIC's earlier messages are through, whichever
-  is later, and is released no earlier than that.  ``k`` messages arriving together at a
-  NIC of rate ``b`` so take ``k n / b`` in all, as the simulator's max-min share gives the
-  last of them; they are released one after the other (first seen, first released)
-  rather than all at the end.  A sender's NIC is not paced: the simulator shares it among
-  the node's concurrent sends (:mod:`hetcoll.models.nic`), while here each of them is
-  released at its time alone at the earliest (its start plus ``delay``, at the pair's
-  rate ``min(b_u, b_v)``), so a rank that sends to several peers at once runs faster
-  than simulated; one flow per sending NIC at a time runs as simulated.
+  paces its receptions through a token bucket of its NIC (:func:`nic_bucket`): a message of
+  ``n`` bytes takes ``n / b`` of the NIC from when its bytes may start to flow (its start
+  plus the latency, ``delay - n / min(b_u, b_v)``) or when the NIC's earlier messages are
+  through, whichever is later, and is released no earlier than that.  ``k`` messages
+  arriving together at a NIC of rate ``b`` so take ``k n / b`` in all, as the simulator's
+  max-min share gives the last of them; they are released one after the other (first
+  seen, first released) rather than all at the end;
+- with a model whose ranks send concurrently (``concurrent_sends``: ``nic``), the send
+  port is busy only ``send_busy`` (the node's own work per message) and the rank's next
+  send may start while earlier ones are in flight, as in the simulator; the rank's
+  *sending* NIC is paced by a token bucket of its own, the same arithmetic on the sender's
+  rate: a send's bytes are out at ``max(bucket, start + lead) + n / b_u`` and the send
+  completes (its dependents may go on) no earlier than that nor than its time alone,
+  ``start + delay``.  Its stamp carries the *effective* start ``end - delay``, so the
+  receiver releases it no earlier than the sender's NIC let its bytes out (and books its
+  own NIC for them just before).  A FIFO bucket is work-conserving like the max-min share:
+  ``k`` sends of ``n`` bytes started together through a NIC of rate ``b`` end at
+  ``n / b``, ``2 n / b``, ..., ``k n / b`` instead of all at ``k n / b``: the last ends
+  as in the simulator, the earlier ones earlier.
 
 Every data message travels with a companion *stamp*: the modelled start of the transfer on
 a clock all ranks share.  Stamps are **logical** times (the modelled start, computed from
@@ -45,8 +54,11 @@ receive port's constraint as booked then), and the sender's transfer starts no e
 send whose clear-to-send comes later than the port frees in real time may be passed by a
 later send of the program.  Link contention (``path``) is not emulated but for a NIC's
 receptions; receptions queue on the receive port and the NIC in the order their stamps are
-observed, not strictly by start time; a sender is held for a transfer's time alone, not
-until a receiver's shared NIC lets it end.
+observed, not strictly by start time; a shared NIC's flows end one after the other (first
+come, first through) instead of together, and a sender's NIC and a receiver's are paced
+apart (a send's bytes enter the receiver's bucket once its sender's bucket let them out),
+not by one max-min share over both; a sending rank does not learn when a congested
+receiver's NIC lets its send end (its send completes when its own NIC is through).
 """
 
 from __future__ import annotations
@@ -68,6 +80,7 @@ __all__ = [
     "Emulator",
     "clock_offsets",
     "clock_shift",
+    "nic_bucket",
     "set_timer_slack",
     "sleep_until",
 ]
@@ -97,6 +110,17 @@ def sleep_until(t_ns: int, now_ns: int | None = None) -> None:
     now = time.monotonic_ns() if now_ns is None else now_ns
     if t_ns > now:
         time.sleep((t_ns - now) / _NS)
+
+
+def nic_bucket(free: int, start: int, lead: int, tokens: int) -> int:
+    """A NIC's token bucket (ns): when a message's bytes are through a NIC that is through
+    its earlier messages at ``free``, the message starting at ``start``, its bytes free to
+    flow ``lead`` later and taking ``tokens`` of the NIC (its bytes over the NIC's rate).
+
+    FIFO and work-conserving: the NIC is never idle while a message's bytes may flow, so
+    messages that share it end, in all, when the simulator's max-min share ends the last.
+    The new value is also the bucket's next ``free``."""
+    return max(free, start + lead) + tokens
 
 
 class Emulator:
@@ -134,7 +158,10 @@ class Emulator:
         self._memo: dict[tuple[int, int, int], tuple[int, int, int]] = {}
         self.nic = [self.bound.nic_rate(u) for u in self.node_of_rank]
         self.shares_nic = any(rate is not None for rate in self.nic)
-        self._nic_memo: dict[tuple[int, int, int], tuple[int, int]] = {}
+        #: whether a rank's sends may be in flight together (the send port is busy
+        #: ``send_busy`` only, :attr:`~hetcoll.models.BoundModel.concurrent_sends`)
+        self.concurrent = bool(self.bound.concurrent_sends)
+        self._nic_memo: dict[tuple[int, int, int, bool], tuple[int, int]] = {}
 
     def now(self) -> int:
         """The shared clock, in nanoseconds."""
@@ -159,17 +186,20 @@ class Emulator:
             self._memo[key] = got
         return got
 
-    def nic_costs(self, src: int, dst: int, nbytes: int) -> tuple[int, int] | None:
-        """``(lead, tokens)`` in ns for ``nbytes`` from rank ``src`` into ``dst``'s NIC: when
-        after the start its bytes may flow (the delay less the bytes at the pair's rate) and
-        how long they take of the receiving NIC; None when the model shares no NIC."""
-        rate = self.nic[dst]
+    def nic_costs(
+        self, src: int, dst: int, nbytes: int, sending: bool = False
+    ) -> tuple[int, int] | None:
+        """``(lead, tokens)`` in ns for ``nbytes`` from rank ``src`` to ``dst``: when after
+        the start its bytes may flow (the delay less the bytes at the pair's rate) and how
+        long they take of ``dst``'s receiving NIC (``sending``: of ``src``'s sending NIC);
+        None when that rank has no shared NIC."""
+        rate = self.nic[src if sending else dst]
         if rate is None:
             return None
-        key = (src, dst, nbytes)
+        key = (src, dst, nbytes, sending)
         got = self._nic_memo.get(key)
         if got is None:
-            pair = min(rate, self.nic[src] or math.inf)
+            pair = min(self.nic[dst] or math.inf, self.nic[src] or math.inf)
             delay = self.bound.delay(self.node_of_rank[src], self.node_of_rank[dst], nbytes)
             got = (round((delay - nbytes / pair) * self.scale), round(nbytes / rate * self.scale))
             self._nic_memo[key] = got
@@ -181,9 +211,11 @@ class EmulatedTiming:
 
     Times are modelled, in ns on the shared clock: a send starts at ``max(port free,
     ready)`` and holds the port ``send_busy``; a receive is released at ``max(stamp,
-    posted) + delay`` (and after the receive port, when the model has one), never before
-    the data really arrived.  ``late`` sums how far releases had to wait past their
-    modelled times because the data really came later (see :class:`~.executor.Trace`).
+    posted) + delay`` (and after the receive port, when the model has one, and the
+    receiving NIC's bucket, when it shares one), never before the data really arrived.
+    With ``concurrent`` sends (:meth:`flow`) a send completes when the sending NIC's bucket
+    has its bytes out.  ``late`` sums how far releases had to wait past their modelled
+    times because the data really came later (see :class:`~.executor.Trace`).
     """
 
     emulated = True
@@ -192,6 +224,8 @@ class EmulatedTiming:
         self.costs = emulator.costs
         self.nic_costs = emulator.nic_costs if emulator.shares_nic else None
         self.nic_free = 0  # when this rank's receiving NIC is through its messages so far
+        self.concurrent = emulator.concurrent
+        self.out_free = 0  # when this rank's sending NIC is through its messages so far
         self._combine = emulator.combine
         self.me = me
         self.unidirectional = emulator.unidirectional
@@ -233,6 +267,20 @@ class EmulatedTiming:
     def hold(self, peer: int, nbytes: int, start: int) -> int:
         return start + self.costs(self.me, peer, nbytes)[0]
 
+    def flow(self, peer: int, nbytes: int, start: int) -> tuple[int, int]:
+        """A send of ``nbytes`` to ``peer`` starting at ``start`` among the rank's concurrent
+        sends: ``(end, stamp)``, when it completes (its bytes through this rank's sending
+        NIC's bucket, and no earlier than its time alone) and the effective start its
+        stamp carries (``end - delay``: the receiver releases it no earlier than ``end``)."""
+        delay = self.costs(self.me, peer, nbytes)[1]
+        end = start + delay
+        if self.nic_costs is not None:
+            got = self.nic_costs(self.me, peer, nbytes, True)
+            if got is not None:
+                self.out_free = nic_bucket(self.out_free, start, *got)
+                end = max(end, self.out_free)
+        return end, end - delay
+
     def release(
         self,
         peer: int,
@@ -252,8 +300,7 @@ class EmulatedTiming:
             start = max(start, port - delay + rbusy)
         modelled = start + delay
         if self.nic_costs is not None:  # the receiving NIC's token bucket
-            lead, tokens = self.nic_costs(peer, self.me, nbytes)
-            self.nic_free = max(self.nic_free, start + lead) + tokens
+            self.nic_free = nic_bucket(self.nic_free, start, *self.nic_costs(peer, self.me, nbytes))
             modelled = max(modelled, self.nic_free)
         # Never before the data really arrived: it left when the sender issued it (a late
         # look at the network by this rank is not the network's delay), and it is here now.

@@ -8,7 +8,8 @@ same steps (the rules of :mod:`hetcoll.program`):
 - :meth:`Executor.start_send` — when the rank's one send port is free at ``F``, it takes,
   among its sends whose deps completed by ``F``, the first in program order; if there is
   none, the first to become startable (ties: program order).  Once taken the send owns the
-  port until it is released;
+  port until it completes, or, emulating a model of concurrent sends (``nic``), until
+  ``send_busy`` after its start, as in the simulator: later sends start while it flows;
 - :meth:`Executor.arrive` — a message is here: it completes (is *released*) when the timing
   strategy says;
 - :meth:`Executor.complete` — an op completed at ``t``: its dependents' ready times rise to
@@ -60,7 +61,7 @@ __all__ = [
 ]
 
 _NS = 1_000_000_000
-_PORT, _RELEASE, _COMBINE = 0, 1, 2  # timer kinds
+_PORT, _RELEASE, _COMBINE, _FLOW = 0, 1, 2, 3  # timer kinds
 
 
 class Transport(Protocol):
@@ -146,6 +147,8 @@ class Executor:
     ) -> None:
         self.plan, self.handler, self.transport, self.timing = plan, handler, transport, timing
         self.emulated = timing.emulated
+        self.concurrent = self.emulated and timing.concurrent  # a send frees the port early
+        self.finish_at: dict[int, int] = {}  # concurrent: when each send in flight completes
         n = len(plan)
         now = timing.now()
         late = 0
@@ -230,31 +233,35 @@ class Executor:
             start = max(timing.start(self.port_free, self.ready[i], now), self.allow.pop(i, 0))
             self.hold_until = timing.hold(peer, nbytes, start)  # the port is busy until then
             heapq.heappush(self.timers, (self.hold_until, _PORT, i))
-            self.parts[i] = 2
+            self.parts[i], stamp = 2, start
+            if self.concurrent:  # the port timer frees the port; the flow's end completes
+                self.finish_at[i], stamp = timing.flow(peer, nbytes, start)
+                heapq.heappush(self.timers, (self.finish_at[i], _FLOW, i))
         else:
             i = heapq.heappop(self.sends.due)  # all ready now: the first in program order
             peer, nbytes = plan.peers[i], plan.nbytes[i]
-            start = self.port_free = now
+            start = stamp = self.port_free = now
             self.parts[i] = 1
         self.port_op = i
         self.transport.send(
-            i, peer, plan.chunks[i], self.handler.send_buffer(plan.chunks[i]), start, now
+            i, peer, plan.chunks[i], self.handler.send_buffer(plan.chunks[i]), stamp, now
         )
-        self.trace.issued[i] = now
-        self.trace.started[i] = start
+        self.trace.issued[i], self.trace.started[i] = now, start
         return True
 
     def sent(self, i: int, t: int) -> None:
-        """One part of send ``i`` is over (the transport took it, or its port time is up)."""
+        """One part of send ``i`` is over (the transport took it, or its port or flow time)."""
         self.parts[i] -= 1
         if self.parts[i] == 0:
+            if self.concurrent:  # the port was freed send_busy after the start
+                self.complete(i, self.finish_at.pop(i))
+                return
             if self.emulated:
                 # Free at the modelled time even when this rank saw the send complete later:
                 # a late look must not shift every later send of the rank.  Real lateness
                 # counts where it delays data (a receiver releases no earlier than arrival).
                 t = self.hold_until
-            self.port_op = -1
-            self.port_free = t
+            self.port_op, self.port_free = -1, t
             self.complete(i, t)
 
     def arrive(self, i: int, stamp: tuple[int, int], t: int) -> None:
@@ -337,7 +344,9 @@ class Executor:
             while timers and timers[0][0] <= now:
                 t, kind, i = heapq.heappop(timers)
                 progress = True
-                if kind == _PORT:
+                if kind == _PORT and self.concurrent:  # send_busy is over, i flows on
+                    self.port_op, self.port_free = -1, t
+                elif kind in (_PORT, _FLOW):
                     self.sent(i, t)
                 elif kind == _RELEASE:
                     self.receive(i, t)
