@@ -9,6 +9,7 @@ arithmetic of the charge says."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -27,6 +28,7 @@ from hetcoll.compare import busiest_messages, compare, slice_choices
 from hetcoll.hetcomm import Planning
 from hetcoll.mpich import native, predict
 from hetcoll.platform import Platform, nodes_from_costs
+from hetcoll.simulator import simulate_program
 from hetcoll.tuning import load_tuning
 
 NET = Path(__file__).resolve().parents[1] / "examples" / "net.json"
@@ -221,3 +223,26 @@ def test_auto_is_the_least_charged_of_every_candidate(t_ini, per_byte, nbytes, c
     assert charged == pytest.approx(least, rel=1e-9)
     fewer = plan(p, "0", method="auto", nbytes=nbytes, options={"message_cost": cost * 10 + 1e-4})
     assert busiest_messages(simulate(p, fewer)) <= busiest_messages(found)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        ("bcast", {"method": "flat"}),
+        ("bcast", {"method": "fnf", "segment_size": 2048}),
+        ("allreduce", {"method": "forest", "collective": "allreduce"}),
+        ("reduce", {"method": "binomial", "collective": "reduce"}),
+    ],
+)
+def test_the_busiest_ranks_messages_are_counted_alike_on_a_program_and_on_its_run(call):
+    """One count for the charge of a plan (its simulated run) and of MPI's algorithm (its
+    program, ``mpi_time``): each rank's sends and receives, the same on both."""
+    p = load_platform(NET)
+    collective, kw = call
+    sched = plan(p, None if collective == "allreduce" else "0", nbytes=20_000, **kw)
+    run = simulate(p, sched)
+    assert busiest_messages(sched.program()) == busiest_messages(run) > 0
+    mpich = native("allreduce", list(p.ids), 20_000, count=2500, op="sum").program
+    transfers, _ = simulate_program(p.model.bind(p), mpich)
+    # recursive halving, then doubling: 3 + 3 steps, each a send and a receive
+    assert busiest_messages(mpich) == busiest_messages(SimpleNamespace(transfers=transfers)) == 12

@@ -247,6 +247,7 @@ def mpi_time(
 ) -> float:
     """The simulator's time of MPICH's algorithm for the call (:mod:`hetcoll.mpich`), plus
     ``message_cost`` per message of its busiest rank."""
+    from .compare import busiest_messages
     from .mpich import native, predict
 
     ranks = list(nodes)
@@ -262,7 +263,9 @@ def mpi_time(
             count=count,
             builtin=builtin,
         )
-        return simulate(platform, sched, model).makespan + message_cost * _busiest(sched.program())
+        return simulate(platform, sched, model).makespan + message_cost * busiest_messages(
+            sched.program()
+        )
     found = native(
         collective,
         ranks,
@@ -272,12 +275,7 @@ def mpi_time(
         builtin=builtin,
         op=_cube_op(op),
     )
-    return predict(platform, found.program, model) + message_cost * _busiest(found.program)
-
-
-def _busiest(program) -> int:
-    """The most messages one rank of ``program`` sends and receives."""
-    return max((len(ops) for ops in program.ops.values()), default=0)
+    return predict(platform, found.program, model) + message_cost * busiest_messages(found.program)
 
 
 def _cube_op(op: str | None) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 from .errors import ModelError, PlannerError, ScheduleError
 from .planners._registry import warn_unused_options
 from .platform import Platform
+from .program import Program
 from .schedule import Schedule, check_simulations, transfer_budget
 from .simulator import Prediction, simulate
 
@@ -202,19 +203,26 @@ class Candidate:
         return self.prediction.makespan + self.charge
 
 
-def busiest_messages(prediction: Prediction) -> int:
-    """The most messages one rank sends and receives in ``prediction``'s run (each
-    transfer counts at its sender and at its receiver).
+def busiest_messages(run: Prediction | Program) -> int:
+    """The most messages one rank sends and receives in ``run``: a simulated run (each
+    transfer of a :class:`~hetcoll.simulator.Prediction` counts at its sender and at its
+    receiver) or a :class:`~hetcoll.program.Program` not simulated (each of a rank's ops is
+    one send or one receive: the same count).
 
     >>> from hetcoll import load_platform, plan, simulate
     >>> p = load_platform("fig1")
     >>> busiest_messages(simulate(p, plan(p, "1", method="flat")))
     7
+    >>> busiest_messages(plan(p, "1", method="flat").program())
+    7
     """
+    ops = getattr(run, "ops", None)
+    if ops is not None:
+        return max((len(mine) for mine in ops.values()), default=0)
     counts: dict[Any, int] = {}
-    cols = getattr(prediction.transfers, "columns", None)
+    cols = getattr(run.transfers, "columns", None)
     pairs = zip(cols[0], cols[1], strict=True) if cols is not None else (
-        (t.sender, t.receiver) for t in prediction.transfers
+        (t.sender, t.receiver) for t in run.transfers
     )  # fmt: skip
     for a, b in pairs:
         counts[a] = counts.get(a, 0) + 1
