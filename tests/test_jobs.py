@@ -131,3 +131,25 @@ def test_tune_candidates_of_an_allreduce_are_hypercubes():
         mpi, *plans = _plans(hc, collective, 0 if collective == "barrier" else 65536, 3)
         assert mpi["algorithm"] == "mpi" and plans
         assert {c["algorithm"] for c in plans} <= set(hypercube_planners()), plans
+
+
+def test_a_cube_runs_auto_predicted_as_the_wrapper_runs_it():
+    """HetComm's Allreduce(algo="auto") runs the best hypercube plan (Planning.cube), so a
+    job predicts "auto" as that plan, not as the best of every planner (on star8 a ring,
+    which the wrapper does not run: measured against it, the ratio was the two plans')."""
+    from hetcoll.choice import charged_message_cost
+    from hetcoll.hetcomm import Planning
+    from hetcoll.jobs.ranks import _predictions
+
+    p = load_platform("star8")
+    n = 1 << 20
+    run = Run(p, "allreduce", "blind", baselines=("auto",), native=False, sizes=(n,))
+    planning = Planning("fnf", None, None, {})  # as HetComm sets it for the job's wrapper
+    planning.message_cost = charged_message_cost(None, emulated=True, time_scale=run.time_scale)
+    call = {"collective": "allreduce", "nbytes": n, "op": "sum", "algo": "auto", "members": None}
+    ran = planning.cube(p, call)
+    found = _predictions(run, p, "0", n)
+    assert found.get("auto").predicted_time == simulate(p, ran).makespan
+    assert found.get("auto").schedule.algorithm == ran.algorithm != "ring"
+    everything = compare(p, "allreduce", nbytes=n, op="sum", algos=["auto"])
+    assert everything.get("auto").predicted_time < found.get("auto").predicted_time

@@ -14,10 +14,12 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import replace
 from typing import Any
 
 from mpi4py import MPI
 
+from ..choice import best_cube, charged_message_cost
 from ..compare import Comparison, compare, same_trees
 from ..errors import HetcollError, ModelError, PlannerError
 from ..hetcomm import HetComm
@@ -30,6 +32,7 @@ from ..runtime.measure import (
     measure_cube,
     round_trips,
 )
+from ..units import check_quantity
 from .document import BCAST_METHOD, CUBE_METHOD, versions
 from .spec import Run, runs_from_spec
 
@@ -137,21 +140,35 @@ def _measure_cube(hc: HetComm, run: Run) -> list[Measured]:
 
 
 def _predictions(run: Run, platform: Platform, root: str, nbytes: int) -> Comparison:
-    """The run's planners planned and simulated as the wrapper plans them."""
+    """The run's planners planned and simulated as the wrapper plans them: a hypercube
+    call's ``algo="auto"`` runs the best hypercube plan, charged the wrapper's cost per
+    message (``Planning.cube``), not the best of every planner."""
     names = list(dict.fromkeys(_names(run)))
+    op = "sum" if run.operation == "allreduce" else None
+    cube_auto = None
+    if run.cube and "auto" in names:
+        given = (run.options or {}).get("message_cost")  # as HetComm._message_cost
+        cost = (
+            check_quantity(given, "time", "message_cost")
+            if given is not None
+            else charged_message_cost(None, emulated=run.emulate, time_scale=run.time_scale)
+        )
+        cube_auto = best_cube(platform, run.operation, nbytes, None, op, None, cost)
     found = compare(
         platform,
         run.operation,
         root=None if run.cube else root,
         nbytes=nbytes,
         segment_size=None if run.cube else run.segment_size,
-        op="sum" if run.operation == "allreduce" else None,
-        algos=names,
+        op=op,
+        algos=list(dict.fromkeys(cube_auto if n == "auto" and cube_auto else n for n in names)),
         options=run.options or None,  # the planner's options, as the wrapper ran it
     )
     for name in names:
         if name in found.skipped:
             raise PlannerError(f"{name}: {found.skipped[name]}")
+    if cube_auto is not None:
+        found.ranked.append(replace(found.get(cube_auto), algorithm="auto"))
     return found
 
 
