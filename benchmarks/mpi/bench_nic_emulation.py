@@ -5,7 +5,8 @@ cost multiplied by ``--time-scale`` (default 20: 8 ranks on 2 cores keep up with
 emulated NICs); allgather (``M`` = the whole result, ``M / 8`` per rank) and allreduce
 (int64 sum of an ``M``-byte vector) at ``M`` = 1 and 16 MiB, through the hypercube
 planners ``blind`` (recursive doubling in rank order) and ``eff_cube``, the packed trees
-of ``forest`` (several sends of a rank in flight at once) and ``auto``; measured (least and
+of ``forest`` (several sends of a rank in flight at once) and ``auto`` (as the wrapper's
+``algo="auto"`` runs it: the best hypercube plan); measured (least and
 median of ``--repeat`` calls started together) over the simulator's prediction, and how
 far the ranks fell behind the model on a busy host in the least call (``late``, the most
 any rank reported; a measured time above the prediction by no more than that is the
