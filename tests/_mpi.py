@@ -23,6 +23,28 @@ def run_checks(
     return proc
 
 
+def run_records(
+    n: int,
+    args: list,
+    out: Path,
+    *,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    all_ok: bool = True,
+) -> list[dict]:
+    """Run ``[*args, out]`` on ``n`` ranks, a program whose ``_report.Recorder`` writes OUT.
+
+    Asserts that the job ended well and, unless ``all_ok`` is false, that every case is ok
+    on every rank; returns the records, one per case, in the order made.
+    """
+    proc = run_mpi(n, [*args, out], module=False, timeout=timeout, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    records = [json.loads(line) for line in Path(out).read_text().splitlines()]
+    failed = [r for r in records if not r["ok"]]
+    assert not all_ok or not failed, failed[:5]
+    return records
+
+
 def last_words(out: Path, nprocs: int) -> str:
     """What the ranks wrote to ``OUT.<rank>.err`` before the job was aborted.
 

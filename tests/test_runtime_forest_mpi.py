@@ -8,12 +8,11 @@ owner's one receive runs on the engine's one-receive path, which names every rec
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from hetcoll.runtime.launch import run_mpi
+from _mpi import run_records
 
 PROGRAM = Path(__file__).with_name("mpi_programs") / "forest_runtime.py"
 
@@ -21,11 +20,7 @@ PROGRAM = Path(__file__).with_name("mpi_programs") / "forest_runtime.py"
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8])
 def test_forest_collectives_equal_mpi4py(tmp_path, n):
     out = tmp_path / f"forest{n}.jsonl"
-    proc = run_mpi(n, [PROGRAM, out], module=False, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    records = [json.loads(line) for line in out.read_text().splitlines()]
-    failed = [r for r in records if not r["ok"]]
-    assert not failed, failed[:5]
+    records = run_records(n, [PROGRAM], out, timeout=900)
     names = {r["case"] for r in records}
     assert len(records) == 154
     for tag in ("wrapper", "per call"):

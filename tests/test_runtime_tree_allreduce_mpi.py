@@ -5,12 +5,11 @@ under emulation running the tree it chose (8 ranks, one slow)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from hetcoll.runtime.launch import run_mpi
+from _mpi import run_records
 
 PROGRAM = Path(__file__).with_name("mpi_programs") / "tree_allreduce.py"
 
@@ -18,11 +17,7 @@ PROGRAM = Path(__file__).with_name("mpi_programs") / "tree_allreduce.py"
 @pytest.mark.parametrize("n", [1, 3, 8])
 def test_tree_allreduce_equals_mpi4py(tmp_path, n):
     out = tmp_path / f"tree_allreduce{n}.jsonl"
-    proc = run_mpi(n, [PROGRAM, out], module=False, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    records = [json.loads(line) for line in out.read_text().splitlines()]
-    failed = [r for r in records if not r["ok"]]
-    assert not failed, failed[:5]
+    records = run_records(n, [PROGRAM], out, timeout=900)
     names = {r["case"] for r in records}
     for algo in ("fnf", "rooted_ls", "binomial", "flat"):
         assert f"{algo} int64 BXOR" in names

@@ -1,10 +1,15 @@
-"""For the MPI test programs that end in one line on rank 0's stdout: the checks and the report.
+"""How the MPI test programs' verdicts reach rank 0 and the test, in one of two forms.
 
-A program calls :func:`check` (or :func:`same`) on every rank; a failed check is kept as a
-line naming its rank, never raised, so that no rank leaves the program's collectives early.
-At the end :func:`report` waits for every rank, gathers the lines to rank 0, and rank 0 prints
-one JSON line, ``{"ranks": K, "failures": [...]}`` (rank 0's lines first, then rank 1's, ...),
-which the test compares with ``{"ranks": K, "failures": []}``.
+In both, a failed check is data, never an exception, so that no rank leaves the program's
+collectives early and every rank's verdict reaches rank 0.
+
+- :func:`check` (or :func:`same`) on every rank keeps a failed check as a line naming its
+  rank; at the end :func:`report` waits for every rank, gathers the lines to rank 0, and rank
+  0 prints one JSON line, ``{"ranks": K, "failures": [...]}`` (rank 0's lines first, then
+  rank 1's, ...), which ``tests/_mpi.py``'s ``run_checks`` compares with
+  ``{"ranks": K, "failures": []}``.
+- a :class:`Recorder` gathers every rank's verdict on a case as the case is made; rank 0
+  writes one JSON record per case to a file (JSON lines), which the test reads.
 """
 
 from __future__ import annotations
@@ -35,3 +40,27 @@ def report() -> None:
     everyone = WORLD.gather(failures, 0)
     if WORLD.rank == 0:
         print(json.dumps({"ranks": WORLD.size, "failures": [f for fs in everyone for f in fs]}))
+
+
+class Recorder:
+    """One JSON record per case, ``{"case": NAME, "ok": ..., "bad": {rank: detail}, **info}``.
+
+    :meth:`case` is collective: every rank gives its verdict (and the first 200 characters
+    of a detail, kept for the ranks whose verdict is false); :meth:`write` on rank 0 writes
+    the records to ``path``, one a line.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.records: list[dict] = []
+
+    def case(self, name: str, ok, detail: str = "", **info) -> None:
+        verdicts = WORLD.gather((bool(ok), str(detail)[:200]), 0)
+        if WORLD.rank == 0:
+            bad = {r: d for r, (o, d) in enumerate(verdicts) if not o}
+            self.records.append({"case": name, "ok": not bad, "bad": bad, **info})
+
+    def write(self) -> None:
+        if WORLD.rank == 0:
+            with open(self.path, "w") as fh:
+                fh.writelines(json.dumps(r) + "\n" for r in self.records)

@@ -18,8 +18,9 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+from _report import Recorder
 from mpi4py import MPI
-from rooted import AFFINE, INT_OPS, SUM2, WORLD, Recorder, platform
+from rooted import AFFINE, INT_OPS, SUM2, WORLD, platform
 
 from hetcoll import HetComm
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+from _report import Recorder
 from mpi4py import MPI
-from rooted import WORLD, Recorder, platform
+from rooted import WORLD, platform
 
 from hetcoll import HetComm
 

@@ -23,8 +23,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from _report import Recorder
 from mpi4py import MPI
-from rooted import WORLD, Recorder, platform
+from rooted import WORLD, platform
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from _dlpack import FLOAT, DLPackTensor

@@ -14,10 +14,10 @@ case to OUT.
 
 from __future__ import annotations
 
-import json
 import sys
 
 import numpy as np
+from _report import Recorder
 from mpi4py import MPI
 
 from hetcoll import HetComm
@@ -26,22 +26,6 @@ from hetcoll.platform import Node, Platform
 
 WORLD = MPI.COMM_WORLD
 INT_OPS = ("SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR")
-
-
-class Recorder:
-    def __init__(self, path: str) -> None:
-        self.path, self.records = path, []
-
-    def case(self, name: str, ok, detail: str = "") -> None:
-        verdicts = WORLD.gather((bool(ok), str(detail)[:200]), 0)
-        if WORLD.rank == 0:
-            bad = {r: d for r, (o, d) in enumerate(verdicts) if not o}
-            self.records.append({"case": name, "ok": not bad, "bad": bad})
-
-    def write(self) -> None:
-        if WORLD.rank == 0:
-            with open(self.path, "w") as fh:
-                fh.writelines(json.dumps(r) + "\n" for r in self.records)
 
 
 def platform(n: int) -> Platform:
