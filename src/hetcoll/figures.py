@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .experiments import (  # noqa: F401
+    allreduce_star_figures,
     banikazemi_figures,
     beaumont_figures,
     figueira_figures,

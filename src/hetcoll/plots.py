@@ -43,6 +43,11 @@ COLORS: dict[str, str] = {
     "tsts_cube": "#fdae6b",
     "eff_cube": "#e7298a",
     "eff_cube_ls": "#1b9e77",
+    "forest": "#00a651",
+    "balanced": "#b8860b",
+    "ring": "#0057b7",
+    "rabenseifner": "#d95f02",
+    "bruck": "#66a61e",
 }
 _SPARE = ["#aec7e8", "#ffbb78", "#c5b0d5", "#f7b6d2", "#dbdb8d", "#c7c7c7", "#8c6d31"]
 

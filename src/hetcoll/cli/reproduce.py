@@ -13,7 +13,7 @@ import click
 
 from ..errors import HetcollError
 from ..report import dump_json, format_table, json_document
-from ._base import JSON_OPT, OUTPUT_DIR, cli
+from ._base import JSON_OPT, OUTPUT_DIR, _sizes, cli
 
 # -- reproduce -----------------------------------------------------------------------------------
 
@@ -45,6 +45,12 @@ def max_workers() -> int:
     help="The paper's whole grid where the default is a CI-sized one (beaumont-*).",
 )
 @click.option(
+    "--sizes",
+    default=None,
+    help="Comma-separated message sizes (8,4KiB,1MiB) where the experiment sweeps sizes "
+    "(allreduce-star; default its own).",
+)
+@click.option(
     "--executor",
     type=click.Choice(["local", "mpi"]),
     default="local",
@@ -53,7 +59,9 @@ def max_workers() -> int:
     "mpi4py.futures -m hetcoll reproduce NAME --executor mpi` (same output).",
 )
 @JSON_OPT
-def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, full, executor, as_json) -> None:
+def reproduce_cmd(
+    name, trials, seed, workers, out_dir, no_plot, full, sizes, executor, as_json
+) -> None:
     """Reproduce a paper's experiment (hetcoll reproduce list: the choices)."""
     from ..experiments import EXPERIMENTS, Config, get_experiment
     from ..files import check_output_dir
@@ -77,6 +85,11 @@ def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, full, executor,
         raise HetcollError(
             f"--workers: must be from 1 to {most} (4 per core of this machine), got {workers}"
         )
+    params: dict[str, Any] = {"full": True} if full else {}
+    if sizes is not None:
+        if "sizes" not in exp.takes:
+            raise HetcollError(f"--sizes: {name} sweeps no message sizes")
+        params["sizes"] = list(_sizes(sizes, "--sizes"))
     out = Path(out_dir or Path("results") / name)
     check_output_dir(out)  # before the experiment runs, not after
     if executor == "mpi" and exp.launches_mpi:
@@ -91,7 +104,7 @@ def reproduce_cmd(name, trials, seed, workers, out_dir, no_plot, full, executor,
             seed=seed,
             workers=workers if pool is None else pool.num_workers,
             progress=not as_json,
-            params={"full": True} if full else {},
+            params=params,
             executor=pool,
         )
         result = exp.func(config)

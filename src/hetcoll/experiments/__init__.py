@@ -9,6 +9,7 @@ JSON-ready ``data`` dict, the human ``tables`` and the names of the figures that
 from __future__ import annotations
 
 from . import (  # noqa: F401  (registers them)
+    allreduce_star,
     banikazemi,
     banikazemi_reduce,
     beaumont,

@@ -55,18 +55,30 @@ class Experiment:
     summary: str
     #: it starts an MPI job of its own (emulated ranks): it cannot run inside another
     launches_mpi: bool = False
+    #: the ``config.params`` it takes from the command line's options (``"sizes"``:
+    #: ``hetcoll reproduce NAME --sizes``); the command refuses the others
+    takes: tuple[str, ...] = ()
 
 
 #: name -> Experiment, filled by ``@experiment`` in the experiment modules.
 EXPERIMENTS: dict[str, Experiment] = {}
 
 
-def experiment(name: str, *, paper: str, summary: str, launches_mpi: bool = False):
+def experiment(
+    name: str,
+    *,
+    paper: str,
+    summary: str,
+    launches_mpi: bool = False,
+    takes: tuple[str, ...] = (),
+):
     """Decorator registering ``func(config) -> Result`` as ``hetcoll reproduce NAME``
-    (``launches_mpi``: it starts its own MPI job, so ``--executor mpi`` is refused)."""
+    (``launches_mpi``: it starts its own MPI job, so ``--executor mpi`` is refused;
+    ``takes``: the ``config.params`` it reads from the command's options, e.g.
+    ``("sizes",)``)."""
 
     def deco(func: Callable[[Config], Result]) -> Callable[[Config], Result]:
-        EXPERIMENTS[name] = Experiment(name, func, paper, summary, launches_mpi)
+        EXPERIMENTS[name] = Experiment(name, func, paper, summary, launches_mpi, takes)
         return func
 
     return deco
