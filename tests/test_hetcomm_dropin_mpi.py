@@ -6,12 +6,11 @@ reaches the user's communicator unchanged."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from hetcoll.runtime.launch import run_mpi
+from _mpi import run_records
 
 PROGRAM = Path(__file__).with_name("mpi_programs") / "dropin.py"
 pytestmark = pytest.mark.mpi
@@ -27,9 +26,8 @@ def records(request, tmp_path_factory) -> tuple[int, dict[str, dict]]:
     n, fast = request.param
     out = tmp_path_factory.mktemp("dropin") / f"dropin{n}.jsonl"
     env = {"HETCOLL_FAST": fast}
-    proc = run_mpi(n, [PROGRAM, out], module=False, timeout=300, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return n, {r["case"]: r for r in map(json.loads, out.read_text().splitlines())}
+    records = run_records(n, [PROGRAM], out, timeout=300, env=env, all_ok=False)
+    return n, {r["case"]: r for r in records}
 
 
 def test_every_case_equals_mpi4py(records):

@@ -8,23 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from _mpi import last_words
+from _mpi import last_words, run_records
 from hetcoll.runtime.launch import run_mpi
 
 PROGRAMS = Path(__file__).with_name("mpi_programs")
 pytestmark = pytest.mark.mpi
 
 
-def _records(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
-
 @pytest.fixture(scope="module")
 def delivery(tmp_path_factory) -> list[dict]:
     out = tmp_path_factory.mktemp("mpi") / "delivery.jsonl"
-    proc = run_mpi(6, [PROGRAMS / "collectives.py", "delivery", out], module=False, timeout=240)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return _records(out)
+    return run_records(6, [PROGRAMS / "collectives.py", "delivery"], out, timeout=240, all_ok=False)
 
 
 def test_every_case_delivers_bit_identical_data(delivery):

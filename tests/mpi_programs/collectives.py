@@ -13,12 +13,12 @@ with and without emulation), ``mismatch`` (rank 1 loads another platform), ``tim
 from __future__ import annotations
 
 import hashlib
-import json
 import pickle
 import sys
 import time
 
 import numpy as np
+from _report import Recorder
 from _stderr import copy_stderr
 from mpi4py import MPI
 
@@ -43,24 +43,6 @@ def pattern(nbytes: int, seed: int) -> np.ndarray:
 
 def digest(data) -> str:
     return hashlib.blake2b(bytes(memoryview(data).cast("B")), digest_size=8).hexdigest()
-
-
-class Recorder:
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.records: list[dict] = []
-
-    def case(self, name: str, ok: bool, detail: str = "", **info) -> None:
-        verdicts = WORLD.gather((ok, detail), 0)
-        if me == 0:
-            bad = {r: d for r, (o, d) in enumerate(verdicts) if not o}
-            self.records.append({"case": name, "ok": not bad, "bad": bad, **info})
-
-    def write(self) -> None:
-        if me == 0:
-            with open(self.path, "w") as fh:
-                for r in self.records:
-                    fh.write(json.dumps(r) + "\n")
 
 
 def tree_planners() -> list[str]:

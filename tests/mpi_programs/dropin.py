@@ -15,32 +15,16 @@ case to OUT.
 
 from __future__ import annotations
 
-import json
 import sys
 
 import numpy as np
+from _report import Recorder
 from mpi4py import MPI
 
 from hetcoll import HetcollError, HetComm
 from hetcoll.platform import Platform, nodes_from_costs
 
 WORLD = MPI.COMM_WORLD
-
-
-class Recorder:
-    def __init__(self, path: str) -> None:
-        self.path, self.records = path, []
-
-    def case(self, name: str, ok, detail: str = "") -> None:
-        verdicts = WORLD.gather((bool(ok), detail), 0)
-        if WORLD.rank == 0:
-            bad = {r: d for r, (o, d) in enumerate(verdicts) if not o}
-            self.records.append({"case": name, "ok": not bad, "bad": bad})
-
-    def write(self) -> None:
-        if WORLD.rank == 0:
-            with open(self.path, "w") as fh:
-                fh.writelines(json.dumps(r) + "\n" for r in self.records)
 
 
 class DLPackOnly:

@@ -13,11 +13,11 @@ case to OUT (JSON lines), so one failing rank never strands the others.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
 import numpy as np
+from _report import Recorder
 from mpi4py import MPI
 
 from hetcoll import HetComm, simulate
@@ -59,24 +59,6 @@ def _compose(inbuf, inoutbuf, datatype):
 
 PLUS_ONE = MPI.Op.Create(_plus_one, commute=True)
 COMPOSE = MPI.Op.Create(_compose, commute=False)
-
-
-class Recorder:
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.records: list[dict] = []
-
-    def case(self, name: str, ok: bool, detail: str = "", **info) -> None:
-        verdicts = WORLD.gather((bool(ok), detail), 0)
-        if me == 0:
-            bad = {r: d for r, (o, d) in enumerate(verdicts) if not o}
-            self.records.append({"case": name, "ok": not bad, "bad": bad, **info})
-
-    def write(self) -> None:
-        if me == 0:
-            with open(self.path, "w") as fh:
-                for r in self.records:
-                    fh.write(json.dumps(r) + "\n")
 
 
 def values(op: str, dtype, count: int, rank: int) -> np.ndarray:
