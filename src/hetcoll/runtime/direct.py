@@ -9,10 +9,11 @@ user's own buffer, on a private duplicate of the wrapper's communicator with a t
 request, so a start moves the data with no copy, no header and none of the engine's
 per-call work: a start of the request (its ``Start`` method) starts the receive (the root:
 its sends, all of them for a small message, the first otherwise), and the run of the start
-(:meth:`DirectBcast.run`, where :mod:`.persistent` runs a start's call: the waiting thread
-in ``Wait``, else the progress thread) waits for the receive and starts the sends in
-order.  A start made by MPI's own ``Prequest.Startall`` is found as any other persistent
-start and posts its requests when it runs.
+(:meth:`DirectBcast.start`, where :mod:`.persistent` runs a start's call: the waiting thread
+in ``Wait``, else the progress thread) counts the call as the wrapper counts any, waits for
+the receive and starts the sends in order.  A start made by MPI's own
+``Prequest.Startall`` is found as any other persistent start and posts its requests when it
+runs.
 
 Every rank takes this path or none: whether a program qualifies depends only on the
 program (the same on every rank) and on the agreed settings (no emulation: an emulated
@@ -29,14 +30,17 @@ its timeout: a rank that waits longer than ``timeout`` raises
 from __future__ import annotations
 
 import weakref
+from functools import partial
 from typing import Any
 
 from mpi4py import MPI
 
-from ..errors import CollectiveTimeoutError
+from ..errors import CollectiveTimeoutError, HetcollError
 from ..program import Program
 from .rank_ops import SEND, RankPlan, timeout_message
 from .transport import PACK, release
+
+Startall = MPI.Prequest.Startall
 
 __all__ = ["DirectBcast", "tree_edges"]
 
@@ -69,10 +73,18 @@ class DirectBcast:
 
     ``spec``: the program's buffer as MPI takes it; ``plan``: the rank's part of the
     program (peers and the order of its sends); ``owner``: the wrapper (its waits, clock,
-    timeout)."""
+    timeout; held weakly); ``digest``, ``sched``, ``choice``: the call's, as the ``*_init``
+    call planned it; ``last``: what ``last_call`` says after a start, but its number."""
 
     def __init__(
-        self, comm: MPI.Comm, tag: int, spec: Any, plan: RankPlan, owner, what: str
+        self,
+        comm: MPI.Comm,
+        tag: int,
+        spec: Any,
+        plan: RankPlan,
+        owner,
+        what: str,
+        call: tuple[int, Any, Any, tuple],
     ) -> None:
         self.plan, self.what = plan, what
         # one request per op, in the plan's order (a receive comes before the sends that
@@ -90,58 +102,77 @@ class DirectBcast:
         else:  # one send at a time, in the plan's order (its one send port)
             self.early, self.later = reqs[:1], reqs[1:]
         self.small = small
+        # what starts the early requests, and the later ones of a small message (a C
+        # call: no frame of hetcoll in the request's Start, no len() in the run)
+        early, later = self.early, self.later
+        self.post_early = early[0].Start if len(early) == 1 else partial(Startall, early)
+        self.post_later = later[0].Start if len(later) == 1 else partial(Startall, later)
         self.posted = False  # the early requests were started by the request's Start
         self.rest, self.host = owner._rest, owner.host
         self.spin_ns, self.poll = int(owner.spin * _NS), owner.poll
         self.timeout = owner.timeout
+        self.digest, self.sched, self.choice, self.last = call
         # weak: the progress thread keeps the request's record (and this) while the
         # request lives, and a record keeps no wrapper alive
+        self.owner = weakref.ref(owner)
         abort = owner.on_timeout == "abort"
         self.on_timeout = weakref.WeakMethod(owner._timed_out) if abort else None
+        self.receive: MPI.Prequest | None = None  # the start's own message's (persistent.py)
 
     def post(self) -> None:
         """A start: post the requests that need nothing first (the receive, the root's
         sends)."""
-        early = self.early
-        if len(early) == 1:
-            early[0].Start()
-        elif early:
-            MPI.Prequest.Startall(early)
+        self.post_early()
         self.posted = True
 
-    def run(self) -> None:
-        """The rest of a start: the receive waited for, the sends started in order and
-        waited for (a start that :meth:`post` did not see, ``Startall``'s: posted here)."""
+    def start(self) -> None:
+        """The run of a start, as the wrapper runs a call (its number, the history
+        ``close()`` compares and ``last_call``, as :meth:`.comm.ScheduleComm._execute`
+        counts them): the receive waited for, the sends started in order and waited for
+        (a start that :meth:`post` did not see, ``Startall``'s: posted here).  One frame:
+        the commonest persistent start of all runs nothing else of hetcoll."""
+        comm = self.owner()
+        if comm is None:  # collected: its close() ran every started call
+            return
+        if comm._broken is not None:
+            self.abandon()
+            raise HetcollError(f"this HetComm is unusable after an earlier error: {comm._broken}")
+        comm._seq += 1
+        comm._history = hash((comm._history, self.digest))  # as _execute: alike on every rank
+        comm.last_schedule, comm.last_choice = self.sched, self.choice
         if not self.posted:
             self.post()
         self.posted = False
-        clock = self.host[0]
-        deadline = clock() + int(self.timeout * _NS)
-        for req in self.early:
-            if not req.Test():
-                self._wait(req, deadline)
-        later = self.later
-        if not later:
-            return
-        if self.small:
-            if len(later) == 1:
-                later[0].Start()
-            else:
-                MPI.Prequest.Startall(later)
-            for req in later:
+        deadline = 0  # set by the first wait that does not end at once
+        try:
+            for req in self.early:
                 if not req.Test():
-                    self._wait(req, deadline)
-            return
-        for req in later:
-            req.Start()
-            if not req.Test():
-                self._wait(req, deadline)
+                    deadline = self._wait(req, deadline)
+            later = self.later
+            if later:
+                if self.small:
+                    self.post_later()
+                    for req in later:
+                        if not req.Test():
+                            deadline = self._wait(req, deadline)
+                else:
+                    for req in later:
+                        req.Start()
+                        if not req.Test():
+                            deadline = self._wait(req, deadline)
+        except CollectiveTimeoutError as exc:
+            comm._broken = str(exc)
+            raise
+        comm._last = (*self.last, comm._seq)
 
-    def _wait(self, req: MPI.Prequest, deadline: int) -> None:
+    def _wait(self, req: MPI.Prequest, deadline: int) -> int:
         """Wait for ``req`` as the engine waits: look again at once (yielding) for
-        ``spin``, then nap ``poll`` between looks; past ``deadline`` (ns), time out."""
+        ``spin``, then nap ``poll`` between looks; past ``deadline`` (ns; 0: ``timeout``
+        from now, the start's first wait), time out.  The deadline."""
         rest, (clock, sleep, _) = self.rest, self.host
         idle_since = clock()
+        if not deadline:
+            deadline = idle_since + int(self.timeout * _NS)
         while not req.Test():
             now = clock()
             if now - idle_since <= self.spin_ns:
@@ -150,6 +181,7 @@ class DirectBcast:
             if now > deadline:
                 self._timeout(req)
             sleep(self.poll)
+        return deadline
 
     def _timeout(self, req: MPI.Prequest) -> None:
         k = self.reqs.index(req)  # its op; the ops before it completed
@@ -174,3 +206,6 @@ class DirectBcast:
         for req, kind in zip(self.reqs, self.plan.kinds, strict=True):
             release(req, kind != SEND)
         self.reqs = []
+        receive = self.receive  # inactive (started and completed in one wait); kept
+        if receive is not None and receive != MPI.REQUEST_NULL:  # freed: a later start's
+            receive.Free()  # wait raises, as MPI does for a freed request

@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
-from ..errors import CollectiveTimeoutError, HetcollError, MismatchError
+from ..errors import HetcollError, MismatchError
 from ..lowering import block_layout
 from .buffers import Message, in_place, message
 from .collectives import _SPECS, _place
@@ -184,11 +184,57 @@ class PersistentRequest(RaisesOnCompletion, MPI.Prequest):
 class DirectRequest(PersistentRequest):
     """The request of a persistent ``Bcast`` on one tree of one message (:mod:`.direct`):
     its ``Start`` also starts the receive (the root: its sends) before the start's own
-    message, so the data moves from the start on; the rest is :class:`PersistentRequest`'s."""
+    message, so the data moves from the start on; the rest is :class:`PersistentRequest`'s,
+    but for the commonest wait of all, which runs in one frame here and one of the start's.
+    """
+
+    direct: DirectBcast
 
     def Start(self) -> None:
-        self.record["direct"].post()  # first: whoever finds the start finds them posted
+        direct = self.direct
+        direct.post_early()  # first: whoever finds the start finds them posted
+        direct.posted = True
         MPI.Prequest.Start(self)
+
+    def Wait(self, status: MPI.Status | None = None) -> bool:
+        """A start made by :meth:`Start` and not run yet, when it is the only call that can
+        have been started (as :meth:`PersistentRequest._run_alone` decides) and no thread
+        runs started calls: run here, its message received by a persistent receive; else
+        :meth:`PersistentRequest.Wait`.  ``posted`` says that this start is not run yet
+        without asking MPI, and a lock taken without waiting says that no call is being run
+        (the progress thread's, or one this thread is in), without asking who runs it.
+        The self-message is received outside ``progress.guard``: the guard keeps a ``Free``
+        from another thread from deciding while the start completes, and a ``Free``
+        concurrent with this ``Wait`` is erroneous in MPI (calls of several threads behave
+        as if made in some order, and a freed request may not be waited for)."""
+        direct, record = self.direct, self.record
+        progress = record["progress"]
+        runner = progress.runner
+        if not (direct.posted and runner.acquire(False)):
+            return PersistentRequest.Wait(self, status)
+        try:
+            alone = direct.posted and progress.armed == 1 and not progress.pending
+            if alone:
+                try:
+                    direct.start()
+                except BaseException as exc:  # raised where the program waits for it
+                    record["error"] = exc
+                    with progress.guard:
+                        progress.unreported.append(exc)
+                else:  # an earlier start's error was kept for the wrapper's next call
+                    record["error"] = None
+                record["runs"] += 1
+                receive = direct.receive
+                receive.Start()
+                receive.Wait()
+        finally:
+            runner.release()
+        if not alone:
+            return PersistentRequest.Wait(self, status)
+        MPI.Prequest.Wait(self, status)
+        if record["error"] is not None:
+            self._raise()
+        return True
 
 
 class Persistent(Nonblocking):
@@ -236,6 +282,9 @@ class Persistent(Nonblocking):
         kind = PersistentRequest if direct is None else DirectRequest
         req = kind(progress.comm.Ssend_init([memory, 0, MPI.BYTE], 0, tag))
         req.record = record
+        if direct is not None:  # what receives the start's message in a lone Wait
+            direct.receive = progress.comm.Recv_init([memory, 0, MPI.BYTE], 0, tag)
+            req.direct = direct
         record["request"] = weakref.ref(req)
         with progress.cond:
             progress.records[tag] = record
@@ -287,7 +336,10 @@ class Persistent(Nonblocking):
         buf, root = args
         spec = message(buf, writable=self.rank != root, where="Bcast_init buf", typed=False)
         comm, tag = self._direct_tag()
-        return DirectBcast(comm, tag, spec.mpi(), plan, self, what)
+        digest, choice = captured[4], captured[6]
+        last = ("Bcast_init", self.rank_of.get(sched.root), sched.algorithm)
+        call = (digest, sched, choice, last)
+        return DirectBcast(comm, tag, spec.mpi(), plan, self, what, call)
 
     def _direct_tag(self) -> tuple[MPI.Comm, int]:
         """The communicator and tag of a new :class:`.direct.DirectBcast`: the next tag
@@ -310,7 +362,7 @@ class Persistent(Nonblocking):
         if captured is None:  # one rank: a broadcast or barrier moves nothing
             return _nothing if self.size == 1 and blocking in ("Bcast", "Barrier") else None
         if direct is not None:
-            return self._direct_start(direct, name, captured)
+            return direct.start
         runs = {
             "Bcast": self._bcast_run,
             "Allreduce": self._allreduce_run,
@@ -340,35 +392,6 @@ class Persistent(Nonblocking):
             comm.last_schedule, comm.last_choice = sched, choice
             run(comm, plan, handler, what, digest)
             comm._last = (*last, comm._seq)  # last_call: this request's call
-
-        return start
-
-    def _direct_start(self, direct: DirectBcast, name: str, captured: tuple):
-        """A start of ``direct`` as the wrapper counts a call (its number and the history
-        ``close()`` compares, as :meth:`.comm.ScheduleComm._execute` does; ``last_call``)."""
-        digest, sched, choice = captured[4], captured[5], captured[6]
-        last = (name, self.rank_of.get(sched.root), sched.algorithm)
-        mine = weakref.ref(self)  # weak: the records live as long as the thread
-        run = direct.run
-
-        def start() -> None:
-            comm = mine()
-            if comm is None:  # collected: its close() ran every started call
-                return
-            if comm._broken is not None:
-                direct.abandon()
-                raise HetcollError(
-                    f"this HetComm is unusable after an earlier error: {comm._broken}"
-                )
-            comm._seq += 1
-            comm._history = hash((comm._history, digest))  # as _execute: alike on every rank
-            comm.last_schedule, comm.last_choice = sched, choice
-            try:
-                run()
-            except CollectiveTimeoutError as exc:
-                comm._broken = str(exc)
-                raise
-            comm._last = (*last, comm._seq)
 
         return start
 
