@@ -24,7 +24,7 @@ from hetcoll.choice import (
     engine_message_cost,
     mpi_time,
 )
-from hetcoll.compare import busiest_messages, compare, slice_choices
+from hetcoll.compare import busiest_messages, compare, critical_messages, slice_choices
 from hetcoll.hetcomm import Planning
 from hetcoll.mpich import native, predict
 from hetcoll.platform import Platform, nodes_from_costs
@@ -246,3 +246,35 @@ def test_the_busiest_ranks_messages_are_counted_alike_on_a_program_and_on_its_ru
     transfers, _ = simulate_program(p.model.bind(p), mpich)
     # recursive halving, then doubling: 3 + 3 steps, each a send and a receive
     assert busiest_messages(mpich) == busiest_messages(SimpleNamespace(transfers=transfers)) == 12
+
+
+def test_forest_is_charged_its_critical_chain_not_its_busiest_rank():
+    """``examples/net.json``, 8 ranks, an allreduce of 256 KiB of doubles, 10 us charged per
+    message under emulation: forest's plan (1 796.256 us) has 40 messages on its busiest
+    rank and 9 on its critical chain.  Charged the busiest rank's (2 196.256 us) it lost to a
+    tree and then to MPI's own (2 315.008 us + 12 charges) by the margin; charged its
+    critical chain (1 886.256 us) it keeps the call."""
+    p = load_platform(NET)
+    nodes, nbytes, cost = list(p.ids), 256 * 1024, 1e-5
+    sched = plan(p, None, method="forest", collective="allreduce", nbytes=nbytes,
+                 options={"align": 8})  # fmt: skip
+    run = simulate(p, sched)
+    assert run.makespan == pytest.approx(1796.256e-6, rel=1e-12)
+    assert (busiest_messages(run), critical_messages(run)) == (40, 9)
+    c = choose(p, "allreduce", nbytes, nodes, count=nbytes // 8, op="sum", emulated=True,
+               message_cost=cost)  # fmt: skip
+    assert (c.algorithm, c.plan) == ("forest", "forest")
+    assert c.predicted == pytest.approx(1796.256e-6 + 9 * cost, rel=1e-12)
+    assert c.mpi == pytest.approx(2315.008e-6 + 12 * cost, rel=1e-12)
+    assert c.predicted * (1 + DEFAULT_MARGIN) < c.mpi  # 2 357.82 us < 2 435.008 us
+    old = run.makespan + 40 * cost  # the busiest rank's charge: MPI's own would run
+    assert old * (1 + DEFAULT_MARGIN) > c.mpi  # 2 745.32 us
+
+
+def test_the_critical_chain_of_a_flat_broadcast_is_its_roots_sends():
+    """Where ``hetcoll tune`` measures the cost (a flat broadcast, whole and in 16 slices)
+    both counts are the root's sends: the measured unit is the charged one."""
+    p = load_platform(NET)
+    for seg in (None, 4096):
+        run = simulate(p, plan(p, "0", method="flat", nbytes=16 * 4096, segment_size=seg))
+        assert critical_messages(run) == busiest_messages(run) == (7 if seg is None else 112)

@@ -42,7 +42,31 @@ faster (``benchmarks/mpi/bench_training.py --only emulated``).  So ``choose`` ch
 :func:`hetcoll.compare.busiest_messages`) to hetcoll's plans, when ranking them (``auto``
 slices finer only where the predicted gain exceeds what the extra messages cost) and
 against MPI's own; under emulation MPI's algorithm runs through the same engine and is
-charged alike.  ``HetComm`` charges :func:`charged_message_cost`: the cost ``hetcoll tune``
+charged alike.
+
+**Which messages, by the plan's shape.**  The engine's work on a message delays the run
+only where its rank is on the critical path; where the rank waits anyway, the work hides
+in the wait.  A tree (a broadcast, a reduce, a gather, sliced or not) and MPI's
+algorithms are charged their busiest rank's messages: in a tree one rank handles its
+messages in a row on the critical path (the root's sends; in a pipeline each slice's
+receive and forward at every relay), and MPI's exchanges (recursive doubling and halving,
+rings, dissemination) keep every rank alike busy at every step.  ``forest``'s plans for
+an allreduce or an allgather (:data:`PER_ROOT`: the trees of a packing, per root or a
+reduce and a broadcast through one root, in slices) are charged the messages on their critical
+chain (:func:`hetcoll.compare.critical_messages`: each of them, made longer by the
+engine's work, makes the run as much longer): their ranks' messages belong to several
+trees at once, and the rank with the most of them is a fast node that waits for the slow
+ones a good part of the run (on ``examples/net.json``, 8 ranks, an 8 MiB allreduce: 160
+messages on rank 0, busy 26 ms of the 38 ms predicted, and 21 on the critical chain).
+Charged its busiest rank's messages at the cost ``hetcoll tune`` measured there, forest was
+predicted 0.85 of MPI's time, short of the margin, and MPI's own ran 1.29x slower than
+forest; charged its critical chain it is predicted 0.66 and keeps forest
+(``benchmarks/mpi/bench_training.py --measured FILE``).  The chain is a lower bound of what
+the work adds (the messages of the critical chain alone); the busiest rank's count, which
+follows a broadcast's measured slicing better (it counts the relays' receives, which the
+chain misses), stays the charge of the trees.
+
+``HetComm`` charges :func:`charged_message_cost`: the cost ``hetcoll tune``
 measured on the user's own ranks when its tuning file was measured as the wrapper runs
 (:func:`hetcoll.jobs.tune.engine_cost`: a flat broadcast sliced into many messages
 against the same broadcast whole, the difference of their measured times beyond the
@@ -192,8 +216,8 @@ def choose(
     ``one_port`` models), MPI's own runs natively and the plan under emulation
     (``emulated``), which cannot emulate those transfers either.  ``one_host``: every rank
     runs on one host (rule 3 of the module doc).  ``message_cost``: seconds charged per
-    message of the busiest rank to the plans, and to MPI's own under emulation (module
-    doc; :func:`engine_message_cost`).
+    message of the busiest rank (of a forest plan: on its critical chain) to the plans, and
+    to MPI's own under emulation (module doc; :func:`engine_message_cost`).
 
     Deterministic: every rank that asks with the same arguments gets the same choice.
     """
@@ -371,12 +395,12 @@ def _per_root_plan(
     platform, collective, nbytes, nodes, count, model, message_cost=0.0
 ) -> tuple[str, float] | None:
     """``(planner, predicted seconds)`` of :data:`PER_ROOT`'s schedule for the call (plus
-    ``message_cost`` per message of its busiest rank), as
+    ``message_cost`` per message on its critical chain: module doc), as
     the engine plans it (an allreduce's shares cut at its elements), or None where the
     engine would not run it: ranks on some of the platform's nodes only (it plans on every
     node), nothing to move, or no schedule for this platform (a model or platform form
     the packing does not take)."""
-    from .compare import busiest_messages
+    from .compare import critical_messages
     from .errors import HetcollError
     from .planners import plan
     from .simulator import simulate
@@ -396,7 +420,7 @@ def _per_root_plan(
             options={"align": align} if align > 1 else None,
         )
         found = simulate(platform, sched, model)
-        return PER_ROOT, found.makespan + message_cost * busiest_messages(found)
+        return PER_ROOT, found.makespan + message_cost * critical_messages(found)
     except HetcollError:  # the engine's call would raise too: not a candidate
         return None
 

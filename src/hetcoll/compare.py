@@ -45,6 +45,7 @@ __all__ = [
     "candidates",
     "compare",
     "compare_sizes",
+    "critical_messages",
     "plan_request",
     "same_trees",
     "slice_choices",
@@ -228,6 +229,34 @@ def busiest_messages(run: Prediction | Program) -> int:
         counts[a] = counts.get(a, 0) + 1
         counts[b] = counts.get(b, 0) + 1
     return max(counts.values(), default=0)
+
+
+def critical_messages(run: Prediction) -> int:
+    """The messages on ``run``'s critical chain: the transfer that arrives last (the first
+    of them on a tie), the one that set its start (its ``blocked_by``: its data, its
+    receiver's posting, its sender's or its receiver's port, a link), and so back to one
+    that nothing held back.  Each of them, made longer, makes the run longer by as much.
+
+    >>> from hetcoll import load_platform, plan, simulate
+    >>> p = load_platform("fig1")
+    >>> critical_messages(simulate(p, plan(p, "1", method="flat")))  # the root's sends
+    7
+    """
+    transfers = run.transfers
+    cols = getattr(transfers, "columns", None)
+    if cols is not None:
+        arrival, by = cols[5], cols[7]
+    else:
+        arrival = [t.arrival for t in transfers]
+        by = [-1 if t.blocked_by is None else t.blocked_by for t in transfers]
+    if not arrival:
+        return 0
+    k = max(range(len(arrival)), key=arrival.__getitem__)
+    count = 0
+    while k >= 0:  # a transfer's blocker started before it: the walk ends
+        count += 1
+        k = by[k]
+    return count
 
 
 @dataclass

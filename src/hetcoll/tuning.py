@@ -24,13 +24,14 @@ per rank; a barrier: 0) follows the last rule of its collective with ``from_byte
 rules is left to ``auto``'s model.  ``hetcoll tune`` puts each boundary halfway (in log
 scale) between two measured sizes with different winners.
 
-``message_cost`` (optional; null or absent: not measured) is what ``hetcoll tune``
-measured hetcoll's engine to spend per message of a plan's busiest rank beyond the
-platform model's time, in real seconds (:func:`hetcoll.jobs.tune.engine_cost` says how):
-``auto`` charges it to every plan, and under emulation to MPI's algorithm run through the
-engine too (:mod:`hetcoll.choice`), in place of the constant
-:data:`hetcoll.choice.ENGINE_MESSAGE_COST`, when the file was measured as the wrapper runs
-(natively or under emulation).  It must be a finite number of seconds, >= 0.
+``message_cost`` (optional; null or absent: not measured) is what ``hetcoll tune`` measured
+hetcoll's engine to spend per message of a plan's busiest rank (of a ``forest`` plan's
+critical chain) beyond the platform model's time, in real seconds
+(:func:`hetcoll.jobs.tune.engine_cost` says how): ``auto`` charges it to every plan, and
+under emulation to MPI's algorithm run through the engine too (:mod:`hetcoll.choice`), in
+place of the constant :data:`hetcoll.choice.ENGINE_MESSAGE_COST`, when the file was measured
+as the wrapper runs (natively or under emulation).  It must be a finite number of seconds,
+>= 0.
 """
 
 from __future__ import annotations

@@ -23,29 +23,29 @@ Natively, MPI's own is the communicator's collective (``MPI_Bcast``, ...); under
 emulation it is MPICH's algorithm for the call run through the same engine and emulation
 (:mod:`hetcoll.mpich`), the only fair baseline there.
 
-**The engine's cost per message** (:func:`engine_cost`, the tuning file's
-``message_cost``, what ``auto`` charges per message of a plan's busiest rank:
-:mod:`hetcoll.choice`): a flat broadcast (:data:`COST_PLANNER`: the root sends to every
-other rank) of :data:`COST_SLICES` slices of :data:`COST_SLICE` bytes against the same
-broadcast whole, paired, measured as every candidate is (loops of :data:`COST_LOOP`
-seconds, at least 5 rounds); per round the sliced one's measured time beyond the whole
-one's, less what the model predicts for that difference, divided by the messages the
-busiest rank (the root) handles beyond the whole one's; the median over the rounds (0 when
-negative).  Sound because the two runs move the same bytes from the same root to the same
-ranks through the same engine: what the model predicts for the extra slices (their
-latencies, emulated or not) is taken out, and what remains is the engine's own work per
-extra message of the busiest rank at this host's ranks per core and load, the unit
-``auto`` charges.  A flat tree because its busiest rank handles every message and its
-model is that rank's sends in a row, which the emulation follows closely; a chain's whole
-run can stray from its model by more than the engine's cost (an unsliced relay's receive
-and send overlap in the emulation), and its extra messages are wake-ups of one rank after
-another, which the charge per busiest rank's message does not describe.  Under emulation
-the figure is real time beside the emulated costs.  Natively the model's part is the
-platform's, so the figure holds the model's error too: sound on a probed platform (tune's
-default).  The slices are of the size ``auto`` weighs for the long broadcasts where the
-charge decides: a slice's own work in the engine grows with its bytes, and tiny slices
-hide it in the modelled latencies.  Rank 0's figure is sent to every rank, and the file
-carries one number: every rank charges the same.
+**The engine's cost per message** (:func:`engine_cost`, the tuning file's ``message_cost``,
+what ``auto`` charges per message of a plan's busiest rank, or of a ``forest`` plan's
+critical chain: :mod:`hetcoll.choice`; on the flat broadcast measured here the two counts
+are the root's sends): a flat broadcast (:data:`COST_PLANNER`: the root sends to every other
+rank) of :data:`COST_SLICES` slices of :data:`COST_SLICE` bytes against the same broadcast
+whole, paired, measured as every candidate is (loops of :data:`COST_LOOP` seconds, at least
+5 rounds); per round the sliced one's measured time beyond the whole one's, less what the
+model predicts for that difference, divided by the messages the busiest rank (the root)
+handles beyond the whole one's; the median over the rounds (0 when negative).  Sound because
+the two runs move the same bytes from the same root to the same ranks through the same
+engine: what the model predicts for the extra slices (their latencies, emulated or not) is
+taken out, and what remains is the engine's own work per extra message of the busiest rank
+at this host's ranks per core and load, the unit ``auto`` charges.  A flat tree because its
+busiest rank handles every message and its model is that rank's sends in a row, which the
+emulation follows closely; a chain's whole run can stray from its model by more than the
+engine's cost (an unsliced relay's receive and send overlap in the emulation), and its extra
+messages are wake-ups of one rank after another, which the charge per busiest rank's message
+does not describe.  Under emulation the figure is real time beside the emulated
+costs.  Natively the model's part is the platform's, so the figure holds the model's error
+too: sound on a probed platform (tune's default).  The slices are of the size ``auto`` weighs
+for the long broadcasts where the charge decides: a slice's own work in the engine grows
+with its bytes, and tiny slices hide it in the modelled latencies.  Rank 0's figure is sent
+to every rank, and the file carries one number: every rank charges the same.
 """
 
 from __future__ import annotations
