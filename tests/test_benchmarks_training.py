@@ -55,3 +55,23 @@ def test_the_measured_variant_is_paired_with_the_baseline_and_the_constant():
     assert list(bench._ratios(doc, "total", "measured", "baseline")) == [0.5, 0.4]
     assert list(bench._ratios(doc, "Bcast", "measured", "hetcomm")) == [1.0, 2.0 / 3.0]
     assert bench.summary(doc)["total"]["ratio"] == pytest.approx((2 / 3 + 4 / 5) / 2)
+
+
+def test_the_measured_table_names_what_the_default_charges():
+    """Natively the default HetComm charges nothing without a tuning file; under emulation
+    the constant: the second column's denominator says which."""
+    names = ("Bcast", "Allreduce", "allreduce(float)", "Bcast(8 B)", "Barrier")
+    mpi = {n: {"algorithm": "mpi", "plan": None} for n in names}
+    times = rounds(1.0, 1.0, 0.1, 2.0)
+    doc = {
+        "mode": "native",
+        "ranks": 4,
+        "steps": 1,
+        "message_cost": 6e-4,
+        "choices": mpi,
+        "measured_choices": mpi,
+        "times": {"baseline": times, "hetcomm": times, "measured": times},
+    }
+    assert "(600.0 us real) against none (native default)" in bench.measured_table(doc)
+    emulated = bench.measured_table({**doc, "mode": "emulated"})
+    assert "against the constant (200 us)" in emulated

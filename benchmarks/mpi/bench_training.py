@@ -35,7 +35,8 @@ own became a candidate; ``--tuning FILE``: HetComm follows what ``hetcoll tune``
 as many ranks, natively; ``--separate``: per-call times without that wait; ``--measured
 FILE``: a third variant, the same HetComm charging the engine's cost per message a tuning
 file measured (``hetcoll tune``'s ``message_cost``, none of its rules) instead of the
-constant, paired with the others: its ratio to the baseline and to the constant's).
+constant (natively: instead of nothing), paired with the others: its ratio to the baseline
+and to the default's; ``--ranks N``: only the configurations of N ranks).
 Prints a table, writes ``results/bench_training.json``.
 """
 
@@ -156,9 +157,10 @@ def measured_table(doc: dict[str, Any]) -> str:
             cells += [_ran(doc, call), _ran({"choices": doc["measured_choices"]}, call)]
         rows.append(cells)
     cost = doc["message_cost"]
+    other = "the constant (200 us)" if doc["mode"] == "emulated" else "none (native default)"
     title = (
         f"{doc['mode']} {doc['ranks']} ranks: HetComm charging the measured cost per message "
-        f"({cost * 1e6:.1f} us real) against the constant (200 us), paired"
+        f"({cost * 1e6:.1f} us real) against {other}, paired"
     )
     headers = ["call", "measured / baseline", "measured / constant", "constant ran", "measured ran"]
     return format_table(headers, [r + [""] * (5 - len(r)) for r in rows], title)
@@ -212,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         help="a tuning file whose measured message_cost a third variant charges (its rules "
         "unused), beside HetComm with the constant",
     )
+    ap.add_argument(
+        "--ranks", type=int, default=None, help="only the configurations of this many ranks"
+    )
     ap.add_argument("--json", default="results/bench_training.json")
     args = ap.parse_args(argv)
     weights, grads = (MIB, 256 << 10) if args.quick else (50 * MIB, 8 * MIB)
@@ -219,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         [("native", 4, "probe")] if args.quick else [("native", 4, "probe"), ("native", 8, "probe")]
     )
     configs.append(("emulated", 8, str(NET)))
-    configs = [c for c in configs if args.only in (None, c[0])]
+    configs = [c for c in configs if args.only in (None, c[0]) and args.ranks in (None, c[1])]
     if args.tuning:
         ranks = load_tuning(args.tuning).ranks
         configs = [("native", ranks, "probe")]
