@@ -6,24 +6,18 @@ the same bits on every rank (float64)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from hetcoll.runtime.launch import run_mpi
+from _mpi import run_records
 
 PROGRAM = Path(__file__).with_name("mpi_programs") / "nic_sends.py"
 pytestmark = pytest.mark.mpi
 
 
 def test_concurrent_sends_deliver_bit_for_bit(tmp_path):
-    out = tmp_path / "nic_sends.jsonl"
-    proc = run_mpi(4, [PROGRAM, out], module=False, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    records = [json.loads(line) for line in out.read_text().splitlines()]
-    failed = [r for r in records if not r["ok"]]
-    assert not failed, failed[:5]
+    records = run_records(4, [PROGRAM], tmp_path / "nic_sends.jsonl", timeout=600)
     names = {r["case"] for r in records}
     assert len(records) == 2 + 3 * 3 * 3
     assert {"fan-out data", "fan-out sends in flight together"} <= names

@@ -18,8 +18,8 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+from _report import WORLD, Recorder
 from mpi4py import MPI
-from rooted import WORLD, Recorder
 
 from hetcoll import HetComm
 from hetcoll.platform import Platform
