@@ -16,13 +16,29 @@ from hetcoll.generators import random_graph_platform
 from hetcoll.planners.multitree import PERIODS
 
 L = 10**6
+DENSITIES = st.sampled_from([0.15, 0.3, 0.6])
+SEEDS = st.integers(0, 10**6)
+
+
+def packed(n: int, density: float, seed: int, total: int):
+    """A random platform, its plan graph for ``total`` slices of ``L`` bytes from node 0 (and
+    the request), and the graph's packing of trees; None when there is nothing to pack (one
+    node, or an unbounded rate)."""
+    from hetcoll.planners.pipelined import _start
+    from hetcoll.planners.steady import pack_arborescences, unbounded
+
+    p = random_graph_platform(n, density, seed=seed)
+    req, g = _start(p, "0", None, None, total * L, L)
+    if g.k == 1 or unbounded(g.problem()):
+        return None
+    return p, req, g, pack_arborescences(g.problem())
 
 
 @settings(max_examples=20)
 @given(
     n=st.integers(3, 12),
-    density=st.sampled_from([0.15, 0.3, 0.6]),
-    seed=st.integers(0, 10**6),
+    density=DENSITIES,
+    seed=SEEDS,
     slices=st.integers(1, 256),
     model=st.sampled_from(["one_port", "one_port_uni"]),
 )
@@ -41,8 +57,8 @@ def test_multi_tree_is_never_slower_than_a_single_tree(n, density, seed, slices,
 @settings(max_examples=20)
 @given(
     n=st.integers(3, 12),
-    density=st.sampled_from([0.15, 0.3, 0.6]),
-    seed=st.integers(0, 10**6),
+    density=DENSITIES,
+    seed=SEEDS,
     slices=st.integers(2, 200),
     period=st.sampled_from(PERIODS[:4]),
 )
@@ -88,8 +104,8 @@ def test_on_the_issues_platform_a_long_message_runs_several_trees_nearer_the_bou
 @settings(max_examples=15, deadline=None)
 @given(
     n=st.integers(4, 14),
-    density=st.sampled_from([0.15, 0.3, 0.6]),
-    seed=st.integers(0, 10**6),
+    density=DENSITIES,
+    seed=SEEDS,
     total=st.integers(16, 700),
 )
 def test_the_kept_period_is_the_exhaustive_choice(n, density, seed, total):
@@ -105,14 +121,11 @@ def test_the_kept_period_is_the_exhaustive_choice(n, density, seed, total):
         _shares_and_loads,
         _timetabled,
     )
-    from hetcoll.planners.pipelined import _start
-    from hetcoll.planners.steady import pack_arborescences, unbounded
 
-    p = random_graph_platform(n, density, seed=seed)
-    _req, g = _start(p, "0", None, None, total * L, L)
-    if g.k == 1 or unbounded(g.problem()):
+    case = packed(n, density, seed, total)
+    if case is None:
         return
-    packing = pack_arborescences(g.problem())
+    _p, _req, g, packing = case
     share, loads = _shares_and_loads(g, packing)
     best = None
     for periods in [q for q in PERIODS if q <= total]:
@@ -147,8 +160,8 @@ def test_under_a_port_per_link_multi_tree_keeps_the_fastest_single_tree():
 @settings(max_examples=25, deadline=None)
 @given(
     n=st.integers(3, 12),
-    density=st.sampled_from([0.15, 0.3, 0.6]),
-    seed=st.integers(0, 10**6),
+    density=DENSITIES,
+    seed=SEEDS,
     total=st.integers(1, 60),
 )
 def test_the_message_list_schedule_is_a_feasible_timetable(n, density, seed, total):
@@ -165,14 +178,11 @@ def test_the_message_list_schedule_is_a_feasible_timetable(n, density, seed, tot
         _shares,
         _timetable_schedule,
     )
-    from hetcoll.planners.pipelined import _start
-    from hetcoll.planners.steady import pack_arborescences, unbounded
 
-    p = random_graph_platform(n, density, seed=seed)
-    req, g = _start(p, "0", None, None, total * L, L)
-    if g.k == 1 or unbounded(g.problem()):
+    case = packed(n, density, seed, total)
+    if case is None:
         return
-    packing = pack_arborescences(g.problem())
+    p, req, g, packing = case
     parts = _shares(total, list(packing.weights))
     trees = [packing.trees[i] for i in range(len(parts)) if parts[i] > 0]
     mm = [x for x in parts if x > 0]
@@ -208,8 +218,8 @@ def test_the_message_list_schedule_is_a_feasible_timetable(n, density, seed, tot
 @settings(max_examples=15, deadline=None)
 @given(
     n=st.integers(3, 12),
-    density=st.sampled_from([0.15, 0.3, 0.6]),
-    seed=st.integers(0, 10**6),
+    density=DENSITIES,
+    seed=SEEDS,
     slices=st.integers(1, 300),
 )
 def test_the_whole_message_never_makes_multi_tree_slower(n, density, seed, slices):
