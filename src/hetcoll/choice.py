@@ -39,10 +39,10 @@ model does not have, and that grows with the ranks per core: 8 ranks on 2 cores 
 50 MiB broadcast in 100 KiB slices 2.1x slower than in 400 KiB slices, predicted 2.3 %
 faster (``benchmarks/mpi/bench_training.py --only emulated``).  So ``choose`` charges
 ``message_cost`` seconds per message of the busiest rank (sends and receives,
-:func:`hetcoll.compare.busiest_messages`) to hetcoll's plans, when ranking them (``auto``
-slices finer only where the predicted gain exceeds what the extra messages cost) and
-against MPI's own; under emulation MPI's algorithm runs through the same engine and is
-charged alike.
+:func:`hetcoll.compare.busiest_messages`; a forest plan's on its critical chain, below) to
+hetcoll's plans, when ranking them (``auto`` slices finer only where the predicted gain
+exceeds what the extra messages cost) and against MPI's own; under emulation MPI's
+algorithm runs through the same engine and is charged alike.
 
 **Which messages, by the plan's shape.**  The engine's work on a message delays the run
 only where its rank is on the critical path; where the rank waits anyway, the work hides
@@ -132,10 +132,10 @@ def engine_message_cost(time_scale: float = 1.0, measured: float | None = None) 
 def charged_message_cost(
     tuning: Tuning | None, *, emulated: bool, time_scale: float = 1.0
 ) -> float:
-    """The seconds per message of a plan's busiest rank a wrapper charges (module doc): a
-    tuning file's measured ``message_cost`` when the file was measured as the wrapper
-    runs (``emulated`` alike), else the constant under emulation and nothing natively;
-    under emulation divided by ``time_scale``.
+    """The seconds per message of a plan's busiest rank (of a forest plan: on its critical
+    chain) a wrapper charges (module doc): a tuning file's measured ``message_cost`` when
+    the file was measured as the wrapper runs (``emulated`` alike), else the constant under
+    emulation and nothing natively; under emulation divided by ``time_scale``.
 
     >>> from hetcoll.tuning import Tuning
     >>> t = Tuning(8, {}, emulated=True, message_cost=6e-5)
@@ -429,7 +429,8 @@ def _best_plan(
     platform, collective, nbytes, nodes, root, segment_size, op, model, count=None, cost=0.0
 ):
     """``(planner, predicted seconds)`` of hetcoll's best plan for the call, ``cost``
-    charged per message of the busiest rank (:func:`choose`'s ``message_cost``)."""
+    charged per message of the busiest rank, or of forest's critical chain (:func:`choose`'s
+    ``message_cost``)."""
     members = None if list(nodes) == list(platform.ids) else list(nodes)
     if collective in _TREE_FLOWS:
         best = _best_all(platform, collective, nbytes, nodes, members, op, model, cost)

@@ -73,7 +73,8 @@ class Planning:
         self.options = {} if options is None else options  # checked in check()
         self.margin = margin
         self.tuning = tuning  # loaded in check()
-        #: seconds charged per message of a plan's busiest rank (choice.py's module doc);
+        #: seconds charged per message of a plan's busiest rank (of a forest plan: on its
+        #: critical chain; choice.py's module doc);
         #: HetComm sets it from its time scale once the ranks agree on it
         self.message_cost = 0.0
         self._judged: set[int] = set()  # user's segment sizes the model judges (knobs.py)
@@ -514,7 +515,8 @@ class HetComm(VectorCollectives, Persistent):
         self._check_knobs()
 
     def _message_cost(self) -> float:
-        """Seconds charged per message of a plan's busiest rank (:mod:`hetcoll.choice`):
+        """Seconds charged per message of a plan's busiest rank (of a forest plan: on its
+        critical chain; :mod:`hetcoll.choice`):
         the ``message_cost`` planner option, else the engine's: what the tuning file
         measured on these ranks, or under emulation the constant, at the emulation's time
         scale (:func:`~hetcoll.choice.charged_message_cost`); natively without a measured
