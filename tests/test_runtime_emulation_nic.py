@@ -136,12 +136,14 @@ def test_fan_out_shares_the_senders_nic(k):
 @pytest.mark.parametrize("op", ["allgather", "allreduce"])
 def test_forest_ends_as_simulated(op):
     """forest's trees keep several sends of a rank in flight through its NIC: emulated, the
-    collective ends where the simulator says (the buckets end flows one after the other
-    where the max-min share ends them together, so the two may differ a little; here by
-    0.001 %).  With one send at a time and no sending bucket it ended 4x (allgather) and
-    17x (allreduce) early."""
+    collective ends close to where the simulator says.  Not exactly: the buckets end flows
+    one after the other where the max-min share ends them together (the first flows of a
+    NIC end early, and sends that wait for them start early), so the emulation may end a
+    few per cent early (here 0.001 %; 3 % with a window of sends per edge).  With one
+    send at a time and no sending bucket it ended 4x (allgather) and 17x (allreduce)
+    early."""
     p = star([3 * GB, 3 * GB, GB, GB], [5e-6] * 4)
     s = plan(p, None, None, method="forest", nbytes=10**5, collective=op)
     traces = run_world(p, s.program())
     emulated = max(max(t.done) for t in traces.values())
-    assert emulated == pytest.approx(simulate(p, s).makespan * 1e9, rel=0.02)
+    assert emulated == pytest.approx(simulate(p, s).makespan * 1e9, rel=0.05)
