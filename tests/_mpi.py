@@ -45,6 +45,11 @@ def run_records(
     return records
 
 
+def rank_events(out: Path, n: int) -> dict[int, list]:
+    """Each rank's events, as ``mpi_programs/_report.py``'s ``write_events`` wrote them."""
+    return {r: json.loads(Path(f"{out}.{r}").read_text())["events"] for r in range(n)}
+
+
 def last_words(out: Path, nprocs: int) -> str:
     """What the ranks wrote to ``OUT.<rank>.err`` before the job was aborted.
 

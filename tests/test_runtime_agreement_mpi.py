@@ -7,12 +7,11 @@ no rank keeps wrong data, and the wrapper works for the next call."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from _mpi import last_words
+from _mpi import last_words, rank_events
 from hetcoll.runtime.launch import run_mpi
 
 PROGRAM = Path(__file__).with_name("mpi_programs") / "agreement.py"
@@ -36,8 +35,7 @@ def test_check_always_raises_on_every_rank_in_the_call(mode, n, tmp_path):
     out = tmp_path / "out"
     proc = run_mpi(n, [PROGRAM, mode, out], module=False, timeout=180)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    for r in range(n):
-        events = json.loads(Path(f"{out}.{r}").read_text())["events"]
+    for r, events in rank_events(out, n).items():
         assert events[:3] == [["call1", "ok"], ["call1 data", True], ["trace", True]], (r, events)
         assert events[3][:2] == ["call2", "MismatchError"], (r, events)
         assert events[4:] == [["call3", "ok"], ["call3 data", True], ["close", "ok"]], (r, events)

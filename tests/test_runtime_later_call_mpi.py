@@ -7,11 +7,11 @@ its timeout (the job fails); were it taken for the current call, that call would
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
+from _mpi import rank_events
 from hetcoll.runtime.launch import run_mpi
 
 PROGRAM = Path(__file__).with_name("mpi_programs") / "later_call.py"
@@ -24,7 +24,7 @@ def test_a_message_of_a_later_call_is_kept_for_it_and_delivered_bit_identical(mo
     out = tmp_path / "out"
     proc = run_mpi(3, [PROGRAM, mode, out], module=False, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    ev = {r: json.loads(Path(f"{out}.{r}").read_text())["events"] for r in range(3)}
+    ev = rank_events(out, 3)
     for r in range(3):
         assert ev[r][:3] == [["call1", "ok"], ["call1 data", True], ["premise", True]], ev[r]
     # rank 2: call 2 met rank 1's call-3 message, kept it, and call 3 delivered it
@@ -52,7 +52,7 @@ def test_a_later_call_message_cut_by_the_current_receive_raises_in_its_own_call(
     out = tmp_path / "out"
     proc = run_mpi(3, [PROGRAM, "cut", out], module=False, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    ev = {r: json.loads(Path(f"{out}.{r}").read_text())["events"] for r in range(3)}
+    ev = rank_events(out, 3)
     two = ev[2]
     assert [e[:2] for e in two[3:5]] == [["call2", "MismatchError"], ["call2 data", False]]
     assert two[5][:2] == ["call3", "MismatchError"], two

@@ -12,11 +12,11 @@ type-punned data or in timeouts (mpi_programs/mismatch.py, 4 ranks).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
+from _mpi import rank_events
 from hetcoll.runtime.launch import run_mpi
 
 PROGRAM = Path(__file__).with_name("mpi_programs") / "mismatch.py"
@@ -28,7 +28,7 @@ def run(which: str, check: str, tmp_path: Path) -> dict[int, list]:
     out = tmp_path / "out"
     proc = run_mpi(N, [PROGRAM, which, check, out], module=False, timeout=240)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return {r: json.loads(Path(f"{out}.{r}").read_text())["events"] for r in range(N)}
+    return rank_events(out, N)
 
 
 def by_scenario(events: list) -> dict[str, dict[str, list]]:

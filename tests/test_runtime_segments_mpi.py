@@ -7,12 +7,11 @@ as a later call's data (the epochs are shortened so a later call reuses its tags
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from _mpi import last_words
+from _mpi import last_words, rank_events
 from hetcoll.runtime.launch import run_mpi
 from hetcoll.runtime.transport import CONTROL_TAGS, PACK, Bare
 
@@ -23,7 +22,7 @@ def run(mode: str, n: int, tmp_path: Path) -> dict[int, list]:
     out = tmp_path / "out"
     proc = run_mpi(n, [PROGRAM, mode, out], module=False, timeout=240)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return {r: json.loads(Path(f"{out}.{r}").read_text())["events"] for r in range(n)}
+    return rank_events(out, n)
 
 
 @pytest.mark.mpi

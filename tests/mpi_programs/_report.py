@@ -10,6 +10,10 @@ collectives early and every rank's verdict reaches rank 0.
   ``{"ranks": K, "failures": []}``.
 - a :class:`Recorder` gathers every rank's verdict on a case as the case is made; rank 0
   writes one JSON record per case to a file (JSON lines), which the test reads.
+
+Where the ranks are meant to end differently (an error raised on some, a call that never
+comes), each rank instead lists what happened to it (:func:`attempt`) and writes the list to
+a file of its own (:func:`write_events`), which ``tests/_mpi.py``'s ``rank_events`` reads.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import json
 
 import numpy as np
 from mpi4py import MPI
+
+from hetcoll.errors import MismatchError
 
 WORLD = MPI.COMM_WORLD
 failures: list[str] = []
@@ -64,3 +70,20 @@ class Recorder:
         if WORLD.rank == 0:
             with open(self.path, "w") as fh:
                 fh.writelines(json.dumps(r) + "\n" for r in self.records)
+
+
+def attempt(events: list, name: str, call) -> bool:
+    """Run ``call``; record ``name`` and how it ended.  True when it returned."""
+    try:
+        call()
+        events.append([name, "ok"])
+        return True
+    except MismatchError as exc:
+        events.append([name, "MismatchError", str(exc)])
+        return False
+
+
+def write_events(out: str, events: list) -> None:
+    """This rank's events to ``OUT.<rank>``: ``{"rank": R, "events": [...]}``."""
+    with open(f"{out}.{WORLD.rank}", "w") as fh:
+        json.dump({"rank": WORLD.rank, "events": events}, fh)

@@ -23,28 +23,20 @@ Modes (rank 1 is the odd one out in the second call; the first and third calls a
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
 import numpy as np
+from _report import attempt, write_events
 from _stderr import copy_stderr
 from mpi4py import MPI
 
 from hetcoll import HetComm, Platform
-from hetcoll.errors import CollectiveTimeoutError, MismatchError
+from hetcoll.errors import CollectiveTimeoutError
 from hetcoll.platform import nodes_from_costs
 
 WORLD = MPI.COMM_WORLD
 me, n = WORLD.rank, WORLD.size
-
-
-def attempt(events: list, name: str, call) -> None:
-    try:
-        call()
-        events.append([name, "ok"])
-    except MismatchError as exc:
-        events.append([name, "MismatchError", str(exc)])
 
 
 def agreed_bcast(
@@ -117,8 +109,7 @@ def main() -> None:
         else:
             agreed_bcast(events, hc, "call3", 50, n - 1)
         attempt(events, "close", hc.close)
-    with open(f"{out}.{me}", "w") as fh:
-        json.dump({"rank": me, "events": events}, fh)
+    write_events(out, events)
 
 
 if __name__ == "__main__":

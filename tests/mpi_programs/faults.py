@@ -17,16 +17,16 @@ In the last two modes the job ends in ``MPI_Abort``: stderr is copied to ``OUT.<
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
 import numpy as np
+from _report import attempt, write_events
 from _stderr import copy_stderr
 from mpi4py import MPI
 
 from hetcoll import HetComm, Platform
-from hetcoll.errors import CollectiveTimeoutError, MismatchError
+from hetcoll.errors import CollectiveTimeoutError
 from hetcoll.platform import nodes_from_costs
 
 WORLD = MPI.COMM_WORLD
@@ -35,17 +35,6 @@ me, n = WORLD.rank, WORLD.size
 
 def platform() -> Platform:
     return Platform(nodes_from_costs([1e-6 * (1 + r % 3) for r in range(n)]), model="tini")
-
-
-def attempt(events: list, name: str, call) -> bool:
-    """Run ``call``; record ``name`` and how it ended.  True when it returned."""
-    try:
-        call()
-        events.append([name, "ok"])
-        return True
-    except MismatchError as exc:
-        events.append([name, "MismatchError", str(exc)])
-        return False
 
 
 def disagree(events: list, hc: HetComm, on: str) -> None:
@@ -103,8 +92,7 @@ def main() -> None:
                 disagree(events, hc, mode)
             else:
                 later(events, hc, "root" if mode == "always" else mode)
-    with open(f"{out}.{me}", "w") as fh:
-        json.dump({"rank": me, "events": events}, fh)
+    write_events(out, events)
 
 
 if __name__ == "__main__":

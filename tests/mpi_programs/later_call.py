@@ -20,7 +20,6 @@ rather than deliver a part of them).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -29,6 +28,7 @@ if MODE == "executor":
     os.environ["HETCOLL_FAST"] = "0"  # read when the wrapper is made
 
 import numpy as np  # noqa: E402
+from _report import attempt, write_events  # noqa: E402
 from mpi4py import MPI  # noqa: E402
 
 from hetcoll import HetComm, Platform  # noqa: E402
@@ -71,13 +71,8 @@ def main() -> None:
     bcast(events, hc, "call2", 200 if me == 1 else 100, 0, "chain")
     bcast(events, hc, "call3", THIRD, 1, "flat")
     bcast(events, hc, "call4", 50, 2, "chain")
-    try:
-        hc.close()
-        events.append(["close", "ok"])
-    except MismatchError as exc:
-        events.append(["close", "MismatchError", str(exc)])
-    with open(f"{OUT}.{me}", "w") as fh:
-        json.dump({"rank": me, "events": events}, fh)
+    attempt(events, "close", hc.close)
+    write_events(OUT, events)
 
 
 if __name__ == "__main__":

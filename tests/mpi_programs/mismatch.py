@@ -21,10 +21,10 @@ root, a member, a non-member; 64 B and 64 KiB).  Timeout 20 s with the default
 
 from __future__ import annotations
 
-import json
 import sys
 
 import numpy as np
+from _report import write_events
 from mpi4py import MPI
 
 from hetcoll import HetComm, Platform
@@ -145,8 +145,7 @@ def main() -> None:
     which, out = sys.argv[1], sys.argv[3]
     events: list = []
     {"types": types, "mixed": mixed, "reuse": reuse}[which](events)
-    with open(f"{out}.{me}", "w") as fh:
-        json.dump({"rank": me, "events": events}, fh)
+    write_events(out, events)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ taken as a later call's data within the run.  Modes:
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -37,6 +36,7 @@ MODE = sys.argv[1]
 if MODE.endswith("mixed") and me % 2:
     os.environ["HETCOLL_FAST"] = "0"  # read when the wrapper is made
 
+from _report import write_events  # noqa: E402
 from _stderr import copy_stderr  # noqa: E402
 
 from hetcoll import HetComm  # noqa: E402
@@ -159,8 +159,7 @@ def main() -> None:
         looks(events)
     else:
         later(events, MODE.split("-")[0])
-    with open(f"{sys.argv[2]}.{me}", "w") as fh:
-        json.dump({"rank": me, "events": events}, fh)
+    write_events(sys.argv[2], events)
 
 
 if __name__ == "__main__":
