@@ -20,6 +20,7 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+from _auto import check_auto_emulated, one_slow
 from _report import Recorder
 from mpi4py import MPI
 from rooted import WORLD, platform
@@ -27,7 +28,6 @@ from vectors import layout
 
 from hetcoll import HetComm
 from hetcoll.planners.hypercube import hypercube_planners
-from hetcoll.platform import Platform, nodes_from_costs
 from hetcoll.runtime.collectives import INLINE
 from hetcoll.tuning import Rule, Tuning
 
@@ -96,34 +96,15 @@ def check_objects(rec: Recorder, hc, comm, algo: str) -> None:
     rec.case(f"{algo} allreduce object", got == comm.allreduce(me + 1), f"{got}")
 
 
-def check_auto_emulated(rec: Recorder, comm) -> None:
-    """``auto`` under emulation: the choice (a tree, a hypercube, MPI's algorithm) runs,
-    and its data are mpi4py's."""
+def check_auto_allgather(rec: Recorder, comm) -> None:
     me, n = comm.rank, comm.size
-    cubes = set(hypercube_planners())
-    # one slow rank: at 5 and 8 ranks a tree is predicted fastest (test_choice.py) by the
-    # model alone (its microsecond costs are far below the engine's own per message, which
-    # the default choice charges: choice.py; here the choice as the model makes it)
-    slow = Platform(nodes_from_costs([1e-6] * (n - 1) + [20e-6], [1e-9] * n), model="tini")
-    free = {"message_cost": 0.0}
-    with HetComm(comm, slow, emulate=True, timeout=60, options=free) as hc:
-        for count in (1, 16, 16384):
-            send = np.arange(count, dtype=np.int64) + 1000 * me
-            got, want = np.zeros(count * n, np.int64), np.zeros(count * n, np.int64)
-            comm.Allgather(send, want)
-            hc.Allgather(send, got)
-            choice, last = hc.last_choice, hc.last_call
-            kind = (
-                "mpi"
-                if n == 1 or choice.passes
-                else "cube"
-                if choice.algorithm in cubes
-                else "tree"
-            )
-            ok = same(got, want) and (
-                n == 1 or kind == "mpi" or (last is not None and last.algorithm == choice.algorithm)
-            )
-            rec.case(f"auto emulated count={count}: {kind}", ok, f"{choice} {last}")
+
+    def run(c, count: int) -> np.ndarray:
+        recv = np.zeros(count * n, np.int64)
+        c.Allgather(np.arange(count, dtype=np.int64) + 1000 * me, recv)
+        return recv
+
+    check_auto_emulated(rec, comm, run)
 
 
 def check_objects_auto(rec: Recorder, comm) -> None:
@@ -154,7 +135,7 @@ def check_objects_auto(rec: Recorder, comm) -> None:
                         0,
                     )
                 rec.case(f"auto native {label} allgather object {k}", ok, f"{last}")
-    slow = Platform(nodes_from_costs([1e-6] * (n - 1) + [20e-6], [1e-9] * n), model="tini")
+    slow = one_slow(n)
     with HetComm(comm, slow, emulate=True, timeout=60) as hc:
         for k, obj in enumerate(objs):
             got, last = hc.allgather(obj), hc.last_call
@@ -185,7 +166,7 @@ def check_iallgather_in_place(rec: Recorder, comm) -> None:
     """``Iallgather`` with IN_PLACE asks the choice what the blocking ``Allgather`` asks
     (the bytes of one rank's block), so both forms run the same plan."""
     me, n = comm.rank, comm.size
-    slow = Platform(nodes_from_costs([1e-6] * (n - 1) + [20e-6], [1e-9] * n), model="tini")
+    slow = one_slow(n)
     with HetComm(comm, slow, emulate=True, timeout=60) as hc:
         asked = []
         choose = hc.planner.choose
@@ -220,7 +201,7 @@ def main() -> None:
             check_allgather(rec, hc, WORLD, algo)
             check_allgatherv(rec, hc, WORLD, algo)
             check_objects(rec, hc, WORLD, algo)
-    check_auto_emulated(rec, WORLD)
+    check_auto_allgather(rec, WORLD)
     check_objects_auto(rec, WORLD)
     check_iallgather_in_place(rec, WORLD)
     rec.write()

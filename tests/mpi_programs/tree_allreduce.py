@@ -16,13 +16,12 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+from _auto import check_auto_emulated
 from _report import Recorder
 from mpi4py import MPI
 from rooted import INT_OPS, SUM2, WORLD, platform
 
 from hetcoll import HetComm
-from hetcoll.planners.hypercube import hypercube_planners
-from hetcoll.platform import Platform, nodes_from_costs
 
 TREES = ("fnf", "rooted_ls", "binomial", "flat")
 
@@ -64,41 +63,22 @@ def check_named(rec: Recorder, hc, comm) -> None:
         rec.case(f"{algo} commutative user op", same(got, want))
 
 
-def check_auto_emulated(rec: Recorder, comm) -> None:
-    """``auto`` under emulation: the choice (a tree, a hypercube, MPI's algorithm) runs,
-    and its data are mpi4py's."""
-    me, n = comm.rank, comm.size
-    cubes = set(hypercube_planners())
-    # one slow rank: at 8 ranks a tree is predicted fastest (test_choice.py) by the
-    # model alone (its microsecond costs are far below the engine's own per message, which
-    # the default choice charges: choice.py; here the choice as the model makes it)
-    slow = Platform(nodes_from_costs([1e-6] * (n - 1) + [20e-6], [1e-9] * n), model="tini")
-    free = {"message_cost": 0.0}
-    with HetComm(comm, slow, emulate=True, timeout=60, options=free) as hc:
-        for count in (1, 16, 16384):
-            send = np.arange(count, dtype=np.int64) + me
-            got, want = np.zeros(count, np.int64), np.zeros(count, np.int64)
-            comm.Allreduce(send, want, MPI.SUM)
-            hc.Allreduce(send, got, MPI.SUM)
-            choice, last = hc.last_choice, hc.last_call
-            kind = (
-                "mpi"
-                if n == 1 or choice.passes
-                else "cube"
-                if choice.algorithm in cubes
-                else "tree"
-            )
-            ok = same(got, want) and (
-                n == 1 or kind == "mpi" or (last is not None and last.algorithm == choice.algorithm)
-            )
-            rec.case(f"auto emulated count={count}: {kind}", ok, f"{choice} {last}")
+def check_auto_allreduce(rec: Recorder, comm) -> None:
+    me = comm.rank
+
+    def run(c, count: int) -> np.ndarray:
+        recv = np.zeros(count, np.int64)
+        c.Allreduce(np.arange(count, dtype=np.int64) + me, recv, MPI.SUM)
+        return recv
+
+    check_auto_emulated(rec, comm, run)
 
 
 def main() -> None:
     rec = Recorder(sys.argv[1])
     with HetComm(WORLD, platform(WORLD.size), "binomial", timeout=60) as hc:
         check_named(rec, hc, WORLD)
-    check_auto_emulated(rec, WORLD)
+    check_auto_allreduce(rec, WORLD)
     rec.write()
 
 
