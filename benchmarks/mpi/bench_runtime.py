@@ -4,8 +4,9 @@ HetComm passes to MPI.
 
 Targets: a 1-byte Bcast within 2x native per call, ``check="always"`` within 2x of the
 default, a planned persistent 1-byte Bcast (``Start`` + ``Wait``) within 1.1x of native
-``Bcast`` and ``Bcast_init``, 8 MiB in 256 KiB segments within 1.5x native, a chain Bcast
-linear in its number of segments (1-byte segments: the time per segment at 16 384
+``Bcast`` and ``Bcast_init`` (also per rank: each rank's median cost of a start, paired
+with MPI's, beside a hand-written floor), 8 MiB in 256 KiB segments within 1.5x native,
+a chain Bcast linear in its number of segments (1-byte segments: the time per segment at 16 384
 segments within 1.2x of that at 1 024, repeated calls), and calls a HetComm passes to
 MPI (``Ibcast``, ``Iallreduce``, a sub-communicator's ``Allreduce``) as fast with an
 active HetComm as without (paired), and small blocking calls a default HetComm passes to
@@ -154,6 +155,27 @@ def print_persistent(data: dict) -> None:
         auto = p["hetcoll auto Bcast_init"]["ratio_init_median"]
         data["persistent_auto_over_native_init"] = auto
         print(f"default (auto) Bcast_init / native Bcast_init {auto:.2f} (MPI's own request)")
+    ranks = data.get("persistent_per_rank")
+    if ranks:
+        rows = [
+            [name]
+            + [
+                f"{r[name]['median_ns']:.0f} ns {r[name]['over_native']:.2f}/"
+                f"{r[name]['over_native_init']:.2f}"
+                for r in ranks
+            ]
+            for name in ranks[0]
+        ]
+        print(
+            format_table(
+                ["1-byte Bcast", *(f"rank {k}" for k in range(len(ranks)))],
+                rows,
+                title="each rank's own cost per call (median of 1000 calls timed one by one, "
+                "median of the rounds) and / native Bcast / native Bcast_init (medians of "
+                "paired rounds); the floor: mpi4py's persistent requests of the binomial tree "
+                "and the start's message to the rank itself, by hand",
+            )
+        )
     for algo in ("binomial", "fnf"):
         started, blocking = p[f"hetcoll {algo} Bcast_init"], p[f"hetcoll {algo} Bcast"]
         pairs = zip(started["samples"], blocking["samples"], strict=True)

@@ -12,7 +12,10 @@ chain ``Bcast`` scales with its number of segments (1-byte segments, 1 024 to 16
 them, and 64 MiB in 4 KiB segments): its first call and the median of the later ones.
 And a planned persistent 1-byte ``Bcast`` (``binomial`` and ``fnf``: ``Start`` + ``Wait``)
 next to MPI's ``Bcast`` and ``Bcast_init``, the planned blocking ``Bcast`` and a default
-``HetComm``'s ``Bcast_init`` (``auto``: MPI's own request natively on one host).  And
+``HetComm``'s ``Bcast_init`` (``auto``: MPI's own request natively on one host), and each
+rank's own cost of a start (per-rank medians of calls timed one by one, paired with
+MPI's) beside the floor of the design (mpi4py's persistent requests of the same tree and
+the start's message to the rank itself, by hand).  And
 (``passthrough``) the calls a HetComm passes to MPI, among them small blocking ones (an
 8-byte ``Bcast`` and ``Allreduce``, ``Barrier``, an object ``allreduce``) through a default
 HetComm against mpi4py's own, and what the wrapper runs before MPI's call, alone.
@@ -32,6 +35,7 @@ from mpi4py import MPI
 from hetcoll import HetComm
 from hetcoll.platform import Platform, nodes_from_costs
 from hetcoll.runtime.fast import Rest
+from hetcoll.runtime.rank_ops import SEND
 
 world = MPI.COMM_WORLD
 me, n = world.rank, world.size
@@ -395,6 +399,89 @@ def _spans(every: list, key, measure) -> float:
     return statistics.median(measure([s[key][k] for s in every]) for k in range(calls)) / 1e9
 
 
+def per_rank(variants: dict, rounds: int, around: dict, calls: int = 1000) -> dict:
+    """Each rank's own cost of one call: per round (the variants in alternating order, each
+    after a barrier) the median of ``calls`` back-to-back calls timed one by one with
+    ``perf_counter_ns``; per variant the median over the rounds and the medians of the
+    round-by-round ratios to ``native`` and ``native Bcast_init``.  ``around``: a variant's
+    ``(before, after)``, called untimed around its calls of a round.  A rank's median is
+    what its own work costs, which a busy host's descheduling (the per-call means) hides."""
+    pc = time.perf_counter_ns
+    samples: dict[str, list[float]] = {k: [] for k in variants}
+    for r in range(rounds + 1):  # the first round warms up
+        for name, run in list(variants.items())[:: 1 if r % 2 else -1]:
+            before, after = around.get(name, (_none, _none))
+            before()
+            world.Barrier()
+            times = []
+            for _ in range(calls):
+                t0 = pc()
+                run()
+                times.append(pc() - t0)
+            world.Barrier()
+            after()
+            if r:
+                samples[name].append(statistics.median(times))
+    out = {}
+    for name, s in samples.items():
+        out[name] = {
+            "median_ns": statistics.median(s),
+            "over_native": statistics.median(
+                a / b for a, b in zip(s, samples["native"], strict=True)
+            ),
+            "over_native_init": statistics.median(
+                a / b for a, b in zip(s, samples["native Bcast_init"], strict=True)
+            ),
+        }
+    return out
+
+
+def _none() -> None:
+    pass
+
+
+class FloorPersistent:
+    """What a planned persistent 1-byte Bcast on point-to-point requests cannot avoid, by
+    hand: mpi4py's persistent requests of the same tree (``kinds``/``peers``: one rank's
+    receive then sends, in order) on a duplicate of ``comm``, and the start's zero-byte
+    message to the rank itself (an ``Ssend_init`` and its ``Recv_init``)."""
+
+    def __init__(self, comm: MPI.Comm, buf: np.ndarray, kinds, peers) -> None:
+        self.comm, self.own = comm.Dup(), MPI.COMM_SELF.Dup()
+        self.reqs = [
+            (self.comm.Send_init if kind == SEND else self.comm.Recv_init)(buf, peer, 1)
+            for kind, peer in zip(kinds, peers, strict=True)
+        ]
+        self.receives = bool(kinds) and kinds[0] != SEND
+        empty = [bytearray(1), 0, MPI.BYTE]
+        self.start = self.own.Ssend_init(empty, 0, 1)
+        self.done = self.own.Recv_init(empty, 0, 1)
+
+    def __call__(self) -> None:
+        reqs = self.reqs
+        if self.receives:
+            reqs[0].Start()
+        else:
+            MPI.Prequest.Startall(reqs)
+        self.start.Start()
+        if self.receives:
+            reqs[0].Wait()
+            if len(reqs) > 1:
+                MPI.Prequest.Startall(reqs[1:])
+                MPI.Request.Waitall(reqs[1:])
+        else:
+            MPI.Request.Waitall(reqs)
+        self.done.Start()
+        self.done.Wait()
+        self.start.Wait()
+
+    def free(self) -> None:
+        for req in (*self.reqs, self.start, self.done):
+            req.Free()
+        self.comm.Free()
+        self.own.Free()
+
+
 out: dict = {"ranks": n}
 # BENCH_PARTS: which parts to run (bench_runtime.py --only); BENCH_ROUNDS: 1-byte rounds
 parts = os.environ.get("BENCH_PARTS", "bcast_8MiB,one_byte,segments").split(",")
@@ -496,6 +583,33 @@ if "persistent" in parts:
                 samples[name].append(per_call(run, 300))
             if algo in planned:
                 held.pop(algo).Free()
+    # each rank's own cost (per-rank medians, paired), beside the floor of the design
+    probe = planned["binomial"].Bcast_init(one, 0)
+    direct = getattr(probe, "direct", None)  # a DirectRequest's tree (n > 1, natively)
+    floor = (
+        None
+        if direct is None
+        else FloorPersistent(world, one, direct.plan.kinds, direct.plan.peers)
+    )
+    probe.Free()
+    variants = {
+        "native": lambda: world.Bcast(one, 0),
+        "native Bcast_init": lambda: (native_p.Start(), native_p.Wait()),
+    }
+    if floor is not None:
+        variants["floor: mpi4py p2p + self-message"] = floor
+    around = {}
+    for algo, hc in planned.items():  # one live planned request at a time, as above
+        name = f"hetcoll {algo} Bcast_init"
+        variants[name] = lambda a=algo: (held[a].Start(), held[a].Wait())
+        around[name] = (
+            lambda a=algo, hc=hc: held.__setitem__(a, hc.Bcast_init(one, 0)),
+            lambda a=algo: held.pop(a).Free(),
+        )
+    mine = per_rank(variants, int(os.environ.get("BENCH_ROUNDS", "11")), around)
+    if floor is not None:
+        floor.free()
+    out["persistent_per_rank"] = world.gather(mine, 0)
     native_p.Free()
     auto_p.Free()
     auto.close()
