@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from _routing import assert_pairs_are_the_reference
 from hetcoll import Link, Node, Platform
 from hetcoll.routing import Routes, Tuning
 from hetcoll.routing.arrays import costs_in_place, permute_rows, small_pages
@@ -139,12 +140,21 @@ def test_pairs_of_many_sources_follow_the_rule(g, data):
     )
     u = [a for a, _ in pairs]
     v = [b for _, b in pairs]
-    got_lat, got_bw, res, off = r.pairs(u, v)
+    assert_pairs_are_the_reference(r, u, v, lat, bw, paths)
     assert not r.has_matrices
-    assert got_lat.tolist() == [lat[a][b] for a, b in pairs]
-    assert got_bw.tolist() == [bw[a][b] for a, b in pairs]
-    for i, (a, b) in enumerate(pairs):
-        assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
+
+
+# a random platform's link latencies: distinct (tree sources share rows), with ties (some
+# sources searched on their own), and rounding off in sums
+LATENCY_KINDS = pytest.mark.parametrize(
+    ("latencies", "kind"),
+    [
+        (lambda rng, m: rng.uniform(1e-6, 1e-5, m), "distinct"),
+        (lambda rng, m: rng.choice([1e-6, 2e-6, 3e-6], m), "ties"),
+        (lambda rng, m: rng.choice([0.1, 0.2, 0.3, 0.7], m), "rounding"),
+    ],
+    ids=["distinct", "ties", "rounding"],
+)
 
 
 def _random_platform(n, latencies, seed):
@@ -166,15 +176,7 @@ def _random_platform(n, latencies, seed):
     ]
 
 
-@pytest.mark.parametrize(
-    ("latencies", "kind"),
-    [
-        (lambda rng, m: rng.uniform(1e-6, 1e-5, m), "distinct"),  # tree sources share rows
-        (lambda rng, m: rng.choice([1e-6, 2e-6, 3e-6], m), "ties"),  # some own searches
-        (lambda rng, m: rng.choice([0.1, 0.2, 0.3, 0.7], m), "rounding"),
-    ],
-    ids=["distinct", "ties", "rounding"],
-)
+@LATENCY_KINDS
 def test_tree_sources_share_their_attachments_rows_only_when_certified(latencies, kind):
     """On a 150-node random platform (about half the nodes in trees hanging off the core),
     the matrices and routes on demand equal the reference's exactly; with distinct
@@ -186,11 +188,7 @@ def test_tree_sources_share_their_attachments_rows_only_when_certified(latencies
     r = platform_of(n, edges).routes
     u = np.repeat(np.arange(n), 3)
     v = (u * 7 + np.tile([1, 50, 99], n)) % n
-    got_lat, got_bw, res, off = r.pairs(u, v)
-    assert got_lat.tolist() == [lat[a][b] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
-    assert got_bw.tolist() == [bw[a][b] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
-    for i, (a, b) in enumerate(zip(u.tolist(), v.tolist(), strict=True)):
-        assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
+    assert_pairs_are_the_reference(r, u, v, lat, bw, paths)
     on_demand = r.work.searched  # every search, on the kernel or the whole core
     m = platform_of(n, edges).routes
     assert m.latency.tolist() == lat
@@ -310,25 +308,13 @@ def test_a_cost_matrix_without_the_matrices_is_theirs_and_keeps_the_routes(g, da
     )
     u = [a for a, _ in pairs]
     v = [b for _, b in pairs]
-    got_lat, got_bw, res, off = r.pairs(u, v)
-    assert got_lat.tolist() == [lat[a][b] for a, b in pairs]
-    assert got_bw.tolist() == [bw[a][b] for a, b in pairs]
-    for i, (a, b) in enumerate(pairs):
-        assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
+    assert_pairs_are_the_reference(r, u, v, lat, bw, paths)
     again = r.cost_matrix(np.array(base), nbytes + 7)
     assert r.has_matrices  # the second one builds the matrices
     assert again.tolist() == _hockney_costs(n, lat, bw, base, nbytes + 7)
 
 
-@pytest.mark.parametrize(
-    ("latencies", "kind"),
-    [
-        (lambda rng, m: rng.uniform(1e-6, 1e-5, m), "distinct"),
-        (lambda rng, m: rng.choice([1e-6, 2e-6, 3e-6], m), "ties"),
-        (lambda rng, m: rng.choice([0.1, 0.2, 0.3, 0.7], m), "rounding"),
-    ],
-    ids=["distinct", "ties", "rounding"],
-)
+@LATENCY_KINDS
 def test_hockney_cost_matrices_stream_on_the_benchmarks_platform(latencies, kind):
     """The hockney send matrix of a 150-node random platform (sources in trees sharing
     their attachments' rows) equals the reference's sums exactly, without the latency and
@@ -350,11 +336,7 @@ def test_hockney_cost_matrices_stream_on_the_benchmarks_platform(latencies, kind
         assert len(tree) > 20 and r.work.shared == len(tree)
     u = np.repeat(np.arange(n), n)
     v = np.tile(np.arange(n), n)
-    got_lat, got_bw, res, off = r.pairs(u, v)
-    assert got_lat.tolist() == [lat[a][b] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
-    assert got_bw.tolist() == [bw[a][b] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
-    for i, (a, b) in enumerate(zip(u.tolist(), v.tolist(), strict=True)):
-        assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
+    assert_pairs_are_the_reference(r, u, v, lat, bw, paths)
 
 
 def test_huge_page_advice_is_off_inside_small_pages_and_back_after():
@@ -530,15 +512,7 @@ def test_costs_in_place_and_rows_permuted_in_place_are_the_plain_numpy(n, tile, 
 @pytest.mark.parametrize(
     ("batch", "group"), [(1, None), (3, None), (64, None), (3, 1), (64, 1), (64, 300)]
 )
-@pytest.mark.parametrize(
-    ("latencies", "kind"),
-    [
-        (lambda rng, m: rng.uniform(1e-6, 1e-5, m), "distinct"),
-        (lambda rng, m: rng.choice([1e-6, 2e-6, 3e-6], m), "ties"),
-        (lambda rng, m: rng.choice([0.1, 0.2, 0.3, 0.7], m), "rounding"),
-    ],
-    ids=["distinct", "ties", "rounding"],
-)
+@LATENCY_KINDS
 def test_rows_in_batches_of_any_size_are_the_reference(latencies, kind, batch, group):
     """The forest's batches of any size (one source each: every tree's sources are runs
     of one column; many: runs of several, broken where a near tie is searched on its own;

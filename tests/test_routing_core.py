@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _routing import assert_pairs_are_the_reference
 from hetcoll import Link, Node, Platform
 from hetcoll.routing import Tuning
 from hetcoll.routing.arrays import least_positive
@@ -171,11 +172,7 @@ def test_routes_on_graphs_with_long_chains_follow_the_rule(kind, data):
     assert got.tolist() == want
     u = np.repeat(np.arange(n), n)
     v = np.tile(np.arange(n), n)
-    got_lat, got_bw, res, off = r.pairs(u, v)
-    assert got_lat.tolist() == [lat[a][b] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
-    assert got_bw.tolist() == [bw[a][b] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
-    for i, (a, b) in enumerate(zip(u.tolist(), v.tolist(), strict=True)):
-        assert tuple(res[off[i] : off[i + 1]].tolist()) == paths[a][b], (a, b)
+    assert_pairs_are_the_reference(r, u, v, lat, bw, paths)
     m = platform_of(n, edges).routes
     assert m.latency.tolist() == lat
     assert m.bandwidth.tolist() == bw
