@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _cli import one_line_error, run
+from _contention import without_blockers
 from hetcoll import Flow, Platform, Schedule, Tree, plan, simulate
 from hetcoll.contention import contention
 from hetcoll.errors import ModelError
@@ -317,14 +318,6 @@ def switch_cases(draw):
     return p, Schedule("bcast", "t", nbytes, parts), model
 
 
-def _without_blockers(pred):
-    out = pred.to_dict(transfers=True)
-    for t in out["transfers"]:
-        for key in ("blocked_by", "blocked_on", "blocked_link"):
-            t.pop(key, None)
-    return out
-
-
 @settings(max_examples=150, deadline=None)
 @given(switch_cases())
 def test_link_windows_never_overlap_and_long_route_books_agree(case):
@@ -353,4 +346,4 @@ def test_link_windows_never_overlap_and_long_route_books_agree(case):
             assert held[b][1] == pytest.approx(held[k][0], rel=1e-12, abs=1e-18)
     with patch.object(events, "SHORT_ROUTE", 0):
         got = simulate(p, s, model)
-    assert _without_blockers(got) == _without_blockers(pred)
+    assert without_blockers(got) == without_blockers(pred)

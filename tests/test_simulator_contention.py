@@ -16,6 +16,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from _contention import without_blockers
 from hetcoll import Flow, Link, Node, Platform, Schedule, Tree, get_model, plan, simulate
 from hetcoll.errors import ModelError
 from hetcoll.program import Chunk, Op, Program
@@ -300,14 +301,6 @@ def test_exclusive_transfers_never_share_a_link_or_port_and_say_what_held_them(c
         assert issued == [c for _ in range(segments) for c in kids]
 
 
-def _without_blockers(pred):
-    out = pred.to_dict(transfers=True)
-    for t in out["transfers"]:
-        for key in ("blocked_by", "blocked_on", "blocked_link"):
-            t.pop(key, None)
-    return out
-
-
 @given(routed_cases(), st.integers(1, 3))
 def test_bookings_of_long_routes_equal_the_per_link_lists(case, flows):
     """Routes longer than ``SHORT_ROUTE`` links are booked by transfer (``RouteBooks``);
@@ -326,7 +319,7 @@ def test_bookings_of_long_routes_equal_the_per_link_lists(case, flows):
     expected = simulate(p, s, model)
     with patch.object(events, "SHORT_ROUTE", 0):
         got = simulate(p, s, model)
-    assert _without_blockers(got) == _without_blockers(expected)
+    assert without_blockers(got) == without_blockers(expected)
     _assert_exclusive_and_explained(p, model, got.transfers)
     assert [t.blocked_by is None for t in got.transfers] == [
         t.blocked_by is None for t in expected.transfers
@@ -410,4 +403,4 @@ def test_a_line_longer_than_short_routes_times_as_the_per_link_lists(n, seed, me
     assume(longest > 64)
     with patch.object(events, "SHORT_ROUTE", 10**9):
         expected = simulate(p, s)
-    assert _without_blockers(got) == _without_blockers(expected)
+    assert without_blockers(got) == without_blockers(expected)
