@@ -1,8 +1,9 @@
 """A star of NICs emulated over MPI: measured against predicted (model ``nic``).
 
 8 ranks on the built-in ``star8`` (4 NICs at 25 Gbit/s, 4 at 10 Gbit/s, 5 us each), every
-cost multiplied by ``--time-scale`` (default 20: 8 ranks on 2 cores keep up with the
-emulated NICs); allgather (``M`` = the whole result, ``M / 8`` per rank) and allreduce
+cost multiplied by ``--time-scale`` (default 100: 8 ranks on 2 cores keep up with the
+emulated NICs, also through ``forest``'s hundreds of messages per rank and call, which at
+20 they do not); allgather (``M`` = the whole result, ``M / 8`` per rank) and allreduce
 (int64 sum of an ``M``-byte vector) at ``M`` = 1 and 16 MiB, through the hypercube
 planners ``blind`` (recursive doubling in rank order) and ``eff_cube``, the packed trees
 of ``forest`` (several sends of a rank in flight at once) and ``auto`` (as the wrapper's
@@ -16,7 +17,7 @@ each paced through a token bucket (:mod:`hetcoll.runtime.emulation`).
 
 Prints the table with the load average and writes ``results/bench_nic_emulation.json``.
 Run: ``.venv/bin/python benchmarks/mpi/bench_nic_emulation.py [--repeat 5]
-[--time-scale 20] [--sizes 1MiB,16MiB]``.
+[--time-scale 100] [--sizes 1MiB,16MiB]``.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def measure(repeat: int, scale: float, sizes: list[int]) -> tuple[list[list], li
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=int(os.environ.get("REPEAT", "5")))
-    ap.add_argument("--time-scale", type=float, default=20.0)
+    ap.add_argument("--time-scale", type=float, default=100.0)
     ap.add_argument("--sizes", default="1MiB,16MiB", help="result sizes M, comma-separated")
     ap.add_argument("--json", type=Path, default=Path("results/bench_nic_emulation.json"))
     args = ap.parse_args(argv)
