@@ -1,6 +1,8 @@
 """Work shared between planners while auto plans (planners/_shared.py): inside
 ``shared_work`` each planner's schedule is byte for byte the one it plans alone, at every
-slice size of one block, and the packing is solved once per problem, not once per planner."""
+slice size of one block, and the packing (and the edge loads, the timetables) are solved once
+per problem, not once per planner, and once for slice sizes a power of two apart under costs
+proportional to the bytes (_shared.scale_class)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import pytest
 
 from hetcoll import plan
 from hetcoll.generators import random_graph_platform
-from hetcoll.planners import _shared, steady
+from hetcoll.planners import _shared, multitree, steady
 from hetcoll.planners._shared import shared_work
 
 PLANNERS = ("throughput_tree", "lp_grow", "lp_prune", "multi_tree")
@@ -26,14 +28,22 @@ def _doc(p, name, seg):
 def test_shared_work_plans_what_each_planner_plans_alone(model, monkeypatch):
     p = random_graph_platform(9, 0.35, seed=7, model=model)
     alone = {(name, seg): _doc(p, name, seg) for seg in SLICES for name in PLANNERS}
-    solves = []
-    real = _shared.pack_arborescences
+    solves, loads, tables = [], [], []
+    real, real_loads = _shared.pack_arborescences, _shared.edge_loads
     monkeypatch.setattr(_shared, "pack_arborescences", lambda prob: solves.append(1) or real(prob))
+    monkeypatch.setattr(_shared, "edge_loads", lambda *a: loads.append(1) or real_loads(*a))
+    real_table = multitree._one_timetable
+    monkeypatch.setattr(
+        multitree, "_one_timetable", lambda *a: tables.append((list(a[2]), a[3])) or real_table(*a)
+    )
     with shared_work():
         together = {(name, seg): _doc(p, name, seg) for seg in SLICES for name in PLANNERS}
     assert together == alone
     assert len(set(alone.values())) > len(PLANNERS)  # the slice sizes plan differently
-    assert len(solves) == len(SLICES)  # one packing per slice size, not one per planner
+    # costs proportional to the bytes, slices a power of two apart: one packing, one LP of
+    # edge loads (lp_grow, lp_prune) and one timetable per period for both slice sizes
+    assert len(solves) == len(loads) == 1
+    assert len(tables) == len({repr(t) for t in tables}) > 0
     solves.clear()
     _doc(p, "lp_grow", SLICES[0])  # outside the block: solved again
     assert solves == [1]

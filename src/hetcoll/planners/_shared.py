@@ -8,6 +8,16 @@ kept, keyed by everything they depend on (the problem's nodes, edges, times and
 resources), and handed to the next planner that asks.  Each is a deterministic solve, so
 every schedule is byte for byte the one it plans alone; outside the block every call
 solves, as before.  The answers are dropped when the outermost block ends.
+
+**Across slice sizes.**  Under costs proportional to the bytes (no per-message cost) the
+problem of one slice size is another's with every time multiplied by their ratio, and
+``auto``'s slices of a power-of-two message are a power of two apart.  Multiplying every
+input by a power of two multiplies every sum, product and quotient of a solve by it
+exactly and keeps every comparison, so the packing, the edge loads, ``throughput_tree``'s
+search and ``multi_tree``'s period timetables of one slice size give another's bit for
+bit once multiplied by that power of two (:func:`scale_class`: the problems whose times
+are one another's times a power of two; each answer is kept with the scale it was solved
+at).  So they are solved once per request, not once per slice size.
 """
 
 from __future__ import annotations
@@ -22,7 +32,7 @@ import numpy as np
 
 from .steady import Packing, SteadyProblem, edge_loads, pack_arborescences
 
-__all__ = ["loads", "packing", "problem_key", "shared", "shared_work"]
+__all__ = ["loads", "packing", "problem_key", "scale_class", "scaled", "shared", "shared_work"]
 
 #: the answers kept while :func:`shared_work` runs (None outside it)
 _SHARED: ContextVar[dict | None] = ContextVar("hetcoll_shared_work", default=None)
@@ -60,26 +70,68 @@ def problem_key(p: SteadyProblem) -> tuple:
     return (p.n, p.root, p.ports, u.shape, *(np.ascontiguousarray(a).tobytes() for a in arrays))
 
 
+def scale_class(p: SteadyProblem) -> tuple[tuple, float]:
+    """``(key, scale)``: ``scale`` the longest time a slice keeps a resource busy, ``key``
+    the same for two problems exactly when each of their times (edges' and resources')
+    is the other's times a power of two (their unit problems, every time divided by its
+    ``scale``, are equal and their scales' mantissas too).  A problem without a positive
+    finite scale is its own class (scale 1)."""
+    import math
+
+    scale = float(abs(p.usage).max()) if p.m else 0.0
+    if not 0.0 < scale < math.inf:
+        return (problem_key(p), None), 1.0
+    usage = p.usage.copy()
+    usage.data = usage.data / scale
+    unit = replace(p, T=np.asarray(p.T, dtype=float) / scale, resources=usage)
+    return (problem_key(unit), math.frexp(scale)[0]), scale
+
+
+def scaled(key: tuple, scale: float, compute: Callable[[], Any], rescale) -> Any:
+    """``compute()`` for a problem of :func:`scale_class` ``scale``, or inside
+    :func:`shared_work` ``rescale(kept, ratio)`` of the answer kept for ``key`` (a key
+    holding the problem's class) at its scale, ``ratio`` the kept scale over ``scale``
+    (a power of two: ``rescale`` divides each time, and multiplies each rate, by it,
+    exactly)."""
+    if _SHARED.get() is None:
+        return compute()
+    kept_scale, kept = shared(key, lambda: (scale, compute()))
+    return rescale(kept, kept_scale / scale)
+
+
 def packing(problem: SteadyProblem) -> Packing:
-    """:func:`~hetcoll.planners.steady.pack_arborescences` of ``problem`` (a copy of the
-    kept one inside :func:`shared_work`: its fields may be replaced, its arrays are
-    shared and never written)."""
+    """:func:`~hetcoll.planners.steady.pack_arborescences` of ``problem`` (inside
+    :func:`shared_work` the one kept for its :func:`scale_class`, rescaled: its arrays
+    are new, its trees shared and never written)."""
     if _SHARED.get() is None:
         return pack_arborescences(problem)
-    return replace(shared(("packing", problem_key(problem)), lambda: pack_arborescences(problem)))
+    key, scale = scale_class(problem)
+    return scaled(("packing", key), scale, lambda: pack_arborescences(problem), _rescaled)
+
+
+def _rescaled(pack: Packing, ratio: float) -> Packing:
+    """``pack`` of a problem whose times are ``pack``'s problem's divided by ``ratio``."""
+    return replace(
+        pack,
+        weights=pack.weights * ratio,
+        throughput=pack.throughput * ratio,
+        upper_bound=pack.upper_bound * ratio,
+    )
 
 
 def is_shared(problem: SteadyProblem, pack: Packing) -> bool:
     """Whether ``pack`` is :func:`packing`'s kept answer for ``problem``."""
     memo = _SHARED.get()
-    kept = memo.get(("packing", problem_key(problem))) if memo is not None else None
-    return kept is not None and kept.trees is pack.trees
+    if memo is None:
+        return False
+    kept = memo.get(("packing", scale_class(problem)[0]))
+    return kept is not None and kept[1].trees is pack.trees
 
 
 def loads(problem: SteadyProblem, pack: Packing) -> np.ndarray:
     """:func:`~hetcoll.planners.steady.edge_loads` of ``problem`` from ``pack`` (kept when
-    ``pack`` is the kept packing of ``problem``; a copy is returned)."""
+    ``pack`` is the kept packing of ``problem``; a new array is returned)."""
     if not is_shared(problem, pack):
         return edge_loads(problem, pack)
-    key = ("loads", problem_key(problem))
-    return shared(key, lambda: edge_loads(problem, pack)).copy()
+    key, scale = scale_class(problem)
+    return scaled(("loads", key), scale, lambda: edge_loads(problem, pack), np.multiply)

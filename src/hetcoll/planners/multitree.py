@@ -66,6 +66,7 @@ from ..schedule import MAX_TRANSFERS, Flow, OrderedSend, Schedule, Tree, check_t
 from ._common import relays
 from ._registry import Option, register
 from ._shared import packing as shared_packing
+from ._shared import scale_class, scaled
 from .pipelined import PlanGraph, _schedule, _start, best_tree
 from .steady import Packing, unbounded
 
@@ -571,7 +572,34 @@ def _placed_timetable(
 ) -> tuple[dict[tuple[int, int, int, int], tuple[int, float, int]], float, float]:
     """``(placed, span, reach)`` of :func:`_period_timetable`: the timetable and where each
     slice travels in it (:func:`_assign_slices`), before its listing node by node
-    (:func:`_listed`), which only the period kept needs."""
+    (:func:`_listed`), which only the period kept needs.
+
+    Inside :func:`~hetcoll.planners._shared.shared_work` one timetable serves every slice
+    size of the problem's :func:`~hetcoll.planners._shared.scale_class` (``span`` and
+    ``reach`` rescaled exactly; the starts in ``placed`` are the kept scale's, which only
+    their order, the same at every scale, is read from)."""
+    cls, scale = scale_class(g.problem())
+    key = (
+        "timetable",
+        cls,
+        g.nodes.tobytes(),
+        tuple(np.asarray(t, dtype=np.int64).tobytes() for t in trees),
+        tuple(int(x) for x in m),
+        spread,
+    )
+    return scaled(key, scale, lambda: _one_timetable(g, trees, m, spread), _rescaled_timetable)
+
+
+def _rescaled_timetable(found: tuple, ratio: float) -> tuple:
+    """A timetable kept at a scale ``ratio`` times ours: its times divided by ``ratio``."""
+    placed, span, reach = found
+    return placed, span / ratio, reach / ratio
+
+
+def _one_timetable(
+    g: PlanGraph, trees: list[np.ndarray], m: list[int], spread: bool
+) -> tuple[dict[tuple[int, int, int, int], tuple[int, float, int]], float, float]:
+    """:func:`_placed_timetable`, built."""
     k = g.k
     per_pair: dict[tuple[int, int], int] = {}
     for tree, mi in zip(trees, m, strict=True):

@@ -42,7 +42,7 @@ from ..platform import Platform
 from ..schedule import Schedule
 from ._common import Request, prepare, tree_schedule
 from ._registry import register
-from ._shared import is_shared, problem_key, shared
+from ._shared import is_shared, scale_class, scaled
 from ._shared import loads as shared_loads
 from ._shared import packing as shared_packing
 from .steady import Packing, SteadyProblem
@@ -624,9 +624,16 @@ def best_tree(g: PlanGraph, packing: Packing) -> tuple[str, list[int], dict[str,
     prob = g.problem()
     if not is_shared(prob, packing):
         return _best_tree(g, packing)
-    key = ("best_tree", problem_key(prob), g.nodes.tobytes(), g.send.tobytes(), g.ports, g.nbytes)
-    name, edges, papers = shared(key, lambda: _best_tree(g, packing))
+    # the same trees at every slice size of the problem's scale class
+    cls, scale = scale_class(prob)
+    key = ("best_tree", cls, g.nodes.tobytes(), (g.send / scale).tobytes(), g.ports)
+    name, edges, papers = scaled(key, scale, lambda: _best_tree(g, packing), _same)
     return name, list(edges), {k: list(v) for k, v in papers.items()}
+
+
+def _same(answer: Any, _ratio: float) -> Any:
+    """An answer without times: the same at every scale."""
+    return answer
 
 
 def _best_tree(g: PlanGraph, packing: Packing) -> tuple[str, list[int], dict[str, list[int]]]:
