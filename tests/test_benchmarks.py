@@ -503,6 +503,19 @@ def test_bench_sizes_latency_sweep_rows(monkeypatch):
     assert [row[:2] for row in table] == [["6", "1 KiB"], ["6", "1 MiB"]]
 
 
+def test_bench_sizes_auto_rows(monkeypatch):
+    """``--auto``: auto's choice at 1 GiB, its time the least of its candidates and at or
+    above the bound, one table row per platform."""
+    module = _script("simulated", "bench_sizes", monkeypatch)
+    (row,) = module.auto_instance(6, 1, "one_port")
+    p = module.random_graph_platform(6, module.DENSITY, seed=1)
+    s = module.plan(p, "0", method="auto", nbytes=module.AUTO_SIZE)
+    assert row["chosen"] == s.params["chosen"] and row["segment_size"] == s.params["segment_size"]
+    assert row["auto_time"] == min(s.params["candidates"].values())
+    assert row["bound"] * (1 - 1e-9) <= row["auto_time"] and row["auto_cpu"] >= 0
+    assert [r[:2] for r in module.auto_table([row])] == [["6", "1"]]
+
+
 def test_packing_measures_an_allreduce_against_its_own_vector(monkeypatch):
     """``bench_packing --ops allreduce``: the bound is the allreduce's of the vector the
     planners are given (it was N times that vector's, so a ratio of 1/N showed as the

@@ -27,6 +27,10 @@ its best slice of ``auto``'s, against the bound; "cpu" is ``auto``'s planning.
     python benchmarks/simulated/bench_sizes.py --model one_port_uni
     python benchmarks/simulated/bench_sizes.py --model multi_port
     python benchmarks/simulated/bench_sizes.py --latency 50us --sizes 10,30
+    python benchmarks/simulated/bench_sizes.py --auto --sizes 50 --seeds 3
+
+``--auto``: ``auto``'s planning CPU (process time) for a 1 GiB broadcast (:data:`AUTO_SIZE`)
+on each platform, the slice and planner it chooses, its time against the bound.
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ DENSITY = 0.12
 SINGLE = ("throughput_tree", "grow_tree", "prune_degree", "lp_grow", "binomial_graph")
 #: the per-link latency sweep's message sizes: 1 KiB, 64 KiB, 1 MiB, 64 MiB, 1 GiB
 LATENCY_SIZES = (2**10, 2**16, 2**20, 2**26, 2**30)
+#: the message of the ``--auto`` sweep (bytes)
+AUTO_SIZE = 2**30
 
 
 def instance(n: int, seed: int, model: str, slices: list[int]) -> list[dict]:
@@ -132,6 +138,42 @@ def latency_instance(n: int, seed: int, model: str, latency: float, sizes) -> li
             }
         )
     return rows
+
+
+def auto_instance(n: int, seed: int, model: str) -> list[dict]:
+    """One platform's ``auto`` of :data:`AUTO_SIZE` bytes: its choice, time and CPU."""
+    p = random_graph_platform(n, DENSITY, seed=seed, model=model)
+    t0 = time.process_time()
+    s = plan(p, "0", method="auto", nbytes=AUTO_SIZE)
+    cpu = time.process_time() - t0
+    return [
+        {
+            "n": n,
+            "seed": seed,
+            "model": model,
+            "nbytes": AUTO_SIZE,
+            "bound": lower_bound(p, "0", AUTO_SIZE).seconds,
+            "chosen": s.params["chosen"],
+            "segment_size": s.params.get("segment_size"),
+            "auto_time": s.params["candidates"][s.params["chosen"]],
+            "auto_cpu": cpu,
+        }
+    ]
+
+
+def auto_table(rows: list[dict]) -> list[list[str]]:
+    """Per platform: auto's choice, bound / time and planning CPU."""
+    return [
+        [
+            str(r["n"]),
+            str(r["seed"]),
+            f"{r['chosen']} {format_size(r['segment_size'])}" if r["segment_size"] else r["chosen"],
+            f"{r['auto_time']:.6g}",
+            f"{100 * r['bound'] / r['auto_time']:.1f}%",
+            f"{r['auto_cpu']:.2f}",
+        ]
+        for r in rows
+    ]
 
 
 def _fastest(p: Platform, size: int, names: tuple[str, ...]) -> tuple[str | None, float | None]:
@@ -226,6 +268,7 @@ def main(argv=None) -> int:
         default=None,
         help="per-link latency sweep (e.g. 50us): sizes 1 KiB-1 GiB, the slice auto's",
     )
+    ap.add_argument("--auto", action="store_true", help="auto's planning CPU for a 1 GiB broadcast")
     ap.add_argument("--out", type=Path, default=Path("results") / "bench_sizes.json")
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else None
@@ -236,11 +279,20 @@ def main(argv=None) -> int:
     latency = args.latency
     for n in sizes:
         for seed in range(seeds):
-            if latency is None:
+            if args.auto:
+                rows += auto_instance(n, seed, args.model)
+            elif latency is None:
                 rows += instance(n, seed, args.model, slices)
             else:
                 rows += latency_instance(n, seed, args.model, latency, LATENCY_SIZES)
-    if latency is None:
+    if args.auto:
+        print(
+            f"auto, {format_size(AUTO_SIZE)} broadcast, model {args.model}, density {DENSITY}: "
+            "its choice, predicted time, bound / time, planning CPU (process time)"
+        )
+        head = ["n", "seed", "auto's choice", "time s", "bound / time", "cpu s"]
+        print(format_table(head, auto_table(rows)))
+    elif latency is None:
         print(
             f"bound / predicted time (worst / mean over {seeds} platform(s)), model "
             f"{args.model}, density {DENSITY}, slices of {SLICE} B"
