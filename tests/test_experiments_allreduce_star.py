@@ -9,18 +9,21 @@ import pytest
 
 from _cli import one_line_error, run
 from hetcoll import simulate
-from hetcoll.allbounds import collective_bound
+from hetcoll.allbounds import collective_bound, members_bound
 from hetcoll.compare import plan_request
 from hetcoll.errors import HetcollError
 from hetcoll.experiments import EXPERIMENTS, Config
 from hetcoll.experiments.allreduce_star import (
     BASELINES,
+    EVERY_NODE,
     HETCOLL,
     allreduce_star,
     platform,
     point,
+    table,
 )
 from hetcoll.figures import build_figures, draw_figures
+from hetcoll.generators import hosts
 from hetcoll.units import format_size, format_time
 
 
@@ -88,6 +91,28 @@ def test_the_figure_draws_the_bound_at_one_and_every_planner(quick, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_two_sites_plan_on_the_hosts_against_their_bound():
+    """The hosts are the members, the switches route: the bound is members_bound's, the
+    planners that plan on every node are n/a (None, "n/a" in the table, no line)."""
+    pt = point(("two-site", "allgather", 4096))
+    p = platform("two-site")
+    members = hosts(p)
+    assert pt["bound"] == members_bound(p, "allgather", 4096, members).lower_bound
+    for algo, t in pt["times"].items():
+        if algo in EVERY_NODE:
+            assert t is None
+            continue
+        s = plan_request(p, "allgather", algo, members=members, nbytes=4096 // 8)
+        assert t == simulate(p, s).makespan and t >= pt["bound"], algo
+    rows = {
+        line[:18].strip(): line[18:].split()
+        for line in table([pt], "two-site", "allgather").splitlines()[3:]
+    }
+    assert rows["ring (MPI)"] == ["n/a"] and rows["auto"] == [
+        f"{pt['times']['auto'] / pt['bound']:.3f}"
+    ]
+
+
 def test_same_inputs_same_numbers():
     task = ("star8-3speeds", "allgather", 512)
     assert point(task) == point(task)
@@ -119,6 +144,7 @@ def test_reproduce_command_writes_the_json_and_the_png(capsys, tmp_path):
     assert {(p["platform"], p["M"]) for p in doc["points"]} == {
         ("star8", 4096),
         ("star8-3speeds", 4096),
+        ("two-site", 4096),
     }
     assert sorted(f.name for f in tmp_path.iterdir()) == [
         "allreduce-star.json",

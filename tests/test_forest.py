@@ -9,14 +9,17 @@ from __future__ import annotations
 import itertools
 import json
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _cli import run
 from hetcoll import Platform, Schedule, load_platform, plan, simulate
-from hetcoll.allbounds import collective_bound
-from hetcoll.errors import PlannerError
+from hetcoll.allbounds import collective_bound, members_bound
+from hetcoll.bounds import one_byte_distances
+from hetcoll.errors import HetcollError, PlannerError
+from hetcoll.generators import hosts, multisite_platform, star_platform
 from hetcoll.planners.forest import pack_forest
 
 MiB = 2**20
@@ -132,6 +135,43 @@ def test_bounds_of_a_few_bytes_on_a_nic_star(M):
     assert b.lower_bound == b.parts["reach"] and b.lower_bound > b.parts["port"]
     ag = collective_bound(p, "allgather", M)
     assert ag.lower_bound == ag.parts["reach"] and ag.optimum is None
+
+
+def two_sites():
+    site = star_platform(4, ("25Gbps", "10Gbps"), "5us")
+    return multisite_platform({"a": site, "b": site}, [("a", "b", "1ms", "5Gbps")])
+
+
+def test_members_bound_of_two_sites_is_the_wan_cut_or_one_bytes_reach():
+    """Two stars joined by a 5 Gbit/s WAN: at 256 MiB an allreduce moves M bytes each way
+    over it, an allgather the 4 blocks of a site (M / 2); at 8 B the bound is the farthest
+    pair of hosts' one-byte time (through the WAN)."""
+    p, wan, M = two_sites(), 5e9 / 8, 256 * MiB
+    members = hosts(p)
+    assert members_bound(p, "allreduce", M, members).lower_bound == M / wan
+    assert members_bound(p, "allgather", M, members).lower_bound == M / 2 / wan
+    idx = [p.index(m) for m in members]
+    far = one_byte_distances(p)[np.ix_(idx, idx)].max()
+    for op in ("allreduce", "allgather"):
+        b = members_bound(p, op, 8, members)
+        assert b.lower_bound == b.parts["reach"] == far and b.optimum is None
+
+
+def test_members_bound_on_every_node_of_a_star_keeps_the_port_bound():
+    p = load_platform("star8")
+    got = members_bound(p, "allreduce", MiB, list(p.ids))
+    want = collective_bound(p, "allreduce", MiB)
+    assert got.parts["port"] == want.parts["port"] and got.lower_bound <= want.lower_bound
+    assert got.parts["cut"] == 0.0  # no links: the nic model's NICs are the ports
+
+
+@pytest.mark.parametrize(
+    ("op", "members", "needle"),
+    [("reduce_scatter", ["0", "1"], "allgather or allreduce"), ("allgather", ["0", "0"], "once")],
+)
+def test_members_bound_refuses_bad_requests(op, members, needle):
+    with pytest.raises(HetcollError, match=needle):
+        members_bound(load_platform("star8"), op, MiB, members)
 
 
 def test_optimum_cli_for_the_all_collectives(tmp_path, capsys):

@@ -18,6 +18,7 @@ Every bound is proved in its function's docstring.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ import numpy as np
 from .errors import ArgumentError
 from .platform import Platform
 
-__all__ = ["OPS", "CollectiveBound", "collective_bound"]
+__all__ = ["OPS", "CollectiveBound", "collective_bound", "members_bound"]
 
 #: the operations :func:`collective_bound` bounds
 OPS = ("allgather", "reduce_scatter", "allreduce")
@@ -239,3 +240,62 @@ def cut_bound(platform: Platform, size: int, model: Any = None) -> float:
         for v in platform.ids[1:]
     )
     return size / least if least > 0 else math.inf
+
+
+def members_bound(
+    platform: Platform, op: str, size: int, members: Sequence[str], model: Any = None
+) -> CollectiveBound:
+    """Lower bound on ``op`` (``allgather`` or ``allreduce``) of ``size`` bytes among
+    ``members`` only, the other nodes routing (a multi-site platform's switches); no
+    optimum (the packing spans every node).  The larger of:
+
+    - ``reach``: the longest, over ordered pairs of members, of one byte's fastest time
+      (:func:`reach_all`'s proof, per pair of members);
+    - ``port``: an allreduce member sends and receives ``size`` bytes at least
+      (:func:`port_bounds`' proof), an allgather member receives the others' blocks,
+      ``(N - 1) size / N`` bytes: over the member's best rate of :func:`port_rates`;
+    - ``cut`` (a model whose links are held or shared: ``hockney``, the graph models):
+      for a node set ``S`` holding member ``a`` and not member ``v``, every member outside
+      ``S`` needs, at each position, the reduction of the inputs inside (allreduce:
+      ``size`` bytes leave ``S``), or the blocks of the members inside (allgather:
+      ``|S ∩ members| size / N`` bytes), over the links leaving ``S``, each at most its
+      bandwidth; ``S`` a minimum cut from ``a`` to ``v`` and from ``v`` to ``a`` (networkx),
+      for the first member ``a`` and every other ``v``.
+    """
+    import networkx as nx
+
+    from .bounds import one_byte_distances
+    from .models import get_model
+
+    if op not in ("allgather", "allreduce"):
+        raise ArgumentError(f"op: allgather or allreduce, not {op!r}")
+    idx = [platform.index(m) for m in members]
+    n, size = len(idx), int(size)
+    if len(set(idx)) != n:
+        raise ArgumentError("members: each node once")
+    if n < 2 or size <= 0:
+        return CollectiveBound(op, size, 0.0, 0.0 if n < 2 or size == 0 else None)
+    dist = one_byte_distances(platform, model)[np.ix_(idx, idx)]
+    parts = {"reach": float(dist[~np.eye(n, dtype=bool)].max())}
+    send, recv = (rates[idx] for rates in port_rates(platform, size, model))
+    if op == "allreduce":
+        parts["port"] = size / float(min(send.min(), recv.min()))
+    else:
+        parts["port"] = (n - 1) * size / n / float(recv.min())
+    spec = get_model(model) if model is not None else platform.model
+    held = getattr(spec, "contention", "exclusive") in ("exclusive", "shared")
+    parts["cut"] = 0.0
+    if platform.links and held:
+        g = nx.DiGraph()
+        for link in platform.links:
+            ends = [(link.u, link.v)] if link.directed else [(link.u, link.v), (link.v, link.u)]
+            for u, v in ends:
+                cap = link.bandwidth + (g[u][v]["capacity"] if g.has_edge(u, v) else 0.0)
+                g.add_edge(u, v, capacity=cap)
+        first, inside = members[0], set(members)
+        for v in members[1:]:
+            for a, b in ((first, v), (v, first)):
+                value, (side, _) = nx.minimum_cut(g, a, b)
+                moved = size if op == "allreduce" else len(inside & side) * size / n
+                parts["cut"] = max(parts["cut"], moved / value if value > 0 else math.inf)
+    return CollectiveBound(op, size, max(parts.values()), None, parts)

@@ -5,12 +5,17 @@ allreduce-star``).
 The setting of the bandwidth-optimal collectives (ForestColl, Zhao et al. 2024; the cut
 bound of Zhao & Krishnamurthy 2023): one non-blocking switch whose nodes have full-duplex
 NICs of a few speeds (model ``nic``), where MPICH's ring and recursive doubling ignore the
-unequal NICs.  On the built-in ``star8`` (4 NICs at 25 Gbit/s, 4 at 10 Gbit/s, 5 us each)
-and an 8-node star of 100/25/10 Gbit/s NICs (3, 3 and 2 nodes), for result sizes ``M`` of
-8 B to 256 MiB (an allreduce's vector; an allgather's result, ``M / 8`` per node), every
-planner below is planned and simulated, and its time divided by the lower bound of
-:func:`hetcoll.allbounds.collective_bound` (``hetcoll optimum --op``: no schedule of the
-operation is faster, so a ratio of 1 is optimal):
+unequal NICs.  On the built-in ``star8`` (4 NICs at 25 Gbit/s, 4 at 10 Gbit/s, 5 us each),
+an 8-node star of 100/25/10 Gbit/s NICs (3, 3 and 2 nodes) and two 4-node stars of 25/10
+Gbit/s NICs joined by a WAN link of 1 ms and 5 Gbit/s (``two-site``:
+:func:`hetcoll.generators.multisite_platform`, a link graph under ``hockney`` with shared
+links; its 8 hosts are the members, its switches route), for result sizes ``M`` of 8 B to
+256 MiB (an allreduce's vector; an allgather's result, ``M / 8`` per node), every planner
+below is planned and simulated, and its time divided by the lower bound of
+:func:`hetcoll.allbounds.collective_bound` (``hetcoll optimum --op``; on ``two-site``
+:func:`hetcoll.allbounds.members_bound`, the hosts alone): no schedule of the operation is
+faster, so a ratio of 1 is optimal.  The per-root planners (:data:`EVERY_NODE`) plan on
+every node of a platform, so they are n/a on ``two-site``.
 
 - hetcoll's plans: ``auto`` (every applicable planner simulated, the fastest kept),
   ``forest`` (the optimal per-root packing), ``balanced`` (the butterfly with shares
@@ -32,7 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ArgumentError
-from ..generators import star_platform
+from ..generators import hosts, multisite_platform, star_platform
 from ..platform import Platform, load_platform
 from ..report import format_table
 from ..units import format_size, format_time
@@ -65,7 +70,13 @@ BASELINES = {
 PLATFORMS = {
     "star8": "built-in star8: 4 NICs at 25 Gbit/s, 4 at 10 Gbit/s, 5 us each",
     "star8-3speeds": "8-node star: 3 NICs at 100 Gbit/s, 3 at 25, 2 at 10, 5 us each",
+    "two-site": "two 4-node stars of 25/10 Gbit/s NICs (5 us) joined by a 1 ms, 5 Gbit/s WAN",
 }
+#: the two-site platform's WAN link: latency, bandwidth
+WAN = ("1ms", "5Gbps")
+#: the planners that plan on every node of a platform (not on a multi-site platform's hosts
+#: alone, its switches routing): n/a on ``two-site``
+EVERY_NODE = ("forest", "balanced", "ring", "rabenseifner", "bruck")
 #: result sizes M: 8 B to 256 MiB, a factor 8 apart, and 256 MiB
 SIZES = (*(8 * 8**k for k in range(9)), 256 << 20)
 QUICK = {"platforms": ("star8",), "sizes": (64, 64 << 10)}
@@ -79,6 +90,9 @@ def platform(name: str) -> Platform:
         return load_platform("star8")
     if name == "star8-3speeds":
         return star_platform(8, ("100Gbps", "25Gbps", "10Gbps"), "5us", name=name)
+    if name == "two-site":
+        site = star_platform(4, ("25Gbps", "10Gbps"), "5us")
+        return multisite_platform({"a": site, "b": site}, [("a", "b", *WAN)], name=name)
     raise ArgumentError(
         f"platforms: unknown platform {name!r}; choose from: {', '.join(PLATFORMS)}"
     )
@@ -90,17 +104,25 @@ def _planners(collective: str) -> tuple[str, ...]:
 
 def point(task: tuple[str, str, int]) -> dict[str, Any]:
     """``(platform name, collective, M)``: the lower bound (and the optimum where known)
-    and every planner's simulated time (seconds)."""
-    from ..allbounds import collective_bound
+    and every planner's simulated time (seconds; None where it does not plan on the
+    platform's hosts alone: :data:`EVERY_NODE` on ``two-site``)."""
+    from ..allbounds import collective_bound, members_bound
     from ..compare import plan_request
     from ..simulator import simulate
 
     name, collective, m = task
     p = platform(name)
-    each = m if collective == "allreduce" else m // len(p)
-    found = collective_bound(p, collective, m)
-    times = {}
+    members = hosts(p) if name == "two-site" else None
+    each = m if collective == "allreduce" else m // len(members or p)
+    if members is None:
+        found = collective_bound(p, collective, m)
+    else:
+        found = members_bound(p, collective, m, members)
+    times: dict[str, float | None] = {}
     for algo in _planners(collective):
+        if members is not None and algo in EVERY_NODE:
+            times[algo] = None
+            continue
         per_root = collective == "allreduce" and algo in (
             "forest",
             "balanced",
@@ -108,7 +130,12 @@ def point(task: tuple[str, str, int]) -> dict[str, Any]:
             "rabenseifner",
         )
         sched = plan_request(
-            p, collective, algo, nbytes=each, options={"align": ELEMENT} if per_root else None
+            p,
+            collective,
+            algo,
+            members=members,
+            nbytes=each,
+            options={"align": ELEMENT} if per_root else None,
         )
         times[algo] = simulate(p, sched).makespan
     return {
@@ -185,10 +212,15 @@ def table(points: list[dict[str, Any]], name: str, collective: str) -> str:
     ]
     for algo in _planners(collective):
         mark = "" if algo in HETCOLL[collective] else " (MPI)"
-        body.append([algo + mark, *(f"{p['times'][algo] / p['bound']:.3f}" for p in rows)])
+        body.append([algo + mark, *(_ratio(p["times"][algo], p["bound"]) for p in rows)])
     return format_table(
         ["time / bound", *(format_size(p["M"]) for p in rows)],
         body,
-        title=f"{collective} on {name} ({PLATFORMS[name]}), model nic, simulated; "
-        "M = the whole result; (MPI): MPICH's algorithm as a planner",
+        title=f"{collective} on {name} ({PLATFORMS[name]}), simulated; M = the whole "
+        "result; (MPI): MPICH's algorithm as a planner; n/a: plans on every node, not on "
+        "the hosts alone",
     )
+
+
+def _ratio(time: float | None, bound: float) -> str:
+    return "n/a" if time is None else f"{time / bound:.3f}"
