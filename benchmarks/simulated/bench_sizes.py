@@ -13,8 +13,9 @@ sends more than ``MAX_TRANSFERS`` messages, from about 5 300 slices at n = 50, w
 the message it is given (a timetable of several trees, or its best single tree when that is
 predicted faster); "cpu" is multi_tree's planning plus simulation (process time).
 
-``--model multi_port`` runs the same sweep with a port per link (``multi_tree`` is no
-timetable there: it keeps its best single tree).  ``--latency SECONDS`` is the per-link
+``--model multi_port`` runs the same sweep with a port per link (there ``multi_tree`` also
+runs the multi-port packing's trees over the whole message, up to ``MESSAGE_TRANSFERS``
+transfers, and keeps them when they are simulated faster).  ``--latency SECONDS`` is the per-link
 latency sweep instead: each link of the platform gets a latency drawn uniformly within
 half to one and a half times ``SECONDS`` (seeded), messages of 1 KiB to 1 GiB
 (:data:`LATENCY_SIZES`), and the slice chosen by the planner: ``auto``'s choice (planner

@@ -48,6 +48,15 @@ at most :data:`SIMULATED` slices).  So ``multi_tree`` is never predicted slower 
 any of them; ``benchmarks/simulated/bench_sizes.py`` prints both against the lower
 bound (:func:`hetcoll.bounds.lower_bound`) per size.
 
+**A port per link** (``multi_port``).  The packing above is the one-port problem's, which
+does not model those ports, so under ``multi_port`` the message is also carried whole by the
+multi-port packing's trees (:func:`_multi_port_message`: each tree pipelines its
+weight-proportional share of the slices along its own links, each node sending in the order
+of a list schedule of the model's ports and links) and that schedule is kept when it is
+simulated faster than the one chosen above (the triangle of
+``tests/test_planners_multi_tree_multiport.py``: two trees, 51.0 ms for 100 slices where
+every single tree takes 100.0 ms).
+
 The simulator then measures the rate the program achieves
 (:func:`hetcoll.simulator.steady_state`): at least 99 % of the optimum once the pipeline
 is full.
@@ -56,6 +65,7 @@ is full.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Annotated, Any
 
 import numpy as np
@@ -94,7 +104,7 @@ PERIODS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 204
     paper="hetcoll, after Beaumont, Marchal & Robert 2004 Sec. 4.1 (optimal MTP throughput)",
     complexity="column generation + O(K (N + E)) matchings for K slots",
     summary="the optimal multi-tree packing as pipelined flows in a matching order",
-    models=("one_port", "one_port_uni"),
+    models=("one_port", "one_port_uni", "multi_port"),
     options=("slices_per_period",),
     pipelined=True,
 )
@@ -149,7 +159,8 @@ def multi_tree(
         return multi
     multi, finish, known = _whole_message(platform, req, g, packing, multi, finish, total)
     if multi.params.get("trees", 1) == 1:  # one of the packing's trees: one more candidate
-        return _fastest_single(platform, req, g, packing, optimum, total, multi)[0]
+        single = _fastest_single(platform, req, g, packing, optimum, total, multi)[0]
+        return _multi_port_faster(platform, req, g, single, total)
     # two ports per node: the timetable ends by ``finish``, so a single tree that cannot
     # end by then need not be simulated (one port, or a port per link: it may end later)
     bounded = _two_ports(platform, req, g)
@@ -159,9 +170,9 @@ def multi_tree(
         platform, req, g, packing, optimum, total, beat=finish if bounded else None
     )
     if single is None:
-        return multi
+        return _multi_port_faster(platform, req, g, multi, total)
     wins = _single_wins(platform, req, g, single_time, multi, finish, total, known)
-    return single if wins else multi
+    return _multi_port_faster(platform, req, g, single if wins else multi, total)
 
 
 def _whole_message(
@@ -195,6 +206,131 @@ def _whole_message(
         return multi, finish, ran
     optimum = multi.params["optimum"]
     return _timetable_schedule(req, g, mm, trees, timetable, total, optimum, span), span, span
+
+
+def _multi_port_faster(platform: Platform, req, g: PlanGraph, chosen: Schedule, total: int):
+    """``chosen`` or, under a port per link (``multi_port``), the multi-port packing's
+    trees carrying the message whole (:func:`_multi_port_message`) when it is simulated
+    faster (ties: ``chosen``): the one-port packing and timetable above do not model
+    those ports (on a Fig. 4 platform, n = 50, seed 0, the one-port packing's
+    throughput is 62 % of the multi-port optimum)."""
+    if g.ports != "multi":
+        return chosen
+    from ..simulator import simulate
+
+    whole = _multi_port_message(platform, req, g, total)
+    if whole is None:
+        return chosen
+    faster = simulate(platform, whole, req.model).makespan
+    return whole if faster < simulate(platform, chosen, req.model).makespan else chosen
+
+
+def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Schedule | None:
+    """The trees of the optimal multi-port packing (:func:`~hetcoll.planners.steady.
+    model_problem`'s: each sender's port serialised, each link one resource per direction)
+    as flows of weight-proportional shares of the message's ``total`` slices, each node
+    sending in the order of :func:`_multi_port_transfers`, the whole message one period
+    (``params["period"]`` that list schedule's end); None for a multicast, a broadcast of
+    fewer than two slices or more than :data:`MESSAGE_TRANSFERS` transfers.
+
+    Each tree is pipelined along its own links and the packing shares the ports and the
+    links among them, so the message arrives at nearly the optimal rate once every tree's
+    pipeline is full."""
+    from .steady import model_problem
+
+    if req.collective != "bcast" or total < 2 or total * (g.k - 1) > MESSAGE_TRANSFERS:
+        return None
+    prob = model_problem(platform, req.root, req.message_size(), req.model)
+    if unbounded(prob) or not (
+        np.array_equal(prob.src, g.src) and np.array_equal(prob.dst, g.dst)
+    ):  # pragma: no cover - a broadcast's plan graph is the links' digraph
+        return None
+    packing = shared_packing(prob)
+    share = _shares(total, list(packing.weights))
+    keep = [i for i in range(len(share)) if share[i] > 0]
+    mm = [share[i] for i in keep]
+    trees = [packing.trees[i] for i in keep]
+    transfers, span = _multi_port_transfers(g, trees, mm)
+    order: dict[int, list[tuple[int, int, int, int | None]]] = {}
+    for _t, u, v, i, _q in transfers:
+        order.setdefault(u, []).append((i, v, 0, None))
+    optimum = packing.throughput * req.message_size()
+    s = _timetable_schedule(req, g, mm, trees, (order, span, span), total, optimum, span)
+    params = {k: v for k, v in s.params.items() if k != "finish_bound"}
+    return replace(s, params=params)
+
+
+def _multi_port_transfers(
+    g: PlanGraph, trees: list[np.ndarray], share: list[int]
+) -> tuple[list[tuple[float, int, int, int, int]], float]:
+    """The message's transfers ``(start, sender, receiver, tree, slice)`` list scheduled
+    under a port per link, in the order they start, and when the last ends.
+
+    As :func:`_message_transfers` under one port: tree ``i``'s ``q``-th slice comes at
+    ``(q + 1/2) / share[i]`` of the message's nominal order, and a node sends, whenever
+    its send port is free, the first slice in that order that it holds for a child whose
+    link is free.  A transfer over ``u -> v`` keeps ``u``'s port busy ``send_uv`` and the
+    link ``T_uv``, and ``v`` holds the slice at its end (the ``multi_port`` model)."""
+    import heapq
+
+    k = g.k
+    edge = {(int(g.src[e]), int(g.dst[e])): e for e in range(len(g.src))}
+    T, send = g.T.tolist(), g.send.tolist()
+    kids: list[dict[int, list[int]]] = [{} for _ in trees]
+    waiting: list[dict[int, list[tuple[float, int, int]]]] = [{} for _ in range(k)]
+    for i, tree in enumerate(trees):
+        for e in tree.tolist():
+            u, v = int(g.src[e]), int(g.dst[e])
+            kids[i].setdefault(u, []).append(v)
+            waiting[u].setdefault(v, [])
+    root = g.root
+    for i, s in enumerate(share):
+        for v in kids[i].get(root, ()):
+            waiting[root][v] += [((q + 0.5) / s, i, q) for q in range(s)]
+    for heap in waiting[root].values():
+        heapq.heapify(heap)
+    heappush, heappop = heapq.heappush, heapq.heappop
+    free_s = [0.0] * k
+    free_link = [0.0] * len(T)
+    # (time, sender) when a send port frees; (time, sender, receiver, tree, slice) when a
+    # transfer ends
+    events: list[tuple] = []
+    transfers: list[tuple[float, int, int, int, int]] = []
+    t = span = 0.0
+    check = {root}  # the nodes that may send at this instant
+    while True:
+        for u in sorted(check):
+            while free_s[u] <= t:
+                best, v = None, -1
+                for w, heap in waiting[u].items():
+                    if heap and free_link[edge[(u, w)]] <= t and (best is None or heap[0] < best):
+                        best, v = heap[0], w
+                if v < 0:
+                    break
+                _key, i, q = heappop(waiting[u][v])
+                e = edge[(u, v)]
+                transfers.append((t, u, v, i, q))
+                free_s[u] = t + send[e]
+                free_link[e] = t + T[e]
+                heappush(events, (t + send[e], u))
+                heappush(events, (t + T[e], u, v, i, q))
+        if not events:
+            break
+        t = events[0][0]
+        span = max(span, t)
+        check = set()
+        while events and events[0][0] <= t:
+            event = heappop(events)
+            check.add(event[1])
+            if len(event) == 5:
+                _end, _u, v, i, q = event
+                forward = kids[i].get(v)
+                if forward:
+                    key = ((q + 0.5) / share[i], i, q)
+                    for w in forward:
+                        heappush(waiting[v][w], key)
+                    check.add(v)
+    return transfers, span
 
 
 def _two_ports(platform: Platform, req, g: PlanGraph) -> bool:

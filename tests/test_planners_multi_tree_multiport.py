@@ -1,0 +1,74 @@
+"""multi_tree under a port per link (``multi_port``): the multi-port packing's trees, each
+pipelined along its own links, carry the message faster than any single tree once it is
+long enough, and never slower than the best single tree (``throughput_tree``'s)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hetcoll import Platform, plan, simulate
+from hetcoll.bounds import lower_bound
+from hetcoll.generators import random_graph_platform
+
+L = 1000
+SINGLE = ("throughput_tree", "grow_tree", "prune_degree", "lp_grow", "binomial_graph")
+
+
+def triangle() -> Platform:
+    """Three nodes, each pair linked at 1 MB/s both ways, each node's sends 1 ns a byte:
+    the root's port sends a slice in 1 us, a link carries it in 1 ms."""
+    return Platform.from_dict(
+        {
+            "model": "multi_port",
+            "nodes": [{"id": i, "t_byte": 1e-9} for i in "012"],
+            "links": [{"u": a, "v": b, "bandwidth": 1e6} for a, b in ("01", "02", "12")],
+        }
+    )
+
+
+def test_two_trees_halve_a_long_message_on_a_triangle():
+    # a single tree sends every slice over one of the root's links at least: 100 slices
+    # take 100 ms on it (and 1 us on the root's port before the second link's first);
+    # the packing's trees 0 -> 1 -> 2 and 0 -> 2 -> 1 carry 50 slices each over their
+    # own links: the last arrives 50 ms + 1 ms (its second hop) + 1 us later
+    p = triangle()
+    size = 100 * L
+    multi = plan(p, "0", method="multi_tree", nbytes=size, segment_size=L)
+    assert multi.params["trees"] == 2
+    assert simulate(p, multi).makespan == pytest.approx(0.051001, rel=1e-12)
+    single = min(
+        simulate(p, plan(p, "0", method=name, nbytes=size, segment_size=L)).makespan
+        for name in SINGLE
+    )
+    assert single == pytest.approx(0.100001, rel=1e-12)
+    assert lower_bound(p, "0", size).seconds == pytest.approx(0.05, rel=1e-12)
+
+
+@pytest.mark.parametrize(("slices", "expected"), [(1, 0.001001), (2, 0.002001), (4, 0.003001)])
+def test_a_short_message_on_a_triangle(slices, expected):
+    # one slice: one tree (1 us on the root's port, 1 ms on a link); two: one tree still
+    # (two trees take 1 + 1 ms as well); four: two slices per tree, 3 ms + 1 us
+    p = triangle()
+    s = plan(p, "0", method="multi_tree", nbytes=slices * L, segment_size=L)
+    assert simulate(p, s).makespan == pytest.approx(expected, rel=1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    n=st.integers(3, 10),
+    density=st.sampled_from([0.15, 0.3, 0.6]),
+    seed=st.integers(0, 10**6),
+    slices=st.integers(1, 64),
+)
+def test_multi_port_multi_tree_is_never_slower_than_the_best_single_tree(n, density, seed, slices):
+    p = random_graph_platform(n, density, seed=seed, model="multi_port")
+    size = slices * L * 1000 - seed % 5
+    s = plan(p, "0", method="multi_tree", nbytes=size, segment_size=L * 1000)
+    multi = simulate(p, s).makespan
+    single = simulate(
+        p, plan(p, "0", method="throughput_tree", nbytes=size, segment_size=L * 1000)
+    ).makespan
+    assert multi <= single * (1 + 1e-12)
+    assert multi >= lower_bound(p, "0", size).seconds * (1 - 1e-9)
