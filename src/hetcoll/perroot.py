@@ -19,7 +19,8 @@ tree advances at its own share's pace (the combine rule of :mod:`hetcoll.program
 completes a rank's combines in program order: flow after flow would serialise them).  A
 schedule's ``order`` may give instead each send's *slot* in a timetable
 (:mod:`hetcoll.planners.forestorder`): ops in slot order, each rank's sends one after the
-other.
+other, or (the schedule's ``chain`` is ``edge``, for a model whose ranks send concurrently) a
+window of sends in flight per edge, its sends to different peers at once.
 """
 
 from __future__ import annotations
@@ -33,12 +34,17 @@ from .patterns import Flow, OrderedSend
 from .program import Chunk, Op, Program
 
 __all__ = [
+    "CHAINS",
     "block_ranges",
     "check_per_root",
     "check_per_root_order",
     "is_per_root",
     "per_root_program",
 ]
+
+#: how a per-root timetable chains a rank's sends: each after the rank's previous send
+#: (``rank``), or after its previous send to the same peer (``peer``)
+CHAINS = ("rank", "edge")
 
 
 def is_per_root(collective: str, flows: Sequence[Flow], timetable: bool = False) -> bool:
@@ -283,15 +289,30 @@ class _Ops:
             out.append((key, [handle], [kind, peer, chunk, tuple(deps), result]))
         return out
 
-    def program(self, reduces: bool, chain: bool = False) -> Program:
+    def program(self, reduces: bool, chain: bool = False, per_edge: bool = False) -> Program:
+        """The program.  With ``chain``: each rank's ops in slot order, each of its sends
+        (but a relay's forwarding) waiting for its previous send; with ``per_edge`` too,
+        for its send :func:`windows` places earlier to the same peer instead."""
         out: dict[str, tuple[Op, ...]] = {}
         for mine in self.ops.values():
             mine.sort(key=lambda x: x[0])
         breaks = self.breaks() if chain else set()
-        for node, mine in self.ops.items():
-            runs = self.merged(node, mine, breaks) if chain else [(k, [h], op) for k, h, op in mine]
+        runs_of = {
+            node: self.merged(node, mine, breaks) if chain else [(k, [h], op) for k, h, op in mine]
+            for node, mine in self.ops.items()
+        }
+        window: dict[tuple[str, str], int] = {}
+        if chain and per_edge:
+            sent: dict[tuple[str, str], int] = {}
+            for node, runs in runs_of.items():
+                for _, handles, (kind, peer, chunk, _, _) in runs:
+                    if kind == "send" and handles[0] not in self.forwards:
+                        edge = (node, peer)
+                        sent[edge] = sent.get(edge, 0) + self.chunks[chunk].nbytes
+            window = windows(sent)
+        for node, runs in runs_of.items():
             where = {h: i for i, (_, handles, _) in enumerate(runs) for h in handles}
-            last: dict[str, int] = {}  # the previous send (to any peer)
+            last: dict[str, list[int]] = {}  # the sends so far, per peer ("": any peer)
             ops = []
             for i, (key, handles, (kind, peer, chunk, deps, result)) in enumerate(runs):
                 before = {where[d] for d in deps}
@@ -302,17 +323,60 @@ class _Ops:
                 # a relay forwards as soon as it has the bytes: the network's routing,
                 # not one of the rank's own sends of the timetable
                 if chain and kind == "send" and handles[0] not in self.forwards:
-                    if "" in last:
-                        before.add(last[""])
-                    last[""] = i
+                    edge = peer if per_edge else ""
+                    mine = last.setdefault(edge, [])
+                    w = window.get((node, peer), 1)
+                    if len(mine) >= w:
+                        before.add(mine[-w])
+                    mine.append(i)
                 ops.append(Op(kind, peer, chunk, tuple(sorted(before)), result))
             out[node] = tuple(ops)
         initial = {k: frozenset(v) for k, v in self.initial.items()}
         return Program(out, tuple(self.chunks), initial, reduces)
 
 
+#: the most sends a rank keeps in flight on its busiest edge (``chain="edge"``)
+WINDOW = 8
+#: ... the fewest it keeps there whose windows are within this of the edges' bytes
+WINDOW_ERROR = 0.05
+
+
+def windows(sent: Mapping[tuple[str, str], int], most: int = WINDOW) -> dict[tuple[str, str], int]:
+    """How many sends each edge ``(sender, receiver)`` keeps in flight under
+    ``chain="edge"``, from the bytes it carries (``sent``): in proportion to them, at least
+    1, ``k`` on the busiest edge for the smallest ``k <= most`` whose windows all lie
+    within :data:`WINDOW_ERROR` of that proportion (else the ``k`` that comes closest).
+
+    Every flow of a packing runs for the whole collective, so an edge's bytes are in
+    proportion to the rate the packing gives it.  A model that shares a NIC among its
+    transfers by max-min fairness (``nic``) gives every transfer crossing a saturated NIC
+    the same rate, so edges with sends in flight in proportion to their rates get the
+    packing's rates where it saturates a NIC (and more elsewhere, from capacity the packing
+    leaves idle): one send per edge would split a NIC equally among its edges instead.  A
+    window's sends start and end together, so the smallest windows fill the pipeline
+    fastest.
+
+    >>> windows({("a", "b"): 300, ("a", "c"): 100, ("b", "c"): 200})
+    {('a', 'b'): 3, ('a', 'c'): 1, ('b', 'c'): 2}
+    """
+    top = max(sent.values(), default=0)
+    if top <= 0:
+        return dict.fromkeys(sent, 1)
+    best: tuple[float, dict[tuple[str, str], int]] | None = None
+    for k in range(1, most + 1):
+        got = {e: max(1, round(k * b / top)) for e, b in sent.items()}
+        error = max(abs(got[e] * top / (k * b) - 1) if b > 0 else 0.0 for e, b in sent.items())
+        if error <= WINDOW_ERROR:
+            return got
+        if best is None or error < best[0]:
+            best = (error, got)
+    return best[1]
+
+
 def per_root_program(
-    flows: Sequence[Flow], order: Mapping[str, Sequence[OrderedSend]] | None = None
+    flows: Sequence[Flow],
+    order: Mapping[str, Sequence[OrderedSend]] | None = None,
+    chain: str = "rank",
 ) -> Program:
     """Lower per-root flows (checked by :func:`check_per_root`) to per-rank ops.
 
@@ -328,8 +392,15 @@ def per_root_program(
     writes a range still being sent).  With ``order`` (checked by
     :func:`check_per_root_order`) every rank's ops go in slot order instead (a send's and
     its receive's slot are the same) and each send waits for the rank's previous send: the
-    ranks replay the timetable the slots come from.  O(total ops log ops).
+    ranks replay the timetable the slots come from.  With ``chain="edge"`` a send waits
+    instead for the rank's send :func:`windows` places earlier to the same peer: a rank
+    keeps a window of sends in flight per edge, in proportion to the edge's bytes, its
+    sends to different peers at once (a model whose ranks send concurrently shares the
+    rank's NIC among them, as the packing assumes).  O(total ops
+    log ops).
     """
+    if chain not in CHAINS:
+        raise ScheduleError(f"chain: one of {', '.join(CHAINS)}, not {chain!r}")
     b = _Ops()
     members = tuple(sorted(flows[0].tree.nodes))
     for v in members:
@@ -422,7 +493,8 @@ def per_root_program(
                     got = b.op(c, key, "recv", by, part, wait, result)
                     b.op(v, when((1, rnd, fi, 1), fi, k, v, c), "send", to, part, have[v])
                     have[c] = [got]
-    return b.program(reduces, chain=slots is not None)
+    edge = chain == "edge"
+    return b.program(reduces, chain=slots is not None or edge, per_edge=edge)
 
 
 def _slots(order: Mapping[str, Sequence[OrderedSend]]) -> dict[tuple[int, str, str], list[int]]:

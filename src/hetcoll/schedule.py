@@ -34,6 +34,7 @@ from .errors import HetcollError, PlannerError, ScheduleError
 from .lowering import flows_program, hypercube_program, rooted_program, tree_program
 from .patterns import REDUCE_OPS, Flow, Hypercube, OrderedSend, Tree
 from .perroot import (
+    CHAINS,
     block_ranges,
     check_per_root,
     check_per_root_order,
@@ -115,6 +116,7 @@ _SCHEDULE_KEYS = (
     "hypercube",
     "order",
     "sizes",
+    "chain",
 )
 
 
@@ -165,6 +167,12 @@ class Schedule:
         For a collective of blocks (``gather``, ``scatter``, ``allgather``,
         ``reduce_scatter``): each member's block in bytes (the v-variants); without it every
         block is ``nbytes``.
+    chain : str
+        How a per-root timetable (per-root flows with an ``order``) chains a node's sends:
+        ``"rank"`` (the default) each after the node's previous send; ``"edge"`` a window
+        of sends in flight per edge, in proportion to the edge's bytes, its sends to
+        different peers at once (:func:`hetcoll.perroot.windows`: the planner's choice for
+        a model whose nodes send concurrently, sharing their NIC as the packing assumes).
 
     Notes
     -----
@@ -194,6 +202,7 @@ class Schedule:
     hypercube: Hypercube | None = None
     order: Mapping[str, tuple[OrderedSend, ...]] | None = None
     sizes: Mapping[str, int] | None = None
+    chain: str = "rank"
 
     def __post_init__(self) -> None:
         if not isinstance(self.flows, list | tuple):
@@ -218,6 +227,8 @@ class Schedule:
             object.__setattr__(self, "order", _order(self.order, len(self.flows)))
         if self.sizes is not None:
             self._check_sizes()
+        if self.chain not in CHAINS:
+            raise ScheduleError(f"chain: one of {', '.join(CHAINS)}, not {self.chain!r}")
         if self.hypercube is not None:
             self._check_hypercube()
             return
@@ -502,7 +513,7 @@ class Schedule:
         if self.hypercube is not None:
             return hypercube_program(self.hypercube, self.nbytes)
         if self.per_root:
-            return per_root_program(self.flows, self.order)
+            return per_root_program(self.flows, self.order, self.chain)
         if self.rooted:
             return rooted_program(self.flows, self.blocks())
         if len(self.flows) == 1 and not self.order and not self.flows[0].relays:
@@ -577,6 +588,8 @@ class Schedule:
             out["order"] = {n: [s.to_list() for s in sends] for n, sends in self.order.items()}
         if self.sizes is not None:
             out["sizes"] = dict(self.sizes)
+        if self.chain != "rank":
+            out["chain"] = self.chain
         return out
 
     def to_json(self, indent: int | None = 1) -> str:
@@ -609,6 +622,7 @@ class Schedule:
             Hypercube.from_dict(data["hypercube"]) if "hypercube" in data else None,
             data.get("order"),
             data.get("sizes"),
+            data.get("chain", "rank"),
         )
 
     @classmethod

@@ -116,4 +116,5 @@ def auto(
         hypercube=chosen.hypercube,
         order=chosen.order,
         sizes=chosen.sizes,
+        chain=chosen.chain,
     )

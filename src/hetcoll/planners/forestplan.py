@@ -24,7 +24,7 @@ last.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Annotated, Any
 
@@ -44,6 +44,9 @@ __all__ = ["forest"]
 FOREST_OPS = ("allgather", "reduce_scatter", "allreduce")
 #: smallest segment the planner picks on its own (bytes)
 MIN_SEGMENT = 1024
+#: under windows per edge, the fewest segments of the largest share the planner tries (a
+#: pipeline of fewer, each a window's batch, fills and drains for much of the run)
+PIPELINE = 16
 
 
 def _tree(forest: Forest, edges: np.ndarray, root: int, direction: str) -> Tree:
@@ -152,6 +155,24 @@ def _counts(whole: list[Flow], align: int, budget: int) -> list[int | None]:
     if last >= 2 and last not in out:
         out.append(last)
     return out
+
+
+def _halving(build: Any, ranges: Any, budget: int) -> Iterator[list[Flow]]:
+    """Under windows per edge: the flows of ``ranges`` whole, then in segments of one size
+    for every flow, halving from the largest share's :data:`PIPELINE`-th down to
+    :data:`MIN_SEGMENT` while the schedule sends at most ``budget`` messages (one size: an
+    edge's sends in flight then carry equal bytes, so its window's share of a NIC is its
+    share of the bytes)."""
+    whole = build(None, ranges)
+    yield whole
+    largest = max((f.nbytes for f in whole), default=0)
+    seg = 1 << max(largest // PIPELINE, 1).bit_length() - 1
+    while seg >= MIN_SEGMENT:
+        flows = build(seg, ranges)
+        if sum(f.transfers for f in flows) > budget:
+            return
+        yield flows
+        seg //= 2
 
 
 @register(
@@ -274,32 +295,61 @@ def forest(
     if collective == "allreduce" and len(ranges) > 1:  # reduce + bcast through one member
         owner = max(ranges, key=lambda r: (ranges[r][1], -r))
         plans.append({owner: (0, vector)})
-    best, best_time = None, np.inf
     from ..models import get_model
+    from ..simulator import simulate
 
     cost_model = get_model(model) if model is not None else platform.model
-    budget = transfer_budget(cost_model.bind(platform).contention) // 4
+    bound = cost_model.bind(platform)
+    budget = transfer_budget(bound.contention) // 4
+    chain = "edge" if bound.concurrent_sends else "rank"
+
+    def make(flows: list[Flow], played: Any, estimate: float) -> Schedule:
+        order = played.order if is_per_root(collective, flows, timetable=True) else None
+        if chain == "edge" and is_per_root(collective, flows):
+            order = None  # windows per edge, in round order: no timetable to replay
+        params = {
+            "trees": len(flows),
+            "segment_size": max((f.segment_size or 0 for f in flows), default=0) or None,
+            "estimate": estimate,
+            "packing_time": packed.time,
+            "packing_bound": packed.bound,
+        }
+        return Schedule(
+            collective,
+            "forest",
+            nominal,
+            tuple(flows),
+            params,
+            sizes=sizes,
+            order=order,
+            chain=chain,
+        )
+
+    best: Schedule | None = None
+    best_time = np.inf
     for rg in plans:
         if segment_size:
             cuts = [build(segment_size, rg)]
+        elif chain == "edge":
+            cuts = _halving(build, rg, budget)
         else:
             whole = build(None, rg)
             cuts = [_cut(whole, k, align) for k in _counts(whole, align, budget)]
+        mine = np.inf
         for flows in cuts:
             played = per_root_order(platform, flows, model)
-            if played.time < best_time:
-                best, best_time = (flows, played), played.time
-    flows, played = best
-    seg = max((f.segment_size or 0 for f in flows), default=0) or None
-    order = played.order if is_per_root(collective, flows, timetable=True) else None
-    params = {
-        "trees": len(flows),
-        "segment_size": seg,
-        "estimate": played.time,
-        "packing_time": packed.time,
-        "packing_bound": packed.bound,
-    }
-    sched = Schedule(collective, "forest", nominal, tuple(flows), params, sizes=sizes, order=order)
+            sched = make(flows, played, played.time)
+            if chain == "edge" and not segment_size:
+                # the play-out runs one transfer per NIC at a time, not the windows that
+                # share it: simulate them, from long segments to short, while it gains
+                sched = make(flows, played, simulate(platform, sched, model).makespan)
+                if sched.params["estimate"] > mine:
+                    break
+                mine = sched.params["estimate"]
+            if sched.params["estimate"] < best_time:
+                best, best_time = sched, sched.params["estimate"]
+    sched = best
+    flows = list(sched.flows)
     if collective == "allreduce" and len({f.tree.root for f in flows}) == 1:
         return _one_root(platform, sched, model)
     return sched
