@@ -34,7 +34,8 @@ def ranks(tmp_path_factory) -> dict[int, dict]:
 CALLS = (
     "Bcast", "Allreduce", "allreduce", "allgather", "Barrier", "Ibcast", "Iallreduce",
     "Iallgather", "Ibarrier", "Ireduce", "Igather", "Reduce", "Gather", "Scatter", "Alltoall",
-    "sub Allreduce",
+    "sub Allreduce", "Allgather", "Allgather in place", "Reduce_scatter_block", "Reduce_scatter",
+    "Allgatherv",
 )  # fmt: skip
 
 

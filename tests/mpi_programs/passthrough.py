@@ -73,6 +73,11 @@ def cases(c, sub):
             "Gather": lambda: c.Gather(a, g, root=0),
             "Scatter": lambda: c.Scatter(np.arange(5.0 * n) * (me + 1), b, root=0),
             "Alltoall": lambda: c.Alltoall(g, g.copy()),
+            "Allgather": lambda: c.Allgather(a, g),
+            "Allgather in place": lambda: c.Allgather(MPI.IN_PLACE, g),
+            "Reduce_scatter_block": lambda: c.Reduce_scatter_block(g, b),
+            "Reduce_scatter": lambda: c.Reduce_scatter(g, b, [5] * n),
+            "Allgatherv": lambda: c.Allgatherv(a, g),
             "sub Allreduce": lambda: sub.Allreduce(a, b),
         }
         return calls[name], (s, b, g)
@@ -80,7 +85,8 @@ def cases(c, sub):
     for name in (
         "Bcast", "Allreduce", "allreduce", "allgather", "Barrier", "Ibcast", "Iallreduce",
         "Iallgather", "Ibarrier", "Ireduce", "Igather", "Reduce", "Gather", "Scatter", "Alltoall",
-        "sub Allreduce",
+        "sub Allreduce", "Allgather", "Allgather in place", "Reduce_scatter_block",
+        "Reduce_scatter", "Allgatherv",
     ):  # fmt: skip
         out[name] = lambda name=name: make(name)
     return out

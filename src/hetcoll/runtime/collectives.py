@@ -69,6 +69,17 @@ def _quick_size(buf: Any) -> int | None:
     return getattr(buf, "nbytes", None) if not isinstance(buf, _SPECS) else None
 
 
+def _plain_key(name: str, sendbuf: Any, recvbuf: Any, algo: Any) -> tuple | None:
+    """The key an all-to-all call of plain buffers (or ``sendbuf`` in place) given to MPI is
+    remembered by (what its quick look-up builds from ``nbytes`` alone), None when it is not
+    plain or names its ``algo``."""
+    send = "in place" if in_place(sendbuf) else _quick_size(sendbuf)
+    recv = _quick_size(recvbuf)
+    if algo is not None or send is None or recv is None:
+        return None
+    return (name, send, recv)
+
+
 class Collectives(ScheduleComm):
     """:class:`~.comm.ScheduleComm` with mpi4py's collectives (see :class:`hetcoll.HetComm`)."""
 
@@ -702,7 +713,6 @@ class Collectives(ScheduleComm):
             result = op(result, item)
         return result
 
-    @refusing
     def Allgather(self, sendbuf: Any, recvbuf: Any, *, algo=None) -> None:
         """Every rank's ``sendbuf`` into every rank's ``recvbuf``, in rank order, over the
         hypercube of the wrapper's ``cube_algo`` (mpi4py's ``Comm.Allgather``), or, for a
@@ -712,8 +722,25 @@ class Collectives(ScheduleComm):
         ``recvbuf`` holds ``size`` blocks (``[buf, count, type]`` counts one block, as in
         MPI; block ``r`` starts ``r * count`` elements in); ``sendbuf=MPI.IN_PLACE`` or
         ``None``: each rank's block is already at its place in ``recvbuf``.  Datatypes are
-        honoured (packed for the trip, unpacked into each block).
+        honoured (packed for the trip, unpacked into each block).  A call the planner's
+        ``choose`` gives to MPI goes to the user's communicator as it is (a repeated one of
+        plain buffers is looked up before they are parsed, as :meth:`Bcast`).
         """
+        if algo is None:  # a repeated call MPI keeps, as without hetcoll (see Bcast)
+            if sendbuf is None or sendbuf is MPI.IN_PLACE:
+                send = "in place"
+            else:
+                send = getattr(sendbuf, "nbytes", None)
+            hit = self._passing.get(("allgather", send, getattr(recvbuf, "nbytes", None)))
+            if hit is not None:
+                self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, call = hit
+                call(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf)
+                return
+        self._allgather_buffers(sendbuf, recvbuf, algo)
+
+    @refusing
+    def _allgather_buffers(self, sendbuf: Any, recvbuf: Any, algo) -> None:
+        """:meth:`Allgather` past its lookup of a repeated call given to MPI."""
         recv, blocks_out, mine = self._allgather_parts(sendbuf, recvbuf)
         send = mine.pack()
         # every rank's block has the same type signature (a digest of it rides with the data)
@@ -727,7 +754,9 @@ class Collectives(ScheduleComm):
             _place(blocks_out[0], send)
             return
         choice = self._choose("allgather", mine.nbytes, algo=algo)
-        if self._passed(None, choice):
+        if self._passed(
+            _plain_key("allgather", sendbuf, recvbuf, algo), choice, self.base.Allgather
+        ):
             self.base.Allgather(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf)
             return
         what = f"Allgather({len(send)} B, {choice.algorithm or self._label(algo, cube=True)})"

@@ -251,6 +251,8 @@ def _or_mpi(method):
             root = kwargs.get("root", args[at] if len(args) > at else 0)
             if isinstance(root, int | np.integer) and not 0 <= root < self.size:
                 chosen = "mpi"
+        if chosen == "auto" and algo is None and not remembered:
+            chosen = "mpi"  # no model weighs it (_rooted_choice), decided without a call
         if chosen == "auto" and algo is None:
             # A repeated call auto gave to MPI is looked up by what decided it (root,
             # operator, the buffers' types and sizes), inline: no Python call before MPI's.

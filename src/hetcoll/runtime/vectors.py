@@ -50,7 +50,7 @@ from .buffers import (
     op_name,
     raw,
 )
-from .collectives import INLINE
+from .collectives import INLINE, _plain_key
 from .notices import refusing
 from .perroot import PerRootCollectives
 from .rank_ops import Label
@@ -242,14 +242,30 @@ class VectorCollectives(PerRootCollectives):
 
     # -- Allgatherv ---------------------------------------------------------------------------
 
-    @refusing
     def Allgatherv(self, sendbuf: Any, recvbuf: Any, *, algo=None) -> None:
         """Every rank's ``sendbuf`` into its block of every rank's ``recvbuf`` (mpi4py's
         ``Comm.Allgatherv``: counts and displacements per rank) over the hypercube of
         ``cube_algo`` (or the gather and broadcast trees of a tree planner, as
         ``Allgather``), each rank's block of its own size; IN_PLACE (or None): each rank's
         block is already in place.  Chosen as ``Allgather`` is (``auto``: MPI's own unless
-        a plan is predicted faster)."""
+        a plan is predicted faster; a repeated call of plain buffers given to MPI is looked
+        up before they are parsed)."""
+        if algo is None:  # a repeated call MPI keeps, as without hetcoll (see Bcast)
+            if sendbuf is None or sendbuf is MPI.IN_PLACE:
+                send = "in place"
+            else:
+                send = getattr(sendbuf, "nbytes", None)
+            hit = self._passing.get(("allgatherv", send, getattr(recvbuf, "nbytes", None)))
+            if hit is not None:
+                self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, call = hit
+                self._last, self._passed_at = None, self._seq
+                call(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf)
+                return
+        self._allgatherv_buffers(sendbuf, recvbuf, algo)
+
+    @refusing
+    def _allgatherv_buffers(self, sendbuf: Any, recvbuf: Any, algo) -> None:
+        """:meth:`Allgatherv` past its lookup of a repeated call given to MPI."""
         vec = vector(recvbuf, self.size, writable=True, where="Allgatherv recvbuf")
         outs = [vec.block(r) for r in range(self.size)]
         if in_place(sendbuf):
@@ -268,7 +284,8 @@ class VectorCollectives(PerRootCollectives):
             return
         sizes = [o.nbytes for o in outs]
         choice = self._choose("allgather", max(sizes), algo=algo)
-        if self._passed(None, choice):
+        key = _plain_key("allgatherv", sendbuf, recvbuf, algo)
+        if self._passed(key, choice, self.base.Allgatherv):
             self._last, self._passed_at = None, self._seq
             self.base.Allgatherv(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf)
             return
