@@ -260,6 +260,34 @@ def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Sc
     return replace(s, params=params)
 
 
+def _tree_children(
+    g: PlanGraph, trees: list[np.ndarray]
+) -> tuple[list[dict[int, list[int]]], list[dict[int, list[tuple[float, int, int]]]]]:
+    """Per tree, each node's children in the tree's edge order; per node, an empty queue
+    of the slices it holds for each of its children (any tree): what the message's list
+    schedules (:func:`_message_transfers`, :func:`_multi_port_transfers`) start from."""
+    kids: list[dict[int, list[int]]] = [{} for _ in trees]
+    waiting: list[dict[int, list[tuple[float, int, int]]]] = [{} for _ in range(g.k)]
+    for i, tree in enumerate(trees):
+        for e in tree.tolist():
+            u, v = int(g.src[e]), int(g.dst[e])
+            kids[i].setdefault(u, []).append(v)
+            waiting[u].setdefault(v, [])
+    return kids, waiting
+
+
+def _queue_at_root(root: int, kids, waiting, share: list[int]) -> None:
+    """Queue every slice at the root for its child in its tree, tree ``i``'s ``q``-th at
+    ``(q + 1/2) / share[i]`` of the message's nominal order (a heap per child)."""
+    import heapq
+
+    for i, s in enumerate(share):
+        for v in kids[i].get(root, ()):
+            waiting[root][v] += [((q + 0.5) / s, i, q) for q in range(s)]
+    for heap in waiting[root].values():
+        heapq.heapify(heap)
+
+
 def _multi_port_transfers(
     g: PlanGraph, trees: list[np.ndarray], share: list[int]
 ) -> tuple[list[tuple[float, int, int, int, int]], float]:
@@ -276,19 +304,9 @@ def _multi_port_transfers(
     k = g.k
     edge = {(int(g.src[e]), int(g.dst[e])): e for e in range(len(g.src))}
     T, send = g.T.tolist(), g.send.tolist()
-    kids: list[dict[int, list[int]]] = [{} for _ in trees]
-    waiting: list[dict[int, list[tuple[float, int, int]]]] = [{} for _ in range(k)]
-    for i, tree in enumerate(trees):
-        for e in tree.tolist():
-            u, v = int(g.src[e]), int(g.dst[e])
-            kids[i].setdefault(u, []).append(v)
-            waiting[u].setdefault(v, [])
+    kids, waiting = _tree_children(g, trees)
     root = g.root
-    for i, s in enumerate(share):
-        for v in kids[i].get(root, ()):
-            waiting[root][v] += [((q + 0.5) / s, i, q) for q in range(s)]
-    for heap in waiting[root].values():
-        heapq.heapify(heap)
+    _queue_at_root(root, kids, waiting, share)
     heappush, heappop = heapq.heappush, heapq.heappop
     free_s = [0.0] * k
     free_link = [0.0] * len(T)
@@ -882,25 +900,17 @@ def _message_transfers(
 
     k = g.k
     T = {(int(g.src[e]), int(g.dst[e])): float(g.T[e]) for e in range(len(g.src))}
-    kids: list[dict[int, list[int]]] = [{} for _ in trees]
+    kids, waiting = _tree_children(g, trees)
     work = [0.0] * k
     senders: list[set[int]] = [set() for _ in range(k)]
-    waiting: list[dict[int, list[tuple[float, int, int]]]] = [{} for _ in range(k)]
-    for i, tree in enumerate(trees):
-        for e in tree.tolist():
-            u, v = int(g.src[e]), int(g.dst[e])
-            kids[i].setdefault(u, []).append(v)
-            work[u] += share[i] * T[(u, v)]
-            senders[v].add(u)
-            waiting[u].setdefault(v, [])
-        for vs in kids[i].values():
+    for i, children in enumerate(kids):
+        for u, vs in children.items():
+            for v in vs:
+                work[u] += share[i] * T[(u, v)]
+                senders[v].add(u)
             vs.sort()
     root = g.root
-    for i, s in enumerate(share):
-        for v in kids[i].get(root, ()):
-            waiting[root][v] += [((q + 0.5) / s, i, q) for q in range(s)]
-    for heap in waiting[root].values():
-        heapq.heapify(heap)
+    _queue_at_root(root, kids, waiting, share)
     heappush, heappop = heapq.heappush, heapq.heappop
     free_s = [0.0] * k
     free_r = [0.0] * k
