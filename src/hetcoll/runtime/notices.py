@@ -12,7 +12,11 @@ Leftover messages of an abandoned call are recognised by their call number and d
 
 A rank that refuses a call before it sends anything (its own arguments are wrong:
 :meth:`Notices.refuse`) tells the others the same way, so that they raise instead of
-waiting for its messages until the timeout.
+waiting for its messages until the timeout.  A rank that had completed the refused call
+without that rank hears of it in a later call, or after it: when it hears it while waiting
+in a later call, it leaves that call and tells the others that it *left* it (digest
+:data:`LEFT`), which is no disagreement on that call: a rank still in it raises (it may be
+waiting for this rank), a rank that completed it does not (its data are good).
 """
 
 from __future__ import annotations
@@ -24,11 +28,13 @@ from mpi4py import MPI
 
 from ..errors import HetcollError, MismatchError
 
-__all__ = ["NOTICE_TAG", "REFUSED", "Notices", "refusing"]
+__all__ = ["LEFT", "NOTICE_TAG", "REFUSED", "Notices", "refusing"]
 
 NOTICE_TAG = 9
 #: the digest of a notice from a rank that refused the call (see the module docstring)
 REFUSED = -2
+#: the digest of a notice from a rank that left the call for an earlier call's refusal
+LEFT = -3
 
 
 class Notices:
@@ -42,6 +48,7 @@ class Notices:
         self.reported: set[int] = set()  # calls this rank raised MismatchError for
         self.heard: dict[int, int] = {}  # call -> the rank that found the disagreement
         self.refused: set[int] = set()  # calls another rank refused (heard so)
+        self.left: dict[int, int] = {}  # call -> a rank that left it for an earlier refusal
         self.flying: list[tuple[MPI.Request, object]] = []  # sends in flight and their memory
         self.early: dict = {}  # messages of later calls received early (transport.py)
 
@@ -61,7 +68,9 @@ class Notices:
     def _take(self) -> None:
         """Record the notice just received and listen for the next."""
         seq, digest, rank = (int(x) for x in self.buf)
-        if seq not in self.heard:
+        if digest == LEFT:
+            self.left.setdefault(seq, rank)
+        elif seq not in self.heard:
             self.heard[seq] = rank
             if digest == REFUSED:
                 self.refused.add(seq)
@@ -76,6 +85,10 @@ class Notices:
                 s = min(early)
                 self.reported.update((*early, seq))
                 self.stale.update((*early, seq))
+                if s < seq and seq not in self.heard and seq not in self.left:
+                    # this call is no disagreement: tell the others that this rank left it
+                    self.left[seq] = self.comm.rank
+                    self._tell(seq, LEFT)
                 raise MismatchError(
                     f"rank {self.comm.rank}: {what}: rank {self.heard[s]} refused call {s}"
                     f"{' (this one)' if s == seq else f', so this call ({seq}) is abandoned'}"
@@ -88,6 +101,14 @@ class Notices:
                 f"planned different schedules for this call (call {seq}); every rank must "
                 "call the same collectives in the same order with the same root, members, "
                 "size, segment size, datatype and operator"
+            )
+        if seq in self.left and seq not in self.reported:
+            self.reported.add(seq)
+            self.stale.add(seq)
+            raise MismatchError(
+                f"rank {self.comm.rank}: {what}: rank {self.left[seq]} left this call (call "
+                f"{seq}) when it heard that another rank refused an earlier call (that "
+                "rank's error says how its arguments were wrong)"
             )
 
     def raise_earlier(self, seq: int) -> None:
@@ -142,7 +163,7 @@ class Notices:
         False: every rank knows already, ``check="always"``)."""
         self.stale.add(seq)
         self.flying.extend(sends)
-        found = seq not in self.heard
+        found = seq not in self.heard and seq not in self.left
         self.reported.add(seq)
         if found and tell:
             self._tell(seq, digest)
