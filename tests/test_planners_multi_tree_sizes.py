@@ -172,12 +172,8 @@ def test_the_message_list_schedule_is_a_feasible_timetable(n, density, seed, tot
     transfer starts in the run once its ports are free and its slice has arrived, which
     is when the list schedule, never leaving a free node idle with a slice for a free
     child, started it)."""
-    from hetcoll.planners.multitree import (
-        _message_timetable,
-        _message_transfers,
-        _shares,
-        _timetable_schedule,
-    )
+    from hetcoll.planners.message_schedule import message_transfers
+    from hetcoll.planners.multitree import _message_timetable, _shares, _timetable_schedule
 
     case = packed(n, density, seed, total)
     if case is None:
@@ -186,7 +182,7 @@ def test_the_message_list_schedule_is_a_feasible_timetable(n, density, seed, tot
     parts = _shares(total, list(packing.weights))
     trees = [packing.trees[i] for i in range(len(parts)) if parts[i] > 0]
     mm = [x for x in parts if x > 0]
-    transfers, span = _message_transfers(g, trees, mm)
+    transfers, span = message_transfers(g, trees, mm)
     T = {(int(g.src[e]), int(g.dst[e])): float(g.T[e]) for e in range(len(g.src))}
     want = sorted(
         (int(g.src[e]), int(g.dst[e]), i, q)

@@ -77,6 +77,7 @@ from ._common import relays
 from ._registry import Option, register
 from ._shared import packing as shared_packing
 from ._shared import scale_class, scaled
+from .message_schedule import message_transfers, multi_port_transfers
 from .pipelined import PlanGraph, _schedule, _start, best_tree
 from .steady import Packing, unbounded
 
@@ -229,7 +230,7 @@ def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Sc
     """The trees of the optimal multi-port packing (:func:`~hetcoll.planners.steady.
     model_problem`'s: each sender's port serialised, each link one resource per direction)
     as flows of weight-proportional shares of the message's ``total`` slices, each node
-    sending in the order of :func:`_multi_port_transfers`, the whole message one period
+    sending in the order of :func:`multi_port_transfers`, the whole message one period
     (``params["period"]`` that list schedule's end); None for a multicast, a broadcast of
     fewer than two slices or more than :data:`MESSAGE_TRANSFERS` transfers.
 
@@ -250,7 +251,7 @@ def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Sc
     keep = [i for i in range(len(share)) if share[i] > 0]
     mm = [share[i] for i in keep]
     trees = [packing.trees[i] for i in keep]
-    transfers, span = _multi_port_transfers(g, trees, mm)
+    transfers, span = multi_port_transfers(g, trees, mm)
     order: dict[int, list[tuple[int, int, int, int | None]]] = {}
     for _t, u, v, i, _q in transfers:
         order.setdefault(u, []).append((i, v, 0, None))
@@ -258,97 +259,6 @@ def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Sc
     s = _timetable_schedule(req, g, mm, trees, (order, span, span), total, optimum, span)
     params = {k: v for k, v in s.params.items() if k != "finish_bound"}
     return replace(s, params=params)
-
-
-def _tree_children(
-    g: PlanGraph, trees: list[np.ndarray]
-) -> tuple[list[dict[int, list[int]]], list[dict[int, list[tuple[float, int, int]]]]]:
-    """Per tree, each node's children in the tree's edge order; per node, an empty queue
-    of the slices it holds for each of its children (any tree): what the message's list
-    schedules (:func:`_message_transfers`, :func:`_multi_port_transfers`) start from."""
-    kids: list[dict[int, list[int]]] = [{} for _ in trees]
-    waiting: list[dict[int, list[tuple[float, int, int]]]] = [{} for _ in range(g.k)]
-    for i, tree in enumerate(trees):
-        for e in tree.tolist():
-            u, v = int(g.src[e]), int(g.dst[e])
-            kids[i].setdefault(u, []).append(v)
-            waiting[u].setdefault(v, [])
-    return kids, waiting
-
-
-def _queue_at_root(root: int, kids, waiting, share: list[int]) -> None:
-    """Queue every slice at the root for its child in its tree, tree ``i``'s ``q``-th at
-    ``(q + 1/2) / share[i]`` of the message's nominal order (a heap per child)."""
-    import heapq
-
-    for i, s in enumerate(share):
-        for v in kids[i].get(root, ()):
-            waiting[root][v] += [((q + 0.5) / s, i, q) for q in range(s)]
-    for heap in waiting[root].values():
-        heapq.heapify(heap)
-
-
-def _multi_port_transfers(
-    g: PlanGraph, trees: list[np.ndarray], share: list[int]
-) -> tuple[list[tuple[float, int, int, int, int]], float]:
-    """The message's transfers ``(start, sender, receiver, tree, slice)`` list scheduled
-    under a port per link, in the order they start, and when the last ends.
-
-    As :func:`_message_transfers` under one port: tree ``i``'s ``q``-th slice comes at
-    ``(q + 1/2) / share[i]`` of the message's nominal order, and a node sends, whenever
-    its send port is free, the first slice in that order that it holds for a child whose
-    link is free.  A transfer over ``u -> v`` keeps ``u``'s port busy ``send_uv`` and the
-    link ``T_uv``, and ``v`` holds the slice at its end (the ``multi_port`` model)."""
-    import heapq
-
-    k = g.k
-    edge = {(int(g.src[e]), int(g.dst[e])): e for e in range(len(g.src))}
-    T, send = g.T.tolist(), g.send.tolist()
-    kids, waiting = _tree_children(g, trees)
-    root = g.root
-    _queue_at_root(root, kids, waiting, share)
-    heappush, heappop = heapq.heappush, heapq.heappop
-    free_s = [0.0] * k
-    free_link = [0.0] * len(T)
-    # (time, sender) when a send port frees; (time, sender, receiver, tree, slice) when a
-    # transfer ends
-    events: list[tuple] = []
-    transfers: list[tuple[float, int, int, int, int]] = []
-    t = span = 0.0
-    check = {root}  # the nodes that may send at this instant
-    while True:
-        for u in sorted(check):
-            while free_s[u] <= t:
-                best, v = None, -1
-                for w, heap in waiting[u].items():
-                    if heap and free_link[edge[(u, w)]] <= t and (best is None or heap[0] < best):
-                        best, v = heap[0], w
-                if v < 0:
-                    break
-                _key, i, q = heappop(waiting[u][v])
-                e = edge[(u, v)]
-                transfers.append((t, u, v, i, q))
-                free_s[u] = t + send[e]
-                free_link[e] = t + T[e]
-                heappush(events, (t + send[e], u))
-                heappush(events, (t + T[e], u, v, i, q))
-        if not events:
-            break
-        t = events[0][0]
-        span = max(span, t)
-        check = set()
-        while events and events[0][0] <= t:
-            event = heappop(events)
-            check.add(event[1])
-            if len(event) == 5:
-                _end, _u, v, i, q = event
-                forward = kids[i].get(v)
-                if forward:
-                    key = ((q + 0.5) / share[i], i, q)
-                    for w in forward:
-                        heappush(waiting[v][w], key)
-                    check.add(v)
-    return transfers, span
 
 
 def _two_ports(platform: Platform, req, g: PlanGraph) -> bool:
@@ -865,90 +775,16 @@ def _message_timetable(
     g: PlanGraph, trees: list[np.ndarray], share: list[int]
 ) -> tuple[dict[int, list[tuple[int, int, int, int]]], float, float]:
     """``(order, span, reach)`` as :func:`_period_timetable` gives them, for the whole
-    message as one period (:func:`_message_transfers`): tree ``i`` carries ``share[i]``
+    message as one period (:func:`message_transfers`): tree ``i`` carries ``share[i]``
     slices, every transfer at lag 0, its slot its rank in the list schedule, ``span =
     reach`` the end of the last transfer.  A pair of a tree carries its slices in order
     (a node holds them in order and forwards the first first), so the ``q``-th listing
     of a tree and child carries the tree's ``q``-th slice."""
-    transfers, span = _message_transfers(g, trees, share)
+    transfers, span = message_transfers(g, trees, share)
     order: dict[int, list[tuple[int, int, int, int]]] = {}
     for slot, (_t, u, v, i, _q) in enumerate(transfers):
         order.setdefault(u, []).append((i, v, 0, slot))
     return order, span, span
-
-
-def _message_transfers(
-    g: PlanGraph, trees: list[np.ndarray], share: list[int]
-) -> tuple[list[tuple[float, int, int, int, int]], float]:
-    """The message's transfers ``(start, sender, receiver, tree, slice)``, list scheduled
-    in time (not one period repeated), in the order they start, and when the last ends.
-
-    At every instant a port frees or a slice arrives, each free node that holds a slice
-    for a child whose receive port is free sends one (the nodes with the most work left
-    first, each the slice that comes first in the message's nominal order, tree ``i``'s
-    ``q``-th at ``(q + 1/2) / share[i]`` of it, to that slice's child).  A node forwards a
-    slice as soon as it holds it and both ports are free, so the start-up and the drain
-    take a few transfers per hop, where a periodic timetable makes a slice wait for its
-    pair's turn in the period (on a Fig. 4 platform, n = 30, density 0.12, seed 0, 1 024
-    slices: 17.0 s for a bound of 16.7 s, the best period's 17.6 s).  Its ports never
-    overlap and each transfer starts once its slice has arrived: a feasible timetable,
-    whose self-timed run (two ports per node) ends when it does.  After each instant no
-    free node holds a slice for a free child, so only the nodes freed at an instant,
-    those with a slice for a receiver freed at it and those that received at it are
-    looked at.  O(X (log X + d)) for X transfers, d the largest degree."""
-    import heapq
-
-    k = g.k
-    T = {(int(g.src[e]), int(g.dst[e])): float(g.T[e]) for e in range(len(g.src))}
-    kids, waiting = _tree_children(g, trees)
-    work = [0.0] * k
-    senders: list[set[int]] = [set() for _ in range(k)]
-    for i, children in enumerate(kids):
-        for u, vs in children.items():
-            for v in vs:
-                work[u] += share[i] * T[(u, v)]
-                senders[v].add(u)
-            vs.sort()
-    root = g.root
-    _queue_at_root(root, kids, waiting, share)
-    heappush, heappop = heapq.heappush, heapq.heappop
-    free_s = [0.0] * k
-    free_r = [0.0] * k
-    ends: list[tuple[float, int, int, int, int]] = []  # (end, sender, receiver, tree, slice)
-    transfers: list[tuple[float, int, int, int, int]] = []
-    span = 0.0
-    t = 0.0
-    check = {root}  # the nodes that may send at this instant
-    while True:
-        ready = [u for u in check if free_s[u] <= t]
-        for u in sorted(ready, key=lambda u: (-work[u], u)) if len(ready) > 1 else ready:
-            best, v = None, -1
-            for w, heap in waiting[u].items():
-                if heap and free_r[w] <= t and (best is None or heap[0] < best):
-                    best, v = heap[0], w
-            if v < 0:
-                continue
-            _key, i, q = heappop(waiting[u][v])
-            d = T[(u, v)]
-            transfers.append((t, u, v, i, q))
-            free_s[u] = free_r[v] = t + d
-            work[u] -= d
-            heappush(ends, (t + d, u, v, i, q))
-        if not ends:
-            break
-        t = span = ends[0][0]
-        check.clear()
-        while ends and ends[0][0] <= t:
-            _end, u, v, i, q = heappop(ends)
-            check.add(u)
-            check.update(senders[v])
-            forward = kids[i].get(v)
-            if forward:
-                key = ((q + 0.5) / share[i], i, q)
-                for w in forward:
-                    heappush(waiting[v][w], key)
-                check.add(v)
-    return transfers, span
 
 
 def _dense_timetable(
