@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 #: how a per-root timetable chains a rank's sends: each after the rank's previous send
-#: (``rank``), or after its previous send to the same peer (``peer``)
+#: (``rank``), or after its previous send to the same peer (``edge``)
 CHAINS = ("rank", "edge")
 
 
