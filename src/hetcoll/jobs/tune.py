@@ -25,7 +25,7 @@ emulation it is MPICH's algorithm for the call run through the same engine and e
 
 **The engine's cost per message** (:func:`engine_cost`, the tuning file's ``message_cost``,
 what ``auto`` charges per message of a plan's busiest rank, or of a ``forest`` plan's
-critical chain: :mod:`hetcoll.choice`; on the flat broadcast measured here the two counts
+critical chain: :mod:`hetcoll.choice`; on the flat broadcast this module times the two counts
 are the root's sends): a flat broadcast (:data:`COST_PLANNER`: the root sends to every other
 rank) of :data:`COST_SLICES` slices of :data:`COST_SLICE` bytes against the same broadcast
 whole, paired, measured as every candidate is (loops of :data:`COST_LOOP` seconds, at least
