@@ -4,6 +4,9 @@ long enough, and never slower than the best single tree (``throughput_tree``'s).
 
 from __future__ import annotations
 
+from itertools import pairwise
+
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -72,3 +75,73 @@ def test_multi_port_multi_tree_is_never_slower_than_the_best_single_tree(n, dens
     ).makespan
     assert multi <= single * (1 + 1e-12)
     assert multi >= lower_bound(p, "0", size).seconds * (1 - 1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(3, 12),
+    density=st.sampled_from([0.15, 0.3, 0.6]),
+    seed=st.integers(0, 10**6),
+    slices=st.integers(2, 48),
+)
+def test_the_whole_message_schedule_runs_as_listed(n, density, seed, slices):
+    # the list schedule takes the simulator's send rule: the self-timed run of its order
+    # ends exactly when the list schedule does, every port and link as it booked them
+    from hetcoll.planners.multitree import _multi_port_message
+    from hetcoll.planners.pipelined import _start
+
+    p = random_graph_platform(n, density, seed=seed, model="multi_port")
+    size = slices * L * 1000
+    req, g = _start(p, "0", None, None, size, L * 1000)
+    s = _multi_port_message(p, req, g, slices)
+    if s is None or "period" not in s.params:  # one tree carries it: nothing listed
+        return
+    sim = simulate(p, s)
+    assert sim.makespan == pytest.approx(s.params["period"], rel=1e-12)
+    assert {x for x in sim.arrival if sim.arrival[x] > 0} == set(p.ids) - {"0"}
+    for node in p.ids:  # a port per link: one send at a time per node and per link
+        sends = sorted((t.start, t.sender_free) for t in sim.transfers if t.sender == node)
+        for a, b in pairwise(sends):
+            assert b[0] >= a[1]
+        for child in p.ids:
+            over = sorted(
+                (t.start, t.arrival)
+                for t in sim.transfers
+                if t.sender == node and t.receiver == child
+            )
+            for a, b in pairwise(over):
+                assert b[0] >= a[1]
+
+
+def test_links_rounded_up_to_whole_port_sends():
+    # the root's port sends a slice in 1 ms; its link to 1 carries one in 1.5 ms, to 2 in
+    # 3 ms, and 1 - 2 in 1 ms: with the root's port saturated, the link to 1 frees in the
+    # middle of a send and carries a slice every 2 ms at best, so the packing on whole
+    # port sends books it 2 ms a slice: 1/2 a slice per ms over 0 -> 1 -> 2 and 1/3 over
+    # 0 -> 2 -> 1, 5/6 of the optimum's one slice per ms (2/3 and 1/3); 1 -> 0 alike
+    from hetcoll.planners.port_slots import slot_problem
+    from hetcoll.planners.steady import model_problem, pack_arborescences
+
+    p = Platform.from_dict(
+        {
+            "model": "multi_port",
+            "nodes": [{"id": i, "t_byte": 1e-6} for i in "012"],
+            "links": [
+                {"u": "0", "v": "1", "bandwidth": 2e6 / 3},
+                {"u": "0", "v": "2", "bandwidth": 1e6 / 3},
+                {"u": "1", "v": "2", "bandwidth": 1e6},
+            ],
+        }
+    )
+    prob = model_problem(p, "0", L)
+    slots = slot_problem(prob)
+    assert slots is not None
+    link = slots.usage[2 * prob.n :].toarray()
+    before = prob.usage[2 * prob.n :].toarray()
+    changed = np.flatnonzero(np.abs(link - before).sum(axis=0) > 1e-15)
+    assert [(int(prob.src[e]), int(prob.dst[e])) for e in changed] == [(0, 1), (1, 0)]
+    assert link[:, changed].max() == pytest.approx(2e-3, rel=1e-12)
+    assert pack_arborescences(prob).throughput == pytest.approx(1000, rel=1e-9)
+    assert pack_arborescences(slots).throughput == pytest.approx(1000 * 5 / 6, rel=1e-9)
+    # whole already: nothing to round
+    assert slot_problem(model_problem(triangle(), "0", L)) is None

@@ -50,12 +50,13 @@ bound (:func:`hetcoll.bounds.lower_bound`) per size.
 
 **A port per link** (``multi_port``).  The packing above is the one-port problem's, which
 does not model those ports, so under ``multi_port`` the message is also carried whole by the
-multi-port packing's trees (:func:`_multi_port_message`: each tree pipelines its
-weight-proportional share of the slices along its own links, each node sending in the order
-of a list schedule of the model's ports and links) and that schedule is kept when it is
-simulated faster than the one chosen above (the triangle of
-``tests/test_planners_multi_tree_multiport.py``: two trees, 51.0 ms for 100 slices where
-every single tree takes 100.0 ms).
+multi-port packing's trees, or those of its packing on whole port sends
+(:mod:`.port_slots`), whichever list schedules it first (:func:`_multi_port_message`: each
+tree pipelines its weight-proportional share of the slices along its own links, each node
+sending in the order of a list schedule of the model's ports and links, whose run ends
+when the list schedule does) and that schedule is kept when it is simulated faster than
+the one chosen above (the triangle of ``tests/test_planners_multi_tree_multiport.py``: two
+trees, 51.0 ms for 100 slices where every single tree takes 100.0 ms).
 
 The simulator then measures the rate the program achieves
 (:func:`hetcoll.simulator.steady_state`): at least 99 % of the optimum once the pipeline
@@ -77,8 +78,9 @@ from ._common import relays
 from ._registry import Option, register
 from ._shared import packing as shared_packing
 from ._shared import scale_class, scaled
-from .message_schedule import message_transfers, multi_port_transfers
+from .message_schedule import message_transfers
 from .pipelined import PlanGraph, _schedule, _start, best_tree
+from .port_slots import message_trees, slot_problem
 from .steady import Packing, unbounded
 
 __all__ = ["multi_tree", "integer_weights", "period_order", "steady_period"]
@@ -228,9 +230,11 @@ def _multi_port_faster(platform: Platform, req, g: PlanGraph, chosen: Schedule, 
 
 def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Schedule | None:
     """The trees of the optimal multi-port packing (:func:`~hetcoll.planners.steady.
-    model_problem`'s: each sender's port serialised, each link one resource per direction)
-    as flows of weight-proportional shares of the message's ``total`` slices, each node
-    sending in the order of :func:`multi_port_transfers`, the whole message one period
+    model_problem`'s: each sender's port serialised, each link one resource per direction),
+    or of its packing on whole port sends (:mod:`.port_slots`), whichever list schedules the
+    message first, as flows of weight-proportional shares of the message's ``total``
+    slices, each node sending in the order of that list schedule
+    (:func:`~hetcoll.planners.message_schedule.multi_port_transfers`), the whole message one period
     (``params["period"]`` that list schedule's end); None for a multicast, a broadcast of
     fewer than two slices or more than :data:`MESSAGE_TRANSFERS` transfers.
 
@@ -247,11 +251,14 @@ def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Sc
     ):  # pragma: no cover - a broadcast's plan graph is the links' digraph
         return None
     packing = shared_packing(prob)
-    share = _shares(total, list(packing.weights))
-    keep = [i for i in range(len(share)) if share[i] > 0]
-    mm = [share[i] for i in keep]
-    trees = [packing.trees[i] for i in keep]
-    transfers, span = multi_port_transfers(g, trees, mm)
+    slots = slot_problem(prob)
+    splits = []
+    for packs in [packing] if slots is None else [packing, shared_packing(slots)]:
+        share = _shares(total, list(packs.weights))
+        keep = [i for i in range(len(share)) if share[i] > 0]
+        splits.append(([packs.trees[i] for i in keep], [share[i] for i in keep]))
+    kept, transfers, span = message_trees(g, splits)
+    trees, mm = splits[kept]
     order: dict[int, list[tuple[int, int, int, int | None]]] = {}
     for _t, u, v, i, _q in transfers:
         order.setdefault(u, []).append((i, v, 0, None))
