@@ -48,7 +48,7 @@ def queue_at_root(root: int, kids, waiting, share: list[int]) -> None:
 
 
 def multi_port_transfers(
-    g: PlanGraph, trees: list[np.ndarray], share: list[int]
+    g: PlanGraph, trees: list[np.ndarray], share: list[int], patience: float = 0.0
 ) -> tuple[list[tuple[float, int, int, int, int]], float]:
     """The message's transfers ``(start, sender, receiver, tree, slice)`` list scheduled
     under a port per link, in the order they start, and when the last ends.
@@ -58,7 +58,8 @@ def multi_port_transfers(
     keeps ``u``'s port busy ``send_uv`` and the link ``T_uv`` from its start, and ``v``
     holds the slice at its end (the ``multi_port`` model).  Whenever ``u``'s port is free
     and ``u`` holds a slice for a child, it takes, among the slices it holds, the one whose
-    link frees first (ties: the first in the nominal order) and holds its port until that
+    link frees first (ties: the first in the nominal order; a link that frees within
+    ``patience`` times the send of now counts as free) and holds its port until that
     link is free: the simulator's send rule (:mod:`hetcoll.simulator`) for a node sending
     in this order, so the self-timed run of the schedule whose order it is ends exactly
     at the span (``tests/test_planners_multi_tree_multiport.py``).  A node that waits
@@ -86,12 +87,15 @@ def multi_port_transfers(
                 best, v = None, -1
                 for w, heap in waiting[u].items():
                     if heap:
-                        key = (max(t, free_link[edge[(u, w)]]), heap[0])
+                        e = edge[(u, w)]
+                        start = max(t, free_link[e])
+                        soon = t if start <= t + patience * send[e] else start
+                        key = (soon, heap[0], start)
                         if best is None or key < best:
                             best, v = key, w
                 if v < 0:
                     break
-                start = best[0]
+                start = best[2]
                 _key, i, q = heappop(waiting[u][v])
                 e = edge[(u, v)]
                 transfers.append((start, u, v, i, q))

@@ -18,6 +18,13 @@ whole number of its sender's port sends; its optimal packing keeps 99.6 % of the
 there and its list schedule reaches 88.1 % and 91.8 %.  The rounding can also cost more
 than it saves (seed 1: 82 % of the optimum), so the message is list scheduled over both
 packings (:func:`message_trees`) and the one that ends first is kept.
+
+The list schedule is greedy, and which of its priorities ends first varies from platform
+to platform: :func:`message_trees` also runs each packing's with a node counting a link
+that frees within a quarter of a send as free (it then keeps the nominal order more).  At
+1 024 slices (n = 50, seeds 0, 1, 2) the best of the four ends at 88.1 %, 91.7 % and
+88.9 % of the bound, where the optimal packing's list schedule alone ended at 84.9 %,
+89.5 % and 82.6 %; at 2 048 slices 91.8 %, 92.1 % and 91.5 %.
 """
 
 from __future__ import annotations
@@ -30,7 +37,11 @@ from .message_schedule import multi_port_transfers
 from .pipelined import PlanGraph
 from .steady import SteadyProblem
 
-__all__ = ["message_trees", "slot_problem"]
+__all__ = ["PATIENCE", "message_trees", "slot_problem"]
+
+#: a link that frees within this share of its sender's send counts as free in the second
+#: list schedule :func:`message_trees` tries (a node then keeps the nominal order more)
+PATIENCE = 0.25
 
 
 def slot_problem(prob: SteadyProblem) -> SteadyProblem | None:
@@ -61,12 +72,15 @@ def message_trees(
 ) -> tuple[int, list[tuple[float, int, int, int, int]], float]:
     """``(index, transfers, span)``: of ``splits``, each some trees and the slices of the
     message each carries, the one whose list schedule
-    (:func:`~hetcoll.planners.message_schedule.multi_port_transfers`) ends first (ties:
-    the first), with that schedule's transfers and end."""
+    (:func:`~hetcoll.planners.message_schedule.multi_port_transfers`, each node taking
+    the slice whose link frees first, or, with :data:`PATIENCE`, a slice first in the
+    nominal order whose link frees within a fraction of a send) ends first (ties: the
+    first split, then no patience), with that schedule's transfers and end."""
     best = None
     for index, (trees, share) in enumerate(splits):
-        transfers, span = multi_port_transfers(g, trees, share)
-        if best is None or span < best[2]:
-            best = (index, transfers, span)
+        for patience in (0.0, PATIENCE):
+            transfers, span = multi_port_transfers(g, trees, share, patience)
+            if best is None or span < best[2]:
+                best = (index, transfers, span)
     assert best is not None
     return best
