@@ -1,8 +1,12 @@
 """Calls a HetComm passes to MPI cost what they cost without hetcoll (mpi_programs/
-passthrough.py, 4 ranks, the default HetComm natively on one host, where every call is
-MPI's own): a repeated call is one Python method call (the wrapper's) before mpi4py's
-own, for the blocking and the nonblocking collectives (a nonblocking call parsed its
-buffers and asked for its choice at every call before: 5-17 Python calls), and no
+passthrough.py, 4 ranks, natively on one host, where every call is MPI's own): on the
+default HetComm (and the sub-communicator it splits) every collective *is* mpi4py's method,
+bound on the instance, so a call enters no Python function at all (it entered one, the
+wrapper's method, before); a call that names its plan goes through the class's method,
+and a bound call leaves ``last_call`` as it was.  A wrapper made with ``algo="mpi"`` keeps
+its methods (per-call ``algo=``): a repeated call there is one Python method call before
+mpi4py's own, for the blocking and the nonblocking collectives (a nonblocking call parsed
+its buffers and asked for its choice at every call before: 5-17 Python calls), and no
 progress thread runs until a nonblocking call is planned.  What a passed call remembers
 is keyed by its size, root and operator: under a tuning file that plans 64-byte calls and
 passes 8-byte ones, alternating calls each run their own choice.  ``Reduce``, ``Gather``
@@ -41,11 +45,36 @@ CALLS = (
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("name", CALLS)
+def test_a_call_of_the_default_wrapper_is_mpi4pys_own(ranks, name):
+    for r, c in ranks.items():
+        got = c["default"][name]
+        assert got["same"] and got["passed"], (r, got)
+        assert got["frames"] == [], (r, got["frames"])
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name", CALLS)
 def test_a_repeated_call_passed_to_mpi_is_one_method_call(ranks, name):
     for r, c in ranks.items():
-        got = c[name]
+        got = c["mpi"][name]
         assert got["same"] and got["passed"], (r, got)
         assert len(got["frames"]) == 1, (r, got["frames"])
+
+
+@pytest.mark.mpi
+def test_only_the_default_wrapper_binds_mpi4pys_methods(ranks):
+    for r, c in ranks.items():
+        assert c["bound"] == {"default": [True, True], "mpi": [False, False]}, r
+
+
+@pytest.mark.mpi
+def test_a_call_naming_its_plan_on_the_default_wrapper(ranks):
+    for r, c in ranks.items():
+        got = c["named call"]
+        assert got["ok"], r
+        assert got["after plan"] == ["Bcast", "binomial", 0], (r, got)
+        assert got["after bound"] is True, r  # a bound call leaves last_call as it was
+        assert got["keyword"] is True, r  # mpi4py's method takes no algo=: TypeError
 
 
 @pytest.mark.mpi

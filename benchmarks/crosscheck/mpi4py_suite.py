@@ -26,7 +26,10 @@ Run: ``.venv/bin/python benchmarks/crosscheck/mpi4py_suite.py`` for 1, 2, 3 and 
 (longer than an hour on two shared cores: every rank polls), ``--ranks 1,4`` or
 ``RANKS=1,4`` for other counts, ``--sdist path.tar.gz`` or ``MPI4PY_SDIST=path.tar.gz`` to
 use a source distribution already downloaded, ``--modules test_cco_buf,test_cco_vec`` or
-``MODULES=...`` for some of the files).  Only mpi4py itself is taken as source: its build
+``MODULES=...`` for some of the files, ``--algo auto`` (or ``ALGO=auto``) to wrap in the
+default ``HetComm`` instead: natively on one host its collectives are then mpi4py's own
+methods, bound on the instance, and the run checks that the wrapper still behaves as the
+communicator it wraps).  Only mpi4py itself is taken as source: its build
 requirements come as wheels (``--no-binary :all:`` compiled Cython from source just to read
 the package's metadata, minutes on two cores).  Offline, it prints a one-row table saying
 it skipped and writes that in the JSON.
@@ -103,6 +106,11 @@ def main(argv: list[str] | None = None) -> int:
         default=1800.0,
         help="seconds each rank count's job may take (default 1800: 6..8 ranks may need more)",
     )
+    ap.add_argument(
+        "--algo",
+        default=os.environ.get("ALGO", "binomial"),
+        help="the HetComm's algo (default binomial: hetcoll plans; auto: the default wrapper)",
+    )
     ap.add_argument("--json", type=Path, default=Path("results/mpi4py_suite.json"))
     ap.add_argument("--rank-side", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -111,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.modules:
         os.environ["MODULES"] = args.modules  # the ranks read it (_modules)
+    if args.algo != "binomial":
+        os.environ["ALGO"] = args.algo  # the ranks read it (rank_side)
     _modules()
     from hetcoll.errors import HetcollError
     from hetcoll.jobs import run_program
@@ -195,7 +205,8 @@ def rank_side(tests: Path, out: Path) -> None:
             setup(self)
             comm = self.COMM
             flat = Platform(nodes_from_costs([1e-6] * comm.Get_size()), name="flat")
-            self._hetcomm = self.COMM = HetComm(comm, flat, "binomial", timeout=120)
+            algo = os.environ.get("ALGO", "binomial")
+            self._hetcomm = self.COMM = HetComm(comm, flat, algo, timeout=120)
 
         def tearDown(self) -> None:
             hc = self._hetcomm

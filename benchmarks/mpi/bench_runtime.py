@@ -271,13 +271,18 @@ def print_passthrough(data: dict) -> None:
 
 
 def print_passthrough_small(data: dict) -> None:
+    def ns(v) -> str:
+        return "-" if v is None else f"{v:.0f} ns"
+
     rows = [
         [
             name,
-            f"{v['native'] * 1e6:.1f} us",
-            f"{v['hetcoll'] * 1e6:.1f} us",
-            f"{v['ratio']:.3f} ({v['ratio_min']:.2f}-{v['ratio_max']:.2f})",
-            "-" if v.get("path_ns") is None else f"{v['path_ns']:.0f} ns",
+            f"{v['native'] * 1e6:.2f} us",
+            f"{v['hetcoll'] * 1e6:.2f} us",
+            f"{v['ratio_hetcoll']:.3f} ({v['ratio_hetcoll_min']:.2f}-{v['ratio_hetcoll_max']:.2f})",
+            f"{v['front'] * 1e6:.2f} us",
+            f"{v['ratio_front']:.3f} ({v['ratio_front_min']:.2f}-{v['ratio_front_max']:.2f})",
+            f"{ns(v['path_ns_hetcoll'])} / {ns(v['path_ns_front'])}",
         ]
         for name, v in data["passthrough_small"].items()
     ]
@@ -288,13 +293,16 @@ def print_passthrough_small(data: dict) -> None:
                 "mpi4py",
                 "default HetComm",
                 "ratio (min-max)",
+                'HetComm "mpi"',
+                "ratio (min-max)",
                 "hetcoll's path alone",
             ],
             rows,
-            title="small blocking calls a default HetComm passes to MPI, per call (loops of "
-            "300 calls, paired rounds; ratio: HetComm / mpi4py, median of the rounds'; the path "
-            "alone: what runs between the call and MPI's, MPI's call replaced by a C function "
-            "that does nothing, rank 0)",
+            title="small blocking calls a HetComm passes to MPI, per call (loops of 300 calls, "
+            "paired rounds; ratio: HetComm / mpi4py, median of the rounds'; the default "
+            "HetComm natively on one host binds mpi4py's methods, one made with "
+            'algo="mpi" keeps its own; the path alone: what runs between the call and '
+            "MPI's, MPI's call replaced by a C function that does nothing, rank 0)",
         )
     )
 

@@ -33,11 +33,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .choice import DEFAULT_MARGIN, charged_message_cost
+from .choice import DEFAULT_MARGIN, Choice, charged_message_cost
 from .errors import HetcollError, PlannerError
 from .platform import Platform
 from .runtime.persistent import Persistent
-from .runtime.rooted import MPICH, add_passthroughs
+from .runtime.rooted import MPICH, add_passthroughs, bind_mpi
 from .runtime.vectors import VectorCollectives
 from .schedule import Schedule
 
@@ -114,6 +114,15 @@ class Planning:
         # message_cost is the choice's own (HetComm._message_cost), whoever plans
         mine = {k: v for k, v in self.options.items() if k != "message_cost"}
         warn_unused_options(mine, named or ["fnf"], who="planner of this HetComm")
+
+    def passes_every_call(self, emulated: bool, one_host: bool) -> bool:
+        """Whether every collective call that names no plan goes to MPI's own, whatever
+        its size: ``auto`` for every family (``algo``, ``cube_algo``, ``rooted_algo``),
+        no tuning file, natively with every rank on one host (rule 3 of
+        :mod:`hetcoll.choice`).  (``"mpi"`` is left out: a wrapper made with it is how a
+        program names its plans per call, ``hetcoll tune``'s.)"""
+        families = (self.algo, self.cube_algo, self.rooted_algo)
+        return one_host and not emulated and self.tuning is None and families == ("auto",) * 3
 
     def choose(self, platform: Platform, call: dict[str, Any]):
         """What runs for a call (:func:`hetcoll.choice.choose` with the wrapper's ``algo``):
@@ -434,7 +443,13 @@ class HetComm(VectorCollectives, Persistent):
         (:mod:`hetcoll.choice`); a call MPI keeps goes to ``comm`` unchanged (under
         emulation: MPICH's algorithm for it, run through the engine, :mod:`hetcoll.mpich`).
         ``"mpi"``: always MPI's own.  Otherwise the planner of the rooted collectives
-        (``Bcast``, multicasts; ``hetcoll planners``).
+        (``Bcast``, multicasts; ``hetcoll planners``).  Where every call goes to MPI
+        whatever its size (``auto`` throughout, no ``tuning``, natively on one host), the
+        wrapper's collectives are mpi4py's own methods, bound on the instance: a call costs
+        what it costs without hetcoll, one that names its plan goes through the class's
+        method (``HetComm.Bcast(hc, buf, root, algo="fnf")``), and a bound call leaves
+        ``last_call`` as it was (:func:`hetcoll.runtime.rooted.bind_mpi`); ``"mpi"``
+        keeps the wrapper's methods.
     cube_algo : str, optional
         The hypercube planner of ``Allreduce``/``allreduce``, ``Allgather``/``allgather``
         and ``Barrier``/``barrier`` (``blind``, ``dim2_cube``, ``tsts_cube``, ``eff_cube``,
@@ -513,6 +528,9 @@ class HetComm(VectorCollectives, Persistent):
         super().__init__(comm, platform, self.planning, model=model, **engine)
         self.planning.message_cost = self._message_cost()
         self._check_knobs()
+        if self.planning.passes_every_call(self.emulate, self.one_host):
+            bind_mpi(self)  # MPI's own methods, no Python call before them
+            self.last_choice = Choice("mpi", source="one host")  # every call's
 
     def _message_cost(self) -> float:
         """Seconds charged per message of a plan's busiest rank (of a forest plan: on its

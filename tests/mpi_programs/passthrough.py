@@ -100,23 +100,68 @@ def digest(result, bufs) -> str:
 
 
 threads = threading.active_count()
+
+
+def entered(c, sub_c) -> dict:
+    """Per call on ``c`` (its sub-communicator ``sub_c``): the same result as mpi4py's on
+    the plain communicator, the Python functions a repeated call enters, and whether
+    ``last_call`` is None after it."""
+    mine, theirs = cases(c, sub_c), cases(WORLD, sub_w)
+    out = {}
+    for name in mine:
+        want = [digest(*(lambda f, b: (f(), b))(*theirs[name]())) for _ in range(2)]
+        got, seen_all = [], []
+        for _ in range(3):  # the first call chooses; the later ones must be quick
+            f, bufs = mine[name]()
+            seen, result = frames(f)
+            got.append(digest(result, bufs))
+            seen_all.append(seen)
+        out[name] = {
+            "same": got[0] == want[0] and got[1:] == want,
+            "frames": seen_all[-1],
+            "passed": c.last_call is None,
+        }
+    return out
+
+
+# the default (natively on one host: every call MPI's own) binds mpi4py's methods; a wrapper
+# made with "mpi" keeps its methods (per-call algo=), one Python call before mpi4py's
+sub_w = WORLD.Split(me % 2, me)
 hc = HetComm(WORLD, flat, timeout=60)  # the default: natively on one host, MPI's own
-sub_h, sub_w = hc.Split(me % 2, me), WORLD.Split(me % 2, me)
-mine, theirs = cases(hc, sub_h), cases(WORLD, sub_w)
-for name in mine:
-    want = [digest(*(lambda f, b: (f(), b))(*theirs[name]())) for _ in range(2)]
-    got, entered = [], []
-    for _ in range(3):  # the first call chooses; the later ones must be quick
-        f, bufs = mine[name]()
-        seen, result = frames(f)
-        got.append(digest(result, bufs))
-        entered.append(seen)
-    checks[name] = {
-        "same": got[0] == want[0] and got[1:] == want,
-        "frames": entered[-1],
-        "passed": hc.last_call is None,
-    }
+sub_h = hc.Split(me % 2, me)
+checks["default"] = entered(hc, sub_h)
 checks["no thread"] = hc._progress is None and threading.active_count() == threads
+named = HetComm(WORLD, flat, "mpi", timeout=60)
+sub_n = named.Split(me % 2, me)
+checks["mpi"] = entered(named, sub_n)
+checks["bound"] = {  # whose method c.Bcast is: mpi4py's, or hetcoll's
+    "default": [c.Bcast.__func__ is MPI.Intracomm.Bcast for c in (hc, sub_h)],
+    "mpi": [c.Bcast.__func__ is MPI.Intracomm.Bcast for c in (named, sub_n)],
+}
+
+# a call that names its plan on the default wrapper: through the class's method (the
+# instance's is mpi4py's, which takes no algo=); last_call names it, and a bound call after
+# it leaves last_call as it was
+word = np.arange(4, dtype=np.int64) + 10 if me == 0 else np.zeros(4, np.int64)
+type(hc).Bcast(hc, word, 0, algo="binomial")
+ok = np.array_equal(word, np.arange(4) + 10)
+record = hc.last_call
+after_plan = [record.collective, record.algorithm, record.root]
+hc.Bcast(word, 0)
+ok = ok and np.array_equal(word, np.arange(4) + 10)
+try:
+    hc.Bcast(word, 0, algo="binomial")
+    keyword = "accepted"
+except TypeError as exc:
+    keyword = "algo" in str(exc)
+checks["named call"] = {
+    "ok": bool(ok),
+    "after plan": after_plan,
+    "after bound": hc.last_call == record,
+    "keyword": keyword,
+}
+for c in (sub_n, named):
+    c.close()
 
 # a tuning file that plans 64-byte broadcasts and allreduces and passes 8-byte ones: calls
 # alternate between the sizes, each gives mpi4py's result and reports what ran

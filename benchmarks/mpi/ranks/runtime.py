@@ -305,14 +305,16 @@ def pass_through(hc: HetComm, rounds: int, iters: int = 6) -> dict:
 
 
 def small_blocking(rounds: int, calls: int = 300) -> dict:
-    """Small blocking calls a default HetComm passes to MPI (natively on one host ``auto``
-    keeps every call with MPI): ``Bcast`` of 8 bytes, ``Allreduce`` of one float64,
-    ``Barrier`` and an object ``allreduce`` of a float, each a loop of ``calls`` calls on
-    mpi4py's communicator (``native``) and on the HetComm (``hetcoll``), the two in
-    alternating order round by round; per call the median per-call time of each and the
-    median (min-max) of the round-by-round ratios hetcoll / native: what the wrapper's
-    method adds to MPI's call."""
+    """Small blocking calls a HetComm passes to MPI: ``Bcast`` of 8 bytes, ``Allreduce`` of
+    one float64, ``Barrier`` and an object ``allreduce`` of a float, each a loop of
+    ``calls`` calls on mpi4py's communicator (``native``), on the default HetComm
+    (``hetcoll``: natively on one host ``auto`` gives every call to MPI, and its methods are
+    mpi4py's own, bound on the instance) and on a HetComm made with ``algo="mpi"``
+    (``front``: its own methods, one Python call before mpi4py's), the three in rotating
+    order round by round; per call the median per-call time of each and the median (min-max)
+    of the round-by-round ratios to native."""
     default = HetComm(world, flat, timeout=60)
+    named = HetComm(world, flat, "mpi", timeout=60)
     word = np.zeros(1, dtype=np.int64)
     x, y = np.ones(1), np.zeros(1)
     cases = {
@@ -321,30 +323,34 @@ def small_blocking(rounds: int, calls: int = 300) -> dict:
         "Barrier": lambda c: c.Barrier(),
         "allreduce(float)": lambda c: c.allreduce(1.0, MPI.SUM),
     }
-    comms = {"native": world, "hetcoll": default}
+    comms = {"native": world, "hetcoll": default, "front": named}
+    order = list(comms)
     samples = {(name, v): [] for name in cases for v in comms}
     for r in range(rounds + 1):  # the first round warms up (choices, look-ups)
         for name, case in cases.items():
-            for v in list(comms) if r % 2 else list(comms)[::-1]:
+            for v in order[r % 3 :] + order[: r % 3]:
                 t = per_call(lambda c=comms[v], case=case: case(c), calls)
                 if r:
                     samples[(name, v)].append(t)
-    path = _python_path(default, word, x, y)
+    path = {"hetcoll": _python_path(default, word, x, y), "front": _python_path(named, word, x, y)}
     default.close()
+    named.close()
     out = {}
     for name in cases:
-        nat, het = samples[(name, "native")], samples[(name, "hetcoll")]
-        ratios = [h / n for h, n in zip(het, nat, strict=True)]
-        out[name] = {
-            "native": statistics.median(nat),
-            "hetcoll": statistics.median(het),
-            "ratio": statistics.median(ratios),
-            "ratio_min": min(ratios),
-            "ratio_max": max(ratios),
-            "samples_native": nat,
-            "samples_hetcoll": het,
-            "path_ns": path.get(name),
-        }
+        nat = samples[(name, "native")]
+        row = {"native": statistics.median(nat), "samples_native": nat}
+        for v in ("hetcoll", "front"):
+            got = samples[(name, v)]
+            ratios = [h / n for h, n in zip(got, nat, strict=True)]
+            row |= {
+                v: statistics.median(got),
+                f"samples_{v}": got,
+                f"ratio_{v}": statistics.median(ratios),
+                f"ratio_{v}_min": min(ratios),
+                f"ratio_{v}_max": max(ratios),
+                f"path_ns_{v}": path[v].get(name),
+            }
+        out[name] = row
     return out
 
 
@@ -353,7 +359,8 @@ def _python_path(hc: HetComm, word, x, y, calls: int = 20000) -> dict:
     blocking call's entry (``hc._passing``, its last item MPI's method) given a C function
     of the same arity that does nothing (``operator.is_``, ``slice``, ``int``), the wrapper's
     call timed against that function called directly: nanoseconds per call on this rank
-    (the least of 5 loops of ``calls``).  The entries are restored after."""
+    (the least of 5 loops of ``calls``).  The entries are restored after.  A call whose
+    method is mpi4py's own (bound on the instance) runs nothing of hetcoll: 0."""
     import operator
 
     stubs = {"Bcast 8 B": operator.is_, "Allreduce 8 B": slice, "Barrier": int}
@@ -371,6 +378,10 @@ def _python_path(hc: HetComm, word, x, y, calls: int = 20000) -> dict:
     out = {}
     try:
         for name, key in keys.items():
+            method = {"Bcast 8 B": hc.Bcast, "Allreduce 8 B": hc.Allreduce, "Barrier": hc.Barrier}
+            if getattr(method[name], "__func__", None) is getattr(MPI.Intracomm, name.split()[0]):
+                out[name] = 0.0
+                continue
             entry = hc._passing.get(key)
             if not isinstance(entry, tuple) or len(entry) != 5:
                 continue  # not passed to MPI as a repeated blocking call: nothing to time

@@ -707,7 +707,7 @@ class Collectives(ScheduleComm):
             return obj
         if self._objects_to_mpi(algo):
             return self.base.allreduce(obj, op)
-        items = self.allgather(obj, algo=algo)
+        items = type(self).allgather(self, obj, algo=algo)  # the class's: see bind_mpi
         result = items[0]
         for item in items[1:]:
             result = op(result, item)

@@ -152,7 +152,9 @@ def measure_bcast(
             woke = _wait_for_start(hc)
             hc.comm.Bcast([buf, MPI.BYTE], root)
             return woke
-        hc.Bcast(buf, root, segment_size=segment_size, algo=algo)
+        # the class's method: a wrapper that gives every call to MPI has mpi4py's own on
+        # the instance, which takes no algo= (hetcoll.runtime.rooted.bind_mpi)
+        type(hc).Bcast(hc, buf, root, segment_size=segment_size, algo=algo)
         return _late(hc)
 
     once()  # warm up: plans, checks agreement, first-touch of the buffers
@@ -297,6 +299,7 @@ def measure_cube(
     dtype = np.int64 if nbytes % 8 == 0 else np.uint8
     send = np.full(nbytes // np.dtype(dtype).itemsize, hc.rank + 1, dtype=dtype)
     recv = np.zeros(len(send) * (hc.size if collective == "allgather" else 1), dtype=dtype)
+    cls = type(hc)
 
     def once() -> None:
         if native:
@@ -306,12 +309,12 @@ def measure_cube(
                 hc.comm.Allreduce(send, recv, op=MPI.SUM)
             else:
                 hc.comm.Allgather(send, recv)
-        elif collective == "barrier":
-            hc.barrier(algo=algo)
+        elif collective == "barrier":  # the class's methods, as in measure_bcast
+            cls.barrier(hc, algo=algo)
         elif collective == "allreduce":
-            hc.Allreduce(send, recv, op=MPI.SUM, algo=algo)
+            cls.Allreduce(hc, send, recv, op=MPI.SUM, algo=algo)
         else:
-            hc.Allgather(send, recv, algo=algo)
+            cls.Allgather(hc, send, recv, algo=algo)
 
     def timed(calls: int) -> tuple[float, float]:
         """(seconds per call, the most any rank fell behind)."""

@@ -51,6 +51,7 @@ __all__ = [
     "RootedCollectives",
     "TreeAllgather",
     "TreeReduce",
+    "bind_mpi",
 ]
 
 #: mpi4py collective methods hetcoll does not plan: they pass to MPI (and set
@@ -795,3 +796,18 @@ def add_passthroughs(cls: type) -> type:
         if not any(name in vars(k) for k in ours):
             setattr(cls, name, _passthrough(name))
     return cls
+
+
+def bind_mpi(comm: MPI.Intracomm) -> None:
+    """Make every MPI collective of ``comm`` (:data:`PASSED`) mpi4py's own method on its
+    handle, an attribute of the instance: a call is then MPI's, with no Python function of
+    hetcoll before it, and takes mpi4py's arguments only (a per-call ``algo=`` or
+    ``segment_size=`` is the class's method's: ``type(comm).Bcast(comm, ...)``); it leaves
+    ``last_call`` and ``last_choice`` as they were (the caller sets ``last_choice`` to
+    every call's).  For a wrapper that gives every call to MPI anyway
+    (:meth:`hetcoll.hetcomm.Planning.passes_every_call`).  The methods are bound to a plain
+    ``MPI.Intracomm`` on the same handle, which holds no reference to ``comm`` (no cycle: a
+    dropped wrapper is released when its last reference goes)."""
+    plain = MPI.Intracomm(comm)
+    for name in PASSED:
+        comm.__dict__[name] = getattr(plain, name)
