@@ -140,7 +140,7 @@ def test_segments_of_one_send_start_in_segment_order():
     p = star_platform(8, ("25Gbps", "10Gbps"), "5us")
     s = plan(p, None, method="forest", collective="allreduce", nbytes=2 * MiB, options={"align": 8})
     # forest runs windows per edge on a star (tests/test_forest_edge.py): its play-out here
-    s = replace(s, order=per_root_order(p, s.flows).order, chain="rank")
+    s = replace(s, order=per_root_order(p, s.flows).order, chain="rank", stagger=0)
     for listed in s.order.values():
         first: dict[tuple[int, str], int] = {}
         for x in listed:  # a send's listings are its segments in order: slots rise

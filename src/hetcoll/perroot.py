@@ -309,7 +309,7 @@ class _Ops:
                     if kind == "send" and handles[0] not in self.forwards:
                         edge = (node, peer)
                         sent[edge] = sent.get(edge, 0) + self.chunks[chunk].nbytes
-            window = windows(sent)
+            window = _alone(windows(sent))
         for node, runs in runs_of.items():
             where = {h: i for i, (_, handles, _) in enumerate(runs) for h in handles}
             last: dict[str, list[int]] = {}  # the sends so far, per peer ("": any peer)
@@ -341,7 +341,9 @@ WINDOW = 8
 WINDOW_ERROR = 0.05
 
 
-def windows(sent: Mapping[tuple[str, str], int], most: int = WINDOW) -> dict[tuple[str, str], int]:
+def windows(
+    sent: Mapping[tuple[str, str], int], most: int = WINDOW, least: int = 1
+) -> dict[tuple[str, str], int]:
     """How many sends each edge ``(sender, receiver)`` keeps in flight under
     ``chain="edge"``, from the bytes it carries (``sent``): in proportion to them, at least
     1, ``k`` on the busiest edge for the smallest ``k <= most`` whose windows all lie
@@ -353,18 +355,18 @@ def windows(sent: Mapping[tuple[str, str], int], most: int = WINDOW) -> dict[tup
     the same rate, so edges with sends in flight in proportion to their rates get the
     packing's rates where it saturates a NIC (and more elsewhere, from capacity the packing
     leaves idle): one send per edge would split a NIC equally among its edges instead.  A
-    window's sends start and end together, so the smallest windows fill the pipeline
-    fastest.
+    segment crosses an edge at its window's share of the edge's rate, so the smallest
+    windows fill the pipeline fastest.
 
     >>> windows({("a", "b"): 300, ("a", "c"): 100, ("b", "c"): 200})
     {('a', 'b'): 3, ('a', 'c'): 1, ('b', 'c'): 2}
     """
     top = max(sent.values(), default=0)
     if top <= 0:
-        return dict.fromkeys(sent, 1)
+        return dict.fromkeys(sent, least)
     best: tuple[float, dict[tuple[str, str], int]] | None = None
-    for k in range(1, most + 1):
-        got = {e: max(1, round(k * b / top)) for e, b in sent.items()}
+    for k in range(least, max(most, least) + 1):
+        got = {e: max(least, round(k * b / top)) for e, b in sent.items()}
         error = max(abs(got[e] * top / (k * b) - 1) if b > 0 else 0.0 for e, b in sent.items())
         if error <= WINDOW_ERROR:
             return got
@@ -377,6 +379,7 @@ def per_root_program(
     flows: Sequence[Flow],
     order: Mapping[str, Sequence[OrderedSend]] | None = None,
     chain: str = "rank",
+    stagger: int = 0,
 ) -> Program:
     """Lower per-root flows (checked by :func:`check_per_root`) to per-rank ops.
 
@@ -396,8 +399,12 @@ def per_root_program(
     instead for the rank's send :func:`windows` places earlier to the same peer: a rank
     keeps a window of sends in flight per edge, in proportion to the edge's bytes, its
     sends to different peers at once (a model whose ranks send concurrently shares the
-    rank's NIC among them, as the packing assumes).  O(total ops
-    log ops).
+    rank's NIC among them, as the packing assumes), at least two where one would be alone
+    at its sender's or receiver's NIC; ``stagger`` (bytes, 0: none) is then every flow's
+    first segment, its others following from there, and a segment's round the middle of
+    its bytes: the sends of a window end apart and each one's lead (latency, per-message
+    costs) overlaps another's bytes, where sends of one size started together leave the NIC
+    idle through every lead.  O(total ops log ops).
     """
     if chain not in CHAINS:
         raise ScheduleError(f"chain: one of {', '.join(CHAINS)}, not {chain!r}")
@@ -414,8 +421,14 @@ def per_root_program(
     hop = 1.0 / max(f.chunks for f in flows)
     slots = _slots(order) if order else None
 
+    cut: set[int] = set()  # the flows whose first segment is cut in two (staggered)
+
     def when(default: tuple, fi: int, k: int, u: str, v: str) -> tuple:
-        return default if slots is None else (slots[(fi, u, v)][k],)
+        if slots is None:
+            return default
+        if fi not in cut:
+            return (slots[(fi, u, v)][k],)
+        return (slots[(fi, u, v)][max(k - 1, 0)], k == 1)  # both halves in the first's slot
 
     paths: dict[tuple[int, str, str], tuple[str, ...]] = {}  # the data's way, relays between
     for fi, flow in enumerate(flows):
@@ -439,9 +452,23 @@ def per_root_program(
                 b.forwards.add(b.op(way[h], (*key, h, 1), "send", way[h + 1], got, [r]))
         return way[1], way[-2], got
 
+    edge = chain == "edge"
     for fi, flow in enumerate(flows):
         tree, kids = flow.tree, flow.tree.children
         segs = flow.segments()
+        if edge:
+            cuts = _staggered(segs, stagger)
+            if len(cuts) > len(segs):
+                cut.add(fi)
+            segs = cuts
+
+        def middle(k: int, segs=segs, flow=flow) -> float:
+            """Segment ``k``'s round: the middle of its bytes, as a fraction of the flow."""
+            if not edge:
+                return (k + 0.5) / len(segs)
+            lo, n = segs[k]
+            return (lo - flow.offset + n / 2) / max(flow.nbytes, 1)
+
         parent = tree.parent()
         if flow.kind == "reduce":
             below: dict[str, tuple[str, ...]] = {}
@@ -451,7 +478,7 @@ def per_root_program(
                 height[v] = 1 + max((height[c] for c in kids.get(v, ())), default=-1)
             for k, (lo, n) in enumerate(segs):
                 for v in tree.nodes:
-                    rnd = (k + 0.5) / len(segs) + height[v] * hop
+                    rnd = middle(k) + height[v] * hop
                     own = b.chunk(lo, n, (v,), fi)
                     b.initial.setdefault(v, set()).add(own)
                     state: tuple[str, ...] = (v,)
@@ -478,7 +505,7 @@ def per_root_program(
                 spans.sort()
         origin = members if reduces else ()
         for k, (lo, n) in enumerate(segs):
-            rnd = (k + 0.5) / len(segs)
+            rnd = middle(k)
             seg = b.chunk(lo, n, origin, fi)
             root_deps = _overlapping(finals.get(tree.root, ()), lo, n)
             if not reduces or not root_deps:  # an empty share of an allreduce: no data
@@ -493,8 +520,33 @@ def per_root_program(
                     got = b.op(c, key, "recv", by, part, wait, result)
                     b.op(v, when((1, rnd, fi, 1), fi, k, v, c), "send", to, part, have[v])
                     have[c] = [got]
-    edge = chain == "edge"
     return b.program(reduces, chain=slots is not None or edge, per_edge=edge)
+
+
+def _alone(window: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+    """``window`` with two sends in flight on an edge whose one send would be the only one
+    at its sender's or its receiver's NIC: two sends half a segment apart
+    (:func:`_staggered`) keep the NIC busy through each other's lead (latency, per-message
+    costs), where one would leave it idle through every lead (a chain's leaf)."""
+    out, give, take = dict(window), {}, {}
+    for (u, v), w in window.items():
+        give[u] = give.get(u, 0) + w
+        take[v] = take.get(v, 0) + w
+    for u, v in window:
+        if give[u] == 1 or take[v] == 1:
+            out[(u, v)] = 2
+    return out
+
+
+def _staggered(segs: list[tuple[int, int]], first: int) -> list[tuple[int, int]]:
+    """``segs`` (of one size but the last) with a first segment of ``first`` bytes, then
+    segments of their size from there, where there are several and ``first`` is shorter
+    than one (else ``segs``)."""
+    lo, step = segs[0]
+    if len(segs) < 2 or not 0 < first < step:
+        return segs
+    end = segs[-1][0] + segs[-1][1]
+    return [(lo, first)] + [(a, min(step, end - a)) for a in range(lo + first, end, step)]
 
 
 def _slots(order: Mapping[str, Sequence[OrderedSend]]) -> dict[tuple[int, str, str], list[int]]:

@@ -117,6 +117,7 @@ _SCHEDULE_KEYS = (
     "order",
     "sizes",
     "chain",
+    "stagger",
 )
 
 
@@ -173,6 +174,12 @@ class Schedule:
         of sends in flight per edge, in proportion to the edge's bytes, its sends to
         different peers at once (:func:`hetcoll.perroot.windows`: the planner's choice for
         a model whose nodes send concurrently, sharing their NIC as the packing assumes).
+    stagger : int
+        Under ``chain="edge"``: bytes of the first segment of every per-root flow of
+        several segments (0: none), the flow's segments of its size following from there,
+        so that the sends of an edge's window end apart and one's lead overlaps the
+        others' bytes (:func:`hetcoll.perroot.per_root_program`).  The planner makes it a
+        multiple of the elements a reduction combines.
 
     Notes
     -----
@@ -203,6 +210,7 @@ class Schedule:
     order: Mapping[str, tuple[OrderedSend, ...]] | None = None
     sizes: Mapping[str, int] | None = None
     chain: str = "rank"
+    stagger: int = 0
 
     def __post_init__(self) -> None:
         if not isinstance(self.flows, list | tuple):
@@ -229,6 +237,9 @@ class Schedule:
             self._check_sizes()
         if self.chain not in CHAINS:
             raise ScheduleError(f"chain: one of {', '.join(CHAINS)}, not {self.chain!r}")
+        object.__setattr__(self, "stagger", count(self.stagger, "size", "stagger"))
+        if self.stagger and self.chain != "edge":
+            raise ScheduleError('stagger: only under chain "edge"')
         if self.hypercube is not None:
             self._check_hypercube()
             return
@@ -513,7 +524,7 @@ class Schedule:
         if self.hypercube is not None:
             return hypercube_program(self.hypercube, self.nbytes)
         if self.per_root:
-            return per_root_program(self.flows, self.order, self.chain)
+            return per_root_program(self.flows, self.order, self.chain, self.stagger)
         if self.rooted:
             return rooted_program(self.flows, self.blocks())
         if len(self.flows) == 1 and not self.order and not self.flows[0].relays:
@@ -590,6 +601,8 @@ class Schedule:
             out["sizes"] = dict(self.sizes)
         if self.chain != "rank":
             out["chain"] = self.chain
+        if self.stagger:
+            out["stagger"] = self.stagger
         return out
 
     def to_json(self, indent: int | None = 1) -> str:
@@ -623,6 +636,7 @@ class Schedule:
             data.get("order"),
             data.get("sizes"),
             data.get("chain", "rank"),
+            data.get("stagger", 0),
         )
 
     @classmethod

@@ -307,9 +307,12 @@ def forest(
         order = played.order if is_per_root(collective, flows, timetable=True) else None
         if chain == "edge" and is_per_root(collective, flows):
             order = None  # windows per edge, in round order: no timetable to replay
+        seg = max((f.segment_size or 0 for f in flows), default=0)
+        # under windows per edge: a first segment of half the others (whole elements)
+        half = seg // 2 // align * align if chain == "edge" else 0
         params = {
             "trees": len(flows),
-            "segment_size": max((f.segment_size or 0 for f in flows), default=0) or None,
+            "segment_size": seg or None,
             "estimate": estimate,
             "packing_time": packed.time,
             "packing_bound": packed.bound,
@@ -323,6 +326,7 @@ def forest(
             sizes=sizes,
             order=order,
             chain=chain,
+            stagger=half,
         )
 
     best: Schedule | None = None
