@@ -82,9 +82,11 @@ def test_a_rank_missing_from_a_call_of_large_chunks_times_out_naming_the_op(tmp_
 def test_an_idle_rank_looks_again_through_rest_for_spin_then_naps(tmp_path):
     """runtime/segments.py: with ``spin`` given, an idle turn within ``spin`` of the rank's
     last completion goes through the loop's ``Rest`` (a yield), never a zero sleep; with
-    ``spin=0``, and by default (``spin`` not given: a busy host loses more to yields than it
-    gains), every idle turn is a zero sleep.  The root enters each call 0.1 s late, so the
-    others have idle turns (counted over the four ranks); the data stay bit-identical."""
+    ``spin=0``, and by default on a virtual host (the counting one here), every idle turn is
+    a zero sleep.  The root enters each call 0.1 s late, so the others have idle turns
+    (counted over the four ranks); the data stay bit-identical.  By default on this machine
+    the loop looks again through the process's ``PACE`` exactly when each rank on the host
+    has a usable core (``segments.paced``; zero sleeps otherwise)."""
     ranks = run("looks", 4, tmp_path)
     got = {
         k: [next(e for e in ev if e[0] == f"spin {k}") for ev in ranks.values()]
@@ -97,3 +99,7 @@ def test_an_idle_rank_looks_again_through_rest_for_spin_then_naps(tmp_path):
     for never in (got["0.0"], got["None"]):
         assert [e[2] for e in never] == [0] * 4, never  # no look through Rest
         assert sum(e[3] for e in never) > 0, never
+    for events in ranks.values():
+        _, ok, paced, on_host, cores = next(e for e in events if e[0] == "pace")
+        assert ok is True and on_host == 4, events
+        assert paced == [on_host <= cores], events  # one pipelined plan, paced or not

@@ -15,7 +15,9 @@ taken as a later call's data within the run.  Modes:
   loop's ``Rest`` and its host's sleep (``HetComm.host``) replaced by
   counters, the root entering each call 0.1 s late (the others idle meanwhile), ``spin``
   an hour, zero, then not given (the default); per setting, the counts and the data's
-  check;
+  check; then, on this machine (``hetcoll.runtime.clocks.NATIVE``) with ``spin`` not
+  given, whether the loop looks again through the process's ``PACE``, the ranks on the
+  host and the usable cores;
 - ``timeout``: the last rank skips the second call (``timeout=2``, ``on_timeout="raise"``):
   the others print the error (copied to ``OUT.<rank>.err``, see ``_stderr.py``) and end
   the job with ``hc.abort(5)``.
@@ -133,6 +135,13 @@ def looks(events: list) -> None:
             events.append([f"spin {spin}", ok, count.rests, count.naps])
     finally:
         segments.Rest = rest
+    from hetcoll.knobs import usable_cores
+
+    with HetComm(WORLD, platform, "chain", timeout=60) as hc:
+        ok = bcast(hc, 8 * SEG, 0, 0)
+        runs = [r for r in hc._fast.values() if isinstance(r, segments.SegmentRun)]
+        paced = [r.rest is segments.PACE for r in runs]
+        events.append(["pace", ok, paced, hc.ranks_on_host, usable_cores()])
 
 
 def timeout() -> None:

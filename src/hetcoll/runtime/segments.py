@@ -25,10 +25,15 @@ sends that nobody received are drained (:meth:`~.transport.Bare.leftover`).
 from __future__ import annotations
 
 import heapq
+import os
+import time
+from threading import get_ident
 
 from mpi4py import MPI
 
 from ..errors import CollectiveTimeoutError
+from ..knobs import usable_cores
+from .clocks import NATIVE
 from .fast import _NS, _SEQ, _TOKEN, FastRun, Rest
 from .inflight import Inflight
 from .rank_ops import KIND_NAMES, SEND, ByteRanges, DataHandler, RankPlan, Trace, timeout_message
@@ -47,9 +52,137 @@ from .transport import (
     release,
 )
 
-__all__ = ["SegmentRun", "compile_run"]
+__all__ = ["PACE", "Pace", "SegmentRun", "compile_run", "paced"]
 
 _NOTICES_EVERY = 8  # idle turns between looks at the deadline and the notices
+
+
+class Pace:
+    """How an idle rank of a pipelined call looks again by default: at once (a yield)
+    while nobody else wants its core, else through zero sleeps.
+
+    A large chunk moves only while both its ends look (docs/runtime.md, Waiting), so the
+    sooner an idle rank looks again the better, as long as it does not keep the core from
+    a process with work.  ``sched_yield`` returns in about a microsecond when nobody else
+    wants the core; when another process does, the scheduler charges the rank for the
+    turns it spins, and sooner or later a yield hands the core away for whole slices,
+    whereas a zero sleep is woken, and preempts the others, after the timer slack (60-90 µs
+    on Linux) and costs the rank no turn.  The time a yield takes does not show it in
+    time (it returns at once while the rank still has turns in hand), but the kernel's
+    count of the time this thread waited for a core while it could run (``run_delay``,
+    Linux's ``/proc/thread-self/schedstat``) does: about 0 where the rank has a core to
+    itself, a third to two thirds of the time on a host with more running processes than
+    cores.  So every ``every`` ns the rank compares that wait with the time passed (a
+    period): while yielding, a wait over ``1/often`` of it (another process wants the
+    core) makes the rank nap until ``span`` clear periods in a row have passed, and
+    doubles ``span`` (up to ``most``: the cost of finding out again that the host is busy,
+    a period of yields, is paid ever more rarely); each clear period of yields halves it
+    (down to ``first``).  A new rank naps until ``first`` clear periods in a row; without
+    the count (not Linux) it always naps; a period measured across two threads (the
+    wrapper's progress thread runs calls too) starts again.  The state is the
+    process's (one :data:`PACE` for every pipelined call of the rank).  ``clock``,
+    ``give``, ``sleep`` and ``waited`` (the thread's ``run_delay`` in ns, or None) are the
+    machine's (a virtual one in the tests)."""
+
+    __slots__ = (
+        "clear",
+        "clock",
+        "every",
+        "first",
+        "give",
+        "mark",
+        "most",
+        "need",
+        "often",
+        "periods",
+        "since",
+        "sleep",
+        "span",
+        "waited",
+        "who",
+        "yielding",
+    )
+
+    def __init__(
+        self,
+        *,
+        every: int = 2_000_000,
+        often: int = 8,
+        first: int = 4,
+        most: int = 512,
+        clock=time.monotonic_ns,
+        give=os.sched_yield,
+        sleep=time.sleep,
+        waited=None,
+    ) -> None:
+        self.every, self.often, self.first, self.most = every, often, first, max(most, first)
+        self.clock, self.give, self.sleep = clock, give, sleep
+        self.waited = run_delay if waited is None else waited
+        self.yielding = False  # napping until periods show a core to spare
+        self.clear = 0  # clear periods in a row while napping
+        self.need = self.span = first  # clear periods in a row to yield again; the next
+        self.mark = clock()  # the period began (ns)
+        self.since = self.waited()  # the wait for a core when it began (ns), or None
+        self.who = get_ident()  # the thread it counts (a progress thread runs calls too)
+        self.periods = [0, 0]  # periods judged napping, yielding (benchmarks print them)
+
+    def __call__(self) -> None:
+        t = self.clock()
+        if t - self.mark >= self.every:
+            self.judge(t)
+        if self.yielding:
+            self.give()
+        else:
+            self.sleep(0)
+
+    def judge(self, t: int) -> None:
+        """The period that began at ``self.mark`` ended at ``t``: yield or nap next."""
+        waited, who = self.waited(), get_ident()
+        if waited is None or self.since is None or who != self.who:  # another thread's
+            self.mark, self.since, self.who = t, waited, who
+            return
+        busy = (waited - self.since) * self.often > t - self.mark
+        self.mark, self.since = t, waited
+        self.periods[self.yielding] += 1
+        if self.yielding:
+            if busy:  # another process wants the core: nap, longer if it was at once
+                self.yielding, self.need, self.clear = False, self.span, 0
+                self.span = min(2 * self.span, self.most)
+            else:
+                self.span = max(self.span // 2, self.first)
+        else:
+            self.clear = 0 if busy else self.clear + 1
+            self.yielding = self.clear >= self.need
+
+
+def run_delay() -> int | None:
+    """Nanoseconds the calling thread has waited for a core while it could run (Linux's
+    ``/proc/thread-self/schedstat``), or None where the kernel does not say."""
+    try:
+        fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return int(os.read(fd, 128).split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+
+
+#: the rank's pace (one per process: what its waits show holds for every call)
+PACE = Pace()
+
+
+def paced(host, ranks_on_host: int, cores: int) -> bool:
+    """Whether a native loop's idle ranks look again through :data:`PACE` by default: on
+    this machine (not a virtual host), with at most one of the communicator's ranks per
+    usable core of this host (``cores``, :func:`hetcoll.knobs.usable_cores`).
+
+    >>> paced(NATIVE, 2, 2), paced(NATIVE, 4, 2)
+    (True, False)
+    """
+    return host is NATIVE and ranks_on_host <= cores
 
 
 class SegmentRun:
@@ -59,20 +192,25 @@ class SegmentRun:
     def __init__(self, comm: MPI.Comm, plan: RankPlan, owner) -> None:
         self.plan, self.comm, self.bare = plan, comm, Bare.create(comm)
         self.notices, self.timeout, self.host = owner.notices, owner.timeout, owner.host
-        # How an idle rank looks again (docs/runtime.md, Waiting, and Native speed):
-        # through zero sleeps, or, when the wrapper's ``spin`` was asked for, at once
-        # through a Rest (a yield, or a zero sleep while yields prove slow) for ``spin``
-        # since its last completion, then through zero sleeps.  A large chunk's rendezvous
-        # moves only while both ends look: each step (the receiver takes the chunk, then
-        # the sender learns it) waits for a look of an idle rank, and a nap costs 60-90 us;
-        # but a yield here mostly returns at once (the rank spins) and now and then gives
-        # the core away for a whole slice, so on a host busy with other work the yields
-        # cost more than they gain, and only the user knows the host is quiet.  Its own
-        # Rest, so that what its yields meet does not change how the wrapper's small calls
-        # (fast.py) wait, nor the reverse.
-        self.rest = Rest()
+        # How an idle rank looks again (docs/runtime.md, Waiting, and Native speed).  A
+        # large chunk's rendezvous moves only while both ends look: each step (the
+        # receiver takes the chunk, then the sender learns it) waits for a look of an idle
+        # rank, and a nap costs 60-90 us.  By default, when each of the communicator's
+        # ranks on this host has a core, through the process's Pace (a yield while yields
+        # prove faster than naps, else zero sleeps for a while); with more ranks than
+        # cores, zero sleeps (a rank that yields fast still takes turns from the peer
+        # sharing its core, which no yield's time shows).  When the wrapper's ``spin`` was
+        # asked for, at once through a Rest of its own (a yield, or a zero sleep while
+        # yields prove slow) for ``spin`` since its last completion, then through zero
+        # sleeps (``spin=0``: zero sleeps only).  On a virtual host (the tests') its zero
+        # sleeps, as with ``spin=0``.
+        if owner.spin_given:
+            self.rest, self.spin_ns = Rest(), int(owner.spin * _NS)
+        elif paced(self.host, owner.ranks_on_host, usable_cores()):
+            self.rest, self.spin_ns = PACE, 1 << 62
+        else:
+            self.rest, self.spin_ns = None, 0
         self.strays = owner.strays  # a look at strays after a long wait (strays.py)
-        self.spin_ns = int(owner.spin * _NS) if owner.spin_given else 0
         self.on_timeout = owner._timed_out if owner.on_timeout == "abort" else None
         n = len(plan)
         self.sends = tuple(k == SEND for k in plan.kinds)
