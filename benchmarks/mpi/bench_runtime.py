@@ -15,19 +15,24 @@ noise of mpi4py's own, per call.  Measured side by side (rounds alternate the
 variants; the median of the round-by-round ratios is reported next to the best values).
 Prints tables, writes ``results/bench_runtime.json``.
 Run: ``.venv/bin/python benchmarks/mpi/bench_runtime.py [--only PART] [--repeat K]
-[--rounds R] [--calls C] [--up-to M]`` with PART one of bcast_8MiB, one_byte, persistent,
-segments, passthrough: ``--repeat`` runs the job K times (a busy host varies from run to
-run) and prints each run's ratios and their medians; ``--rounds`` sets the 1-byte, persistent and
-pass-through rounds, ``--calls`` the calls per case of the segment scaling (the first plans),
-``--up-to`` its most segments (64 MiB in 4 KiB segments runs only with 16 384).
+[--rounds R] [--big-rounds B] [--busy L] [--calls C] [--up-to M]`` with PART one of
+bcast_8MiB, one_byte, persistent, segments, passthrough: ``--repeat`` runs the job K times
+(a busy host varies from run to run) and prints each run's ratios and their medians;
+``--rounds`` sets the 1-byte, persistent and pass-through rounds, ``--big-rounds`` the 8 MiB
+rounds, ``--busy`` starts L Python busy loops beside each job (ended after it: the load of
+another program), ``--calls`` the calls per case of the segment scaling (the first plans),
+``--up-to`` its most segments (64 MiB in 4 KiB segments runs only with 16 384).  ``RANKS``
+in the environment sets the ranks (4 by default; at most one per core: 2 on two cores).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -65,19 +70,38 @@ def print_big(data: dict, ranks: int) -> None:
     data["best_pipelined"] = best
     seg256 = min(v for k, v in piped.items() if "seg=256KiB" in k)
     spun = big["chain seg=256KiB spin=1ms"]["ratio_median"]
+    naps = big["chain seg=256KiB spin=0"]["ratio_median"]
     print(
         f"best pipelined ({best}) / native: {piped[best]:.2f}; 256 KiB segments: {seg256:.2f}"
-        f" with the defaults, {spun:.2f} with spin=1ms (target <= 1.5)"
+        f" with the defaults (the pace), {naps:.2f} napping (spin=0), {spun:.2f} with"
+        f" spin=1ms (target <= 1.5)"
+    )
+    data["chain_256KiB_paired"] = paired = {
+        "default / spin=0": _paired(big, "chain seg=256KiB", "chain seg=256KiB spin=0"),
+        "default / spin=1ms": _paired(big, "chain seg=256KiB", "chain seg=256KiB spin=1ms"),
+    }
+    periods = ", ".join(f"{y}/{n + y}" for n, y in data["bcast_8MiB_pace"])
+    print(
+        "256 KiB segments, paired round by round: default / spin=0 "
+        f"{paired['default / spin=0']:.2f}, default / spin=1ms {paired['default / spin=1ms']:.2f}"
+        f"; the default's periods yielding, per rank: {periods}"
     )
     floor = big["floor: mpi4py chain seg=256KiB"]["ratio_median"]
     rest = big["floor: mpi4py chain seg=256KiB, spin=1ms"]["ratio_median"]
+    pace = big["floor: mpi4py chain seg=256KiB, pace"]["ratio_median"]
     chain = big["chain seg=256KiB"]["ratio_median"]
     print(
         f"256 KiB segments, hand-written mpi4py chain (no engine, no header) / native: "
         f"{floor:.2f} napping (zero sleeps), {rest:.2f} looking again at once for 1 ms "
-        f"(Rest); hetcoll chain / the first: {chain / floor:.2f}, with spin=1ms / the "
-        f"second: {spun / rest:.2f}"
+        f"(Rest), {pace:.2f} through a Pace; hetcoll chain / the last: {chain / pace:.2f}, "
+        f"with spin=0 / the first: {naps / floor:.2f}"
     )
+
+
+def _paired(big: dict, a: str, b: str) -> float:
+    """The median of the round-by-round ratios of variant ``a`` to variant ``b``."""
+    pairs = zip(big[a]["samples"], big[b]["samples"], strict=True)
+    return statistics.median(x / y for x, y in pairs)
 
 
 def one_byte_ratios(data: dict) -> dict[str, float]:
@@ -307,11 +331,28 @@ def print_passthrough_small(data: dict) -> None:
     )
 
 
+@contextlib.contextmanager
+def busy_loops(k: int):
+    """``k`` Python processes that never sleep, running while the block runs (the load of
+    another program's work on the host), ended after it."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(k)]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=PARTS, help="run one part only")
     parser.add_argument("--repeat", type=int, default=1, help="run the job this many times")
     parser.add_argument("--rounds", type=int, default=11, help="1-byte rounds per job")
+    parser.add_argument("--big-rounds", type=int, default=15, help="8 MiB rounds per job")
+    parser.add_argument(
+        "--busy", type=int, default=0, help="busy loops (Python processes) beside each job"
+    )
     parser.add_argument("--calls", type=int, default=3, help="calls per segment-scaling case")
     parser.add_argument(
         "--up-to", type=int, default=16384, help="most segments of the segment scaling"
@@ -320,13 +361,16 @@ def main() -> int:
     ranks = int(os.environ.get("RANKS", "4"))
     os.environ["BENCH_PARTS"] = args.only or ",".join(PARTS)
     os.environ["BENCH_ROUNDS"] = str(args.rounds)
+    os.environ["BENCH_BIG_ROUNDS"] = str(max(1, args.big_rounds))
     os.environ["BENCH_SEG_CALLS"] = str(max(1, args.calls))
     os.environ["BENCH_SEG_MAX"] = str(args.up_to)
     runs = []
     for k in range(max(1, args.repeat)):
         before = os.getloadavg()
-        data = run_program(ranks, HERE / "ranks" / "runtime.py", timeout=1800)
+        with busy_loops(args.busy):
+            data = run_program(ranks, HERE / "ranks" / "runtime.py", timeout=1800)
         data["load_average"] = before, os.getloadavg()
+        data["busy_loops"] = args.busy
         if args.repeat > 1:
             print(f"-- run {k + 1} of {args.repeat}")
         if "bcast_8MiB" in data:

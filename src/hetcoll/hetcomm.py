@@ -502,8 +502,9 @@ class HetComm(VectorCollectives, Persistent):
         host, offsets estimated by ping-pong across hosts (``sync`` forces the estimate).
     spin, poll : float, optional
         Without emulation, how an idle rank waits: it polls (yielding the CPU) for ``spin``
-        seconds, then sleeps ``poll`` seconds between looks (with segments over 16 KiB in
-        flight: zero sleeps, and the polls for ``spin`` only when ``spin`` is given).
+        seconds, then sleeps ``poll`` seconds between looks (a pipelined call, chunks over
+        16 KiB: by default yields while each rank on the host has a core and the kernel
+        says nobody else wants it, else zero sleeps; polls for ``spin`` when it is given).
         Defaults suit an oversubscribed host (``HETCOLL_SPIN``/``HETCOLL_POLL`` override
         them); on dedicated cores or a host with no other busy process a long ``spin`` is
         fastest (``spin=1e-3``: a chain of 256 KiB segments in 0.5-0.8 of the time there,

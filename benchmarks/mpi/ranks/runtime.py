@@ -34,8 +34,10 @@ from mpi4py import MPI
 
 from hetcoll import HetComm
 from hetcoll.platform import Platform, nodes_from_costs
+from hetcoll.runtime import segments
 from hetcoll.runtime.fast import Rest
 from hetcoll.runtime.rank_ops import SEND
+from hetcoll.runtime.segments import Pace
 
 world = MPI.COMM_WORLD
 me, n = world.rank, world.size
@@ -61,11 +63,13 @@ def per_call(run, calls: int) -> float:
     return world.bcast((time.perf_counter() - t0) / calls, 0)
 
 
-def side_by_side(variants: dict, measure, rounds: int) -> dict:
-    """Each variant measured once per round, rounds interleaved: per variant its samples."""
+def side_by_side(variants: dict, measure, rounds: int, alternate: bool = False) -> dict:
+    """Each variant measured once per round, rounds interleaved: per variant its samples
+    (``alternate``: every other round in the reverse order, so that no variant always
+    follows the same one)."""
     samples: dict[str, list[float]] = {k: [] for k in variants}
-    for _ in range(rounds):
-        for name, run in variants.items():
+    for r in range(rounds):
+        for name, run in list(variants.items())[:: -1 if alternate and r % 2 else 1]:
             samples[name].append(measure(run))
     return samples
 
@@ -83,7 +87,7 @@ def summary(samples: dict, best) -> dict:
 
 
 def floor_chain(
-    comm: MPI.Comm, buf: np.ndarray, seg: int, rest: Rest | None = None, spin: float = 0.0
+    comm: MPI.Comm, buf: np.ndarray, seg: int, rest: Rest | Pace | None = None, spin: float = 0.0
 ) -> None:
     """The floor of any Python engine: a chain broadcast of ``buf`` in ``seg``-byte segments
     written straight in mpi4py (every receive posted at once, one message per segment, no
@@ -501,26 +505,40 @@ if me == 0:
     big[:] = np.arange(big.size) % 251
 wrappers = {algo: HetComm(world, flat, algo, timeout=60) for algo in ("chain", "binomial")}
 # the same chain, its idle ranks looking again at once for 1 ms (spin) before they nap: the
-# documented option for a host with no other work (docs/runtime.md, Native speed)
+# option for a host with no other work (docs/runtime.md, Native speed); and napping at every
+# idle look (spin=0: the default before the pace, segments.Pace)
 spun = HetComm(world, flat, "chain", timeout=60, spin=1e-3)
+napping = HetComm(world, flat, "chain", timeout=60, spin=0.0)
 variants = {"native": lambda: world.Bcast(big, 0)}
 for algo, hc in wrappers.items():
     for seg in (256 * 1024, 1024 * 1024, 2 * 1024 * 1024, None):
         key = f"{algo} " + (f"seg={seg // 1024}KiB" if seg else "unsegmented")
         variants[key] = lambda hc=hc, seg=seg: hc.Bcast(big, 0, segment_size=seg)
+# the default chain of 256 KiB segments on a wrapper of its own, as the spin variants: the
+# three differ only in how their idle ranks look again
+alone = HetComm(world, flat, "chain", timeout=60)
+variants["chain seg=256KiB"] = lambda: alone.Bcast(big, 0, segment_size=256 * 1024)
 variants["chain seg=256KiB spin=1ms"] = lambda: spun.Bcast(big, 0, segment_size=256 * 1024)
+variants["chain seg=256KiB spin=0"] = lambda: napping.Bcast(big, 0, segment_size=256 * 1024)
 floor_comm = world.Dup()
 variants["floor: mpi4py chain seg=256KiB"] = lambda: floor_chain(floor_comm, big, 256 * 1024)
 floor_rest = Rest()
 variants["floor: mpi4py chain seg=256KiB, spin=1ms"] = lambda: floor_chain(
     floor_comm, big, 256 * 1024, floor_rest, 1e-3
 )
+floor_pace = Pace()  # every idle look through a pace of its own (an hour of spin)
+variants["floor: mpi4py chain seg=256KiB, pace"] = lambda: floor_chain(
+    floor_comm, big, 256 * 1024, floor_pace, 3600.0
+)
 if "bcast_8MiB" in parts:
     for run in variants.values():  # warm up: plans, pages
         run()
-    out["bcast_8MiB"] = summary(side_by_side(variants, latency, 15), min)
+    rounds = int(os.environ.get("BENCH_BIG_ROUNDS", "15"))
+    out["bcast_8MiB"] = summary(side_by_side(variants, latency, rounds, alternate=True), min)
     ok = bool(np.array_equal(big, np.arange(big.size) % 251))
     out["bcast_8MiB_correct"] = world.allreduce(ok, op=MPI.LAND)
+    # what the default's pace did (segments.PACE: periods judged napping, yielding), per rank
+    out["bcast_8MiB_pace"] = world.gather(list(segments.PACE.periods), 0)
 
 one = np.zeros(1, dtype=np.uint8)
 digest, agreed = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64)
@@ -640,7 +658,7 @@ if "segments" in parts:
     cases = [(m, 1) for m in (1024, 2048, 4096, 8192, 16384) if m <= most]
     cases += [(64 << 20, 4096)] if most >= 16384 else []
     out["segments"] = segment_scaling(wrappers["chain"], cases, calls)
-for hc in (*wrappers.values(), spun, always):
+for hc in (*wrappers.values(), alone, spun, napping, always):
     hc.close()
 floor_comm.Free()
 if me == 0:
