@@ -49,6 +49,18 @@ def test_two_trees_halve_a_long_message_on_a_triangle():
     assert lower_bound(p, "0", size).seconds == pytest.approx(0.05, rel=1e-12)
 
 
+def test_the_whole_message_is_capped_by_the_schedule_not_the_one_port_budget(monkeypatch):
+    # the multi-port list schedule is simulated by the event loop, up to a schedule's
+    # MAX_TRANSFERS messages: the one-port whole-message budget does not cut it short
+    from hetcoll.planners import multitree
+
+    monkeypatch.setattr(multitree, "MESSAGE_TRANSFERS", 10)
+    p = triangle()
+    multi = plan(p, "0", method="multi_tree", nbytes=100 * L, segment_size=L)
+    assert multi.params["trees"] == 2
+    assert simulate(p, multi).makespan == pytest.approx(0.051001, rel=1e-12)
+
+
 @pytest.mark.parametrize(("slices", "expected"), [(1, 0.001001), (2, 0.002001), (4, 0.003001)])
 def test_a_short_message_on_a_triangle(slices, expected):
     # one slice: one tree (1 us on the root's port, 1 ms on a link); two: one tree still

@@ -14,7 +14,7 @@ the message it is given (a timetable of several trees, or its best single tree w
 predicted faster); "cpu" is multi_tree's planning plus simulation (process time).
 
 ``--model multi_port`` runs the same sweep with a port per link (there ``multi_tree`` also
-runs the multi-port packing's trees over the whole message, up to ``MESSAGE_TRANSFERS``
+runs the multi-port packing's trees over the whole message, up to ``MAX_TRANSFERS``
 transfers, and keeps them when they are simulated faster).  ``--latency SECONDS`` is the per-link
 latency sweep instead: each link of the platform gets a latency drawn uniformly within
 half to one and a half times ``SECONDS`` (seeded), messages of 1 KiB to 1 GiB

@@ -236,14 +236,17 @@ def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Sc
     slices, each node sending in the order of that list schedule
     (:func:`~hetcoll.planners.message_schedule.multi_port_transfers`), the whole message one period
     (``params["period"]`` that list schedule's end); None for a multicast, a broadcast of
-    fewer than two slices or more than :data:`MESSAGE_TRANSFERS` transfers.
+    fewer than two slices or more messages than a schedule may send
+    (:data:`~hetcoll.schedule.MAX_TRANSFERS`, which the event loop simulates: its list
+    schedule costs a few seconds of CPU there, where :data:`MESSAGE_TRANSFERS` caps the
+    one-port one, which the timetable shortcut simulates).
 
     Each tree is pipelined along its own links and the packing shares the ports and the
     links among them, so the message arrives at nearly the optimal rate once every tree's
     pipeline is full."""
     from .steady import model_problem
 
-    if req.collective != "bcast" or total < 2 or total * (g.k - 1) > MESSAGE_TRANSFERS:
+    if req.collective != "bcast" or total < 2 or total * (g.k - 1) > MAX_TRANSFERS:
         return None
     prob = model_problem(platform, req.root, req.message_size(), req.model)
     if unbounded(prob) or not (
