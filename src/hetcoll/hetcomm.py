@@ -1,11 +1,11 @@
 """``HetComm``: hetcoll's collectives on an mpi4py communicator, planned by hetcoll's planners.
 
 >>> from mpi4py import MPI                                     # doctest: +SKIP
->>> with HetComm(MPI.COMM_WORLD, "testbed16") as hc:  # doctest: +SKIP
+>>> with HetComm(MPI.COMM_WORLD, "testbed16", "fnf") as hc:  # doctest: +SKIP
 ...     data = hc.bcast(data, root=0)
 ...     hc.Bcast(array, root=3, segment_size=64 * 1024)
 ...     hc.Allreduce(None, array, op=MPI.MAX)   # IN_PLACE, over a hypercube (cube_algo)
-...     hc.Reduce(sendbuf, recvbuf, op=MPI.SUM, root=0)  # rooted_algo's tree, or MPI's
+...     hc.Reduce(sendbuf, recvbuf, op=MPI.SUM, root=0)  # rooted_algo's tree
 ...     hc.Alltoall(sendbuf, recvbuf)           # not planned: MPI's own, unchanged
 ...     hc.barrier()
 
