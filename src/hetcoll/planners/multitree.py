@@ -32,21 +32,21 @@ all at once:
 
 **The message's size.**  A periodic timetable fills its pipeline in a fraction of a period
 per hop, so a long period that keeps 99.8 % of the optimum is slow for a short message.
-Without ``slices_per_period``, every period of :data:`PERIODS` up to the message's slices
-(and up to the first whose timetable keeps 99.5 %) is timetabled, and so is, under two
-ports per node and up to :data:`MESSAGE_TRANSFERS` transfers, the whole message as one
-period (:func:`_message_timetable`: the slices split in proportion to the trees' weights
-and list scheduled in time, each node forwarding a slice as soon as it holds it and its
-ports are free, so the start-up and the drain take a few transfers per hop instead of
-periods of lag).  The one whose run ends first by :func:`_finish_bound` (``span *
-(periods - 1)`` plus when the first period's slices have all arrived, which the
-self-timed run never exceeds) is kept; then the best
-single trees (``throughput_tree``'s, the paper heuristics' it starts from,
-``binomial_graph``'s) are simulated, and the fastest returned instead when it ends no
-later (the timetable is simulated too when the bound does not decide and the message has
-at most :data:`SIMULATED` slices).  So ``multi_tree`` is never predicted slower than
-any of them; ``benchmarks/simulated/bench_sizes.py`` prints both against the lower
-bound (:func:`hetcoll.bounds.lower_bound`) per size.
+Without ``slices_per_period``, every period of :data:`PERIODS` up to an eighth of the
+message's slices (:data:`LONGEST`; and up to the first whose timetable keeps 99.5 %) is
+timetabled, and so is, under two ports per node and up to :data:`MESSAGE_TRANSFERS`
+transfers, the whole message as one period (:func:`_message_timetable`: the slices split
+in proportion to the trees' weights and list scheduled in time, each node forwarding a
+slice as soon as it holds it and its ports are free, so the start-up and the drain take a
+few transfers per hop instead of periods of lag).  The one whose run ends first by
+:func:`_finish_bound` (``span * (periods - 1)`` plus when the first period's slices have
+all arrived, which the self-timed run never exceeds) is kept; then the best single trees
+(``throughput_tree``'s, the paper heuristics' it starts from, ``binomial_graph``'s) are
+simulated, and the fastest returned instead when it ends no later (the timetable is
+simulated too when the bound does not decide and the message has at most
+:data:`SIMULATED` slices).  So ``multi_tree`` is never predicted slower than any of them;
+``benchmarks/simulated/bench_sizes.py`` prints both against the lower bound
+(:func:`hetcoll.bounds.lower_bound`) per size.
 
 **A port per link** (``multi_port``).  The packing above is the one-port problem's, which
 does not model those ports, so under ``multi_port`` the message is also carried whole by the
@@ -98,6 +98,9 @@ SIMULATED = 2048
 SHORT = 256
 #: the most transfers of a message list scheduled whole (:func:`_message_timetable`)
 MESSAGE_TRANSFERS = 120_000
+#: a message of ``total`` slices is timetabled in periods of at most ``total / LONGEST``
+#: slices (the period that finishes first was never longer, see :func:`_timetabled`)
+LONGEST = 8
 PERIODS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
 
 
@@ -155,7 +158,7 @@ def multi_tree(
     size = req.message_size()
     total = -(-req.nbytes // size)
     optimum = packing.throughput * size
-    # a period longer than the message is never completed: no more slices than it has
+    # periods of at most an eighth of the message's slices (LONGEST, see _timetabled)
     m, trees, timetable, finish = _timetabled(g, packing, slices_per_period, total)
     multi = _timetable_schedule(req, g, m, trees, timetable, total, optimum, finish)
     if slices_per_period is not None:
@@ -297,11 +300,11 @@ def _fastest_single(
     (shallower ones fill sooner) and, up to :data:`SHORT` slices, ``binomial_graph``'s
     (relayed, so simulated by the event loop), then ``more`` (ties: that order).
 
-    A tree of the plan graph is not simulated when its busiest port alone, busy its load
-    for each of the message's full slices (the argument of
-    :func:`hetcoll.bounds.rate_bound`), already takes longer than the fastest so far: it
-    could not be chosen; nor, with ``beat``, when that takes longer than ``beat`` (then
-    ``(None, inf)`` when no candidate is left), nor one with more messages than
+    A tree is not simulated when its busiest port alone, busy its load for each of the
+    message's full slices (the argument of :func:`hetcoll.bounds.rate_bound`; each hop of
+    a relayed edge counted, :func:`_hops_bound`), already takes longer than the fastest so
+    far: it could not be chosen; nor, with ``beat``, when that takes longer than ``beat``
+    (then ``(None, inf)`` when no candidate is left), nor one with more messages than
     :data:`~hetcoll.schedule.MAX_TRANSFERS` (a timetable may have more)."""
     from dataclasses import replace
 
@@ -328,19 +331,18 @@ def _fastest_single(
     prob = g.problem() if req.collective == "bcast" and g.ports != "multi" else None
     best: tuple[float, Schedule] | None = None
     for i, (s, tree) in enumerate(found):
+        most = min(best[0] if best is not None else np.inf, np.inf if beat is None else beat)
         if tree is not None:
-            if prob is not None:
-                most = min(
-                    best[0] if best is not None else np.inf, np.inf if beat is None else beat
-                )
-                if _port_bound(prob, tree, total) > most:
-                    continue
+            if prob is not None and _port_bound(prob, tree, total) > most:
+                continue
             name = trees[i][0]
             try:
                 s = _schedule(req, g, "multi_tree", tree, trees=1, optimum=optimum, start=name)
             except ScheduleError:  # more messages than a single tree may send: not a choice
                 continue
         assert s is not None
+        if tree is None and prob is not None and _hops_bound(prob, req, g, s, total) > most:
+            continue  # (binomial_graph's relayed tree: 0.17 s of event loop at n = 50)
         t = simulate(platform, s, req.model).makespan
         if best is None or t < best[0]:
             best = (t, s)
@@ -355,6 +357,26 @@ def _port_bound(prob, tree: list[int], total: int) -> float:
     ``prob``) for each of the ``total - 1`` full slices (the argument of
     :func:`hetcoll.bounds.rate_bound`; the last slice may be short)."""
     return float(prob.loads(tree).max(initial=0.0)) * (total - 1) * (1 - 1e-9)
+
+
+def _hops_bound(prob, req, g: PlanGraph, s: Schedule, total: int) -> float:
+    """:func:`_port_bound` of a schedule of single trees whose edges may be relayed
+    (``binomial_graph``'s): each hop of each tree edge one plan-graph edge (counted once
+    per tree edge it carries); 0 when a hop is none."""
+    from itertools import pairwise
+
+    local = {req.ids[x]: k for k, x in enumerate(g.nodes.tolist())}
+    index = {pair: e for e, pair in enumerate(zip(g.src.tolist(), g.dst.tolist(), strict=True))}
+    edges = []
+    for f in s.flows:
+        relay = f.relay_of()
+        for u, v in f.tree.edges():
+            for a, b in pairwise((u, *relay.get((u, v), ()), v)):
+                e = index.get((local.get(a, -1), local.get(b, -1)))
+                if e is None:
+                    return 0.0
+                edges.append(e)
+    return _port_bound(prob, edges, total)
 
 
 def _timetable_schedule(
@@ -463,20 +485,25 @@ def _timetabled(g: PlanGraph, packing: Packing, target: int | None, total: int |
     """The trees' whole slices per period, their period's timetable and the time within
     which its run of ``total`` slices ends (:func:`_finish_bound`): with ``target``, that
     many slices per period; else, among the periods of :data:`PERIODS` up to the first
-    whose timetable keeps :data:`KEEP_TIMETABLE` of the optimum (and at most ``total``),
-    the one that finishes the message first.
+    whose timetable keeps :data:`KEEP_TIMETABLE` of the optimum (and at most ``total /
+    LONGEST`` slices, :data:`LONGEST`), the one that finishes the message first.
 
     A long period keeps more of the optimum but fills the pipeline more slowly (the fill
     is the largest lag, in periods): on a Fig. 4 platform (n = 30, density 0.12, seed 0)
     256 slices per period took 31.8 s for a 1 024-slice message, 16 per period 19.3 s.
     The rounding alone keeps :data:`KEEP`, but the timetable can be longer than the
     busiest port's load (its greedy does not always pack perfectly): on a Fig. 4 platform
-    (n = 40), 32 slices per period kept 99.8 % when rounded and 98.4 % when timetabled."""
+    (n = 40), 32 slices per period kept 99.8 % when rounded and 98.4 % when timetabled.
+
+    A period fills in its largest lag, 8 to 13 periods at n = 50 whatever its length, so
+    none longer than an eighth of the message finished it first (150 random platforms, n =
+    4-20, 16-1 000 slices; four Fig. 4 ones each of n = 10-50, 16-8 192 slices)."""
     share, loads = _shares_and_loads(g, packing)
     if target is not None:
         sizes = [int(integer_weights(g, packing, target).sum())]
     else:
-        sizes = [p for p in PERIODS if total is None or p <= total] or [PERIODS[0]]
+        most = total if total is None else total // LONGEST
+        sizes = [p for p in PERIODS if most is None or p <= most] or [PERIODS[0]]
     best = None
     for periods in sizes:
         m = (

@@ -203,16 +203,19 @@ def _transfers(schedule: Schedule):
             if r not in rank_of:
                 rank_of[r] = len(ranks)
                 ranks.append(r)
+    # each flow's listings (slots, lags) per (node, child), in one pass over the order
+    nflows = len(schedule.flows)
+    by_flow: list[dict[tuple[str, str], tuple[list[int], list[int]]]] = [{} for _ in range(nflows)]
+    for node, sends in order.items():
+        for send in sends:
+            if 0 <= send.flow < nflows:
+                slot_lag = by_flow[send.flow].setdefault((node, send.child), ([], []))
+                slot_lag[0].append(send.slot)
+                slot_lag[1].append(send.lag)
     us, vs, chunks, sizes, periods, slots, datas = [], [], [], [], [], [], []
     n_x, base = 0, 0
     for fi, flow in enumerate(schedule.flows):
-        listed: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
-        for node, sends in order.items():
-            for send in sends:
-                if send.flow == fi:
-                    slot_lag = listed.setdefault((node, send.child), ([], []))
-                    slot_lag[0].append(send.slot)
-                    slot_lag[1].append(send.lag)
+        listed = by_flow[fi]
         seg_sizes = np.array([n for _, n in flow.segments()], dtype=np.int64)
         nseg = len(seg_sizes)
         k = np.arange(nseg, dtype=np.int64)
