@@ -1,6 +1,7 @@
 """What multi_tree leaves out for a finite message changes nothing it returns: periods longer
-than an eighth of the message are not timetabled (the period kept is the one kept with
-every period up to the message's length), and a relayed single tree (binomial_graph's)
+than an eighth of the message, or after three in a row that finish no sooner, are not
+timetabled (the period kept is the one kept with every period up to the message's length),
+and a relayed single tree (binomial_graph's)
 whose busiest port cannot beat the fastest candidate is not simulated (its bound is one)."""
 
 from __future__ import annotations
@@ -40,6 +41,17 @@ def test_no_period_longer_than_an_eighth_of_the_message_is_timetabled(monkeypatc
     assert max(built) <= total // multitree.LONGEST
 
 
+@pytest.mark.parametrize(("n", "seed", "total", "most"), [(50, 0, 2048, 64), (40, 2, 8192, 96)])
+def test_periods_after_three_that_finish_no_sooner_are_not_timetabled(
+    monkeypatch, n, seed, total, most
+):
+    # the periods kept are 24 and 32 slices: the next three are built, no more
+    p = random_graph_platform(n, 0.12, seed=seed)
+    built = _built_periods(monkeypatch)
+    plan(p, "0", method="multi_tree", nbytes=total * L, segment_size=L)
+    assert max(built) == most
+
+
 @settings(max_examples=15, deadline=None)
 @given(
     n=st.integers(4, 16),
@@ -58,6 +70,7 @@ def test_the_kept_period_is_the_one_kept_with_every_period_up_to_the_message(
     capped = multitree._timetabled(g, packing, None, total)
     with pytest.MonkeyPatch.context() as m:
         m.setattr(multitree, "LONGEST", 1)
+        m.setattr(multitree, "PATIENCE", 10**9)
         every = multitree._timetabled(g, packing, None, total)
     assert capped[0] == every[0]
     assert capped[2][1:] == every[2][1:]
@@ -99,7 +112,7 @@ def test_the_relayed_trees_bound_is_one(n, density, seed, slices):
     bound = multitree._hops_bound(g.problem(), req, g, b, slices)
     assert bound <= simulate(p, b).makespan
     # a tree of plan-graph edges, unrelayed: the port bound of its edges
-    edges = multitree._best_single(g)
+    edges = multitree._grow_one_port(g)
     tree = multitree._schedule(req, g, "multi_tree", edges, trees=1)
     assert multitree._hops_bound(g.problem(), req, g, tree, slices) == pytest.approx(
         multitree._port_bound(g.problem(), edges, slices), rel=1e-12

@@ -79,7 +79,7 @@ from ._registry import Option, register
 from ._shared import packing as shared_packing
 from ._shared import scale_class, scaled
 from .message_schedule import message_transfers
-from .pipelined import PlanGraph, _schedule, _start, best_tree
+from .pipelined import PlanGraph, _grow_one_port, _schedule, _start, best_tree
 from .port_slots import message_trees, slot_problem
 from .steady import Packing, unbounded
 
@@ -98,9 +98,9 @@ SIMULATED = 2048
 SHORT = 256
 #: the most transfers of a message list scheduled whole (:func:`_message_timetable`)
 MESSAGE_TRANSFERS = 120_000
-#: a message of ``total`` slices is timetabled in periods of at most ``total / LONGEST``
-#: slices (the period that finishes first was never longer, see :func:`_timetabled`)
-LONGEST = 8
+#: periods of at most ``total / LONGEST`` slices, none longer after PATIENCE in a row that
+#: finish no sooner (:func:`_timetabled`: the period kept was never longer)
+LONGEST, PATIENCE = 8, 3
 PERIODS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
 
 
@@ -153,7 +153,7 @@ def multi_tree(
     prob = g.problem()
     if g.k == 1 or req.nbytes == 0 or unbounded(prob):
         # one tree of transfers that take no time already carries any rate
-        return _schedule(req, g, "multi_tree", _best_single(g))
+        return _schedule(req, g, "multi_tree", _grow_one_port(g))
     packing = shared_packing(prob)
     size = req.message_size()
     total = -(-req.nbytes // size)
@@ -360,9 +360,8 @@ def _port_bound(prob, tree: list[int], total: int) -> float:
 
 
 def _hops_bound(prob, req, g: PlanGraph, s: Schedule, total: int) -> float:
-    """:func:`_port_bound` of a schedule of single trees whose edges may be relayed
-    (``binomial_graph``'s): each hop of each tree edge one plan-graph edge (counted once
-    per tree edge it carries); 0 when a hop is none."""
+    """:func:`_port_bound` of single trees whose edges may be relayed (``binomial_graph``'s):
+    each hop of each tree edge a plan-graph edge, 0 when a hop is none."""
     from itertools import pairwise
 
     local = {req.ids[x]: k for k, x in enumerate(g.nodes.tolist())}
@@ -436,12 +435,6 @@ def _timetable_schedule(
     )
 
 
-def _best_single(g: PlanGraph) -> list[int]:
-    from .pipelined import _grow_one_port
-
-    return _grow_one_port(g)
-
-
 def _bfs_edges(g: PlanGraph, tree: np.ndarray) -> list[int]:
     kids: dict[int, list[int]] = {}
     for e in tree.tolist():
@@ -495,17 +488,21 @@ def _timetabled(g: PlanGraph, packing: Packing, target: int | None, total: int |
     busiest port's load (its greedy does not always pack perfectly): on a Fig. 4 platform
     (n = 40), 32 slices per period kept 99.8 % when rounded and 98.4 % when timetabled.
 
-    A period fills in its largest lag, 8 to 13 periods at n = 50 whatever its length, so
-    none longer than an eighth of the message finished it first (150 random platforms, n =
-    4-20, 16-1 000 slices; four Fig. 4 ones each of n = 10-50, 16-8 192 slices)."""
+    A period fills in its largest lag (8-13 periods at n = 50, whatever its length): none
+    longer than an eighth of the message, nor after :data:`PATIENCE` periods in a row that
+    finish no sooner, finished first (270 random and Fig. 4 platforms, n = 4-50, 16-8 192
+    slices; two in a row missed the 64-slice period of ``examples/net.json``, 500 slices)."""
     share, loads = _shares_and_loads(g, packing)
     if target is not None:
         sizes = [int(integer_weights(g, packing, target).sum())]
     else:
         most = total if total is None else total // LONGEST
         sizes = [p for p in PERIODS if most is None or p <= most] or [PERIODS[0]]
-    best = None
+    best, stale = None, 0  # stale: periods in a row that finished no sooner
     for periods in sizes:
+        if total is not None and stale >= PATIENCE:
+            break
+        stale += 1
         m = (
             integer_weights(g, packing, target)
             if target is not None
@@ -527,7 +524,7 @@ def _timetabled(g: PlanGraph, packing: Packing, target: int | None, total: int |
             # an endless message (total None): the best rate
             finish = _finish_bound(placed[1:], mm, total) if total is not None else -r
             if best is None or finish < best[3]:
-                best = (mm, trees, placed, finish)
+                best, stale = (mm, trees, placed, finish), 0
         if rate >= KEEP_TIMETABLE * packing.throughput:
             break
     assert best is not None
