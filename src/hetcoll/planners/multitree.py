@@ -81,6 +81,8 @@ from ._shared import scale_class, scaled
 from .message_schedule import message_transfers
 from .pipelined import PlanGraph, _grow_one_port, _schedule, _start, best_tree
 from .port_slots import message_trees, slot_problem
+from .single_bounds import hops_bound as _hops_bound
+from .single_bounds import port_bound as _port_bound
 from .steady import Packing, unbounded
 
 __all__ = ["multi_tree", "integer_weights", "period_order", "steady_period"]
@@ -349,33 +351,6 @@ def _fastest_single(
     if best is None:
         return None, np.inf
     return best[1], best[0]
-
-
-def _port_bound(prob, tree: list[int], total: int) -> float:
-    """No less than the makespan of one pipelined tree (plan-graph edges ``tree``) carrying
-    ``total`` slices: its busiest resource is busy its load (per full slice, the row of
-    ``prob``) for each of the ``total - 1`` full slices (the argument of
-    :func:`hetcoll.bounds.rate_bound`; the last slice may be short)."""
-    return float(prob.loads(tree).max(initial=0.0)) * (total - 1) * (1 - 1e-9)
-
-
-def _hops_bound(prob, req, g: PlanGraph, s: Schedule, total: int) -> float:
-    """:func:`_port_bound` of single trees whose edges may be relayed (``binomial_graph``'s):
-    each hop of each tree edge a plan-graph edge, 0 when a hop is none."""
-    from itertools import pairwise
-
-    local = {req.ids[x]: k for k, x in enumerate(g.nodes.tolist())}
-    index = {pair: e for e, pair in enumerate(zip(g.src.tolist(), g.dst.tolist(), strict=True))}
-    edges = []
-    for f in s.flows:
-        relay = f.relay_of()
-        for u, v in f.tree.edges():
-            for a, b in pairwise((u, *relay.get((u, v), ()), v)):
-                e = index.get((local.get(a, -1), local.get(b, -1)))
-                if e is None:
-                    return 0.0
-                edges.append(e)
-    return _port_bound(prob, edges, total)
 
 
 def _timetable_schedule(
