@@ -153,3 +153,71 @@ def test_a_cube_runs_auto_predicted_as_the_wrapper_runs_it():
     assert found.get("auto").schedule.algorithm == ran.algorithm != "ring"
     everything = compare(p, "allreduce", nbytes=n, op="sum", algos=["auto"])
     assert everything.get("auto").predicted_time < found.get("auto").predicted_time
+
+
+# -- what a default wrapper runs, measured in rounds ------------------------------------------
+
+
+def test_default_is_for_hypercube_operations_and_rounds_are_at_least_one():
+    with pytest.raises(HetcollError, match="default: measured for allreduce, allgather"):
+        Run(P4, "bcast", "fnf", baselines=("default",))
+    with pytest.raises(HetcollError, match="rounds: must be >= 1, got 0"):
+        Run(P4, "allreduce", rounds=0)
+    run = Run(P4, "allreduce", "default", baselines=("ring",), rounds=3)
+    assert Run.from_dict(run.to_dict()).to_dict() == run.to_dict()
+
+
+def _cube(method, times, late=0.0, nbytes=8):
+    from hetcoll.runtime.measure import CubeMeasurement
+
+    return CubeMeasurement(
+        "allreduce", method, nbytes, len(times), measured_time=min(times),
+        median_time=sorted(times)[len(times) // 2], per_repeat=list(times), late=late,
+    )  # fmt: skip
+
+
+def test_rounds_merge_into_one_entry_keeping_each_rounds_least():
+    from hetcoll.jobs.ranks import _merged
+
+    m = _merged([_cube("ring", [3.0, 4.0], 0.1), _cube("ring", [2.0, 5.0], 0.2)])
+    assert m.per_round == [3.0, 2.0] and m.per_repeat == [3.0, 4.0, 2.0, 5.0]
+    assert m.measured_time == 2.0 and m.late == 0.2  # the least call's lateness
+    assert m.median_time == 3.5 and m.method == "ring"
+
+
+def test_the_default_entry_is_predicted_as_the_plan_it_chose():
+    """The default wrapper's entry names what it ran (``chosen``) and is predicted as that
+    plan, or as MPICH's algorithm when it gave the call to MPI."""
+    from hetcoll.jobs.ranks import _document
+
+    p = load_platform("star8")
+    n = 64 << 10
+    run = Run(p, "allreduce", "default", ("ring",), native=False, sizes=(n,), time_scale=10.0)
+    ring = _cube("ring", [2.0], nbytes=n)
+    doc = _document(run, p, 8, "0", n, {"default": _cube("forest", [1.0], nbytes=n), "ring": ring})
+    assert doc["algorithm"] == "default" and doc["chosen"] == "forest"
+    want = compare(p, "allreduce", nbytes=n, op="sum", algos=["forest"]).get("forest")
+    assert doc["predicted_time"] == pytest.approx(10.0 * want.predicted_time)
+    assert "chosen" not in doc["baselines"]["ring"]
+    doc = _document(run, p, 8, "0", n, {"default": _cube("mpi", [1.0], nbytes=n), "ring": ring})
+    nat = native("allreduce", list(p.ids), n, count=n // 8)
+    assert doc["chosen"] == "mpi" and doc["mpich"] == nat.algorithm
+    assert doc["predicted_time"] == pytest.approx(10.0 * predict(p, nat.program))
+
+
+@pytest.mark.mpi
+def test_the_default_runs_its_choice_beside_baselines_round_by_round():
+    from hetcoll.choice import charged_message_cost, choose
+    from hetcoll.generators import star_platform
+
+    p = star_platform(4, ("25Gbps", "10Gbps"), "5us")
+    n = 4096
+    run = Run(p, "allreduce", "default", ("ring",), sizes=(n,), repeat=1, rounds=3, time_scale=10.0)
+    (doc,) = launch([run], 4, timeout=300)["runs"][0]["documents"]
+    assert [e["algorithm"] for e in entries(doc)] == ["default", "ring", "mpi", "native"]
+    for e in entries(doc):
+        assert len(e["per_round"]) == 3 and e["measured_time"] == min(e["per_round"])
+    cost = charged_message_cost(None, emulated=True, time_scale=10.0)
+    want = choose(p, "allreduce", n, list(p.ids), op="sum", count=n // 8, emulated=True,
+                  message_cost=cost)  # fmt: skip
+    assert doc["chosen"] == want.algorithm

@@ -18,7 +18,8 @@ the ranks fell behind on a busy host in the repetition measured: a measured time
 prediction by no more than that is the host's doing).  Details: a broadcast's
 ``clock_time``, ``ack_time``, ``per_repeat`` and ``tree``; a hypercube's ``median_time``,
 ``loop_time``/``loop_predicted_time`` (``loop`` calls back to back), ``per_repeat``,
-``embedding`` and ``folds``.
+``per_round`` (each round's least, the rounds measured in turn), ``embedding`` and
+``folds``; what a default wrapper ran (the entry ``default``), ``chosen``.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 from mpi4py import MPI
 
 from ..choice import best_cube, charged_message_cost
@@ -34,7 +35,7 @@ from ..runtime.measure import (
 )
 from ..units import check_quantity
 from .document import BCAST_METHOD, CUBE_METHOD, versions
-from .spec import Run, runs_from_spec
+from .spec import DEFAULT, Run, runs_from_spec
 
 __all__ = ["main", "measure", "probe_job", "run_job"]
 
@@ -52,11 +53,12 @@ def measure(run: Run, comm: MPI.Comm | None = None) -> dict[str, Any] | None:
     root = str(run.root if run.root is not None else platform.ids[0])
     if not run.cube:
         platform.index(root)
+    default = DEFAULT in _names(run)  # a default wrapper: per call, its own choice
     with HetComm(
         comm,
         platform,
-        run.planner if not run.cube else "fnf",
-        cube_algo=run.planner if run.cube else None,
+        run.planner if not run.cube else ("auto" if default else "fnf"),
+        cube_algo=run.planner if run.cube and not default else None,
         options=run.options,
         emulate=run.emulate,
         timeout=run.timeout,
@@ -117,33 +119,54 @@ def _measure_bcast(hc: HetComm, run: Run, root_id: str) -> list[Measured]:
 def _measure_cube(hc: HetComm, run: Run) -> list[Measured]:
     out = []
     for nbytes in run.message_sizes:
-        found: Measured = {}
         mpi = run.native and run.emulate and _mpi_runs(run, hc.platform, None, nbytes)
         extra = (["mpi"] if mpi else []) + (["native"] if run.native else [])
-        for name in dict.fromkeys([*_names(run), *extra]):
-            native = name == "native"
-            found[name] = measure_cube(
-                hc,
-                run.operation,
-                nbytes,
-                run.repeat,
-                algo=None if native else name,
-                native=native,
-                loop=run.loop,
-                settle=run.settle_time,
-            )
-        out.append(found)
+        names = list(dict.fromkeys([*_names(run), *extra]))
+        rounds: dict[str, list[CubeMeasurement]] = {name: [] for name in names}
+        for k in range(run.rounds):  # the order reversed from one round to the next
+            for name in names if k % 2 == 0 else names[::-1]:
+                native = name == "native"
+                m = measure_cube(
+                    hc,
+                    run.operation,
+                    nbytes,
+                    run.repeat,
+                    algo=None if native or name == DEFAULT else name,
+                    native=native,
+                    loop=run.loop if k == 0 else 0,
+                    settle=run.settle_time,
+                    warm_up=k == 0,
+                )
+                if name == DEFAULT:  # what the wrapper chose for the call (the same each time)
+                    m.method = hc.last_choice.algorithm
+                rounds[name].append(m)
+        out.append({name: _merged(found) for name, found in rounds.items()})
     return out
+
+
+def _merged(rounds: list[CubeMeasurement]) -> CubeMeasurement:
+    """One algorithm's measurements of every round as one: the least and the median over
+    all calls, the lateness of the least, each round's least in ``per_round``."""
+    m = replace(rounds[0], per_repeat=[t for r in rounds for t in r.per_repeat])
+    best = min(rounds, key=lambda r: r.measured_time)
+    m.measured_time, m.late = best.measured_time, best.late
+    m.median_time = float(np.median(m.per_repeat))
+    m.per_round = [r.measured_time for r in rounds]
+    return m
 
 
 # -- the documents (rank 0) -------------------------------------------------------------------
 
 
-def _predictions(run: Run, platform: Platform, root: str, nbytes: int) -> Comparison:
+def _predictions(
+    run: Run, platform: Platform, root: str, nbytes: int, chosen: str | None = None
+) -> Comparison:
     """The run's planners planned and simulated as the wrapper plans them: a hypercube
     call's ``algo="auto"`` runs the best hypercube plan, charged the wrapper's cost per
-    message (``Planning.cube``), not the best of every planner."""
-    names = list(dict.fromkeys(_names(run)))
+    message (``Planning.cube``), not the best of every planner; :data:`DEFAULT` the plan
+    the wrapper ``chosen`` (MPI's algorithm is predicted apart)."""
+    mine = [] if chosen in (None, "mpi") else [chosen]
+    names = list(dict.fromkeys(n for n in [*_names(run), *mine] if n != DEFAULT))
     op = "sum" if run.operation == "allreduce" else None
     cube_auto = None
     if run.cube and "auto" in names:
@@ -175,13 +198,17 @@ def _predictions(run: Run, platform: Platform, root: str, nbytes: int) -> Compar
 def _document(
     run: Run, platform: Platform, ranks: int, root: str, nbytes: int, found: Measured
 ) -> dict[str, Any]:
-    predicted = _predictions(run, platform, root, nbytes)
+    chosen = found[DEFAULT].method if DEFAULT in found else None
+    predicted = _predictions(run, platform, root, nbytes, chosen)
     entry = {name: _entry(run, platform, m, predicted) for name, m in found.items()}
     own = "mpi" if run.emulate else "native"  # MPI's own: MPICH's algorithm, predicted
-    if own in entry:
-        e = entry[own]
-        e.update(_mpi_prediction(run, platform, root, nbytes))
-        e["ratio"] = e["measured_time"] / e["predicted_time"] if e["predicted_time"] else None
+    for name in (own, DEFAULT) if chosen == "mpi" else (own,):
+        if name in entry:
+            e = entry[name]
+            e.update(_mpi_prediction(run, platform, root, nbytes))
+            e["ratio"] = e["measured_time"] / e["predicted_time"] if e["predicted_time"] else None
+    if chosen is not None:
+        entry[DEFAULT]["chosen"] = chosen
     base = entry.get("mpi" if run.emulate else "native")
     for name, e in entry.items():  # speed-up over MPI's own: emulated ones only under emulation
         fair = base is not None and (name != "native" or not run.emulate)
@@ -253,7 +280,7 @@ def _entry(
         out.update(clock_time=m.clock_time, ack_time=m.ack_time, per_repeat=m.per_repeat)
     else:
         out.update(median_time=m.median_time, loop=m.loop, loop_time=m.loop_time)
-        out["per_repeat"] = m.per_repeat
+        out.update(per_repeat=m.per_repeat, per_round=m.per_round)
     if native:
         return out
     schedule = predicted.get(m.method).schedule
@@ -298,7 +325,7 @@ def _probe(hc: HetComm, run: Run, platform: Platform) -> dict[str, Any]:
 
 def _same_trees(run: Run, true: Platform, probed: Platform, root: str) -> dict[str, bool]:
     nbytes = run.message_sizes[0] if run.message_sizes else 0
-    names = list(dict.fromkeys(_names(run)))
+    names = list(dict.fromkeys(n for n in _names(run) if n != DEFAULT))
     return same_trees(
         true, probed, names, operation=run.operation, root=root, nbytes=nbytes, scale=run.time_scale
     )

@@ -7,9 +7,11 @@ from typing import Any
 
 from ..errors import HetcollError
 
-__all__ = ["CUBE_OPERATIONS", "Run", "runs_from_spec"]
+__all__ = ["CUBE_OPERATIONS", "DEFAULT", "Run", "runs_from_spec"]
 
 CUBE_OPERATIONS = ("allreduce", "allgather", "barrier")
+#: the name of what a default ``HetComm`` runs per call (no ``algo``: its choice)
+DEFAULT = "default"
 
 
 @dataclass(frozen=True)
@@ -27,7 +29,11 @@ class Run:
         hypercube ``allreduce`` (int64 sum), ``allgather`` or ``barrier`` (every rank
         starts at an agreed time; the call lasts until the last rank returns).
     algorithm : str, optional
-        The planner measured (default ``fnf``; ``eff_cube`` for a hypercube).
+        The planner measured (default ``fnf``; ``eff_cube`` for a hypercube).  For a
+        hypercube operation :data:`DEFAULT` (``"default"``, here or among the baselines)
+        measures what a default ``HetComm`` runs, each call without ``algo`` (its choice,
+        :func:`hetcoll.choice.choose`: a plan or MPI's algorithm); its entry names the plan
+        it ran (``chosen``).
     baselines : tuple of str
         Other planners measured the same way, next to it.
     options : dict, optional
@@ -46,6 +52,11 @@ class Run:
         A broadcast's pipelining.
     repeat : int
         Timed repetitions (the least is reported).
+    rounds : int
+        A hypercube operation: measure every algorithm ``repeat`` times per round, the
+        algorithms in turn and their order reversed from one round to the next, so that
+        a slow spell of the host falls on all of them alike; each entry's ``per_round``
+        holds its least time of each round (paired ratios, round by round).
     loop : int
         A hypercube: also time that many calls back to back (0: not).
     settle : float, optional
@@ -68,6 +79,7 @@ class Run:
     sizes: tuple[int, ...] | None = None
     segment_size: int | None = None
     repeat: int = 5
+    rounds: int = 1
     loop: int = 0
     settle: float | None = None
     emulate: bool = True
@@ -82,9 +94,13 @@ class Run:
             )
         if self.repeat < 1:
             raise HetcollError(f"repeat: must be >= 1, got {self.repeat}")
+        if self.rounds < 1:
+            raise HetcollError(f"rounds: must be >= 1, got {self.rounds}")
         if self.loop < 0:
             raise HetcollError(f"loop: must be >= 0, got {self.loop}")
         object.__setattr__(self, "baselines", tuple(self.baselines))
+        if not self.cube and DEFAULT in (self.algorithm, *self.baselines):
+            raise HetcollError(f"{DEFAULT}: measured for {', '.join(CUBE_OPERATIONS)} only")
         if self.sizes is not None:
             object.__setattr__(self, "sizes", tuple(int(n) for n in self.sizes))
 

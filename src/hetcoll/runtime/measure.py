@@ -243,6 +243,8 @@ class CubeMeasurement:
     call's duration: every rank starts at an agreed time and the call lasts until the last
     rank returns.  ``loop_time``: ``loop`` calls back to back (each rank starts the next
     as soon as it returns, as a program would), the last return over ``loop``.
+    ``per_round``: the least of each round when several rounds were measured in turn
+    (:class:`hetcoll.jobs.Run`'s ``rounds``; empty otherwise).
     """
 
     collective: str
@@ -255,6 +257,7 @@ class CubeMeasurement:
     loop: int = 0
     per_repeat: list[float] = field(default_factory=list)
     late: float = 0.0
+    per_round: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -268,6 +271,7 @@ class CubeMeasurement:
             "loop": self.loop,
             "per_repeat": self.per_repeat,
             "late": self.late,
+            "per_round": self.per_round,
         }
 
 
@@ -281,6 +285,7 @@ def measure_cube(
     native: bool = False,
     loop: int = 0,
     settle: float = 5e-3,
+    warm_up: bool = True,
 ) -> CubeMeasurement:
     """Time ``hc.barrier()``, ``hc.Allreduce`` (int64 ``MPI.SUM``, or bytes when ``nbytes``
     is not a multiple of 8) or ``hc.Allgather`` of ``nbytes`` per rank; collective.
@@ -292,7 +297,8 @@ def measure_cube(
     rank times its own call, an approximation.  ``native=True`` times MPI's own
     ``MPI_Barrier``/``MPI_Allreduce``/``MPI_Allgather`` of the wrapper's communicator
     (never emulated); ``algo`` another hypercube planner; ``loop > 0`` also times that many
-    calls back to back.
+    calls back to back.  ``warm_up=False``: no untimed call first (the call was made
+    before: planned, its buffers touched).
     """
     if collective not in ("barrier", "allreduce", "allgather"):
         raise HetcollError(f"collective: expected barrier, allreduce or allgather: {collective!r}")
@@ -330,7 +336,10 @@ def measure_cube(
         took, behind = np.max(hc.comm.allgather((mine, late / _NS)), axis=0)
         return float(took) / calls, float(behind)
 
-    once()  # warm up: plans, checks agreement, first-touch of the buffers
+    if warm_up:  # plans, checks agreement, first-touch of the buffers
+        once()
+    else:
+        recv.fill(0)  # first-touch: no page faults in the timed calls
     runs = [timed(1) for _ in range(repeat)]
     per_repeat = [t for t, _ in runs]
     name = "native" if native else (algo or hc.cube_algo)
