@@ -17,7 +17,11 @@ from hetcoll.experiments.allreduce_star import (
     BASELINES,
     EVERY_NODE,
     HETCOLL,
+    MEASURED,
     allreduce_star,
+    measure_runs,
+    measured_points,
+    measured_table,
     platform,
     point,
     table,
@@ -134,7 +138,7 @@ def test_bad_params_are_refused_before_any_work(params, needle):
 
 
 def test_reproduce_command_writes_the_json_and_the_png(capsys, tmp_path):
-    assert EXPERIMENTS["allreduce-star"].takes == ("sizes",)
+    assert EXPERIMENTS["allreduce-star"].takes == ("sizes", "measure")
     code, out, _ = run(
         capsys, "reproduce", "allreduce-star", "--sizes", "4KiB", "--workers", "1",
         "--out", tmp_path, "--json",
@@ -159,9 +163,95 @@ def test_reproduce_command_writes_the_json_and_the_png(capsys, tmp_path):
         (["allreduce-star", "--sizes", "lots"], "--sizes"),
         (["allreduce-star", "--sizes", "4KiB,"], "--sizes"),
         (["banikazemi-fig1", "--sizes", "4KiB"], "sweeps no message sizes"),
+        (["allreduce-star", "--measure", "--sizes", "128MiB"], "measured up to 64 MiB"),
+        (["banikazemi-fig1", "--measure"], "--measure: banikazemi-fig1 has no measured form"),
+        (["allreduce-star", "--measure", "--executor", "mpi"], "not with --executor mpi"),
     ],
 )
 def test_reproduce_refuses_bad_sizes_in_one_line(capsys, tmp_path, args, needle):
     out = tmp_path / "out"
     one_line_error(*run(capsys, "reproduce", *args, "--out", out), needle)
     assert not out.exists()  # nothing half-written
+
+
+# -- measured under emulation (--measure): what is built from a job's result -------------------
+
+
+def _stub_result():
+    """A job's result as launch returns it, for one allreduce run at M = 1 MiB (x10):
+    per algorithm the least of each of two rounds (seconds as measured), least overall,
+    prediction and lateness; "native" (not emulated) is measured too and left out."""
+    rounds = {
+        "default": [2.0, 3.0],
+        "ring": [3.0, 3.3],
+        "rabenseifner": [4.0, 2.7],
+        "blind": [5.0, 6.0],
+        "binomial": [9.0, 9.0],
+        "mpi": [3.2, 3.6],
+        "native": [0.1, 0.1],
+    }
+    entry = {
+        a: {"measured_time": min(r), "predicted_time": 1.5 * min(r), "late": 0.25, "per_round": r}
+        for a, r in rounds.items()
+    }
+    entry["native"]["predicted_time"] = None
+    doc = {
+        "operation": "allreduce",
+        "nbytes": 1 << 20,
+        "time_scale": 10.0,
+        "algorithm": "default",
+        **entry["default"],
+        "chosen": "forest",
+        "baselines": {a: e for a, e in entry.items() if a != "default"},
+    }
+    return {"runs": [{"documents": [doc], "probe": None}]}
+
+
+def test_measured_points_pair_the_rounds_and_scale_to_model_seconds():
+    (pt,) = measured_points([("allreduce", 1 << 20)], _stub_result(), {("allreduce", 1 << 20): 0.1})
+    assert pt["chosen"] == "forest" and pt["time_scale"] == 10.0 and pt["bound"] == 0.1
+    assert list(pt["times"]) == ["default", *MEASURED["allreduce"]]  # no "native"
+    assert pt["times"]["default"] == 2.0 / 10 and pt["times"]["rabenseifner"] == 2.7 / 10
+    assert pt["predicted"]["ring"] == 1.5 * 3.0 / 10 and pt["late"]["mpi"] == 0.25 / 10
+    # round 0: ring's 3.0 is the fastest MPI time; round 1: rabenseifner's 2.7 (paired)
+    assert pt["best"] == ["ring", "rabenseifner"]
+    assert pt["speedup"] == [3.0 / 2.0, 2.7 / 3.0]
+
+
+def test_measured_table_is_measured_and_simulated_over_the_bound():
+    (pt,) = measured_points([("allreduce", 1 << 20)], _stub_result(), {("allreduce", 1 << 20): 0.1})
+    lines = measured_table([pt], "allreduce").splitlines()
+    rows = {line[:30].strip(): line[30:].split() for line in lines[3:]}
+    assert rows["default ran"] == ["forest"]
+    assert rows["default"] == ["2.000", "(3.000)"]  # 0.2 / 0.1 measured, 0.3 / 0.1 simulated
+    assert rows["ring (MPI)"] == ["3.000", "(4.500)"]
+    assert rows["fastest MPI / default"] == ["1.20", "[0.90-1.50]"]  # median of 1.5 and 0.9
+
+
+def test_measure_runs_the_default_beside_mpich_in_one_job():
+    sizes = (8, 1 << 20, 2 << 20)
+    runs, cases = measure_runs(
+        sizes, rounds=2, repeat=1, repeat_small=7, time_scale=50.0, timeout=60.0
+    )
+    assert cases == [(c, m) for c in ("allreduce", "allgather") for m in sizes]
+    for job, (c, m) in zip(runs, cases, strict=True):
+        assert job.operation == c and job.planner == "default" and job.native and job.emulate
+        assert job.repeat == (7 if m <= 1 << 20 else 1)  # more calls where a call is short
+        assert job.baselines == BASELINES[c] and job.rounds == 2 and job.time_scale == 50.0
+        assert job.sizes == ((m,) if c == "allreduce" else (m // 8,))
+
+
+def test_the_figure_draws_the_measured_points_dotted_after_the_simulated(quick):
+    (pt,) = measured_points([("allreduce", 1 << 20)], _stub_result(), {("allreduce", 1 << 20): 0.1})
+    data = {**quick.data, "measured": {"platform": "star8", "points": [pt]}}
+    fig = build_figures(type(quick)(quick.name, data, quick.tables, quick.figures))[
+        "allreduce-star.png"
+    ]
+    ax = fig.axes[0]  # allreduce on star8
+    simulated = 1 + len(quick.data["points"][0]["times"])
+    dotted = ax.get_lines()[simulated:]
+    assert [list(line.get_ydata()) for line in dotted] == [[t / 0.1] for t in pt["times"].values()]
+    assert {line.get_linestyle() for line in dotted} == {":"}
+    assert not fig.axes[1].get_lines()[simulated:]  # no allgather measured
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "default HetComm (its choice per call), measured" in labels

@@ -51,6 +51,12 @@ def max_workers() -> int:
     "(allreduce-star; default its own).",
 )
 @click.option(
+    "--measure",
+    is_flag=True,
+    help="Also measure under emulation where the experiment can (allreduce-star: an MPI "
+    "job of 8 ranks emulating star8; minutes).",
+)
+@click.option(
     "--executor",
     type=click.Choice(["local", "mpi"]),
     default="local",
@@ -60,7 +66,7 @@ def max_workers() -> int:
 )
 @JSON_OPT
 def reproduce_cmd(
-    name, trials, seed, workers, out_dir, no_plot, full, sizes, executor, as_json
+    name, trials, seed, workers, out_dir, no_plot, full, sizes, measure, executor, as_json
 ) -> None:
     """Reproduce a paper's experiment (hetcoll reproduce list: the choices)."""
     from ..experiments import EXPERIMENTS, Config, get_experiment
@@ -90,6 +96,13 @@ def reproduce_cmd(
         if "sizes" not in exp.takes:
             raise HetcollError(f"--sizes: {name} sweeps no message sizes")
         params["sizes"] = list(_sizes(sizes, "--sizes"))
+    if measure:
+        if "measure" not in exp.takes:
+            which = ", ".join(e.name for e in EXPERIMENTS.values() if "measure" in e.takes)
+            raise HetcollError(f"--measure: {name} has no measured form; {which} has")
+        if executor == "mpi":
+            raise HetcollError("--measure: not with --executor mpi (it starts MPI ranks itself)")
+        params["measure"] = True
     out = Path(out_dir or Path("results") / name)
     check_output_dir(out)  # before the experiment runs, not after
     if executor == "mpi" and exp.launches_mpi:

@@ -20,18 +20,22 @@ LABELS = {
     "bruck": "Bruck (MPICH)",
     "blind": "recursive doubling (MPICH)",
     "binomial": "binomial reduce/gather + bcast (MPICH)",
+    "default": "default HetComm (its choice per call), measured",
+    "mpi": "MPICH's own selection",
 }
 
 #: a marker per planner, so that lines of close colours stay apart
 MARKERS = {"auto": "o", "forest": "^", "balanced": "v", "eff_cube": "D", "ring": "s",
-           "rabenseifner": "P", "bruck": "X", "blind": "x", "binomial": "+"}  # fmt: skip
+           "rabenseifner": "P", "bruck": "X", "blind": "x", "binomial": "+", "default": "*",
+           "mpi": "d"}  # fmt: skip
 
 
 @register_builder("allreduce-star")
 def ratios(data: dict[str, Any]) -> dict[str, Any]:
     """One panel per platform and collective: each planner's time / lower bound against
     the result size (log axes), the bound the line at 1; hetcoll's plans solid, MPI's
-    algorithms dashed, one legend for all panels."""
+    algorithms dashed, one legend for all panels; what was measured under emulation
+    (``data["measured"]``) dotted on its platform's panels, after the simulated lines."""
     setup = data["setup"]
     names = list(setup["platforms"])
     collectives = list(setup["hetcoll"])
@@ -61,6 +65,10 @@ def ratios(data: dict[str, Any]) -> dict[str, Any]:
                     mfc=None if ours else "none",
                 )
                 handles.setdefault(algo, line)
+            measured = data.get("measured")
+            if measured is not None and measured["platform"] == name:
+                _measured_lines(ax, measured["points"], collective, handles)
+                xs = sorted({*xs, *(p["M"] for p in measured["points"])})
             ax.set_xscale("log", base=2)
             ax.set_xticks(xs, [format_size(x) for x in xs], rotation=45, ha="right")
             ax.tick_params(axis="x", which="minor", bottom=False)
@@ -68,11 +76,36 @@ def ratios(data: dict[str, Any]) -> dict[str, Any]:
             ax.set_xlabel("M: result size (bytes)")
             ax.set_ylabel("time / lower bound")
             ax.set_title(f"{collective} on {name}", fontsize="medium")
-    labels = [
-        "lower bound = 1 (no schedule is faster)" if key == "bound" else LABELS.get(key, key)
-        for key in handles
-    ]
+    labels = [_label(key) for key in handles]
     fig.legend(
         list(handles.values()), labels, loc="outside lower center", ncols=2, fontsize="small"
     )
     return {"allreduce-star.png": fig}
+
+
+def _label(key: str) -> str:
+    if key == "bound":
+        return "lower bound = 1 (no schedule is faster)"
+    if key.startswith("measured "):
+        algo = key.removeprefix("measured ")
+        what = LABELS.get(algo, algo)
+        return what if algo == "default" else f"{what}, measured"
+    return LABELS.get(key, key)
+
+
+def _measured_lines(ax, points, collective: str, handles: dict[str, Any]) -> None:
+    """The measured time / bound of the default wrapper and each MPI algorithm, dotted."""
+    points = [p for p in points if p["collective"] == collective]
+    if not points:
+        return
+    for algo in points[0]["times"]:
+        (line,) = ax.plot(
+            [p["M"] for p in points],
+            [p["times"][algo] / p["bound"] for p in points],
+            color=color(algo),
+            ls=":",
+            marker=MARKERS.get(algo, "o"),
+            ms=5,
+            mfc=None if algo == "default" else "none",
+        )
+        handles.setdefault(f"measured {algo}", line)
