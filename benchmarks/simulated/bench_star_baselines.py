@@ -7,7 +7,8 @@ and allreduce (ring, recursive doubling, Rabenseifner's reduce-scatter + allgath
 :mod:`hetcoll.mpich` lowers them, and hetcoll's hypercube planners (``blind``,
 ``eff_cube``), a binomial reduce + broadcast (``binomial``), the per-root ``ring`` (MPICH's
 ring as a planner) and ``forest`` (the optimal packing), simulated at result sizes
-``M``.  Each time is divided by a lower bound: an allreduce's ``T* = max(M / b_min,
+``M``, with the CPU seconds ``ring`` and ``forest`` take to plan.  Each time is divided by
+a lower bound: an allreduce's ``T* = max(M / b_min,
 2 (N - 1) M / sum_i b_i)`` (what any allreduce on a non-blocking switch with per-node
 full-duplex NICs needs), an allgather's ``(N - 1) / N M / b_min`` (the slowest NIC
 receives every other block).
@@ -46,7 +47,9 @@ def bound(collective: str, rates: list[float], m: int) -> float:
     return (n - 1) / n * m / min(rates)
 
 
-def times(p, collective: str, m: int) -> dict[str, float]:
+def times(p, collective: str, m: int, planning: dict[str, float]) -> dict[str, float]:
+    """Each algorithm's simulated time; ``planning`` gets hetcoll's per-root planners' CPU
+    seconds to plan."""
     n = len(p)
     each = m // n if collective == "allgather" else m
     out = {}
@@ -63,7 +66,9 @@ def times(p, collective: str, m: int) -> dict[str, float]:
     align = 8 if collective == "allreduce" else 1
     for name in ("ring", "forest"):  # hetcoll's per-root planners
         how = {"align": align}
+        started = time.process_time()
         s = plan(p, None, method=name, collective=collective, nbytes=each, options=how)
+        planning[name] = time.process_time() - started
         out[name] = simulate(p, s).makespan
     return out
 
@@ -85,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
                 m -= m % (8 * n)  # whole elements, whole blocks
                 for collective in MPICH:
                     low = bound(collective, rates, m)
-                    for name, t in times(p, collective, m).items():
+                    planning: dict[str, float] = {}
+                    for name, t in times(p, collective, m, planning).items():
+                        spent = planning.get(name)
                         rows[collective].append(
                             [
                                 n,
@@ -93,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
                                 f"{m / 2**20:g} MiB",
                                 name,
                                 f"{t * 1e3:.3f}",
-                                f"{t / low:.2f}",
+                                f"{t / low:.3f}",
+                                "" if spent is None else f"{spent:.1f}",
                             ]
                         )
                         records.append(
@@ -105,12 +113,13 @@ def main(argv: list[str] | None = None) -> int:
                                 "algorithm": name,
                                 "time": t,
                                 "bound": low,
+                                "plan_cpu_seconds": spent,
                             }
                         )
     for collective, body in rows.items():
         print(
             format_table(
-                ["N", "star", "M", "algorithm", "ms", "/ bound"],
+                ["N", "star", "M", "algorithm", "ms", "/ bound", "plan CPU s"],
                 body,
                 title=f"{collective} on stars (model nic), simulated (load average {load:.1f})",
             )
