@@ -18,7 +18,7 @@ import numpy as np
 
 from .pipelined import PlanGraph
 
-__all__ = ["message_transfers", "multi_port_transfers", "queue_at_root", "tree_children"]
+__all__ = ["hold", "message_transfers", "multi_port_transfers", "queue_at_root", "tree_children"]
 
 
 def tree_children(
@@ -45,6 +45,19 @@ def queue_at_root(root: int, kids, waiting, share: list[int]) -> None:
             waiting[root][v] += [((q + 0.5) / s, i, q) for q in range(s)]
     for heap in waiting[root].values():
         heapq.heapify(heap)
+
+
+def hold(v: int, i: int, q: int, kids, waiting, share: list[int]) -> bool:
+    """``v`` holds tree ``i``'s ``q``-th slice: queue it for ``v``'s children in that tree
+    at its place in the message's nominal order (the step of both list schedules when a
+    transfer ends); whether ``v`` has any."""
+    forward = kids[i].get(v)
+    if not forward:
+        return False
+    key = ((q + 0.5) / share[i], i, q)
+    for w in forward:
+        heapq.heappush(waiting[v][w], key)
+    return True
 
 
 def multi_port_transfers(
@@ -113,11 +126,7 @@ def multi_port_transfers(
             check.add(event[1])
             if len(event) == 5:
                 _end, _u, v, i, q = event
-                forward = kids[i].get(v)
-                if forward:
-                    key = ((q + 0.5) / share[i], i, q)
-                    for w in forward:
-                        heappush(waiting[v][w], key)
+                if hold(v, i, q, kids, waiting, share):
                     check.add(v)
     transfers.sort(key=lambda x: x[0])
     return transfers, span
@@ -186,10 +195,6 @@ def message_transfers(
             _end, u, v, i, q = heappop(ends)
             check.add(u)
             check.update(senders[v])
-            forward = kids[i].get(v)
-            if forward:
-                key = ((q + 0.5) / share[i], i, q)
-                for w in forward:
-                    heappush(waiting[v][w], key)
+            if hold(v, i, q, kids, waiting, share):
                 check.add(v)
     return transfers, span
