@@ -330,6 +330,7 @@ def _best_cube(
     from .compare import compare
     from .planners.hypercube import hypercube_planners
 
+    cubes = set(hypercube_planners())
     found = compare(
         platform,
         collective,
@@ -337,9 +338,9 @@ def _best_cube(
         model=model,
         nbytes=0 if collective == "barrier" else nbytes,
         op=_cube_op(op) if collective == "allreduce" else None,
+        algos=_candidates(platform, collective, members, model, cubes.__contains__),
         message_cost=message_cost,
     )
-    cubes = set(hypercube_planners())
     best = next(c for c in found.ranked if c.algorithm in cubes)
     return best.algorithm, best.charged_time
 
@@ -379,11 +380,31 @@ def _best_all(
     found = compare(
         platform, collective, root=root, members=members, model=model, nbytes=nbytes,
         op=_cube_op(op) if collective == "allreduce" else None, message_cost=message_cost,
+        algos=_candidates(platform, collective, members, model, _unsliced),
     )  # fmt: skip
     trees = [c for c in found.ranked if c.segment_size is None and tree_runs(c.schedule)]
     if trees and trees[0].charged_time < cube[1]:
         return trees[0].algorithm, trees[0].charged_time
     return cube
+
+
+def _candidates(platform, collective, members, model, keep) -> list[str]:
+    """The candidates :func:`hetcoll.compare.compare` would rank for the call, those that
+    ``keep`` keeps (by name): a ranking of some kind of plan need not plan the others
+    (``forest``, a planner of its own segments, is weighed once, by itself)."""
+    from .compare import candidates
+    from .models import get_model
+
+    name = (get_model(model) if model is not None else platform.model).name
+    count = len(platform) if members is None else len(list(members))
+    return [n for n in candidates(collective, name, count, False)[0] if keep(n)]
+
+
+def _unsliced(name: str) -> bool:
+    """Whether planner ``name`` plans messages in one piece (a tree :func:`tree_runs`)."""
+    from .planners import REGISTRY
+
+    return not REGISTRY[name].pipelined
 
 
 #: the per-root planner ``auto`` weighs for an allgather or allreduce (the engine runs

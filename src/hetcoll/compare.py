@@ -26,6 +26,7 @@ from typing import Any
 
 from .errors import ModelError, PlannerError, ScheduleError
 from .planners._registry import warn_unused_options
+from .planners._shared import simulated
 from .platform import Platform
 from .program import Program
 from .schedule import Schedule, check_simulations, transfer_budget
@@ -176,7 +177,7 @@ def candidates(
         elif (
             info.serves(operation)
             and info.kind != "select"
-            and not (info.pipelined and pipelined is False)
+            and not (info.pipelined and pipelined is False and not info.own_slices)
         ):
             left_out[name] = why  # (a planner for sliced messages is by design no candidate)
     return names, left_out
@@ -449,7 +450,7 @@ def compare(
                     options=_accepted(options, name),
                     sizes=sizes,
                 )
-                prediction = simulate(platform, schedule, model)
+                prediction = simulated(platform, schedule, model)  # (a planner's own, kept)
             except (PlannerError, ModelError) as exc:  # ModelError: a transfer the
                 # platform cannot carry (a planner unaware of links, on a link platform)
                 if name not in planned:

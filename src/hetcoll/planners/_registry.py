@@ -51,9 +51,11 @@ class PlannerInfo:
     ``tree`` (one rooted tree per request), ``exact`` (exhaustive search), ``joint``
     (several multicasts at once), ``hypercube`` (no root) or ``select`` (chooses among the
     others, like ``auto``); ``pipelined``: it plans for the rate of a message cut into
-    slices (Beaumont et al.'s planners), not one message's latency.  :meth:`unfit` is the
-    one rule that decides whether a planner is
-    a candidate for a request (``auto``, ``hetcoll compare``, the demo).
+    slices (Beaumont et al.'s planners), not one message's latency; ``own_slices``: given
+    no slice size, it cuts the message itself (``forest`` chooses its segment size), so
+    it is a candidate for a message given whole too.  :meth:`unfit` is the one rule that
+    decides whether a planner is a candidate for a request (``auto``, ``hetcoll compare``,
+    the demo).
     """
 
     name: str
@@ -69,6 +71,7 @@ class PlannerInfo:
     kind: str = "tree"
     extra: dict[str, Any] = field(default_factory=dict)
     pipelined: bool = False
+    own_slices: bool = False
 
     def serves(self, operation: str) -> bool:
         """Whether this planner plans ``operation`` (a multicast with a broadcast planner on
@@ -101,7 +104,8 @@ class PlannerInfo:
         schedule, and the simulator ranks it on the real one (``gap_aware``, designed for
         the postal model, is often the best under Hockney's).  A ``pipelined`` planner is
         no candidate for a message sent in one piece (``pipelined=False``: its trees
-        optimise a steady-state rate there is none of).
+        optimise a steady-state rate there is none of), unless it cuts a message given
+        whole itself (``own_slices``).
         """
         if self.kind == "select":
             return f"{self.name} chooses among the others"
@@ -109,7 +113,7 @@ class PlannerInfo:
             return f"does not plan a {operation}"
         if self.max_members is not None and members > self.max_members:
             return f"at most {self.max_members} members, the request has {members}"
-        if self.pipelined and pipelined is False:
+        if self.pipelined and pipelined is False and not self.own_slices:
             return "plans pipelined messages; this one goes in one piece (give a slice size)"
         if self.kind == "exact" and model not in self.exact_models:
             return (
@@ -235,6 +239,7 @@ def register(
     max_members: int | None = None,
     kind: str = "tree",
     pipelined: bool = False,
+    own_slices: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator adding a planner function to :data:`REGISTRY` under ``name``."""
 
@@ -254,6 +259,7 @@ def register(
             max_members,
             kind,
             pipelined=pipelined,
+            own_slices=own_slices,
         )
         return func
 

@@ -9,6 +9,10 @@ resources), and handed to the next planner that asks.  Each is a deterministic s
 every schedule is byte for byte the one it plans alone; outside the block every call
 solves, as before.  The answers are dropped when the outermost block ends.
 
+**A planner's own simulation.**  A planner that chose its schedule by simulating it
+(``forest`` under windows per edge) keeps that prediction (:func:`keep_prediction`), and
+the comparison takes it (:func:`simulated`) instead of simulating the same schedule again.
+
 **Across slice sizes.**  Under costs proportional to the bytes (no per-message cost) the
 problem of one slice size is another's with every time multiplied by their ratio, and
 ``auto``'s slices of a power-of-two message are a power of two apart.  Multiplying every
@@ -32,7 +36,17 @@ import numpy as np
 
 from .steady import Packing, SteadyProblem, edge_loads, pack_arborescences
 
-__all__ = ["loads", "packing", "problem_key", "scale_class", "scaled", "shared", "shared_work"]
+__all__ = [
+    "keep_prediction",
+    "loads",
+    "packing",
+    "problem_key",
+    "scale_class",
+    "scaled",
+    "shared",
+    "shared_work",
+    "simulated",
+]
 
 #: the answers kept while :func:`shared_work` runs (None outside it)
 _SHARED: ContextVar[dict | None] = ContextVar("hetcoll_shared_work", default=None)
@@ -135,3 +149,25 @@ def loads(problem: SteadyProblem, pack: Packing) -> np.ndarray:
         return edge_loads(problem, pack)
     key, scale = scale_class(problem)
     return scaled(("loads", key), scale, lambda: edge_loads(problem, pack), np.multiply)
+
+
+def keep_prediction(platform: Any, schedule: Any, model: Any, prediction: Any) -> None:
+    """Inside :func:`shared_work`: ``prediction`` is what simulating ``schedule`` on
+    ``platform`` under ``model`` gives (:func:`simulated` returns it for these very
+    objects); outside it, nothing."""
+    memo = _SHARED.get()
+    if memo is not None:
+        memo[("prediction", id(schedule))] = (schedule, platform, model, prediction)
+
+
+def simulated(platform: Any, schedule: Any, model: Any = None) -> Any:
+    """:func:`hetcoll.simulator.simulate` of ``schedule``, or inside :func:`shared_work`
+    the prediction a planner kept for these very objects (:func:`keep_prediction`; the
+    objects are held, so their ids are not reused)."""
+    memo = _SHARED.get()
+    got = memo.get(("prediction", id(schedule))) if memo is not None else None
+    if got is not None and got[0] is schedule and got[1] is platform and got[2] is model:
+        return got[3]
+    from ..simulator import simulate
+
+    return simulate(platform, schedule, model)

@@ -16,17 +16,34 @@ in program order a rank's next send would wait for a busy link while another idl
 segments: of the given size, else every flow cut into the same number of segments (of at
 least 1 KiB), the number of the fastest play-out among whole shares, powers of two and the
 most whose schedule stays within a quarter of the transfer budget (the play-out is what the
-simulator replays on bandwidth-only link graphs, at a fraction of its cost).  One count for
-every flow rather than one size: a tree's pipeline fills and drains in about a segment's
-share of its run, so a tree of a small share cut into a few long segments would finish
-last.
+simulator replays on bandwidth-only link graphs, at a fraction of its cost), fewest first,
+stopping at the first whose play-out is within :data:`NEAR` of the packing's certified
+bound.  One count for every flow rather than one size: a tree's pipeline fills and drains
+in about a segment's share of its run, so a tree of a small share cut into a few long
+segments would finish last.
+
+Under a model whose ranks keep several sends in flight per edge (``nic``: windows per
+edge, ``chain="edge"``) the play-out is no estimate (it runs one transfer per NIC at a
+time) and the segment size is chosen by simulation, one size for every flow.  A simulation
+costs about its messages (thousands at 8 nodes, each halving doubling them), so the
+search reads a model off its cheapest points (:func:`_descend`): the time of segments of
+``s`` bytes is the packing's steady state, plus a pipeline fill and drain growing with
+``s`` (a tree of depth ``d`` at ``w`` bytes per second: about ``d s / w``), plus
+per-message costs growing as ``s`` shrinks, a convex curve.  Two halvings give the line
+under that curve (a plan whose line stays above the fastest time found is dropped: the
+reduce and broadcast through one member of a large allreduce), the next halving is
+simulated only while the gain it is predicted to bring (the last gain times the last ratio
+of gains) is at least :data:`STOP` of the time and the time is more than :data:`STOP` over
+the packing's bound.  About two simulations of the size chosen in all; the time within
+about :data:`STOP` of simulating every halving (``search="full"``; ``benchmarks/simulated/
+bench_forest_segments.py`` prints both searches' planning times).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
@@ -35,6 +52,7 @@ from ..perroot import is_per_root
 from ..platform import Platform
 from ..schedule import Flow, Schedule, Tree, transfer_budget
 from ._registry import Option, register
+from ._shared import keep_prediction
 from .forest import Forest, pack_forest
 from .forestorder import per_root_order
 
@@ -44,6 +62,11 @@ __all__ = ["forest"]
 FOREST_OPS = ("allgather", "reduce_scatter", "allreduce")
 #: smallest segment the planner picks on its own (bytes)
 MIN_SEGMENT = 1024
+#: the segment search stops where a finer cut is predicted to gain less than this fraction
+#: of the time, or where the time is within this fraction of the packing's bound
+STOP = 0.01
+#: the play-outs (no simulation) stop at the first within this fraction of the bound
+NEAR = 0.001
 #: under windows per edge, the fewest segments of the largest share the planner tries (a
 #: pipeline of fewer, each a window's batch, fills and drains for much of the run)
 PIPELINE = 16
@@ -157,6 +180,79 @@ def _counts(whole: list[Flow], align: int, budget: int) -> list[int | None]:
     return out
 
 
+def _descend(
+    plans: list[Any],
+    build: Any,
+    simulated: Any,
+    budget: int,
+    lower: float,
+    search: str,
+) -> list[Schedule]:
+    """Under windows per edge: the schedules simulated to choose each plan's segment size
+    (a plan: the byte ranges of :func:`forest`'s flows), in plan order, each plan's from
+    long segments to short (:func:`_halving`).
+
+    ``search="full"`` simulates each plan's halvings while the time falls.  ``"quick"``
+    reads a model off the first points instead: the time ``T(s)`` of segments of ``s``
+    bytes is the packing's steady state, plus a pipeline fill and drain that grows with
+    ``s`` (a tree of depth ``d`` carrying ``w`` bytes per second fills in about ``d s /
+    w``), plus per-message costs that grow as ``s`` shrinks: a convex curve.  So
+
+    - every plan is simulated whole, at the first halving ``s0`` and at ``s0 / 2`` (the
+      cheapest points: a simulation costs about its messages);
+    - a plan is dropped when the line through those two points, which lies under the
+      convex curve at every shorter segment, stays above the fastest time found (the
+      reduce and broadcast through one member of an allreduce, at large sizes);
+    - a plan that is kept is halved once more only while the gain the next halving is
+      predicted to bring is at least :data:`STOP` of its time (each halving's gain is the
+      last one's times the last ratio of gains; half the last one while only one is known:
+      a fill linear in ``s``), and while its time is more than ``1 + STOP`` times
+      ``lower``, the packing's bound (nothing left to gain).
+
+    Cost: about two simulations of the segment size chosen (each halving doubles the
+    messages), against one to two more halvings for ``"full"``; the time chosen is within
+    about :data:`STOP` of ``"full"``'s (``tests/test_forest_segments.py`` compares them).
+    """
+    out: list[Schedule] = []
+    states = []
+    for rg in plans:
+        cuts = _halving(build, rg, budget)
+        times: list[float] = []
+        for flows in cuts:
+            sched = simulated(flows)
+            out.append(sched)
+            t = sched.params["estimate"]
+            if times and t > times[-1]:
+                cuts = iter(())  # it no longer gains
+                break
+            times.append(t)
+            if search == "quick" and len(times) == 3:
+                break
+        states.append((cuts, times))
+    if search == "full":
+        return out
+    fastest = min(s.params["estimate"] for s in out)
+    for cuts, times in states:
+        if len(times) < 3:
+            continue  # (the cuts are spent)
+        if 2 * times[2] - times[1] >= fastest:
+            continue  # the line under its curve: no shorter segment can win
+        gain, ratio = times[1] - times[2], 0.5
+        while times[-1] > (1 + STOP) * lower and gain * ratio >= STOP * times[-1]:
+            flows = next(cuts, None)
+            if flows is None:
+                break
+            sched = simulated(flows)
+            out.append(sched)
+            t = sched.params["estimate"]
+            if t > times[-1]:
+                break
+            ratio = min(1.0, (times[-1] - t) / gain)
+            gain = times[-1] - t
+            times.append(t)
+    return out
+
+
 def _halving(build: Any, ranges: Any, budget: int) -> Iterator[list[Flow]]:
     """Under windows per edge: the flows of ``ranges`` whole, then in segments of one size
     for every flow, halving from the largest share's :data:`PIPELINE`-th down to
@@ -181,12 +277,14 @@ def _halving(build: Any, ranges: Any, budget: int) -> Iterator[list[Flow]]:
     paper="Zhao et al. 2024 (ForestColl), Sec. 4-5: spanning trees packed per root; "
     "Zhao & Krishnamurthy 2023 (the cut bound); hetcoll's cost models",
     complexity="column generation: per iteration one LP and N minimum arborescences, "
-    "O(N E log N); then one play-out per segment candidate, O(T log T) for T messages",
+    "O(N E log N); then a play-out, O(T log T) for T messages, per segment count tried "
+    "(windows per edge: a simulation per halving tried, about two of the chosen size's)",
     summary="allgather / reduce-scatter / allreduce over the optimal per-root packing of "
     "arborescences (every block over trees of its own), pipelined in segments",
-    options=("align", "max_trees", "time_limit"),
+    options=("align", "max_trees", "time_limit", "search"),
     kind="forest",
     pipelined=True,
+    own_slices=True,
 )
 def forest(
     platform: Platform,
@@ -201,6 +299,7 @@ def forest(
     align: Annotated[int, Option(most=1 << 20)] = 1,
     max_trees: Annotated[int, Option(most=1 << 16)] = 64,
     time_limit: Annotated[float, Option(kind="time", above=0)] | None = None,
+    search: Literal["quick", "full"] = "quick",
 ) -> Schedule:
     """Plan ``collective`` (``allgather``, ``reduce_scatter`` or ``allreduce``) of
     ``nbytes`` (each member's block; an allreduce's vector) on every node of ``platform``
@@ -226,6 +325,12 @@ def forest(
         Seconds for the column generation (default none: it stops at its gap or its
         iteration limit, so every rank derives the same schedule; a time limit makes the
         schedule depend on how fast the machine is at the time).
+    search
+        How the segment count or size is chosen when ``segment_size`` is not given:
+        ``"quick"`` (default) stops where a finer cut is predicted to gain under
+        :data:`STOP` of the time or the time is within :data:`STOP` of the packing's
+        bound (a play-out: within :data:`NEAR`); ``"full"`` tries every candidate (module
+        docstring; :func:`_descend`).
 
     Returns
     -------
@@ -329,30 +434,38 @@ def forest(
             stagger=half,
         )
 
-    best: Schedule | None = None
-    best_time = np.inf
-    for rg in plans:
-        if segment_size:
-            cuts = [build(segment_size, rg)]
-        elif chain == "edge":
-            cuts = _halving(build, rg, budget)
-        else:
+    # a lower bound on the plan's time: the packing's certified bound (seconds)
+    lower = packed.bound * (vector if collective == "allreduce" else 1)
+
+    def played_out(flows: list[Flow]) -> Schedule:
+        played = per_root_order(platform, flows, model)
+        return make(flows, played, played.time)
+
+    predictions: dict[int, Any] = {}
+
+    def simulated(flows: list[Flow]) -> Schedule:
+        # the play-out runs one transfer per NIC at a time, not the windows that share it
+        played = per_root_order(platform, flows, model)
+        run = simulate(platform, make(flows, played, played.time), model)
+        sched = make(flows, played, run.makespan)
+        predictions[id(sched)] = run
+        return sched
+
+    if segment_size:
+        tried = [played_out(build(segment_size, rg)) for rg in plans]
+    elif chain == "edge":
+        tried = _descend(plans, build, simulated, budget, lower, search)
+    else:
+        tried = []
+        for rg in plans:
             whole = build(None, rg)
-            cuts = [_cut(whole, k, align) for k in _counts(whole, align, budget)]
-        mine = np.inf
-        for flows in cuts:
-            played = per_root_order(platform, flows, model)
-            sched = make(flows, played, played.time)
-            if chain == "edge" and not segment_size:
-                # the play-out runs one transfer per NIC at a time, not the windows that
-                # share it: simulate them, from long segments to short, while it gains
-                sched = make(flows, played, simulate(platform, sched, model).makespan)
-                if sched.params["estimate"] > mine:
-                    break
-                mine = sched.params["estimate"]
-            if sched.params["estimate"] < best_time:
-                best, best_time = sched, sched.params["estimate"]
-    sched = best
+            for k in _counts(whole, align, budget):
+                tried.append(played_out(_cut(whole, k, align)))
+                if search == "quick" and tried[-1].params["estimate"] <= (1 + NEAR) * lower:
+                    break  # within NEAR of the bound: a finer cut cannot gain more
+    sched = min(tried, key=lambda s: s.params["estimate"])  # the first of equals
+    if id(sched) in predictions:  # auto's comparison takes it rather than simulate again
+        keep_prediction(platform, sched, model, predictions[id(sched)])
     flows = list(sched.flows)
     if collective == "allreduce" and len({f.tree.root for f in flows}) == 1:
         return _one_root(platform, sched, model)
