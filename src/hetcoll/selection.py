@@ -10,6 +10,7 @@ registers it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from .compare import ROOTED_OPERATIONS, compare, slice_choices
@@ -106,15 +107,4 @@ def auto(
         params["message_cost"] = message_cost
     if segment_size is None and len(slices) > 1:
         params["segment_size"] = found.best.segment_size
-    return Schedule(
-        chosen.collective,
-        "auto",
-        chosen.nbytes,
-        chosen.flows,
-        params,
-        chosen.model,
-        hypercube=chosen.hypercube,
-        order=chosen.order,
-        sizes=chosen.sizes,
-        chain=chosen.chain,
-    )
+    return replace(chosen, algorithm="auto", params=params)  # every field of what runs

@@ -32,15 +32,17 @@ search reads a model off its cheapest points (:func:`_descend`): the time of seg
 per-message costs growing as ``s`` shrinks, a convex curve.  Two halvings give the line
 under that curve (a plan whose line stays above the fastest time found is dropped: the
 reduce and broadcast through one member of a large allreduce), the next halving is
-simulated only while the gain it is predicted to bring (the last gain times the last ratio
-of gains) is at least :data:`STOP` of the time and the time is more than :data:`STOP` over
-the packing's bound.  About two simulations of the size chosen in all; the time within
-about :data:`STOP` of simulating every halving (``search="full"``; ``benchmarks/simulated/
-bench_forest_segments.py`` prints both searches' planning times).
+simulated only while the gain the further halvings are predicted to bring in all (the
+gains falling by their last ratio) is at least :data:`STOP` of the time and the time is
+more than :data:`STOP` over the packing's bound.  About two simulations of the size
+chosen in all; the time within about :data:`STOP` of simulating every halving
+(``search="full"``; ``benchmarks/simulated/bench_forest_segments.py`` prints both
+searches' planning times).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Annotated, Any, Literal
@@ -62,9 +64,10 @@ __all__ = ["forest"]
 FOREST_OPS = ("allgather", "reduce_scatter", "allreduce")
 #: smallest segment the planner picks on its own (bytes)
 MIN_SEGMENT = 1024
-#: the segment search stops where a finer cut is predicted to gain less than this fraction
-#: of the time, or where the time is within this fraction of the packing's bound
-STOP = 0.01
+#: the segment search stops where the finer cuts are predicted to gain less than this
+#: fraction of the time in all, or where the time is within this fraction of the
+#: packing's bound
+STOP = 0.005
 #: the play-outs (no simulation) stop at the first within this fraction of the bound
 NEAR = 0.001
 #: under windows per edge, the fewest segments of the largest share the planner tries (a
@@ -203,11 +206,11 @@ def _descend(
     - a plan is dropped when the line through those two points, which lies under the
       convex curve at every shorter segment, stays above the fastest time found (the
       reduce and broadcast through one member of an allreduce, at large sizes);
-    - a plan that is kept is halved once more only while the gain the next halving is
-      predicted to bring is at least :data:`STOP` of its time (each halving's gain is the
-      last one's times the last ratio of gains; half the last one while only one is known:
-      a fill linear in ``s``), and while its time is more than ``1 + STOP`` times
-      ``lower``, the packing's bound (nothing left to gain).
+    - a plan that is kept is halved once more only while the gain all further halvings
+      are predicted to bring is at least :data:`STOP` of its time (:func:`_to_come`: each
+      halving's gain the last one's times the last ratio of gains, a half while only one
+      is known: a fill linear in ``s``), and while its time is more than ``1 + STOP``
+      times ``lower``, the packing's bound (nothing left to gain).
 
     Cost: about two simulations of the segment size chosen (each halving doubles the
     messages), against one to two more halvings for ``"full"``; the time chosen is within
@@ -238,7 +241,7 @@ def _descend(
         if 2 * times[2] - times[1] >= fastest:
             continue  # the line under its curve: no shorter segment can win
         gain, ratio = times[1] - times[2], 0.5
-        while times[-1] > (1 + STOP) * lower and gain * ratio >= STOP * times[-1]:
+        while times[-1] > (1 + STOP) * lower and _to_come(gain, ratio) >= STOP * times[-1]:
             flows = next(cuts, None)
             if flows is None:
                 break
@@ -251,6 +254,12 @@ def _descend(
             gain = times[-1] - t
             times.append(t)
     return out
+
+
+def _to_come(gain: float, ratio: float) -> float:
+    """What the halvings still to come gain in all, each gaining ``ratio`` times the one
+    before, the last one ``gain``: ``gain r / (1 - r)`` (infinite for ``r >= 1``)."""
+    return gain * ratio / (1.0 - ratio) if ratio < 1.0 else math.inf
 
 
 def _halving(build: Any, ranges: Any, budget: int) -> Iterator[list[Flow]]:
@@ -327,7 +336,7 @@ def forest(
         schedule depend on how fast the machine is at the time).
     search
         How the segment count or size is chosen when ``segment_size`` is not given:
-        ``"quick"`` (default) stops where a finer cut is predicted to gain under
+        ``"quick"`` (default) stops where the finer cuts are predicted to gain under
         :data:`STOP` of the time or the time is within :data:`STOP` of the packing's
         bound (a play-out: within :data:`NEAR`); ``"full"`` tries every candidate (module
         docstring; :func:`_descend`).
