@@ -89,3 +89,20 @@ def test_what_a_passed_call_remembers_is_its_own_size(ranks):
     want = [["binomial", "blind", [False, False], True], ["mpi", "mpi", [True, True], True]] * 3
     for r, c in ranks.items():
         assert c["tuned"]["ran"] == want, (r, c["tuned"]["ran"])
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("wrapper", ["mpi", "mpi sub", "fnf", "fnf sub", "tuned", "tuned sub"])
+def test_a_repeated_call_on_one_rank_is_one_method_call(ranks, wrapper):
+    """On one rank (COMM_SELF, and the one-rank communicator a wrapper of it splits) a
+    wrapper that keeps its methods runs a repeated Allreduce as one Python call before
+    mpi4py's, whatever its planner (it parsed its buffers at every call: 38 Python calls),
+    and a repeated Bcast, which moves nothing, as that call alone (3 before), with mpi4py's
+    bytes for every operator and IN_PLACE; Reduce too where ``rooted_algo`` is ``mpi``."""
+    for r, c in ranks.items():
+        got = c["one rank"][wrapper]
+        assert len(got) == (38 if wrapper.startswith("mpi") else 30), r
+        for name, (same, frames, passed) in got.items():
+            assert same, (r, name)
+            assert len(frames) == 1, (r, name, frames)
+            assert passed, (r, name)

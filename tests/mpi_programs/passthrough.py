@@ -186,6 +186,74 @@ for k in range(6):
     ran[-1].append(bool(ok))
 checks["tuned"] = {"ran": ran, "thread only once planned": before and tuned._progress is not None}
 tuned.close()
+
+# one rank (COMM_SELF, and the sub-communicator a wrapper of it splits): nothing moves, so
+# whatever the wrapper's planner a repeated call is one Python call before mpi4py's own,
+# as at n > 1, with mpi4py's result bit for bit (every operator, IN_PLACE)
+alone = Platform(nodes_from_costs([1e-6]), name="one")
+SELF = MPI.COMM_SELF
+OPS = ("SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR")
+
+
+def one_rank(c, rooted: bool) -> dict:
+    """name -> [same bytes as mpi4py's on COMM_SELF, the Python functions a repeated call
+    enters, last_call None and last_choice MPI's after it]; ``Reduce`` too with ``rooted``
+    (a wrapper whose ``rooted_algo`` is ``mpi``: elsewhere a one-rank ``Reduce`` is a call
+    hetcoll ran, which ``last_call`` names)."""
+    values = {
+        "int": np.array([3, -7, 0, 1 << 40, -1], dtype=np.int64) * (me + 1),
+        "float": np.array([1.5, -0.0, np.nan, np.inf, 1e-310]) * (me + 1),
+    }
+
+    def run(comm, name):
+        call, kind, op, how = name.split()
+        a, b = values[kind].copy(), np.full(5, 9, dtype=values[kind].dtype)
+        send = a
+        if how == "in-place":
+            b[:], send = a, MPI.IN_PLACE
+        if call == "Bcast":
+            return lambda: comm.Bcast(a, 0), (a, b)
+        return lambda: getattr(comm, call)(send, b, getattr(MPI, op)), (a, b)
+
+    names = [
+        f"Allreduce {k} {op} {h}"
+        for k in ("int", "float")
+        for op in OPS
+        for h in ("send", "in-place")
+        if k == "int" or op[0] not in "BL"
+    ]
+    names += [
+        f"Reduce {k} {op} {h}"
+        for k in ("int", "float")
+        for op in ("SUM", "MAX")
+        for h in ("send", "in-place")
+        if rooted
+    ]
+    names += ["Bcast int - -", "Bcast float - -"]
+    out = {}
+    for name in names:
+        f, bufs = run(SELF, name)
+        f()
+        want = [x.tobytes() for x in bufs]
+        same = True
+        for _ in range(3):  # the first call chooses; the later ones must be quick
+            f, bufs = run(c, name)
+            seen, _ = frames(f)
+            same = same and [x.tobytes() for x in bufs] == want
+        passed = c.last_call is None and getattr(c.last_choice, "algorithm", None) == "mpi"
+        out[name] = [same, seen, passed]
+    return out
+
+
+tune1 = Tuning(1, {"bcast": (Rule(0, "binomial"),), "allreduce": (Rule(0, "blind"),)})
+checks["one rank"] = {}
+for label, kw in (("mpi", {"algo": "mpi"}), ("fnf", {"algo": "fnf"}), ("tuned", {"tuning": tune1})):
+    w = HetComm(SELF, alone, timeout=60, **kw)
+    w_sub = w.Split(0, 0)
+    checks["one rank"][label] = one_rank(w, label == "mpi")
+    checks["one rank"][f"{label} sub"] = one_rank(w_sub, label == "mpi")
+    w_sub.close()
+    w.close()
 sub_h.Free()
 sub_w.Free()
 hc.close()

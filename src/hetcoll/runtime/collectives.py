@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
+from ..choice import Choice
 from ..errors import HetcollError, MismatchError
 from ..schedule import HYPERCUBE_COLLECTIVES, Schedule
 from .buffers import (
@@ -51,6 +52,7 @@ INLINE = 248
 
 _SPECS = (list, tuple)  # buffer specs: [buf, type], [buf, count, type], ...
 _PASS = object()  # a call that goes to MPI's own collective
+_ALONE = Choice("mpi", source="one rank")  # a one-rank call's natively, whatever the planner
 _NOTHING = memoryview(bytearray(0))  # writable: an empty receive writes nothing into it
 
 
@@ -285,6 +287,7 @@ class Collectives(ScheduleComm):
         user's communicator's method) and what the wrapper then says of the last call."""
         if choice.algorithm != "mpi" or self.emulate:
             return False
+        self.last_choice = choice  # the call's (_choose's, or a one-rank call's: _ALONE)
         if key is not None:
             self._passing[key] = (choice, None, None, None, call)
         self._last_trace = self._fast_trace = None
@@ -321,14 +324,18 @@ class Collectives(ScheduleComm):
             hit = self._passing.get((root, getattr(buf, "nbytes", None)))
             if hit is not None:
                 self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, call = hit
-                call(buf, root)
+                if call is not None:  # None: one rank, where nothing moves (_bcast)
+                    call(buf, root)
                 return
         self._bcast(buf, root, segment_size, algo)
 
     @refusing
     def _bcast(self, buf: Any, root: int, segment_size: int | None, algo: str | None) -> None:
         """:meth:`Bcast` past its lookup of a repeated call given to MPI."""
-        if self.size == 1:
+        if self.size == 1:  # nothing to move: natively MPI's own checks a root and size once
+            if segment_size is None and algo is None and not self.emulate:
+                self.base.Bcast(buf, root)  # then a repeated call is Bcast's look-up only
+                self._passed((root, getattr(buf, "nbytes", None)), _ALONE)
             return
         receiving = self.rank != root
         if isinstance(buf, _SPECS):
@@ -610,17 +617,19 @@ class Collectives(ScheduleComm):
                     f"{_type_name(recv.datatype)}; they must match"
                 )
         check_op(op, recv, "Allreduce")
-        if self.size == 1:
-            if send is not recv:
+        quick = _quick_size(recvbuf) if op.is_predefined and algo is None else None
+        item = getattr(recvbuf, "itemsize", 0)  # and id(op): a live predefined Op's is unique
+        key = None if quick is None else ("allreduce", quick, item, id(op))
+        if self.size == 1:  # nothing to move: natively MPI's own, remembered as at n > 1
+            if algo is None and self._passed(key, _ALONE, self.base.Allreduce):
+                self.base.Allreduce(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf, op)
+            elif send is not recv:
                 recv.unpack(send.pack())
             return
         state = send.span()
         spec = (recv.count, recv.datatype)
         choice = self._choose("allreduce", len(state), algo=algo, op=op, count=recv.count)
-        quick = _quick_size(recvbuf) if op.is_predefined and algo is None else None
-        key = ("allreduce", quick, getattr(recvbuf, "itemsize", 0), id(op))  # id: a live
-        # predefined operator's is never another's
-        if self._passed(None if quick is None else key, choice, self.base.Allreduce):
+        if self._passed(key, choice, self.base.Allreduce):
             self.base.Allreduce(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf, op)
             return
         mpi = choice.algorithm == "mpi"  # under emulation: MPI's algorithm through the engine
