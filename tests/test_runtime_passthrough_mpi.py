@@ -106,3 +106,12 @@ def test_a_repeated_call_on_one_rank_is_one_method_call(ranks, wrapper):
             assert same, (r, name)
             assert len(frames) == 1, (r, name, frames)
             assert passed, (r, name)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name", ["Bcast", "Allreduce", "Allgather", "Barrier"])
+def test_a_remembered_call_after_a_planned_one_says_it_passed(ranks, name):
+    """``last_call`` is None after a repeated call given to MPI, also when the call before
+    it was one hetcoll planned (it kept naming that call)."""
+    for r, c in ranks.items():
+        assert c["after planned"][name] == [True, True], (r, c["after planned"][name])

@@ -20,6 +20,7 @@ from mpi4py import MPI
 
 from hetcoll import HetComm
 from hetcoll.platform import Platform, nodes_from_costs
+from hetcoll.runtime.rooted import CallRecord
 from hetcoll.tuning import Rule, Tuning
 
 WORLD = MPI.COMM_WORLD
@@ -186,6 +187,28 @@ for k in range(6):
     ran[-1].append(bool(ok))
 checks["tuned"] = {"ran": ran, "thread only once planned": before and tuned._progress is not None}
 tuned.close()
+
+# a repeated call given to MPI after a call hetcoll planned: last_call None again (it kept
+# naming the planned call), for every blocking call remembered so
+stale = HetComm(WORLD, flat, algo="mpi", timeout=60)
+x, y, z = np.zeros(8, np.int64), np.ones(8), np.zeros(8)
+w = np.zeros(8 * n, np.int64)
+REPEATED = {
+    "Bcast": lambda: stale.Bcast(x, 0),
+    "Allreduce": lambda: stale.Allreduce(y, z),
+    "Allgather": lambda: stale.Allgather(x, w),
+    "Barrier": lambda: stale.Barrier(),
+}
+after = {}
+for name, call in REPEATED.items():
+    call()
+    call()  # remembered
+    HetComm.Reduce(stale, np.full(8, me, np.int64), w[:8], root=0, algo="binomial")
+    planned = stale.last_call
+    call()  # the remembered call given to MPI
+    after[name] = [planned == CallRecord("Reduce", "binomial", 0), stale.last_call is None]
+checks["after planned"] = after
+stale.close()
 
 # one rank (COMM_SELF, and the sub-communicator a wrapper of it splits): nothing moves, so
 # whatever the wrapper's planner a repeated call is one Python call before mpi4py's own,

@@ -119,6 +119,26 @@ class Message:
         if self.nbytes:
             self.datatype.Unpack(packed, 0, self._span(), MPI.COMM_SELF)
 
+    def place(self, packed: Any) -> None:
+        """Place ``packed`` (bytes in signature order, at most :attr:`nbytes` of them: a
+        shorter send block of an allgather) where the datatype says."""
+        if self.contiguous:
+            self.buffer[: len(packed)] = packed
+        else:
+            self.unpack(packed)
+
+    def block(self, offset: int, count: int) -> Message:
+        """The message of ``count`` elements at byte ``offset`` (an allgather block)."""
+        size = self.datatype.Get_size()
+        return Message(
+            self.buffer[offset:], count, self.datatype, count * size, self.contiguous, self.where
+        )
+
+    def over(self, data: memoryview) -> Message:
+        """This message's count and datatype over other memory (a reduction's result,
+        holes included)."""
+        return Message(data, self.count, self.datatype, self.nbytes, self.contiguous, self.where)
+
     def _span(self) -> MPI.buffer:
         # MPI_Pack/Unpack through mpi4py take count = len(buffer) // extent: hand them a
         # window of exactly count extents at the message's address (the datatype's bytes

@@ -289,7 +289,7 @@ class Collectives(ScheduleComm):
             return False
         self.last_choice = choice  # the call's (_choose's, or a one-rank call's: _ALONE)
         if key is not None:
-            self._passing[key] = (choice, None, None, None, call)
+            self._passing[key] = (choice, call)
         self._last_trace = self._fast_trace = None
         self.last_schedule = None
         return True
@@ -323,7 +323,8 @@ class Collectives(ScheduleComm):
             # its attributes slowly): a repeated call MPI keeps, as without hetcoll
             hit = self._passing.get((root, getattr(buf, "nbytes", None)))
             if hit is not None:
-                self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, call = hit
+                self.last_choice, call = hit
+                self._last_trace = self._fast_trace = self.last_schedule = self._last = None
                 if call is not None:  # None: one rank, where nothing moves (_bcast)
                     call(buf, root)
                 return
@@ -597,7 +598,8 @@ class Collectives(ScheduleComm):
             size, item = getattr(recvbuf, "nbytes", None), getattr(recvbuf, "itemsize", 0)
             hit = self._passing.get(("allreduce", size, item, id(op)))  # predefined ops only
             if hit is not None:
-                self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, call = hit
+                self.last_choice, call = hit
+                self._last_trace = self._fast_trace = self.last_schedule = self._last = None
                 call(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf, op)
                 return
         self._allreduce(sendbuf, recvbuf, op, algo)
@@ -665,7 +667,7 @@ class Collectives(ScheduleComm):
             if recv.contiguous:
                 recv.data()[:] = result[: recv.nbytes]
             else:
-                recv.unpack(_as(recv, result).pack())
+                recv.unpack(recv.over(result).pack())
 
     def _tree_planner(self, algo: str | None) -> bool:
         """Whether ``algo`` names a tree planner (an allreduce or allgather then runs on its
@@ -710,7 +712,8 @@ class Collectives(ScheduleComm):
         if algo is None:  # a repeated call MPI keeps, as without hetcoll (see Bcast)
             hit = self._passing.get("objects")
             if hit is not None:
-                self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, _ = hit
+                self.last_choice, _ = hit
+                self._last_trace = self._fast_trace = self.last_schedule = self._last = None
                 return self.base.allreduce(obj, op)
         if self.size == 1:
             return obj
@@ -742,7 +745,8 @@ class Collectives(ScheduleComm):
                 send = getattr(sendbuf, "nbytes", None)
             hit = self._passing.get(("allgather", send, getattr(recvbuf, "nbytes", None)))
             if hit is not None:
-                self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, call = hit
+                self.last_choice, call = hit
+                self._last_trace = self._fast_trace = self.last_schedule = self._last = None
                 call(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf)
                 return
         self._allgather_buffers(sendbuf, recvbuf, algo)
@@ -760,7 +764,7 @@ class Collectives(ScheduleComm):
                 f"of {len(send)}"
             )
         if self.size == 1:
-            _place(blocks_out[0], send)
+            blocks_out[0].place(send)
             return
         choice = self._choose("allgather", mine.nbytes, algo=algo)
         if self._passed(
@@ -772,7 +776,7 @@ class Collectives(ScheduleComm):
         with self._scratch():
             blocks = self._allgathered(send, choice.algorithm, what, sig)
             for out, block in zip(blocks_out, blocks, strict=True):
-                _place(out, block)
+                out.place(block)
 
     def _allgather_parts(self, sendbuf: Any, recvbuf: Any) -> tuple[Message, list, Message]:
         """An ``Allgather``'s ``recvbuf``, its ``size`` blocks and this rank's block to send
@@ -781,7 +785,7 @@ class Collectives(ScheduleComm):
         recv = message(recvbuf, writable=True, where="Allgather recvbuf", blocks=self.size)
         per = recv.count // self.size
         extent = recv.datatype.Get_extent()[1]
-        blocks = [_block(recv, r * per * extent, per) for r in range(self.size)]
+        blocks = [recv.block(r * per * extent, per) for r in range(self.size)]
         if in_place(sendbuf):
             return recv, blocks, blocks[self.rank]
         return recv, blocks, message(sendbuf, writable=False, where="Allgather sendbuf")
@@ -828,7 +832,8 @@ class Collectives(ScheduleComm):
         if algo is None:  # a repeated call MPI keeps, as without hetcoll (see Bcast)
             hit = self._passing.get("barrier")
             if hit is not None:
-                self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, call = hit
+                self.last_choice, call = hit
+                self._last_trace = self._fast_trace = self.last_schedule = self._last = None
                 call()
                 return
         if self.size == 1:
@@ -864,24 +869,6 @@ def _packed(m: Message, holds: bool) -> memoryview:
     """Memory for a non-contiguous message's packed bytes: packed now where they are sent
     from (``holds``), to be unpacked after the call elsewhere."""
     return m.pack() if holds else memoryview(np.empty(m.nbytes, dtype=np.uint8))
-
-
-def _block(m: Message, offset: int, count: int) -> Message:
-    """The message of ``count`` elements at byte ``offset`` of ``m`` (an allgather block)."""
-    size = m.datatype.Get_size()
-    return Message(m.buffer[offset:], count, m.datatype, count * size, m.contiguous, m.where)
-
-
-def _as(m: Message, data: memoryview) -> Message:
-    """``m``'s count and datatype over other memory (a reduction's result, holes included)."""
-    return Message(data, m.count, m.datatype, m.nbytes, m.contiguous, m.where)
-
-
-def _place(out: Message, packed: Any) -> None:
-    if out.contiguous:
-        out.buffer[: len(packed)] = packed
-    else:
-        out.unpack(packed)
 
 
 def _type_name(datatype: MPI.Datatype) -> str:

@@ -63,7 +63,7 @@ from mpi4py import MPI
 from ..errors import HetcollError, MismatchError
 from ..lowering import block_layout
 from .buffers import Message, in_place, message
-from .collectives import _SPECS, _place
+from .collectives import _SPECS
 from .direct import DirectBcast, tree_edges
 from .nonblocking import NONBLOCKING, Nonblocking, RaisesOnCompletion, _threaded
 from .perroot import PerRootReduce
@@ -458,7 +458,7 @@ class Persistent(Nonblocking):
                 comm._execute(plan, handler, what, digest)
                 got = handler.blocks()
                 for out, node in zip(blocks_out, nodes, strict=True):
-                    _place(out, got[node])
+                    out.place(got[node])
 
         return run
 
@@ -513,7 +513,7 @@ class Persistent(Nonblocking):
                 buf[:n] = np.frombuffer(send.pack(), np.uint8)
                 comm._execute(plan, handler, what, digest)
                 for out, at in places:
-                    _place(out, buf[at : at + n])
+                    out.place(buf[at : at + n])
 
         return run
 

@@ -583,7 +583,7 @@ class RootedCollectives(Collectives):
                 f"Gather: a {len(mine)}-byte block into recvbuf blocks of {outs[0].nbytes}"
             )
         if self.size == 1:
-            _place(outs[0], mine)
+            outs[0].place(mine)
             self._record("Gather", root, "none")
             return
         label = Label("Gather(root={}, {} B, {})", root, len(mine), algo or self._rooted_label())
@@ -591,7 +591,7 @@ class RootedCollectives(Collectives):
             buf, offset, _ = self._blocks("gather", root, mine, None, algo, label, "Gather")
             if at_root:
                 for r, node in enumerate(self.nodes):
-                    _place(outs[r], buf[offset[node] : offset[node] + len(mine)])
+                    outs[r].place(buf[offset[node] : offset[node] + len(mine)])
         self._record("Gather", root)
 
     @_or_mpi
@@ -757,13 +757,6 @@ def _blocks_of(m: Message, n: int) -> list[Message]:
         Message(m.buffer[r * per * extent :], per, m.datatype, per * size, m.contiguous, m.where)
         for r in range(n)
     ]
-
-
-def _place(out: Message, packed: Any) -> None:
-    if out.contiguous:
-        out.buffer[: len(packed)] = packed
-    else:
-        out.unpack(packed)
 
 
 def _write(recv: Message, result: memoryview) -> None:

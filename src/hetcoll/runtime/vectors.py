@@ -54,7 +54,7 @@ from .collectives import INLINE, _plain_key
 from .notices import refusing
 from .perroot import PerRootCollectives
 from .rank_ops import Label
-from .rooted import _or_mpi, _place, _write
+from .rooted import _or_mpi, _write
 
 __all__ = ["Vector", "VectorCollectives", "vector"]
 
@@ -187,7 +187,7 @@ class VectorCollectives(PerRootCollectives):
             mine = message(sendbuf, writable=False, where="Gatherv sendbuf").pack()
         if self.size == 1:
             if not in_place(sendbuf):
-                _place(outs[0], mine)
+                outs[0].place(mine)
             self._record("Gatherv", root, "none")
             return
         sizes = self._root_sizes([o.nbytes for o in outs] if at_root else None, root)
@@ -198,7 +198,7 @@ class VectorCollectives(PerRootCollectives):
             if at_root:
                 for r, node in enumerate(self.nodes):
                     if r != root or not in_place(sendbuf):
-                        _place(outs[r], buf[offset[node] : offset[node] + sizes[r]])
+                        outs[r].place(buf[offset[node] : offset[node] + sizes[r]])
         self._record("Gatherv", root)
 
     # -- Scatterv -----------------------------------------------------------------------------
@@ -257,7 +257,8 @@ class VectorCollectives(PerRootCollectives):
                 send = getattr(sendbuf, "nbytes", None)
             hit = self._passing.get(("allgatherv", send, getattr(recvbuf, "nbytes", None)))
             if hit is not None:
-                self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, call = hit
+                self.last_choice, call = hit
+                self._last_trace = self._fast_trace = self.last_schedule = None
                 self._last, self._passed_at = None, self._seq
                 call(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf)
                 return
@@ -279,7 +280,7 @@ class VectorCollectives(PerRootCollectives):
                 )
         if self.size == 1:
             if not in_place(sendbuf):
-                _place(outs[0], send)
+                outs[0].place(send)
             self._record("Allgatherv", None, "none")
             return
         sizes = [o.nbytes for o in outs]
@@ -295,7 +296,7 @@ class VectorCollectives(PerRootCollectives):
             blocks = self._gather_sized(send, dict(zip(self.nodes, sizes, strict=True)), cube, what)
             for r, (out, block) in enumerate(zip(outs, blocks, strict=True)):
                 if r != self.rank or not in_place(sendbuf):
-                    _place(out, block)
+                    out.place(block)
         self._record("Allgatherv", 0 if self._tree_planner(cube) else None)  # a tree's root
 
     def allgather(self, obj: Any, *, algo=None) -> list[Any]:
@@ -311,7 +312,8 @@ class VectorCollectives(PerRootCollectives):
         if algo is None:  # a repeated call MPI keeps, as without hetcoll (see Bcast)
             hit = self._passing.get("objects")
             if hit is not None:
-                self.last_choice, self._last_trace, self._fast_trace, self.last_schedule, _ = hit
+                self.last_choice, _ = hit
+                self._last_trace = self._fast_trace = self.last_schedule = None
                 self._last, self._passed_at = None, self._seq
                 return self.base.allgather(obj)
         if self.size == 1:
