@@ -274,3 +274,26 @@ def test_optimum_cli_reports_t_star_on_a_nic_star(tmp_path, capsys):
     # NICs of 5e9 and 1.25e9 B/s, three each: M / b_min = 0.8 ns per byte beats the
     # transmission count 2 (N - 1) M / sum b = 10 M / 18.75e9 = 0.53 ns per byte
     assert json.loads(out)["lower_bound"] == pytest.approx(8 * MiB / 1.25e9, rel=1e-9)
+
+
+def test_a_packing_stopped_before_its_certificate_is_no_optimum():
+    """Column generation stopped by its time limit before its dual prices bound the time
+    (bound 0): ``optimum`` is unknown, not the uncertified packing's time (which was
+    reported as the optimum, 27 % over the true one on this 16-node graph)."""
+    from hetcoll.rng import as_rng
+
+    rng, n = as_rng(0), 16  # a random tree plus each other pair with probability 0.3
+    pairs = {(int(rng.integers(0, k)), k) for k in range(1, n)}
+    pairs |= {(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < 0.3}
+    p = Platform.from_dict({
+        "model": "multi_port", "nodes": [{"id": str(i)} for i in range(n)],
+        "links": [{"u": str(a), "v": str(b), "send_latency": 0, "send_bandwidth": "inf",
+                   "bandwidth": float(rng.choice((1e9, 2.5e9, 1e10, 4e10)))}
+                  for a, b in sorted(pairs)],
+    })  # fmt: skip
+    stopped = collective_bound(p, "allgather", 16 * MiB, time_limit=0.0)  # one iteration
+    certified = collective_bound(p, "allgather", 16 * MiB)
+    assert stopped.packing_bound == 0.0 and stopped.packing > certified.optimum * 1.2
+    assert stopped.optimum is None
+    assert certified.optimum == pytest.approx(certified.packing_bound, rel=1e-9)
+    assert pack_forest(p, "allgather", [1.0] * n, time_limit=0.0).gap == float("inf")

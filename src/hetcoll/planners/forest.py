@@ -73,7 +73,12 @@ class Forest:
 
     @property
     def gap(self) -> float:
-        return self.time / self.bound - 1 if self.bound > 0 else 0.0
+        """``time / bound - 1``; infinite when no positive bound certifies a positive
+        time (column generation stopped by its time limit before its dual prices gave
+        one), so that nobody reads an uncertified packing as optimal."""
+        if self.bound > 0:
+            return self.time / self.bound - 1
+        return 0.0 if self.time <= 0 else math.inf
 
     def of_root(self, r: int, direction: str) -> list[tuple[np.ndarray, float]]:
         """``(edges, bytes per second)`` of root ``r``'s trees of ``direction`` (``out``,
