@@ -360,6 +360,7 @@ class _Owner:
         self.notices = _Notices()
         self.timeout = 1e6  # s: virtual time never gets near it
         self.spin, self.poll, self.spin_given = 20e-6, 20e-6, False
+        self.ranks_on_host = 1  # a virtual host: never paced (segments.paced)
         self.on_timeout = "raise"
         self._rest = host.sleep
         self.strays = None  # no look for unmatched messages: nothing strays here
