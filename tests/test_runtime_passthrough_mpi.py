@@ -109,7 +109,7 @@ def test_a_repeated_call_on_one_rank_is_one_method_call(ranks, wrapper):
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("name", ["Bcast", "Allreduce", "Allgather", "Barrier"])
+@pytest.mark.parametrize("name", ["Bcast", "Allreduce", "Allgather", "Barrier", "first Bcast"])
 def test_a_remembered_call_after_a_planned_one_says_it_passed(ranks, name):
     """``last_call`` is None after a repeated call given to MPI, also when the call before
     it was one hetcoll planned (it kept naming that call)."""

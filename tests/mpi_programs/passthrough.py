@@ -207,6 +207,10 @@ for name, call in REPEATED.items():
     planned = stale.last_call
     call()  # the remembered call given to MPI
     after[name] = [planned == CallRecord("Reduce", "binomial", 0), stale.last_call is None]
+# and a first call of its kind (nothing remembered yet) after a planned one
+HetComm.Reduce(stale, np.full(8, me, np.int64), w[:8], root=0, algo="binomial")
+stale.Bcast(np.zeros(3, np.int64), 0)
+after["first Bcast"] = [True, stale.last_call is None]
 checks["after planned"] = after
 stale.close()
 

@@ -290,7 +290,7 @@ class Collectives(ScheduleComm):
         self.last_choice = choice  # the call's (_choose's, or a one-rank call's: _ALONE)
         if key is not None:
             self._passing[key] = (choice, call)
-        self._last_trace = self._fast_trace = None
+        self._last_trace = self._fast_trace = self._last = None
         self.last_schedule = None
         return True
 
