@@ -164,7 +164,8 @@ class Choice:
     it runs with, why (``source``: ``given``, ``tuning`` or ``model``) and, for ``model``,
     the predicted seconds of the plan (``predicted``, of the planner ``plan``) and of
     MPI's own (``mpi``), each with its charge for the engine's messages (``choose``'s
-    ``message_cost``)."""
+    ``message_cost``); ``mpich``: the MPICH algorithm a tuning file's rule forces on a call
+    given to MPI (:mod:`hetcoll.runtime.mpich_cvars`; None: MPICH's own selection)."""
 
     algorithm: str
     segment_size: int | None = None
@@ -172,6 +173,7 @@ class Choice:
     predicted: float | None = None
     mpi: float | None = None
     plan: str | None = None
+    mpich: str | None = None
 
     @property
     def passes(self) -> bool:
@@ -186,6 +188,7 @@ class Choice:
             "predicted": self.predicted,
             "mpi": self.mpi,
             "plan": self.plan,
+            "mpich": self.mpich,
         }
 
 
@@ -228,7 +231,7 @@ def choose(
     if tuning is not None:
         rule = tuning.lookup(collective, nbytes)
         if rule is not None:
-            return Choice(rule.algorithm, rule.segment_size, "tuning")
+            return Choice(rule.algorithm, rule.segment_size, "tuning", mpich=rule.mpich)
     if one_host and not emulated:
         return Choice("mpi", source="one host")
     name, t_plan = _best_plan(

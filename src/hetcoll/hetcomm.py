@@ -31,6 +31,7 @@ thread (:mod:`hetcoll.runtime.nonblocking`), and so do the starts of ``Bcast_ini
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from .choice import DEFAULT_MARGIN, Choice, charged_message_cost
@@ -77,6 +78,8 @@ class Planning:
         #: critical chain; choice.py's module doc);
         #: HetComm sets it from its time scale once the ranks agree on it
         self.message_cost = 0.0
+        #: whether a tuning file's MPICH algorithms can be forced (check(); every rank's)
+        self.mpich_forced = False
         self._judged: set[int] = set()  # user's segment sizes the model judges (knobs.py)
         self._warned: set[tuple[int, int]] = set()  # (segment size, bytes) judged already
 
@@ -88,6 +91,7 @@ class Planning:
             "margin": self.margin,
             "tuning": None if self.tuning is None else self.tuning.to_dict(),
             "rooted_algo": self.rooted_algo,
+            "mpich_forced": self.mpich_forced,
         }
 
     def check(self, platform: Platform, nodes: Sequence[str]) -> None:
@@ -110,6 +114,7 @@ class Planning:
                     f"{len(nodes)}; run hetcoll tune on {len(nodes)} ranks"
                 )
         self.rooted_algo = rooted_planner(self.rooted_algo, default=self.algo)
+        self.mpich_forced = _forces_mpich(self.tuning)
         named = [a for a in (self.algo, self.cube_algo, self.rooted_algo) if a not in _CHOICES]
         # message_cost is the choice's own (HetComm._message_cost), whoever plans
         mine = {k: v for k, v in self.options.items() if k != "message_cost"}
@@ -140,12 +145,25 @@ class Planning:
         return choice
 
     def _choose(self, platform: Platform, call: dict[str, Any]):
-        from .choice import choose
-
         if call["algo"] is not None:  # a call's own algo runs as named ("auto": the plan)
             from .choice import Choice
 
             return Choice(call["algo"], call.get("segment_size"))
+        found = self._choose_auto(platform, call)
+        if found.mpich is not None and not self._forcible(call["collective"], found.mpich):
+            found = replace(found, mpich=None)  # MPICH's own selection runs
+        return found
+
+    def _forcible(self, collective: str, name: str) -> bool:
+        """Whether the MPICH algorithm ``name`` of ``collective`` can be forced here."""
+        from .runtime.mpich_cvars import algorithms
+
+        found = algorithms() if self.mpich_forced else None
+        return found is not None and name in found.names(collective)
+
+    def _choose_auto(self, platform: Platform, call: dict[str, Any]):
+        from .choice import choose
+
         tree = call["collective"] == "bcast"
         algo = self.algo if tree else self.cube_algo
         if call["collective"] in ("reduce", "gather", "scatter"):
@@ -353,6 +371,18 @@ class Planning:
             sizes=call["sizes"],
             options=self._charged(algo),
         )
+
+
+def _forces_mpich(tuning: Any) -> bool:
+    """Whether a tuning file's rules name MPICH algorithms and this process can force them
+    (:func:`hetcoll.runtime.mpich_cvars.algorithms`): part of the settings every rank
+    agrees on, so ranks that would run different algorithms raise at construction."""
+    named = tuning is not None and any(r.mpich for rs in tuning.rules.values() for r in rs)
+    if not named:
+        return False
+    from .runtime.mpich_cvars import algorithms
+
+    return algorithms() is not None
 
 
 def rooted_planner(name: str | None, default: str | None = None) -> str:

@@ -13,14 +13,19 @@ Format (JSON)::
        "bcast":     [{"from_bytes": 0,      "algorithm": "mpi"},
                      {"from_bytes": 181019, "algorithm": "chain", "segment_size": 65536},
                      {"from_bytes": 2965820, "algorithm": "mpi"}],
-       "allreduce": [{"from_bytes": 0, "algorithm": "mpi"}],
+       "allreduce": [{"from_bytes": 0, "algorithm": "mpi"},
+                     {"from_bytes": 256, "algorithm": "mpi", "mpich": "recexch"}],
        "barrier":   [{"from_bytes": 0, "algorithm": "eff_cube"}]},
      "measurements": [...]}         # what tune measured (information)
 
 A call of ``n`` bytes (a broadcast's message, an allreduce's or allgather's contribution
 per rank; a barrier: 0) follows the last rule of its collective with ``from_bytes <= n``:
 ``"mpi"`` passes the call to MPI's own collective, any other name is a planner
-(``segment_size``: the slices it was measured with; null: none).  A collective without
+(``segment_size``: the slices it was measured with; null: none).  ``"mpich"`` (with
+``"mpi"``, an allreduce or allgather only; absent: MPICH's own selection) names the MPICH
+algorithm natively forced for the call through its control variable
+(:mod:`hetcoll.runtime.mpich_cvars`; a name the installed MPICH does not know leaves the
+call to its own selection).  A collective without
 rules is left to ``auto``'s model.  ``hetcoll tune`` puts each boundary halfway (in log
 scale) between two measured sizes with different winners.
 
@@ -39,6 +44,7 @@ from __future__ import annotations
 import bisect
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +57,9 @@ __all__ = ["FORMAT", "Rule", "Tuning", "load_tuning", "rules_from"]
 FORMAT = "hetcoll-tuning"
 VERSION = 1
 COLLECTIVES = ("bcast", "allreduce", "allgather", "barrier")
+#: the collectives whose "mpi" rules may name an MPICH algorithm
+MPICH_FORCED = ("allreduce", "allgather")
+_MPICH_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -60,11 +69,14 @@ class Rule:
     from_bytes: int
     algorithm: str
     segment_size: int | None = None
+    mpich: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"from_bytes": self.from_bytes, "algorithm": self.algorithm}
         if self.segment_size is not None:
             out["segment_size"] = self.segment_size
+        if self.mpich is not None:
+            out["mpich"] = self.mpich
         return out
 
 
@@ -121,7 +133,7 @@ class Tuning:
                     f"{where}: rules: unknown collective {coll!r}; expected one of "
                     + ", ".join(COLLECTIVES)
                 )
-            rules[coll] = _rules(items, f"{where}: rules.{coll}")
+            rules[coll] = _rules(items, f"{where}: rules.{coll}", coll)
         return cls(
             ranks,
             rules,
@@ -153,7 +165,7 @@ def _message_cost(value: Any, where: str) -> float | None:
     return float(value)
 
 
-def _rules(items: Any, where: str) -> tuple[Rule, ...]:
+def _rules(items: Any, where: str, collective: str) -> tuple[Rule, ...]:
     if not isinstance(items, list):
         raise HetcollError(f"{where}: expected a list of rules")
     out: list[Rule] = []
@@ -161,7 +173,7 @@ def _rules(items: Any, where: str) -> tuple[Rule, ...]:
         at = f"{where}[{k}]"
         if not isinstance(item, Mapping):
             raise HetcollError(f"{at}: expected an object")
-        unknown = set(item) - {"from_bytes", "algorithm", "segment_size"}
+        unknown = set(item) - {"from_bytes", "algorithm", "segment_size", "mpich"}
         if unknown:
             raise HetcollError(f"{at}: unknown key(s) {', '.join(sorted(unknown))}")
         lo, algo, seg = item.get("from_bytes"), item.get("algorithm"), item.get("segment_size")
@@ -177,8 +189,20 @@ def _rules(items: Any, where: str) -> tuple[Rule, ...]:
             get_planner(algo)  # an unknown name: one line naming the choices
         if seg is not None and (isinstance(seg, bool) or not isinstance(seg, int) or seg < 1):
             raise HetcollError(f"{at}.segment_size: expected a positive integer or null")
-        out.append(Rule(lo, algo, seg))
+        out.append(Rule(lo, algo, seg, _mpich(item.get("mpich"), algo, collective, at)))
     return tuple(out)
+
+
+def _mpich(name: Any, algo: str, collective: str, at: str) -> str | None:
+    """A rule's ``mpich``: None, or an MPICH algorithm's name on an ``"mpi"`` rule of
+    an allreduce or allgather."""
+    if name is None:
+        return None
+    if not isinstance(name, str) or not _MPICH_NAME.fullmatch(name):
+        raise HetcollError(f"{at}.mpich: expected an MPICH algorithm's name, got {name!r}")
+    if algo != "mpi" or collective not in MPICH_FORCED:
+        raise HetcollError(f"{at}.mpich: only on an 'mpi' rule of " + " or ".join(MPICH_FORCED))
+    return name
 
 
 def load_tuning(source: Any) -> Tuning:
@@ -203,28 +227,39 @@ def load_tuning(source: Any) -> Tuning:
 
 
 def rules_from(
-    winners: Mapping[str, list[tuple[int, str, int | None]]],
+    winners: Mapping[str, list[tuple]],
 ) -> dict[str, tuple[Rule, ...]]:
-    """Rules from measured winners: per collective, ``(size, algorithm, segment_size)`` in
-    increasing size; a boundary goes halfway in log scale between two measured sizes with
+    """Rules from measured winners: per collective, ``(size, algorithm, segment_size)``
+    (or ``(size, "mpi", None, mpich)``: an MPICH algorithm forced) in increasing size; a
+    boundary goes halfway in log scale between two measured sizes with
     different winners (:math:`\\lfloor\\sqrt{a b}\\rfloor`, or ``b // 2`` after 0 B).
 
     Examples
     --------
-    >>> rules_from({"bcast": [(8, "mpi", None), (1024, "mpi", None), (1 << 20, "fnf", None)]})
-    {'bcast': (Rule(from_bytes=0, algorithm='mpi', segment_size=None), \
-Rule(from_bytes=32768, algorithm='fnf', segment_size=None))}
+    >>> bcast = [(8, "mpi", None), (1024, "mpi", None), (1 << 20, "fnf", None)]
+    >>> rules = rules_from({"bcast": bcast,
+    ...                     "allreduce": [(8, "mpi", None), (512, "mpi", None, "ring")]})
+    >>> [(r.from_bytes, r.algorithm) for r in rules["bcast"]]
+    [(0, 'mpi'), (32768, 'fnf')]
+    >>> [(r.from_bytes, r.mpich) for r in rules["allreduce"]]
+    [(0, None), (64, 'ring')]
     """
     out: dict[str, tuple[Rule, ...]] = {}
     for coll, rows in winners.items():
         rules: list[Rule] = []
         prev = None
-        for size, algo, seg in sorted(rows):
-            if rules and (rules[-1].algorithm, rules[-1].segment_size) == (algo, seg):
+        for size, algo, seg, *forced in sorted(rows, key=lambda r: r[0]):
+            mpich = forced[0] if forced else None
+            last = rules[-1] if rules else None
+            if last is not None and (last.algorithm, last.segment_size, last.mpich) == (
+                algo,
+                seg,
+                mpich,
+            ):
                 prev = size
                 continue
             lo = 0 if prev is None else (size // 2 if prev == 0 else math.isqrt(prev * size))
-            rules.append(Rule(lo, algo, seg))
+            rules.append(Rule(lo, algo, seg, mpich))
             prev = size
         out[coll] = tuple(rules)
     return out

@@ -41,11 +41,17 @@ COLLECTIVES = ("bcast", "allreduce", "allgather", "barrier")
 )
 @click.option(
     "--candidates",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=0),
     default=3,
     show_default=True,
     help="Plans measured per size: the fastest distinct ones the simulator finds (and the "
-    "fastest unsliced one when those are all sliced).",
+    "fastest unsliced one when those are all sliced); 0: none, MPI's own only.",
+)
+@click.option(
+    "--mpich-algorithms",
+    is_flag=True,
+    help="Natively, also measure each algorithm MPICH accepts for allreduce and allgather, "
+    "forced through its control variable for the call; a winner's rule forces it in HetComm.",
 )
 @click.option(
     "--segment-sizes",
@@ -75,6 +81,7 @@ def tune_cmd(
     rounds,
     candidates,
     segment_sizes,
+    mpich_algorithms,
     spin,
     emulate,
     time_scale,
@@ -91,6 +98,8 @@ def tune_cmd(
     Per size: the time of MPI's own, of the best plan, and its speed-up over MPI (median
     of paired rounds, min-max), or "use MPI" when no plan was faster in 4 rounds of 5;
     and every plan or knob measured slower than MPI's own (also a warning on stderr).
+    With --mpich-algorithms MPI's own with each MPICH algorithm forced ("mpi:ring") is a
+    candidate too.
     """
     names = tuple(c.strip() for c in collectives.split(","))
     bad = [c for c in names if c not in COLLECTIVES]
@@ -131,14 +140,16 @@ def tune_cmd(
         timeout=timeout,
         segment_sizes=segs,
         spins=spins,
+        mpich=mpich_algorithms,
     )
     if result is None:
         return
     winners: dict[str, list] = {}
     for row in result["rows"]:
         w = row["winner"]
+        forced = (w["mpich"],) if w.get("mpich") else ()
         winners.setdefault(row["collective"], []).append(
-            (row["nbytes"], w["algorithm"], w["segment_size"])
+            (row["nbytes"], w["algorithm"], w["segment_size"], *forced)
         )
     tuning = Tuning(
         world.size,
@@ -191,7 +202,7 @@ def _table(result, collective: str) -> str:
                 _label(best),
                 format_time(best["median"]),
                 f"{best['speedup_median']:.2f} ({min(s):.2f}-{max(s):.2f})",
-                "use MPI" if w["algorithm"] == "mpi" else _label(w),
+                "use MPI" if w["algorithm"] == "mpi" and not w.get("mpich") else _label(w),
             ]
         cells.append(", ".join(f"{x['plan']} {x['speedup']:.2f}" for x in row["slower"]) or "-")
         rows.append(cells)

@@ -19,6 +19,14 @@ every plan, knob or not, whose median speed-up is below 1 (measured slower than 
 what a user setting that knob would get).  A plan measured with a ``spin`` is reported,
 never picked: a tuning file's rule has no ``spin``, so it would run without it.
 
+**MPICH's algorithms** (``mpich``, natively): an allreduce's or an allgather's candidates
+include MPI's own with each algorithm MPICH accepts forced through its control variable
+for the call (:mod:`hetcoll.runtime.mpich_cvars`: ``ring``, ``recursive_doubling``, ...),
+measured and picked by the same rule as the plans; the winner's rule names it
+(``{"algorithm": "mpi", "mpich": "ring"}``), and a ``HetComm`` given the file forces it
+for those sizes.  ``count`` 0 measures no plan of hetcoll's: MPI's own and, with
+``mpich``, its forced algorithms.
+
 Natively, MPI's own is the communicator's collective (``MPI_Bcast``, ...); under
 emulation it is MPICH's algorithm for the call run through the same engine and emulation
 (:mod:`hetcoll.mpich`), the only fair baseline there.
@@ -107,11 +115,14 @@ def tune_job(
     comm: MPI.Comm | None = None,
     segment_sizes: tuple[int, ...] = (),
     spins: tuple[float, ...] = (),
+    mpich: bool = False,
 ) -> dict[str, Any] | None:
     """Measure (collective); the result on rank 0, None elsewhere.  Without ``platform``
     the ranks are probed first (``probe_sizes``) and the plans made for what it found;
-    ``segment_sizes`` and ``spins``: knobs measured too (module doc)."""
+    ``segment_sizes`` and ``spins``: knobs measured too; ``mpich``: MPICH's algorithms
+    too, natively, where every rank can force them (module doc)."""
     comm = comm or MPI.COMM_WORLD
+    forced = _forcible(comm) if mpich and not emulate else None
     probed = None
     if platform is None:
         platform, probed = _probe(comm, probe_sizes, timeout)
@@ -125,7 +136,7 @@ def tune_job(
             for collective in collectives:
                 for nbytes in (0,) if collective == "barrier" else sizes:
                     plans = comm.bcast(
-                        _plans(hc, collective, nbytes, count) if comm.rank == 0 else None
+                        _plans(hc, collective, nbytes, count, forced) if comm.rank == 0 else None
                     )
                     plans += knobs(plans, collective, nbytes, segment_sizes, spins)
                     row = measure_calls(hc, collective, nbytes, plans, rounds, loop, spun)
@@ -188,11 +199,48 @@ def _probe(comm: MPI.Comm, sizes, timeout: float) -> tuple[Platform, dict[str, A
     return res.platform, {"seconds": res.seconds, "classes": res.fit["classes"]}
 
 
-def _plans(hc: HetComm, collective: str, nbytes: int, count: int) -> list[dict[str, Any]]:
+def _forcible(comm: MPI.Comm):
+    """The process's :class:`~hetcoll.runtime.mpich_cvars.Algorithms` when every rank of
+    ``comm`` can force MPICH's algorithms, else None (collective)."""
+    from ..runtime.mpich_cvars import algorithms
+
+    found = algorithms()
+    return found if comm.allreduce(found is not None, op=MPI.LAND) else None
+
+
+def _plans(
+    hc: HetComm, collective: str, nbytes: int, count: int, forced: Any = None
+) -> list[dict[str, Any]]:
     """The ``count`` fastest distinct candidate schedules (rank 0; planned as HetComm
     plans them) and, when all of them are sliced, the fastest unsliced one; MPI's own
-    predicted time first."""
+    predicted time first, then (``forced``: the process's MPICH algorithms) MPI's own with
+    each MPICH algorithm of an allreduce or an allgather forced."""
     from ..choice import mpi_time
+    from ..runtime.mpich_cvars import COLLECTIVES
+
+    p = hc.platform
+    nodes = list(hc.nodes)
+    count_ = nbytes // 8 if collective == "allreduce" else None
+    t_mpi = mpi_time(
+        p,
+        collective,
+        nbytes,
+        nodes,
+        root=nodes[0] if collective == "bcast" else None,
+        count=count_,
+        op="sum",
+    )
+    mpi = {"algorithm": "mpi", "segment_size": None, "predicted": t_mpi * hc.time_scale}
+    mpich = []
+    if forced is not None and collective in COLLECTIVES:
+        mpich = [{**mpi, "mpich": name} for name in forced.names(collective)]
+    out = _planned(hc, collective, nbytes, count) if count > 0 else []
+    return [mpi, *mpich, *out]
+
+
+def _planned(hc: HetComm, collective: str, nbytes: int, count: int) -> list[dict[str, Any]]:
+    """hetcoll's ``count`` fastest distinct candidates (and the fastest unsliced one when
+    those are all sliced), as :func:`_plans` lists them."""
     from ..compare import compare, slice_choices
 
     p = hc.platform
@@ -244,17 +292,7 @@ def _plans(hc: HetComm, collective: str, nbytes: int, count: int) -> list[dict[s
                     "predicted": whole.predicted_time * hc.time_scale,
                 }
             )
-    count_ = nbytes // 8 if collective == "allreduce" else None
-    t_mpi = mpi_time(
-        p,
-        collective,
-        nbytes,
-        nodes,
-        root=nodes[0] if collective == "bcast" else None,
-        count=count_,
-        op="sum",
-    )
-    return [{"algorithm": "mpi", "segment_size": None, "predicted": t_mpi * hc.time_scale}, *out]
+    return out
 
 
 def knobs(
@@ -274,22 +312,24 @@ def knobs(
     ['fnf/4 KiB', 'fnf spin=1 ms']
     """
     out = []
-    best = plans[1] if len(plans) > 1 else None
+    best = next((p for p in plans[1:] if not p.get("mpich")), None)
     if collective == "bcast" and best is not None:
         for seg in segment_sizes:
             if seg < nbytes and seg != best["segment_size"]:
                 out.append({**best, "segment_size": seg, "knob": True})
     for spin in spins:
-        out += [{**p, "spin": spin, "knob": True} for p in plans[1:]]
+        out += [{**p, "spin": spin, "knob": True} for p in plans[1:] if not p.get("mpich")]
     return out
 
 
 def label(plan: dict[str, Any]) -> str:
-    """A plan as the tables name it: ``algorithm[/segment size][ spin=...]``."""
+    """A plan as the tables name it: ``algorithm[/segment size][ spin=...]``, MPI's own
+    with an MPICH algorithm forced ``mpi:name``."""
     from ..units import format_size, format_time
 
     seg = plan.get("segment_size")
     text = plan["algorithm"] + (f"/{format_size(seg)}" if seg else "")
+    text += f":{plan['mpich']}" if plan.get("mpich") else ""
     return text + (f" spin={format_time(plan['spin'])}" if plan.get("spin") else "")
 
 
@@ -341,13 +381,17 @@ def measure_calls(
     A plan with a ``spin`` runs on ``spun[spin]`` (a HetComm with that spin)."""
     by_spin = {None: _call(hc, collective, nbytes)}
     by_spin.update({s: _call(c, collective, nbytes) for s, c in (spun or {}).items()})
+    forced = _forced_calls(collective, plans, by_spin[None])
 
-    def one(algo: str, seg: int | None, spin: float | None = None) -> None:
-        by_spin[spin](algo, seg)
+    def one(algo: str, seg: int | None, spin: float | None = None, mpich=None) -> None:
+        if mpich is not None:
+            forced[mpich]()
+        else:
+            by_spin[spin](algo, seg)
 
     base = hc.base
     for p in plans:  # warm up: plans, first touches
-        one(p["algorithm"], p["segment_size"], p.get("spin"))
+        one(p["algorithm"], p["segment_size"], p.get("spin"), p.get("mpich"))
     calls = max(1, min(1000, math.ceil(loop / max(_timed(base, one, plans[0], 1), 1e-7))))
     calls = int(base.allreduce(calls, op=MPI.MAX))
     times: list[list[float]] = [[] for _ in plans]
@@ -378,12 +422,23 @@ def measure_calls(
     }
 
 
+def _forced_calls(collective: str, plans: list[dict[str, Any]], call) -> dict[str, Any]:
+    """Per MPICH algorithm the plans name: MPI's own call with it forced."""
+    names = {p["mpich"] for p in plans if p.get("mpich")}
+    if not names:
+        return {}
+    from ..runtime.mpich_cvars import algorithms
+
+    found = algorithms()
+    return {n: found.forcing(collective, n, lambda: call("mpi", None)) for n in names}
+
+
 def _timed(comm: MPI.Comm, one, plan: dict[str, Any], calls: int) -> float:
     """Seconds of ``calls`` calls, on the slowest rank (barriers around)."""
     comm.Barrier()
     t0 = time.perf_counter()
     for _ in range(calls):
-        one(plan["algorithm"], plan["segment_size"], plan.get("spin"))
+        one(plan["algorithm"], plan["segment_size"], plan.get("spin"), plan.get("mpich"))
     mine = time.perf_counter() - t0
     return float(comm.allreduce(mine, op=MPI.MAX))
 
@@ -403,6 +458,8 @@ def pick(plans: list[dict[str, Any]]) -> dict[str, Any]:
     'fnf'
     >>> pick([mpi, {**fnf, "speedup": [1.2, 1.1, 1.05], "spin": 1e-3}])["algorithm"]
     'mpi'
+    >>> pick([mpi, {**mpi, "mpich": "ring", "speedup": [1.3, 1.2, 1.1]}])
+    {'algorithm': 'mpi', 'segment_size': None, 'mpich': 'ring'}
     """
     best = plans[0]
     for p in plans[1:]:
@@ -413,4 +470,7 @@ def pick(plans: list[dict[str, Any]]) -> dict[str, Any]:
             best is plans[0] or np.median(s) > np.median(best["speedup"])
         ):
             best = p
-    return {"algorithm": best["algorithm"], "segment_size": best["segment_size"]}
+    out = {"algorithm": best["algorithm"], "segment_size": best["segment_size"]}
+    if best.get("mpich"):
+        out["mpich"] = best["mpich"]
+    return out

@@ -33,6 +33,7 @@ from .buffers import (
 )
 from .comm import ScheduleComm
 from .executor import ByteRanges
+from .mpich_cvars import mpich_call
 from .notices import refusing
 from .rank_ops import Label
 from .reduce import (
@@ -631,8 +632,9 @@ class Collectives(ScheduleComm):
         state = send.span()
         spec = (recv.count, recv.datatype)
         choice = self._choose("allreduce", len(state), algo=algo, op=op, count=recv.count)
-        if self._passed(key, choice, self.base.Allreduce):
-            self.base.Allreduce(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf, op)
+        call = mpich_call("allreduce", choice, self.base.Allreduce)  # a tuning file's MPICH
+        if self._passed(key, choice, call):
+            call(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf, op)
             return
         mpi = choice.algorithm == "mpi"  # under emulation: MPI's algorithm through the engine
         algo = None if mpi else choice.algorithm
@@ -767,10 +769,9 @@ class Collectives(ScheduleComm):
             blocks_out[0].place(send)
             return
         choice = self._choose("allgather", mine.nbytes, algo=algo)
-        if self._passed(
-            _plain_key("allgather", sendbuf, recvbuf, algo), choice, self.base.Allgather
-        ):
-            self.base.Allgather(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf)
+        call = mpich_call("allgather", choice, self.base.Allgather)
+        if self._passed(_plain_key("allgather", sendbuf, recvbuf, algo), choice, call):
+            call(MPI.IN_PLACE if sendbuf is None else sendbuf, recvbuf)
             return
         what = f"Allgather({len(send)} B, {choice.algorithm or self._label(algo, cube=True)})"
         with self._scratch():

@@ -1,0 +1,214 @@
+"""MPICH's algorithm of ``Allreduce`` and ``Allgather``, chosen at run time through its
+control variables (the MPI tool interface, ``MPI_T``).
+
+MPICH picks each collective's algorithm by its control variables
+``MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM`` and ``MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM``
+(``auto``: its own selection; ``ring``, ``recursive_doubling``, ...), and on one host, first,
+by ``MPIR_CVAR_ALLREDUCE_POSIX_INTRA_ALGORITHM`` / ``..._ALLGATHER_POSIX_...`` (``auto``,
+shared-memory algorithms of its own, or ``mpir``: the algorithm above).  It reads them at
+every call, and ``MPI_T`` writes them while the program runs (scope ``MPI_T_SCOPE_ALL_EQ``:
+every process must hold the same value).  mpi4py does not wrap ``MPI_T``; this module calls
+the MPI library mpi4py loaded through :mod:`ctypes` (the ``libmpi`` mapped into the
+process, ``/proc/self/maps``).
+
+:func:`algorithms` gives the process's :class:`Algorithms`, or None when this cannot work
+(:func:`why_not` says why: not MPICH, no ``/proc/self/maps``, a control variable missing,
+not an ``int``, or a write that does not read back), and then MPI's own selection runs.
+An algorithm is forced for one call only (:meth:`Algorithms.forcing`): the two variables are
+written before the call and restored after it, because they are the process's and not the
+communicator's: left set, the next call on another communicator whose ranks set them
+differently (sub-communicators that called different sizes) would run different algorithms
+on its ranks.  The values are the names' positions in the variables' descriptions (MPICH
+numbers its enumerations so; ``tests/test_runtime_mpich_cvars_mpi.py`` checks each against
+the variable set by name in the environment).  Nothing is printed: a name the installed
+MPICH does not know, or a write that fails, leaves the call to MPICH's own selection.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+from collections.abc import Callable
+from typing import Any
+
+from mpi4py import MPI
+
+__all__ = ["COLLECTIVES", "Algorithms", "algorithms", "mpich_call", "why_not"]
+
+#: the collectives whose MPICH algorithm can be forced
+COLLECTIVES = ("allreduce", "allgather")
+#: what is never forced: MPICH's own selection, its nonblocking call waited for, a
+#: node-aware composition, an accelerator library
+NOT_FORCED = ("auto", "nb", "smp", "ccl")
+_NAME = re.compile(r"^\s*([a-z][a-z0-9_]*)\s+-\s", re.MULTILINE)
+
+_state: dict[str, Any] = {}
+
+
+class _Variable:
+    """One control variable: its handle, its names (value = position) and its value at start."""
+
+    def __init__(self, lib: ctypes.CDLL, name: str) -> None:
+        index = ctypes.c_int()
+        if lib.MPI_T_cvar_get_index(name.encode(), ctypes.byref(index)) != 0:
+            raise _Unusable(f"{name}: not a control variable of this MPI library")
+        nlen, dlen = ctypes.c_int(256), ctypes.c_int(8192)
+        text, desc = ctypes.create_string_buffer(256), ctypes.create_string_buffer(8192)
+        verbosity, bind, scope = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        datatype, enum = ctypes.c_void_p(), ctypes.c_void_p()
+        rc = lib.MPI_T_cvar_get_info(
+            index,
+            text,
+            ctypes.byref(nlen),
+            ctypes.byref(verbosity),
+            ctypes.byref(datatype),
+            ctypes.byref(enum),
+            desc,
+            ctypes.byref(dlen),
+            ctypes.byref(bind),
+            ctypes.byref(scope),
+        )
+        if rc != 0 or (datatype.value or 0) & 0xFFFFFFFF != MPI.INT.handle & 0xFFFFFFFF:
+            raise _Unusable(f"{name}: not an int control variable (MPI_T_cvar_get_info)")
+        self.names = _NAME.findall(desc.value.decode(errors="replace"))
+        handle, count = ctypes.c_void_p(), ctypes.c_int()
+        rc = lib.MPI_T_cvar_handle_alloc(index, None, ctypes.byref(handle), ctypes.byref(count))
+        if rc != 0 or count.value != 1:
+            raise _Unusable(f"{name}: MPI_T_cvar_handle_alloc failed")
+        self.name, self.handle, self._lib = name, handle, lib
+        self.start = self.read()
+        self.values = [ctypes.c_int(v) for v in range(len(self.names))]
+        self.refs = [ctypes.byref(v) for v in self.values]
+        self.start_ref = ctypes.byref(ctypes.c_int(self.start))
+        if lib.MPI_T_cvar_write(handle, self.start_ref) != 0 or self.read() != self.start:
+            raise _Unusable(f"{name}: cannot be written at run time (MPI_T_cvar_write)")
+
+    def read(self) -> int:
+        value = ctypes.c_int(-1)
+        if self._lib.MPI_T_cvar_read(self.handle, ctypes.byref(value)) != 0:
+            raise _Unusable(f"{self.name}: MPI_T_cvar_read failed")
+        return value.value
+
+
+class _Unusable(Exception):
+    pass
+
+
+class Algorithms:
+    """MPICH's allreduce and allgather algorithms, forced per call (module doc)."""
+
+    def __init__(self, lib: ctypes.CDLL) -> None:
+        self._write = lib.MPI_T_cvar_write
+        self._vars = {}
+        for collective in COLLECTIVES:
+            upper = collective.upper()
+            intra = _Variable(lib, f"MPIR_CVAR_{upper}_INTRA_ALGORITHM")
+            posix = _Variable(lib, f"MPIR_CVAR_{upper}_POSIX_INTRA_ALGORITHM")
+            if "mpir" not in posix.names:
+                raise _Unusable(f"{posix.name}: no 'mpir' among its values")
+            self._vars[collective] = (intra, posix)
+
+    def names(self, collective: str) -> tuple[str, ...]:
+        """The algorithms of ``collective`` that can be forced, in MPICH's order."""
+        intra = self._vars[collective][0]
+        return tuple(n for n in intra.names if n not in NOT_FORCED)
+
+    def current(self, collective: str) -> tuple[str, str]:
+        """The names the two variables of ``collective`` hold now (the algorithm, then the
+        shared-memory one; ``?`` for a value without a name)."""
+        out = []
+        for var in self._vars[collective]:
+            value = var.read()
+            out.append(var.names[value] if 0 <= value < len(var.names) else "?")
+        return out[0], out[1]
+
+    def force(self, collective: str, name: str) -> bool:
+        """Set ``collective``'s algorithm to ``name`` (and the shared-memory variable to
+        ``mpir``) until :meth:`restore`; False (the variables as they were at start) when
+        ``name`` is not one of :meth:`names` or a write fails."""
+        intra, posix = self._vars[collective]
+        if name not in self.names(collective):
+            return False
+        ok = self._write(intra.handle, intra.refs[intra.names.index(name)]) == 0
+        ok = ok and self._write(posix.handle, posix.refs[posix.names.index("mpir")]) == 0
+        if not ok:
+            self.restore(collective)
+        return ok
+
+    def restore(self, collective: str) -> None:
+        """The variables of ``collective`` back to their values at start."""
+        for var in self._vars[collective]:
+            self._write(var.handle, var.start_ref)
+
+    def forcing(self, collective: str, name: str | None, call: Callable) -> Callable:
+        """``call`` (an mpi4py method) run with ``collective``'s algorithm forced to
+        ``name`` and restored after it; ``call`` itself when ``name`` is None or unknown to
+        this MPICH (its own selection then runs)."""
+        if name is None or name not in self.names(collective):
+            return call
+        write = self._write
+        intra, posix = self._vars[collective]
+        set_intra = (intra.handle, intra.refs[intra.names.index(name)])
+        set_posix = (posix.handle, posix.refs[posix.names.index("mpir")])
+        back = ((intra.handle, intra.start_ref), (posix.handle, posix.start_ref))
+
+        def forced(*args: Any) -> Any:
+            if write(*set_intra) or write(*set_posix):  # failed: MPICH's own selection
+                for h, ref in back:
+                    write(h, ref)
+                return call(*args)
+            try:
+                return call(*args)
+            finally:
+                for h, ref in back:
+                    write(h, ref)
+
+        return forced
+
+
+def _library() -> ctypes.CDLL:
+    """The MPI library mpi4py loaded (its ``MPI_T`` functions)."""
+    if not MPI.Get_library_version().startswith("MPICH"):
+        raise _Unusable("the MPI library is not MPICH")
+    try:
+        with open("/proc/self/maps") as fh:
+            paths = {line.split()[-1] for line in fh if "/" in line}
+    except OSError:
+        raise _Unusable("no /proc/self/maps to find the MPI library in") from None
+    for path in sorted(paths):
+        if re.search(r"/lib(p?mpi|mpich)[^/]*\.so", path):
+            lib = ctypes.CDLL(path)
+            if hasattr(lib, "MPI_T_cvar_write"):
+                return lib
+    raise _Unusable("no MPI library with MPI_T_cvar_write among the process's libraries")
+
+
+def algorithms() -> Algorithms | None:
+    """The process's :class:`Algorithms` (made on the first call: ``MPI_T_init_thread``),
+    or None when MPICH's algorithms cannot be forced here (:func:`why_not`)."""
+    if "found" not in _state:
+        try:
+            lib = _library()
+            lib.MPI_T_cvar_write.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+            lib.MPI_T_cvar_write.restype = ctypes.c_int
+            provided = ctypes.c_int()
+            if lib.MPI_T_init_thread(MPI.Query_thread(), ctypes.byref(provided)) != 0:
+                raise _Unusable("MPI_T_init_thread failed")
+            _state["found"], _state["why"] = Algorithms(lib), None
+        except (_Unusable, OSError, AttributeError) as exc:
+            _state["found"], _state["why"] = None, str(exc)
+    return _state["found"]
+
+
+def why_not() -> str | None:
+    """Why :func:`algorithms` is None (None when it is not)."""
+    algorithms()
+    return _state["why"]
+
+
+def mpich_call(collective: str, choice: Any, call: Callable) -> Callable:
+    """``call`` with the MPICH algorithm a choice names (its ``mpich``) forced
+    (:meth:`Algorithms.forcing`); ``call`` itself when it names none or none can be forced."""
+    name = getattr(choice, "mpich", None)
+    found = None if name is None else algorithms()
+    return call if found is None else found.forcing(collective, name, call)

@@ -1,0 +1,101 @@
+"""MPICH's allreduce and allgather algorithms forced per call through their control
+variables (hetcoll.runtime.mpich_cvars), natively: every algorithm written and read back,
+the write in effect at the call and undone after it, a HetComm given a tuning file whose
+rules name them forcing them per size (results bit-identical to mpi4py's, floats the same
+on every rank, nothing printed for a name MPICH does not know; mpi_programs/mpich_cvars.py,
+4 ranks), the names' values checked against MPICH reading them from the environment, and
+``hetcoll tune --mpich-algorithms`` measuring them and writing their rules."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from _mpi import run_checks
+from hetcoll.errors import HetcollError
+from hetcoll.platform import Platform, nodes_from_costs, save_platform
+from hetcoll.runtime.launch import run_mpi
+from hetcoll.tuning import load_tuning
+
+PROGRAM = Path(__file__).with_name("mpi_programs") / "mpich_cvars.py"
+N = 4
+pytestmark = pytest.mark.mpi
+
+
+def test_forced_per_call_and_by_a_tuning_file():
+    proc = run_checks(PROGRAM, N, timeout=300, env={"MPIR_CVAR_COLLECTIVE_FALLBACK": "error"})
+    assert proc.stderr == ""  # a name MPICH lacks falls back to its selection silently
+
+
+_READ = """
+import json, sys
+from hetcoll.runtime.mpich_cvars import algorithms
+found = algorithms()
+print(json.dumps([found.current(c)[0] for c in ("allreduce", "allgather")]))
+"""
+
+
+def test_each_name_is_the_value_mpich_gives_it_from_the_environment():
+    """The values written are the names' positions in the variables' descriptions: MPICH,
+    given each name in the environment, reads back that name."""
+    from mpi4py import MPI  # noqa: F401  (the names: this process's MPICH)
+
+    from hetcoll.runtime.mpich_cvars import algorithms
+
+    found = algorithms()
+    reduce, gather = found.names("allreduce"), found.names("allgather")
+    for k in range(max(len(reduce), len(gather))):
+        want = [reduce[k % len(reduce)], gather[k % len(gather)]]
+        env = {
+            "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": want[0],
+            "MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM": want[1],
+        }
+        proc = subprocess.run(
+            [sys.executable, "-c", _READ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, **env},
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert json.loads(proc.stdout) == want
+
+
+@pytest.mark.parametrize(
+    ("rule", "collective", "says"),
+    [
+        ({"from_bytes": 0, "algorithm": "fnf", "mpich": "ring"}, "allreduce", "only on an 'mpi'"),
+        ({"from_bytes": 0, "algorithm": "mpi", "mpich": "ring"}, "bcast", "only on an 'mpi'"),
+        ({"from_bytes": 0, "algorithm": "mpi", "mpich": "Ring!"}, "allgather", "algorithm's name"),
+        ({"from_bytes": 0, "algorithm": "mpi", "mpich": 3}, "allreduce", "algorithm's name"),
+    ],
+)
+def test_a_tuning_rule_names_mpich_algorithms_of_mpi_allreduce_allgather_only(
+    rule, collective, says
+):
+    doc = {"format": "hetcoll-tuning", "version": 1, "ranks": 2, "rules": {collective: [rule]}}
+    with pytest.raises(HetcollError, match=says):
+        load_tuning(doc)
+
+
+def test_tune_measures_the_mpich_algorithms_and_writes_the_winners_rules(tmp_path):
+    platform, out = tmp_path / "flat.json", tmp_path / "tuning.json"
+    save_platform(Platform(nodes_from_costs([5e-6] * N, 1e-9), name="flat"), platform)
+    args = ["hetcoll", "tune", "--platform", platform, "--collectives", "allreduce,allgather"]
+    args += ["--sizes", "512", "--rounds", "2", "--candidates", "0", "--mpich-algorithms"]
+    proc = run_mpi(N, [*args, "-o", out, "--json"], timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    from hetcoll.runtime.mpich_cvars import algorithms
+
+    tuning = load_tuning(out)
+    for row in tuning.measurements:
+        plans = row["plans"]
+        assert [p.get("mpich") for p in plans] == [None, *algorithms().names(row["collective"])]
+        rule = tuning.lookup(row["collective"], row["nbytes"])
+        assert (rule.algorithm, rule.mpich) == ("mpi", row["winner"].get("mpich"))
+    assert json.loads(proc.stdout)["rules"].keys() == {"allreduce", "allgather"}
