@@ -129,6 +129,27 @@ class Planning:
         families = (self.algo, self.cube_algo, self.rooted_algo)
         return one_host and not emulated and self.tuning is None and families == ("auto",) * 3
 
+    def forced_methods(self, emulated: bool, one_host: bool) -> tuple[str, ...] | None:
+        """The methods a wrapper that gives every call to MPI keeps as its class's, to
+        force MPICH's algorithms a tuning file names (``Allreduce``, ``Allgather``; the
+        others are bound as :meth:`passes_every_call` binds them), or None when some call
+        may be planned: a tuning file whose rules are all ``"mpi"`` gives every call to
+        MPI, as no file does natively on one host."""
+        if self.passes_every_call(emulated, one_host):
+            return ()
+        families = (self.algo, self.cube_algo, self.rooted_algo)
+        if not one_host or emulated or families != ("auto",) * 3:
+            return None
+        rules = self.tuning.rules
+        if any(r.algorithm != "mpi" for rs in rules.values() for r in rs):
+            return None
+        forced = {c for c, rs in rules.items() if any(r.mpich for r in rs)}
+        if not self.mpich_forced:
+            forced = set()
+        return tuple(
+            m for c, m in (("allreduce", "Allreduce"), ("allgather", "Allgather")) if c in forced
+        )
+
     def choose(self, platform: Platform, call: dict[str, Any]):
         """What runs for a call (:func:`hetcoll.choice.choose` with the wrapper's ``algo``):
         ``collective``, ``nbytes``, ``nodes``, ``root``, ``segment_size``, ``op``, ``count``,
@@ -474,8 +495,11 @@ class HetComm(VectorCollectives, Persistent):
         emulation: MPICH's algorithm for it, run through the engine, :mod:`hetcoll.mpich`).
         ``"mpi"``: always MPI's own.  Otherwise the planner of the rooted collectives
         (``Bcast``, multicasts; ``hetcoll planners``).  Where every call goes to MPI
-        whatever its size (``auto`` throughout, no ``tuning``, natively on one host), the
-        wrapper's collectives are mpi4py's own methods, bound on the instance: a call costs
+        whatever its size (``auto`` throughout, no ``tuning`` or one whose rules are all
+        ``"mpi"``, natively on one host), the wrapper's collectives are mpi4py's own
+        methods, bound on the instance (but ``Allreduce`` and ``Allgather`` where the
+        tuning file forces MPICH algorithms for them,
+        :mod:`hetcoll.runtime.mpich_cvars`): a call costs
         what it costs without hetcoll, one that names its plan goes through the class's
         method (``HetComm.Bcast(hc, buf, root, algo="fnf")``), and a bound call leaves
         ``last_call`` as it was (:func:`hetcoll.runtime.rooted.bind_mpi`); ``"mpi"``
@@ -559,9 +583,10 @@ class HetComm(VectorCollectives, Persistent):
         super().__init__(comm, platform, self.planning, model=model, **engine)
         self.planning.message_cost = self._message_cost()
         self._check_knobs()
-        if self.planning.passes_every_call(self.emulate, self.one_host):
-            bind_mpi(self)  # MPI's own methods, no Python call before them
-            self.last_choice = Choice("mpi", source="one host")  # every call's
+        kept = self.planning.forced_methods(self.emulate, self.one_host)
+        if kept is not None:  # MPI's own methods, no Python call before them
+            bind_mpi(self, keep=kept)  # but those that force a tuning file's MPICH algorithm
+            self.last_choice = Choice("mpi", source="one host")  # every bound call's
 
     def _message_cost(self) -> float:
         """Seconds charged per message of a plan's busiest rank (of a forest plan: on its

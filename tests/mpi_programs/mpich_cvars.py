@@ -76,6 +76,9 @@ rules = {
 tuning = {"format": "hetcoll-tuning", "version": 1, "ranks": N, "rules": rules}
 with HetComm(WORLD, flat, tuning=tuning, timeout=120) as hc:
     check(hc.planning.mpich_forced, "the wrapper does not force MPICH's algorithms")
+    # every call goes to MPI: mpi4py's methods bound, but those that force an algorithm
+    bound = {m for m in ("Allreduce", "Allgather", "Bcast", "Iallreduce") if m in vars(hc)}
+    check(bound == {"Bcast", "Iallreduce"}, f"bound on the instance: {sorted(bound)}")
     check(raises(lambda: hc.Allreduce(one, out)), "8 B: reduce_scatter_allgather not forced")
     check(hc.last_choice.mpich == "reduce_scatter_allgather", f"{hc.last_choice}")
     for count, mpich in ((100, "ring"), (1000, None), (20000, None)):
@@ -101,5 +104,14 @@ with HetComm(WORLD, flat, tuning=tuning, timeout=120) as hc:
         (np.arange(5)[None, :] + 10 * np.arange(N)[:, None]).ravel().astype(np.int32),
         "Allgather (brucks)",
     )
+
+# rules that force nothing (or one collective only) keep mpi4py's methods bound
+plain = {"allreduce": [{"from_bytes": 0, "algorithm": "mpi"}]}
+gather = {**plain, "allgather": [{"from_bytes": 8, "algorithm": "mpi", "mpich": "ring"}]}
+planned = {"bcast": [{"from_bytes": 0, "algorithm": "fnf"}], **gather}
+for rules, want in ((plain, {"Allreduce", "Allgather"}), (gather, {"Allreduce"}), (planned, set())):
+    with HetComm(WORLD, flat, tuning={**tuning, "rules": rules}, timeout=120) as hc:
+        bound = {m for m in ("Allreduce", "Allgather") if m in vars(hc)}
+        check(bound == want, f"{rules}: bound {sorted(bound)}, expected {sorted(want)}")
 
 report()

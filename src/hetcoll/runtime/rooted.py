@@ -791,7 +791,7 @@ def add_passthroughs(cls: type) -> type:
     return cls
 
 
-def bind_mpi(comm: MPI.Intracomm) -> None:
+def bind_mpi(comm: MPI.Intracomm, keep: tuple[str, ...] = ()) -> None:
     """Make every MPI collective of ``comm`` (:data:`PASSED`) mpi4py's own method on its
     handle, an attribute of the instance: a call is then MPI's, with no Python function of
     hetcoll before it, and takes mpi4py's arguments only (a per-call ``algo=`` or
@@ -800,7 +800,9 @@ def bind_mpi(comm: MPI.Intracomm) -> None:
     every call's).  For a wrapper that gives every call to MPI anyway
     (:meth:`hetcoll.hetcomm.Planning.passes_every_call`).  The methods are bound to a plain
     ``MPI.Intracomm`` on the same handle, which holds no reference to ``comm`` (no cycle: a
-    dropped wrapper is released when its last reference goes)."""
+    dropped wrapper is released when its last reference goes).  ``keep``: names left the
+    class's methods (those that force a tuning file's MPICH algorithm)."""
     plain = MPI.Intracomm(comm)
     for name in PASSED:
-        comm.__dict__[name] = getattr(plain, name)
+        if name not in keep:
+            comm.__dict__[name] = getattr(plain, name)
