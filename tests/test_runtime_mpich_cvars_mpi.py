@@ -99,3 +99,48 @@ def test_tune_measures_the_mpich_algorithms_and_writes_the_winners_rules(tmp_pat
         rule = tuning.lookup(row["collective"], row["nbytes"])
         assert (rule.algorithm, rule.mpich) == ("mpi", row["winner"].get("mpich"))
     assert json.loads(proc.stdout)["rules"].keys() == {"allreduce", "allgather"}
+
+
+def test_a_failed_write_leaves_the_call_to_mpichs_own_selection(capfd):
+    """A write MPI refuses: the call still runs (MPICH's own selection, the variables
+    put back), its result right, nothing printed."""
+    import copy
+
+    import numpy as np
+    from mpi4py import MPI
+
+    from hetcoll.runtime.mpich_cvars import algorithms
+
+    found = algorithms()
+    start = found.current("allreduce")
+    broken = copy.copy(found)
+    tried = []
+    broken._write = lambda handle, ref: tried.append(handle) or 1  # MPI_T's error code
+    forced = broken.forcing("allreduce", "ring", MPI.COMM_SELF.Allreduce)
+    send, recv = np.arange(5, dtype=np.int64), np.zeros(5, dtype=np.int64)
+    forced(send, recv)
+    assert recv.tolist() == send.tolist() and found.current("allreduce") == start
+    assert len(tried) == 3  # the refused write, then both variables put back
+    assert capfd.readouterr() == ("", "")
+
+
+def test_a_forced_call_writes_only_the_variables_that_change():
+    """The allgather's shared-memory variable starts at mpir: forcing its algorithm writes
+    one variable and puts it back (2 writes); the allreduce's starts at auto (4 writes)."""
+    import copy
+
+    import numpy as np
+    from mpi4py import MPI
+
+    from hetcoll.runtime.mpich_cvars import algorithms
+
+    found = algorithms()
+    assert found.current("allgather")[1] == "mpir" and found.current("allreduce")[1] == "auto"
+    counting = copy.copy(found)
+    writes = []
+    counting._write = lambda handle, ref: writes.append(handle) or found._write(handle, ref)
+    buf, out = np.arange(4, dtype=np.int64), np.zeros(4, dtype=np.int64)
+    counting.forcing("allgather", "ring", MPI.COMM_SELF.Allgather)(buf, out)
+    assert len(writes) == 2 and out.tolist() == buf.tolist()
+    counting.forcing("allreduce", "ring", MPI.COMM_SELF.Allreduce)(buf, out)
+    assert len(writes) == 6 and out.tolist() == buf.tolist()

@@ -148,20 +148,36 @@ class Algorithms:
             return call
         write = self._write
         intra, posix = self._vars[collective]
-        set_intra = (intra.handle, intra.refs[intra.names.index(name)])
-        set_posix = (posix.handle, posix.refs[posix.names.index("mpir")])
-        back = ((intra.handle, intra.start_ref), (posix.handle, posix.start_ref))
+        wanted = ((intra, intra.names.index(name)), (posix, posix.names.index("mpir")))
+        # only the variables that change (the allgather's shared-memory one starts at mpir)
+        changes = [(v.handle, v.refs[k], v.start_ref) for v, k in wanted if v.start != k]
+        if not changes:
+            return call
+        if len(changes) == 1:
+            ((h, on, off),) = changes
+
+            def forced_one(*args: Any) -> Any:
+                if write(h, on):  # failed: MPICH's own selection
+                    write(h, off)
+                    return call(*args)
+                try:
+                    return call(*args)
+                finally:
+                    write(h, off)
+
+            return forced_one
+        (h1, on1, off1), (h2, on2, off2) = changes
 
         def forced(*args: Any) -> Any:
-            if write(*set_intra) or write(*set_posix):  # failed: MPICH's own selection
-                for h, ref in back:
-                    write(h, ref)
+            if write(h1, on1) or write(h2, on2):  # failed: MPICH's own selection
+                write(h1, off1)
+                write(h2, off2)
                 return call(*args)
             try:
                 return call(*args)
             finally:
-                for h, ref in back:
-                    write(h, ref)
+                write(h1, off1)
+                write(h2, off2)
 
         return forced
 
@@ -188,9 +204,7 @@ def algorithms() -> Algorithms | None:
     or None when MPICH's algorithms cannot be forced here (:func:`why_not`)."""
     if "found" not in _state:
         try:
-            lib = _library()
-            lib.MPI_T_cvar_write.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-            lib.MPI_T_cvar_write.restype = ctypes.c_int
+            lib = _library()  # MPI_T_cvar_write without argtypes: the quickest ctypes call
             provided = ctypes.c_int()
             if lib.MPI_T_init_thread(MPI.Query_thread(), ctypes.byref(provided)) != 0:
                 raise _Unusable("MPI_T_init_thread failed")
