@@ -107,6 +107,7 @@ def test_a_native_probe_measures_pairs_one_at_a_time_where_ranks_outnumber_cores
         proc = run_mpi(3, [*base, *extra, "-o", out, "--json"], timeout=120)
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert _json(proc.stdout)["fit"]["pairs"] == pairs
+        assert _json(proc.stdout)["fit"]["pipeline"]["message_cost"] >= 0.0  # natively
         assert load_platform(out).ids == ("0", "1", "2")
 
 

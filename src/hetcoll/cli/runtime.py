@@ -338,6 +338,12 @@ def probe_cmd(
         else "one speed class: the nodes' measurements do not separate (homogeneous as far "
         "as this probe can tell)"
     )
+    pipe = doc["fit"].get("pipeline")
+    if pipe is not None:
+        click.echo(
+            f"a pipeline's cost per message beyond the round trips: "
+            f"{format_time(pipe['message_cost'])} (in every t_ini)"
+        )
     if probed.size_curve is not None:
         click.echo(
             "per-byte cost by message size, times t_byte (size_curve): "

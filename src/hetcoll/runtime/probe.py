@@ -66,6 +66,12 @@ Method
    it would on the true platform.  On a busy host the rounds disagree (each round sees
    other load): the intervals overlap, the probe reports one
    class (``fit["classes"]``) and does not invent heterogeneity.
+7. **Pipeline.**  Natively (``pipeline=None``; ``True`` or ``False`` forces it), the chain
+   of every rank then forwards segments through the engine, every rank busy at once, and
+   what each segment cost beyond the fitted platform's prediction is added to every
+   node's ``t_ini`` (:mod:`.pipeline_cost`; ``fit["pipeline"]``): on a host with more ranks
+   than cores a pipelined segment waits for its rank's turn on a core, which the least
+   round trip of step 3 never saw, and slices planned without it are far too small.
 """
 
 from __future__ import annotations
@@ -639,6 +645,7 @@ def probe(
     retries: int = 3,
     estimate: str = "robust",
     name: str = "probed",
+    pipeline: bool | None = None,
 ) -> ProbeResult:
     """Measure every pair of ``hc``'s ranks and fit a :class:`Platform` (collective).
 
@@ -647,7 +654,9 @@ def probe(
     ``serial``: one pair at a time (None: :func:`pairs_one_at_a_time` decides).
     ``spread`` and ``retries``: when a series is confirmed, and how many extra rounds the
     unconfirmed ones get (module doc, step 2); ``estimate``: ``"robust"``, ``"min"`` or
-    ``"forecast"`` (step 3).  Returns the same result on every rank.
+    ``"forecast"`` (step 3); ``pipeline``: whether the per-message cost of a pipeline is
+    measured and added (step 7; None: natively, not under emulation).  Returns the same
+    result on every rank.
     """
     from mpi4py import MPI
 
@@ -691,6 +700,10 @@ def probe(
         name=name,
         spread_rounds=measured[:rounds] if rounds > 1 else None,
     )
+    if (not hc.emulate if pipeline is None else pipeline) and hc.size > 1:
+        from .pipeline_cost import pipeline_fit
+
+        platform, fit["pipeline"] = pipeline_fit(hc, platform)
     fit["estimate"] = {"name": estimate, "large": None if estimate == "min" else large}
     fit["pairs"] = "one at a time" if serial else "disjoint pairs at once"
     return ProbeResult(
