@@ -54,6 +54,7 @@ from .rings import ring
 from .rooted import ROOTED, from_broadcast
 from .rooted_exact import rooted_exact
 from .rooted_search import rooted_ls
+from .sites import sites
 from .spoc import spoc
 from .switch_aware import switch_aware
 
@@ -103,6 +104,7 @@ __all__ = [
     "ring",
     "rooted_exact",
     "rooted_ls",
+    "sites",
     "spoc",
     "spt",
     "switch_aware",

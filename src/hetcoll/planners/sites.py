@@ -1,0 +1,251 @@
+"""The planner ``sites``: allgather, reduce-scatter and allreduce among the hosts of a
+multi-site platform (sites joined by WAN links, switches routing), as a hierarchical
+pipelined plan in per-root form (:mod:`hetcoll.perroot`).
+
+The per-root planners (``forest``, ``ring``, ...) plan on every node of a platform; on a
+multi-site platform (:func:`hetcoll.generators.multisite_platform`) the members are the
+hosts (nodes with a ``site``) and the switches only route.  This planner builds every
+member's trees over the hosts alone, each edge a host-to-host message the network routes,
+after the hierarchical scheme of grid collectives (Karonis et al. 2000, MPICH-G2: the
+WAN crossed once per byte and direction, the sites' own networks doing the rest) with a
+pipelined stream per direction (Kielmann et al. 1999, MagPIe: the wide-area link the
+bottleneck, kept busy):
+
+- each site has a **leader** (its member of the fastest links to its site's others, the
+  first of equals) that sends everything the site sends over the WAN, so one send port
+  carries each direction's stream and its segments cross one after the other at the
+  WAN's full rate, not several sharing it;
+- the stream lands on the other site's **receivers** in turn (its members but its
+  leader, whose send port the stream fills; the leader alone in a site of one), so no
+  receiving port carries it all: the member at place ``i`` of its site (the leader at 0)
+  crosses to receiver ``(i + 1) mod k`` of each other site of ``k`` receivers, one tree
+  per member and direction (a member's block cut among all the receivers, one flow each,
+  would send ``k`` times the messages over the WAN, each holding the leader's port for
+  the WAN's latency);
+- a ``bcast`` flow of root ``r`` (site ``s``): ``r`` sends its block to every other
+  member of ``s`` (a leader root to its next member, which sends it on: the leader's port
+  is the WAN's), the leader of ``s`` sends it over the WAN to its receiver in each other
+  site, which sends it to every other member of its site;
+- a ``reduce`` flow of root ``r``: the same shape run backwards, the WAN crossed by the
+  other site's leader: each other site's members send their parts to its leader, which
+  combines them and sends the site's partial result over the WAN to the receiver in
+  ``s``, which adds its own and passes it to ``r`` with the other members of ``s``;
+- an allreduce: the reduce flows of ``N`` near-equal shares of the vector (one per
+  member), then the bcast flows of the same shares.
+
+Every flow is cut into segments of one size, chosen by simulation: the schedule is
+simulated whole and at :data:`CUTS` halving sizes from half the largest flow's (a power of
+two) down to :data:`MIN_SEGMENT`, and the fastest kept (the first of equals), so the WAN's
+latency is paid per segment only where the pipeline gains more.
+
+The WAN cut bounds every plan (:func:`hetcoll.allbounds.members_bound`): on two sites of
+``N / 2`` members joined by a link of ``W`` bytes/s an allgather of ``M`` bytes needs
+``M / (2 W)`` at least, an allreduce ``M / W``; here a reduce-scatter's or allgather's
+stream is that much, an allreduce's both, so the plan reaches the cut up to what the
+ports add: under one-port models (``hockney``) a segment holds the leader's send port
+for its WAN latency and transfer, the leader also sends its own block once in its site,
+and a receiver's port is busy while the WAN delivers to it.
+
+Complexity: ``O(N)`` tree edges per member, and one simulation per segment size tried
+(at most :data:`CUTS` and the whole flows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Annotated, Any
+
+from ..errors import PlannerError
+from ..platform import Platform
+from ..schedule import Flow, Schedule, Tree, transfer_budget
+from ._registry import Option, register
+from ._shared import keep_prediction
+from .rings import _blocks
+
+__all__ = ["site_groups", "site_tree", "sites"]
+
+SITES_OPS = ("allgather", "reduce_scatter", "allreduce")
+#: the smallest segment the planner tries (bytes)
+MIN_SEGMENT = 64 << 10
+#: the most segment sizes tried besides whole flows (halving from half the largest flow's)
+CUTS = 6
+
+
+def site_groups(platform: Platform, members: Sequence[str]) -> list[list[str]]:
+    """``members`` grouped by their node's ``site``, in member order, each site's leader
+    first (its member of the largest summed route bandwidth to the site's others, the
+    first of equals) and its other members in member order.  Raises
+    :class:`PlannerError` for a member without a site or members in fewer than two
+    sites."""
+    groups: dict[str, list[str]] = {}
+    for m in members:
+        site = platform.node(m).site
+        if site is None:
+            raise PlannerError(f"sites: member {m!r} has no site (a multi-site platform's hosts)")
+        groups.setdefault(site, []).append(m)
+    if len(groups) < 2:
+        raise PlannerError("sites: the members must be in at least two sites")
+    routes = platform.routes
+    out = []
+    for group in groups.values():
+        idx = [platform.index(m) for m in group]
+        reach = [sum(routes.pair(i, j)[1] for j in idx if j != i) for i in idx]
+        lead = max(range(len(group)), key=lambda k: (reach[k], -k))
+        out.append([group[lead], *(m for k, m in enumerate(group) if k != lead)])
+    return out
+
+
+def _receivers(group: list[str]) -> list[str]:
+    """A site's receivers of the WAN stream: its members but the leader (alone, itself)."""
+    return group[1:] or group[:1]
+
+
+def site_tree(groups: list[list[str]], root: str, kind: str) -> Tree:
+    """Root ``root``'s tree (module docstring): ``root``, at place ``i`` of its site (the
+    leader at 0), crosses to receiver ``(i + 1) mod k`` of each other site of ``k``
+    receivers.  ``kind``: ``bcast`` (the WAN crossed by ``root``'s leader to the other
+    sites' receivers) or ``reduce`` (by the other sites' leaders to the receiver of
+    ``root``'s site; the tree's edges are then read child to parent)."""
+    home = next(g for g in groups if root in g)
+    j = home.index(root) + 1
+    kids: dict[str, list[str]] = {}
+    rest = [m for m in home if m != root]
+    if kind == "bcast" and root == home[0] and rest:
+        kids[root] = [rest[0]]  # the leader's port is the WAN's: its next member relays
+        if rest[1:]:
+            kids[rest[0]] = rest[1:]
+    elif rest:
+        kids[root] = rest
+    for g in groups:
+        if g is home:
+            continue
+        if kind == "bcast":
+            near, far = home[0], _receivers(g)[j % len(_receivers(g))]
+        else:
+            near, far = _receivers(home)[j % len(_receivers(home))], g[0]
+        kids.setdefault(near, []).insert(0, far)  # the WAN first: the stream is the
+        if len(g) > 1:  # bottleneck
+            kids[far] = [m for m in g if m != far]
+    return Tree(root, {p: tuple(c) for p, c in kids.items()})
+
+
+@register(
+    "sites",
+    collectives=SITES_OPS,
+    paper="Karonis et al. 2000 (MPICH-G2: the WAN crossed once per byte), Kielmann et al. "
+    "1999 (MagPIe: the wide-area link kept busy); per-root flows as Zhao et al. 2024",
+    complexity="O(N^2 k) tree edges (k receivers per site), one simulation per segment size tried",
+    summary="multi-site hosts: each site's leader streams the WAN to the other site's "
+    "receivers in turn, the sites' members fan out locally (allgather, reduce-scatter, "
+    "allreduce)",
+    options=("align",),
+    kind="forest",
+    pipelined=True,
+    own_slices=True,
+)
+def sites(
+    platform: Platform,
+    root: str | None = None,
+    members: Iterable[str] | None = None,
+    model: Any = None,
+    *,
+    nbytes: int = 0,
+    segment_size: int | None = None,
+    collective: str = "allgather",
+    sizes: Mapping[str, int] | None = None,
+    align: Annotated[int, Option(most=1 << 20)] = 1,
+) -> Schedule:
+    """Plan ``collective`` (``allgather``, ``reduce_scatter`` or ``allreduce``) of
+    ``nbytes`` (each member's block; an allreduce's vector) among ``members`` of a
+    multi-site platform (module docstring).
+
+    Parameters
+    ----------
+    root
+        Ignored (every member is a root).
+    members
+        The hosts taking part (default: every node with a ``site``), in at least two
+        sites; the other nodes route.
+    segment_size
+        Bytes per segment of every flow; default chosen by simulation (module docstring).
+    sizes
+        Each member's block (allgather, reduce-scatter): the v-variants.
+    align
+        Shares and segments are multiples of this many bytes (an allreduce's element).
+
+    Returns
+    -------
+    Schedule
+        Per-root flows (:mod:`hetcoll.perroot`) over the members; ``params``: the number
+        of ``trees``, the ``segment_size`` (None: whole), the simulated ``estimate``.
+
+    Examples
+    --------
+    >>> from hetcoll.generators import multisite_platform, star_platform
+    >>> a = star_platform(2, ("10Gbps",))
+    >>> p = multisite_platform({"a": a, "b": a}, [("a", "b", "1ms", "1Gbps")])
+    >>> s = sites(p, nbytes=1 << 20, segment_size=1 << 18)
+    >>> s.flows[0].tree.children  # a/0 leads site a, b/1 receives for site b
+    {'a/0': ('b/1', 'a/1'), 'b/1': ('b/0',)}
+    """
+    from ..models import get_model
+    from ..simulator import simulate
+
+    if collective not in SITES_OPS:
+        raise PlannerError(f"sites plans {', '.join(SITES_OPS)}, not a {collective}")
+    if members is None:
+        members = [node.id for node in platform.nodes if node.site is not None]
+    members = list(dict.fromkeys(members))
+    groups = site_groups(platform, members)
+    order = members
+    align = max(int(align), 1)
+    if collective == "allreduce":
+        if sizes is not None:
+            raise PlannerError("sizes: an allreduce has one vector, not blocks")
+        shares = _blocks(int(nbytes), len(order), align)
+        phases = ("reduce", "bcast")
+    else:
+        if sizes is not None and set(sizes) != set(order):
+            raise PlannerError("sizes: give the block of every member")
+        shares = [int(sizes[m]) if sizes is not None else int(nbytes) for m in order]
+        phases = ("reduce",) if collective == "reduce_scatter" else ("bcast",)
+    trees = {(m, k): site_tree(groups, m, k) for m in order for k in phases}
+
+    def build(seg: int | None) -> list[Flow]:
+        flows = []
+        for kind in phases:
+            at = 0
+            for m, share in zip(order, shares, strict=True):
+                cut = seg if seg and share > seg else None
+                flows.append(Flow(trees[(m, kind)], share, at, 0, cut, kind=kind))
+                at += share
+        return flows
+
+    def make(flows: list[Flow], estimate: float, seg: int | None) -> Schedule:
+        params = {"trees": len(flows), "segment_size": seg, "estimate": estimate}
+        return Schedule(collective, "sites", max(int(nbytes), 0), tuple(flows), params, sizes=sizes)
+
+    if segment_size:
+        seg = max(int(segment_size) // align * align, align)
+        flows = build(seg)
+        return make(flows, simulate(platform, make(flows, 0.0, seg), model).makespan, seg)
+    bound = (get_model(model) if model is not None else platform.model).bind(platform)
+    budget = transfer_budget(bound.contention) // 4
+    best = None
+    largest = max((f.nbytes for f in build(None)), default=0)
+    cuts: list[int | None] = [None]
+    seg = 1 << max(largest // 2, 1).bit_length() - 1
+    while seg >= MIN_SEGMENT and len(cuts) <= CUTS:
+        cuts.append(max(seg // align * align, align))
+        seg //= 2
+    for seg in cuts:
+        flows = build(seg)
+        if seg is not None and sum(f.transfers for f in flows) > budget:
+            break
+        run = simulate(platform, make(flows, 0.0, seg), model)
+        if best is None or run.makespan < best[0]:
+            best = (run.makespan, flows, seg, run)
+    time, flows, seg, run = best
+    sched = make(flows, time, seg)
+    keep_prediction(platform, sched, model, run)
+    return sched
