@@ -18,7 +18,8 @@ faster, so a ratio of 1 is optimal.  The per-root planners (:data:`EVERY_NODE`) 
 every node of a platform, so they are n/a on ``two-site``.
 
 - hetcoll's plans: ``auto`` (every applicable planner simulated, the fastest kept),
-  ``forest`` (the optimal per-root packing), ``balanced`` (the butterfly with shares
+  ``forest`` (the optimal per-root packing), ``sites`` (``two-site`` only: each site's
+  leader streams the WAN, :mod:`hetcoll.planners.sites`), ``balanced`` (the butterfly with shares
   proportional to the bandwidths; allreduce only) and ``eff_cube`` (a hypercube embedded
   for the platform);
 - MPI's algorithms, registered as planners: ``ring`` (MPICH's ring), ``rabenseifner``
@@ -83,8 +84,8 @@ PAPER = "Zhao et al. 2024 (ForestColl); Zhao & Krishnamurthy 2023 (the bounds)"
 COLLECTIVES = ("allreduce", "allgather")
 #: hetcoll's plans, per collective
 HETCOLL = {
-    "allreduce": ("auto", "forest", "balanced", "eff_cube"),
-    "allgather": ("auto", "forest", "eff_cube"),
+    "allreduce": ("auto", "forest", "sites", "balanced", "eff_cube"),
+    "allgather": ("auto", "forest", "sites", "eff_cube"),
 }
 #: MPI's algorithms as registered planners, per collective
 BASELINES = {
@@ -102,6 +103,8 @@ WAN = ("1ms", "5Gbps")
 #: the planners that plan on every node of a platform (not on a multi-site platform's hosts
 #: alone, its switches routing): n/a on ``two-site``
 EVERY_NODE = ("forest", "balanced", "ring", "rabenseifner", "bruck")
+#: the planners of a multi-site platform's hosts only: n/a on the stars
+SITES_ONLY = ("sites",)
 #: result sizes M: 8 B to 256 MiB, a factor 8 apart, and 256 MiB
 SIZES = (*(8 * 8**k for k in range(9)), 256 << 20)
 QUICK = {"platforms": ("star8",), "sizes": (64, 64 << 10)}
@@ -130,7 +133,8 @@ def _planners(collective: str) -> tuple[str, ...]:
 def point(task: tuple[str, str, int]) -> dict[str, Any]:
     """``(platform name, collective, M)``: the lower bound (and the optimum where known)
     and every planner's simulated time (seconds; None where it does not plan on the
-    platform's hosts alone: :data:`EVERY_NODE` on ``two-site``)."""
+    platform's hosts alone: :data:`EVERY_NODE` on ``two-site``; or only there:
+    :data:`SITES_ONLY` on the stars)."""
     from ..allbounds import collective_bound, members_bound
     from ..compare import plan_request
     from ..simulator import simulate
@@ -145,11 +149,12 @@ def point(task: tuple[str, str, int]) -> dict[str, Any]:
         found = members_bound(p, collective, m, members)
     times: dict[str, float | None] = {}
     for algo in _planners(collective):
-        if members is not None and algo in EVERY_NODE:
+        if algo in (EVERY_NODE if members is not None else SITES_ONLY):
             times[algo] = None
             continue
         per_root = collective == "allreduce" and algo in (
             "forest",
+            "sites",
             "balanced",
             "ring",
             "rabenseifner",
@@ -251,7 +256,7 @@ def table(points: list[dict[str, Any]], name: str, collective: str) -> str:
         body,
         title=f"{collective} on {name} ({PLATFORMS[name]}), simulated; M = the whole "
         "result; (MPI): MPICH's algorithm as a planner; n/a: plans on every node, not on "
-        "the hosts alone",
+        "the hosts alone (sites: on the hosts of several sites only)",
     )
 
 

@@ -13,6 +13,7 @@ __all__ = ["LABELS", "ratios"]
 LABELS = {
     "auto": "auto (hetcoll: fastest simulated plan)",
     "forest": "forest (hetcoll: optimal per-root packing)",
+    "sites": "sites (hetcoll: a leader per site streams the WAN)",
     "balanced": "balanced (hetcoll: butterfly, shares by bandwidth)",
     "eff_cube": "eff_cube (hetcoll: hypercube fitted to the platform)",
     "ring": "ring (MPICH)",
@@ -25,7 +26,7 @@ LABELS = {
 }
 
 #: a marker per planner, so that lines of close colours stay apart
-MARKERS = {"auto": "o", "forest": "^", "balanced": "v", "eff_cube": "D", "ring": "s",
+MARKERS = {"auto": "o", "forest": "^", "sites": "<", "balanced": "v", "eff_cube": "D", "ring": "s",
            "rabenseifner": "P", "bruck": "X", "blind": "x", "binomial": "+", "default": "*",
            "mpi": "d"}  # fmt: skip
 
