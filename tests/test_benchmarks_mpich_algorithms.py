@@ -58,3 +58,12 @@ def test_bad_arguments_exit_2_before_any_launch(argv, capsys, monkeypatch):
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert ": error: --" in err.strip().splitlines()[-1]
+
+
+def test_the_table_says_which_mpich_algorithm_hetcomm_forced():
+    run = {"forced": {"auto": [2.0], "ring": [1.0]}, "hetcomm": [1.1]}
+    rounds = [{"allreduce": {**run, "choices": [{"algorithm": "mpi", "mpich": "ring"}]}}]
+    (row,) = bench.summary({"sizes": [512], "rounds": rounds})
+    assert row["hetcomm_ran"] == "mpi:ring" and row["ratio"] == 1.1
+    text = bench.table({"ranks": 4, "rounds": rounds, "repeat": 5}, [row], (1.0, 2.0))
+    assert "default / best forced" in text and "mpi:ring" in text

@@ -2,13 +2,17 @@
 through its control variable, paired: ``Allreduce`` and ``Allgather`` at 8 B-64 MiB.
 
 MPICH reads ``MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM`` and
-``MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM`` at ``MPI_Init``, so each forced algorithm is a
-launch of its own (``ranks/mpich_algorithms.py`` is the MPI side): launch ``k`` forces the
-``k``-th allreduce algorithm and the ``k``-th allgather algorithm of :data:`ALGORITHMS`
+``MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM`` from the environment at ``MPI_Init``, so each
+algorithm forced so, independently of hetcoll, is a launch of its own
+(``ranks/mpich_algorithms.py`` is the MPI side): launch ``k`` forces the ``k``-th
+allreduce algorithm and the ``k``-th allgather algorithm of :data:`ALGORITHMS`
 (the names the installed MPICH accepts; ``auto`` is MPICH's own selection), with the
 ``..._POSIX_INTRA_ALGORITHM=mpir`` variant so that the shared-memory path of one host does
 not take over.  The ``auto`` launch, with no control variable set, also runs the default
-``HetComm`` (on a flat platform, natively) beside plain mpi4py, call by call.  A round runs
+``HetComm`` (on a flat platform, natively) beside plain mpi4py, call by call, given the
+tuning file ``hetcoll tune --candidates 0 --mpich-algorithms`` writes, measured first in
+that launch (each MPICH algorithm forced per call through ``MPI_T`` against MPICH's own
+selection; ``ranks/mpich_algorithms.py``).  A round runs
 every launch once, the order reversed from one round to the next, so that the comparison
 stays paired: per size and round the ratio HetComm / the fastest forced algorithm of the
 round (and the algorithm that was fastest), reported as the median and the min-max over
@@ -175,10 +179,16 @@ def summary(doc: dict[str, Any]) -> list[dict[str, Any]]:
                     "ratio_min": float(ratio.min()),
                     "ratio_max": float(ratio.max()),
                     "ratio_auto": float(np.median(same_job)),
-                    "hetcomm_ran": runs[0]["choices"][i]["algorithm"],
+                    "hetcomm_ran": _ran(runs[0]["choices"][i]),
                 }
             )
     return out
+
+
+def _ran(choice: dict[str, Any]) -> str:
+    """What HetComm ran for a call: ``mpi`` (MPICH's own selection), ``mpi:ring`` (an
+    MPICH algorithm its tuning file forces) or a planner."""
+    return choice["algorithm"] + (f":{choice['mpich']}" if choice.get("mpich") else "")
 
 
 def table(doc: dict[str, Any], rows: list[dict[str, Any]], load: tuple[float, float]) -> str:
@@ -193,6 +203,7 @@ def table(doc: dict[str, Any], rows: list[dict[str, Any]], load: tuple[float, fl
             f"{r['ratio']:.2f} ({r['ratio_min']:.2f}-{r['ratio_max']:.2f})",
             f"{r['ratio_auto']:.2f}",
             r["hetcomm_ran"],
+            "yes" if r["ratio_min"] > 1.0 else "no",
         ]
         for r in rows
     ]
@@ -204,14 +215,16 @@ def table(doc: dict[str, Any], rows: list[dict[str, Any]], load: tuple[float, fl
             "MPICH auto ms",
             "best forced",
             "its ms",
-            "HetComm / best (min-max)",
+            "default / best forced (min-max)",
             "HetComm / auto",
             "HetComm ran",
+            "slower in every round",
         ],
         body,
         title=(
-            f"natively, {doc['ranks']} ranks on this host: default HetComm against every "
-            f"MPICH algorithm forced by its control variable, {len(doc['rounds'])} paired "
+            f"natively, {doc['ranks']} ranks on this host: HetComm (default, with the tuning "
+            "file of MPICH's algorithms measured in the job) against every MPICH algorithm "
+            f"forced by its control variable, {len(doc['rounds'])} paired "
             f"rounds, median of {doc['repeat']} calls (load average {load[0]:.1f} before, "
             f"{load[1]:.1f} after)"
         ),

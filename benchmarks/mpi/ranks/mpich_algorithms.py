@@ -1,6 +1,9 @@
 """MPI side of ``benchmarks/mpi/bench_mpich_algorithms.py``: plain mpi4py ``Allreduce`` and
 ``Allgather`` under whatever algorithm MPICH's control variables force for this launch,
-and (``HETCOMM`` ``1``) the default ``HetComm`` beside them, paired call by call.
+and (``HETCOMM`` ``1``) the default ``HetComm`` beside them, paired call by call, given
+the tuning file ``hetcoll tune --candidates 0 --mpich-algorithms`` would write for these
+ranks (measured first, in this job: MPICH's own selection against each of its algorithms
+forced through its control variable for the call, :func:`hetcoll.jobs.tune.tune_job`).
 
 ``mpiexec -n K python -m mpi4py mpich_algorithms.py SIZES REPEAT HETCOMM OUT`` (SIZES:
 result sizes ``M`` in bytes, comma-separated: an allreduce's vector of ``M / 8`` int64, an
@@ -11,7 +14,8 @@ A call's time is the slowest rank's (barrier, call, ``MPI.Wtime``; the maximum o
 ranks); per size and variant the median of REPEAT calls.  With HetComm the two variants
 alternate call by call (plain first on even calls).  Every result is checked; rank 0
 writes the JSON document: ``{"ranks", "sizes", "times": {collective: {variant: [seconds
-per size]}}, "choices": {collective: [what HetComm ran per size]}, "ok", "load"}``.
+per size]}}, "choices": {collective: [what HetComm ran per size]}, "tuning": its rules,
+"ok", "load"}``.
 """
 
 from __future__ import annotations
@@ -50,6 +54,29 @@ def _calls(comm, m: int):
     )
 
 
+def _tuning(flat, sizes: list[int]):
+    """The tuning file of MPICH's algorithms for these sizes, measured on these ranks
+    (``hetcoll tune --candidates 0 --mpich-algorithms``: each forced algorithm against
+    MPICH's own selection, the never-slower rule)."""
+    from hetcoll.jobs.tune import tune_job
+    from hetcoll.tuning import Tuning, rules_from
+
+    per = {"allreduce": sizes, "allgather": [max(m // WORLD.size, 1) for m in sizes]}
+    rows = []
+    for collective, nbytes in per.items():
+        found = tune_job(flat, collectives=(collective,), sizes=tuple(nbytes), count=0, mpich=True)
+        rows += found["rows"] if found is not None else []
+    winners: dict[str, list] = {}
+    for row in rows:
+        w = row["winner"]
+        forced = (w["mpich"],) if w.get("mpich") else ()
+        winners.setdefault(row["collective"], []).append(
+            (row["nbytes"], w["algorithm"], w["segment_size"], *forced)
+        )
+    tuning = Tuning(WORLD.size, rules_from(winners), platform=flat.name, measurements=rows)
+    return WORLD.bcast(tuning.to_dict() if WORLD.rank == 0 else None)
+
+
 def _timed(call) -> float:
     WORLD.Barrier()
     t = MPI.Wtime()
@@ -62,7 +89,7 @@ def main(sizes_arg: str, repeat: str, hetcomm: str, out_path: str) -> None:
     repeat = int(repeat)
     load = os.getloadavg()
     variants = {"mpi": WORLD}
-    het = None
+    het = tuning = None
     if hetcomm == "1":
         from hetcoll import HetComm
         from hetcoll.platform import Platform, nodes_from_costs
@@ -70,7 +97,8 @@ def main(sizes_arg: str, repeat: str, hetcomm: str, out_path: str) -> None:
         # a flat platform: every rank alike (5 us + 1 ns/B); natively on one host the
         # default HetComm decides what runs (docs/runtime.md), which is what is measured
         flat = Platform(nodes_from_costs([5e-6] * WORLD.size, 1e-9), name="flat")
-        het = HetComm(WORLD, flat, timeout=300)
+        tuning = _tuning(flat, sizes)
+        het = HetComm(WORLD, flat, tuning=tuning, timeout=300)
         variants["hetcomm"] = het
     times = {c: {v: [] for v in variants} for c in ("allreduce", "allgather")}
     choices = {c: [] for c in times}
@@ -102,6 +130,7 @@ def main(sizes_arg: str, repeat: str, hetcomm: str, out_path: str) -> None:
             "repeat": repeat,
             "times": times,
             "choices": choices,
+            "tuning": None if tuning is None else tuning["rules"],
             "ok": bool(every_ok),
             "load": [load, os.getloadavg()],
         }
