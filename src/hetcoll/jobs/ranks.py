@@ -163,19 +163,21 @@ def _predictions(
 ) -> Comparison:
     """The run's planners planned and simulated as the wrapper plans them: a hypercube
     call's ``algo="auto"`` runs the best hypercube plan, charged the wrapper's cost per
-    message (``Planning.cube``), not the best of every planner; :data:`DEFAULT` the plan
-    the wrapper ``chosen`` (MPI's algorithm is predicted apart)."""
+    message (``Planning.cube``), not the best of every planner; a broadcast's ``auto``
+    planner is charged that cost too (``Planning._charged``: under emulation it slices
+    more coarsely than the planner alone would); :data:`DEFAULT` the plan the wrapper
+    ``chosen`` (MPI's algorithm is predicted apart)."""
     mine = [] if chosen in (None, "mpi") else [chosen]
     names = list(dict.fromkeys(n for n in [*_names(run), *mine] if n != DEFAULT))
     op = "sum" if run.operation == "allreduce" else None
+    given = (run.options or {}).get("message_cost")  # as HetComm._message_cost
+    cost = (
+        check_quantity(given, "time", "message_cost")
+        if given is not None
+        else charged_message_cost(None, emulated=run.emulate, time_scale=run.time_scale)
+    )
     cube_auto = None
     if run.cube and "auto" in names:
-        given = (run.options or {}).get("message_cost")  # as HetComm._message_cost
-        cost = (
-            check_quantity(given, "time", "message_cost")
-            if given is not None
-            else charged_message_cost(None, emulated=run.emulate, time_scale=run.time_scale)
-        )
         cube_auto = best_cube(platform, run.operation, nbytes, None, op, None, cost)
     found = compare(
         platform,
@@ -192,6 +194,17 @@ def _predictions(
             raise PlannerError(f"{name}: {found.skipped[name]}")
     if cube_auto is not None:
         found.ranked.append(replace(found.get(cube_auto), algorithm="auto"))
+    if not run.cube and "auto" in names and given is None and cost:
+        charged = compare(
+            platform,
+            run.operation,
+            root=root,
+            nbytes=nbytes,
+            segment_size=run.segment_size,
+            algos=["auto"],
+            options={**(run.options or {}), "message_cost": cost},
+        ).get("auto")
+        found.ranked = [charged if c.algorithm == "auto" else c for c in found.ranked]
     return found
 
 
