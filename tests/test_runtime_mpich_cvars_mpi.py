@@ -144,3 +144,32 @@ def test_a_forced_call_writes_only_the_variables_that_change():
     assert len(writes) == 2 and out.tolist() == buf.tolist()
     counting.forcing("allreduce", "ring", MPI.COMM_SELF.Allreduce)(buf, out)
     assert len(writes) == 6 and out.tolist() == buf.tolist()
+
+
+@pytest.mark.parametrize(("again", "kept"), [(0.5, True), (2.0, False)])
+def test_tunes_winner_is_confirmed_in_fresh_rounds_against_mpi_alone(monkeypatch, again, kept):
+    """The winner of the paired rounds runs as many again against MPI's own alone and stays
+    the winner only if it wins those too (a lucky pick among seven is not kept)."""
+    from types import SimpleNamespace
+
+    from mpi4py import MPI
+
+    from hetcoll.jobs import tune
+
+    plans = [{"algorithm": "mpi", "segment_size": None}]
+    plans += [{"algorithm": "mpi", "segment_size": None, "mpich": n} for n in ("ring", "tree")]
+    seen = []
+
+    def timed(comm, one, plan, calls):  # ring wins the rounds, then (again) its confirmation
+        seen.append(plan.get("mpich"))
+        per = {None: 1.0, "tree": 1.5, "ring": 0.5 if len(seen) <= 1 + 3 * 3 else again}
+        return per[plan.get("mpich")] * calls
+
+    monkeypatch.setattr(tune, "_timed", timed)
+    monkeypatch.setattr(tune, "_call", lambda hc, collective, nbytes: lambda algo, seg: None)
+    forced = {"ring": lambda: None, "tree": lambda: None}
+    monkeypatch.setattr(tune, "_forced_calls", lambda collective, plans, call: forced)
+    row = tune.measure_calls(SimpleNamespace(base=MPI.COMM_SELF), "allreduce", 8, plans, 3, 0.01)
+    assert seen[10:] == [None, "ring", "ring", None, None, "ring"]  # paired, order alternated
+    assert row["confirmed"] == [2.0 if kept else 0.5] * 3
+    assert row["winner"] == ({**plans[1]} if kept else plans[0])

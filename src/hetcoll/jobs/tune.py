@@ -12,6 +12,14 @@ calls.  A candidate's *speed-up* in a round is MPI's
 time over its own; it **wins** when its speed-up exceeds 1 in at least :data:`WIN_SHARE` of
 the rounds, and the winner is the one with the largest median speed-up (none: "use MPI").
 
+**Confirmed** (the row's ``confirmed``: its speed-ups): the winner among several candidates
+is the luckiest of them as much as the fastest (seven MPICH algorithms exactly as fast as
+MPICH's own: one of them wins 4 rounds of 5 by chance with probability
+:math:`1 - (1 - 6/32)^7 = 0.77`), so it runs ``rounds`` more paired rounds against MPI's own
+alone, and stays the winner only if it wins :data:`WIN_SHARE` of them too ("use MPI"
+otherwise).  Fresh rounds, no longer chosen for their luck: a candidate as fast as MPI's
+own then passes with probability 0.19, one truly faster nearly always.
+
 **Knobs** (``segment_sizes``, ``spins``): a user's own settings, measured beside the
 candidates: a broadcast's best plan with each of ``segment_sizes`` (smaller than the
 message), and each candidate on a HetComm with each ``spin``.  A row lists in ``slower``
@@ -173,7 +181,7 @@ def engine_cost(hc: HetComm, rounds: int = 5, loop: float = COST_LOOP) -> float:
     ]
     with warnings.catch_warnings():  # slices measured, not the user's knob
         warnings.simplefilter("ignore", KnobWarning)
-        row = measure_calls(hc, "bcast", nbytes, plans, max(rounds, 5), loop)
+        row = measure_calls(hc, "bcast", nbytes, plans, max(rounds, 5), loop, confirm=False)
     scale = hc.time_scale if hc.emulate else 1.0
     model, messages = [], []
     for p in plans:
@@ -376,9 +384,11 @@ def measure_calls(
     rounds: int,
     loop: float,
     spun: dict[float, HetComm] | None = None,
+    confirm: bool = True,
 ) -> dict[str, Any]:
     """Paired rounds of every plan (``plans[0]`` is MPI's own), collective; one row.
-    A plan with a ``spin`` runs on ``spun[spin]`` (a HetComm with that spin)."""
+    A plan with a ``spin`` runs on ``spun[spin]`` (a HetComm with that spin); ``confirm``:
+    the winner's fresh rounds against ``plans[0]`` (module doc)."""
     by_spin = {None: _call(hc, collective, nbytes)}
     by_spin.update({s: _call(c, collective, nbytes) for s, c in (spun or {}).items()})
     forced = _forced_calls(collective, plans, by_spin[None])
@@ -412,14 +422,31 @@ def measure_calls(
                 "speedup_median": float(np.median(speedup)),
             }
         )
+    winner, confirmed = pick(out), None
+    key = _rule_key(winner)
+    if confirm and key != _rule_key(plans[0]):
+        found = next(p for p in plans[1:] if _rule_key(p) == key and not p.get("spin"))
+        pair = [[], []]  # MPI's own, the winner: paired rounds, the order alternated
+        for r in range(rounds):
+            for k in (0, 1) if r % 2 == 0 else (1, 0):
+                pair[k].append(_timed(base, one, (plans[0], found)[k], calls) / calls)
+        confirmed = [float(x) for x in np.array(pair[0]) / np.array(pair[1])]
+        if np.mean(np.array(confirmed) > 1.0) < WIN_SHARE:
+            winner = {"algorithm": "mpi", "segment_size": None}
     return {
         "collective": collective,
         "nbytes": nbytes,
         "calls": calls,
         "plans": out,
-        "winner": pick(out),
+        "winner": winner,
+        "confirmed": confirmed,
         "slower": slower(out),
     }
+
+
+def _rule_key(plan: dict[str, Any]) -> tuple:
+    """What a tuning rule keeps of a plan: its algorithm, slices and MPICH algorithm."""
+    return (plan["algorithm"], plan.get("segment_size"), plan.get("mpich"))
 
 
 def _forced_calls(collective: str, plans: list[dict[str, Any]], call) -> dict[str, Any]:
