@@ -449,6 +449,18 @@ def _per_root_plan(
         return None
 
 
+def _near_bound(platform, collective, nbytes, nodes, model, seconds) -> bool:
+    """Whether ``seconds`` is within :data:`hetcoll.compare.NEAR` of the lower bound on an
+    ``allreduce`` or ``allgather`` of ``nbytes`` per rank on every node of ``platform``
+    (:func:`hetcoll.selection.everyone_bound`; False where it is not computed)."""
+    from .compare import NEAR
+    from .selection import everyone_bound
+
+    bound = everyone_bound(platform, collective, None, list(nodes), model, nbytes, None)
+    low = bound() if bound is not None else None
+    return low is not None and seconds <= low * (1.0 + NEAR)
+
+
 def _best_plan(
     platform, collective, nbytes, nodes, root, segment_size, op, model, count=None, cost=0.0
 ):
@@ -458,6 +470,8 @@ def _best_plan(
     members = None if list(nodes) == list(platform.ids) else list(nodes)
     if collective in _TREE_FLOWS:
         best = _best_all(platform, collective, nbytes, nodes, members, op, model, cost)
+        if _near_bound(platform, collective, nbytes, nodes, model, best[1]):
+            return best  # forest cannot gain 0.1 % (selection.auto stops there too)
         forest = _per_root_plan(platform, collective, nbytes, list(nodes), count, model, cost)
         return forest if forest is not None and forest[1] < best[1] else best
     if collective not in ("bcast", *_ROOTED):

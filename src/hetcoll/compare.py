@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +35,7 @@ from .simulator import Prediction, simulate
 __all__ = [
     "CUBE_OPERATIONS",
     "MIN_SLICE",
+    "NEAR",
     "OPERATIONS",
     "ROOTED_OPERATIONS",
     "SLICE_STEP",
@@ -65,6 +66,9 @@ Groups = Sequence[tuple[str, Iterable[str] | None]]
 #: a candidate is pruned when its lower bound exceeds the fastest time by more than this
 #: (relative: rounding in the bound's sums must never prune the winner)
 _MARGIN = 1e-9
+#: :func:`compare`'s ``bound``: a candidate this close to the lower bound (relative) ends
+#: the search before the planners that search their own slicing (``forest``)
+NEAR = 1e-3
 
 
 def plan_request(
@@ -346,6 +350,7 @@ def compare(
     sizes: Mapping[str, int] | None = None,
     prune: bool = False,
     message_cost: float = 0.0,
+    bound: float | Callable[[], float | None] | None = None,
 ) -> Comparison:
     """Plan ``operation`` with every candidate planner, simulate each, rank by time.
 
@@ -384,6 +389,16 @@ def compare(
         rank's messages (:func:`busiest_messages`, :attr:`Candidate.charge`), so a finer
         slicing wins only where its predicted gain exceeds what its extra messages cost.
         Pruning stays exact: a lower bound on a time is one on the charged time too.
+    bound : float or callable, optional
+        A lower bound (seconds) on the time of any schedule of the request, or a function
+        of no arguments that returns it (or None: no bound), called once, when a planner
+        it could skip is reached (``auto`` gives :func:`hetcoll.allbounds.collective_bound`'s
+        for an allgather, reduce-scatter or allreduce).  The planners that search their own slicing
+        (:attr:`~hetcoll.planners.PlannerInfo.own_slices`: ``forest``, seconds of play-outs
+        and simulations) are then planned after the others, and only while no candidate's
+        charged time is within :data:`NEAR` (0.1 %) of the bound: none of them can be
+        faster by more than that, so the search ends there.  Without pruning (a single
+        slice size) only.
 
     Returns
     -------
@@ -434,7 +449,14 @@ def compare(
         return _ranking(operation, nbytes, ranked, skipped)
     planned: set[str] = set()
     for size, names in per_size:
+        if bound is not None:
+            names = _costly_last(names)
         for name in names:
+            if bound is not None and ranked and _costly(name):
+                bound = bound() if callable(bound) else bound  # (computed once, when needed)
+                if bound is not None and _near(ranked, bound):
+                    skipped.setdefault(name, f"a candidate is within {NEAR:.1%} of the bound")
+                    continue
             try:
                 schedule = plan_request(
                     platform,
@@ -461,6 +483,25 @@ def compare(
             planned.add(name)
             skipped.pop(name, None)
     return _ranking(operation, nbytes, ranked, skipped)
+
+
+def _costly(name: str) -> bool:
+    """Whether planner ``name`` searches its own slicing (``own_slices``: ``forest``)."""
+    from .planners import REGISTRY
+
+    info = REGISTRY.get(name)
+    return info is not None and info.own_slices
+
+
+def _near(ranked: list[Candidate], bound: float) -> bool:
+    """Whether a candidate's charged time is within :data:`NEAR` of ``bound``."""
+    return any(c.charged_time <= bound * (1.0 + NEAR) for c in ranked)
+
+
+def _costly_last(names: Sequence[str]) -> list[str]:
+    """``names`` with the planners that search their own slicing last (each part in the
+    order given)."""
+    return sorted(names, key=_costly)
 
 
 def _ranking(

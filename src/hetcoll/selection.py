@@ -9,19 +9,23 @@ registers it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Annotated, Any
 
 from .compare import ROOTED_OPERATIONS, compare, slice_choices
 from .errors import PlannerError
 from .planners._common import prepare
-from .planners._registry import register
+from .planners._registry import Option, register
 from .planners._shared import shared_work
 from .platform import Platform
 from .schedule import Schedule
 
-__all__ = ["auto"]
+__all__ = ["auto", "everyone_bound"]
+
+
+#: the collectives whose candidates take ``align`` (an element's bytes)
+_ALIGNED = ("allgather", "reduce_scatter", "allreduce")
 
 
 @register(
@@ -31,7 +35,7 @@ __all__ = ["auto"]
     complexity="sum of the candidates' costs + one simulation each",
     summary="simulate every applicable tree planner (and slice size) and keep the fastest",
     kind="select",
-    options=("message_cost",),
+    options=("message_cost", "align"),
 )
 def auto(
     platform: Platform,
@@ -44,6 +48,7 @@ def auto(
     collective: str | None = None,
     sizes: Mapping[str, int] | None = None,
     message_cost: float = 0.0,
+    align: Annotated[int, Option(most=1 << 20)] = 1,
 ) -> Schedule:
     """Plan with every applicable registered tree planner, simulate each, keep the fastest.
 
@@ -57,7 +62,11 @@ def auto(
     one applicability rule; ties go to the name that sorts first, so every rank picks the
     same).  The returned schedule is the winner's, with ``algorithm="auto"``,
     ``params["chosen"]`` naming it and ``params["candidates"]`` every simulated
-    candidate's time.
+    candidate's time.  ``align`` (an allreduce's, reduce-scatter's or allgather's element
+    size in bytes) goes to every candidate that takes it (``forest``, ``ring``,
+    ``rabenseifner``, ``balanced``: shares and segments in whole elements), as
+    ``HetComm`` plans them for its datatype, so ``hetcoll plan --algo auto --option
+    align=8`` plans what a ``HetComm`` of doubles runs; a broadcast ignores it.
 
     **Choose by size.**  Without ``segment_size`` the slice size is chosen too, among
     :func:`hetcoll.compare.slice_choices` (the message in one piece, then 8, 32, 128, 512,
@@ -69,15 +78,24 @@ def auto(
     fastest time found is not simulated (it cannot win), so a candidate's time in
     ``params["candidates"]`` is its fastest over the slice sizes where it was simulated.
 
+    **Stop at the bound.**  An allgather, reduce-scatter or allreduce on every node of the
+    platform plans ``forest`` (a segment search by play-outs and simulations, seconds of
+    CPU at 8 nodes) after the other candidates, and not at all when one of them is within
+    :data:`hetcoll.compare.NEAR` (0.1 %) of the lower bound of
+    :func:`hetcoll.allbounds.collective_bound` (no schedule is faster than it): the ring,
+    the hypercube or Rabenseifner's schedule often is on a star of equal NICs.
+
     Examples
     --------
     >>> from hetcoll import load_platform
     >>> auto(load_platform("fig1"), "1").params["chosen"] in ("fnf", "optimal")
     True
     """
+    bound = None
     if collective in ROOTED_OPERATIONS:
         operation = collective
         slices = [segment_size]
+        bound = everyone_bound(platform, collective, root, members, model, nbytes, sizes)
     else:
         req = prepare(platform, root, members, model, nbytes, segment_size)
         operation = req.collective
@@ -95,6 +113,8 @@ def auto(
                 sizes=sizes,
                 prune=True,
                 message_cost=message_cost,
+                bound=bound,
+                options={"align": align} if align > 1 and collective in _ALIGNED else None,
             )
     except PlannerError as exc:
         raise PlannerError(f"auto: {exc}") from None
@@ -108,3 +128,38 @@ def auto(
     if segment_size is None and len(slices) > 1:
         params["segment_size"] = found.best.segment_size
     return replace(chosen, algorithm="auto", params=params)  # every field of what runs
+
+
+def everyone_bound(
+    platform: Platform,
+    collective: str,
+    root: str | None,
+    members: Iterable[str] | None,
+    model: Any,
+    nbytes: int,
+    sizes: Mapping[str, int] | None,
+) -> Callable[[], float | None] | None:
+    """For an allgather, reduce-scatter or allreduce of equal blocks on every node of
+    ``platform``: a function giving the lower bound on its time
+    (:func:`hetcoll.allbounds.collective_bound` of the whole vector: ``nbytes`` for an
+    allreduce, each member's ``nbytes`` block times their number otherwise; None where the
+    bound cannot be computed); None for any other request."""
+    if collective not in ("allgather", "reduce_scatter", "allreduce") or sizes is not None:
+        return None
+    if members is not None:
+        everyone = {members} if isinstance(members, str) else set(members)
+        if everyone | ({root} if root is not None else set()) != set(platform.ids):
+            return None
+    vector = int(nbytes) if collective == "allreduce" else int(nbytes) * len(platform)
+
+    def bound() -> float | None:
+        from .allbounds import collective_bound
+        from .errors import HetcollError
+
+        try:  # no time limit: every rank derives the same bound
+            found = collective_bound(platform, collective, vector, model, time_limit=None)
+            return found.lower_bound
+        except HetcollError:
+            return None
+
+    return bound
