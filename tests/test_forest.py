@@ -277,9 +277,10 @@ def test_optimum_cli_reports_t_star_on_a_nic_star(tmp_path, capsys):
 
 
 def test_a_packing_stopped_before_its_certificate_is_no_optimum():
-    """Column generation stopped by its time limit before its dual prices bound the time
-    (bound 0): ``optimum`` is unknown, not the uncertified packing's time (which was
-    reported as the optimum, 27 % over the true one on this 16-node graph)."""
+    """Column generation stopped by its time limit after one iteration: ``optimum`` is
+    unknown, not the uncertified packing's time (which was reported as the optimum, 27 %
+    over the true one on this 16-node graph, when the stopped packing had no bound); its
+    bound is already the optimum (the densest cut's prices), its packing 11 % over."""
     from hetcoll.rng import as_rng
 
     rng, n = as_rng(0), 16  # a random tree plus each other pair with probability 0.3
@@ -293,7 +294,8 @@ def test_a_packing_stopped_before_its_certificate_is_no_optimum():
     })  # fmt: skip
     stopped = collective_bound(p, "allgather", 16 * MiB, time_limit=0.0)  # one iteration
     certified = collective_bound(p, "allgather", 16 * MiB)
-    assert stopped.packing_bound == 0.0 and stopped.packing > certified.optimum * 1.2
+    assert stopped.packing_bound == pytest.approx(certified.optimum, rel=1e-9)
+    assert stopped.packing > certified.optimum * 1.1
     assert stopped.optimum is None
     assert certified.optimum == pytest.approx(certified.packing_bound, rel=1e-9)
-    assert pack_forest(p, "allgather", [1.0] * n, time_limit=0.0).gap == float("inf")
+    assert 0.1 < pack_forest(p, "allgather", [1.0] * n, time_limit=0.0).gap < float("inf")
