@@ -22,21 +22,27 @@ bottleneck, kept busy):
   per member and direction (a member's block cut among all the receivers, one flow each,
   would send ``k`` times the messages over the WAN, each holding the leader's port for
   the WAN's latency);
-- a ``bcast`` flow of root ``r`` (site ``s``): ``r`` sends its block to every other
-  member of ``s`` (a leader root to its next member, which sends it on: the leader's port
-  is the WAN's), the leader of ``s`` sends it over the WAN to its receiver in each other
-  site, which sends it to every other member of its site;
+- a ``bcast`` flow of root ``r`` (site ``s``): ``r`` sends its block to the leader of
+  ``s`` first and down a tree of ``fanout`` children per member to the other members of
+  ``s`` (a leader root to its next member only, which sends it on: the leader's port is
+  the WAN's), the leader of ``s`` sends it over the WAN to its receiver in each other
+  site, which sends it to that site's leader and down a tree to its other members;
 - a ``reduce`` flow of root ``r``: the same shape run backwards, the WAN crossed by the
-  other site's leader: each other site's members send their parts to its leader, which
-  combines them and sends the site's partial result over the WAN to the receiver in
-  ``s``, which adds its own and passes it to ``r`` with the other members of ``s``;
+  other site's leader: each other site's members send their parts up a tree to its
+  leader, which sends the site's partial result over the WAN to the receiver in ``s``,
+  which adds its own and passes it up to ``r`` with the other members of ``s``;
 - an allreduce: the reduce flows of ``N`` near-equal shares of the vector (one per
   member), then the bcast flows of the same shares.
 
-Every flow is cut into segments of one size, chosen by simulation: the schedule is
-simulated whole and at :data:`CUTS` halving sizes from half the largest flow's (a power of
-two) down to :data:`MIN_SEGMENT`, and the fastest kept (the first of equals), so the WAN's
-latency is paid per segment only where the pipeline gains more.
+The trees within a site are heaps of ``fanout`` children per member: 3 (a star in a site
+of up to four members: one hop behind the WAN) or 1 (chains: every member forwards or
+combines each block once, where a star's centre would send or receive it once per member
+of a large site), chosen by simulation with the segment size.  Every flow is cut into
+segments of one size: for each fanout the schedule is simulated whole and at up to
+:data:`CUTS` halving sizes from half the largest share's (a power of two) down to
+:data:`MIN_SEGMENT`, until two halvings in a row gain nothing, and the fastest kept (the
+first of equals), so the WAN's latency is paid per segment only where the pipeline gains
+more.
 
 The WAN cut bounds every plan (:func:`hetcoll.allbounds.members_bound`): on two sites of
 ``N / 2`` members joined by a link of ``W`` bytes/s an allgather of ``M`` bytes needs
@@ -46,12 +52,13 @@ ports add: under one-port models (``hockney``) a segment holds the leader's send
 for its WAN latency and transfer, the leader also sends its own block once in its site,
 and a receiver's port is busy while the WAN delivers to it.
 
-Complexity: ``O(N)`` tree edges per member, and one simulation per segment size tried
-(at most :data:`CUTS` and the whole flows).
+Complexity: ``O(N)`` tree edges per member, and one simulation per fanout and segment
+size tried (at most :data:`CUTS` and the whole flows per fanout).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any
 
@@ -69,6 +76,8 @@ SITES_OPS = ("allgather", "reduce_scatter", "allreduce")
 MIN_SEGMENT = 64 << 10
 #: the most segment sizes tried besides whole flows (halving from half the largest flow's)
 CUTS = 6
+#: the fanouts tried by default: 3 (a star in a site of up to four members) and chains
+FANOUTS = (3, 1)
 
 
 def site_groups(platform: Platform, members: Sequence[str]) -> list[list[str]]:
@@ -100,33 +109,50 @@ def _receivers(group: list[str]) -> list[str]:
     return group[1:] or group[:1]
 
 
-def site_tree(groups: list[list[str]], root: str, kind: str) -> Tree:
+def site_tree(groups: list[list[str]], root: str, kind: str, fanout: int = 3) -> Tree:
     """Root ``root``'s tree (module docstring): ``root``, at place ``i`` of its site (the
     leader at 0), crosses to receiver ``(i + 1) mod k`` of each other site of ``k``
     receivers.  ``kind``: ``bcast`` (the WAN crossed by ``root``'s leader to the other
     sites' receivers) or ``reduce`` (by the other sites' leaders to the receiver of
-    ``root``'s site; the tree's edges are then read child to parent)."""
+    ``root``'s site; the tree's edges are then read child to parent).  Within a site the
+    members hang off in a heap of ``fanout`` children per node (:func:`_heap`), in member
+    order, a leader that does not cross the WAN there a leaf beside it, first."""
     home = next(g for g in groups if root in g)
     j = home.index(root) + 1
     kids: dict[str, list[str]] = {}
-    rest = [m for m in home if m != root]
-    if kind == "bcast" and root == home[0] and rest:
-        kids[root] = [rest[0]]  # the leader's port is the WAN's: its next member relays
-        if rest[1:]:
-            kids[rest[0]] = rest[1:]
-    elif rest:
-        kids[root] = rest
+    rest = [m for m in home[1:] if m != root]
+    if root == home[0]:
+        if rest and kind == "bcast":  # the leader's port is the WAN's: a member relays
+            kids[root] = [rest[0]]
+            _heap(kids, rest[0], rest[1:], fanout)
+        else:
+            _heap(kids, root, rest, fanout)
+    else:
+        _heap(kids, root, rest, fanout)
+        kids.setdefault(root, []).insert(0, home[0])  # the leader first, a leaf
     for g in groups:
         if g is home:
             continue
         if kind == "bcast":
             near, far = home[0], _receivers(g)[j % len(_receivers(g))]
+            others = [m for m in g[1:] if m != far]
         else:
             near, far = _receivers(home)[j % len(_receivers(home))], g[0]
+            others = g[1:]
         kids.setdefault(near, []).insert(0, far)  # the WAN first: the stream is the
-        if len(g) > 1:  # bottleneck
-            kids[far] = [m for m in g if m != far]
+        if others:  # bottleneck
+            _heap(kids, far, others, fanout)
+        if far != g[0] and len(g) > 1:
+            kids.setdefault(far, []).insert(0, g[0])  # the other leader: a leaf, first
     return Tree(root, {p: tuple(c) for p, c in kids.items()})
+
+
+def _heap(kids: dict[str, list[str]], top: str, rest: list[str], fanout: int) -> None:
+    """Hang ``rest`` below ``top`` as a heap: the ``n``-th node of ``[top, *rest]``
+    (from 0) the parent of nodes ``n fanout + 1`` .. ``n fanout + fanout`` (1: a chain)."""
+    seq = [top, *rest]
+    for n in range(1, len(seq)):
+        kids.setdefault(seq[(n - 1) // fanout], []).append(seq[n])
 
 
 @register(
@@ -138,7 +164,7 @@ def site_tree(groups: list[list[str]], root: str, kind: str) -> Tree:
     summary="multi-site hosts: each site's leader streams the WAN to the other site's "
     "receivers in turn, the sites' members fan out locally (allgather, reduce-scatter, "
     "allreduce)",
-    options=("align",),
+    options=("align", "fanout"),
     kind="forest",
     pipelined=True,
     own_slices=True,
@@ -154,6 +180,7 @@ def sites(
     collective: str = "allgather",
     sizes: Mapping[str, int] | None = None,
     align: Annotated[int, Option(most=1 << 20)] = 1,
+    fanout: Annotated[int, Option(most=1 << 16)] | None = None,
 ) -> Schedule:
     """Plan ``collective`` (``allgather``, ``reduce_scatter`` or ``allreduce``) of
     ``nbytes`` (each member's block; an allreduce's vector) among ``members`` of a
@@ -172,12 +199,16 @@ def sites(
         Each member's block (allgather, reduce-scatter): the v-variants.
     align
         Shares and segments are multiples of this many bytes (an allreduce's element).
+    fanout
+        Children per member in a site's trees (1: chains); default chosen by simulation
+        among :data:`FANOUTS`.
 
     Returns
     -------
     Schedule
         Per-root flows (:mod:`hetcoll.perroot`) over the members; ``params``: the number
-        of ``trees``, the ``segment_size`` (None: whole), the simulated ``estimate``.
+        of ``trees``, the ``segment_size`` (None: whole), the ``fanout``, the simulated
+        ``estimate``.
 
     Examples
     --------
@@ -209,43 +240,54 @@ def sites(
             raise PlannerError("sizes: give the block of every member")
         shares = [int(sizes[m]) if sizes is not None else int(nbytes) for m in order]
         phases = ("reduce",) if collective == "reduce_scatter" else ("bcast",)
-    trees = {(m, k): site_tree(groups, m, k) for m in order for k in phases}
 
-    def build(seg: int | None) -> list[Flow]:
+    def build(seg: int | None, fan: int) -> list[Flow]:
         flows = []
         for kind in phases:
             at = 0
             for m, share in zip(order, shares, strict=True):
                 cut = seg if seg and share > seg else None
-                flows.append(Flow(trees[(m, kind)], share, at, 0, cut, kind=kind))
+                tree = site_tree(groups, m, kind, fan)
+                flows.append(Flow(tree, share, at, 0, cut, kind=kind))
                 at += share
         return flows
 
-    def make(flows: list[Flow], estimate: float, seg: int | None) -> Schedule:
-        params = {"trees": len(flows), "segment_size": seg, "estimate": estimate}
+    def make(flows: list[Flow], estimate: float, seg: int | None, fan: int) -> Schedule:
+        params = {"trees": len(flows), "segment_size": seg, "fanout": fan, "estimate": estimate}
         return Schedule(collective, "sites", max(int(nbytes), 0), tuple(flows), params, sizes=sizes)
 
+    fans = FANOUTS if fanout is None else (int(fanout),)
     if segment_size:
         seg = max(int(segment_size) // align * align, align)
-        flows = build(seg)
-        return make(flows, simulate(platform, make(flows, 0.0, seg), model).makespan, seg)
+        tried = []
+        for fan in fans:
+            flows = build(seg, fan)
+            run = simulate(platform, make(flows, 0.0, seg, fan), model)
+            tried.append(make(flows, run.makespan, seg, fan))
+        return min(tried, key=lambda s: s.params["estimate"])  # the first of equals
     bound = (get_model(model) if model is not None else platform.model).bind(platform)
     budget = transfer_budget(bound.contention) // 4
     best = None
-    largest = max((f.nbytes for f in build(None)), default=0)
+    largest = max(shares, default=0)
     cuts: list[int | None] = [None]
     seg = 1 << max(largest // 2, 1).bit_length() - 1
     while seg >= MIN_SEGMENT and len(cuts) <= CUTS:
         cuts.append(max(seg // align * align, align))
         seg //= 2
-    for seg in cuts:
-        flows = build(seg)
-        if seg is not None and sum(f.transfers for f in flows) > budget:
-            break
-        run = simulate(platform, make(flows, 0.0, seg), model)
-        if best is None or run.makespan < best[0]:
-            best = (run.makespan, flows, seg, run)
-    time, flows, seg, run = best
-    sched = make(flows, time, seg)
+    for fan in fans:
+        mine, worse = math.inf, 0
+        for seg in cuts:
+            flows = build(seg, fan)
+            if seg is not None and sum(f.transfers for f in flows) > budget:
+                break
+            run = simulate(platform, make(flows, 0.0, seg, fan), model)
+            if best is None or run.makespan < best[0]:
+                best = (run.makespan, flows, seg, fan, run)
+            worse = worse + 1 if run.makespan >= mine else 0
+            mine = min(mine, run.makespan)
+            if worse == 2:
+                break  # two halvings in a row gained nothing: finer ones will not
+    time, flows, seg, fan, run = best
+    sched = make(flows, time, seg, fan)
     keep_prediction(platform, sched, model, run)
     return sched
