@@ -60,8 +60,9 @@ def test_probe_recovers_an_emulated_platform(six, tmp_path):
     if doc["fit"]["classes"] < 3:
         # confirmed round trips, but per-round fits that do not separate (a busy host): the
         # probe keeps those nodes in one class rather than inventing heterogeneity, and the
-        # JSON shows why -- the spreads of each merged class chain into one interval
-        spread = doc["fit"]["node_spread"]["t_ini"]
+        # JSON shows why -- the intervals of each merged class (those the classes were
+        # split on, step 6 of the probe) chain into one
+        spread = doc["fit"]["node_interval"]["t_ini"]
         raw = doc["fit"]["node_raw"]["t_ini"]
         for value in np.unique(probed.t_ini):
             members = sorted(np.flatnonzero(probed.t_ini == value), key=lambda k: raw[k])

@@ -119,6 +119,39 @@ def test_rounds_that_disagree_do_not_invent_heterogeneity():
     assert (hi / lo > 1.5).all()  # reported: the rounds disagreed
 
 
+def _classes_chain(probed, fit, key: str) -> bool:
+    """Whether each speed class's nodes, in order of their own fit, are within 5 % of the
+    first or have ``fit[key]`` intervals that chain into one (the rule of step 6)."""
+    raw, spans = fit["node_raw"]["t_ini"], fit[key]["t_ini"]
+    for value in np.unique(probed.t_ini):
+        members = sorted(np.flatnonzero(probed.t_ini == value), key=lambda k: raw[k])
+        first, top = raw[members[0]], spans[members[0]][1]
+        for k in members[1:]:
+            if not (raw[k] <= first * 1.05 or spans[k][0] <= top):
+                return False
+            top = max(top, spans[k][1])
+    return True
+
+
+def test_the_json_gives_the_intervals_the_classes_were_split_on():
+    """Three rounds: a class's nodes overlap in their 95 % intervals (what the classes are
+    split on), which are wider than the rounds' ranges; the JSON gives those intervals, so
+    a reader can see why nodes whose ranges do not meet share a class."""
+    sizes = (0, 4096, 65536)
+    true = make_testbed(8, 4)
+    ranges_fail = 0
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        rounds = _rounds_delayed_per_node(true, sizes, 3, rng, 1.0, 2.5)
+        probed, fit = fit_platform(np.nanmin(rounds, axis=0), sizes, true.ids, spread_rounds=rounds)
+        assert _classes_chain(probed, fit, "node_interval"), seed
+        lo, hi = np.array(fit["node_interval"]["t_ini"]).T
+        slo, shi = np.array(fit["node_spread"]["t_ini"]).T
+        assert (lo <= slo).all() and (hi >= shi).all()
+        ranges_fail += not _classes_chain(probed, fit, "node_spread")
+    assert ranges_fail  # the ranges alone would not explain every class
+
+
 def test_nodes_that_differ_beyond_the_spread_stay_apart():
     sizes = (0, 4096, 65536)
     true = make_testbed(8, 4)  # fast and slow, 2.15x apart

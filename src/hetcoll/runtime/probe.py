@@ -60,12 +60,12 @@ Method
    ``node_spread``; the CLI prints it as a fraction of the cost).
 6. **Classes.**  Nodes whose fitted costs agree within ``tolerance``, *or whose
    confidence intervals overlap* (the 95 % interval of the mean of the rounds' own fits,
-   at least their range: :func:`confidence`), are given their class mean, as the paper's
-   testbed has speed classes (Banikazemi et al. 1998, Sec. 7.1.1): measurement noise then
-   cannot reorder nodes that are equally fast, and a planner breaks their ties by rank as
-   it would on the true platform.  On a busy host the rounds disagree (each round sees
-   other load): the intervals overlap, the probe reports one
-   class (``fit["classes"]``) and does not invent heterogeneity.
+   at least their range: :func:`confidence`; ``fit["node_interval"]``), are given their
+   class mean, as the paper's testbed has speed classes (Banikazemi et al. 1998, Sec.
+   7.1.1): measurement noise then cannot reorder nodes that are equally fast, and a
+   planner breaks their ties by rank as it would on the true platform.  On a busy host the
+   rounds disagree (each round sees other load): the intervals overlap, the probe reports
+   one class (``fit["classes"]``) and does not invent heterogeneity.
 7. **Pipeline.**  Natively (``pipeline=None``; ``True`` or ``False`` forces it), the chain
    of every rank then forwards segments through the engine, every rank busy at once, and
    what each segment cost beyond the fitted platform's prediction is added to every
@@ -440,6 +440,11 @@ def fit_platform(
         fit["node_spread"] = {
             "t_ini": [[float(x), float(y)] for x, y in zip(lo_o, hi_o, strict=True)],
             "t_byte": [[float(x), float(y)] for x, y in zip(lo_b, hi_b, strict=True)],
+        }
+        # the intervals step 6 split the classes on (wider than the spread with few rounds)
+        fit["node_interval"] = {
+            "t_ini": [[float(x), float(y)] for x, y in zip(*ci_o, strict=True)],
+            "t_byte": [[float(x), float(y)] for x, y in zip(*ci_b, strict=True)],
         }
     return platform, fit
 
