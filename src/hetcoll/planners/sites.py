@@ -6,10 +6,12 @@ The per-root planners (``forest``, ``ring``, ...) plan on every node of a platfo
 multi-site platform (:func:`hetcoll.generators.multisite_platform`) the members are the
 hosts (nodes with a ``site``) and the switches only route.  This planner builds every
 member's trees over the hosts alone, each edge a host-to-host message the network routes,
-after the hierarchical scheme of grid collectives (Karonis et al. 2000, MPICH-G2: the
-WAN crossed once per byte and direction, the sites' own networks doing the rest) with a
-pipelined stream per direction (Kielmann et al. 1999, MagPIe: the wide-area link the
-bottleneck, kept busy):
+after the hierarchical scheme of grid collectives (Karonis et al. 2000, "Exploiting
+hierarchy in parallel computer networks", MPICH-G2: the WAN crossed once per byte and
+direction, the sites' own networks doing the rest) with a pipelined stream per direction
+(Kielmann, Bal & Gorlatch 2000, "Bandwidth-efficient collective communication for
+clustered wide area systems": the wide-area link the bottleneck, kept busy; both as
+surveyed by Park et al. 2004, Sec. 2, refs. 2, 3 and 6):
 
 - each site has a **leader** (its member of the fastest links to its site's others, the
   first of equals) that sends everything the site sends over the WAN, so one send port
@@ -158,8 +160,9 @@ def _heap(kids: dict[str, list[str]], top: str, rest: list[str], fanout: int) ->
 @register(
     "sites",
     collectives=SITES_OPS,
-    paper="Karonis et al. 2000 (MPICH-G2: the WAN crossed once per byte), Kielmann et al. "
-    "1999 (MagPIe: the wide-area link kept busy); per-root flows as Zhao et al. 2024",
+    paper="Karonis et al. 2000 (MPICH-G2: the WAN crossed once per byte); Kielmann, Bal & "
+    "Gorlatch 2000 (bandwidth-efficient wide-area collectives: the WAN kept busy); Park et "
+    "al. 2004, Sec. 2; per-root flows as Zhao et al. 2024",
     complexity="O(N^2 k) tree edges (k receivers per site), one simulation per segment size tried",
     summary="multi-site hosts: each site's leader streams the WAN to the other site's "
     "receivers in turn, the sites' members fan out locally (allgather, reduce-scatter, "
