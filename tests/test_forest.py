@@ -21,6 +21,7 @@ from hetcoll.bounds import one_byte_distances
 from hetcoll.errors import HetcollError, PlannerError
 from hetcoll.generators import hosts, multisite_platform, star_platform
 from hetcoll.planners.forest import pack_forest
+from hetcoll.platform import Link, Node, save_platform
 
 MiB = 2**20
 
@@ -157,6 +158,49 @@ def test_members_bound_of_two_sites_is_the_wan_cut_or_one_bytes_reach():
         assert b.lower_bound == b.parts["reach"] == far and b.optimum is None
 
 
+def test_members_bound_of_a_reduce_scatter_is_the_allgathers_reversed():
+    """Two stars and a 5 Gbit/s WAN: a reduce-scatter moves the 4 blocks of a site's
+    members over it (M / 2), as an allgather does.  On directed links the two differ:
+    member a sends at 1 GB/s and receives at 4 GB/s through a switch s, so a
+    reduce-scatter's 2M/3 bytes leave a at 1 GB/s (cut and port), an allgather's M/3 (a's
+    block) leave it and 2M/3 enter at 4 GB/s."""
+    p, wan, M = two_sites(), 5e9 / 8, 256 * MiB
+    members = hosts(p)
+    rs = members_bound(p, "reduce_scatter", M, members)
+    assert rs.lower_bound == rs.parts["cut"] == M / 2 / wan
+    assert rs.parts == members_bound(p, "allgather", M, members).parts
+    G, M = 1e9, 3 * MiB
+    links = [
+        Link("a", "s", 0.0, G, directed=True),
+        Link("s", "a", 0.0, 4 * G, directed=True),
+        Link("b", "s", 0.0, 10 * G),
+        Link("c", "s", 0.0, 10 * G),
+    ]
+    p = Platform(tuple(Node(i) for i in "abcs"), tuple(links), model="multi_port")
+    rs = members_bound(p, "reduce_scatter", M, ["a", "b", "c"])
+    assert rs.parts["cut"] == rs.parts["port"] == rs.lower_bound == 2 * M / 3 / G
+    ag = members_bound(p, "allgather", M, ["a", "b", "c"])
+    assert ag.lower_bound == ag.parts["cut"] == M / 3 / G
+    assert ag.parts["port"] == 2 * M / 3 / (4 * G)
+
+
+@pytest.mark.parametrize("op", ["allgather", "reduce_scatter", "allreduce"])
+def test_optimum_on_a_multisite_platform_bounds_its_hosts(capsys, tmp_path, op):
+    """``hetcoll optimum --op`` on a multi-site platform: members_bound among its hosts
+    (the switches route), the WAN cut at 256 MiB."""
+    p, wan, M = two_sites(), 5e9 / 8, 256 * MiB
+    path = tmp_path / "two-site.json"
+    save_platform(p, path)
+    code, out, _ = run(capsys, "optimum", path, "--op", op, "--size", "256MiB", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["lower_bound"] == members_bound(p, op, M, hosts(p)).lower_bound
+    assert doc["lower_bound"] == (M if op == "allreduce" else M / 2) / wan
+    assert doc["optimum"] is None
+    code, out, _ = run(capsys, "optimum", path, "--op", op, "--size", "256MiB")
+    assert code == 0 and "among the 8 hosts" in out
+
+
 def test_members_bound_on_every_node_of_a_star_keeps_the_port_bound():
     p = load_platform("star8")
     got = members_bound(p, "allreduce", MiB, list(p.ids))
@@ -167,7 +211,7 @@ def test_members_bound_on_every_node_of_a_star_keeps_the_port_bound():
 
 @pytest.mark.parametrize(
     ("op", "members", "needle"),
-    [("reduce_scatter", ["0", "1"], "allgather or allreduce"), ("allgather", ["0", "0"], "once")],
+    [("bcast", ["0", "1"], "one of allgather"), ("allgather", ["0", "0"], "once")],
 )
 def test_members_bound_refuses_bad_requests(op, members, needle):
     with pytest.raises(HetcollError, match=needle):

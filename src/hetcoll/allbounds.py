@@ -245,30 +245,36 @@ def cut_bound(platform: Platform, size: int, model: Any = None) -> float:
 def members_bound(
     platform: Platform, op: str, size: int, members: Sequence[str], model: Any = None
 ) -> CollectiveBound:
-    """Lower bound on ``op`` (``allgather`` or ``allreduce``) of ``size`` bytes among
-    ``members`` only, the other nodes routing (a multi-site platform's switches); no
-    optimum (the packing spans every node).  The larger of:
+    """Lower bound on ``op`` (``allgather``, ``reduce_scatter`` or ``allreduce``) of
+    ``size`` bytes among ``members`` only, the other nodes routing (a multi-site
+    platform's switches); no optimum (the packing spans every node).  The larger of:
 
     - ``reach``: the longest, over ordered pairs of members, of one byte's fastest time
       (:func:`reach_all`'s proof, per pair of members);
     - ``port``: an allreduce member sends and receives ``size`` bytes at least
       (:func:`port_bounds`' proof), an allgather member receives the others' blocks,
-      ``(N - 1) size / N`` bytes: over the member's best rate of :func:`port_rates`;
+      ``(N - 1) size / N`` bytes, a reduce-scatter member sends them (its input at every
+      position of the others' blocks leaves it, at least one byte per position: no byte
+      of a combination of independent inputs carries two positions): over the member's
+      best rate of :func:`port_rates`;
     - ``cut`` (a model whose links are held or shared: ``hockney``, the graph models):
       for a node set ``S`` holding member ``a`` and not member ``v``, every member outside
       ``S`` needs, at each position, the reduction of the inputs inside (allreduce:
-      ``size`` bytes leave ``S``), or the blocks of the members inside (allgather:
+      ``size`` bytes leave ``S``; reduce-scatter: the positions of its own block,
+      ``|members - S| size / N`` bytes), or the blocks of the members inside (allgather:
       ``|S ∩ members| size / N`` bytes), over the links leaving ``S``, each at most its
       bandwidth; ``S`` a minimum cut from ``a`` to ``v`` and from ``v`` to ``a`` (networkx),
-      for the first member ``a`` and every other ``v``.
+      for the first member ``a`` and every other ``v``.  A reduce-scatter's bound is the
+      allgather's on the reversed links (each schedule of one, run backwards, is one of
+      the other): equal on symmetric links.
     """
     import networkx as nx
 
     from .bounds import one_byte_distances
     from .models import get_model
 
-    if op not in ("allgather", "allreduce"):
-        raise ArgumentError(f"op: allgather or allreduce, not {op!r}")
+    if op not in OPS:
+        raise ArgumentError(f"op: one of {', '.join(OPS)}, not {op!r}")
     idx = [platform.index(m) for m in members]
     n, size = len(idx), int(size)
     if len(set(idx)) != n:
@@ -280,8 +286,10 @@ def members_bound(
     send, recv = (rates[idx] for rates in port_rates(platform, size, model))
     if op == "allreduce":
         parts["port"] = size / float(min(send.min(), recv.min()))
-    else:
+    elif op == "allgather":
         parts["port"] = (n - 1) * size / n / float(recv.min())
+    else:
+        parts["port"] = (n - 1) * size / n / float(send.min())
     spec = get_model(model) if model is not None else platform.model
     held = getattr(spec, "contention", "exclusive") in ("exclusive", "shared")
     parts["cut"] = 0.0
@@ -296,6 +304,11 @@ def members_bound(
         for v in members[1:]:
             for a, b in ((first, v), (v, first)):
                 value, (side, _) = nx.minimum_cut(g, a, b)
-                moved = size if op == "allreduce" else len(inside & side) * size / n
+                if op == "allreduce":
+                    moved = size
+                elif op == "allgather":
+                    moved = len(inside & side) * size / n
+                else:
+                    moved = len(inside - side) * size / n
                 parts["cut"] = max(parts["cut"], moved / value if value > 0 else math.inf)
     return CollectiveBound(op, size, max(parts.values()), None, parts)

@@ -232,16 +232,22 @@ def optimum_cmd(platform, root, op, segment_size, size, model, method, time_limi
 
 
 def _collective_optimum(platform, op, size, model, time_limit, as_json) -> None:
-    """``hetcoll optimum --op allgather|reduce_scatter|allreduce``: the bound and optimum."""
-    from ..allbounds import collective_bound
+    """``hetcoll optimum --op allgather|reduce_scatter|allreduce``: the bound and optimum;
+    on a multi-site platform (hosts with a site, switches routing) among its hosts."""
+    from ..allbounds import collective_bound, members_bound
     from ..errors import ArgumentError
+    from ..generators import hosts
     from ..units import format_size, format_time
 
     if size is None:
         raise ArgumentError(f"optimum: --op {op} needs --size (bytes of the whole vector)")
     p = _platform(platform)
+    members = hosts(p)
     with planner_warnings():
-        found = collective_bound(p, op, size, model, time_limit=time_limit or 30.0)
+        if 0 < len(members) < len(p):
+            found = members_bound(p, op, size, members, model)
+        else:
+            found = collective_bound(p, op, size, model, time_limit=time_limit or 30.0)
     if as_json:
         dump_json(json_document("optimum", found.to_dict()))
         return
@@ -252,6 +258,9 @@ def _collective_optimum(platform, op, size, model, time_limit, as_json) -> None:
     )
     parts = ", ".join(f"{k} {format_time(v)}" for k, v in found.parts.items())
     click.echo(f"bounds: {parts}")
+    if 0 < len(members) < len(p):
+        click.echo(f"among the {len(members)} hosts (the switches route)")
+        return
     click.echo(
         f"per-root packing: {format_time(found.packing)} (certified >= "
         f"{format_time(found.packing_bound)}), {found.trees} trees, {found.seconds:.3g} s"
