@@ -50,7 +50,7 @@ from hetcoll import __version__, plan, simulate
 from hetcoll.bounds import lower_bound
 from hetcoll.compare import compare, slice_choices
 from hetcoll.errors import PlannerError, ScheduleError
-from hetcoll.files import write_atomic
+from hetcoll.files import make_output_dir, write_atomic
 from hetcoll.generators import random_graph_platform
 from hetcoll.platform import Platform
 from hetcoll.report import format_table
@@ -316,6 +316,7 @@ def main(argv=None) -> int:
         "argv": sys.argv[1:] if argv is None else list(argv),
         "rows": rows,
     }
+    make_output_dir(args.out.parent)
     write_atomic(args.out, json.dumps(doc, indent=1) + "\n")
     print(f"wrote {args.out}")
     return 0

@@ -27,6 +27,7 @@ MPICH does not know, or a write that fails, leaves the call to MPICH's own selec
 from __future__ import annotations
 
 import ctypes
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -41,8 +42,6 @@ COLLECTIVES = ("allreduce", "allgather")
 #: node-aware composition, an accelerator library
 NOT_FORCED = ("auto", "nb", "smp", "ccl")
 _NAME = re.compile(r"^\s*([a-z][a-z0-9_]*)\s+-\s", re.MULTILINE)
-
-_state: dict[str, Any] = {}
 
 
 class _Variable:
@@ -199,25 +198,29 @@ def _library() -> ctypes.CDLL:
     raise _Unusable("no MPI library with MPI_T_cvar_write among the process's libraries")
 
 
+@functools.cache
+def _found() -> tuple[Algorithms | None, str | None]:
+    """The process's :class:`Algorithms` and None, or None and why not (made once: the
+    ``MPI_T`` session and the control variables are the process's, as MPI itself is)."""
+    try:
+        lib = _library()  # MPI_T_cvar_write without argtypes: the quickest ctypes call
+        provided = ctypes.c_int()
+        if lib.MPI_T_init_thread(MPI.Query_thread(), ctypes.byref(provided)) != 0:
+            raise _Unusable("MPI_T_init_thread failed")
+        return Algorithms(lib), None
+    except (_Unusable, OSError, AttributeError) as exc:
+        return None, str(exc)
+
+
 def algorithms() -> Algorithms | None:
     """The process's :class:`Algorithms` (made on the first call: ``MPI_T_init_thread``),
     or None when MPICH's algorithms cannot be forced here (:func:`why_not`)."""
-    if "found" not in _state:
-        try:
-            lib = _library()  # MPI_T_cvar_write without argtypes: the quickest ctypes call
-            provided = ctypes.c_int()
-            if lib.MPI_T_init_thread(MPI.Query_thread(), ctypes.byref(provided)) != 0:
-                raise _Unusable("MPI_T_init_thread failed")
-            _state["found"], _state["why"] = Algorithms(lib), None
-        except (_Unusable, OSError, AttributeError) as exc:
-            _state["found"], _state["why"] = None, str(exc)
-    return _state["found"]
+    return _found()[0]
 
 
 def why_not() -> str | None:
     """Why :func:`algorithms` is None (None when it is not)."""
-    algorithms()
-    return _state["why"]
+    return _found()[1]
 
 
 def mpich_call(collective: str, choice: Any, call: Callable) -> Callable:
