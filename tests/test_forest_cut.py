@@ -88,3 +88,23 @@ def test_a_64_node_allgather_packing_is_certified_in_few_iterations():
     within 100 iterations (no time asserted: the iterations)."""
     f = pack_forest(random_graph(64), "allgather", [1.0] * 64, max_iterations=100)
     assert f.bound > 0 and f.gap <= 1e-9
+
+
+@pytest.mark.parametrize("direction", ["out", "in"])
+def test_a_trees_column_is_the_sum_of_its_edges_usage(direction):
+    """The master's column of a tree (forest._columns, without scipy's indexing per
+    call): the rows its edges keep busy and the sum of their usage, as steady._column."""
+    from hetcoll.generators import star_platform
+    from hetcoll.planners.forest import _columns, forest_problem
+    from hetcoll.planners.steady import _column
+
+    for p in (random_graph(12), star_platform(6, ("25Gbps", "10Gbps"), "5us")):
+        q = forest_problem(p, MiB, None, direction)
+        A = q.usage / abs(q.usage).max()
+        column, rng = _columns(A), np.random.default_rng(0)
+        for _ in range(50):
+            tree = np.sort(rng.choice(q.m, size=min(q.m, 11), replace=False))
+            want_rows, want = _column(A, tree)
+            rows, got = column(tree)
+            assert np.array_equal(rows, want_rows)
+            np.testing.assert_allclose(got, want, rtol=1e-14, atol=0)

@@ -50,7 +50,7 @@ from ..arborescence import balanced_arborescence, min_arborescence, shortest_pat
 from ..errors import PlannerError
 from ..platform import Platform
 from .forestcut import cut_prices
-from .steady import SteadyProblem, _column, _Master, model_problem
+from .steady import SteadyProblem, _Master, model_problem
 
 __all__ = ["Forest", "forest_problem", "pack_forest"]
 
@@ -155,6 +155,26 @@ def _initial(p: SteadyProblem, root: int, direction: str) -> list[np.ndarray]:
     return trees
 
 
+def _columns(A: Any) -> Any:
+    """``column(tree)``: the master's column of a tree, the rows of ``A`` (CSC, rows x
+    edges) it keeps busy and for how long per slice, in row order (the sum of its edges'
+    columns, without scipy's indexing per call)."""
+    A = A.tocsc()
+    A.sort_indices()
+    ptr, idx, val = A.indptr, A.indices, A.data
+
+    def column(tree: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = ptr[tree], ptr[tree + 1]
+        at = np.repeat(lo - np.cumsum(np.append(0, (hi - lo)[:-1])), hi - lo)
+        at += np.arange(len(at))
+        rows, inv = np.unique(idx[at], return_inverse=True)
+        sums = np.bincount(inv, weights=val[at], minlength=len(rows))
+        keep = sums != 0
+        return rows[keep], sums[keep]
+
+    return column
+
+
 #: the trees each operation packs: out of their root (allgather), into it (reduce-scatter),
 #: both (allreduce: each member's share of the vector reduced to it, then sent back)
 DIRECTIONS = {"allgather": ("out",), "reduce_scatter": ("in",), "allreduce": ("in", "out")}
@@ -225,6 +245,7 @@ def pack_forest(
     else:
         master.add(-1.0, np.array([row[g] for g in goods]), w[[r for r, _ in goods]])
         nphi = 1
+    column = _columns(A)
     columns: list[tuple[int, str, np.ndarray]] = []
     seen: set[tuple[int, str, bytes]] = set()
 
@@ -233,7 +254,7 @@ def pack_forest(
         if key in seen:
             return False
         seen.add(key)
-        rows, vals = _column(A, tree)
+        rows, vals = column(tree)
         master.add(0.0, np.append(rows, row[g]), np.append(vals, -1.0))
         columns.append((*g, tree))
         return True

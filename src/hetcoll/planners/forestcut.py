@@ -117,14 +117,21 @@ def _densest(n: int, src: np.ndarray, dst: np.ndarray, cap: np.ndarray, w: np.nd
 def _covering(A: Any, edges: np.ndarray) -> np.ndarray | None:
     """The least-sum prices ``y >= 0`` with ``usage(e) . y >= 1`` for every edge in
     ``edges`` (a covering LP), or None if it has none."""
-    from scipy.optimize import linprog
-
     sub = A[:, edges].tocsr()
+    sub.eliminate_zeros()
     rows = np.unique(sub.nonzero()[0])
     if not len(rows) or not len(edges):
         return None
-    if sub[rows].getnnz(axis=0).min() == 0:
+    per_edge = sub[rows].getnnz(axis=0)
+    if per_edge.min() == 0:
         return None  # an edge that keeps nothing busy: no price makes it cost
+    y = np.zeros(A.shape[0])
+    if per_edge.max() == 1:  # one resource per edge (a link): each at its edges' largest
+        one = sub.tocoo()
+        np.maximum.at(y, one.row, 1.0 / one.data)
+        return y
+    from scipy.optimize import linprog
+
     res = linprog(
         np.ones(len(rows)),
         A_ub=-sub[rows].T.tocsr(),
@@ -134,7 +141,6 @@ def _covering(A: Any, edges: np.ndarray) -> np.ndarray | None:
     )
     if res.status != 0:
         return None
-    y = np.zeros(A.shape[0])
     y[rows] = np.maximum(res.x, 0.0)
     return y
 
