@@ -157,3 +157,35 @@ def test_links_rounded_up_to_whole_port_sends():
     assert pack_arborescences(slots).throughput == pytest.approx(1000 * 5 / 6, rel=1e-9)
     # whole already: nothing to round
     assert slot_problem(model_problem(triangle(), "0", L)) is None
+
+
+def test_a_deep_trees_slice_leaves_the_root_first():
+    # every port sends a slice in 1 ms, every link carries one in 1 ms but 1 -> 2 in 10 ms;
+    # tree 0 -> 1 -> 2 carries one slice, tree 0 -> 2 -> 1 two: in the message's order
+    # alone the root sends tree 2's first slice first and the deep one's arrives at 1 + 1
+    # + 10 ms; by latest start (its 11 ms tail) it leaves first and arrives at 11 ms, when
+    # the other two reached node 1 at 3 and 4 ms
+    from hetcoll.planners.pipelined import _start
+    from hetcoll.planners.port_schedule import multi_port_transfers, tail_times
+
+    p = Platform.from_dict(
+        {
+            "model": "multi_port",
+            "nodes": [{"id": i, "t_byte": 1e-6} for i in "012"],
+            "links": [
+                {"u": a, "v": b, "bandwidth": w, "directed": True}
+                for a, b, w in (("0", "1", 1e6), ("1", "2", 1e5), ("0", "2", 1e6), ("2", "1", 1e6))
+            ],
+        }
+    )
+    _req, g = _start(p, "0", None, None, 3 * L, L)
+    edge = {(int(u), int(v)): e for e, (u, v) in enumerate(zip(g.src, g.dst, strict=True))}
+    deep = np.array([edge[(0, 1)], edge[(1, 2)]])
+    other = np.array([edge[(0, 2)], edge[(2, 1)]])
+    assert tail_times(g, deep) == pytest.approx({(0, 1): 0.011, (1, 2): 0.01}, rel=1e-12)
+    transfers, span = multi_port_transfers(g, [deep, other], [1, 2])
+    assert span == pytest.approx(0.011, rel=1e-12)
+    assert transfers[0][1:] == (0, 1, 0, 0)
+    assert [t for t, u, v, _i, _q in transfers if (u, v) == (2, 1)] == pytest.approx(
+        [0.002, 0.003], rel=1e-12
+    )

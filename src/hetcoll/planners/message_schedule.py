@@ -5,9 +5,9 @@ overlap the others'.
 Tree ``i`` of a packing carries ``share[i]`` of the message's slices; its ``q``-th slice comes
 at ``(q + 1/2) / share[i]`` of the message's nominal order.  Under one port per node
 (:func:`message_transfers`) a node sends when its send port and the child's receive port
-are free; under a port per link (:func:`multi_port_transfers`) when its send port and the
-link are.  :mod:`.multitree` turns the transfers into a timetable schedule and keeps it when
-it is simulated faster than the periodic timetables or a single tree.
+are free; under a port per link (:mod:`.port_schedule`) when its send port and the link are.
+:mod:`.multitree` turns the transfers into a timetable schedule and keeps it when it is
+simulated faster than the periodic timetables or a single tree.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 
 from .pipelined import PlanGraph
 
-__all__ = ["hold", "message_transfers", "multi_port_transfers", "queue_at_root", "tree_children"]
+__all__ = ["hold", "message_transfers", "queue_at_root", "tree_children"]
 
 
 def tree_children(
@@ -26,7 +26,7 @@ def tree_children(
 ) -> tuple[list[dict[int, list[int]]], list[dict[int, list[tuple[float, int, int]]]]]:
     """Per tree, each node's children in the tree's edge order; per node, an empty queue
     of the slices it holds for each of its children (any tree): what the message's list
-    schedules (:func:`message_transfers`, :func:`multi_port_transfers`) start from."""
+    schedules (:func:`message_transfers`, :mod:`.port_schedule`'s) start from."""
     kids: list[dict[int, list[int]]] = [{} for _ in trees]
     waiting: list[dict[int, list[tuple[float, int, int]]]] = [{} for _ in range(g.k)]
     for i, tree in enumerate(trees):
@@ -49,8 +49,8 @@ def queue_at_root(root: int, kids, waiting, share: list[int]) -> None:
 
 def hold(v: int, i: int, q: int, kids, waiting, share: list[int]) -> bool:
     """``v`` holds tree ``i``'s ``q``-th slice: queue it for ``v``'s children in that tree
-    at its place in the message's nominal order (the step of both list schedules when a
-    transfer ends); whether ``v`` has any."""
+    at its place in the message's nominal order (the step of the one-port list schedule
+    when a transfer ends); whether ``v`` has any."""
     forward = kids[i].get(v)
     if not forward:
         return False
@@ -58,78 +58,6 @@ def hold(v: int, i: int, q: int, kids, waiting, share: list[int]) -> bool:
     for w in forward:
         heapq.heappush(waiting[v][w], key)
     return True
-
-
-def multi_port_transfers(
-    g: PlanGraph, trees: list[np.ndarray], share: list[int], patience: float = 0.0
-) -> tuple[list[tuple[float, int, int, int, int]], float]:
-    """The message's transfers ``(start, sender, receiver, tree, slice)`` list scheduled
-    under a port per link, in the order they start, and when the last ends.
-
-    As :func:`message_transfers` under one port, tree ``i``'s ``q``-th slice comes at
-    ``(q + 1/2) / share[i]`` of the message's nominal order.  A transfer over ``u -> v``
-    keeps ``u``'s port busy ``send_uv`` and the link ``T_uv`` from its start, and ``v``
-    holds the slice at its end (the ``multi_port`` model).  Whenever ``u``'s port is free
-    and ``u`` holds a slice for a child, it takes, among the slices it holds, the one whose
-    link frees first (ties: the first in the nominal order; a link that frees within
-    ``patience`` times the send of now counts as free) and holds its port until that
-    link is free: the simulator's send rule (:mod:`hetcoll.simulator`) for a node sending
-    in this order, so the self-timed run of the schedule whose order it is ends exactly
-    at the span (``tests/test_planners_multi_tree_multiport.py``).  A node that waits
-    for a free link with its port free instead would send in an order the run does not
-    keep: on a Fig. 4 platform, n = 50, seed 0, 1 024 slices, that list schedule ended at
-    88.0 % of the bound and its run at 84.2 %."""
-    k = g.k
-    edge = {(int(g.src[e]), int(g.dst[e])): e for e in range(len(g.src))}
-    T, send = g.T.tolist(), g.send.tolist()
-    kids, waiting = tree_children(g, trees)
-    root = g.root
-    queue_at_root(root, kids, waiting, share)
-    heappush, heappop = heapq.heappush, heapq.heappop
-    free_s = [0.0] * k
-    free_link = [0.0] * len(T)
-    # (time, sender) when a send port frees; (time, sender, receiver, tree, slice) when a
-    # transfer ends
-    events: list[tuple] = []
-    transfers: list[tuple[float, int, int, int, int]] = []
-    t = span = 0.0
-    check = {root}  # the nodes that may send at this instant
-    while True:
-        for u in sorted(check):
-            while free_s[u] <= t:
-                best, v = None, -1
-                for w, heap in waiting[u].items():
-                    if heap:
-                        e = edge[(u, w)]
-                        start = max(t, free_link[e])
-                        soon = t if start <= t + patience * send[e] else start
-                        key = (soon, heap[0], start)
-                        if best is None or key < best:
-                            best, v = key, w
-                if v < 0:
-                    break
-                start = best[2]
-                _key, i, q = heappop(waiting[u][v])
-                e = edge[(u, v)]
-                transfers.append((start, u, v, i, q))
-                free_s[u] = start + send[e]
-                free_link[e] = start + T[e]
-                heappush(events, (start + send[e], u))
-                heappush(events, (start + T[e], u, v, i, q))
-        if not events:
-            break
-        t = events[0][0]
-        span = max(span, t)
-        check = set()
-        while events and events[0][0] <= t:
-            event = heappop(events)
-            check.add(event[1])
-            if len(event) == 5:
-                _end, _u, v, i, q = event
-                if hold(v, i, q, kids, waiting, share):
-                    check.add(v)
-    transfers.sort(key=lambda x: x[0])
-    return transfers, span
 
 
 def message_transfers(

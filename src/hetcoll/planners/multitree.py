@@ -241,7 +241,7 @@ def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Sc
     or of its packing on whole port sends (:mod:`.port_slots`), whichever list schedules the
     message first, as flows of weight-proportional shares of the message's ``total``
     slices, each node sending in the order of that list schedule
-    (:func:`~hetcoll.planners.message_schedule.multi_port_transfers`), the whole message one period
+    (:func:`~hetcoll.planners.port_schedule.multi_port_transfers`), the whole message one period
     (``params["period"]`` that list schedule's end); None for a multicast, a broadcast of
     fewer than two slices or more messages than a schedule may send
     (:data:`~hetcoll.schedule.MAX_TRANSFERS`, which the event loop simulates: its list

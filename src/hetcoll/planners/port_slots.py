@@ -10,21 +10,21 @@ to back, so a link that frees in the middle of another link's send waits for the
 a link busy ``T`` per slice from a port busy ``s`` per send carries at most one slice every
 ``ceil(T / s)`` sends.  On a Fig. 4 platform (n = 50, density 0.12, seed 0) most ports
 and a few links are saturated by the optimal packing, and the message's list schedule
-(:func:`~hetcoll.planners.message_schedule.multi_port_transfers`) of its trees reaches
-84.9 % of the bound at 1 024 slices and 87.2 % at 2 048.
+(:func:`~hetcoll.planners.port_schedule.multi_port_transfers`) of its trees reaches
+86.5 % of the bound at 1 024 slices and 88.1 % at 2 048.
 
 :func:`slot_problem` is the same problem with each link's time per slice rounded up to a
 whole number of its sender's port sends; its optimal packing keeps 99.6 % of the optimum
-there and its list schedule reaches 88.1 % and 91.8 %.  The rounding can also cost more
+there and its list schedule reaches 90.9 % and 92.9 %.  The rounding can also cost more
 than it saves (seed 1: 82 % of the optimum), so the message is list scheduled over both
 packings (:func:`message_trees`) and the one that ends first is kept.
 
 The list schedule is greedy, and which of its priorities ends first varies from platform
 to platform: :func:`message_trees` also runs each packing's with a node counting a link
-that frees within a quarter of a send as free (it then keeps the nominal order more).  At
-1 024 slices (n = 50, seeds 0, 1, 2) the best of the four ends at 88.1 %, 91.7 % and
-88.9 % of the bound, where the optimal packing's list schedule alone ended at 84.9 %,
-89.5 % and 82.6 %; at 2 048 slices 91.8 %, 92.1 % and 91.5 %.
+that frees within a quarter of a send as free (it then keeps the latest-start order
+more).  At 1 024 slices (n = 50, seeds 0, 1, 2) the best of the four ends at 90.9 %,
+91.1 % and 90.9 % of the bound, where the optimal packing's list schedule alone ends at
+86.5 %, 90.5 % and 83.1 %; at 2 048 slices 92.9 %, 91.8 % and 92.1 %.
 """
 
 from __future__ import annotations
@@ -33,14 +33,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from .message_schedule import multi_port_transfers
 from .pipelined import PlanGraph
+from .port_schedule import multi_port_transfers
 from .steady import SteadyProblem
 
 __all__ = ["PATIENCE", "message_trees", "slot_problem"]
 
 #: a link that frees within this share of its sender's send counts as free in the second
-#: list schedule :func:`message_trees` tries (a node then keeps the nominal order more)
+#: list schedule :func:`message_trees` tries (a node then keeps the latest-start order more)
 PATIENCE = 0.25
 
 
@@ -72,9 +72,9 @@ def message_trees(
 ) -> tuple[int, list[tuple[float, int, int, int, int]], float]:
     """``(index, transfers, span)``: of ``splits``, each some trees and the slices of the
     message each carries, the one whose list schedule
-    (:func:`~hetcoll.planners.message_schedule.multi_port_transfers`, each node taking
+    (:func:`~hetcoll.planners.port_schedule.multi_port_transfers`, each node taking
     the slice whose link frees first, or, with :data:`PATIENCE`, a slice first in the
-    nominal order whose link frees within a fraction of a send) ends first (ties: the
+    latest-start order whose link frees within a fraction of a send) ends first (ties: the
     first split, then no patience), with that schedule's transfers and end."""
     best = None
     for index, (trees, share) in enumerate(splits):
