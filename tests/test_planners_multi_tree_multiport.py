@@ -189,3 +189,31 @@ def test_a_deep_trees_slice_leaves_the_root_first():
     assert [t for t, u, v, _i, _q in transfers if (u, v) == (2, 1)] == pytest.approx(
         [0.002, 0.003], rel=1e-12
     )
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    n=st.integers(3, 10),
+    density=st.sampled_from([0.15, 0.3, 0.6]),
+    seed=st.integers(0, 10**6),
+    slices=st.sampled_from([1, 2, 7, 64, 300]),
+)
+def test_no_candidate_is_simulated_twice(n, density, seed, slices):
+    # each candidate's simulated time is kept: the whole message's, the single trees' and
+    # the timetable's are each simulated at most once (the chosen one was simulated again)
+    import hetcoll.simulator
+
+    real = hetcoll.simulator.simulate
+    seen: list[str] = []
+
+    def counted(platform, schedule, *args, **kwargs):
+        seen.append(schedule.to_json())
+        return real(platform, schedule, *args, **kwargs)
+
+    p = random_graph_platform(n, density, seed=seed, model="multi_port")
+    hetcoll.simulator.simulate = counted
+    try:
+        plan(p, "0", method="multi_tree", nbytes=slices * L * 1000, segment_size=L * 1000)
+    finally:
+        hetcoll.simulator.simulate = real
+    assert len(seen) == len(set(seen))

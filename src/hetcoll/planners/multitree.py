@@ -55,9 +55,10 @@ multi-port packing's trees, or those of its packing on whole port sends
 (:mod:`.port_slots`), whichever list schedules it first (:func:`_multi_port_message`: each
 tree pipelines its weight-proportional share of the slices along its own links, each node
 sending in the order of a list schedule of the model's ports and links, whose run ends
-when the list schedule does) and that schedule is kept when it is simulated faster than
-the one chosen above (the triangle of ``tests/test_planners_multi_tree_multiport.py``: two
-trees, 51.0 ms for 100 slices where every single tree takes 100.0 ms).
+when the list schedule does), and the fastest of the candidates is kept
+(:mod:`.port_choice`; the triangle of
+``tests/test_planners_multi_tree_multiport.py``: two trees, 51.0 ms for 100 slices where
+every single tree takes 100.0 ms).
 
 The simulator then measures the rate the program achieves
 (:func:`hetcoll.simulator.steady_state`): at least 99 % of the optimum once the pipeline
@@ -82,7 +83,9 @@ from ._shared import scale_class, scaled
 from .message_schedule import message_transfers
 from .period_rounding import whole_slices as _round
 from .pipelined import PlanGraph, _grow_one_port, _schedule, _start, best_tree
+from .port_choice import multi_port_choice
 from .port_slots import message_trees, slot_problem
+from .single_bounds import bound_problem as _bound_problem
 from .single_bounds import hops_bound as _hops_bound
 from .single_bounds import port_bound as _port_bound
 from .steady import Packing, unbounded
@@ -168,11 +171,17 @@ def multi_tree(
     if slices_per_period is not None:
         return multi
     multi, finish, known = _whole_message(platform, req, g, packing, multi, finish, total)
+    if g.ports == "multi":
+
+        def singles(beat: float, *more: Schedule) -> tuple[Schedule | None, float]:
+            return _fastest_single(platform, req, g, packing, optimum, total, *more, beat=beat)
+
+        whole = _multi_port_message(platform, req, g, total)
+        return multi_port_choice(platform, req, g, multi, whole, singles, total <= SIMULATED)
     if multi.params.get("trees", 1) == 1:  # one of the packing's trees: one more candidate
-        single = _fastest_single(platform, req, g, packing, optimum, total, multi)[0]
-        return _multi_port_faster(platform, req, g, single, total)
+        return _fastest_single(platform, req, g, packing, optimum, total, multi)[0]
     # two ports per node: the timetable ends by ``finish``, so a single tree that cannot
-    # end by then need not be simulated (one port, or a port per link: it may end later)
+    # end by then need not be simulated (one port per node: it may end later)
     bounded = _two_ports(platform, req, g)
     if not bounded:  # the event loop simulates the timetable, within its cap
         check_transfers(multi.flows, MAX_TRANSFERS, " simulated under this model's ports")
@@ -180,9 +189,9 @@ def multi_tree(
         platform, req, g, packing, optimum, total, beat=finish if bounded else None
     )
     if single is None:
-        return _multi_port_faster(platform, req, g, multi, total)
+        return multi
     wins = _single_wins(platform, req, g, single_time, multi, finish, total, known)
-    return _multi_port_faster(platform, req, g, single if wins else multi, total)
+    return single if wins else multi
 
 
 def _whole_message(
@@ -218,23 +227,6 @@ def _whole_message(
     return _timetable_schedule(req, g, mm, trees, timetable, total, optimum, span), span, span
 
 
-def _multi_port_faster(platform: Platform, req, g: PlanGraph, chosen: Schedule, total: int):
-    """``chosen`` or, under a port per link (``multi_port``), the multi-port packing's
-    trees carrying the message whole (:func:`_multi_port_message`) when it is simulated
-    faster (ties: ``chosen``): the one-port packing and timetable above do not model
-    those ports (on a Fig. 4 platform, n = 50, seed 0, the one-port packing's
-    throughput is 62 % of the multi-port optimum)."""
-    if g.ports != "multi":
-        return chosen
-    from ..simulator import simulate
-
-    whole = _multi_port_message(platform, req, g, total)
-    if whole is None:
-        return chosen
-    faster = simulate(platform, whole, req.model).makespan
-    return whole if faster < simulate(platform, chosen, req.model).makespan else chosen
-
-
 def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Schedule | None:
     """The trees of the optimal multi-port packing (:func:`~hetcoll.planners.steady.
     model_problem`'s: each sender's port serialised, each link one resource per direction),
@@ -245,8 +237,9 @@ def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Sc
     (``params["period"]`` that list schedule's end); None for a multicast, a broadcast of
     fewer than two slices or more messages than a schedule may send
     (:data:`~hetcoll.schedule.MAX_TRANSFERS`, which the event loop simulates: its list
-    schedule costs a few seconds of CPU there, where :data:`MESSAGE_TRANSFERS` caps the
-    one-port one, which the timetable shortcut simulates).
+    schedule costs a few seconds of CPU there, where
+    :data:`MESSAGE_TRANSFERS` caps the one-port one, which the
+    timetable shortcut simulates).
 
     Each tree is pipelined along its own links and the packing shares the ports and the
     links among them, so the message arrives at nearly the optimal rate once every tree's
@@ -304,13 +297,13 @@ def _fastest_single(
     (shallower ones fill sooner) and, up to :data:`SHORT` slices, ``binomial_graph``'s
     (relayed, so simulated by the event loop), then ``more`` (ties: that order).
 
-    A tree is not simulated when its busiest port alone, busy its load for each of the
-    message's full slices (the argument of :func:`hetcoll.bounds.rate_bound`; each hop of
-    a relayed edge counted, :func:`_hops_bound`), already takes longer than the fastest so
+    A tree is not simulated when its busiest port (or link, under ``multi_port``:
+    :func:`~hetcoll.planners.single_bounds.bound_problem`) alone, busy its load for each
+    of the message's full slices (the argument of :func:`hetcoll.bounds.rate_bound`; each
+    hop of a relayed edge counted, :func:`_hops_bound`), already takes longer than the fastest so
     far: it could not be chosen; nor, with ``beat``, when that takes longer than ``beat``
     (then ``(None, inf)`` when no candidate is left), nor one with more messages than
     :data:`~hetcoll.schedule.MAX_TRANSFERS` (a timetable may have more)."""
-    from dataclasses import replace
 
     from ..simulator import simulate
     from .pipelined import binomial_graph
@@ -331,9 +324,9 @@ def _fastest_single(
         params = {"trees": 1, "optimum": optimum, "start": "binomial_graph"}
         found.append((replace(b, algorithm="multi_tree", params=params), None))
     found += [(s, None) for s in more]
-    # a port per link: a tree's one-port loads do not bound its run (see _two_ports)
-    prob = g.problem() if req.collective == "bcast" and g.ports != "multi" else None
+    prob = _bound_problem(platform, req, g)
     best: tuple[float, Schedule] | None = None
+    tried: list[Schedule] = []  # a paper heuristic's tree may be the start's
     for i, (s, tree) in enumerate(found):
         most = min(best[0] if best is not None else np.inf, np.inf if beat is None else beat)
         if tree is not None:
@@ -347,6 +340,9 @@ def _fastest_single(
         assert s is not None
         if tree is None and prob is not None and _hops_bound(prob, req, g, s, total) > most:
             continue  # (binomial_graph's relayed tree: 0.17 s of event loop at n = 50)
+        if any(s.flows == x.flows and s.order == x.order for x in tried):
+            continue  # the same transfers: simulated (ties keep the first)
+        tried.append(s)
         t = simulate(platform, s, req.model).makespan
         if best is None or t < best[0]:
             best = (t, s)
