@@ -525,3 +525,24 @@ def test_packing_measures_an_allreduce_against_its_own_vector(monkeypatch):
     r = script.one(p, "allreduce", 4096)
     assert 1.0 <= r["ratio"] < 2.0
     assert all(v >= 1.0 - 1e-9 for k, v in r.items() if k.endswith("_ratio") and v is not None)
+
+
+def test_bench_sizes_multi_tree_over_the_cap(monkeypatch):
+    """A multi_tree the event loop cannot simulate (``multi_port``, more messages than
+    ``MAX_TRANSFERS``) is a row "over the cap", not the end of the sweep."""
+    from hetcoll.errors import ScheduleError
+
+    module = _script("simulated", "bench_sizes", monkeypatch)
+    real = module.plan
+
+    def capped(p, root, method, **kwargs):
+        if method == "multi_tree":
+            raise ScheduleError("segment_size: over the cap")
+        return real(p, root, method=method, **kwargs)
+
+    monkeypatch.setattr(module, "plan", capped)
+    (row,) = module.instance(6, 1, "multi_port", [16])
+    assert row["multi_tree_time"] is None and row["multi_tree_trees"] is None
+    assert row["single_time"] is not None
+    (line,) = module.table([row])
+    assert line[4] == "over the cap" and line[5] == "-" and line[6] == "0/1"
