@@ -50,6 +50,7 @@ from ..arborescence import balanced_arborescence, min_arborescence, shortest_pat
 from ..errors import PlannerError
 from ..platform import Platform
 from .forestcut import cut_prices
+from .forestdepth import height, shallowest
 from .steady import SteadyProblem, _Master, model_problem
 
 __all__ = ["Forest", "forest_problem", "pack_forest"]
@@ -311,7 +312,15 @@ def pack_forest(
             break
         if time_limit is not None and time.perf_counter() - start > time_limit:
             break
-    value, lam, _ = master.solve()
+    # among the optimal packings the shallowest (forestdepth.py), the same certificate; not
+    # an allreduce's (on a star it put the whole vector through one member: 1.31x T*)
+    shallow = None
+    if not free:
+        shallow = shallowest(master, [height(p, t, d) for _, d, t in columns])
+    if shallow is None:
+        value, lam, _ = master.solve()
+    else:
+        lam = shallow
     phis, x = lam[:nphi], lam[nphi:]
     used = np.flatnonzero(x > 1e-13 * max(float(x.max(initial=0.0)), 1e-300))
     trees = [columns[j][2] for j in used]
