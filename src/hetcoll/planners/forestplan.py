@@ -24,8 +24,10 @@ segments would finish last.
 
 Under a model whose ranks keep several sends in flight per edge (``nic``: windows per
 edge, ``chain="edge"``) the play-out is no estimate (it runs one transfer per NIC at a
-time) and the segment size is chosen by simulation, one size for every flow.  A simulation
-costs about its messages (thousands at 8 nodes, each halving doubling them), so the
+time) and the segment size is chosen by simulation, one size for every flow, down to the
+size whose schedule sends :data:`SIMULATED` messages times nodes (a quarter to a half of
+the messages the simulator takes).  A simulation costs about its messages (thousands at 8
+nodes, each halving doubling them), so the
 search reads a model off its cheapest points (:func:`_descend`): the time of segments of
 ``s`` bytes is the packing's steady state, plus a pipeline fill and drain growing with
 ``s`` (a tree of depth ``d`` at ``w`` bytes per second: about ``d s / w``), plus
@@ -73,6 +75,13 @@ NEAR = 0.001
 #: under windows per edge, the fewest segments of the largest share the planner tries (a
 #: pipeline of fewer, each a window's batch, fills and drains for much of the run)
 PIPELINE = 16
+#: under windows per edge, the messages times the nodes a segment size tried may send (the
+#: simulator shares every NIC among the flows in flight, about as many as the nodes, at
+#: each flow's start and end), between a quarter and a half of what the simulator takes:
+#: at 8 nodes a half, where a 64 MiB allreduce on a star of 100/25/10 Gbit/s NICs reaches
+#: 64 KiB segments, 1.012 T* (a quarter stopped at 128 KiB, 1.021 T*: a chain of 14 hops
+#: filling and draining); at 16 nodes a quarter (a half: 4x the planning time)
+SIMULATED = 2**17
 
 
 def _tree(forest: Forest, edges: np.ndarray, root: int, direction: str) -> Tree:
@@ -463,7 +472,9 @@ def forest(
     if segment_size:
         tried = [played_out(build(segment_size, rg)) for rg in plans]
     elif chain == "edge":
-        tried = _descend(plans, build, simulated, budget, lower, search)
+        cap = transfer_budget(bound.contention)
+        most = max(cap // 4, min(cap // 2, SIMULATED // n))
+        tried = _descend(plans, build, simulated, most, lower, search)
     else:
         tried = []
         for rg in plans:
