@@ -3,7 +3,8 @@ engine, against numpy's results.
 
 ``mpiexec -n 4 python -m mpi4py sites.py OUT``: allgather (blocks of 0, 1 and odd sizes,
 equal and uneven), reduce-scatter and allreduce (int64 sums bit for bit, float64 sums the
-same bits on every rank), whole and in segments.  Rank ``r`` runs host ``r`` of the
+same bits on every rank), whole and in segments, in the trees' order and in a timetable
+(planners/sitesorder.py).  Rank ``r`` runs host ``r`` of the
 multi-site platform (its switches route, no rank of their own).  Rank 0 writes one JSON
 record per case to OUT.
 """
@@ -19,6 +20,7 @@ from mpi4py import MPI
 from hetcoll import HetComm
 from hetcoll.generators import hosts, multisite_platform, star_platform
 from hetcoll.planners.sites import sites
+from hetcoll.planners.sitesorder import timetable
 from hetcoll.platform import Node, Platform
 from hetcoll.runtime.rank_ops import ByteRanges
 from hetcoll.runtime.reduce import RangeReduceHandler
@@ -85,9 +87,18 @@ def main(out: str) -> None:
             sched = sites(p, nbytes=block, segment_size=seg)
             allgather(hc, sched, nodes, dict.fromkeys(nodes, block), records,
                       f"allgather block={block} seg={seg}")  # fmt: skip
+        sched = timetable(p, sites(p, nbytes=4001, segment_size=1000))
+        allgather(hc, sched, nodes, dict.fromkeys(nodes, 4001), records, "allgather timetable")
         uneven = dict(zip(nodes, (5, 0, 300, 17), strict=True))
         sched = sites(p, sizes=uneven, segment_size=64)
         allgather(hc, sched, nodes, uneven, records, "allgather uneven")
+        sched = timetable(p, sched)
+        allgather(hc, sched, nodes, uneven, records, "allgather uneven timetable")
+        for collective in ("reduce_scatter", "allreduce"):  # 4096 int64 / float64, segmented
+            each = 4096 * 8 if collective == "allreduce" else 1024 * 8
+            sched = timetable(p, sites(p, nbytes=each, collective=collective, segment_size=2048,
+                                       align=8))  # fmt: skip
+            reduction(hc, sched, nodes, collective, 4096, records, f"{collective} timetable")
         for count, seg in ((1, None), (13, None), (1000, 800), (4096, 2048)):
             for collective in ("reduce_scatter", "allreduce"):
                 each = count * 8 if collective == "allreduce" else count // 4 * 8

@@ -120,15 +120,21 @@ class PlayOut:
         self.time = time
 
 
-def per_root_order(platform: Platform, flows: Sequence[Flow], model: Any = None) -> PlayOut:
+def per_root_order(
+    platform: Platform, flows: Sequence[Flow], model: Any = None, costs: Any = None
+) -> PlayOut:
     """Play per-root ``flows`` out on the platform's resources under ``model`` (module
     docstring): each node's sends in the order they started, with their slots, and the
-    play-out's time.  O(T log T) for T transfers."""
+    play-out's time.  ``costs``: the resources a transfer holds, if not the packing's LP
+    (an object whose ``of(u, v, nbytes)`` answers as :meth:`_Costs.of`, with node
+    indices: :mod:`hetcoll.planners.sitesorder`'s routed host pairs).  O(T log T) for T
+    transfers."""
     ids = platform.ids
     idx = {v: i for i, v in enumerate(ids)}
     size = max((f.segment_size or f.nbytes or 1) for f in flows)
     reduces = any(f.kind == "reduce" for f in flows)
-    costs = _Costs(platform, size, model, "in" if reduces else "out")
+    if costs is None:
+        costs = _Costs(platform, size, model, "in" if reduces else "out")
     gamma = np.asarray(platform.gamma, dtype=float)
     # transfers: (flow, sender, receiver) and their bytes, urgency, costs, dependencies
     who: list[tuple[int, str, str]] = []

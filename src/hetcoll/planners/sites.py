@@ -54,8 +54,14 @@ ports add: under one-port models (``hockney``) a segment holds the leader's send
 for its WAN latency and transfer, the leader also sends its own block once in its site,
 and a receiver's port is busy while the WAN delivers to it.
 
-Complexity: ``O(N)`` tree edges per member, and one simulation per fanout and segment
-size tried (at most :data:`CUTS` and the whole flows per fanout).
+Each candidate is also simulated in the timetable of :mod:`hetcoll.planners.sitesorder`
+(the flows played out on the hosts' ports: no sender waits for a busy receiver holding its
+port), kept where it is faster (``params["timetable"]``; an allreduce with an empty share
+keeps its trees' order).
+
+Complexity: ``O(N)`` tree edges per member, and two simulations and a play-out
+(``O(T log T)`` for ``T`` transfers) per fanout and segment size tried (at most
+:data:`CUTS` and the whole flows per fanout).
 """
 
 from __future__ import annotations
@@ -70,6 +76,7 @@ from ..schedule import Flow, Schedule, Tree, transfer_budget
 from ._registry import Option, register
 from ._shared import keep_prediction
 from .rings import _blocks
+from .sitesorder import timetable
 
 __all__ = ["site_groups", "site_tree", "sites"]
 
@@ -210,8 +217,8 @@ def sites(
     -------
     Schedule
         Per-root flows (:mod:`hetcoll.perroot`) over the members; ``params``: the number
-        of ``trees``, the ``segment_size`` (None: whole), the ``fanout``, the simulated
-        ``estimate``.
+        of ``trees``, the ``segment_size`` (None: whole), the ``fanout``, whether the
+        flows run in a ``timetable`` (then ``order``), the simulated ``estimate``.
 
     Examples
     --------
@@ -255,9 +262,22 @@ def sites(
                 at += share
         return flows
 
-    def make(flows: list[Flow], estimate: float, seg: int | None, fan: int) -> Schedule:
-        params = {"trees": len(flows), "segment_size": seg, "fanout": fan, "estimate": estimate}
-        return Schedule(collective, "sites", max(int(nbytes), 0), tuple(flows), params, sizes=sizes)
+    def make(flows: list[Flow], estimate: float, seg: int | None, fan: int, order=None) -> Schedule:
+        params = {"trees": len(flows), "segment_size": seg, "fanout": fan, "estimate": estimate,
+                  "timetable": order is not None}  # fmt: skip
+        return Schedule(collective, "sites", max(int(nbytes), 0), tuple(flows), params,
+                        order=order, sizes=sizes)  # fmt: skip
+
+    def runs(flows: list[Flow], seg: int | None, fan: int) -> list[tuple[float, Any, Any]]:
+        """``(time, order, prediction)`` of the flows in their trees' order and in the
+        play-out's timetable (:mod:`hetcoll.planners.sitesorder`), the first faster."""
+        plain = make(flows, 0.0, seg, fan)
+        out = [(run.makespan, None, run) for run in [simulate(platform, plain, model)]]
+        if len(flows) > 1 and all(f.nbytes for f in flows):
+            timed = timetable(platform, plain, model)
+            run = simulate(platform, timed, model)
+            out.append((run.makespan, timed.order, run))
+        return out
 
     fans = FANOUTS if fanout is None else (int(fanout),)
     if segment_size:
@@ -265,8 +285,7 @@ def sites(
         tried = []
         for fan in fans:
             flows = build(seg, fan)
-            run = simulate(platform, make(flows, 0.0, seg, fan), model)
-            tried.append(make(flows, run.makespan, seg, fan))
+            tried += [make(flows, t, seg, fan, order) for t, order, _ in runs(flows, seg, fan)]
         return min(tried, key=lambda s: s.params["estimate"])  # the first of equals
     bound = (get_model(model) if model is not None else platform.model).bind(platform)
     budget = transfer_budget(bound.contention) // 4
@@ -283,14 +302,14 @@ def sites(
             flows = build(seg, fan)
             if seg is not None and sum(f.transfers for f in flows) > budget:
                 break
-            run = simulate(platform, make(flows, 0.0, seg, fan), model)
-            if best is None or run.makespan < best[0]:
-                best = (run.makespan, flows, seg, fan, run)
-            worse = worse + 1 if run.makespan >= mine else 0
-            mine = min(mine, run.makespan)
+            fastest = min(runs(flows, seg, fan), key=lambda r: r[0])
+            if best is None or fastest[0] < best[0]:
+                best = (*fastest, flows, seg, fan)
+            worse = worse + 1 if fastest[0] >= mine else 0
+            mine = min(mine, fastest[0])
             if worse == 2:
                 break  # two halvings in a row gained nothing: finer ones will not
-    time, flows, seg, fan, run = best
-    sched = make(flows, time, seg, fan)
+    time, order, run, flows, seg, fan = best
+    sched = make(flows, time, seg, fan, order)
     keep_prediction(platform, sched, model, run)
     return sched
