@@ -7,7 +7,7 @@ whose busiest port cannot beat the fastest candidate is not simulated (its bound
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hetcoll import plan, simulate
@@ -117,3 +117,33 @@ def test_the_relayed_trees_bound_is_one(n, density, seed, slices):
     assert multitree._hops_bound(g.problem(), req, g, tree, slices) == pytest.approx(
         multitree._port_bound(g.problem(), edges, slices), rel=1e-12
     )
+
+
+@settings(max_examples=20, deadline=None)
+@example(n=8, density=0.6, seed=0, slices=1, model="one_port")
+@given(
+    n=st.integers(3, 12),
+    density=st.sampled_from([0.15, 0.3, 0.6]),
+    seed=st.integers(0, 10**6),
+    slices=st.sampled_from([1, 2, 7, 64]),
+    model=st.sampled_from(["one_port", "one_port_uni"]),
+)
+def test_no_schedule_is_simulated_twice_under_one_port(n, density, seed, slices, model):
+    # the periodic timetable simulated against the whole message's list schedule is not
+    # simulated again as a single-tree candidate when it is one tree (8 nodes, 1 slice)
+    import hetcoll.simulator
+
+    real = hetcoll.simulator.simulate
+    seen: list[str] = []
+
+    def counted(platform, schedule, *args, **kwargs):
+        seen.append(schedule.to_json())
+        return real(platform, schedule, *args, **kwargs)
+
+    p = random_graph_platform(n, density, seed=seed, model=model)
+    hetcoll.simulator.simulate = counted
+    try:
+        plan(p, "0", method="multi_tree", nbytes=slices * L, segment_size=L)
+    finally:
+        hetcoll.simulator.simulate = real
+    assert len(seen) == len(set(seen))

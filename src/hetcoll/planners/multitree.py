@@ -170,6 +170,7 @@ def multi_tree(
     multi = _timetable_schedule(req, g, m, trees, timetable, total, optimum, finish)
     if slices_per_period is not None:
         return multi
+    periodic = multi
     multi, finish, known = _whole_message(platform, req, g, packing, multi, finish, total)
     if g.ports == "multi":
 
@@ -179,7 +180,9 @@ def multi_tree(
         whole = _multi_port_message(platform, req, g, total)
         return multi_port_choice(platform, req, g, multi, whole, singles, total <= SIMULATED)
     if multi.params.get("trees", 1) == 1:  # one of the packing's trees: one more candidate
-        return _fastest_single(platform, req, g, packing, optimum, total, multi)[0]
+        # the periodic timetable's simulated time (not the whole message's span): not again
+        ran = (multi, known) if known is not None and multi is periodic else None
+        return _fastest_single(platform, req, g, packing, optimum, total, multi, ran=ran)[0]
     # two ports per node: the timetable ends by ``finish``, so a single tree that cannot
     # end by then need not be simulated (one port per node: it may end later)
     bounded = _two_ports(platform, req, g)
@@ -291,6 +294,7 @@ def _fastest_single(
     total,
     *more: Schedule,
     beat: float | None = None,
+    ran: tuple[Schedule, float] | None = None,
 ) -> tuple[Schedule | None, float]:
     """The single pipelined tree simulated fastest for this message and its time:
     ``throughput_tree``'s (the least period), the paper heuristics' trees it starts from
@@ -303,7 +307,8 @@ def _fastest_single(
     hop of a relayed edge counted, :func:`_hops_bound`), already takes longer than the fastest so
     far: it could not be chosen; nor, with ``beat``, when that takes longer than ``beat``
     (then ``(None, inf)`` when no candidate is left), nor one with more messages than
-    :data:`~hetcoll.schedule.MAX_TRANSFERS` (a timetable may have more)."""
+    :data:`~hetcoll.schedule.MAX_TRANSFERS` (a timetable may have more); ``ran``, a
+    schedule of ``more`` and its simulated time, is not simulated again."""
 
     from ..simulator import simulate
     from .pipelined import binomial_graph
@@ -343,7 +348,7 @@ def _fastest_single(
         if any(s.flows == x.flows and s.order == x.order for x in tried):
             continue  # the same transfers: simulated (ties keep the first)
         tried.append(s)
-        t = simulate(platform, s, req.model).makespan
+        t = ran[1] if ran is not None and s is ran[0] else simulate(platform, s, req.model).makespan
         if best is None or t < best[0]:
             best = (t, s)
     if best is None:
