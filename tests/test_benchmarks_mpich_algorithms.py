@@ -1,5 +1,5 @@
-"""``benchmarks/mpi/bench_mpich_algorithms.py`` without MPI: its launches force every
-MPICH algorithm once, its summary pairs the rounds, its arguments are checked."""
+"""``benchmarks/mpi/bench_mpich_algorithms.py`` without MPI: its summary pairs the rounds
+of the one job, the rounds' order rotates, its arguments are checked."""
 
 from __future__ import annotations
 
@@ -16,34 +16,39 @@ bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)
 
 
-def test_every_algorithm_is_forced_in_exactly_one_launch():
-    envs = bench.launches()
-    assert envs[0] == {}  # MPICH's own selection, where HetComm runs too
-    for collective, names in bench.ALGORITHMS.items():
-        key = f"MPIR_CVAR_{collective.upper()}_INTRA_ALGORITHM"
-        forced = [env[key] for env in envs if key in env]
-        assert forced == list(names[1:])
-        for env in envs:  # the shared-memory path cannot take over a forced algorithm
-            if key in env:
-                assert env[f"MPIR_CVAR_{collective.upper()}_POSIX_INTRA_ALGORITHM"] == "mpir"
-
-
-def test_summary_pairs_each_round_with_its_fastest_forced_algorithm():
-    def one(auto, ring, het):
-        return {
-            "allreduce": {
-                "forced": {"auto": [auto], "ring": [ring]},
-                "hetcomm": [het],
-                "choices": [{"algorithm": "mpi"}],
-            }
+def test_summary_pairs_each_round_with_the_best_forced_algorithm():
+    # ring's median 2 is the lowest (tree 2.5); HetComm / ring: 2, 1.5 / 4, 1.5
+    times = {
+        "allreduce": {
+            "auto": [[2.0, 1.0, 3.0]],
+            "ring": [[1.0, 4.0, 2.0]],
+            "tree": [[3.0, 1.5, 2.5]],
+            "hetcomm": [[2.0, 1.5, 3.0]],
         }
-
-    doc = {"sizes": [8], "rounds": [one(2.0, 1.0, 2.0), one(1.0, 4.0, 1.5), one(3.0, 2.0, 3.0)]}
+    }
+    doc = {"sizes": [8], "times": times, "choices": {"allreduce": [{"algorithm": "mpi"}]}}
     (row,) = bench.summary(doc)
-    # rounds: 2 / 1, 1.5 / 1, 3 / 2; HetComm / auto 1, 1.5, 1
-    assert (row["ratio"], row["ratio_min"], row["ratio_max"]) == (1.5, 1.5, 2.0)
-    assert row["ratio_auto"] == 1.0 and row["best"] == "ring"
-    assert row["forced"] == {"auto": 2.0, "ring": 2.0} and row["hetcomm"] == 2.0
+    assert row["best"] == "ring" and row["forced"] == {"ring": 2.0, "tree": 2.5}
+    assert (row["ratio"], row["ratio_min"], row["ratio_max"]) == (1.5, 0.375, 2.0)
+    assert row["lost_every_round"] is False
+    # the rounds' fastest: ring 1, tree 1.5, ring 2: 2, 1, 1.5
+    assert row["ratio_fastest"] == 1.5 and row["ratio_auto"] == 1.0 and row["auto"] == 2.0
+    times["allreduce"]["hetcomm"] = [[2.0, 4.5, 3.0]]
+    (row,) = bench.summary(doc)
+    assert row["lost_every_round"] is True and row["ratio_min"] == 1.125
+
+
+def test_the_rounds_order_rotates_and_reverses():
+    spec = importlib.util.spec_from_file_location(
+        "_ranks_mpich_algorithms", ROOT / "benchmarks" / "mpi" / "ranks" / "mpich_algorithms.py"
+    )
+    ranks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ranks)
+    variants = ["auto", "ring", "tree", "hetcomm"]
+    orders = [ranks.order(variants, r) for r in range(4)]
+    assert all(sorted(o) == sorted(variants) for o in orders)
+    assert [o[0] for o in orders] == variants  # round r starts with the r-th variant
+    assert orders[1] == ["ring", "auto", "hetcomm", "tree"]  # backwards
 
 
 @pytest.mark.parametrize(
@@ -61,9 +66,10 @@ def test_bad_arguments_exit_2_before_any_launch(argv, capsys, monkeypatch):
 
 
 def test_the_table_says_which_mpich_algorithm_hetcomm_forced():
-    run = {"forced": {"auto": [2.0], "ring": [1.0]}, "hetcomm": [1.1]}
-    rounds = [{"allreduce": {**run, "choices": [{"algorithm": "mpi", "mpich": "ring"}]}}]
-    (row,) = bench.summary({"sizes": [512], "rounds": rounds})
+    times = {"allreduce": {"auto": [[2.0]], "ring": [[1.0]], "hetcomm": [[1.1]]}}
+    doc = {"sizes": [512], "times": times, "rounds": 1, "repeat": 5, "ranks": 4}
+    doc["choices"] = {"allreduce": [{"algorithm": "mpi", "mpich": "ring"}]}
+    (row,) = bench.summary(doc)
     assert row["hetcomm_ran"] == "mpi:ring" and row["ratio"] == 1.1
-    text = bench.table({"ranks": 4, "rounds": rounds, "repeat": 5}, [row], (1.0, 2.0))
-    assert "default / best forced" in text and "mpi:ring" in text
+    text = bench.table(doc, [row], (1.0, 2.0))
+    assert "HetComm / best forced" in text and "mpi:ring" in text and "one job" in text

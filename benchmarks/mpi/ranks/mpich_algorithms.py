@@ -1,21 +1,23 @@
-"""MPI side of ``benchmarks/mpi/bench_mpich_algorithms.py``: plain mpi4py ``Allreduce`` and
-``Allgather`` under whatever algorithm MPICH's control variables force for this launch,
-and (``HETCOMM`` ``1``) the default ``HetComm`` beside them, paired call by call, given
-the tuning file ``hetcoll tune --candidates 0 --mpich-algorithms`` would write for these
-ranks (measured first, in this job: MPICH's own selection against each of its algorithms
-forced through its control variable for the call, :func:`hetcoll.jobs.tune.tune_job`).
+"""MPI side of ``benchmarks/mpi/bench_mpich_algorithms.py``: in one job, plain mpi4py
+``Allreduce`` and ``Allgather`` under MPICH's own selection (``auto``), under each of its
+algorithms forced for the call through its control variables
+(:meth:`hetcoll.runtime.mpich_cvars.Algorithms.forcing`), and the default ``HetComm``
+given the tuning file ``hetcoll tune --candidates 0 --mpich-algorithms`` would write for
+these ranks (measured first, in this job, :func:`hetcoll.jobs.tune.tune_job`).
 
-``mpiexec -n K python -m mpi4py mpich_algorithms.py SIZES REPEAT HETCOMM OUT`` (SIZES:
+``mpiexec -n K python -m mpi4py mpich_algorithms.py SIZES REPEAT ROUNDS OUT`` (SIZES:
 result sizes ``M`` in bytes, comma-separated: an allreduce's vector of ``M / 8`` int64, an
-allgather's ``M / K`` bytes per rank, at least one; REPEAT: timed calls per size and
-variant, after one untimed warm-up call).
+allgather's ``M / K`` bytes per rank; REPEAT: timed calls per variant, size and round,
+after one untimed warm-up call of each variant; ROUNDS: paired rounds).
 
-A call's time is the slowest rank's (barrier, call, ``MPI.Wtime``; the maximum over the
-ranks); per size and variant the median of REPEAT calls.  With HetComm the two variants
-alternate call by call (plain first on even calls).  Every result is checked; rank 0
-writes the JSON document: ``{"ranks", "sizes", "times": {collective: {variant: [seconds
-per size]}}, "choices": {collective: [what HetComm ran per size]}, "tuning": its rules,
-"ok", "load"}``.
+Per collective and size, every variant runs in each round, one after the other, the order
+rotated by one from round to round and reversed every other round (no variant always
+first or always after the same one).  A call's time is the slowest rank's (barrier, call,
+``MPI.Wtime``; the maximum over the ranks); a variant's time in a round is the median of
+its REPEAT calls.  Every result is checked; rank 0 writes the JSON document: ``{"ranks",
+"sizes", "repeat", "rounds", "times": {collective: {variant: [[seconds per round] per
+size]}}, "choices": {collective: [what HetComm ran per size]}, "tuning": its rules, "ok",
+"load"}``; the variants are ``auto``, the forced algorithms' names and ``hetcomm``.
 """
 
 from __future__ import annotations
@@ -27,12 +29,15 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
+from hetcoll.runtime.mpich_cvars import algorithms, why_not
+
 WORLD = MPI.COMM_WORLD
+COLLECTIVES = ("allreduce", "allgather")
 
 
 def _calls(comm, m: int):
-    """``(collective, call, check)`` for both collectives at result size ``m`` on ``comm``
-    (mpi4py's or a HetComm): each call runs once, each check says its result was right."""
+    """``{collective: (call, check)}`` at result size ``m`` on ``comm`` (mpi4py's or a
+    HetComm): each call runs once, each check says its last result was right."""
     size, rank = WORLD.size, WORLD.rank
     vec = np.full(max(m // 8, 1), rank + 1, dtype=np.int64)
     total = np.empty_like(vec)
@@ -40,18 +45,21 @@ def _calls(comm, m: int):
     block = np.full(max(m // size, 1), rank % 251, dtype=np.uint8)
     gathered = np.empty(len(block) * size, dtype=np.uint8)
     expect = np.repeat(np.arange(size, dtype=np.uint8) % 251, len(block))
-    return (
-        (
-            "allreduce",
-            lambda: comm.Allreduce(vec, total, op=MPI.SUM),
-            lambda: bool((total == want).all()),
-        ),
-        (
-            "allgather",
-            lambda: comm.Allgather(block, gathered),
-            lambda: bool(np.array_equal(gathered, expect)),
-        ),
-    )
+
+    def check_sum() -> bool:
+        ok = bool((total == want).all())
+        total.fill(0)
+        return ok
+
+    def check_gather() -> bool:
+        ok = bool(np.array_equal(gathered, expect))
+        gathered.fill(0)
+        return ok
+
+    return {
+        "allreduce": (lambda: comm.Allreduce(vec, total, op=MPI.SUM), check_sum),
+        "allgather": (lambda: comm.Allgather(block, gathered), check_gather),
+    }
 
 
 def _tuning(flat, sizes: list[int]):
@@ -84,53 +92,73 @@ def _timed(call) -> float:
     return WORLD.allreduce(MPI.Wtime() - t, op=MPI.MAX)
 
 
-def main(sizes_arg: str, repeat: str, hetcomm: str, out_path: str) -> None:
-    sizes = [int(s) for s in sizes_arg.split(",")]
-    repeat = int(repeat)
-    load = os.getloadavg()
-    variants = {"mpi": WORLD}
-    het = tuning = None
-    if hetcomm == "1":
-        from hetcoll import HetComm
-        from hetcoll.platform import Platform, nodes_from_costs
+def order(variants: list[str], r: int) -> list[str]:
+    """Round ``r``'s order: rotated by ``r`` (``r + 1`` and then reversed when ``r`` is
+    odd), so that round ``r`` starts with the ``r``-th variant and every other round runs
+    them backwards.
 
-        # a flat platform: every rank alike (5 us + 1 ns/B); natively on one host the
-        # default HetComm decides what runs (docs/runtime.md), which is what is measured
-        flat = Platform(nodes_from_costs([5e-6] * WORLD.size, 1e-9), name="flat")
-        tuning = _tuning(flat, sizes)
-        het = HetComm(WORLD, flat, tuning=tuning, timeout=300)
-        variants["hetcomm"] = het
-    times = {c: {v: [] for v in variants} for c in ("allreduce", "allgather")}
-    choices = {c: [] for c in times}
+    >>> [order(["a", "b", "c"], r) for r in range(3)]
+    [['a', 'b', 'c'], ['b', 'a', 'c'], ['c', 'a', 'b']]
+    """
+    k = (r + r % 2) % len(variants)
+    out = variants[k:] + variants[:k]
+    return out[::-1] if r % 2 else out
+
+
+def main(sizes_arg: str, repeat: str, rounds: str, out_path: str) -> None:
+    from hetcoll import HetComm
+    from hetcoll.platform import Platform, nodes_from_costs
+
+    sizes = [int(s) for s in sizes_arg.split(",")]
+    repeat, rounds_ = int(repeat), int(rounds)
+    load = os.getloadavg()
+    found = algorithms()
+    if not WORLD.allreduce(found is not None, op=MPI.LAND):
+        raise SystemExit(f"MPICH's algorithms cannot be forced here: {why_not()}")
+    # a flat platform: every rank alike (5 us + 1 ns/B); natively on one host the default
+    # HetComm decides what runs (docs/runtime.md), which is what is measured
+    flat = Platform(nodes_from_costs([5e-6] * WORLD.size, 1e-9), name="flat")
+    tuning = _tuning(flat, sizes)
+    het = HetComm(WORLD, flat, tuning=tuning, timeout=300)
+    names = {c: list(found.names(c)) for c in COLLECTIVES}
+    variants = {c: ["auto", *names[c], "hetcomm"] for c in COLLECTIVES}
+    times = {c: {v: [] for v in variants[c]} for c in COLLECTIVES}
+    choices: dict[str, list] = {c: [] for c in COLLECTIVES}
     ok = True
     for m in sizes:
-        per = {name: _calls(comm, m) for name, comm in variants.items()}
-        for k, collective in enumerate(times):
-            samples = {name: [] for name in variants}
-            for name in variants:  # warm-up: plans, choices, first touches
-                per[name][k][1]()
-            for r in range(repeat):
-                order = list(variants) if r % 2 == 0 else list(variants)[::-1]
-                for name in order:
-                    samples[name].append(_timed(per[name][k][1]))
-                    ok &= per[name][k][2]()
-            for name in variants:
-                times[collective][name].append(float(np.median(samples[name])))
-            if het is not None:
-                count = max(m // 8, 1) if collective == "allreduce" else None
-                nbytes = 8 * count if count else max(m // WORLD.size, 1)
-                choices[collective].append(het.choice(collective, nbytes, count=count).to_dict())
+        plain, wrapped = _calls(WORLD, m), _calls(het, m)
+        for collective in COLLECTIVES:
+            call, check = plain[collective]
+            runs = {"auto": call, "hetcomm": wrapped[collective][0]}
+            runs.update({n: found.forcing(collective, n, call) for n in names[collective]})
+            checks = {v: wrapped[collective][1] if v == "hetcomm" else check for v in runs}
+            for v in variants[collective]:  # warm-up: plans, choices, first touches
+                runs[v]()
+                ok &= checks[v]()
+            per = {v: [] for v in variants[collective]}
+            for r in range(rounds_):
+                for v in order(variants[collective], r):
+                    samples = []
+                    for _ in range(repeat):
+                        samples.append(_timed(runs[v]))
+                        ok &= checks[v]()
+                    per[v].append(float(np.median(samples)))
+            for v, t in per.items():
+                times[collective][v].append(t)
+            count = max(m // 8, 1) if collective == "allreduce" else None
+            nbytes = 8 * count if count else max(m // WORLD.size, 1)
+            choices[collective].append(het.choice(collective, nbytes, count=count).to_dict())
     every_ok = WORLD.allreduce(int(ok), op=MPI.MIN)
-    if het is not None:
-        het.close()
+    het.close()
     if WORLD.rank == 0:
         doc = {
             "ranks": WORLD.size,
             "sizes": sizes,
             "repeat": repeat,
+            "rounds": rounds_,
             "times": times,
             "choices": choices,
-            "tuning": None if tuning is None else tuning["rules"],
+            "tuning": tuning["rules"],
             "ok": bool(every_ok),
             "load": [load, os.getloadavg()],
         }
