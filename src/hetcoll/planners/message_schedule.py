@@ -18,7 +18,7 @@ import numpy as np
 
 from .pipelined import PlanGraph
 
-__all__ = ["hold", "message_transfers", "queue_at_root", "tree_children"]
+__all__ = ["message_transfers", "tree_children"]
 
 
 def tree_children(
@@ -35,29 +35,6 @@ def tree_children(
             kids[i].setdefault(u, []).append(v)
             waiting[u].setdefault(v, [])
     return kids, waiting
-
-
-def queue_at_root(root: int, kids, waiting, share: list[int]) -> None:
-    """Queue every slice at the root for its child in its tree, tree ``i``'s ``q``-th at
-    ``(q + 1/2) / share[i]`` of the message's nominal order (a heap per child)."""
-    for i, s in enumerate(share):
-        for v in kids[i].get(root, ()):
-            waiting[root][v] += [((q + 0.5) / s, i, q) for q in range(s)]
-    for heap in waiting[root].values():
-        heapq.heapify(heap)
-
-
-def hold(v: int, i: int, q: int, kids, waiting, share: list[int]) -> bool:
-    """``v`` holds tree ``i``'s ``q``-th slice: queue it for ``v``'s children in that tree
-    at its place in the message's nominal order (the step of the one-port list schedule
-    when a transfer ends); whether ``v`` has any."""
-    forward = kids[i].get(v)
-    if not forward:
-        return False
-    key = ((q + 0.5) / share[i], i, q)
-    for w in forward:
-        heapq.heappush(waiting[v][w], key)
-    return True
 
 
 def message_transfers(
@@ -90,39 +67,79 @@ def message_transfers(
                 work[u] += share[i] * T[(u, v)]
                 senders[v].add(u)
             vs.sort()
+    # each slice by its rank in the nominal order: a heap of ints orders as one of
+    # (place, tree, slice) tuples, every slice's key distinct
+    keys = sorted(((q + 0.5) / s, i, q) for i, s in enumerate(share) for q in range(s))
+    tree_of = [i for _p, i, _q in keys]
+    slice_of = [q for _p, _i, q in keys]
+    never = len(keys)  # after every rank
+    # per node, (child, its heap, the transfer's seconds) in the queues' order; per tree
+    # and node, the heaps of its children in that tree (None: a leaf)
+    outs = [[(w, heap, T[(u, w)]) for w, heap in waiting[u].items()] for u in range(k)]
+    forward: list[list[list[list[int]] | None]] = [
+        [[waiting[v][w] for w in children[v]] if v in children else None for v in range(k)]
+        for children in kids
+    ]
     root = g.root
-    queue_at_root(root, kids, waiting, share)
+    for r in range(never):
+        for heap in forward[tree_of[r]][root] or ():
+            heap.append(r)  # ascending: already a heap
     heappush, heappop = heapq.heappush, heapq.heappop
     free_s = [0.0] * k
     free_r = [0.0] * k
-    ends: list[tuple[float, int, int, int, int]] = []  # (end, sender, receiver, tree, slice)
+    ends: list[tuple[float, int, int, int]] = []  # (end, sender, receiver, rank)
     transfers: list[tuple[float, int, int, int, int]] = []
     span = 0.0
     t = 0.0
     check = {root}  # the nodes that may send at this instant
     while True:
-        ready = [u for u in check if free_s[u] <= t]
-        for u in sorted(ready, key=lambda u: (-work[u], u)) if len(ready) > 1 else ready:
-            best, v = None, -1
-            for w, heap in waiting[u].items():
-                if heap and free_r[w] <= t and (best is None or heap[0] < best):
-                    best, v = heap[0], w
-            if v < 0:
-                continue
-            _key, i, q = heappop(waiting[u][v])
-            d = T[(u, v)]
-            transfers.append((t, u, v, i, q))
-            free_s[u] = free_r[v] = t + d
+        ready = []  # (node, its pick): the free nodes with a slice for a free child
+        for u in check:
+            if free_s[u] <= t:
+                best, pick = never, None  # _pick, inline: most instants look at few nodes
+                for out in outs[u]:
+                    heap = out[1]
+                    if heap and heap[0] < best and free_r[out[0]] <= t:
+                        best, pick = heap[0], out
+                if pick is not None:
+                    ready.append((u, pick))
+        if len(ready) > 1:
+            ready.sort(key=lambda x: (-work[x[0]], x[0]))
+        for u, pick in ready:
+            if free_r[pick[0]] > t:  # an earlier sender took that child: the next best
+                pick = _pick(outs[u], free_r, t, never)
+                if pick is None:
+                    continue
+            v, heap, d = pick
+            r = heappop(heap)
+            transfers.append((t, u, v, tree_of[r], slice_of[r]))
+            free_s[u] = free_r[v] = end = t + d
             work[u] -= d
-            heappush(ends, (t + d, u, v, i, q))
+            heappush(ends, (end, u, v, r))
         if not ends:
             break
         t = span = ends[0][0]
         check.clear()
         while ends and ends[0][0] <= t:
-            _end, u, v, i, q = heappop(ends)
+            _end, u, v, r = heappop(ends)
             check.add(u)
             check.update(senders[v])
-            if hold(v, i, q, kids, waiting, share):
+            heaps = forward[tree_of[r]][v]
+            if heaps:  # v forwards the slice to its children in that tree
+                for heap in heaps:
+                    heappush(heap, r)
                 check.add(v)
     return transfers, span
+
+
+def _pick(outs, free_r: list[float], t: float, never: int):
+    """The ``(child, heap, seconds)`` of ``outs`` whose heap's first slice comes first
+    among the children free at ``t`` (ties: the first listed), None when none is.  The
+    children free only become fewer during an instant and only the node pops its heaps,
+    so a pick whose child is still free stays the pick."""
+    best, pick = never, None
+    for out in outs:
+        heap = out[1]
+        if heap and heap[0] < best and free_r[out[0]] <= t:
+            best, pick = heap[0], out
+    return pick
