@@ -73,3 +73,27 @@ def test_the_table_says_which_mpich_algorithm_hetcomm_forced():
     assert row["hetcomm_ran"] == "mpi:ring" and row["ratio"] == 1.1
     text = bench.table(doc, [row], (1.0, 2.0))
     assert "HetComm / best forced" in text and "mpi:ring" in text and "one job" in text
+
+
+def test_a_size_lost_in_every_round_is_explained_by_what_the_tune_measured_there():
+    times = {
+        "allgather": {
+            "auto": [[2.0, 2.0], [2.0, 2.0]],
+            "ring": [[1.0, 1.0], [3.0, 3.0]],
+            "hetcomm": [[2.0, 2.0], [2.0, 2.0]],
+        }
+    }
+    tune = [
+        {"nbytes": n, "calls": c, "winner": {"algorithm": "mpi"}, "confirmed": None,
+         "speedup": {"ring": [1.5, 0.8]}}
+        for n, c in ((2, 40), (4, 3))
+    ]  # fmt: skip
+    doc = {"sizes": [8, 16], "times": times, "tune": {"allgather": tune}}
+    doc["choices"] = {"allgather": [{"algorithm": "mpi"}] * 2}
+    rows = bench.summary(doc)
+    assert [r["lost_every_round"] for r in rows] == [True, False]
+    (note,) = bench.tune_notes(doc, rows)
+    assert note == (
+        "allgather 8 B: tune (2 B, 40 calls a measurement) measured ring 1.50 0.80 x MPI; "
+        "picked mpi, its confirmation none"
+    )

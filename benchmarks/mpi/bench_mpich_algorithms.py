@@ -108,6 +108,37 @@ def summary(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def tune_notes(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+    """For each size HetComm lost in every round: what the job's tune measured there for
+    the best forced algorithm (its speed-ups over MPICH's own per round, the calls per
+    measurement, the winner and its confirmation rounds).
+
+    >>> tune = {"allgather": [{"nbytes": 4, "calls": 2, "winner": {"algorithm": "mpi"},
+    ...         "confirmed": [1.2, 0.9], "speedup": {"ring": [1.5, 0.8]}}]}
+    >>> row = {"collective": "allgather", "M": 16, "best": "ring", "lost_every_round": True}
+    >>> print(tune_notes({"sizes": [16], "tune": tune}, [row])[0].replace("; ", ";\\n"))
+    allgather 16 B: tune (4 B, 2 calls a measurement) measured ring 1.50 0.80 x MPI;
+    picked mpi, its confirmation 1.20 0.90
+    """
+    notes = []
+    for r in rows:
+        found = doc.get("tune", {}).get(r["collective"])
+        if not r["lost_every_round"] or not found:
+            continue
+        t = found[doc["sizes"].index(r["M"])]
+        winner = t["winner"]["algorithm"] + (
+            f":{t['winner']['mpich']}" if t["winner"].get("mpich") else ""
+        )
+        seen = " ".join(f"{x:.2f}" for x in t["speedup"].get(r["best"], []))
+        confirmed = " ".join(f"{x:.2f}" for x in t["confirmed"] or []) or "none"
+        notes.append(
+            f"{r['collective']} {format_size(r['M'])}: tune ({format_size(t['nbytes'])}, "
+            f"{t['calls']} calls a measurement) measured {r['best']} {seen} x MPI; "
+            f"picked {winner}, its confirmation {confirmed}"
+        )
+    return notes
+
+
 def _ran(choice: dict[str, Any]) -> str:
     """What HetComm ran for a call: ``mpi`` (MPICH's own selection), ``mpi:ring`` (an
     MPICH algorithm its tuning file forces) or a planner."""
@@ -191,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     rows = summary(doc)
     print(table(doc, rows, (before, after)))
+    for note in tune_notes(doc, rows):
+        print(note)
     doc.update(load_average=[before, after], summary=rows)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(doc, indent=1) + "\n")

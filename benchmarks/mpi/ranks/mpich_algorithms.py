@@ -16,8 +16,10 @@ first or always after the same one).  A call's time is the slowest rank's (barri
 ``MPI.Wtime``; the maximum over the ranks); a variant's time in a round is the median of
 its REPEAT calls.  Every result is checked; rank 0 writes the JSON document: ``{"ranks",
 "sizes", "repeat", "rounds", "times": {collective: {variant: [[seconds per round] per
-size]}}, "choices": {collective: [what HetComm ran per size]}, "tuning": its rules, "ok",
-"load"}``; the variants are ``auto``, the forced algorithms' names and ``hetcomm``.
+size]}}, "choices": {collective: [what HetComm ran per size]}, "tuning": its rules, "tune":
+{collective: [per size what the tune measured: its calls per measurement, winner,
+confirmation and each forced algorithm's speed-ups over MPI's own]}, "ok", "load"}``; the
+variants are ``auto``, the forced algorithms' names and ``hetcomm``.
 """
 
 from __future__ import annotations
@@ -83,6 +85,18 @@ def _tuning(flat, sizes: list[int]):
         )
     tuning = Tuning(WORLD.size, rules_from(winners), platform=flat.name, measurements=rows)
     return WORLD.bcast(tuning.to_dict() if WORLD.rank == 0 else None)
+
+
+def _digest(rows: list[dict]) -> dict[str, list[dict]]:
+    """Per collective, in the order of the sizes: what the tune measured at each."""
+    out: dict[str, list[dict]] = {}
+    for row in rows:
+        speedup = {p.get("mpich", "auto"): p["speedup"] for p in row["plans"][1:]}
+        keep = ("nbytes", "calls", "winner", "confirmed")
+        out.setdefault(row["collective"], []).append(
+            {**{k: row[k] for k in keep}, "speedup": speedup}
+        )
+    return out
 
 
 def _timed(call) -> float:
@@ -159,6 +173,7 @@ def main(sizes_arg: str, repeat: str, rounds: str, out_path: str) -> None:
             "times": times,
             "choices": choices,
             "tuning": tuning["rules"],
+            "tune": _digest(tuning["measurements"]),
             "ok": bool(every_ok),
             "load": [load, os.getloadavg()],
         }
