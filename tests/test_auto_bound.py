@@ -1,6 +1,7 @@
 """``auto`` stops at the lower bound: an allgather, reduce-scatter or allreduce on every
 node does not plan ``forest`` (seconds of play-outs and simulations) once a cheaper
-candidate is within 0.1 % of :func:`hetcoll.allbounds.collective_bound`."""
+candidate is within 0.1 % of the lower bound (the cut, port and count bounds of
+:mod:`hetcoll.allbounds`, no packing)."""
 
 from __future__ import annotations
 
@@ -75,6 +76,24 @@ def test_forest_is_planned_last_while_no_candidate_is_near_the_bound(planned):
         k for k, name in enumerate(planned) if name in REGISTRY and not REGISTRY[name].own_slices
     ]
     assert max(others) < at  # after every planner that does not search its own slicing
+
+
+@pytest.mark.parametrize("op", ["allgather", "allreduce"])
+def test_the_bound_packs_no_forest_of_its_own(monkeypatch, op):
+    """auto's bound is the one without a packing (collective_bound's packings cost 9 CPU s
+    on a 64-node allreduce, as much as forest's own): no packing is solved but forest's
+    (planners/forestplan.py, which holds its own name for it), and that one only where no
+    candidate meets the bound (the allreduce)."""
+    import importlib
+
+    module = importlib.import_module("hetcoll.planners.forest")  # hetcoll.planners.forest
+    packed = []  # is the planner function
+    real = module.pack_forest
+    monkeypatch.setattr(module, "pack_forest", lambda *a, **k: packed.append(a[1]) or real(*a, **k))
+    p = star()
+    s = plan(p, None, method="auto", collective=op, nbytes=16 * MIB)
+    assert packed == []
+    assert ("forest" in s.params["candidates"]) == (op == "allreduce")
 
 
 def test_compare_without_a_bound_plans_forest(planned):

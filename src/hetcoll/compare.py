@@ -392,12 +392,12 @@ def compare(
     bound : float or callable, optional
         A lower bound (seconds) on the time of any schedule of the request, or a function
         of no arguments that returns it (or None: no bound), called once, when a planner
-        it could skip is reached (``auto`` gives :func:`hetcoll.allbounds.collective_bound`'s
-        for an allgather, reduce-scatter or allreduce).  The planners that search their own slicing
-        (:attr:`~hetcoll.planners.PlannerInfo.own_slices`: ``forest``, seconds of play-outs
-        and simulations) are then planned after the others, and only while no candidate's
-        charged time is within :data:`NEAR` (0.1 %) of the bound: none of them can be
-        faster by more than that, so the search ends there.  Without pruning (a single
+        it could skip is reached (``auto`` gives :func:`hetcoll.selection.everyone_bound`'s
+        for an allgather, reduce-scatter or allreduce).  The planners that search their own
+        slicing (:attr:`~hetcoll.planners.PlannerInfo.own_slices`: ``forest``, seconds of
+        play-outs and simulations) are then planned after the others, and only while no
+        candidate's charged time is within :data:`NEAR` (0.1 %) of the bound: none of them
+        can be faster by more than that, so the search ends there.  Without pruning (a single
         slice size) only.
 
     Returns
