@@ -67,14 +67,18 @@ def cut_time(n, arcs, blocks, inward=False):
     return best
 
 
-@settings(max_examples=8, deadline=None)
-@given(
+#: a small link graph (:func:`link_graph`), its blocks and whether its links are one-way
+GRAPHS = dict(
     n=st.integers(2, 6),
     extra=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), max_size=8),
     speeds=st.lists(st.sampled_from([1e9, 2.5e9, 1e10, 4e10]), min_size=1, max_size=3),
     blocks=st.lists(st.integers(1, 4), min_size=6, max_size=6),
     directed=st.booleans(),
 )
+
+
+@settings(max_examples=8, deadline=None)
+@given(**GRAPHS)
 def test_packing_equals_the_cut_bound(n, extra, speeds, blocks, directed):
     extra = [(a % n, b % n) for a, b in extra]
     p, arcs = link_graph(n, extra, speeds, directed)

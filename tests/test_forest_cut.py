@@ -9,13 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from hetcoll import Platform
 from hetcoll.errors import PlannerError
 from hetcoll.planners.forest import pack_forest
 from hetcoll.rng import as_rng
-from test_forest import cut_time, link_graph
+from test_forest import GRAPHS, cut_time, link_graph
 
 MiB = 2**20
 
@@ -35,13 +34,7 @@ def random_graph(n: int, seed: int = 0, density: float = 0.3) -> Platform:
 
 
 @settings(max_examples=10, deadline=None)
-@given(
-    n=st.integers(2, 6),
-    extra=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), max_size=8),
-    speeds=st.lists(st.sampled_from([1e9, 2.5e9, 1e10, 4e10]), min_size=1, max_size=3),
-    blocks=st.lists(st.integers(1, 4), min_size=6, max_size=6),
-    directed=st.booleans(),
-)
+@given(**GRAPHS)
 def test_one_iteration_is_already_bounded_by_the_densest_cut(n, extra, speeds, blocks, directed):
     extra = [(a % n, b % n) for a, b in extra]
     p, arcs = link_graph(n, extra, speeds, directed)
