@@ -11,10 +11,10 @@ record per case to OUT.
 
 from __future__ import annotations
 
-import json
 import sys
 
 import numpy as np
+from _report import Recorder
 from mpi4py import MPI
 
 from hetcoll import HetComm
@@ -33,7 +33,7 @@ def two_sites() -> Platform:
     return multisite_platform({"a": site, "b": site}, [("a", "b", "1ms", "5Gbps")])
 
 
-def allgather(hc, sched, nodes, sizes, records, label) -> None:
+def allgather(hc, sched, nodes, sizes, records: Recorder, label) -> None:
     me = WORLD.rank
     offsets = sched.block_offsets()
     rng = np.random.default_rng(7 + me)
@@ -47,10 +47,10 @@ def allgather(hc, sched, nodes, sizes, records, label) -> None:
         np.array_equal(buf[offsets[v] : offsets[v] + sizes[v]], blocks[r])
         for r, v in enumerate(nodes)
     )
-    records.append((label, ok))
+    records.case(label, ok)
 
 
-def reduction(hc, sched, nodes, collective, count, records, label) -> None:
+def reduction(hc, sched, nodes, collective, count, records: Recorder, label) -> None:
     """``count`` elements: the allreduce's vector, the reduce-scatter's input."""
     me = WORLD.rank
     rng = np.random.default_rng(11 + me)
@@ -72,7 +72,7 @@ def reduction(hc, sched, nodes, collective, count, records, label) -> None:
         else:
             first = WORLD.bcast(got, 0)
             ok = np.array_equal(got, first) and np.allclose(got, total)
-        records.append((f"{label} {dtype.__name__}", ok))
+        records.case(f"{label} {dtype.__name__}", ok)
 
 
 def main(out: str) -> None:
@@ -81,7 +81,7 @@ def main(out: str) -> None:
     assert WORLD.size == len(nodes), "run on 4 ranks"
     # the engine's ranks are the hosts (a platform of them alone: it only runs schedules)
     ranks = Platform(tuple(Node(v, 1e-6, 1e-9) for v in nodes), model="tini")
-    records: list[tuple[str, bool]] = []
+    records = Recorder(out)
     with HetComm(WORLD, ranks, timeout=60) as hc:
         for block, seg in ((0, None), (1, None), (37, None), (4000, 256), (4001, 1000)):
             sched = sites(p, nbytes=block, segment_size=seg)
@@ -107,12 +107,7 @@ def main(out: str) -> None:
                 if n:
                     reduction(hc, sched, nodes, collective, n, records,
                               f"{collective} count={n} seg={seg}")  # fmt: skip
-    verdicts = WORLD.gather(records, 0)
-    if WORLD.rank == 0:
-        with open(out, "w") as fh:
-            for k, (name, _) in enumerate(verdicts[0]):
-                bad = [r for r, recs in enumerate(verdicts) if not recs[k][1]]
-                fh.write(json.dumps({"case": name, "ok": not bad, "bad": bad}) + "\n")
+    records.write()
 
 
 if __name__ == "__main__":
