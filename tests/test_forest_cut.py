@@ -10,27 +10,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from hetcoll import Platform
 from hetcoll.errors import PlannerError
+from hetcoll.generators import capacitated_graph_platform
 from hetcoll.planners.forest import pack_forest
-from hetcoll.rng import as_rng
 from test_forest import GRAPHS, cut_time, link_graph
 
 MiB = 2**20
-
-
-def random_graph(n: int, seed: int = 0, density: float = 0.3) -> Platform:
-    """A random tree plus each other pair with ``density``; bandwidth only (as
-    ``benchmarks/simulated/bench_packing.py``)."""
-    rng = as_rng(seed)
-    pairs = {(int(rng.integers(0, k)), k) for k in range(1, n)}
-    pairs |= {(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < density}
-    return Platform.from_dict({
-        "model": "multi_port", "nodes": [{"id": str(i)} for i in range(n)],
-        "links": [{"u": str(a), "v": str(b), "send_latency": 0, "send_bandwidth": "inf",
-                   "bandwidth": float(rng.choice((1e9, 2.5e9, 1e10, 4e10)))}
-                  for a, b in sorted(pairs)],
-    })  # fmt: skip
 
 
 @settings(max_examples=10, deadline=None)
@@ -52,7 +37,7 @@ def test_one_iteration_is_already_bounded_by_the_densest_cut(n, extra, speeds, b
 def test_a_stopped_packing_on_sixteen_nodes_is_certified_by_its_cut():
     """Stopped after one iteration, the packing's bound is already the optimum (the cut
     bound: the dual prices of the first master solves bounded nothing, ``bound`` 0)."""
-    p = random_graph(16)
+    p = capacitated_graph_platform(16, seed=0)
     full = pack_forest(p, "allgather", [1.0] * 16)
     assert full.gap <= 1e-9
     for limit in ({"max_iterations": 1}, {"time_limit": 0.0}):
@@ -66,7 +51,7 @@ def test_the_packing_on_thirty_two_nodes_takes_few_iterations(op):
     """The least busy of the nearly cheapest trees as each new column: 14 iterations on
     this graph (40 and 52 with the arborescence algorithm's own choice among the trees of
     cost 0), the same certified optimum; same trees byte for byte twice."""
-    p = random_graph(32)
+    p = capacitated_graph_platform(32, seed=0)
     f = pack_forest(p, op, [1.0] * 32)
     assert f.gap <= 1e-9
     assert f.iterations <= 25
@@ -79,7 +64,9 @@ def test_a_64_node_allgather_packing_is_certified_in_few_iterations():
     """At 64 nodes (``collective_bound``'s packing hit its 30 s time limit before its
     dual prices bounded anything, 386 iterations to the optimum without one): certified
     within 100 iterations (no time asserted: the iterations)."""
-    f = pack_forest(random_graph(64), "allgather", [1.0] * 64, max_iterations=100)
+    f = pack_forest(
+        capacitated_graph_platform(64, seed=0), "allgather", [1.0] * 64, max_iterations=100
+    )
     assert f.bound > 0 and f.gap <= 1e-9
 
 
@@ -91,7 +78,10 @@ def test_a_trees_column_is_the_sum_of_its_edges_usage(direction):
     from hetcoll.planners.forest import _columns, forest_problem
     from hetcoll.planners.steady import _column
 
-    for p in (random_graph(12), star_platform(6, ("25Gbps", "10Gbps"), "5us")):
+    for p in (
+        capacitated_graph_platform(12, seed=0),
+        star_platform(6, ("25Gbps", "10Gbps"), "5us"),
+    ):
         q = forest_problem(p, MiB, None, direction)
         A = q.usage / abs(q.usage).max()
         column, rng = _columns(A), np.random.default_rng(0)

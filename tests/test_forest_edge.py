@@ -10,11 +10,10 @@ import pytest
 from hetcoll import plan, simulate
 from hetcoll.choice import choose
 from hetcoll.errors import ScheduleError
-from hetcoll.generators import star_platform
+from hetcoll.generators import capacitated_graph_platform, star_platform
 from hetcoll.mpich import native, predict
 from hetcoll.perroot import WINDOW, windows
 from hetcoll.schedule import Schedule
-from test_forest_order import random_graph
 
 MIB = 2**20
 
@@ -134,7 +133,7 @@ def test_windows_are_proportional_to_bytes():
 
 
 def test_other_models_keep_one_send_per_rank():
-    p = random_graph(6, 1)
+    p = capacitated_graph_platform(6, seed=1)
     s = forest(p, "allgather", MIB)
     assert s.chain == "rank" and s.order is not None
 

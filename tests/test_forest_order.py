@@ -11,29 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hetcoll import Platform, Schedule, plan, simulate
+from hetcoll import Schedule, plan, simulate
 from hetcoll.allbounds import collective_bound
 from hetcoll.errors import ScheduleError
+from hetcoll.generators import capacitated_graph_platform
 from hetcoll.patterns import OrderedSend
 from hetcoll.planners.forestorder import per_root_order
-from hetcoll.rng import as_rng
 
 MiB = 2**20
-
-
-def random_graph(n: int, seed: int, density: float = 0.3) -> Platform:
-    """A connected random bandwidth-only link graph (links of 1 to 40 GB/s, no send costs)."""
-    rng = as_rng(seed)
-    pairs = {(int(rng.integers(0, k)), k) for k in range(1, n)}
-    pairs |= {(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < density}
-    links = [
-        {"u": str(a), "v": str(b), "bandwidth": float(rng.choice([1e9, 2.5e9, 1e10, 4e10])),
-         "send_latency": 0, "send_bandwidth": "inf"}
-        for a, b in sorted(pairs)
-    ]  # fmt: skip
-    return Platform.from_dict(
-        {"model": "multi_port", "nodes": [{"id": str(i)} for i in range(n)], "links": links}
-    )
 
 
 @pytest.mark.parametrize(("n", "seed"), [(6, 1), (8, 0)])
@@ -42,7 +27,7 @@ def test_forest_is_within_the_tolerance_of_the_optimum(n, seed, op, tolerance):
     """Simulated time over the certified optimum (the cut bound on these graphs): within 1 %
     (allgather) and 3 % (reduce-scatter).  In program order without the play-out the
     8-node reduce-scatter took 1.30x (a rank's sends waiting behind a busy link)."""
-    p = random_graph(n, seed)
+    p = capacitated_graph_platform(n, seed=seed)
     s = plan(p, None, method="forest", collective=op, nbytes=MiB)
     best = collective_bound(p, op, n * MiB)
     assert best.optimum is not None
@@ -56,7 +41,7 @@ def test_sixteen_nodes_are_within_three_percent_at_one_mib(op):
     into the same number of segments.  One segment size for all (the largest share's cuts
     of at least 4 KiB) left the trees of small shares a few long segments: 1.036x
     (allgather) and 1.053x (reduce-scatter)."""
-    p = random_graph(16, 0)
+    p = capacitated_graph_platform(16, seed=0)
     s = plan(p, None, method="forest", collective=op, nbytes=MiB)
     best = collective_bound(p, op, 16 * MiB)
     t = simulate(p, s).makespan
@@ -69,7 +54,7 @@ def test_sixteen_nodes_are_within_three_percent_at_one_mib(op):
 def test_the_simulator_replays_the_play_out(op):
     """Without send costs a rank's port takes each send the moment the play-out started
     it: the simulated time is the play-out's, to rounding."""
-    p = random_graph(7, 3)
+    p = capacitated_graph_platform(7, seed=3)
     s = plan(p, None, method="forest", collective=op, nbytes=MiB, segment_size=64 * 1024)
     assert s.per_root and s.order is not None
     played = per_root_order(p, s.flows)
@@ -83,7 +68,7 @@ def test_an_allreduce_through_one_root_replays_its_play_out():
     its order dropped, and the simulator ran it at 2.00x the optimum (4.79 ms for 8 MiB)
     while its play-out took 2.400 ms; lowered in slot order it replays the play-out,
     within 1 % of the optimum (2.397 ms)."""
-    p = random_graph(8, 0)
+    p = capacitated_graph_platform(8, seed=0)
     s = plan(p, None, method="forest", collective="allreduce", nbytes=8 * MiB)
     assert len({f.tree.root for f in s.flows}) == 1
     assert s.per_root and s.timetable
@@ -96,7 +81,7 @@ def test_an_allreduce_through_one_root_replays_its_play_out():
 
 
 def test_a_per_root_order_round_trips_and_bad_ones_are_refused():
-    p = random_graph(5, 2)
+    p = capacitated_graph_platform(5, seed=2)
     s = plan(p, None, method="forest", collective="reduce_scatter", nbytes=MiB)
     assert Schedule.from_json(s.to_json()) == s
     doc = s.to_dict()
@@ -118,7 +103,7 @@ def test_a_per_root_order_round_trips_and_bad_ones_are_refused():
 
 def test_an_order_against_the_data_is_refused_when_lowered():
     """Slots that put a node's forwarding of a segment before its receipt of it."""
-    p = random_graph(4, 0, density=0.0)  # a tree: every broadcast goes through the middle
+    p = capacitated_graph_platform(4, 0.0, seed=0)  # a tree: every broadcast crosses the middle
     s = plan(p, None, method="forest", collective="allgather", nbytes=4096)
     flipped = {
         u: tuple(OrderedSend(x.flow, x.child, 0, 10**6 - x.slot) for x in reversed(sends))

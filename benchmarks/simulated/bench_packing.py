@@ -33,11 +33,10 @@ import numpy as np
 
 from hetcoll import PlannerError, Platform, plan, simulate
 from hetcoll.allbounds import collective_bound
+from hetcoll.generators import capacitated_graph_platform
 from hetcoll.report import format_table
-from hetcoll.rng import as_rng
 
 MiB = 2**20
-SPEEDS = (1e9, 2.5e9, 1e10, 4e10)
 #: the baseline planners simulated beside ``forest`` (time / optimum in the table)
 BASELINES = ("ring", "bruck", "halving", "rabenseifner", "binomial", "balanced")
 #: the operations each baseline plans here (``binomial``: its tree backwards, then forwards)
@@ -47,18 +46,9 @@ SERVES = {"bruck": ("allgather",), "halving": ("reduce_scatter",),
 
 
 def link_graph(n: int, density: float, seed: int) -> Platform:
-    """A connected random graph: a random tree, plus each other pair with ``density``."""
-    rng = as_rng(seed)
-    pairs = {(int(rng.integers(0, k)), k) for k in range(1, n)}
-    pairs |= {(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < density}
-    links = [
-        {"u": str(a), "v": str(b), "bandwidth": float(rng.choice(SPEEDS)), "send_latency": 0,
-         "send_bandwidth": "inf"}
-        for a, b in sorted(pairs)
-    ]  # fmt: skip
-    return Platform.from_dict(
-        {"model": "multi_port", "nodes": [{"id": str(i)} for i in range(n)], "links": links}
-    )
+    """A connected random graph: a random tree, plus each other pair with ``density``
+    (:func:`hetcoll.generators.capacitated_graph_platform`)."""
+    return capacitated_graph_platform(n, density, seed=seed)
 
 
 def baseline(p: Platform, name: str, op: str, block: int, bound: float) -> float | None:

@@ -7,6 +7,7 @@ Every generator is a pure function of its parameters and ``seed`` (through
 from __future__ import annotations
 
 from .beaumont import random_graph_platform, tiers_platform
+from .capacitated import capacitated_graph_platform
 from .grid import drift, drift_series, eight_sites, grid_platform
 from .hnow import classes_tini, two_class_tini
 from .stars import hosts, multisite_platform, star_platform
@@ -15,6 +16,7 @@ from .testbed import testbed
 from .topology import figueira_platform, random_link_costs
 
 __all__ = [
+    "capacitated_graph_platform",
     "classes_tini",
     "drift",
     "drift_series",
