@@ -11,9 +11,8 @@ from hetcoll import load_platform, plan, simulate
 from hetcoll.allbounds import collective_bound
 from hetcoll.compare import candidates, plan_request
 from hetcoll.errors import ModelError, PlannerError, ScheduleError
-from hetcoll.generators import star_platform
+from hetcoll.generators import capacitated_graph_platform, star_platform
 from hetcoll.planners import REGISTRY
-from test_forest_order import random_graph
 
 MIB = 2**20
 OPS = ("allreduce", "allgather", "reduce_scatter")
@@ -105,7 +104,7 @@ def test_the_quick_search_is_within_one_percent_of_the_full_one(monkeypatch, whe
     elif where == "3speeds":
         p = star_platform(4, ("100Gbps", "25Gbps", "10Gbps"), "5us")
     else:
-        p = random_graph(8, 0)
+        p = capacitated_graph_platform(8, seed=0)
     align = {"align": 8} if op == "allreduce" else {}
     runs = {}
     for search in ("full", "quick"):
