@@ -114,6 +114,7 @@ def test_a_failed_write_leaves_the_call_to_mpichs_own_selection(capfd):
     found = algorithms()
     start = found.current("allreduce")
     broken = copy.copy(found)
+    broken.direct = False  # writes through MPI_T (a store into memory cannot fail)
     tried = []
     broken._write = lambda handle, ref: tried.append(handle) or 1  # MPI_T's error code
     forced = broken.forcing("allreduce", "ring", MPI.COMM_SELF.Allreduce)
@@ -125,8 +126,9 @@ def test_a_failed_write_leaves_the_call_to_mpichs_own_selection(capfd):
 
 
 def test_a_forced_call_writes_only_the_variables_that_change():
-    """The allgather's shared-memory variable starts at mpir: forcing its algorithm writes
-    one variable and puts it back (2 writes); the allreduce's starts at auto (4 writes)."""
+    """Through MPI_T (``direct`` off): the allgather's shared-memory variable starts at
+    mpir, so forcing its algorithm writes one variable and puts it back (2 writes); the
+    allreduce's starts at auto (4 writes)."""
     import copy
 
     import numpy as np
@@ -137,6 +139,7 @@ def test_a_forced_call_writes_only_the_variables_that_change():
     found = algorithms()
     assert found.current("allgather")[1] == "mpir" and found.current("allreduce")[1] == "auto"
     counting = copy.copy(found)
+    counting.direct = False
     writes = []
     counting._write = lambda handle, ref: writes.append(handle) or found._write(handle, ref)
     buf, out = np.arange(4, dtype=np.int64), np.zeros(4, dtype=np.int64)
@@ -144,6 +147,45 @@ def test_a_forced_call_writes_only_the_variables_that_change():
     assert len(writes) == 2 and out.tolist() == buf.tolist()
     counting.forcing("allreduce", "ring", MPI.COMM_SELF.Allreduce)(buf, out)
     assert len(writes) == 6 and out.tolist() == buf.tolist()
+
+
+@pytest.mark.parametrize("collective", ["allreduce", "allgather"])
+def test_a_forced_call_stores_into_the_variables_memory_not_through_mpi_t(collective):
+    """Where the variables' memory is found (this MPICH), forcing makes no MPI_T write: the
+    values MPI_T reads during the call are the forced ones, the start ones after it, for
+    every algorithm."""
+    import copy
+
+    from mpi4py import MPI  # noqa: F401  (the process's MPICH)
+
+    from hetcoll.runtime.mpich_cvars import algorithms
+
+    found = algorithms()
+    assert found.direct
+    counting = copy.copy(found)
+    writes = []
+    counting._write = lambda handle, ref: writes.append(handle) or found._write(handle, ref)
+    start = found.current(collective)
+    seen = []
+    for name in found.names(collective):
+        forced = counting.forcing(
+            collective, name, lambda *a: seen.append(found.current(collective))
+        )
+        forced(1, 2)
+        assert seen.pop() == (name, "mpir") and found.current(collective) == start
+    assert writes == []
+
+
+def test_the_variables_memory_is_only_searched_in_writable_memory():
+    """No writable mapping to find the address in: every write goes through MPI_T."""
+    from mpi4py import MPI  # noqa: F401
+
+    from hetcoll.runtime import mpich_cvars
+
+    var = mpich_cvars.algorithms()._vars["allreduce"][0]
+    assert mpich_cvars._cell(var, []) is None
+    cell = mpich_cvars._cell(var, mpich_cvars._writable())
+    assert cell is not None and cell.value == var.read() == var.start
 
 
 @pytest.mark.parametrize(("again", "kept"), [(0.5, True), (2.0, False)])

@@ -31,6 +31,7 @@ found = algorithms()
 check(found is not None, f"MPI_T unusable: {why_not()}")
 start = {c: found.current(c) for c in ("allreduce", "allgather")}
 check(start["allreduce"][0] == "auto", f"allreduce starts at {start['allreduce']}")
+check(found.direct, "the variables' memory was not found: forcing writes through MPI_T")
 
 # every algorithm MPICH accepts: written, read back, restored
 for collective in ("allreduce", "allgather"):

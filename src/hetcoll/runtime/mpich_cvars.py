@@ -18,9 +18,22 @@ An algorithm is forced for one call only (:meth:`Algorithms.forcing`): the two v
 written before the call and restored after it, because they are the process's and not the
 communicator's: left set, the next call on another communicator whose ranks set them
 differently (sub-communicators that called different sizes) would run different algorithms
-on its ranks.  The values are the names' positions in the variables' descriptions (MPICH
-numbers its enumerations so; ``tests/test_runtime_mpich_cvars_mpi.py`` checks each against
-the variable set by name in the environment).  Nothing is printed: a name the installed
+on its ranks.  Nor are they left set between two calls that force the same value on the
+same communicator: the program's own calls in between (mpi4py's methods, another library's)
+read them too, unseen by hetcoll, and would run the forced algorithm on the ranks whose last
+call forced it and MPICH's own on the others (a hang or a wrong result).
+
+The writes are made cheap instead: ``MPI_T_cvar_write`` through :mod:`ctypes` costs about
+0.15 µs (a foreign call, MPICH's lock), a store into the variable's memory through a
+:class:`ctypes.c_int` made once about 0.02 µs.  The variable's address is the pointer MPICH
+keeps in the handle ``MPI_T_cvar_handle_alloc`` returned (its ``addr``), found by reading
+the handle's first words, taken only if it lies in writable memory of the process
+(``/proc/self/maps``) and, for every value of the variable, follows ``MPI_T_cvar_write`` and
+is what ``MPI_T_cvar_read`` reads back after a store (:func:`_cell`); otherwise, or
+``direct=False``, every write is ``MPI_T_cvar_write``.  The values are the names' positions
+in the variables' descriptions (MPICH numbers its enumerations so;
+``tests/test_runtime_mpich_cvars_mpi.py`` checks each against the variable set by name in
+the environment).  Nothing is printed: a name the installed
 MPICH does not know, or a write that fails, leaves the call to MPICH's own selection.
 """
 
@@ -47,7 +60,7 @@ _NAME = re.compile(r"^\s*([a-z][a-z0-9_]*)\s+-\s", re.MULTILINE)
 class _Variable:
     """One control variable: its handle, its names (value = position) and its value at start."""
 
-    def __init__(self, lib: ctypes.CDLL, name: str) -> None:
+    def __init__(self, lib: ctypes.CDLL, name: str, writable: list[tuple[int, int]]) -> None:
         index = ctypes.c_int()
         if lib.MPI_T_cvar_get_index(name.encode(), ctypes.byref(index)) != 0:
             raise _Unusable(f"{name}: not a control variable of this MPI library")
@@ -81,6 +94,8 @@ class _Variable:
         self.start_ref = ctypes.byref(ctypes.c_int(self.start))
         if lib.MPI_T_cvar_write(handle, self.start_ref) != 0 or self.read() != self.start:
             raise _Unusable(f"{name}: cannot be written at run time (MPI_T_cvar_write)")
+        #: the variable's memory (a store into it is a write), None where not found (_cell)
+        self.cell = _cell(self, writable)
 
     def read(self) -> int:
         value = ctypes.c_int(-1)
@@ -93,19 +108,68 @@ class _Unusable(Exception):
     pass
 
 
+#: the handle's first words searched for the variable's address (MPICH's handle holds
+#: ``addr`` first, or second after an object kind when built with error checking)
+HANDLE_WORDS = 3
+
+
+def _writable() -> list[tuple[int, int]]:
+    """The process's writable memory, ``(start, end)`` per mapping (``/proc/self/maps``)."""
+    out = []
+    with open("/proc/self/maps") as fh:
+        for line in fh:
+            span, perms = line.split()[:2]
+            if perms.startswith("rw"):
+                start, end = (int(x, 16) for x in span.split("-"))
+                out.append((start, end))
+    return out
+
+
+def _cell(var: _Variable, writable: list[tuple[int, int]]) -> ctypes.c_int | None:
+    """The ``int`` in memory that is ``var`` (module doc), None when no word of its handle
+    points at one: a candidate must lie in writable memory, follow every value
+    ``MPI_T_cvar_write`` writes, and be read back by ``MPI_T_cvar_read`` after a store (the
+    stores only once it has followed every write); the variable is left at its start."""
+    lib, found = var._lib, None
+    for k in range(HANDLE_WORDS):
+        addr = ctypes.c_size_t.from_address(var.handle.value + k * ctypes.sizeof(ctypes.c_size_t))
+        p = addr.value
+        if p % 4 or not any(a <= p and p + 4 <= b for a, b in writable):
+            continue
+        cell = ctypes.c_int.from_address(p)
+        follows = all(
+            lib.MPI_T_cvar_write(var.handle, ref) == 0 and cell.value == v
+            for v, ref in enumerate(var.refs)
+        )
+        for v in range(len(var.refs)) if follows else ():
+            cell.value = v
+            follows = follows and var.read() == v
+        lib.MPI_T_cvar_write(var.handle, var.start_ref)
+        if follows and cell.value == var.start:
+            found = cell
+            break
+    if var.read() != var.start:
+        raise _Unusable(f"{var.name}: not restored after its address was searched")
+    return found
+
+
 class Algorithms:
     """MPICH's allreduce and allgather algorithms, forced per call (module doc)."""
 
-    def __init__(self, lib: ctypes.CDLL) -> None:
+    def __init__(self, lib: ctypes.CDLL, direct: bool = True) -> None:
         self._write = lib.MPI_T_cvar_write
         self._vars = {}
+        writable = _writable()
         for collective in COLLECTIVES:
             upper = collective.upper()
-            intra = _Variable(lib, f"MPIR_CVAR_{upper}_INTRA_ALGORITHM")
-            posix = _Variable(lib, f"MPIR_CVAR_{upper}_POSIX_INTRA_ALGORITHM")
+            intra = _Variable(lib, f"MPIR_CVAR_{upper}_INTRA_ALGORITHM", writable)
+            posix = _Variable(lib, f"MPIR_CVAR_{upper}_POSIX_INTRA_ALGORITHM", writable)
             if "mpir" not in posix.names:
                 raise _Unusable(f"{posix.name}: no 'mpir' among its values")
             self._vars[collective] = (intra, posix)
+        #: whether :meth:`forcing` stores into the variables' memory (module doc), else
+        #: writes them with ``MPI_T_cvar_write``
+        self.direct = direct and all(v.cell is not None for p in self._vars.values() for v in p)
 
     def names(self, collective: str) -> tuple[str, ...]:
         """The algorithms of ``collective`` that can be forced, in MPICH's order."""
@@ -152,6 +216,8 @@ class Algorithms:
         changes = [(v.handle, v.refs[k], v.start_ref) for v, k in wanted if v.start != k]
         if not changes:
             return call
+        if self.direct:
+            return _stored(call, [(v.cell, k, v.start) for v, k in wanted if v.start != k])
         if len(changes) == 1:
             ((h, on, off),) = changes
 
@@ -179,6 +245,35 @@ class Algorithms:
                 write(h2, off2)
 
         return forced
+
+
+def _stored(call: Callable, changes: list[tuple[ctypes.c_int, int, int]]) -> Callable:
+    """``call`` with each ``(cell, value, start)``'s ``value`` stored before it and
+    ``start`` after it (:meth:`Algorithms.forcing` where the variables' memory is known:
+    a store cannot fail)."""
+    if len(changes) == 1:
+        ((cell, on, off),) = changes
+
+        def stored_one(*args: Any) -> Any:
+            cell.value = on
+            try:
+                return call(*args)
+            finally:
+                cell.value = off
+
+        return stored_one
+    (c1, on1, off1), (c2, on2, off2) = changes
+
+    def stored(*args: Any) -> Any:
+        c1.value = on1
+        c2.value = on2
+        try:
+            return call(*args)
+        finally:
+            c1.value = off1
+            c2.value = off2
+
+    return stored
 
 
 def _library() -> ctypes.CDLL:
