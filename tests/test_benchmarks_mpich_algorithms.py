@@ -95,5 +95,5 @@ def test_a_size_lost_in_every_round_is_explained_by_what_the_tune_measured_there
     (note,) = bench.tune_notes(doc, rows)
     assert note == (
         "allgather 8 B: tune (2 B, 40 calls a measurement) measured ring 1.50 0.80 x MPI; "
-        "picked mpi, its confirmation none"
+        "picked mpi, the rounds' winner's confirmation none"
     )

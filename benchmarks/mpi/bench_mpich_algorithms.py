@@ -111,14 +111,20 @@ def summary(doc: dict[str, Any]) -> list[dict[str, Any]]:
 def tune_notes(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
     """For each size HetComm lost in every round: what the job's tune measured there for
     the best forced algorithm (its speed-ups over MPICH's own per round, the calls per
-    measurement, the winner and its confirmation rounds).
+    measurement, the winner and its confirmation rounds, the runner-up's there).
 
     >>> tune = {"allgather": [{"nbytes": 4, "calls": 2, "winner": {"algorithm": "mpi"},
-    ...         "confirmed": [1.2, 0.9], "speedup": {"ring": [1.5, 0.8]}}]}
+    ...         "first": "mpi:ring", "confirmed": [1.2, 0.9], "speedup": {"ring": [1.5, 0.8]}}]}
     >>> row = {"collective": "allgather", "M": 16, "best": "ring", "lost_every_round": True}
     >>> print(tune_notes({"sizes": [16], "tune": tune}, [row])[0].replace("; ", ";\\n"))
     allgather 16 B: tune (4 B, 2 calls a measurement) measured ring 1.50 0.80 x MPI;
-    picked mpi, its confirmation 1.20 0.90
+    picked mpi (the rounds' winner mpi:ring), the rounds' winner's confirmation 1.20 0.90
+    >>> tune["allgather"][0].update(single_calls=True, runner_up={
+    ...     "plan": "mpi:brucks", "speedup": [1.1, 1.3], "over_winner": [0.9, 1.1]})
+    >>> print(tune_notes({"sizes": [16], "tune": tune}, [row])[0].replace("; ", ";\\n"))
+    allgather 16 B: tune (4 B, 2 single calls a measurement) measured ring 1.50 0.80 x MPI;
+    picked mpi (the rounds' winner mpi:ring), the rounds' winner's confirmation 1.20 0.90;
+    runner-up mpi:brucks 1.10 1.30 x MPI, 0.90 1.10 x the winner
     """
     notes = []
     for r in rows:
@@ -131,11 +137,21 @@ def tune_notes(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
         )
         seen = " ".join(f"{x:.2f}" for x in t["speedup"].get(r["best"], []))
         confirmed = " ".join(f"{x:.2f}" for x in t["confirmed"] or []) or "none"
-        notes.append(
+        calls = "single calls" if t.get("single_calls") else "calls"
+        note = (
             f"{r['collective']} {format_size(r['M'])}: tune ({format_size(t['nbytes'])}, "
-            f"{t['calls']} calls a measurement) measured {r['best']} {seen} x MPI; "
-            f"picked {winner}, its confirmation {confirmed}"
+            f"{t['calls']} {calls} a measurement) measured {r['best']} {seen} x MPI; "
+            f"picked {winner}"
         )
+        if t.get("first") and t["first"] != winner:
+            note += f" (the rounds' winner {t['first']})"
+        note += f", the rounds' winner's confirmation {confirmed}"
+        rival = t.get("runner_up")
+        if rival:
+            over = " ".join(f"{x:.2f}" for x in rival["speedup"])
+            beat = " ".join(f"{x:.2f}" for x in rival["over_winner"])
+            note += f"; runner-up {rival['plan']} {over} x MPI, {beat} x the winner"
+        notes.append(note)
     return notes
 
 

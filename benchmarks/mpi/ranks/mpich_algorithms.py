@@ -18,7 +18,7 @@ its REPEAT calls.  Every result is checked; rank 0 writes the JSON document: ``{
 "sizes", "repeat", "rounds", "times": {collective: {variant: [[seconds per round] per
 size]}}, "choices": {collective: [what HetComm ran per size]}, "tuning": its rules, "tune":
 {collective: [per size what the tune measured: its calls per measurement, winner,
-confirmation and each forced algorithm's speed-ups over MPI's own]}, "ok", "load"}``; the
+confirmation, runner-up and each forced algorithm's speed-ups over MPI's own]}, "ok", "load"}``; the
 variants are ``auto``, the forced algorithms' names and ``hetcomm``.
 """
 
@@ -31,6 +31,7 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
+from hetcoll.jobs.tune import rotation
 from hetcoll.runtime.mpich_cvars import algorithms, why_not
 
 WORLD = MPI.COMM_WORLD
@@ -92,7 +93,7 @@ def _digest(rows: list[dict]) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     for row in rows:
         speedup = {p.get("mpich", "auto"): p["speedup"] for p in row["plans"][1:]}
-        keep = ("nbytes", "calls", "winner", "confirmed")
+        keep = ("nbytes", "calls", "single_calls", "winner", "first", "confirmed", "runner_up")
         out.setdefault(row["collective"], []).append(
             {**{k: row[k] for k in keep}, "speedup": speedup}
         )
@@ -114,9 +115,7 @@ def order(variants: list[str], r: int) -> list[str]:
     >>> [order(["a", "b", "c"], r) for r in range(3)]
     [['a', 'b', 'c'], ['b', 'a', 'c'], ['c', 'a', 'b']]
     """
-    k = (r + r % 2) % len(variants)
-    out = variants[k:] + variants[:k]
-    return out[::-1] if r % 2 else out
+    return [variants[k] for k in rotation(len(variants), r)]
 
 
 def main(sizes_arg: str, repeat: str, rounds: str, out_path: str) -> None:

@@ -35,6 +35,25 @@ measured and picked by the same rule as the plans; the winner's rule names it
 for those sizes.  ``count`` 0 measures no plan of hetcoll's: MPI's own and, with
 ``mpich``, its forced algorithms.
 
+A row with MPICH's algorithms is measured the way a program calls them and a ``HetComm``
+runs them: natively MPI's own is the plain communicator's method (what a ``HetComm`` binds
+or looks up for a call MPI keeps) and a forced algorithm that method wrapped in the stores
+that force it (:meth:`~hetcoll.runtime.mpich_cvars.Algorithms.forcing`, the ``HetComm``'s
+own wrapper: its cost is in the time, so an algorithm whose gain is below it is not
+picked); and one measurement is the median of single calls, each between barriers and
+timed on its slowest rank (at least :data:`SINGLE_CALLS` of them, at most
+:data:`SINGLE_CALLS_MOST`, as many as take about ``loop`` seconds of MPI's own), not a loop
+of calls back to back: in a loop a call's late ranks start the next call early, which
+ranks algorithms unlike the calls of a program that computes between them (with more
+ranks than cores, an algorithm faster than MPICH's own in a loop can be several times
+slower in single calls).  Its confirmation rounds run three: MPI's own, the winner and the
+**runner-up** (the next largest median speed-up), the order rotated each round and
+reversed every other (the row's ``first``: the rounds' winner; ``runner_up``: its label,
+speed-ups over MPI's own and over the winner); the runner-up takes the rule if it is faster than the
+winner and than MPI's own in :data:`WIN_SHARE` of them, else the winner keeps it if it is
+faster than MPI's own in as many, else MPI's own (two algorithms within noise of each other
+are otherwise ranked by the luck of the first rounds).
+
 Natively, MPI's own is the communicator's collective (``MPI_Bcast``, ...); under
 emulation it is MPICH's algorithm for the call run through the same engine and emulation
 (:mod:`hetcoll.mpich`), the only fair baseline there.
@@ -83,6 +102,8 @@ __all__ = [
     "COST_PLANNER",
     "COST_SLICE",
     "COST_SLICES",
+    "SINGLE_CALLS",
+    "SINGLE_CALLS_MOST",
     "WIN_SHARE",
     "engine_cost",
     "knobs",
@@ -95,6 +116,11 @@ __all__ = [
 
 #: a plan wins when it is faster than MPI's own in at least this share of the paired rounds
 WIN_SHARE = 0.8
+#: a row with MPICH's algorithms: single calls between barriers, at least this many a
+#: measurement (its median) ...
+SINGLE_CALLS = 5
+#: ... and at most this many
+SINGLE_CALLS_MOST = 50
 COLLECTIVES = ("bcast", "allreduce", "allgather", "barrier")
 #: the engine's cost per message is measured on a broadcast planned so ...
 COST_PLANNER = "flat"
@@ -358,8 +384,26 @@ def slower(plans: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _call(hc: HetComm, collective: str, nbytes: int):
-    """A function making one call of ``collective`` with a plan's name and slice size."""
+def _call(hc: HetComm, collective: str, nbytes: int, plain: bool = False):
+    """A function making one call of ``collective`` with a plan's name and slice size;
+    ``plain``: MPI's own an allreduce's or an allgather's is the plain communicator's."""
+    if plain and collective in ("allreduce", "allgather"):
+        own = _call(hc, collective, nbytes)
+        base = hc.base
+        if collective == "allreduce":
+            send = np.full(max(nbytes // 8, 1), hc.rank + 1.0)
+            recv = np.empty_like(send)
+
+            def mpi() -> None:
+                base.Allreduce(send, recv, op=MPI.SUM)
+        else:
+            send = np.full(nbytes, hc.rank % 251, dtype=np.uint8)
+            recv = np.empty(nbytes * hc.size, dtype=np.uint8)
+
+            def mpi() -> None:
+                base.Allgather(send, recv)
+
+        return lambda algo, seg: mpi() if algo == "mpi" else own(algo, seg)
     if collective == "bcast":
         buf = np.zeros(nbytes, dtype=np.uint8)
         if hc.rank == 0:
@@ -388,8 +432,10 @@ def measure_calls(
 ) -> dict[str, Any]:
     """Paired rounds of every plan (``plans[0]`` is MPI's own), collective; one row.
     A plan with a ``spin`` runs on ``spun[spin]`` (a HetComm with that spin); ``confirm``:
-    the winner's fresh rounds against ``plans[0]`` (module doc)."""
-    by_spin = {None: _call(hc, collective, nbytes)}
+    the winner's fresh rounds against ``plans[0]`` (and the runner-up, in a row with MPICH's
+    algorithms, measured in single calls: module doc)."""
+    single = any(p.get("mpich") for p in plans)  # single calls, MPI's own plain (module doc)
+    by_spin = {None: _call(hc, collective, nbytes, single and not hc.emulate)}
     by_spin.update({s: _call(c, collective, nbytes) for s, c in (spun or {}).items()})
     forced = _forced_calls(collective, plans, by_spin[None])
 
@@ -402,13 +448,21 @@ def measure_calls(
     base = hc.base
     for p in plans:  # warm up: plans, first touches
         one(p["algorithm"], p["segment_size"], p.get("spin"), p.get("mpich"))
-    calls = max(1, min(1000, math.ceil(loop / max(_timed(base, one, plans[0], 1), 1e-7))))
-    calls = int(base.allreduce(calls, op=MPI.MAX))
+    calls = math.ceil(loop / max(_timed(base, one, plans[0], 1), 1e-7))
+    calls = min(SINGLE_CALLS_MOST, max(SINGLE_CALLS, calls)) if single else min(1000, calls)
+    calls = int(base.allreduce(max(1, calls), op=MPI.MAX))
+
+    def measure(plan: dict[str, Any]) -> float:
+        """Seconds per call: the median of single calls, or a loop's mean (module doc)."""
+        if single:
+            return _single_calls(base, one, plan, calls)
+        return _timed(base, one, plan, calls) / calls
+
     times: list[list[float]] = [[] for _ in plans]
     for r in range(rounds):
         order = [(k + r) % len(plans) for k in range(len(plans))]
         for k in order:
-            times[k].append(_timed(base, one, plans[k], calls) / calls)
+            times[k].append(measure(plans[k]))
     mpi = np.array(times[0])
     out = []
     for p, t in zip(plans, times, strict=True):
@@ -422,26 +476,65 @@ def measure_calls(
                 "speedup_median": float(np.median(speedup)),
             }
         )
-    winner, confirmed = pick(out), None
+    winner, confirmed, rival, first = pick(out), None, None, None
     key = _rule_key(winner)
     if confirm and key != _rule_key(plans[0]):
-        found = next(p for p in plans[1:] if _rule_key(p) == key and not p.get("spin"))
-        pair = [[], []]  # MPI's own, the winner: paired rounds, the order alternated
+        found = next(p for p in out[1:] if _rule_key(p) == key and not p.get("spin"))
+        contenders, first = [plans[0], found], label(found)
+        if single:  # the runner-up too (module doc)
+            others = [p for p in out[1:] if not p.get("spin") and _rule_key(p) != key]
+            if others:
+                contenders.append(max(others, key=lambda p: p["speedup_median"]))
+        again: list[list[float]] = [[] for _ in contenders]
         for r in range(rounds):
-            for k in (0, 1) if r % 2 == 0 else (1, 0):
-                pair[k].append(_timed(base, one, (plans[0], found)[k], calls) / calls)
-        confirmed = [float(x) for x in np.array(pair[0]) / np.array(pair[1])]
-        if np.mean(np.array(confirmed) > 1.0) < WIN_SHARE:
+            for k in rotation(len(contenders), r):
+                again[k].append(measure(contenders[k]))
+        t = np.array(again)
+        confirmed = [float(x) for x in t[0] / t[1]]
+        if len(contenders) == 3:
+            rival = {
+                "plan": label(contenders[2]),
+                "speedup": [float(x) for x in t[0] / t[2]],
+                "over_winner": [float(x) for x in t[1] / t[2]],
+            }
+        if (
+            rival is not None
+            and min(_share(rival["speedup"]), _share(rival["over_winner"])) >= WIN_SHARE
+        ):
+            winner = _rule(contenders[2])
+        elif _share(confirmed) < WIN_SHARE:
             winner = {"algorithm": "mpi", "segment_size": None}
     return {
         "collective": collective,
         "nbytes": nbytes,
         "calls": calls,
+        "single_calls": single,
         "plans": out,
         "winner": winner,
+        "first": first,
         "confirmed": confirmed,
+        "runner_up": rival,
         "slower": slower(out),
     }
+
+
+def _share(speedups: list[float]) -> float:
+    """The share of the rounds in which a speed-up exceeds 1."""
+    return float(np.mean(np.array(speedups) > 1.0))
+
+
+def rotation(n: int, r: int) -> list[int]:
+    """Round ``r``'s order of ``n`` contenders: rotated by ``r`` (``r + 1`` and then
+    reversed when ``r`` is odd), so that none is always first or always after the same one.
+
+    >>> [rotation(3, r) for r in range(4)]
+    [[0, 1, 2], [1, 0, 2], [2, 0, 1], [0, 2, 1]]
+    >>> [rotation(2, r) for r in range(3)]
+    [[0, 1], [1, 0], [0, 1]]
+    """
+    k = (r + r % 2) % n
+    out = [(k + j) % n for j in range(n)]
+    return out[::-1] if r % 2 else out
 
 
 def _rule_key(plan: dict[str, Any]) -> tuple:
@@ -468,6 +561,21 @@ def _timed(comm: MPI.Comm, one, plan: dict[str, Any], calls: int) -> float:
         one(plan["algorithm"], plan["segment_size"], plan.get("spin"), plan.get("mpich"))
     mine = time.perf_counter() - t0
     return float(comm.allreduce(mine, op=MPI.MAX))
+
+
+def _single_calls(comm: MPI.Comm, one, plan: dict[str, Any], calls: int) -> float:
+    """The median seconds of ``calls`` single calls, each between barriers and timed on
+    its slowest rank (the same on every rank)."""
+    mine = np.empty(calls)
+    args = (plan["algorithm"], plan["segment_size"], plan.get("spin"), plan.get("mpich"))
+    for k in range(calls):
+        comm.Barrier()
+        t0 = time.perf_counter()
+        one(*args)
+        mine[k] = time.perf_counter() - t0
+    slowest = np.empty_like(mine)
+    comm.Allreduce(mine, slowest, op=MPI.MAX)
+    return float(np.median(slowest))
 
 
 def pick(plans: list[dict[str, Any]]) -> dict[str, Any]:
@@ -497,7 +605,12 @@ def pick(plans: list[dict[str, Any]]) -> dict[str, Any]:
             best is plans[0] or np.median(s) > np.median(best["speedup"])
         ):
             best = p
-    out = {"algorithm": best["algorithm"], "segment_size": best["segment_size"]}
-    if best.get("mpich"):
-        out["mpich"] = best["mpich"]
+    return _rule(best)
+
+
+def _rule(plan: dict[str, Any]) -> dict[str, Any]:
+    """What a tuning file's rule keeps of a plan (its algorithm, slices, MPICH algorithm)."""
+    out = {"algorithm": plan["algorithm"], "segment_size": plan["segment_size"]}
+    if plan.get("mpich"):
+        out["mpich"] = plan["mpich"]
     return out
