@@ -9,19 +9,20 @@ generator, density 0.12), root ``"0"``, slices of 1 MB, messages of 16 to 1 024 
 reach).  "single" is the fastest of the
 single-tree pipelined planners (:data:`SINGLE`) at the same slice ("over the cap" when each
 sends more than ``MAX_TRANSFERS`` messages, from about 5 300 slices at n = 50, while a
-``multi_tree`` timetable may send four times as many, but not under ``multi_port``, where
-the event loop simulates it: "over the cap" too); ``multi_tree`` plans for
+``multi_tree`` timetable or send order may send four times as many, which the simulator's
+shortcuts run); ``multi_tree`` plans for
 the message it is given (a timetable of several trees, or its best single tree when that is
 predicted faster); "cpu" is multi_tree's planning plus simulation (process time).
 
 ``--model multi_port`` runs the same sweep with a port per link (there ``multi_tree`` also
-runs the multi-port packing's trees over the whole message, up to ``MAX_TRANSFERS``
-transfers, and keeps them when they are simulated faster).  ``--latency SECONDS`` is the per-link
-latency sweep instead: each link of the platform gets a latency drawn uniformly within
-half to one and a half times ``SECONDS`` (seeded), messages of 1 KiB to 1 GiB
-(:data:`LATENCY_SIZES`), and the slice chosen by the planner: ``auto``'s choice (planner
-and slice) and its time, and the best single pipelined tree and ``multi_tree`` each at
-its best slice of ``auto``'s, against the bound; "cpu" is ``auto``'s planning.
+runs the multi-port packing's trees over the whole message, up to
+``MAX_TIMETABLE_TRANSFERS`` transfers, and keeps them when they are simulated faster).
+``--latency SECONDS`` is the per-link latency sweep instead: each link of the platform
+gets a latency drawn uniformly within half to one and a half times ``SECONDS`` (seeded),
+messages of 1 KiB to 1 GiB (:data:`LATENCY_SIZES`), and the slice chosen by the planner:
+``auto``'s choice (planner and slice) and its time, and the best single pipelined tree
+and ``multi_tree`` each at its best slice of ``auto``'s, against the bound; "cpu" is
+``auto``'s planning.
 
     python benchmarks/simulated/bench_sizes.py                 # n = 10, 30, 50; 1 platform
     python benchmarks/simulated/bench_sizes.py --full          # n = 10, 30, 50; 3 platforms
@@ -85,7 +86,7 @@ def instance(n: int, seed: int, model: str, slices: list[int]) -> list[dict]:
         t0 = time.process_time()
         try:
             s = plan(p, "0", method="multi_tree", nbytes=size, segment_size=SLICE)
-        except ScheduleError:  # over the cap of the event loop (multi_port, n = 50, 8 192)
+        except ScheduleError:  # over the simulator's cap
             s, multi = None, None
         else:
             multi = simulate(p, s).makespan

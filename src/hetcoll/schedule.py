@@ -95,10 +95,12 @@ VERSION = 1
 #: at this many, planning and simulating take seconds and a few hundred MB with every
 #: planner (``benchmarks/simulated/bench_cap.py``).
 MAX_TRANSFERS = 2**18
-#: ... and at most this many for a multi-tree timetable (:attr:`Schedule.timetable`), which
-#: the simulator's timetable shortcut runs about ten times faster per message than its event
-#: loop (:mod:`hetcoll.simulator.timetable`); simulated by the event loop (a model the
-#: shortcut does not cover) it is held to :data:`MAX_TRANSFERS` (``bench_cap.py``)
+#: ... and at most this many for a schedule with a send order (a multi-tree timetable,
+#: :attr:`Schedule.timetable`, or a node-by-node send order), which the simulator's
+#: timetable and send-order shortcuts run about ten times faster per message than its event
+#: loop (:mod:`hetcoll.simulator.timetable`, :mod:`hetcoll.simulator.ordered`); simulated
+#: by the event loop (a model the shortcuts do not cover) it is held to
+#: :data:`MAX_TRANSFERS` (``bench_cap.py``)
 MAX_TIMETABLE_TRANSFERS = 2**20
 #: ... and at most this many when simulated under shared contention (max-min fair share),
 #: where a message costs about eight times as much to simulate (``bench_cap.py``)
@@ -259,8 +261,8 @@ class Schedule:
             self._check_rooted()
         else:
             self._check_buffers()
-        timetable = self.timetable and not self.per_root and not self.rooted
-        check_transfers(self.flows, MAX_TIMETABLE_TRANSFERS if timetable else MAX_TRANSFERS)
+        listed = bool(self.order) and not self.per_root and not self.rooted
+        check_transfers(self.flows, MAX_TIMETABLE_TRANSFERS if listed else MAX_TRANSFERS)
         if self.order is not None and not self.per_root:
             self._check_order()
 

@@ -83,7 +83,7 @@ from ._shared import scale_class, scaled
 from .message_schedule import message_transfers
 from .period_rounding import whole_slices as _round
 from .pipelined import PlanGraph, _grow_one_port, _schedule, _start, best_tree
-from .port_choice import multi_port_choice
+from .port_choice import message_cap, multi_port_choice
 from .port_slots import message_trees, slot_problem
 from .single_bounds import bound_problem as _bound_problem
 from .single_bounds import hops_bound as _hops_bound
@@ -238,18 +238,16 @@ def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Sc
     slices, each node sending in the order of that list schedule
     (:func:`~hetcoll.planners.port_schedule.multi_port_transfers`), the whole message one period
     (``params["period"]`` that list schedule's end); None for a multicast, a broadcast of
-    fewer than two slices or more messages than a schedule may send
-    (:data:`~hetcoll.schedule.MAX_TRANSFERS`, which the event loop simulates: its list
-    schedule costs a few seconds of CPU there, where
-    :data:`MESSAGE_TRANSFERS` caps the one-port one, which the
-    timetable shortcut simulates).
+    fewer than two slices or more messages than the simulator replays
+    (:func:`~hetcoll.planners.port_choice.message_cap`: its list schedule costs a few
+    seconds of CPU there, where :data:`MESSAGE_TRANSFERS` caps the one-port one).
 
     Each tree is pipelined along its own links and the packing shares the ports and the
     links among them, so the message arrives at nearly the optimal rate once every tree's
     pipeline is full."""
     from .steady import model_problem
 
-    if req.collective != "bcast" or total < 2 or total * (g.k - 1) > MAX_TRANSFERS:
+    if req.collective != "bcast" or total < 2 or total * (g.k - 1) > message_cap(platform, req, g):
         return None
     prob = model_problem(platform, req.root, req.message_size(), req.model)
     if unbounded(prob) or not (

@@ -18,11 +18,26 @@ from collections.abc import Callable
 import numpy as np
 
 from ..platform import Platform
-from ..schedule import MAX_TRANSFERS, Schedule, check_transfers
+from ..schedule import MAX_TIMETABLE_TRANSFERS, MAX_TRANSFERS, Schedule, check_transfers
 from .pipelined import PlanGraph
 from .single_bounds import bound_problem, flows_bound
 
-__all__ = ["multi_port_choice"]
+__all__ = ["message_cap", "multi_port_choice"]
+
+
+def message_cap(platform: Platform, req, g: PlanGraph) -> int:
+    """The most messages of the whole message's list schedule: a schedule's with a send
+    order (:data:`~hetcoll.schedule.MAX_TIMETABLE_TRANSFERS`) where the simulator's
+    send-order shortcut (:func:`~hetcoll.simulator.ordered.simulate_ordered`) replays it
+    (exclusive links, no receive port, whole slices: each node then takes its sends in
+    the listed order), else the event loop's (:data:`~hetcoll.schedule.MAX_TRANSFERS`)."""
+    bound = req.model.bind(platform)
+    size = req.message_size()
+    if bound.unidirectional or bound.contention != "exclusive" or req.nbytes % size:
+        return MAX_TRANSFERS
+    u, v = g.nodes[g.src], g.nodes[g.dst]
+    recv = bound.costs(u, v, np.full(len(u), size, dtype=np.int64)).recv_busy
+    return MAX_TRANSFERS if np.any(np.asarray(recv) != 0) else MAX_TIMETABLE_TRANSFERS
 
 
 def multi_port_choice(
@@ -44,7 +59,9 @@ def multi_port_choice(
     those ports (on a Fig. 4 platform, n = 50, seed 0, the one-port packing's throughput
     is 62 % of the multi-port optimum).
 
-    ``whole`` is simulated first; a candidate whose multi-port load bound
+    ``whole`` is simulated first; ``multi`` is left out when it has more messages than
+    the event loop simulates (:data:`~hetcoll.schedule.MAX_TRANSFERS`) and ``whole`` is
+    there (else refused); a candidate whose multi-port load bound
     (:func:`~hetcoll.planners.single_bounds.flows_bound`) exceeds a time already
     simulated is not simulated (it could not be chosen), and none is simulated twice."""
     from ..simulator import simulate
@@ -52,11 +69,13 @@ def multi_port_choice(
     prob = bound_problem(platform, req, g)
     beat = np.inf if whole is None else simulate(platform, whole, req.model).makespan
     one = multi.params.get("trees", 1) == 1  # one of the packing's trees: a single tree
-    if not one:  # the event loop simulates the timetable, within its cap
+    # the event loop simulates the timetable, within its cap: over it, left out
+    over = not one and sum(f.transfers for f in multi.flows) > MAX_TRANSFERS
+    if over and whole is None:
         check_transfers(multi.flows, MAX_TRANSFERS, " simulated under this model's ports")
     more = (multi,) if one and multi != whole else ()  # (the same tree: simulated)
     chosen, known = singles(beat, *more)
-    if not one and (chosen is None or simulated):
+    if not one and not over and (chosen is None or simulated):
         if chosen is None and whole is None:
             return multi
         bound = 0.0 if prob is None else flows_bound(prob, req, g, multi)

@@ -56,8 +56,9 @@ Modules: ``predict`` (:func:`simulate`, :func:`simulate_program`: the front door
 takes a shortcut where it applies), ``events`` (the event loop, any program,
 any contention), ``tree`` (the one-tree shortcut: one tree, no links, bit for bit the
 event loop's answer), ``timetable`` (the timetable shortcut: a multi-tree timetable under
-two ports per node and no links, bit for bit the event loop's answer), ``links``
-(exclusive bookings of ports and links), ``fairshare``
+two ports per node and no links, bit for bit the event loop's answer), ``ordered`` (the
+send-order shortcut: each node's sends listed, under a port per link, bit for bit the
+event loop's answer), ``links`` (exclusive bookings of ports and links), ``fairshare``
 (max-min fair rates under shared contention), ``costs`` (the model asked once per distinct
 transfer; throughput from the bottleneck), ``rate`` (the steady-state rate of a pipelined
 run), ``results`` (:class:`Prediction`, :class:`Transfer`).

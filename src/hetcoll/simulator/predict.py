@@ -1,9 +1,10 @@
 """The simulator's front door: :func:`simulate` (a schedule on a platform under a model, to a
 :class:`~hetcoll.simulator.results.Prediction`) and :func:`simulate_program` (a lowered
 program under a bound model).  It takes the one-tree shortcut
-(:func:`~hetcoll.simulator.tree.simulate_tree`) or the timetable shortcut
-(:func:`~hetcoll.simulator.timetable.simulate_timetable`) where it applies, else the event loop
-(:class:`~hetcoll.simulator.events.Simulation`); both follow the rules of
+(:func:`~hetcoll.simulator.tree.simulate_tree`), the timetable shortcut
+(:func:`~hetcoll.simulator.timetable.simulate_timetable`) or the send-order shortcut
+(:func:`~hetcoll.simulator.ordered.simulate_ordered`) where it applies, else the event loop
+(:class:`~hetcoll.simulator.events.Simulation`); all follow the rules of
 :mod:`hetcoll.simulator`."""
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..schedule import (
     check_transfers,
 )
 from .events import Simulation
+from .ordered import simulate_ordered
 from .results import Prediction, Transfer
 from .timetable import simulate_timetable
 from .tree import simulate_tree
@@ -77,10 +79,11 @@ def simulate(
 def prediction(
     platform: Platform, schedule: Schedule, model: Any, shortcut: bool = True
 ) -> Prediction:
-    """:func:`simulate`; ``shortcut=False`` never takes the one-tree or the timetable
-    shortcut (:func:`~hetcoll.simulator.tree.simulate_tree`,
-    :func:`~hetcoll.simulator.timetable.simulate_timetable`), so that tests can compare
-    them with the event loop."""
+    """:func:`simulate`; ``shortcut=False`` never takes the one-tree, the timetable or the
+    send-order shortcut (:func:`~hetcoll.simulator.tree.simulate_tree`,
+    :func:`~hetcoll.simulator.timetable.simulate_timetable`,
+    :func:`~hetcoll.simulator.ordered.simulate_ordered`), so that tests can compare them
+    with the event loop."""
     check_delivery(schedule, platform)  # a bcast that misses nodes has no time to predict
     cost_model = get_model(model) if model is not None else platform.model
     bound = cost_model.bind(platform)
@@ -90,11 +93,13 @@ def prediction(
     with _gc_paused():
         quick = None
         if shortcut:
-            quick = simulate_tree(bound, schedule, total_bytes) or simulate_timetable(
-                bound, schedule, total_bytes
+            quick = (
+                simulate_tree(bound, schedule, total_bytes)
+                or simulate_timetable(bound, schedule, total_bytes)
+                or simulate_ordered(bound, schedule, total_bytes)
             )
         if quick is None:
-            # a timetable may have more messages than the event loop is given
+            # a send order may have more messages than the event loop is given
             check_transfers(schedule.flows, MAX_TRANSFERS, " simulated by the event loop")
             program = schedule.program()
             sim = Simulation(bound, program)  # names unknown nodes first

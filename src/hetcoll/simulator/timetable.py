@@ -190,11 +190,13 @@ def _previous(order: np.ndarray, owner: np.ndarray) -> np.ndarray:
 
 
 def _transfers(schedule: Schedule):
-    """Every transfer of the timetable, in the order the lowering lists a node's sends
-    (flow by flow, node by node, child by child, segment by segment): rank indices ``u``,
-    ``v`` (into ``ranks``, the lowering's), chunk ids, bytes, the key ``(period, slot)`` and
-    ``data``, the transfer that brought the forwarded segment to ``u`` (-1 at the root).
-    None when some sending node has no listing (its sends would not be timetabled)."""
+    """Every transfer of the timetable (or send order: an entry without a slot has its
+    position in its node's order, as the lowering keys it), in the order the lowering
+    lists a node's sends (flow by flow, node by node, child by child, segment by segment):
+    rank indices ``u``, ``v`` (into ``ranks``, the lowering's), chunk ids, bytes, the key
+    ``(period, slot)`` and ``data``, the transfer that brought the forwarded segment to
+    ``u`` (-1 at the root).  None when some sending node has no listing (its sends would
+    not be timetabled)."""
     order = schedule.order or {}
     ranks: list[str] = []
     rank_of: dict[str, int] = {}
@@ -207,10 +209,10 @@ def _transfers(schedule: Schedule):
     nflows = len(schedule.flows)
     by_flow: list[dict[tuple[str, str], tuple[list[int], list[int]]]] = [{} for _ in range(nflows)]
     for node, sends in order.items():
-        for send in sends:
+        for pos, send in enumerate(sends):
             if 0 <= send.flow < nflows:
                 slot_lag = by_flow[send.flow].setdefault((node, send.child), ([], []))
-                slot_lag[0].append(send.slot)
+                slot_lag[0].append(pos if send.slot is None else send.slot)
                 slot_lag[1].append(send.lag)
     us, vs, chunks, sizes, periods, slots, datas = [], [], [], [], [], [], []
     n_x, base = 0, 0
@@ -247,13 +249,16 @@ def _transfers(schedule: Schedule):
 
 def _results(
     bound, ranks, node, u, v, chunk, nbytes, start, arrival, free, by, on,
-    by_send, send_busy, recv_busy, total_bytes,
+    by_send, send_busy, recv_busy, total_bytes, commit=None, links=None,
 ):  # fmt: skip
-    """The event loop's outputs: transfers by ``(start, sender's platform index)`` (its
-    commit order), each rank's last arrival, the bottleneck throughput (port loads summed
-    rank by rank in program order)."""
+    """The event loop's outputs: transfers by start, ties in its commit order (``(commit,
+    sender's platform index)``, ``commit`` the time each port took its send, the start
+    when None), each rank's last arrival, the bottleneck throughput (port loads summed
+    rank by rank in program order).  ``links``: ``(costs, inverse, held, link)`` when the
+    transfers cross links (their loads count, and a transfer ``held`` by its link names
+    it)."""
     st = np.array(start)
-    order = np.lexsort((node[u], st))
+    order = np.lexsort((node[u], st) if commit is None else (node[u], commit, st))
     position = np.empty(len(order), dtype=np.int64)
     position[order] = np.arange(len(order))
     b = np.array(by, dtype=np.int64)
@@ -269,6 +274,7 @@ def _results(
         np.array(free)[order].tolist(),
         b.tolist(),
         np.array(on, dtype=np.int64)[order].tolist(),
+        None if links is None else _held_links(bound, links, order),
     )
     last = np.zeros(len(ranks))
     np.maximum.at(last, v, np.array(arrival))
@@ -277,6 +283,28 @@ def _results(
     # rank's send order
     g = by_send  # sorted by rank first
     throughput = bottleneck_throughput(
-        total_bytes, len(ranks), u[g], v[g], send_busy[g], recv_busy[g], False, []
-    )
+        total_bytes, len(ranks), u[g], v[g], send_busy[g], recv_busy[g], False,
+        [] if links is None else _link_loads(links[0], links[1]),
+    )  # fmt: skip
     return transfers, arrival_of, throughput
+
+
+def _held_links(bound, links, order) -> list[tuple[str, str] | None]:
+    """Each transfer's blocking link (in ``order``): its own where it was held, else None."""
+    costs, _inverse, held, link = links
+    if not len(costs.resources):
+        return [None] * len(order)
+    name = bound.resource_name
+    pairs = zip(held[order].tolist(), link[order].tolist(), strict=True)
+    return [name(r) if h else None for h, r in pairs]
+
+
+def _link_loads(costs, inverse) -> list[np.ndarray]:
+    """The links' busy times, as the event loop sums them: each distinct transfer's link
+    window times its uses, per link."""
+    if not len(costs.resources):
+        return []
+    uses = np.bincount(inverse, minlength=len(costs.send_busy)).astype(float)
+    per_link = np.repeat(uses * costs.window()[1], np.diff(costs.offsets))
+    n_resources = int(costs.resources.max()) + 1
+    return [np.bincount(costs.resources, per_link, minlength=n_resources)]

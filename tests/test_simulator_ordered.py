@@ -1,0 +1,142 @@
+"""The send-order shortcut (:func:`hetcoll.simulator.ordered.simulate_ordered`) against the
+event loop: every transfer's times and blocker, each rank's arrival and the throughput
+identical on ``multi_tree``'s multi-port list schedules of random platforms; a send order
+of more messages than the event loop is given is simulated by it under ``multi_port``, and
+still refused, in one line, where it does not apply."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hetcoll import Platform, plan
+from hetcoll.errors import ScheduleError
+from hetcoll.generators import random_graph_platform
+from hetcoll.patterns import Flow, OrderedSend, Tree
+from hetcoll.schedule import MAX_TRANSFERS, Schedule
+from hetcoll.simulator import simulate
+from hetcoll.simulator.ordered import simulate_ordered
+from hetcoll.simulator.predict import prediction
+
+L = 10**6
+
+
+def _whole_message(p: Platform, slices: int, short: int = 0) -> Schedule | None:
+    from hetcoll.planners.multitree import _multi_port_message
+    from hetcoll.planners.pipelined import _start
+
+    req, g = _start(p, "0", None, None, slices * L - short, L)
+    return _multi_port_message(p, req, g, slices)
+
+
+def _same_as_the_event_loop(p: Platform, s: Schedule) -> bool:
+    """Whether the shortcut took ``s``; its prediction is the event loop's either way."""
+    taken = simulate_ordered(p.model.bind(p), s, s.nbytes) is not None
+    fast = prediction(p, s, None, shortcut=True)
+    slow = prediction(p, s, None, shortcut=False)
+    assert list(fast.transfers) == list(slow.transfers)  # times, blockers, links, order
+    assert fast.arrival == slow.arrival
+    assert fast.throughput == slow.throughput
+    assert fast.to_dict() == slow.to_dict()
+    return taken
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(3, 14),
+    density=st.sampled_from([0.12, 0.2, 0.4, 0.8]),
+    seed=st.integers(0, 10**6),
+    slices=st.integers(2, 80),
+    short=st.sampled_from([0, 0, 1, L // 3]),
+)
+def test_the_shortcut_equals_the_event_loop_on_multi_port_list_schedules(
+    n, density, seed, slices, short
+):
+    p = random_graph_platform(n, density, seed=seed, model="multi_port")
+    s = _whole_message(p, slices, short)
+    if s is None or not s.order:  # one tree carries it: no send order
+        return
+    taken = _same_as_the_event_loop(p, s)
+    # whole slices: each node takes its sends in the listed order, so the shortcut applies
+    assert taken or short
+
+
+@pytest.mark.parametrize(("n", "seed", "slices"), [(30, 0, 64), (50, 0, 256), (50, 1, 128)])
+def test_the_shortcut_equals_the_event_loop_on_the_size_benchmark(n, seed, slices):
+    # the platforms of benchmarks/simulated/bench_sizes.py --model multi_port
+    p = random_graph_platform(n, 0.12, seed=seed, model="multi_port")
+    s = _whole_message(p, slices)
+    assert s is not None and s.params["trees"] > 1
+    assert _same_as_the_event_loop(p, s)
+
+
+def test_a_send_order_the_port_would_not_keep_is_left_to_the_event_loop():
+    # 0 sends byte a then byte b to 1 (1 s each on a 1 B/s link); 1 lists b before a to 2,
+    # but its port, free from 0 on, takes a when it arrives at 1 s (nothing else is
+    # startable then): a reaches 2 at 2 s, b at 3 s.  The listed order would end at 4 s
+    p = Platform.from_dict(
+        {
+            "model": "multi_port",
+            "nodes": [{"id": i} for i in "012"],
+            "links": [{"u": a, "v": b, "bandwidth": 1.0} for a, b in ("01", "12")],
+        }
+    )
+    chain = Tree.from_edges("0", [("0", "1"), ("1", "2")])
+    flows = (Flow(chain, 1, 0, segment_size=1), Flow(chain, 1, 1, segment_size=1))
+    a, b = OrderedSend(0, "1"), OrderedSend(1, "1")
+    to_2 = (OrderedSend(1, "2"), OrderedSend(0, "2"))
+    s = Schedule("bcast", "x", 2, flows, {}, order={"0": (a, b), "1": to_2})
+    assert simulate_ordered(p.model.bind(p), s, 2) is None
+    assert simulate(p, s).makespan == 3.0
+    kept = Schedule("bcast", "x", 2, flows, {}, order={"0": (a, b), "1": to_2[::-1]})
+    assert _same_as_the_event_loop(p, kept)
+    assert simulate(p, kept).makespan == 3.0
+
+
+def _one_edge(messages: int, model: str) -> tuple[Platform, Schedule]:
+    """Two nodes, a 1 B/s link: ``messages`` one-byte segments, 1 s each, in a send order."""
+    p = Platform.from_dict(
+        {
+            "model": model,
+            "nodes": [{"id": i} for i in "01"],
+            "links": [{"u": "0", "v": "1", "bandwidth": 1.0}],
+        }
+    )
+    flow = Flow(Tree.from_edges("0", [("0", "1")]), messages, segment_size=1)
+    order = {"0": (OrderedSend(0, "1"),)}
+    return p, Schedule("bcast", "x", messages, (flow,), {}, order=order)
+
+
+def test_a_send_order_over_the_event_loops_cap_is_simulated_under_multi_port():
+    # one more message than the event loop is given: 1 s each, one after the other
+    p, s = _one_edge(MAX_TRANSFERS + 1, "multi_port")
+    assert simulate(p, s).makespan == float(MAX_TRANSFERS + 1)
+
+
+def test_a_send_order_over_the_cap_is_refused_where_the_shortcut_does_not_apply():
+    # one port a node (a receive port busy the whole transfer): the event loop's, refused
+    p, s = _one_edge(MAX_TRANSFERS + 1, "one_port")
+    with pytest.raises(ScheduleError, match="simulated by the event loop"):
+        simulate(p, s)
+
+
+def test_multi_tree_over_the_event_loops_cap_is_simulated(monkeypatch):
+    # the triangle's list schedule of more messages than the event loop is given (the
+    # cap lowered to 40 where the planner and the simulator read it): simulated by the
+    # shortcut, the two trees' 51 ms + 1 us, not refused
+    from hetcoll.planners import multitree, port_choice
+    from hetcoll.simulator import predict
+
+    for module in (multitree, port_choice, predict):
+        monkeypatch.setattr(module, "MAX_TRANSFERS", 40)
+    p = Platform.from_dict(
+        {
+            "model": "multi_port",
+            "nodes": [{"id": i, "t_byte": 1e-9} for i in "012"],
+            "links": [{"u": a, "v": b, "bandwidth": 1e6} for a, b in ("01", "02", "12")],
+        }
+    )
+    s = plan(p, "0", method="multi_tree", nbytes=100 * 1000, segment_size=1000)
+    assert s.params["trees"] == 2 and s.transfers > 40
+    assert simulate(p, s).makespan == pytest.approx(0.051001, rel=1e-12)
