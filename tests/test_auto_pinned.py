@@ -1,0 +1,51 @@
+"""``auto``'s choice and predicted time, pinned: on random Fig. 4 platforms of 10 to 40
+nodes under each graph model, messages of 64 KiB to 1 GiB, the planner it chooses, the
+slice, the chosen time (``float.hex``, exact), a digest of every candidate's time and one
+of the chosen schedule's JSON document.  Work removed from ``auto``'s search (pruning,
+sharing, faster simulation or schedule building) must leave every one of them as it is."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from hetcoll import plan
+from hetcoll.generators import random_graph_platform
+
+#: (model, nodes, seed, bytes, chosen, slice, its time as float.hex, the schedule's digest,
+#: the candidates' times' digest)
+CASES = [
+    ("one_port", 10, 0, 2**16, "grow_tree", 8192, "0x1.73be47206e28ep-9",
+     "2209ee58f27d3ffb", "995543e02ace30ef"),
+    ("one_port", 20, 1, 2**24, "gap_aware", 8192, "0x1.59da38a40889dp-1",
+     "a0737bd7d404ff3b", "0ae9ef488586b6f0"),
+    ("one_port", 30, 0, 2**30, "multi_tree", 524288, "0x1.1aeed98d5501dp+4",
+     "9f7486fdff7cf95a", "a37259964ff43901"),
+    ("one_port", 40, 5, 2**28, "multi_tree", 131072, "0x1.a4fdc35135f50p+1",
+     "e08a2037392ea900", "4ef4850bad99fa80"),
+    ("one_port_uni", 12, 3, 2**20, "hlot", 8192, "0x1.9712a25ba00a2p-5",
+     "b6b498f5a0c1ea2b", "a3f50da567f7a5fb"),
+    ("multi_port", 12, 4, 2**20, "grow_tree", 8192, "0x1.54f21e706e2b6p-5",
+     "7c817e50e89d71f7", "6b044ab157d57b5f"),
+]  # fmt: skip
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@pytest.mark.parametrize(
+    ("model", "n", "seed", "size", "chosen", "segment", "time", "schedule", "candidates"), CASES
+)
+def test_autos_choice_and_time_are_pinned(
+    model, n, seed, size, chosen, segment, time, schedule, candidates
+):
+    p = random_graph_platform(n, 0.12, seed=seed, model=model)
+    s = plan(p, "0", method="auto", nbytes=size)
+    times = s.params["candidates"]
+    assert (s.params["chosen"], s.params["segment_size"]) == (chosen, segment)
+    assert times[chosen].hex() == time
+    assert _digest(repr(sorted((k, v.hex()) for k, v in times.items()))) == candidates
+    assert _digest(json.dumps(s.to_dict(), sort_keys=True)) == schedule
