@@ -31,6 +31,7 @@ from .platform import Platform
 from .program import Program
 from .schedule import Schedule, check_simulations, transfer_budget
 from .simulator import Prediction, simulate
+from .simulator.predict import gc_paused
 
 __all__ = [
     "CUBE_OPERATIONS",
@@ -441,9 +442,10 @@ def compare(
     options = dict(options or {})
     warn_unused_options(options, sorted({n for _, names in per_size for n in names}))
     if prune:
-        ranked = _pruned(
-            platform, operation, root, members, model, nbytes, per_size, options, message_cost
-        )
+        with gc_paused():  # (see _pruned)
+            ranked = _pruned(
+                platform, operation, root, members, model, nbytes, per_size, options, message_cost
+            )
         for name in {n for _, names in per_size for n in names} - {c.algorithm for c in ranked}:
             skipped.setdefault(name, "declined, or a lower bound on its time exceeds the best")
         return _ranking(operation, nbytes, ranked, skipped)
@@ -633,7 +635,14 @@ def _pruned(
 ) -> list[Candidate]:
     """:func:`compare`'s ``prune``: the slice sizes largest first, each candidate planned,
     simulated only while its lower bound does not exceed the fastest (charged) time found
-    (with a relative margin of ``1e-9`` for rounding: a tie may still win on its name)."""
+    (with a relative margin of ``1e-9`` for rounding: a tie may still win on its name).
+
+    :func:`compare` runs it with the cyclic garbage collector paused
+    (:func:`~hetcoll.simulator.predict.gc_paused`): the planners of a long message build
+    10^5 transfers, order entries and heap items each, which the collections their
+    allocation triggers would scan again and again (a seventh of ``auto``'s time on a
+    50-node platform), and nothing they make forms a cycle that must be freed before the
+    search ends."""
     from .bounds import slice_bound
 
     ranked: list[Candidate] = []

@@ -30,7 +30,7 @@ from .results import Prediction, Transfer
 from .timetable import simulate_timetable
 from .tree import simulate_tree
 
-__all__ = ["prediction", "simulate", "simulate_program"]
+__all__ = ["gc_paused", "prediction", "simulate", "simulate_program"]
 
 
 def simulate(
@@ -90,7 +90,7 @@ def prediction(
     if bound.contention == "shared":  # a message costs ~8x as much to simulate there
         check_transfers(schedule.flows, MAX_SHARED_TRANSFERS, " simulated under shared contention")
     total_bytes = schedule.nbytes * len(schedule.buffers)
-    with _gc_paused():
+    with gc_paused():
         quick = None
         if shortcut:
             quick = (
@@ -133,7 +133,7 @@ def simulate_program(
 ) -> tuple[list[Transfer], dict[str, list[float]]]:
     """Run ``program`` under a bound model: the transfers in start order and each op's
     completion time (``done[rank][i]``).  Raises :class:`ScheduleError` on a deadlock."""
-    with _gc_paused():
+    with gc_paused():
         sim = Simulation(bound, program)
         sim.run()
         transfers = sim.transfers()
@@ -141,11 +141,13 @@ def simulate_program(
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector: a run allocates an object or two per operation,
     and the collections that allocation triggers would scan every one of them again and
     again (half the time of a 100 000-transfer run).  Nothing a run makes needs the cycle
-    collector before it ends; reference counting frees the rest as usual."""
+    collector before it ends; reference counting frees the rest as usual.  (``auto``'s
+    search pauses it too: :func:`hetcoll.compare.compare`'s ``prune``.)  Nested pauses
+    leave the collector as the outermost found it."""
     enabled = gc.isenabled()
     gc.disable()
     try:
