@@ -59,3 +59,47 @@ def test_a_paused_collector_stays_paused(monkeypatch):
     finally:
         if was:
             gc.enable()
+
+
+def test_relabelled_is_replace_without_checking_the_rest_again():
+    from dataclasses import replace
+
+    from hetcoll import plan
+    from hetcoll.generators import random_graph_platform
+
+    p = random_graph_platform(30, 0.12, seed=0, model="one_port")
+    s = plan(
+        p, "0", method="multi_tree", nbytes=256 * 2**20, segment_size=2**20,
+        options={"slices_per_period": 32},
+    )  # fmt: skip
+    assert s.timetable  # (an order of many entries: what the check skips)
+    params = {"chosen": "multi_tree", "candidates": {"multi_tree": 1.0}}
+    fast, slow = s.relabelled("auto", params), replace(s, algorithm="auto", params=params)
+    assert fast == slow and fast.to_dict() == slow.to_dict()
+    assert fast.params is not params and s.algorithm == "multi_tree"  # (a copy; s as it was)
+
+
+@pytest.mark.parametrize(("algorithm", "params"), [(3, {}), ("auto", [1])])
+def test_relabelled_checks_what_it_sets(algorithm, params):
+    from hetcoll import plan
+    from hetcoll.errors import ScheduleError
+
+    s = plan(load_platform("fig1"), "1", method="fnf")
+    with pytest.raises(ScheduleError, match=r"^(algorithm|params): must be"):
+        s.relabelled(algorithm, params)
+
+
+def test_auto_returns_its_winner_relabelled_not_rebuilt(monkeypatch):
+    from hetcoll import plan
+    from hetcoll.schedule import Schedule
+
+    built = []
+    init = Schedule.__post_init__
+
+    def counted(self):
+        built.append(self.algorithm)
+        init(self)
+
+    monkeypatch.setattr(Schedule, "__post_init__", counted)
+    s = plan(load_platform("fig1"), "1", method="auto", nbytes=2**20)
+    assert s.algorithm == "auto" and "auto" not in built

@@ -10,7 +10,6 @@ registers it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from typing import Annotated, Any
 
 from .compare import ROOTED_OPERATIONS, compare, slice_choices
@@ -127,7 +126,7 @@ def auto(
         params["message_cost"] = message_cost
     if segment_size is None and len(slices) > 1:
         params["segment_size"] = found.best.segment_size
-    return replace(chosen, algorithm="auto", params=params)  # every field of what runs
+    return chosen.relabelled("auto", params)  # every field of what runs
 
 
 def everyone_bound(
