@@ -103,3 +103,36 @@ def test_auto_returns_its_winner_relabelled_not_rebuilt(monkeypatch):
     monkeypatch.setattr(Schedule, "__post_init__", counted)
     s = plan(load_platform("fig1"), "1", method="auto", nbytes=2**20)
     assert s.algorithm == "auto" and "auto" not in built
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        ((0, "a"), {}),
+        ((1, "b", 2), {}),
+        ((3, "c", 0, 7), {}),
+        ((), {"flow": 4, "child": "d", "slot": 1}),
+    ],
+)
+def test_an_ordered_send_is_the_frozen_dataclass_it_was(args, kwargs):
+    import dataclasses
+
+    from hetcoll.patterns import OrderedSend
+
+    @dataclasses.dataclass(frozen=True)
+    class OrderedSend_:  # the class as dataclass generated it, __init__ and all
+        flow: int
+        child: str
+        lag: int = 0
+        slot: int | None = None
+
+    new, old = OrderedSend(*args, **kwargs), OrderedSend_(*args, **kwargs)
+    assert dataclasses.astuple(new) == dataclasses.astuple(old)
+    assert repr(new).partition("(")[1:] == repr(old).partition("(")[1:]
+    assert hash(new) == hash(dataclasses.astuple(old)) == hash(old)
+    assert new == OrderedSend(*dataclasses.astuple(old)) and new != old
+    assert dataclasses.replace(new, lag=5).lag == 5
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        new.flow = 9
+    with pytest.raises(TypeError):
+        OrderedSend(0)

@@ -379,7 +379,7 @@ class Hypercube:
         return cube
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class OrderedSend:
     """One entry of a node's send order (:attr:`hetcoll.schedule.Schedule.order`): a send of
     flow ``flow``'s segments to the child ``child``.
@@ -395,6 +395,12 @@ class OrderedSend:
     child: str
     lag: int = 0
     slot: int | None = None
+
+    def __init__(self, flow: int, child: str, lag: int = 0, slot: int | None = None) -> None:
+        # the generated __init__'s four object.__setattr__ calls, as one write of each
+        # field (a multi-tree timetable makes 10^5 of these; frozen all the same)
+        d = self.__dict__
+        d["flow"], d["child"], d["lag"], d["slot"] = flow, child, lag, slot
 
     def to_list(self) -> list[int | str]:
         """The JSON form: the shortest list that says it."""
