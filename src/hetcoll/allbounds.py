@@ -243,11 +243,19 @@ def cut_bound(platform: Platform, size: int, model: Any = None) -> float:
 
 
 def members_bound(
-    platform: Platform, op: str, size: int, members: Sequence[str], model: Any = None
+    platform: Platform,
+    op: str,
+    size: int,
+    members: Sequence[str],
+    model: Any = None,
+    *,
+    packing: bool = False,
+    time_limit: float = 30.0,
 ) -> CollectiveBound:
     """Lower bound on ``op`` (``allgather``, ``reduce_scatter`` or ``allreduce``) of
     ``size`` bytes among ``members`` only, the other nodes routing (a multi-site
-    platform's switches); no optimum (the packing spans every node).  The larger of:
+    platform's switches); no optimum (a multi-site platform's model has per-message
+    costs: see :func:`collective_bound`).  The larger of:
 
     - ``reach``: the longest, over ordered pairs of members, of one byte's fastest time
       (:func:`reach_all`'s proof, per pair of members);
@@ -266,7 +274,13 @@ def members_bound(
       bandwidth; ``S`` a minimum cut from ``a`` to ``v`` and from ``v`` to ``a`` (networkx),
       for the first member ``a`` and every other ``v``.  A reduce-scatter's bound is the
       allgather's on the reversed links (each schedule of one, run backwards, is one of
-      the other): equal on symmetric links.
+      the other): equal on symmetric links;
+    - with ``packing`` (a model whose transfers are routed end to end): ``packing``, the
+      certified bound of the members' per-root packing
+      (:mod:`hetcoll.planners.forestmembers`) with ``size``-byte messages (allreduce:
+      ``reduce_scatter``, the reduce-scatter's), as in :func:`collective_bound`, which
+      also fills ``packing``, ``packing_bound`` and ``trees`` (allreduce: of the
+      reduce-scatter + allgather packing).
     """
     import networkx as nx
 
@@ -311,4 +325,27 @@ def members_bound(
                 else:
                     moved = len(inside - side) * size / n
                 parts["cut"] = max(parts["cut"], moved / value if value > 0 else math.inf)
-    return CollectiveBound(op, size, max(parts.values()), None, parts)
+    if not packing:
+        return CollectiveBound(op, size, max(parts.values()), None, parts)
+    import time
+
+    from .planners.forest import pack_forest
+
+    start = time.perf_counter()
+    even = [size / n] * n
+    if op == "allreduce":
+        forest = pack_forest(platform, op, slice_size=size, model=model,
+                             time_limit=time_limit, members=members)  # fmt: skip
+        rs = pack_forest(platform, "reduce_scatter", even, slice_size=size, model=model,
+                         time_limit=time_limit, members=members)  # fmt: skip
+        parts["reduce_scatter"] = rs.bound
+        time_of, bound_of = forest.time * size, forest.bound * size
+    else:
+        forest = pack_forest(platform, op, even, slice_size=size, model=model,
+                             time_limit=time_limit, members=members)  # fmt: skip
+        parts["packing"] = bound_of = forest.bound
+        time_of = forest.time
+    seconds = time.perf_counter() - start
+    return CollectiveBound(
+        op, size, max(parts.values()), None, parts, time_of, bound_of, len(forest.trees), seconds
+    )

@@ -231,10 +231,25 @@ def optimum_cmd(platform, root, op, segment_size, size, model, method, time_limi
         click.echo(f"{len(best.trees)} trees reach it (hetcoll plan --algo multi_tree runs them)")
 
 
+def _members_packed(p, op, size, members, model, time_limit):
+    """:func:`hetcoll.allbounds.members_bound` with the members' packing where the model
+    routes transfers end to end (a graph model's relays hold what they pass on: the
+    bounds without it)."""
+    from ..allbounds import members_bound
+    from ..errors import PlannerError
+
+    try:
+        return members_bound(
+            p, op, size, members, model, packing=True, time_limit=time_limit or 30.0
+        )
+    except PlannerError:
+        return members_bound(p, op, size, members, model)
+
+
 def _collective_optimum(platform, op, size, model, time_limit, as_json) -> None:
     """``hetcoll optimum --op allgather|reduce_scatter|allreduce``: the bound and optimum;
     on a multi-site platform (hosts with a site, switches routing) among its hosts."""
-    from ..allbounds import collective_bound, members_bound
+    from ..allbounds import collective_bound
     from ..errors import ArgumentError
     from ..generators import hosts
     from ..units import format_size, format_time
@@ -245,7 +260,7 @@ def _collective_optimum(platform, op, size, model, time_limit, as_json) -> None:
     members = hosts(p)
     with planner_warnings():
         if 0 < len(members) < len(p):
-            found = members_bound(p, op, size, members, model)
+            found = _members_packed(p, op, size, members, model, time_limit)
         else:
             found = collective_bound(p, op, size, model, time_limit=time_limit or 30.0)
     if as_json:
@@ -260,6 +275,7 @@ def _collective_optimum(platform, op, size, model, time_limit, as_json) -> None:
     click.echo(f"bounds: {parts}")
     if 0 < len(members) < len(p):
         click.echo(f"among the {len(members)} hosts (the switches route)")
+    if not found.trees:
         return
     click.echo(
         f"per-root packing: {format_time(found.packing)} (certified >= "

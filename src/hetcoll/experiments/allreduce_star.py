@@ -13,12 +13,13 @@ links; its 8 hosts are the members, its switches route), for result sizes ``M`` 
 256 MiB (an allreduce's vector; an allgather's result, ``M / 8`` per node), every planner
 below is planned and simulated, and its time divided by the lower bound of
 :func:`hetcoll.allbounds.collective_bound` (``hetcoll optimum --op``; on ``two-site``
-:func:`hetcoll.allbounds.members_bound`, the hosts alone): no schedule of the operation is
-faster, so a ratio of 1 is optimal.  The per-root planners (:data:`EVERY_NODE`) plan on
-every node of a platform, so they are n/a on ``two-site``.
+:func:`hetcoll.allbounds.members_bound`, the hosts alone, with their per-root packing): no
+schedule of the operation is faster, so a ratio of 1 is optimal.  The per-root planners of
+:data:`EVERY_NODE` plan on every node of a platform, so they are n/a on ``two-site``.
 
 - hetcoll's plans: ``auto`` (every applicable planner simulated, the fastest kept),
-  ``forest`` (the optimal per-root packing), ``sites`` (``two-site`` only: each site's
+  ``forest`` (the optimal per-root packing; on ``two-site`` the hosts', the switches
+  routing: :mod:`hetcoll.planners.forestmembers`), ``sites`` (``two-site`` only: each site's
   leader streams the WAN, :mod:`hetcoll.planners.sites`), ``balanced`` (the butterfly with shares
   proportional to the bandwidths; allreduce only) and ``eff_cube`` (a hypercube embedded
   for the platform);
@@ -102,7 +103,7 @@ PLATFORMS = {
 WAN = ("1ms", "5Gbps")
 #: the planners that plan on every node of a platform (not on a multi-site platform's hosts
 #: alone, its switches routing): n/a on ``two-site``
-EVERY_NODE = ("forest", "balanced", "ring", "rabenseifner", "bruck")
+EVERY_NODE = ("balanced", "ring", "rabenseifner", "bruck")
 #: the planners of a multi-site platform's hosts only: n/a on the stars
 SITES_ONLY = ("sites",)
 #: result sizes M: 8 B to 256 MiB, a factor 8 apart, and 256 MiB
@@ -146,7 +147,7 @@ def point(task: tuple[str, str, int]) -> dict[str, Any]:
     if members is None:
         found = collective_bound(p, collective, m)
     else:
-        found = members_bound(p, collective, m, members)
+        found = members_bound(p, collective, m, members, packing=True)
     times: dict[str, float | None] = {}
     for algo in _planners(collective):
         if algo in (EVERY_NODE if members is not None else SITES_ONLY):

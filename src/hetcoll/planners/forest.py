@@ -51,6 +51,7 @@ from ..errors import PlannerError
 from ..platform import Platform
 from .forestcut import cut_prices
 from .forestdepth import height, shallowest
+from .forestmembers import restrict_members
 from .steady import SteadyProblem, _Master, model_problem
 
 __all__ = ["Forest", "forest_problem", "pack_forest"]
@@ -113,17 +114,22 @@ def forest_problem(
     slice_size: int,
     model: Any = None,
     direction: str = "out",
+    members: Sequence[str] | None = None,
 ) -> SteadyProblem:
     """The resources of the model's transfers of ``slice_size`` bytes (the steady-state
     problem of :func:`~hetcoll.planners.steady.model_problem`), with, for ``direction``
     ``"in"`` (a reduce-scatter), one combining unit per node busy ``gamma * slice_size``
-    per slice it receives."""
+    per slice it receives; among ``members`` only (node ids; default every node), the
+    others routing (:func:`hetcoll.planners.forestmembers.restrict`)."""
     from scipy.sparse import csc_matrix, vstack
 
     base = model_problem(platform, 0, slice_size, model)
+    if members is not None:
+        base = restrict_members(platform, base, members)
     if direction == "out":
         return base
-    gamma = np.asarray(platform.gamma, dtype=float)[base.dst] * max(int(slice_size), 1)
+    gamma = np.asarray(platform.gamma, dtype=float)[[platform.index(v) for v in base.ids]]
+    gamma = gamma[base.dst] * max(int(slice_size), 1)
     keep = gamma > 0
     combine = csc_matrix(
         (gamma[keep], (base.dst[keep], np.flatnonzero(keep))), shape=(base.n, base.m)
@@ -191,12 +197,14 @@ def pack_forest(
     smoothing: float = 0.5,
     time_limit: float | None = None,
     max_iterations: int = 10_000,
+    members: Sequence[str] | None = None,
 ) -> Forest:
-    """The optimal per-root packing of ``op`` on every node of ``platform``, transfers of
-    ``slice_size`` bytes under ``model`` (default the platform's).
+    """The optimal per-root packing of ``op`` on every node of ``platform`` (or among
+    ``members`` only, node ids, the others routing: :mod:`hetcoll.planners.forestmembers`),
+    transfers of ``slice_size`` bytes under ``model`` (default the platform's).
 
     ``allgather`` and ``reduce_scatter``: every member ``r``'s block of ``blocks[r]`` bytes
-    (platform order or by id; default 1 byte each) over arborescences out of ``r`` (into
+    (member order or by id; default 1 byte each) over arborescences out of ``r`` (into
     it); :attr:`Forest.time` is the packing's time for the blocks.  ``allreduce``
     (reduce-scatter then allgather on one packing, both sharing the resources for the whole
     run, pipelined): the members' shares of the vector are free (``blocks`` is ignored);
@@ -216,13 +224,13 @@ def pack_forest(
         raise PlannerError(f"op: one of {', '.join(DIRECTIONS)}, not {op!r}")
     dirs = DIRECTIONS[op]
     start = time.perf_counter()
-    p = forest_problem(platform, slice_size, model, "in" if "in" in dirs else "out")
+    p = forest_problem(platform, slice_size, model, "in" if "in" in dirs else "out", members)
     n = p.n
     free = op == "allreduce"
     if free or blocks is None:
         b = np.ones(n)
     elif isinstance(blocks, Mapping):
-        b = np.array([float(blocks.get(v, 0)) for v in platform.ids])
+        b = np.array([float(blocks.get(v, 0)) for v in p.ids])
     else:
         b = np.asarray(blocks, dtype=float)
     roots = [int(r) for r in np.flatnonzero(b > 0)]

@@ -328,7 +328,11 @@ def forest(
     root
         Ignored (every member is a root); given only by callers of the rooted front door.
     members
-        Every node of the platform (None): the packing spans them all.
+        Every node of the platform (None): the packing spans them all; else the nodes
+        taking part, the others routing (a multi-site platform's hosts, its switches
+        carrying their messages), under a model whose transfers are routed end to end
+        (``hockney``, ``postal``, ...; not a graph model, whose relays hold what they
+        pass on: :mod:`hetcoll.planners.forestmembers`).
     segment_size
         Bytes per segment (every flow); default: each flow cut into the same number of
         segments, the number chosen by play-out (module docstring).
@@ -373,17 +377,16 @@ def forest(
     """
     if collective not in FOREST_OPS:
         raise PlannerError(f"forest plans {', '.join(FOREST_OPS)}, not a {collective}")
+    sub = None  # the members, when some nodes only route (forestmembers.py)
     if members is not None and set(members) | ({root} if root else set()) != set(platform.ids):
-        raise PlannerError(
-            "forest plans on every node of the platform: give the members' sub-platform"
-        )
-    ids = platform.ids
+        sub = list(dict.fromkeys(members))
+    ids = platform.ids if sub is None else tuple(sub)
     n = len(ids)
     if sizes is not None and collective == "allreduce":
         raise PlannerError("sizes: an allreduce has one vector, not blocks")
-    blocks = [int(sizes[v]) if sizes is not None else int(nbytes) for v in ids]
     if sizes is not None and set(sizes) != set(ids):
-        raise PlannerError("sizes: give the block of every node of the platform")
+        raise PlannerError("sizes: give the block of every member")
+    blocks = [int(sizes[v]) if sizes is not None else int(nbytes) for v in ids]
     vector = int(nbytes) if collective == "allreduce" else sum(blocks)
     slice_size = max(segment_size or min(max(vector // max(n, 1), 1), 1 << 20), 1)
     if n == 1:
@@ -395,6 +398,7 @@ def forest(
         slice_size=slice_size,
         model=model,
         time_limit=time_limit,
+        members=sub,
     )
     packed = _keep(packed, max_trees)
     if collective == "allreduce":

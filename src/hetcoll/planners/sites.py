@@ -2,7 +2,8 @@
 multi-site platform (sites joined by WAN links, switches routing), as a hierarchical
 pipelined plan in per-root form (:mod:`hetcoll.perroot`).
 
-The per-root planners (``forest``, ``ring``, ...) plan on every node of a platform; on a
+The per-root planners (``ring``, ``bruck``, ...) plan on every node of a platform (``forest``
+also among some, the others routing: :mod:`hetcoll.planners.forestmembers`); on a
 multi-site platform (:func:`hetcoll.generators.multisite_platform`) the members are the
 hosts (nodes with a ``site``) and the switches only route.  This planner builds every
 member's trees over the hosts alone, each edge a host-to-host message the network routes,
