@@ -121,14 +121,21 @@ class PlayOut:
 
 
 def per_root_order(
-    platform: Platform, flows: Sequence[Flow], model: Any = None, costs: Any = None
+    platform: Platform,
+    flows: Sequence[Flow],
+    model: Any = None,
+    costs: Any = None,
+    wait: str = "busiest",
 ) -> PlayOut:
     """Play per-root ``flows`` out on the platform's resources under ``model`` (module
     docstring): each node's sends in the order they started, with their slots, and the
     play-out's time.  ``costs``: the resources a transfer holds, if not the packing's LP
     (an object whose ``of(u, v, nbytes)`` answers as :meth:`_Costs.of`, with node
-    indices: :mod:`hetcoll.planners.sitesorder`'s routed host pairs).  O(T log T) for T
-    transfers."""
+    indices: :mod:`hetcoll.planners.sitesorder`'s routed host pairs).  ``wait``: a
+    transfer whose busiest resource is free starts at once, its other resources booked
+    from when they are free (``"busiest"``), or only once every one of its resources is
+    free, else it waits at the one free last (``"all"``: no resource is booked ahead and
+    left idle meanwhile).  O(T log T) for T transfers."""
     ids = platform.ids
     idx = {v: i for i, v in enumerate(ids)}
     size = max((f.segment_size or f.nbytes or 1) for f in flows)
@@ -241,6 +248,14 @@ def per_root_order(
             continue
         x = heappop(q)[1]
         rows, busy, delay, _ = cost[x]
+        if wait == "all":
+            late = max(rows, key=lambda rr: (free.get(rr, 0.0), rr))
+            if free.get(late, 0.0) > t:  # another of its resources is busy: wait there
+                heappush(queue.setdefault(late, []), (urgency[x], x))
+                ask(late, free[late])
+                if q:
+                    ask(r, t)
+                continue
         start = max([t, *(free.get(rr, 0.0) for rr in rows)])
         for rr, b in zip(rows, busy, strict=True):
             free[rr] = start + b

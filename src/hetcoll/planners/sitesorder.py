@@ -6,8 +6,11 @@ Under a one-port model (``hockney``) a transfer holds its sender's send port and
 receiver's receive port from its start to its arrival (a WAN segment the leader's port for
 the WAN's latency as well); a rank that issues its sends flow by flow waits for a busy
 receiver while holding its own port.  The play-out starts a transfer only once both its
-ports are free (the most urgent ready one first: the segment's place in its flow), so the
-timetable it yields reserves the receivers' ports and interleaves the trees' sends; the
+ports are free (the most urgent ready one first: the segment's place in its flow), and a
+transfer whose receiver is busy waits for it there rather than booking it ahead, so its
+sender's port serves another receiver meanwhile (``wait="all"``; booking ahead leaves the
+sender idle until then); the timetable it yields reserves the receivers' ports and
+interleaves the trees' sends; the
 simulator and the engine follow it (:attr:`hetcoll.schedule.Schedule.order`).  It is a
 heuristic (greedy list scheduling): the planner keeps it only where it simulates faster.
 """
@@ -61,5 +64,7 @@ def timetable(platform: Platform, schedule: Schedule, model: Any = None) -> Sche
     reduced spans that meet them: an empty span meets none)."""
     if schedule.collective == "allreduce" and not all(f.nbytes for f in schedule.flows):
         raise PlannerError("timetable: an allreduce's shares must not be empty")
-    played = per_root_order(platform, schedule.flows, model, RouteCosts(platform, model))
+    played = per_root_order(
+        platform, schedule.flows, model, RouteCosts(platform, model), wait="all"
+    )
     return dataclasses.replace(schedule, order=played.order)
