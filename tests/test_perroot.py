@@ -194,8 +194,9 @@ def test_per_root_schedules_run_bit_for_bit_under_mpi(tmp_path, n):
     assert proc.returncode == 0, proc.stderr[-3000:]
     records = [json.loads(line) for line in out.read_text().splitlines()]
     # 20 random per-root cases, 5 each of forest's, the ring's and bruck/halving/rabenseifner,
-    # 2 of balanced's, and above 2 ranks a relayed ring the engine refuses
-    assert len(records) == 37 + (n > 2)
+    # 2 of balanced's, 2 of butterfly_pipelined's, and above 2 ranks a relayed ring the
+    # engine refuses
+    assert len(records) == 39 + (n > 2)
     failed = [r for r in records if not r["ok"]]
     assert not failed, failed[:5]
 

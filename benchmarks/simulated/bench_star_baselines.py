@@ -6,8 +6,10 @@ On stars of ``N`` nodes with two or three NIC speeds (``star_platform``: 25/10 G
 and allreduce (ring, recursive doubling, Rabenseifner's reduce-scatter + allgather) as
 :mod:`hetcoll.mpich` lowers them, and hetcoll's hypercube planners (``blind``,
 ``eff_cube``), a binomial reduce + broadcast (``binomial``), the per-root ``ring`` (MPICH's
-ring as a planner) and ``forest`` (the optimal packing), simulated at result sizes
-``M``, with the CPU seconds ``ring`` and ``forest`` take to plan.  Each time is divided by
+ring as a planner), ``forest`` (the optimal packing) and, for the allreduce, the butterfly
+with bandwidth-balanced shares in its phases (``balanced``) and pipelined
+(``butterfly_pipelined``), simulated at result sizes ``M``, with the CPU seconds the
+per-root planners take to plan.  Each time is divided by
 a lower bound: an allreduce's ``T* = max(M / b_min,
 2 (N - 1) M / sum_i b_i)`` (what any allreduce on a non-blocking switch with per-node
 full-duplex NICs needs), an allgather's ``(N - 1) / N M / b_min`` (the slowest NIC
@@ -64,7 +66,10 @@ def times(p, collective: str, m: int, planning: dict[str, float]) -> dict[str, f
     tree = plan(p, None, method="binomial", collective=collective, nbytes=each)
     out["binomial (reduce/gather + bcast)"] = simulate(p, tree).makespan
     align = 8 if collective == "allreduce" else 1
-    for name in ("ring", "forest"):  # hetcoll's per-root planners
+    names = ["ring", "forest"]  # hetcoll's per-root planners
+    if collective == "allreduce":
+        names += ["balanced", "butterfly_pipelined"]
+    for name in names:
         how = {"align": align}
         started = time.process_time()
         s = plan(p, None, method=name, collective=collective, nbytes=each, options=how)

@@ -17,7 +17,9 @@ import numpy as np
 from mpi4py import MPI
 
 from hetcoll import HetcollError, HetComm
+from hetcoll.generators import star_platform
 from hetcoll.planners.butterfly import balanced
+from hetcoll.planners.butterflypipe import butterfly_pipelined
 from hetcoll.planners.forestplan import forest
 from hetcoll.planners.recursive import bruck, halving, rabenseifner
 from hetcoll.planners.rings import ring
@@ -115,6 +117,10 @@ def main(out: str) -> None:
             if collective == "allreduce":  # uneven shares (the platform's two speeds)
                 sched = balanced(platform(n), nbytes=4000, align=align)
                 run_case(hc, sched, collective, 4000, 8, "balanced", records)
+                # pipelined on a star of NICs: windows of sends per edge, a staggered start
+                star = star_platform(n, ("25Gbps", "10Gbps"), "5us")
+                sched = butterfly_pipelined(star, nbytes=4000, align=align, segment_size=200)
+                run_case(hc, sched, collective, 4000, 9, "butterfly_pipelined", records)
     if n > 2:  # a ring with relays (a line: no link from the last rank to the first)
         line = Platform.from_dict(
             {"model": "multi_port", "nodes": [{"id": str(i)} for i in range(n)],

@@ -20,6 +20,7 @@ from ._registry import REGISTRY, PlannerInfo, get_planner, register
 
 # importing a planner module registers its planners
 from .butterfly import balanced
+from .butterflypipe import butterfly_pipelined
 from .chains import postorder_doubling, two_vbbs
 from .classic import binomial, chain, flat
 from .fnf import fnf
@@ -73,6 +74,7 @@ __all__ = [
     "applicable",
     "balanced",
     "binomial",
+    "butterfly_pipelined",
     "bruck",
     "binomial_like",
     "binomial_graph",

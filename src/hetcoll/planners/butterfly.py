@@ -30,7 +30,7 @@ from ..schedule import Flow, Schedule, Tree
 from ._registry import register
 from .rings import _relayed
 
-__all__ = ["balanced", "balanced_shares"]
+__all__ = ["balanced", "balanced_shares", "butterfly_flows"]
 
 #: the message size at which a member's rate is read from the model (bytes)
 PROBE = 1 << 20
@@ -62,6 +62,28 @@ def balanced_shares(rates: Iterable[float], total: int, align: int = 1) -> list[
     out = np.diff(np.concatenate(([0], cut))) * align
     out[-1] += rest
     return [int(x) for x in out]
+
+
+def butterfly_flows(
+    platform: Platform,
+    model: Any,
+    ids: list[str],
+    shares: list[int],
+    segment_size: int | None,
+) -> list[Flow]:
+    """The butterfly's flows: member ``r``'s share (``shares[r]`` bytes, the shares side
+    by side from byte 0) reduced to it over the star of ``ids`` rooted at it (every other
+    member sends its part directly), then the same shares broadcast back from their owners
+    over the same stars, in segments of ``segment_size`` bytes (None: whole); edges the
+    model cannot carry directly relayed as the network routes them."""
+    flows = []
+    for kind in ("reduce", "bcast"):
+        at = 0
+        for r, share in enumerate(shares):
+            star = Tree(ids[r], {ids[r]: tuple(v for v in ids if v != ids[r])})
+            flows.append(Flow(star, share, at, segment_size=segment_size, kind=kind))
+            at += share
+    return _relayed(platform, model, flows, max(shares))
 
 
 def _rates(platform: Platform, model: Any) -> list[float]:
@@ -126,14 +148,7 @@ def balanced(
     if len(ids) < 2:
         raise PlannerError("balanced needs at least two nodes")
     shares = balanced_shares(_rates(platform, model), int(nbytes), max(int(align), 1))
-    flows = []
-    for kind in ("reduce", "bcast"):
-        at = 0
-        for r, share in enumerate(shares):
-            star = Tree(ids[r], {ids[r]: tuple(v for v in ids if v != ids[r])})
-            flows.append(Flow(star, share, at, segment_size=segment_size, kind=kind))
-            at += share
-    flows = _relayed(platform, model, flows, max(shares))
+    flows = butterfly_flows(platform, model, ids, shares, segment_size)
     # step s of each phase: member u sends member u + s + 1 its part (a shifted
     # all-to-all: every owner takes one member's part at a time, not all at once)
     n = len(ids)

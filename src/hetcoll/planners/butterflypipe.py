@@ -1,0 +1,168 @@
+"""The butterfly allreduce with bandwidth-balanced shares, pipelined in segments: the
+shares of :func:`hetcoll.planners.butterfly.balanced_shares`, every member sending each
+owner its part of the owner's share directly and the owner sending the reduced share
+back to every member, but segment by segment, so that the reduce-scatter and the
+allgather overlap on every full-duplex NIC.
+
+Why it can reach the allreduce bound of a star of NICs: with owner ``v``'s share ``s_v``
+(``sum s_v = M``) node ``v`` sends ``M - s_v`` bytes in the reduce-scatter and ``(N - 1)
+s_v`` in the allgather, ``M + (N - 2) s_v`` in all, and receives as many.  The shares in
+proportion to ``T b_v - M`` (clipped at 0) make that ``T b_v`` for every member with a
+share at ``T = T* = max(M / b_min, 2 (N - 1) M / sum_i b_i)``: run the two phases at once,
+each edge ``u -> v`` carrying ``s_u + s_v`` bytes at a constant rate, and every NIC is busy
+both ways from the first byte to the last (in the fluid limit: the closed form of
+:mod:`hetcoll.planners.butterfly`).  ``balanced`` runs the phases one after the other, in
+whole shares: each NIC then carries only one phase's unbalanced load at a time.
+
+Here owner ``v`` forwards segment ``j`` of its share as soon as it has combined it from
+every member (the per-root lowering of :mod:`hetcoll.perroot`: an allreduce's broadcast of
+bytes waits for their reduction only).  Under a model whose ranks send concurrently (``nic``)
+the schedule's ``chain`` is ``edge``: each rank keeps a window of sends in flight per edge,
+in proportion to the bytes the edge carries (:func:`hetcoll.perroot.windows`), so that
+max-min sharing, which gives every transfer crossing a saturated NIC the same rate, gives
+the edges the rates of the fluid schedule; every flow's first segment is half the others
+(``stagger``) so that sends of one window end apart and each one's lead passes under
+another's bytes.  Elsewhere the ranks send in round order (no chain).  Without a segment
+size the planner simulates segment sizes halving from a sixteenth of the largest share
+(:func:`hetcoll.planners.forestplan._descend`, as ``forest`` does), the fastest kept.
+
+What is left between the schedule and ``T*`` is the pipeline's lag: the members whose share
+is small (the slow NICs) receive almost only the allgather, which starts once the first
+segments are reduced, and send almost only the reduce-scatter, which ends a window before
+the last broadcast.  That lag is about one window of segments through the slowest NIC, so it
+shrinks with the segment while the per-message leads and the simulation's cost grow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal
+
+from ..errors import PlannerError
+from ..models import get_model
+from ..platform import Platform
+from ..schedule import Flow, Schedule, transfer_budget
+from ._registry import Option, register
+from ._shared import keep_prediction
+from .butterfly import _rates, balanced_shares, butterfly_flows
+from .forestplan import SIMULATED, _descend
+
+__all__ = ["butterfly_pipelined"]
+
+
+@register(
+    "butterfly_pipelined",
+    collectives=("allreduce",),
+    paper="Ryabinin et al. 2021 (Moshpit SGD; hivemind's butterfly all-reduce and load "
+    "balancing), Sec. 3-4, pipelined in segments",
+    complexity="O(N^2 M / segment) sends; a simulation per segment size tried (about three)",
+    summary="butterfly allreduce with bandwidth-balanced shares, reduce-scatter and "
+    "allgather pipelined in segments so that they overlap on every full-duplex NIC",
+    options=("align", "search"),
+    kind="forest",
+    pipelined=True,
+    own_slices=True,
+)
+def butterfly_pipelined(
+    platform: Platform,
+    root: str | None = None,
+    members: Iterable[str] | None = None,
+    model: Any = None,
+    *,
+    nbytes: int = 0,
+    segment_size: int | None = None,
+    collective: str = "allreduce",
+    sizes: dict[str, int] | None = None,
+    align: Annotated[int, Option(most=1 << 20)] = 1,
+    search: Literal["quick", "full"] = "quick",
+) -> Schedule:
+    """The butterfly allreduce of an ``nbytes`` vector over every node of ``platform``,
+    member ``i``'s share :func:`~hetcoll.planners.butterfly.balanced_shares` of the rates
+    the model gives, every share pipelined in segments of ``segment_size`` bytes (multiples
+    of ``align``), or of the size that simulates fastest (``search``: as ``forest``'s);
+    module docstring.
+
+    Returns
+    -------
+    Schedule
+        Per-root flows (:mod:`hetcoll.perroot`): the reduce flow and the bcast flow of each
+        owner's share, ``chain="edge"`` under a model whose ranks send concurrently;
+        ``params``: ``trees``, ``segment_size`` (None: shares whole), the simulated
+        ``estimate`` (seconds) and ``bound``, the shares' fluid time (seconds: ``T*`` under
+        ``nic``).
+
+    Examples
+    --------
+    On a star of four 10 Gbit/s NICs every share is a quarter, each cut into two segments,
+    the first a half (the stagger):
+
+    >>> from hetcoll.generators.stars import star_platform
+    >>> s = butterfly_pipelined(star_platform(4, ("10Gbps",)), nbytes=4096,
+    ...                         segment_size=512)
+    >>> [f.nbytes for f in s.flows if f.kind == "reduce"], s.chain, s.stagger
+    ([1024, 1024, 1024, 1024], 'edge', 256)
+    """
+    if collective != "allreduce":
+        raise PlannerError(f"butterfly_pipelined plans allreduce, not a {collective}")
+    if sizes is not None:
+        raise PlannerError("sizes: an allreduce has one vector (no blocks)")
+    ids = list(platform.ids)
+    if members is not None and set(members) | ({root} if root else set()) != set(ids):
+        raise PlannerError(
+            "butterfly_pipelined plans on every node of the platform: give the members' "
+            "sub-platform"
+        )
+    if len(ids) < 2:
+        raise PlannerError("butterfly_pipelined needs at least two nodes")
+    align = max(int(align), 1)
+    vector = int(nbytes)
+    rates = _rates(platform, model)
+    shares = balanced_shares(rates, vector, align)
+    n = len(ids)
+    fluid = max((vector + (n - 2) * s) / r for s, r in zip(shares, rates, strict=True))
+    bound = (get_model(model) if model is not None else platform.model).bind(platform)
+    chain = "edge" if bound.concurrent_sends else "rank"
+
+    def build(seg: int | None, _ranges: Any = None) -> list[Flow]:
+        if seg is not None:
+            seg = max(align, seg // align * align)
+        return butterfly_flows(platform, model, ids, shares, seg)
+
+    def make(flows: list[Flow], estimate: float | None) -> Schedule:
+        seg = max((f.segment_size or 0 for f in flows if f.chunks > 1), default=0)
+        half = seg // 2 // align * align if chain == "edge" else 0
+        params = {
+            "trees": len(flows),
+            "segment_size": seg or None,
+            "estimate": estimate,
+            "bound": fluid,
+        }
+        return Schedule(
+            "allreduce",
+            "butterfly_pipelined",
+            vector,
+            tuple(flows),
+            params,
+            chain=chain,
+            stagger=half,
+        )
+
+    if segment_size:
+        return make(build(int(segment_size)), None)
+    from ..simulator import simulate
+
+    predictions: dict[int, Any] = {}
+
+    def simulated(flows: list[Flow]) -> Schedule:
+        run = simulate(platform, make(flows, None), model)
+        sched = make(flows, run.makespan)
+        predictions[id(sched)] = run
+        return sched
+
+    cap = transfer_budget(bound.contention)
+    most = max(cap // 4, min(cap // 2, SIMULATED // n))
+    lower = fluid if bound.nic_rate(0) is not None else 0.0
+    tried = _descend([None], build, simulated, most, lower, search)
+    sched = min(tried, key=lambda s: s.params["estimate"])  # the first of equals
+    keep_prediction(platform, sched, model, predictions[id(sched)])
+    return sched
