@@ -58,7 +58,9 @@ and a receiver's port is busy while the WAN delivers to it.
 Each candidate is also simulated in the timetable of :mod:`hetcoll.planners.sitesorder`
 (the flows played out on the hosts' ports: no sender waits for a busy receiver holding its
 port), kept where it is faster (``params["timetable"]``; an allreduce with an empty share
-keeps its trees' order).
+keeps its trees' order); a reduce-scatter also as the allgather's timetable on the
+``bcast`` trees run backwards (:func:`~hetcoll.planners.sitesorder.reversed_timetable`:
+the same port loads, and on two 4-host stars faster than its own flows' play-out).
 
 Complexity: ``O(N)`` tree edges per member, and two simulations and a play-out
 (``O(T log T)`` for ``T`` transfers) per fanout and segment size tried (at most
@@ -69,6 +71,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Annotated, Any
 
 from ..errors import PlannerError
@@ -77,7 +80,7 @@ from ..schedule import Flow, Schedule, Tree, transfer_budget
 from ._registry import Option, register
 from ._shared import keep_prediction
 from .rings import _blocks
-from .sitesorder import timetable
+from .sitesorder import reversed_timetable, timetable
 
 __all__ = ["site_groups", "site_tree", "sites"]
 
@@ -269,15 +272,24 @@ def sites(
         return Schedule(collective, "sites", max(int(nbytes), 0), tuple(flows), params,
                         order=order, sizes=sizes)  # fmt: skip
 
-    def runs(flows: list[Flow], seg: int | None, fan: int) -> list[tuple[float, Any, Any]]:
-        """``(time, order, prediction)`` of the flows in their trees' order and in the
-        play-out's timetable (:mod:`hetcoll.planners.sitesorder`), the first faster."""
+    def runs(flows: list[Flow], seg: int | None, fan: int) -> list[tuple[Any, ...]]:
+        """``(time, order, prediction, flows)`` of the flows in their trees' order, in the
+        play-out's timetable (:mod:`hetcoll.planners.sitesorder`) and, for a
+        reduce-scatter, the allgather's timetable run backwards
+        (:func:`~hetcoll.planners.sitesorder.reversed_timetable`), the first faster."""
         plain = make(flows, 0.0, seg, fan)
-        out = [(run.makespan, None, run) for run in [simulate(platform, plain, model)]]
+        out = [(run.makespan, None, run, flows) for run in [simulate(platform, plain, model)]]
         if len(flows) > 1 and all(f.nbytes for f in flows):
             timed = timetable(platform, plain, model)
             run = simulate(platform, timed, model)
-            out.append((run.makespan, timed.order, run))
+            out.append((run.makespan, timed.order, run, flows))
+            if collective == "reduce_scatter":
+                up = [replace(f, tree=site_tree(groups, f.tree.root, "bcast", fan), kind="bcast")
+                      for f in flows]  # fmt: skip
+                back = reversed_timetable(platform, replace(plain, flows=tuple(up),
+                                          collective="allgather"), model)  # fmt: skip
+                run = simulate(platform, back, model)
+                out.append((run.makespan, back.order, run, list(back.flows)))
         return out
 
     fans = FANOUTS if fanout is None else (int(fanout),)
@@ -286,7 +298,7 @@ def sites(
         tried = []
         for fan in fans:
             flows = build(seg, fan)
-            tried += [make(flows, t, seg, fan, order) for t, order, _ in runs(flows, seg, fan)]
+            tried += [make(fl, t, seg, fan, order) for t, order, _, fl in runs(flows, seg, fan)]
         return min(tried, key=lambda s: s.params["estimate"])  # the first of equals
     bound = (get_model(model) if model is not None else platform.model).bind(platform)
     budget = transfer_budget(bound.contention) // 4
@@ -305,7 +317,7 @@ def sites(
                 break
             fastest = min(runs(flows, seg, fan), key=lambda r: r[0])
             if best is None or fastest[0] < best[0]:
-                best = (*fastest, flows, seg, fan)
+                best = (*fastest, seg, fan)
             worse = worse + 1 if fastest[0] >= mine else 0
             mine = min(mine, fastest[0])
             if worse == 2:

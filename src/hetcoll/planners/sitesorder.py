@@ -21,11 +21,12 @@ import dataclasses
 from typing import Any
 
 from ..errors import PlannerError
+from ..patterns import OrderedSend
 from ..platform import Platform
 from ..schedule import Schedule
 from .forestorder import per_root_order
 
-__all__ = ["RouteCosts", "timetable"]
+__all__ = ["RouteCosts", "reversed_timetable", "timetable"]
 
 
 class RouteCosts:
@@ -68,3 +69,33 @@ def timetable(platform: Platform, schedule: Schedule, model: Any = None) -> Sche
         platform, schedule.flows, model, RouteCosts(platform, model), wait="all"
     )
     return dataclasses.replace(schedule, order=played.order)
+
+
+def reversed_timetable(platform: Platform, schedule: Schedule, model: Any = None) -> Schedule:
+    """A reduce-scatter: the allgather ``schedule`` (per-root ``bcast`` flows of the planner
+    ``sites``) in its timetable (:func:`timetable`, unless it has an order) run backwards:
+    the same trees, each edge's data going from child to parent (``reduce`` flows), every
+    transfer of slot ``s`` of the allgather's ``S`` the receiver's send of slot ``S - s``.
+
+    A reduce-scatter is an allgather run backwards (every block's partial sums flow up its
+    owner's tree as its copies flowed down), so an allgather's timetable is one for it, the
+    same busy times on every port (the roles of send and receive ports swapped); the
+    play-out of the reduce flows themselves (:func:`timetable`) fares worse on the same
+    ports.  A send's segments are listed in slot order, so the ``j``-th send of an edge
+    carries its ``j``-th segment (the allgather's last crossing that edge: every segment of
+    a flow's other edges relabelled alike, the dependencies are the same)."""
+    if schedule.collective != "allgather":
+        raise PlannerError(f"reversed_timetable: an allgather to run backwards, not a "
+                           f"{schedule.collective}")  # fmt: skip
+    timed = schedule if schedule.order is not None else timetable(platform, schedule, model)
+    slots = [e.slot for sends in timed.order.values() for e in sends]
+    if any(s is None for s in slots):
+        raise PlannerError("reversed_timetable: the allgather's order must be a timetable")
+    top = max(slots, default=0)
+    back: dict[str, list[OrderedSend]] = {}
+    for u, sends in timed.order.items():
+        for e in sends:
+            back.setdefault(e.child, []).append(OrderedSend(e.flow, u, 0, top - e.slot))
+    order = {v: tuple(sorted(es, key=lambda e: e.slot)) for v, es in sorted(back.items())}
+    flows = tuple(dataclasses.replace(f, kind="reduce") for f in timed.flows)
+    return dataclasses.replace(timed, collective="reduce_scatter", flows=flows, order=order)
