@@ -136,3 +136,40 @@ def test_an_ordered_send_is_the_frozen_dataclass_it_was(args, kwargs):
         new.flow = 9
     with pytest.raises(TypeError):
         OrderedSend(0)
+
+
+def _multi_trees():
+    """multi_tree's timetables on random Fig. 4 platforms: every model, periodic and
+    whole-message orders, short and long messages."""
+    from hetcoll import plan
+    from hetcoll.generators import random_graph_platform
+
+    for model, n, seed, slices, size, options in (
+        ("one_port", 30, 0, 2048, 2**19, None),
+        ("one_port", 30, 0, 512, 2**21, None),
+        ("one_port", 30, 2, 256, 2**20, {"slices_per_period": 32}),
+        ("one_port_uni", 30, 0, 256, 2**20, {"slices_per_period": 32}),
+        ("multi_port", 30, 0, 256, 2**20, {"slices_per_period": 32}),
+        ("multi_port", 30, 0, 256, 2**20, None),
+    ):
+        p = random_graph_platform(n, 0.12, seed=seed, model=model)
+        yield plan(p, "0", method="multi_tree", nbytes=slices * size, segment_size=size,
+                   options=options)  # fmt: skip
+
+
+def test_multi_trees_listed_orders_pass_the_full_check_unchanged():
+    from hetcoll.schedule import ListedOrder, Schedule, _order
+
+    timetables = 0
+    for s in _multi_trees():
+        if s.order is None:
+            continue
+        timetables += 1
+        # what Schedule would have kept of a plain mapping: the very same entries
+        full = _order(dict(s.order), len(s.flows))
+        assert full == s.order
+        assert all(a is b for u in full for a, b in zip(full[u], s.order[u], strict=True))
+        again = Schedule.from_dict(s.to_dict())  # and the document, checked in full
+        assert again == s and type(again.order) is dict
+        assert type(_order(ListedOrder(s.order), len(s.flows))) is dict
+    assert timetables >= 5  # (the cases reach the timetables, not only single trees)

@@ -48,6 +48,7 @@ __all__ = [
     "Tree",
     "Flow",
     "Hypercube",
+    "ListedOrder",
     "OrderedSend",
     "Schedule",
     "COLLECTIVES",
@@ -810,9 +811,21 @@ def _plain_send(send: OrderedSend, nflows: int) -> bool:
     )
 
 
+class ListedOrder(dict):
+    """An ``order`` a planner listed itself, each entry an :class:`OrderedSend` made of
+    plain ints ``0 <= flow <`` the schedule's flows, ``0 <= lag, slot <= MAX_SIZE`` and a
+    child's node id: what :func:`_order` would check entry by entry and keep as it is.  A
+    :class:`Schedule` takes its entries unchecked (its nodes and the rest of the schedule
+    are checked as always): ``multi_tree`` lists 10^5 of them for a 1 GiB message, and
+    ``tests/test_auto_work.py`` puts its orders through the full check."""
+
+
 def _order(order: Any, nflows: int) -> dict[str, tuple[OrderedSend, ...]]:
     """``order`` checked: node -> list of :class:`OrderedSend`, or of their JSON lists
-    ``[flow, child]``, ``[flow, child, lag]``, ``[flow, child, lag, slot]``."""
+    ``[flow, child]``, ``[flow, child, lag]``, ``[flow, child, lag, slot]`` (a
+    :class:`ListedOrder`: its nodes only)."""
+    if type(order) is ListedOrder:
+        return {node_id(node, "order"): tuple(sends) for node, sends in order.items()}
     order = mapping(order, "order")
     out: dict[str, tuple[OrderedSend, ...]] = {}
     for node, sends in order.items():

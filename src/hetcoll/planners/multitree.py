@@ -75,7 +75,15 @@ import numpy as np
 
 from ..errors import PlannerError, ScheduleError
 from ..platform import Platform
-from ..schedule import MAX_TRANSFERS, Flow, OrderedSend, Schedule, Tree, check_transfers
+from ..schedule import (
+    MAX_TRANSFERS,
+    Flow,
+    ListedOrder,
+    OrderedSend,
+    Schedule,
+    Tree,
+    check_transfers,
+)
 from ._common import relays
 from ._registry import Option, register
 from ._shared import packing as shared_packing
@@ -407,7 +415,7 @@ def _timetable_schedule(
         tuple(flows),
         params,
         req.model.to_spec(),
-        order=order,
+        order=ListedOrder(order),  # (plain entries: not checked one by one again)
     )
 
 
