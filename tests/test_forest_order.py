@@ -38,8 +38,9 @@ def test_forest_is_within_the_tolerance_of_the_optimum(n, seed, op, tolerance):
 @pytest.mark.parametrize("op", ["allgather", "reduce_scatter"])
 def test_sixteen_nodes_are_within_three_percent_at_one_mib(op):
     """The issue's 1 MiB per rank target on the benchmark's 16-node graph: every tree cut
-    into the same number of segments.  One segment size for all (the largest share's cuts
-    of at least 4 KiB) left the trees of small shares a few long segments: 1.036x
+    into a number of segments of its own (one for all, or in proportion to its pipeline
+    depth: ``tests/test_forest_depths.py``).  One segment size for all (the largest share's
+    cuts of at least 4 KiB) left the trees of small shares a few long segments: 1.036x
     (allgather) and 1.053x (reduce-scatter)."""
     p = capacitated_graph_platform(16, seed=0)
     s = plan(p, None, method="forest", collective=op, nbytes=MiB)
@@ -47,7 +48,7 @@ def test_sixteen_nodes_are_within_three_percent_at_one_mib(op):
     t = simulate(p, s).makespan
     assert best.optimum * (1 - 1e-9) <= t <= best.optimum * 1.03
     counts = [len(f.segments()) for f in s.flows if (f.segment_size or 0) > 1024]
-    assert counts and max(counts) <= 1.1 * min(counts)  # trees not at 1 KiB: one count
+    assert counts and min(counts) > 1  # no tree's share sent whole
 
 
 @pytest.mark.parametrize("op", ["allgather", "reduce_scatter", "allreduce"])

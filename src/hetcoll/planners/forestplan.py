@@ -18,9 +18,15 @@ least 1 KiB), the number of the fastest play-out among whole shares, powers of t
 most whose schedule stays within a quarter of the transfer budget (the play-out is what the
 simulator replays on bandwidth-only link graphs, at a fraction of its cost), fewest first,
 stopping at the first whose play-out is within :data:`NEAR` of the packing's certified
-bound.  One count for every flow rather than one size: a tree's pipeline fills and drains
-in about a segment's share of its run, so a tree of a small share cut into a few long
-segments would finish last.
+bound, and then (none within it) each flow cut into a count of its own, in proportion to
+its *pipeline depth* (its share's time down its slowest path from the root at the packing's
+time per byte of each edge: :func:`_depths`), the finest within that quarter
+(:func:`_by_depth`).  A count per flow rather than one size: a tree's pipeline fills and
+drains in about a segment's share of its run, so a tree of a small share cut into a few
+long segments would finish last; and in proportion to the depth rather than one count: a
+tree behind a chain of slow links that carry it alone fills and drains through every one
+of them, where most trees cross fast links (on the 64-node benchmark graph one count for
+all left eight segments per tree and the allgather at 1.35x the optimum).
 
 Under a model whose ranks keep several sends in flight per edge (``nic``: windows per
 edge, ``chain="edge"``) the play-out is no estimate (it runs one transfer per NIC at a
@@ -45,7 +51,7 @@ searches' planning times).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Annotated, Any, Literal
 
@@ -160,18 +166,77 @@ def _flows(forest, ranges, kinds, seg, align, tol, edges_of=None) -> list[Flow]:
     return flows
 
 
-def _cut(whole: list[Flow], count: int | None, align: int) -> list[Flow]:
+def _cut(whole: list[Flow], count: int | Sequence[int] | None, align: int) -> list[Flow]:
     """Every flow of ``whole`` cut into ``count`` segments of one size (a multiple of
-    ``align``, at least :data:`MIN_SEGMENT`; None: whole): every tree, whatever its share,
-    fills and drains its pipeline in the same fraction of its run (one size for all would
-    leave the trees of small shares a few long segments, and they finish last)."""
-    if not count or count < 2:
-        return list(whole)
+    ``align``, at least :data:`MIN_SEGMENT`; None: whole; a sequence: each flow's own
+    count): every tree, whatever its share, fills and drains its pipeline in the same
+    fraction of its run (one size for all would leave the trees of small shares a few long
+    segments, and they finish last)."""
+    counts = count if isinstance(count, Sequence) else [count] * len(whole)
     out = []
-    for f in whole:
-        seg = _aligned(max(-(-f.nbytes // count), MIN_SEGMENT), align)
+    for f, k in zip(whole, counts, strict=True):
+        if not k or k < 2:
+            out.append(f)
+            continue
+        seg = _aligned(max(-(-f.nbytes // k), MIN_SEGMENT), align)
         out.append(replace(f, segment_size=seg if f.nbytes > seg else None))
     return out
+
+
+def _depths(forest: Forest, flows: Sequence[Flow], edges_of: Sequence[np.ndarray]) -> list[float]:
+    """Each flow's pipeline depth: the seconds its whole share takes down its slowest path
+    from the root to a leaf, hop after hop at the packing's time per byte of each edge
+    (a segment of ``1/S`` of the share fills and drains the tree in about ``1/S`` of it)."""
+    p = forest.problem
+    per_byte = np.asarray(p.T, dtype=float) / max(int(p.nbytes), 1)
+    out = []
+    for f, edges in zip(flows, edges_of, strict=True):
+        # data go src -> dst: out of the root a child is dst, into it src
+        kid, mom = (p.src, p.dst) if f.kind == "reduce" else (p.dst, p.src)
+        up = {int(kid[e]): (int(mom[e]), float(per_byte[e])) for e in edges}
+        far: dict[int, float] = {}
+        for v in up:
+            path = []
+            while v in up and v not in far:
+                path.append(v)
+                v = up[v][0]
+            t = far.get(v, 0.0)
+            for u in reversed(path):
+                t += up[u][1]
+                far[u] = t
+        out.append(f.nbytes * max(far.values(), default=0.0))
+    return out
+
+
+def _by_depth(whole: list[Flow], depths: Sequence[float], budget: int) -> list[int] | None:
+    """Segment counts in proportion to the flows' pipeline depths (:func:`_depths`), the
+    finest whose schedule sends at most ``budget`` messages (each flow cut no finer than
+    :data:`MIN_SEGMENT`, at least once); None when even the coarsest exceeds it or every
+    count is 1.  A tree through a chain of slow links, each of them its own, fills and
+    drains through all of them (the 64-node benchmark graph: a root behind four links of
+    1 and 2.5 GB/s, 2.8 segment times): one count for every tree cut it as coarsely as
+    trees that fill in a fraction of that."""
+    d = np.asarray(depths, dtype=float)
+    top = float(d.max(initial=0.0))
+    if top <= 0:
+        return None
+    most = np.array([max(f.nbytes // MIN_SEGMENT, 1) for f in whole])
+    hops = np.array([f.hops for f in whole])
+
+    def counts(theta: float) -> np.ndarray:
+        return np.minimum(most, np.maximum(1, np.ceil(d / theta)))
+
+    if int((counts(top) * hops).sum()) > budget:
+        return None
+    lo, hi = math.log(top), math.log(top) - 60.0  # a fitting theta, a too fine one
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if int((counts(math.exp(mid)) * hops).sum()) <= budget:
+            lo = mid
+        else:
+            hi = mid
+    best = [int(k) for k in counts(math.exp(lo))]
+    return best if max(best) > 1 else None
 
 
 def _counts(whole: list[Flow], align: int, budget: int) -> list[int | None]:
@@ -482,11 +547,16 @@ def forest(
     else:
         tried = []
         for rg in plans:
-            whole = build(None, rg)
+            edges: list[np.ndarray] = []
+            whole = build(None, rg, edges)
             for k in _counts(whole, align, budget):
                 tried.append(played_out(_cut(whole, k, align)))
                 if search == "quick" and tried[-1].params["estimate"] <= (1 + NEAR) * lower:
                     break  # within NEAR of the bound: a finer cut cannot gain more
+            else:  # and the counts in proportion to the trees' pipeline depths
+                counts = _by_depth(whole, _depths(packed, whole, edges), budget)
+                if counts is not None:
+                    tried.append(played_out(_cut(whole, counts, align)))
     sched = min(tried, key=lambda s: s.params["estimate"])  # the first of equals
     if id(sched) in predictions:  # auto's comparison takes it rather than simulate again
         keep_prediction(platform, sched, model, predictions[id(sched)])
