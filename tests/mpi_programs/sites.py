@@ -5,8 +5,8 @@ engine, against numpy's results.
 equal and uneven), reduce-scatter and allreduce (int64 sums bit for bit, float64 sums the
 same bits on every rank), whole and in segments, in the trees' order and in a timetable
 (planners/sitesorder.py; a reduce-scatter also as an allgather's timetable run
-backwards).  Rank ``r`` runs host ``r`` of the multi-site platform (its switches route,
-no rank of their own).  Rank 0 writes one JSON record per case to OUT.
+backwards, an allreduce as both).  Rank ``r`` runs host ``r`` of the multi-site platform
+(its switches route, no rank of their own).  Rank 0 writes one JSON record per case to OUT.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from mpi4py import MPI
 from hetcoll import HetComm
 from hetcoll.generators import hosts, multisite_platform, star_platform
 from hetcoll.planners.sites import sites
-from hetcoll.planners.sitesorder import reversed_timetable, timetable
+from hetcoll.planners.sitesorder import allreduce_timetable, reversed_timetable, timetable
 from hetcoll.platform import Node, Platform
 from hetcoll.runtime.rank_ops import ByteRanges
 from hetcoll.runtime.reduce import RangeReduceHandler
@@ -101,6 +101,9 @@ def main(out: str) -> None:
             reduction(hc, sched, nodes, collective, 4096, records, f"{collective} timetable")
         sched = reversed_timetable(p, sites(p, nbytes=1024 * 8, segment_size=2048, align=8))
         reduction(hc, sched, nodes, "reduce_scatter", 4096, records, "reduce_scatter reversed")
+        sched = sites(p, nbytes=4096 * 8, collective="allreduce", segment_size=2048, align=8)
+        reduction(hc, allreduce_timetable(p, sched), nodes, "allreduce", 4096, records,
+                  "allreduce reversed then forwards")  # fmt: skip
         for count, seg in ((1, None), (13, None), (1000, 800), (4096, 2048)):
             for collective in ("reduce_scatter", "allreduce"):
                 each = count * 8 if collective == "allreduce" else count // 4 * 8

@@ -60,7 +60,9 @@ Each candidate is also simulated in the timetable of :mod:`hetcoll.planners.site
 port), kept where it is faster (``params["timetable"]``; an allreduce with an empty share
 keeps its trees' order); a reduce-scatter also as the allgather's timetable on the
 ``bcast`` trees run backwards (:func:`~hetcoll.planners.sitesorder.reversed_timetable`:
-the same port loads, and on two 4-host stars faster than its own flows' play-out).
+the same port loads, and on two 4-host stars faster than its own flows' play-out), an
+allreduce as its broadcast phase's timetable preceded by that run backwards on the same
+trees (:func:`~hetcoll.planners.sitesorder.allreduce_timetable`).
 
 Complexity: ``O(N)`` tree edges per member, and two simulations and a play-out
 (``O(T log T)`` for ``T`` transfers) per fanout and segment size tried (at most
@@ -80,7 +82,7 @@ from ..schedule import Flow, Schedule, Tree, transfer_budget
 from ._registry import Option, register
 from ._shared import keep_prediction
 from .rings import _blocks
-from .sitesorder import reversed_timetable, timetable
+from .sitesorder import allreduce_timetable, reversed_timetable, timetable
 
 __all__ = ["site_groups", "site_tree", "sites"]
 
@@ -276,7 +278,9 @@ def sites(
         """``(time, order, prediction, flows)`` of the flows in their trees' order, in the
         play-out's timetable (:mod:`hetcoll.planners.sitesorder`) and, for a
         reduce-scatter, the allgather's timetable run backwards
-        (:func:`~hetcoll.planners.sitesorder.reversed_timetable`), the first faster."""
+        (:func:`~hetcoll.planners.sitesorder.reversed_timetable`; an allreduce: then
+        forwards, :func:`~hetcoll.planners.sitesorder.allreduce_timetable`), the first
+        faster."""
         plain = make(flows, 0.0, seg, fan)
         out = [(run.makespan, None, run, flows) for run in [simulate(platform, plain, model)]]
         if len(flows) > 1 and all(f.nbytes for f in flows):
@@ -290,6 +294,10 @@ def sites(
                                           collective="allgather"), model)  # fmt: skip
                 run = simulate(platform, back, model)
                 out.append((run.makespan, back.order, run, list(back.flows)))
+            if collective == "allreduce":
+                both = allreduce_timetable(platform, plain, model)
+                run = simulate(platform, both, model)
+                out.append((run.makespan, both.order, run, list(both.flows)))
         return out
 
     fans = FANOUTS if fanout is None else (int(fanout),)

@@ -26,7 +26,7 @@ from ..platform import Platform
 from ..schedule import Schedule
 from .forestorder import per_root_order
 
-__all__ = ["RouteCosts", "reversed_timetable", "timetable"]
+__all__ = ["RouteCosts", "allreduce_timetable", "reversed_timetable", "timetable"]
 
 
 class RouteCosts:
@@ -88,14 +88,42 @@ def reversed_timetable(platform: Platform, schedule: Schedule, model: Any = None
         raise PlannerError(f"reversed_timetable: an allgather to run backwards, not a "
                            f"{schedule.collective}")  # fmt: skip
     timed = schedule if schedule.order is not None else timetable(platform, schedule, model)
-    slots = [e.slot for sends in timed.order.values() for e in sends]
-    if any(s is None for s in slots):
-        raise PlannerError("reversed_timetable: the allgather's order must be a timetable")
-    top = max(slots, default=0)
-    back: dict[str, list[OrderedSend]] = {}
-    for u, sends in timed.order.items():
-        for e in sends:
-            back.setdefault(e.child, []).append(OrderedSend(e.flow, u, 0, top - e.slot))
-    order = {v: tuple(sorted(es, key=lambda e: e.slot)) for v, es in sorted(back.items())}
+    order, _ = _backwards(timed.order)
     flows = tuple(dataclasses.replace(f, kind="reduce") for f in timed.flows)
     return dataclasses.replace(timed, collective="reduce_scatter", flows=flows, order=order)
+
+
+def allreduce_timetable(platform: Platform, schedule: Schedule, model: Any = None) -> Schedule:
+    """An allreduce of the planner ``sites`` (its reduce flows, then its ``bcast`` flows of
+    the same shares) as its broadcast phase's timetable (the ``bcast`` flows played out as
+    an allgather) preceded by that timetable run backwards (:func:`reversed_timetable`) on
+    the same trees as its reduce phase: each member's share reduced up the tree it is then
+    broadcast down.  Raises :class:`PlannerError` for an empty share (as :func:`timetable`)."""
+    if schedule.collective != "allreduce" or not all(f.nbytes for f in schedule.flows):
+        raise PlannerError("allreduce_timetable: an allreduce of non-empty shares")
+    down = tuple(f for f in schedule.flows if f.kind == "bcast")
+    played = per_root_order(platform, down, model, RouteCosts(platform, model), wait="all")
+    back, top = _backwards(played.order)
+    order = {v: list(es) for v, es in back.items()}
+    for u, sends in played.order.items():
+        order.setdefault(u, []).extend(
+            OrderedSend(e.flow + len(down), e.child, 0, e.slot + top + 1) for e in sends
+        )
+    flows = tuple(dataclasses.replace(f, kind="reduce") for f in down) + down
+    order = {v: tuple(sorted(es, key=lambda e: e.slot)) for v, es in sorted(order.items())}
+    return dataclasses.replace(schedule, flows=flows, order=order)
+
+
+def _backwards(order: Any) -> tuple[dict[str, tuple[OrderedSend, ...]], int]:
+    """A timetable's order run backwards (each send ``u -> v`` of slot ``s`` of ``S`` a
+    send ``v -> u`` of slot ``S - s``) and ``S``.  Raises :class:`PlannerError` for an
+    order without slots."""
+    slots = [e.slot for sends in order.values() for e in sends]
+    if any(s is None for s in slots):
+        raise PlannerError("the order to run backwards must be a timetable (slots)")
+    top = max(slots, default=0)
+    back: dict[str, list[OrderedSend]] = {}
+    for u, sends in order.items():
+        for e in sends:
+            back.setdefault(e.child, []).append(OrderedSend(e.flow, u, 0, top - e.slot))
+    return {v: tuple(sorted(es, key=lambda e: e.slot)) for v, es in sorted(back.items())}, top
