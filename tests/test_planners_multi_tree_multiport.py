@@ -217,3 +217,28 @@ def test_no_candidate_is_simulated_twice(n, density, seed, slices):
     finally:
         hetcoll.simulator.simulate = real
     assert len(seen) == len(set(seen))
+
+
+def test_a_long_message_is_list_scheduled_once_the_way_its_trial_ends_first(monkeypatch):
+    # more slices than TRIAL: the four ways (two packings, two patiences) list schedule a
+    # trial of TRIAL slices, and only the one that ends it first the whole message
+    from hetcoll.planners import multitree, port_slots
+
+    calls = []
+    real = port_slots.multi_port_transfers
+
+    def counted(g, trees, share, patience=0.0):
+        out = real(g, trees, share, patience)
+        calls.append((sum(share), patience, out[1]))
+        return out
+
+    monkeypatch.setattr(port_slots, "multi_port_transfers", counted)
+    monkeypatch.setattr(multitree, "TRIAL", 16, raising=False)
+    p = random_graph_platform(12, 0.3, seed=5, model="multi_port")
+    s = plan(p, "0", method="multi_tree", nbytes=40 * L * 1000, segment_size=L * 1000)
+    trial, whole = [c for c in calls if c[0] == 16], [c for c in calls if c[0] == 40]
+    assert len(trial) in (2, 4) and len(whole) == 1  # one packing, or two
+    first = min(range(len(trial)), key=lambda i: trial[i][2])
+    assert whole[0][1] == trial[first][1]
+    if s.params.get("trees", 1) > 1 and "period" in s.params:  # the list schedule's
+        assert simulate(p, s).makespan == pytest.approx(whole[0][2], rel=1e-12)

@@ -92,7 +92,7 @@ from .message_schedule import message_transfers
 from .period_rounding import whole_slices as _round
 from .pipelined import PlanGraph, _grow_one_port, _schedule, _start, best_tree
 from .port_choice import message_cap, multi_port_choice
-from .port_slots import message_trees, slot_problem
+from .port_slots import TRIAL, message_trees, slot_problem
 from .single_bounds import bound_problem as _bound_problem
 from .single_bounds import hops_bound as _hops_bound
 from .single_bounds import port_bound as _port_bound
@@ -264,12 +264,13 @@ def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Sc
         return None
     packing = shared_packing(prob)
     slots = slot_problem(prob)
-    splits = []
+    splits, trials = [], []  # the message's, and a trial's of at most TRIAL slices
     for packs in [packing] if slots is None else [packing, shared_packing(slots)]:
-        share = _shares(total, list(packs.weights))
-        keep = [i for i in range(len(share)) if share[i] > 0]
-        splits.append(([packs.trees[i] for i in keep], [share[i] for i in keep]))
-    kept, transfers, span = message_trees(g, splits)
+        for slices, out in ((total, splits), (min(total, TRIAL), trials)):
+            share = _shares(slices, list(packs.weights))
+            keep = [i for i in range(len(share)) if share[i] > 0]
+            out.append(([packs.trees[i] for i in keep], [share[i] for i in keep]))
+    kept, transfers, span = message_trees(g, splits, trials)
     trees, mm = splits[kept]
     order: dict[int, list[tuple[int, int, int, int | None]]] = {}
     for _t, u, v, i, _q in transfers:
