@@ -242,3 +242,32 @@ def test_a_long_message_is_list_scheduled_once_the_way_its_trial_ends_first(monk
     assert whole[0][1] == trial[first][1]
     if s.params.get("trees", 1) > 1 and "period" in s.params:  # the list schedule's
         assert simulate(p, s).makespan == pytest.approx(whole[0][2], rel=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(3, 9),
+    density=st.sampled_from([0.15, 0.3, 0.6]),
+    seed=st.integers(0, 10**6),
+    slices=st.integers(8, 40),
+)
+def test_never_slower_than_the_best_single_tree_over_the_event_loops_cap(n, density, seed, slices):
+    # with the event loop's cap below the message (lowered where the planner, the schedule
+    # and the simulator read it), a single tree is still a candidate, as a tree with a
+    # send order that the simulator's send-order shortcut replays
+    from hetcoll import schedule
+    from hetcoll.planners import multitree, port_choice
+    from hetcoll.simulator import predict
+
+    p = random_graph_platform(n, density, seed=seed, model="multi_port")
+    size = slices * L * 1000
+    single = simulate(
+        p, plan(p, "0", method="throughput_tree", nbytes=size, segment_size=L * 1000)
+    ).makespan
+    with pytest.MonkeyPatch.context() as mp:
+        for module in (schedule, multitree, port_choice, predict):
+            mp.setattr(module, "MAX_TRANSFERS", n)  # one slice's messages, not two
+        mp.setattr(multitree, "SHORT", 0)  # binomial_graph's relayed tree: not listed
+        s = plan(p, "0", method="multi_tree", nbytes=size, segment_size=L * 1000)
+        multi = simulate(p, s).makespan
+    assert multi <= single * (1 + 1e-12)

@@ -140,3 +140,30 @@ def test_multi_tree_over_the_event_loops_cap_is_simulated(monkeypatch):
     s = plan(p, "0", method="multi_tree", nbytes=100 * 1000, segment_size=1000)
     assert s.params["trees"] == 2 and s.transfers > 40
     assert simulate(p, s).makespan == pytest.approx(0.051001, rel=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(3, 12),
+    density=st.sampled_from([0.15, 0.3, 0.6]),
+    seed=st.integers(0, 10**6),
+    slices=st.integers(1, 60),
+)
+def test_a_tree_with_its_children_listed_runs_as_the_plain_tree(n, density, seed, slices):
+    # multi_tree's single tree over the event loop's cap (port_choice.listed_tree): the
+    # same program, so the shortcut's prediction is the event loop's of the plain tree
+    from hetcoll.planners.pipelined import _schedule, _start, best_tree
+    from hetcoll.planners.port_choice import listed_tree
+    from hetcoll.planners.steady import pack_arborescences
+
+    p = random_graph_platform(n, density, seed=seed, model="multi_port")
+    req, g = _start(p, "0", None, None, slices * L, L)
+    _start_name, edges, _papers = best_tree(g, pack_arborescences(g.problem()))
+    plain = _schedule(req, g, "multi_tree", edges)
+    listed = listed_tree(req, g, edges)
+    assert listed.order and listed.flows == plain.flows
+    fast = prediction(p, listed, None, shortcut=True)
+    slow = prediction(p, plain, None, shortcut=False)
+    assert simulate_ordered(p.model.bind(p), listed, listed.nbytes) is not None
+    assert list(fast.transfers) == list(slow.transfers)
+    assert fast.arrival == slow.arrival and fast.throughput == slow.throughput

@@ -91,7 +91,7 @@ from ._shared import scale_class, scaled
 from .message_schedule import message_transfers
 from .period_rounding import whole_slices as _round
 from .pipelined import PlanGraph, _grow_one_port, _schedule, _start, best_tree
-from .port_choice import message_cap, multi_port_choice
+from .port_choice import message_cap, multi_port_choice, single_tree
 from .port_slots import TRIAL, message_trees, slot_problem
 from .single_bounds import bound_problem as _bound_problem
 from .single_bounds import hops_bound as _hops_bound
@@ -314,7 +314,9 @@ def _fastest_single(
     hop of a relayed edge counted, :func:`_hops_bound`), already takes longer than the fastest so
     far: it could not be chosen; nor, with ``beat``, when that takes longer than ``beat``
     (then ``(None, inf)`` when no candidate is left), nor one with more messages than
-    :data:`~hetcoll.schedule.MAX_TRANSFERS` (a timetable may have more); ``ran``, a
+    :data:`~hetcoll.schedule.MAX_TRANSFERS` (a timetable may have more; under
+    ``multi_port``, where :func:`~.port_choice.message_cap` allows, it is a tree with a
+    send order, :func:`~.port_choice.listed_tree`); ``ran``, a
     schedule of ``more`` and its simulated time, is not simulated again."""
 
     from ..simulator import simulate
@@ -346,7 +348,7 @@ def _fastest_single(
                 continue
             name = trees[i][0]
             try:
-                s = _schedule(req, g, "multi_tree", tree, trees=1, optimum=optimum, start=name)
+                s = single_tree(req, g, tree, trees=1, optimum=optimum, start=name)
             except ScheduleError:  # more messages than a single tree may send: not a choice
                 continue
         assert s is not None
@@ -373,7 +375,7 @@ def _timetable_schedule(
     share = _shares(total, m)
     if sum(1 for x in share if x) == 1:  # one tree carries everything: a plain pipeline
         only = trees[next(i for i, x in enumerate(share) if x)]
-        return _schedule(req, g, "multi_tree", only.tolist(), trees=1, optimum=optimum)
+        return single_tree(req, g, only.tolist(), trees=1, optimum=optimum)
     flows, flow_of, offset = [], {}, 0
     for i, (tree, s) in enumerate(zip(trees, share, strict=True)):
         if s == 0:

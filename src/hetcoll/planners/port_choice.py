@@ -14,15 +14,44 @@ the fastest simulated time could not be chosen and is left out.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
+from ..errors import ScheduleError
+from ..patterns import OrderedSend
 from ..platform import Platform
 from ..schedule import MAX_TIMETABLE_TRANSFERS, MAX_TRANSFERS, Schedule, check_transfers
-from .pipelined import PlanGraph
+from .pipelined import PlanGraph, _schedule
 from .single_bounds import bound_problem, flows_bound
 
-__all__ = ["message_cap", "multi_port_choice"]
+__all__ = ["listed_tree", "message_cap", "multi_port_choice", "single_tree"]
+
+
+def single_tree(req, g: PlanGraph, edges, **params) -> Schedule:
+    """The tree of ``edges`` as :func:`~hetcoll.planners.pipelined._schedule` makes it or,
+    when that has more messages than :data:`~hetcoll.schedule.MAX_TRANSFERS` under a port
+    per link and :func:`message_cap` allows them, as :func:`listed_tree` makes it; a
+    :class:`~hetcoll.errors.ScheduleError` else."""
+    try:
+        return _schedule(req, g, "multi_tree", edges, **params)
+    except ScheduleError:
+        if g.ports != "multi" or message_cap(req.platform, req, g) == MAX_TRANSFERS:
+            raise
+        return listed_tree(req, g, edges, **params)
+
+
+def listed_tree(req, g: PlanGraph, edges, **params) -> Schedule:
+    """The tree of ``edges`` as :func:`~hetcoll.planners.pipelined._schedule` makes it,
+    with each node's children listed once as its send order: the same program (segment by
+    segment, child by child in the tree's order), but a schedule with a send order, which
+    may have :data:`~hetcoll.schedule.MAX_TIMETABLE_TRANSFERS` messages
+    (:func:`message_cap`: the simulator's send-order shortcut replays it)."""
+    one = _schedule(replace(req, nbytes=req.message_size()), g, "multi_tree", edges, **params)
+    flow = replace(one.flows[0], nbytes=req.nbytes)
+    kids = flow.tree.children
+    order = {u: tuple(OrderedSend(0, c) for c in kids[u]) for u in flow.tree.nodes if kids.get(u)}
+    return replace(one, nbytes=req.nbytes, flows=(flow,), order=order)
 
 
 def message_cap(platform: Platform, req, g: PlanGraph) -> int:
