@@ -48,14 +48,14 @@ def _bcast_call(nbytes: int) -> dict:
 
 def test_runtime_keeps_coarse_slices_for_the_training_broadcast():
     """``examples/net.json``, 8 ranks, 50 MiB from rank 0, emulated at time scale 10 (the
-    training benchmark): the model alone picks ``multi_tree`` in 100 KiB slices (99.9 ms
-    against 102.2 ms in 400 KiB slices, 4x the busiest rank's messages); charged the
-    engine's cost per message, the runtime plans 400 KiB or coarser, and the choice's
-    prediction is that schedule's, charged."""
+    training benchmark): the model alone picks ``multi_tree`` in 400 KiB slices (95.8 ms,
+    its message list schedule justified, against 99.9 ms in 100 KiB slices, 4x the
+    busiest rank's messages); charged the engine's cost per message, the runtime plans
+    400 KiB or coarser, and the choice's prediction is that schedule's, charged."""
     p = load_platform(NET)
     cost = engine_message_cost(10.0)
     bare = plan(p, "0", method="auto", nbytes=50 * MIB)
-    assert bare.params["segment_size"] == 100 * 1024  # what the model alone takes
+    assert bare.params["segment_size"] == 400 * 1024  # what the model alone takes
     planning = Planning("auto", None, None, {})
     planning.message_cost = cost
     sched = planning.tree(p, _bcast_call(50 * MIB))
@@ -143,8 +143,8 @@ def test_a_wrapper_charges_the_measured_cost_as_it_was_measured():
 def test_a_measured_cost_slices_the_training_broadcast_where_the_arithmetic_says():
     """``examples/net.json``, 8 ranks, 50 MiB from rank 0 at time scale 10: from every
     candidate's predicted time and busiest-rank messages, the charge per message at which
-    ``multi_tree`` in 100 KiB slices (the bare optimum, 1 280 messages) loses to 400 KiB
-    slices (317), and then those to 1.6 MiB (96); a measured cost just below and just
+    ``multi_tree`` in 400 KiB slices (the bare optimum, 317 messages) loses to 1.6 MiB
+    slices (80), and then those to 6.4 MiB (24); a measured cost just below and just
     above each break-even (real seconds: times 10) gives the wrapper's plan those slices."""
     p = load_platform(NET)
     scale, n = 10.0, 50 * MIB
@@ -158,13 +158,13 @@ def test_a_measured_cost_slices_the_training_broadcast_where_the_arithmetic_says
         return min((tj - t) / (m - mj) for tj, mj, _ in cands if mj < m)
 
     fine = best(0.0)
-    assert (fine[1], fine[2]) == (1280, 100 * 1024)
+    assert (fine[1], fine[2]) == (317, 400 * 1024)
     first = break_even(*fine[:2])
     mid = best(first * 1.001)
-    assert (mid[1], mid[2]) == (317, 400 * 1024)
+    assert (mid[1], mid[2]) == (80, 1600 * 1024)
     second = break_even(*mid[:2])
-    assert first == pytest.approx(6.7290e-7, rel=1e-3)
-    assert second == pytest.approx(4.0398e-5, rel=1e-3)
+    assert first == pytest.approx(2.2623e-5, rel=1e-3)
+    assert second == pytest.approx(3.0647e-4, rel=1e-3)
 
     def slices(measured: float) -> int:
         planning = Planning("auto", None, None, {}, tuning=_measured(measured))
@@ -173,10 +173,10 @@ def test_a_measured_cost_slices_the_training_broadcast_where_the_arithmetic_says
         )
         return planning.tree(p, _bcast_call(n)).params["segment_size"]
 
-    assert slices(first * scale * 0.999) == 100 * 1024
-    assert slices(first * scale * 1.001) == 400 * 1024
-    assert slices(second * scale * 0.999) == 400 * 1024
-    assert slices(second * scale * 1.001) == 1600 * 1024
+    assert slices(first * scale * 0.999) == 400 * 1024
+    assert slices(first * scale * 1.001) == 1600 * 1024
+    assert slices(second * scale * 0.999) == 1600 * 1024
+    assert slices(second * scale * 1.001) == 6400 * 1024
 
 
 def test_a_measured_cost_gives_the_small_allreduce_to_mpi_where_the_arithmetic_says():

@@ -620,7 +620,9 @@ def test_auto_chooses_the_planner_and_the_slice_by_size():
     seg = s.params["segment_size"]
     assert seg in slice_choices(big) and seg is not None
     assert REGISTRY[s.params["chosen"]].pipelined
-    assert {"multi_tree", "throughput_tree", "fnf"} <= set(s.params["candidates"])
+    # (the single pipelined trees are candidates too, left unsimulated here because their
+    # bounds are above multi_tree's time)
+    assert {"multi_tree", "fnf"} <= set(s.params["candidates"])
     ranked = compare(p, "bcast", root="0", nbytes=big, slices=slice_choices(big)).ranked
     best = min(c.predicted_time for c in ranked)
     # (compare without pruning simulates every candidate at the slice sizes that fit its

@@ -88,6 +88,7 @@ from ._common import relays
 from ._registry import Option, register
 from ._shared import packing as shared_packing
 from ._shared import scale_class, scaled
+from .justify import justified
 from .message_schedule import message_transfers
 from .period_rounding import whole_slices as _round
 from .pipelined import PlanGraph, _grow_one_port, _schedule, _start, best_tree
@@ -781,12 +782,13 @@ def _message_timetable(
     g: PlanGraph, trees: list[np.ndarray], share: list[int]
 ) -> tuple[dict[int, list[tuple[int, int, int, int]]], float, float]:
     """``(order, span, reach)`` as :func:`_period_timetable` gives them, for the whole
-    message as one period (:func:`message_transfers`): tree ``i`` carries ``share[i]``
+    message as one period (:func:`message_transfers`, improved by a backward and a forward
+    pass, :func:`~hetcoll.planners.justify.justified`): tree ``i`` carries ``share[i]``
     slices, every transfer at lag 0, its slot its rank in the list schedule, ``span =
     reach`` the end of the last transfer.  A pair of a tree carries its slices in order
     (a node holds them in order and forwards the first first), so the ``q``-th listing
     of a tree and child carries the tree's ``q``-th slice."""
-    transfers, span = message_transfers(g, trees, share)
+    transfers, span = justified(g, *message_transfers(g, trees, share))
     order: dict[int, list[tuple[int, int, int, int]]] = {}
     for slot, (_t, u, v, i, _q) in enumerate(transfers):
         order.setdefault(u, []).append((i, v, 0, slot))
