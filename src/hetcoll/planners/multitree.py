@@ -69,6 +69,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from functools import partial
 from typing import Annotated, Any
 
 import numpy as np
@@ -94,6 +95,7 @@ from .period_rounding import whole_slices as _round
 from .pipelined import PlanGraph, _grow_one_port, _schedule, _start, best_tree
 from .port_choice import message_cap, multi_port_choice, single_tree
 from .port_slots import TRIAL, message_trees, slot_problem
+from .relayed_trees import relayed, relayed_choice, untimed
 from .single_bounds import bound_problem as _bound_problem
 from .single_bounds import hops_bound as _hops_bound
 from .single_bounds import port_bound as _port_bound
@@ -163,7 +165,10 @@ def multi_tree(
     Notes
     -----
     See the module docstring.  The trees are spanning arborescences of the links' digraph
-    (of the members, with store-and-forward relays, for a multicast).
+    (of the members, with store-and-forward relays, for a multicast).  A timetable has no
+    relays: trees with a relayed edge send in its issue order without its slots (no
+    ``period`` nor ``finish_bound``), kept only when the simulator finishes them before the
+    best single tree (:mod:`.relayed_trees`).
     """
     req, g = _start(platform, root, members, model, nbytes, segment_size)
     prob = g.problem()
@@ -179,6 +184,9 @@ def multi_tree(
     multi = _timetable_schedule(req, g, m, trees, timetable, total, optimum, finish)
     if slices_per_period is not None:
         return multi
+    if relayed(multi):  # a multicast's relayed trees: no timetable (.relayed_trees)
+        singles = partial(_fastest_single, platform, req, g, packing, optimum, total)
+        return relayed_choice(platform, req, multi, singles)
     periodic = multi
     multi, finish, known = _whole_message(platform, req, g, packing, multi, finish, total)
     if g.ports == "multi":
@@ -398,9 +406,12 @@ def _timetable_schedule(
     if offset != req.nbytes:  # pragma: no cover - _shares covers every slice
         raise PlannerError("multi_tree: the flows do not cover the message")
     name = [req.ids[x] for x in g.nodes.tolist()]  # a plan-graph node's id
+    timed = not any(f.relays for f in flows)  # relayed: the issue order, untimed
     order = {
         name[u]: tuple(
-            OrderedSend(flow_of[i], name[v], lag, slot) for i, v, lag, slot in seq if i in flow_of
+            OrderedSend(flow_of[i], name[v], lag, slot if timed else None)
+            for i, v, lag, slot in seq
+            if i in flow_of
         )
         for u, seq in local_order.items()
     }
@@ -417,7 +428,7 @@ def _timetable_schedule(
         "multi_tree",
         req.nbytes,
         tuple(flows),
-        params,
+        params if timed else untimed(params),
         req.model.to_spec(),
         order=ListedOrder(order),  # (plain entries: not checked one by one again)
     )
