@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _cli import run
+from _worlds import run_world
 from hetcoll import plan, simulate
 from hetcoll.bounds import lower_bound
 from hetcoll.generators import random_graph_platform
 from hetcoll.platform import save_platform
+from hetcoll.runtime.executor import ByteRanges
 
 
 def received(s, member: str) -> list[tuple[int, int]]:
@@ -137,3 +140,19 @@ def test_the_command_line_plans_a_relayed_multicast(capsys, tmp_path):
     assert doc["algorithm"] == "multi_tree"
     assert {"0", *members.split(",")} <= set(doc["arrival"])  # (and the relays)
     assert doc["predicted_time"] >= doc["lower_bound"] * (1 - 1e-9)
+
+
+def test_the_engine_delivers_every_byte_of_the_untimed_relayed_trees():
+    # the packing's eight trees, relayed, run by every rank's executor (in memory)
+    p = random_graph_platform(20, 0.2, seed=5)
+    members = [str(i) for i in range(0, 19, 2)]
+    nbytes, opts = 6000, {"slices_per_period": 16}
+    s = plan(p, "0", members, method="multi_tree", nbytes=nbytes, segment_size=100, options=opts)
+    assert len(s.flows) == 8 and any(f.relays for f in s.flows)
+    program = s.program()
+    data = (np.arange(nbytes) * 7 + 3).astype(np.uint8)
+    bufs = {v: data.copy() if v == "0" else np.zeros(nbytes, np.uint8) for v in p.ids}
+    handlers = {v: ByteRanges(program.chunks, {0: memoryview(bufs[v])}) for v in p.ids}
+    run_world(p, program, handlers=handlers, timing="native")
+    for v in members:
+        assert np.array_equal(bufs[v], data), v
