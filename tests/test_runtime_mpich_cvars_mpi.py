@@ -308,3 +308,26 @@ def test_a_single_calls_row_runs_mpis_own_on_the_plain_communicator(collective):
     assert ran == ["base", "hc"]
     tune._call(hc, collective, 64)("mpi", None)
     assert ran == ["base", "hc", "hc"]
+
+
+def test_tunes_forced_candidate_is_the_plain_call_inside_hetcomms_own_forcing():
+    """What tune times for a forced algorithm is the communicator's method inside
+    ``Algorithms.forcing`` (the wrapper a HetComm runs): the cost of forcing is in the
+    measured time, so an algorithm gaining less than it costs loses to MPI's own."""
+    from types import SimpleNamespace
+
+    from mpi4py import MPI  # noqa: F401  (the process's MPICH)
+
+    from hetcoll.jobs import tune
+    from hetcoll.runtime.mpich_cvars import algorithms
+
+    found = algorithms()
+    seen = []
+    base = SimpleNamespace(Allreduce=lambda *a, **k: seen.append(found.current("allreduce")))
+    hc = SimpleNamespace(base=base, rank=0, size=2, Allreduce=None)
+    plans = [{"algorithm": "mpi", "segment_size": None, "mpich": n} for n in ("ring", "tree")]
+    forced = tune._forced_calls("allreduce", plans, tune._call(hc, "allreduce", 64, plain=True))
+    forced["tree"]()
+    forced["ring"]()
+    assert seen == [("tree", "mpir"), ("ring", "mpir")]
+    assert found.current("allreduce") == ("auto", "auto")
