@@ -9,12 +9,14 @@ from itertools import pairwise
 
 import pytest
 
+import hetcoll.planners.forestplan as forestplan
 from hetcoll import Platform, plan, simulate
 from hetcoll.allbounds import collective_bound
 from hetcoll.generators import capacitated_graph_platform
 from hetcoll.patterns import Flow, Tree
 from hetcoll.planners.forest import pack_forest
-from hetcoll.planners.forestplan import _by_depth, _depths, _flows
+from hetcoll.planners.forestorder import per_root_order
+from hetcoll.planners.forestplan import _by_depth, _cut, _depths, _fill_bound, _flows, _slowest
 
 MiB = 2**20
 
@@ -64,14 +66,43 @@ def test_counts_follow_the_depths_the_finest_within_the_budget():
     assert _by_depth(small, [400.0, 2.0, 1.0], 3 * 300)[0] == 2
 
 
-def test_sixty_four_nodes_allgather_with_counts_by_depth():
+@pytest.mark.parametrize(("n", "seed"), [(5, 0), (6, 1), (7, 2), (8, 3)])
+@pytest.mark.parametrize(("op", "kinds"), [
+    ("allgather", (("out", "bcast"),)), ("reduce_scatter", (("in", "reduce"),)),
+])  # fmt: skip
+def test_the_fill_bound_is_below_every_play_out(n, seed, op, kinds):
+    """The machine bound of ``_fill_bound`` never exceeds the play-out it prunes, whole
+    shares or cut (one count for all, counts by depth)."""
+    p = capacitated_graph_platform(n, seed=seed)
+    block = MiB
+    packed = pack_forest(p, op, [block] * n, slice_size=MiB)
+    edges: list = []
+    whole = _flows(packed, {r: (r * block, block) for r in range(n)}, kinds, None, 1, 1e-9, edges)
+    slowest = _slowest(packed, whole, edges)
+    deep = _by_depth(whole, _depths(packed, whole, edges), 4096)
+    for k in [None, 2, 4, 8, deep]:
+        flows = _cut(whole, k, 1)
+        assert _fill_bound(flows, slowest) <= per_root_order(p, flows).time * (1 + 1e-12)
+
+
+def test_sixty_four_nodes_allgather_with_counts_by_depth(monkeypatch):
     """The benchmark's 64-node graph at 1 MiB per rank: a root behind four links of 1 and
     2.5 GB/s, each carrying only its tree, filled and drained through all of them, 2.8
     segment times; with one count for every tree (eight each, the transfer budget) the
     allgather took 1.35x the optimum.  Counts by depth: 1.079x, and the simulator replays
-    the play-out."""
+    the play-out.  One count for all is not played out at all: its fill bound (the root
+    behind the chain: 1.35x at eight segments) is above what the counts by depth took, so
+    two play-outs in all (whole shares, by depth) where five were run."""
     p = capacitated_graph_platform(64, seed=0)
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return per_root_order(*args, **kwargs)
+
+    monkeypatch.setattr(forestplan, "per_root_order", counted)
     s = plan(p, None, method="forest", collective="allgather", nbytes=MiB)
+    assert len(calls) == 2
     best = collective_bound(p, "allgather", 64 * MiB)
     t = simulate(p, s).makespan
     assert t == pytest.approx(s.params["estimate"], rel=1e-9)

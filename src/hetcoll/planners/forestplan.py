@@ -13,20 +13,24 @@ whose play-out is faster.
 Every rank sends in the order of a play-out of the flows on the packing's resources
 (:mod:`hetcoll.planners.forestorder`; the schedule's ``order``), one send after the other:
 in program order a rank's next send would wait for a busy link while another idles.  The
-segments: of the given size, else every flow cut into the same number of segments (of at
-least 1 KiB), the number of the fastest play-out among whole shares, powers of two and the
-most whose schedule stays within a quarter of the transfer budget (the play-out is what the
-simulator replays on bandwidth-only link graphs, at a fraction of its cost), fewest first,
-stopping at the first whose play-out is within :data:`NEAR` of the packing's certified
-bound, and then (none within it) each flow cut into a count of its own, in proportion to
-its *pipeline depth* (its share's time down its slowest path from the root at the packing's
-time per byte of each edge: :func:`_depths`), the finest within that quarter
-(:func:`_by_depth`).  A count per flow rather than one size: a tree's pipeline fills and
-drains in about a segment's share of its run, so a tree of a small share cut into a few
-long segments would finish last; and in proportion to the depth rather than one count: a
-tree behind a chain of slow links that carry it alone fills and drains through every one
-of them, where most trees cross fast links (on the 64-node benchmark graph one count for
-all left eight segments per tree and the allgather at 1.35x the optimum).
+segments: of the given size, else the fastest play-out (the play-out is what the simulator
+replays on bandwidth-only link graphs, at a fraction of its cost) of every flow whole, then
+each flow cut into a count of its own in proportion to its *pipeline depth* (its share's
+time down its slowest path from the root at the packing's time per byte of each edge:
+:func:`_depths`), the finest within a quarter of the transfer budget (:func:`_by_depth`),
+then every flow cut into the same number of segments, powers of two and the most within
+that quarter; segments of at least 1 KiB; stopping at the first play-out within
+:data:`NEAR` of the packing's certified bound.  A count per flow rather than one size: a
+tree's pipeline fills and drains in about a segment's share of its run, so a tree of a
+small share cut into a few long segments would finish last; and in proportion to the depth
+rather than one count: a tree behind a chain of slow links that carry it alone fills and
+drains through every one of them, where most trees cross fast links (on the 64-node
+benchmark graph one count for all left eight segments per tree and the allgather at 1.35x
+the optimum).  Where every edge holds its resources for exactly its time (a bandwidth-only
+link graph), one count for all is played out only where its fill bound
+(:func:`_fill_bound`: a flow's slowest hop carries its whole share, after the first
+segment's way to it and before the last one's way on) is below the fastest play-out so
+far: at 64 nodes none is, and the planning costs two play-outs instead of five.
 
 Under a model whose ranks keep several sends in flight per edge (``nic``: windows per
 edge, ``chain="edge"``) the play-out is no estimate (it runs one transfer per NIC at a
@@ -187,6 +191,16 @@ def _depths(forest: Forest, flows: Sequence[Flow], edges_of: Sequence[np.ndarray
     """Each flow's pipeline depth: the seconds its whole share takes down its slowest path
     from the root to a leaf, hop after hop at the packing's time per byte of each edge
     (a segment of ``1/S`` of the share fills and drains the tree in about ``1/S`` of it)."""
+    return [
+        f.nbytes * d for f, (d, _) in zip(flows, _slowest(forest, flows, edges_of), strict=True)
+    ]
+
+
+def _slowest(
+    forest: Forest, flows: Sequence[Flow], edges_of: Sequence[np.ndarray]
+) -> list[tuple[float, float]]:
+    """Each flow's slowest path from the root to a leaf: its seconds per byte, hop after
+    hop at the packing's time per byte of each edge, and its slowest hop's."""
     p = forest.problem
     per_byte = np.asarray(p.T, dtype=float) / max(int(p.nbytes), 1)
     out = []
@@ -194,17 +208,31 @@ def _depths(forest: Forest, flows: Sequence[Flow], edges_of: Sequence[np.ndarray
         # data go src -> dst: out of the root a child is dst, into it src
         kid, mom = (p.src, p.dst) if f.kind == "reduce" else (p.dst, p.src)
         up = {int(kid[e]): (int(mom[e]), float(per_byte[e])) for e in edges}
-        far: dict[int, float] = {}
+        far: dict[int, tuple[float, float]] = {}
         for v in up:
             path = []
             while v in up and v not in far:
                 path.append(v)
                 v = up[v][0]
-            t = far.get(v, 0.0)
+            t, slow = far.get(v, (0.0, 0.0))
             for u in reversed(path):
-                t += up[u][1]
-                far[u] = t
-        out.append(f.nbytes * max(far.values(), default=0.0))
+                t, slow = t + up[u][1], max(slow, up[u][1])
+                far[u] = (t, slow)
+        out.append(max(far.values(), default=(0.0, 0.0)))
+    return out
+
+
+def _fill_bound(flows: Sequence[Flow], slowest: Sequence[tuple[float, float]]) -> float:
+    """A lower bound on the play-out of ``flows`` where every edge holds its resources for
+    exactly its time (a bandwidth-only link graph): along a flow's slowest path of ``D``
+    seconds per byte, its slowest hop of ``t`` carries the whole share ``n`` one segment
+    after the other, the first segment (at least ``s`` bytes) reaching it and the last
+    leaving it through the other hops, so the flow ends no earlier than
+    ``s (D - t) + n t`` (a permutation flow shop's machine bound)."""
+    out = 0.0
+    for f, (d, t) in zip(flows, slowest, strict=True):
+        s = min(n for _, n in f.segments())
+        out = max(out, s * (d - t) + f.nbytes * t)
     return out
 
 
@@ -546,17 +574,24 @@ def forest(
         tried = _descend(plans, build, simulated, most, lower, search)
     else:
         tried = []
+        p = packed.problem
+        # every edge holds its resources for its time: _fill_bound bounds a play-out
+        exact = bool(np.all(np.asarray(p.usage.max(axis=0).todense()).ravel() == p.T))
         for rg in plans:
             edges: list[np.ndarray] = []
             whole = build(None, rg, edges)
-            for k in _counts(whole, align, budget):
-                tried.append(played_out(_cut(whole, k, align)))
+            slowest = _slowest(packed, whole, edges)
+            depths = [f.nbytes * d for f, (d, _) in zip(whole, slowest, strict=True)]
+            deep = _by_depth(whole, depths, budget)
+            # whole shares, then the counts by depth, then one count for all that may beat them
+            for k in [None, *([deep] if deep else []), *_counts(whole, align, budget)[1:]]:
+                flows = _cut(whole, k, align)
+                best = min((s.params["estimate"] for s in tried), default=math.inf)
+                if exact and k is not deep and _fill_bound(flows, slowest) >= best:
+                    continue  # no faster than one already played out
+                tried.append(played_out(flows))
                 if search == "quick" and tried[-1].params["estimate"] <= (1 + NEAR) * lower:
                     break  # within NEAR of the bound: a finer cut cannot gain more
-            else:  # and the counts in proportion to the trees' pipeline depths
-                counts = _by_depth(whole, _depths(packed, whole, edges), budget)
-                if counts is not None:
-                    tried.append(played_out(_cut(whole, counts, align)))
     sched = min(tried, key=lambda s: s.params["estimate"])  # the first of equals
     if id(sched) in predictions:  # auto's comparison takes it rather than simulate again
         keep_prediction(platform, sched, model, predictions[id(sched)])
