@@ -1,13 +1,14 @@
 """The send-order shortcut: a schedule whose every node sends in a given order
-(``Schedule.order`` without slots) under a port per link (``multi_port``: links in
-parallel, no receive port), bit for bit the event loop's prediction, without lowering it
-to ops (:func:`simulate_ordered`)."""
+(``Schedule.order`` without slots, or one tree, segment by segment) under a port per link
+(``multi_port``: links in parallel, no receive port), bit for bit the event loop's
+prediction, without lowering it to ops (:func:`simulate_ordered`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..models import BoundModel
+from ..patterns import OrderedSend
 from ..schedule import Schedule
 from .costs import distinct_costs
 from .results import BLOCKERS
@@ -29,7 +30,9 @@ def simulate_ordered(bound: BoundModel, schedule: Schedule, total_bytes: int):
     -----
     A send order (:attr:`Schedule.order` whose entries carry no slot, lowered by
     :func:`hetcoll.lowering.flows_program`) posts every receive at the start and lists
-    each node's sends.  Under a model with exclusive links, no receive port
+    each node's sends; so does a single tree without one
+    (:func:`hetcoll.lowering.tree_program`: segment by segment, each node's children in
+    the tree's order).  Under a model with exclusive links, no receive port
     (``recv_busy == 0``), each link's window the whole transfer and each link crossed by
     the transfers of one sender and receiver only (``multi_port``: a transfer holds the
     one link it crosses), nothing couples two senders but the data they forward.  So
@@ -59,7 +62,7 @@ def simulate_ordered(bound: BoundModel, schedule: Schedule, total_bytes: int):
     :class:`~hetcoll.program.Op` objects.  Memory O(M + N).
     """
     if (
-        not schedule.order
+        not (schedule.order or len(schedule.flows) == 1)
         or schedule.timetable
         or schedule.hypercube is not None
         or schedule.rooted
@@ -69,7 +72,12 @@ def simulate_ordered(bound: BoundModel, schedule: Schedule, total_bytes: int):
         or any(f.relays for f in schedule.flows)
     ):
         return None
-    plan = _transfers(schedule)
+    order = schedule.order
+    if not order:  # one tree: segment by segment, each node's children in the tree's order
+        tree = schedule.flows[0].tree
+        kids = tree.children
+        order = {u: tuple(OrderedSend(0, c) for c in kids[u]) for u in tree.nodes if kids.get(u)}
+    plan = _transfers(schedule, order)
     if plan is None:
         return None
     ranks, u, v, chunk, nbytes, key_period, key_slot, data = plan

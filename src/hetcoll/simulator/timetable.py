@@ -189,15 +189,15 @@ def _previous(order: np.ndarray, owner: np.ndarray) -> np.ndarray:
     return prev
 
 
-def _transfers(schedule: Schedule):
+def _transfers(schedule: Schedule, order=None):
     """Every transfer of the timetable (or send order: an entry without a slot has its
     position in its node's order, as the lowering keys it), in the order the lowering
     lists a node's sends (flow by flow, node by node, child by child, segment by segment):
     rank indices ``u``, ``v`` (into ``ranks``, the lowering's), chunk ids, bytes, the key
     ``(period, slot)`` and ``data``, the transfer that brought the forwarded segment to
     ``u`` (-1 at the root).  None when some sending node has no listing (its sends would
-    not be timetabled)."""
-    order = schedule.order or {}
+    not be timetabled).  ``order``: the schedule's when None."""
+    order = (schedule.order or {}) if order is None else order
     ranks: list[str] = []
     rank_of: dict[str, int] = {}
     for f in schedule.flows:
