@@ -125,6 +125,15 @@ def test_two_sites_plan_on_the_hosts_against_their_bound():
     ]
 
 
+def test_two_sites_at_eight_bytes():
+    """An 8-byte allgather on two-site (the reproduce's smallest size): its bound is one
+    byte's reach across the WAN (the hosts' packing, whose LP does not solve at a 1-byte
+    block, is not asked for)."""
+    pt = point(("two-site", "allgather", 8))
+    p = platform("two-site")
+    assert pt["bound"] == members_bound(p, "allgather", 8, hosts(p)).parts["reach"]
+
+
 def test_same_inputs_same_numbers():
     task = ("star8-3speeds", "allgather", 512)
     assert point(task) == point(task)

@@ -13,9 +13,10 @@ links; its 8 hosts are the members, its switches route), for result sizes ``M`` 
 256 MiB (an allreduce's vector; an allgather's result, ``M / 8`` per node), every planner
 below is planned and simulated, and its time divided by the lower bound of
 :func:`hetcoll.allbounds.collective_bound` (``hetcoll optimum --op``; on ``two-site``
-:func:`hetcoll.allbounds.members_bound`, the hosts alone, with their per-root packing): no
-schedule of the operation is faster, so a ratio of 1 is optimal.  The per-root planners of
-:data:`EVERY_NODE` plan on every node of a platform, so they are n/a on ``two-site``.
+:func:`hetcoll.allbounds.members_bound`, the hosts alone; from a few MiB the WAN cut, which their
+per-root packing meets): no schedule of the operation is faster, so a ratio of 1 is
+optimal.  The per-root planners of :data:`EVERY_NODE` plan on every node of a platform, so
+they are n/a on ``two-site``.
 
 - hetcoll's plans: ``auto`` (every applicable planner simulated, the fastest kept),
   ``forest`` (the optimal per-root packing; on ``two-site`` the hosts', the switches
@@ -147,7 +148,7 @@ def point(task: tuple[str, str, int]) -> dict[str, Any]:
     if members is None:
         found = collective_bound(p, collective, m)
     else:
-        found = members_bound(p, collective, m, members, packing=True)
+        found = members_bound(p, collective, m, members)
     times: dict[str, float | None] = {}
     for algo in _planners(collective):
         if algo in (EVERY_NODE if members is not None else SITES_ONLY):

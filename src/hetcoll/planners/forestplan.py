@@ -482,6 +482,8 @@ def forest(
     blocks = [int(sizes[v]) if sizes is not None else int(nbytes) for v in ids]
     vector = int(nbytes) if collective == "allreduce" else sum(blocks)
     slice_size = max(segment_size or min(max(vector // max(n, 1), 1), 1 << 20), 1)
+    if sub is not None:  # among hosts a byte's port time is nearly all latency: the LP
+        slice_size = max(slice_size, MIN_SEGMENT)  # of 1-byte slices does not solve
     if n == 1:
         raise PlannerError("forest needs at least two nodes")
     packed = pack_forest(
