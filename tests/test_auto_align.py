@@ -1,7 +1,7 @@
 """``auto`` plans an allreduce in whole elements when given ``align``: the CLI's
 ``hetcoll plan --algo auto --option align=8`` and the Python ``plan(..., method="auto")``
-plan the very schedule HetComm's choice weighs for a vector of doubles (``forest`` with
-``align`` 8, :func:`hetcoll.choice.choose`)."""
+plan the very schedule HetComm's choice weighs for a vector of doubles (the fastest there,
+``butterfly_pipelined``, with ``align`` 8, :func:`hetcoll.choice.choose`)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def without_provenance(doc: dict) -> dict:
     return {k: v for k, v in doc.items() if k not in ("algorithm", "params")}
 
 
-def test_the_cli_and_python_plan_the_aligned_forest(capsys):
+def test_the_cli_and_python_plan_the_aligned_choice(capsys):
     p = load_platform("star8")
     code, out, err = run(
         capsys, "plan", "star8", "--op", "allreduce", "--algo", "auto", "--size", str(M),
@@ -34,14 +34,16 @@ def test_the_cli_and_python_plan_the_aligned_forest(capsys):
         warnings.simplefilter("error", PlannerWarning)  # auto takes align
         py = plan(p, None, method="auto", collective="allreduce", nbytes=M, options={"align": 8})
     assert cli == py.to_dict()
-    assert py.params["chosen"] == "forest"
-    forest = plan(p, None, method="forest", collective="allreduce", nbytes=M, options={"align": 8})
-    assert without_provenance(cli) == without_provenance(forest.to_dict())
+    name = "butterfly_pipelined"
+    assert py.params["chosen"] == name
+    best = plan(p, None, method=name, collective="allreduce", nbytes=M, options={"align": 8})
+    assert without_provenance(cli) == without_provenance(best.to_dict())
     assert all(f["nbytes"] % 8 == 0 for f in cli["flows"])  # whole doubles
+    assert all(f.get("segment_size", 8) % 8 == 0 for f in cli["flows"])
     # HetComm's choice for the same call (count: doubles) weighs this very schedule
     got = choose(p, "allreduce", M, list(p.ids), count=M // 8, op="sum", margin=0.0)
-    assert got.plan == "forest"
-    assert got.predicted == simulate(p, forest).makespan == simulate(p, py).makespan
+    assert got.plan == name
+    assert got.predicted == simulate(p, best).makespan == simulate(p, py).makespan
 
 
 def test_a_broadcast_ignores_align():

@@ -245,7 +245,8 @@ def test_auto_never_picks_a_plan_predicted_slower_than_mpi(t_ini, per_byte, slow
 def test_auto_all_plan_is_the_fastest_tree_or_hypercube(t_ini, per_byte, nbytes, collective):
     """``auto``'s plan for an allreduce or allgather is the fastest, by the simulator, of
     every hypercube planner, every tree planner whose schedule the engine runs (a reduce
-    or gather to rank 0 then a broadcast) and forest, recomputed here planner by planner; a tree
+    or gather to rank 0 then a broadcast), forest and (allreduce) butterfly_pipelined,
+    recomputed here planner by planner; a tree
     chosen is one the engine runs; the margin rule against MPI's time holds."""
     from hetcoll.choice import tree_runs
     from hetcoll.compare import compare
@@ -266,9 +267,11 @@ def test_auto_all_plan_is_the_fastest_tree_or_hypercube(t_ini, per_byte, nbytes,
             times[x.algorithm], schedules[x.algorithm] = simulate(p, s).makespan, s
     assert any(n in cubes for n in times) and any(n not in cubes for n in times)
     times["forest"] = _forest_time(p, collective, nbytes)  # per root: the engine runs it too
+    if reduce:  # ... and the pipelined butterfly's
+        times["butterfly_pipelined"] = _forest_time(p, collective, nbytes, "butterfly_pipelined")
     assert c.predicted == pytest.approx(min(times.values()), rel=1e-9)
     assert times[c.plan] == pytest.approx(c.predicted, rel=1e-9)
-    assert c.plan in (*cubes, "forest") or tree_runs(schedules[c.plan])
+    assert c.plan in (*cubes, "forest", "butterfly_pipelined") or tree_runs(schedules[c.plan])
     assert c.passes == (not c.predicted * 1.25 < c.mpi)
 
 
@@ -326,9 +329,9 @@ def test_tree_runs_names_what_the_engine_runs():
     assert not tree_runs(plan_allgather(p, method="eff_cube", nbytes=64))
 
 
-def _forest_time(p, coll, nbytes):
+def _forest_time(p, coll, nbytes, name="forest"):
     align = {"align": 4} if coll == "allreduce" else None
-    s = plan(p, None, method="forest", nbytes=nbytes, collective=coll, options=align)
+    s = plan(p, None, method=name, nbytes=nbytes, collective=coll, options=align)
     return simulate(p, s).makespan
 
 

@@ -15,7 +15,8 @@ engine) or the planner to run, by the first of these rules that applies:
    broadcast, the fastest of the hypercube planners and the trees the engine runs for an
    allreduce or an allgather, a reduce or gather to rank 0 then a broadcast, the fastest
    hypercube planner for the barrier; for an allreduce and an allgather also ``forest``'s
-   per-root schedule, on ranks that are every node of the platform) against its time for
+   per-root schedule, and for an allreduce ``butterfly_pipelined``'s, on ranks that are
+   every node of the platform) against its time for
    MPICH's algorithm (:mod:`hetcoll.mpich`) on the same platform; the plan runs only when it is
    predicted faster by more than ``margin``, ``t_plan * (1 + margin) < t_mpi``, and MPI
    otherwise.  The margin covers the model's error: a plan predicted a little faster may
@@ -52,7 +53,8 @@ messages in a row on the critical path (the root's sends; in a pipeline each sli
 receive and forward at every relay), and MPI's exchanges (recursive doubling and halving,
 rings, dissemination) keep every rank alike busy at every step.  ``forest``'s plans for
 an allreduce or an allgather (:data:`PER_ROOT`: the trees of a packing, per root or a
-reduce and a broadcast through one root, in slices) are charged the messages on their critical
+reduce and a broadcast through one root, in slices; for an allreduce also the pipelined
+butterfly, ``butterfly_pipelined``) are charged the messages on their critical
 chain (:func:`hetcoll.compare.critical_messages`: each of them, made longer by the
 engine's work, makes the run as much longer): their ranks' messages belong to several
 trees at once, and the rank with the most of them is a fast node that waits for the slow
@@ -410,43 +412,50 @@ def _unsliced(name: str) -> bool:
     return not REGISTRY[name].pipelined
 
 
-#: the per-root planner ``auto`` weighs for an allgather or allreduce (the engine runs
-#: its schedules: :mod:`hetcoll.runtime.perroot`)
-PER_ROOT = "forest"
+#: the per-root planners ``auto`` weighs for an allgather or allreduce, each for the
+#: collectives it plans (the engine runs their schedules: :mod:`hetcoll.runtime.perroot`)
+PER_ROOT = ("forest", "butterfly_pipelined")
 
 
 def _per_root_plan(
     platform, collective, nbytes, nodes, count, model, message_cost=0.0
 ) -> tuple[str, float] | None:
-    """``(planner, predicted seconds)`` of :data:`PER_ROOT`'s schedule for the call (plus
-    ``message_cost`` per message on its critical chain: module doc), as
-    the engine plans it (an allreduce's shares cut at its elements), or None where the
-    engine would not run it: ranks on some of the platform's nodes only (it plans on every
-    node), nothing to move, or no schedule for this platform (a model or platform form
-    the packing does not take)."""
+    """``(planner, predicted seconds)`` of the fastest of :data:`PER_ROOT`'s schedules for
+    the call (plus ``message_cost`` per message on its critical chain: module doc; ties:
+    the first), as the engine plans them (an allreduce's shares cut at its elements), or
+    None where the engine would run none: ranks on some of the platform's nodes only (they
+    plan on every node), nothing to move, or no schedule for this platform (a model or
+    platform form the planner does not take)."""
     from .compare import critical_messages
     from .errors import HetcollError
-    from .planners import plan
+    from .planners import REGISTRY, plan
     from .simulator import simulate
 
     if nbytes <= 0 or len(nodes) < 2 or sorted(nodes) != sorted(platform.ids):
         return None
     align = -(-nbytes // count) if collective == "allreduce" and count else 1
-    try:
-        sched = plan(
-            platform,
-            None,
-            None,
-            method=PER_ROOT,
-            model=model,
-            nbytes=nbytes,
-            collective=collective,
-            options={"align": align} if align > 1 else None,
-        )
-        found = simulate(platform, sched, model)
-        return PER_ROOT, found.makespan + message_cost * critical_messages(found)
-    except HetcollError:  # the engine's call would raise too: not a candidate
-        return None
+    best = None
+    for name in PER_ROOT:
+        if collective not in REGISTRY[name].collectives:
+            continue
+        try:
+            sched = plan(
+                platform,
+                None,
+                None,
+                method=name,
+                model=model,
+                nbytes=nbytes,
+                collective=collective,
+                options={"align": align} if align > 1 else None,
+            )
+            found = simulate(platform, sched, model)
+        except HetcollError:  # the engine's call would raise too: not a candidate
+            continue
+        t = found.makespan + message_cost * critical_messages(found)
+        if best is None or t < best[1]:
+            best = (name, t)
+    return best
 
 
 def _near_bound(platform, collective, nbytes, nodes, model, seconds) -> bool:
