@@ -37,9 +37,9 @@ __all__ = ["justified", "list_schedule"]
 #: the most transfers justified (a larger list schedule is kept as it is; n = 50, 1 024
 #: slices: 50 176): the passes cost about 10 us of CPU a transfer, and ``auto``, planning a
 #: 1 GiB broadcast at n = 50, weighs ``multi_tree``'s list schedules at several slice
-#: sizes, 2 048 slices (10^5 transfers) among them: every one justified took its planning
-#: from 1.6-1.7 to 2.8-3.1 CPU s, those up to this many from 1.8 to 2.0-2.2 CPU s
-#: (``bench_sizes.py --auto --sizes 50 --seeds 3``, side by side on a busy host)
+#: sizes, 2 048 slices (10^5 transfers) among them: justifying every one would add about
+#: 1.2 CPU s to that planning, those up to this many add about 0.3 s
+#: (``bench_sizes.py --auto --sizes 50 --seeds 3`` prints its CPU)
 MOST = 60_000
 #: backward-then-forward passes (the first gains most: on the n = 50 platforms of
 #: ``benchmarks/simulated/bench_sizes.py``, 1 024 slices, from 90.2, 89.0 and 89.7 % of the
