@@ -5,12 +5,11 @@ span; and on a Fig. 4 platform the message ends sooner than the list schedule al
 
 from __future__ import annotations
 
-from itertools import pairwise
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _one_port import assert_one_port_timetable
 from hetcoll import plan, simulate
 from hetcoll.bounds import lower_bound
 from hetcoll.generators import random_graph_platform
@@ -74,22 +73,8 @@ def test_the_justified_schedule_is_a_feasible_timetable_never_later(n, density, 
     listed, list_span = message_transfers(g, trees, mm)
     transfers, span = justified(g, listed, list_span)
     assert span <= list_span
-    T = {(int(g.src[e]), int(g.dst[e])): float(g.T[e]) for e in range(len(g.src))}
     assert sorted(x[1:] for x in transfers) == sorted(x[1:] for x in listed)
-    assert [x[0] for x in transfers] == sorted(x[0] for x in transfers)
-    arrive = {(g.root, i, q): 0.0 for i in range(len(trees)) for q in range(mm[i])}
-    busy: dict[tuple[str, int], list[tuple[float, float]]] = {}
-    carried: dict[tuple[int, int, int], list[int]] = {}
-    for start, u, v, i, q in transfers:
-        assert start >= arrive[(u, i, q)]
-        arrive[(v, i, q)] = start + T[(u, v)]
-        busy.setdefault(("out", u), []).append((start, start + T[(u, v)]))
-        busy.setdefault(("in", v), []).append((start, start + T[(u, v)]))
-        carried.setdefault((u, v, i), []).append(q)
-    for spans in busy.values():
-        assert all(a[1] <= b[0] for a, b in pairwise(spans))
-    assert all(qs == sorted(qs) for qs in carried.values())
-    assert span == max(start + T[(u, v)] for start, u, v, _i, _q in transfers)
+    assert_one_port_timetable(g, trees, mm, transfers, span)
     timetable = _message_timetable(g, trees, mm)
     assert timetable[1] == span
     s = _timetable_schedule(req, g, mm, trees, timetable, total, 1.0, span)

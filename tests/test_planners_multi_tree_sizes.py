@@ -4,12 +4,11 @@ below the lower bound, and nearer the bound than one tree on a long message."""
 
 from __future__ import annotations
 
-from itertools import pairwise
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _one_port import assert_one_port_timetable
 from hetcoll import plan, simulate
 from hetcoll.bounds import lower_bound
 from hetcoll.generators import random_graph_platform
@@ -184,7 +183,6 @@ def test_the_message_list_schedule_is_a_feasible_timetable(n, density, seed, tot
     trees = [packing.trees[i] for i in range(len(parts)) if parts[i] > 0]
     mm = [x for x in parts if x > 0]
     transfers, span = message_transfers(g, trees, mm)
-    T = {(int(g.src[e]), int(g.dst[e])): float(g.T[e]) for e in range(len(g.src))}
     want = sorted(
         (int(g.src[e]), int(g.dst[e]), i, q)
         for i, tree in enumerate(trees)
@@ -192,20 +190,7 @@ def test_the_message_list_schedule_is_a_feasible_timetable(n, density, seed, tot
         for q in range(mm[i])
     )
     assert sorted(x[1:] for x in transfers) == want
-    assert [x[0] for x in transfers] == sorted(x[0] for x in transfers)
-    arrive = {(g.root, i, q): 0.0 for i in range(len(trees)) for q in range(mm[i])}
-    busy: dict[tuple[str, int], list[tuple[float, float]]] = {}
-    carried: dict[tuple[int, int, int], list[int]] = {}
-    for start, u, v, i, q in transfers:
-        assert start >= arrive[(u, i, q)]
-        arrive[(v, i, q)] = start + T[(u, v)]
-        busy.setdefault(("out", u), []).append((start, start + T[(u, v)]))
-        busy.setdefault(("in", v), []).append((start, start + T[(u, v)]))
-        carried.setdefault((u, v, i), []).append(q)
-    for spans in busy.values():
-        assert all(a[1] <= b[0] for a, b in pairwise(spans))
-    assert all(qs == sorted(qs) for qs in carried.values())
-    assert span == max(start + T[(u, v)] for start, u, v, _i, _q in transfers)
+    assert_one_port_timetable(g, trees, mm, transfers, span)
     # the timetable is this list schedule improved (tests/test_planners_justify.py)
     timetable = _message_timetable(g, trees, mm)
     assert timetable[1] <= span
