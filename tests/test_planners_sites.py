@@ -241,7 +241,7 @@ def test_the_timetable_waits_for_a_busy_receiver_rather_than_booking_it():
     size = 4 << 20
     plain = sites(p, nbytes=size, segment_size=size // 4, fanout=1)
     plain = dataclasses.replace(plain, order=None)
-    cut = members_bound(p, "allgather", size * 8, hosts(p)).lower_bound
+    cut = members_bound(p, "allgather", size * 8, hosts(p)).parts["cut"]
     times = {}
     for wait in ("all", "busiest"):
         played = per_root_order(p, plain.flows, None, RouteCosts(p), wait=wait)

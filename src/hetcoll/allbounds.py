@@ -27,7 +27,7 @@ import numpy as np
 from .errors import ArgumentError
 from .platform import Platform
 
-__all__ = ["OPS", "CollectiveBound", "collective_bound", "members_bound"]
+__all__ = ["OPS", "CollectiveBound", "collective_bound", "latency_cut", "members_bound"]
 
 #: the operations :func:`collective_bound` bounds
 OPS = ("allgather", "reduce_scatter", "allreduce")
@@ -275,6 +275,9 @@ def members_bound(
       for the first member ``a`` and every other ``v``.  A reduce-scatter's bound is the
       allgather's on the reversed links (each schedule of one, run backwards, is one of
       the other): equal on symmetric links;
+    - ``latency_cut`` (model ``hockney`` on links): each ``S`` of ``cut`` again, its bytes
+      no earlier than the first message can cross (:func:`latency_cut`): one hop's latency
+      plus the cut's bytes over its bandwidth, where ``cut`` counts the bytes alone;
     - with ``packing`` (a model whose transfers are routed end to end): ``packing``, the
       certified bound of the members' per-root packing
       (:mod:`hetcoll.planners.forestmembers`) with ``size``-byte messages (allreduce:
@@ -307,6 +310,7 @@ def members_bound(
     spec = get_model(model) if model is not None else platform.model
     held = getattr(spec, "contention", "exclusive") in ("exclusive", "shared")
     parts["cut"] = 0.0
+    sides: list[tuple[set[str], float, float]] = []
     if platform.links and held:
         g = nx.DiGraph()
         for link in platform.links:
@@ -325,6 +329,9 @@ def members_bound(
                 else:
                     moved = len(inside - side) * size / n
                 parts["cut"] = max(parts["cut"], moved / value if value > 0 else math.inf)
+                sides.append((side, moved, value))
+        if spec.name == "hockney":
+            parts["latency_cut"] = latency_cut(platform, members, sides)
     if not packing:
         return CollectiveBound(op, size, max(parts.values()), None, parts)
     import time
@@ -349,3 +356,54 @@ def members_bound(
     return CollectiveBound(
         op, size, max(parts.values()), None, parts, time_of, bound_of, len(forest.trees), seconds
     )
+
+
+def latency_cut(
+    platform: Platform, members: Sequence[str], sides: Sequence[tuple[set[str], float, float]]
+) -> float:
+    """The largest ``L(S) + moved / B+(S)`` seconds over ``sides``, each ``(S, moved,
+    B+(S))``: a node set ``S``, the bytes that must leave it among ``members`` (as
+    :func:`members_bound`'s ``cut`` counts them) and the bandwidth of its links leaving it;
+    ``L(S)`` the least ``t_ini[u] + alpha(u, v)`` (the sender's start-up and the route's
+    latency) over the ordered pairs of members whose route leaves ``S``.  Model
+    ``hockney`` on a link platform (a multi-site platform's WAN), exclusive or shared.
+
+    Proof.  Let a schedule end at ``T``.  The ``moved`` bytes leave ``S`` in messages
+    between members whose route crosses a link leaving ``S`` (the only nodes that send are
+    members; a message that ends after ``T`` feeds nothing), and each such message of
+    ``n`` bytes started at ``t >= 0`` arrives by ``T``.  Under ``"shared"`` contention its
+    bytes flow over its links in ``[t + lead, arrival]``, ``lead = t_ini[u] + n t_byte[u] +
+    alpha(u, v) >= L(S)``, and the flows crossing the links leaving ``S`` add up to at
+    most ``B+(S)`` bytes per second at every instant, so ``moved <= B+(S) (T - L(S))``.
+    Under ``"exclusive"`` contention a message holds each link ``e`` of its route for its
+    whole time, ``>= L(S) + n / b_e``, one message at a time: if ``D_e`` bytes cross ``e``
+    (at least one message), ``T >= L(S) + D_e / b_e``, and as ``sum_e D_e >= moved`` some
+    link leaving ``S`` has ``D_e / b_e >= moved / B+(S)``.  Either way ``T >= L(S) + moved
+    / B+(S)``.  It is reached: two hosts, one per site, exchanging their blocks (an
+    allgather) or their vectors (an allreduce) in one message each way take exactly that
+    (``tests/test_latency_cut.py``).
+    """
+    routes = platform.routes
+    if not sides or not routes.has_links:
+        return 0.0
+    idx = np.array([platform.index(m) for m in members])
+    u, v = (a.ravel() for a in np.meshgrid(idx, idx, indexing="ij"))
+    u, v = u[u != v], v[u != v]
+    lat, _, resources, offsets = routes.pairs(u, v)
+    lead = np.asarray(platform.t_ini, float)[u] + np.asarray(lat, float)
+    resources, offsets = np.asarray(resources), np.asarray(offsets)
+    count = len(routes.resource_bandwidth)
+    ends = np.array([routes.resource_ends(r) for r in range(count)]).reshape(count, 2)
+    ids = platform.ids
+    best = 0.0
+    for side, moved, value in sides:
+        if moved <= 0:
+            continue
+        inside = np.array([ids[k] in side for k in range(len(ids))])
+        leaving = inside[ends[:, 0]] & ~inside[ends[:, 1]]
+        crossed = np.concatenate([[0], np.cumsum(leaving[resources])])
+        crossing = crossed[offsets[1:]] > crossed[offsets[:-1]]
+        if value <= 0 or not crossing.any():
+            return math.inf
+        best = max(best, float(lead[crossing].min()) + moved / value)
+    return best

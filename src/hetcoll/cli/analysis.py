@@ -278,6 +278,6 @@ def _collective_optimum(platform, op, size, model, time_limit, as_json) -> None:
     if not found.trees:
         return
     click.echo(
-        f"per-root packing: {format_time(found.packing)} (certified >= "
+        f"steady-state per-root packing: {format_time(found.packing)} (certified >= "
         f"{format_time(found.packing_bound)}), {found.trees} trees, {found.seconds:.3g} s"
     )

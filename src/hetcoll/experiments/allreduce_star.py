@@ -137,7 +137,7 @@ def point(task: tuple[str, str, int]) -> dict[str, Any]:
     and every planner's simulated time (seconds; None where it does not plan on the
     platform's hosts alone: :data:`EVERY_NODE` on ``two-site``; or only there:
     :data:`SITES_ONLY` on the stars)."""
-    from ..allbounds import collective_bound, members_bound
+    from ..allbounds import collective_bound
     from ..compare import plan_request
     from ..simulator import simulate
 
@@ -148,7 +148,7 @@ def point(task: tuple[str, str, int]) -> dict[str, Any]:
     if members is None:
         found = collective_bound(p, collective, m)
     else:
-        found = members_bound(p, collective, m, members)
+        found = _members_bound(p, collective, m, members)
     times: dict[str, float | None] = {}
     for algo in _planners(collective):
         if algo in (EVERY_NODE if members is not None else SITES_ONLY):
@@ -176,8 +176,21 @@ def point(task: tuple[str, str, int]) -> dict[str, Any]:
         "M": m,
         "bound": found.lower_bound,
         "optimum": found.optimum,
+        "steady": found.packing if found.trees else None,
         "times": times,
     }
+
+
+def _members_bound(p, collective: str, m: int, members: list[str]):
+    """:func:`hetcoll.allbounds.members_bound` with the hosts' steady-state packing, or
+    without it where its LP does not solve (a block of a byte)."""
+    from ..allbounds import members_bound
+    from ..errors import PlannerError
+
+    try:
+        return members_bound(p, collective, m, members, packing=True)
+    except PlannerError:
+        return members_bound(p, collective, m, members)
 
 
 def _params(params: dict[str, Any]) -> tuple[tuple[str, ...], tuple[int, ...]]:
@@ -244,11 +257,14 @@ def allreduce_star(config: Config) -> Result:
 
 def table(points: list[dict[str, Any]], name: str, collective: str) -> str:
     """One platform's and collective's table: the lower bound's time per size, then each
-    row time / bound (the bound's own row 1)."""
+    row time / bound (the bound's own row 1; ``steady-state``: the per-root packing's
+    steady-state time with the whole vector as its message, no per-message latency
+    beyond its one, which can be far below a finite message's bound)."""
     rows = [p for p in points if p["platform"] == name and p["collective"] == collective]
     body = [
         ["lower bound (time)", *(format_time(p["bound"]) for p in rows)],
         ["bound", *("1.000" for _ in rows)],
+        ["steady-state", *(_ratio(p.get("steady"), p["bound"]) for p in rows)],
     ]
     for algo in _planners(collective):
         mark = "" if algo in HETCOLL[collective] else " (MPI)"
