@@ -96,3 +96,32 @@ def test_a_list_schedule_of_more_than_most_transfers_is_kept(monkeypatch):
     assert justified(g, listed, span)[1] < span
     monkeypatch.setattr(justify, "MOST", 703)
     assert justified(g, listed, span) == (listed, span)
+
+
+def _digest(found) -> str:
+    """A digest of ``(transfers, span)``: every start, port, tree and slice, exactly."""
+    import hashlib
+
+    return hashlib.sha256(repr(found).encode()).hexdigest()[:16]
+
+
+@pytest.mark.parametrize(
+    ("n", "density", "seed", "total", "listed", "digest"),
+    [
+        (12, 0.3, 1, 64, 704, ("328698f4f547f1a1", "d09b659cb0677a3f")),
+        (30, 0.12, 0, 96, 2784, ("5dc5dbe2c756afc5", "113d939f5cb06a83")),
+        (50, 0.12, 2, 48, 2352, ("2400dca303f300e6", "6de26fcf04e0739a")),
+    ],
+)
+def test_the_passes_are_pinned_transfer_by_transfer(n, density, seed, total, listed, digest):
+    """The justified schedule of three Fig. 4 platforms' messages, every start exactly
+    (the passes' data structures may change, never their schedule)."""
+    p = random_graph_platform(n, density, seed=seed, model="one_port")
+    _req, g = _start(p, "0", None, None, total * L, L)
+    packing = pack_arborescences(g.problem())
+    parts = _shares(total, list(packing.weights))
+    trees = [packing.trees[i] for i in range(len(parts)) if parts[i] > 0]
+    found = message_transfers(g, trees, [x for x in parts if x > 0])
+    assert len(found[0]) == listed
+    assert justified(g, *found)[1] < found[1]
+    assert (_digest(found), _digest(justified(g, *found))) == digest

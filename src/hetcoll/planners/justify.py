@@ -30,15 +30,17 @@ from __future__ import annotations
 
 import heapq
 
+import numpy as np
+
 from .pipelined import PlanGraph
 
 __all__ = ["justified", "list_schedule"]
 
 #: the most transfers justified (a larger list schedule is kept as it is; n = 50, 1 024
-#: slices: 50 176): the passes cost about 10 us of CPU a transfer, and ``auto``, planning a
+#: slices: 50 176): the passes cost about 7 us of CPU a transfer, and ``auto``, planning a
 #: 1 GiB broadcast at n = 50, weighs ``multi_tree``'s list schedules at several slice
-#: sizes, 2 048 slices (10^5 transfers) among them: justifying every one would add about
-#: 1.2 CPU s to that planning, those up to this many add about 0.3 s
+#: sizes, 2 048 slices (10^5 transfers) among them: justifying every one would add
+#: 0.4-0.8 CPU s to that planning (and reach 95.4-95.7 % of the bound, not 92.0-93.1 %)
 #: (``bench_sizes.py --auto --sizes 50 --seeds 3`` prints its CPU)
 MOST = 60_000
 #: backward-then-forward passes (the first gains most: on the n = 50 platforms of
@@ -65,37 +67,65 @@ def list_schedule(
     ``second`` port offers the best of them, and the offers start in priority order (an
     offer whose ``second`` port an earlier one took makes way for that port's next best).
     No port is left free with a ready activity for a free partner."""
+    ptr = np.zeros(len(first) + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum([len(x) for x in after])
+    succ = np.fromiter((c for x in after for c in x), dtype=np.int64, count=int(ptr[-1]))
+    return _scheduled(
+        np.asarray(first, dtype=np.int64),
+        np.asarray(second, dtype=np.int64),
+        np.asarray(seconds, dtype=float),
+        ptr,
+        succ,
+        np.asarray(waits, dtype=np.int64),
+        np.asarray(priority, dtype=float),
+    )
+
+
+def _scheduled(first, second, seconds, ptr, succ, waits, priority) -> tuple[list[float], float]:
+    """:func:`list_schedule` of arrays, the successors of activity ``a`` in
+    ``succ[ptr[a]:ptr[a + 1]]``.
+
+    The activities are renumbered by rank (priority, then index) before the event loop,
+    so that its heaps of ints pop the activity itself; every per-activity datum is a plain
+    list in that numbering (a list item costs a fraction of a numpy scalar), built with
+    array operations, and each port's partners are listed once."""
     n = len(first)
-    left = list(waits)
-    # the heaps hold ranks (ints compare fastest): rank r is activity by_rank[r]
-    by_rank = sorted(range(n), key=lambda a: (priority[a], a))
-    rank = [0] * n
-    for r, a in enumerate(by_rank):
-        rank[a] = r
-    heaps: dict[tuple[int, int], list[int]] = {}
-    outs: list[list[tuple[int, list[int]]]] = [[] for _ in range(max(first) + 1)]
-    users: list[list[int]] = [[] for _ in range(max(second) + 1)]
-    heap_of: list[list[int]] = []
-    for a in range(n):
-        key = (first[a], second[a])
-        heap = heaps.get(key)
-        if heap is None:
-            heap = heaps[key] = []
-            outs[key[0]].append((key[1], heap))
-            users[key[1]].append(key[0])
-        heap_of.append(heap)
-    for lst in outs:
-        lst.sort(key=lambda x: x[0])
+    by_rank = np.argsort(priority, kind="stable")  # ties: by index
+    rank = np.empty(n, dtype=np.int64)
+    rank[by_rank] = np.arange(n)
+    counts = np.diff(ptr)[by_rank]
+    new_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=new_ptr[1:])
+    gather = np.repeat(ptr[:-1][by_rank] - new_ptr[:-1], counts) + np.arange(int(new_ptr[-1]))
+    nxt = rank[succ[gather]].tolist()
+    nptr = new_ptr.tolist()
+    port_a = first[by_rank]
+    port_b = second[by_rank]
+    dur = seconds[by_rank].tolist()
+    left = waits[by_rank].tolist()
+    # one heap of ranks per (first, second) pair, the pairs in port order
+    n_b = int(second.max()) + 1 if n else 1
+    pairs, which = np.unique(port_a * n_b + port_b, return_inverse=True)
+    heaps: list[list[int]] = [[] for _ in range(len(pairs))]
+    outs: list[list[tuple[int, list[int]]]] = [[] for _ in range(int(first.max()) + 1 if n else 1)]
+    users: list[list[int]] = [[] for _ in range(n_b)]
+    for heap, pair in zip(heaps, pairs.tolist(), strict=True):
+        x, y = divmod(pair, n_b)
+        outs[x].append((y, heap))
+        users[y].append(x)
+    heap_of = [heaps[j] for j in which.tolist()]
+    port_a = port_a.tolist()
+    port_b = port_b.tolist()
     heappush, heappop = heapq.heappush, heapq.heappop
     check: set[int] = set()
-    for a in range(n):
-        if not left[a]:
-            heappush(heap_of[a], rank[a])
-            check.add(first[a])
+    for r in np.flatnonzero(waits[by_rank] == 0).tolist():
+        heap_of[r].append(r)  # in ascending rank: already a heap
+        check.add(port_a[r])
     free_a = [0.0] * len(outs)
-    free_b = [0.0] * len(users)
+    free_b = [0.0] * n_b
     start = [0.0] * n
-    ends: list[tuple[float, int]] = []
+    ends: list[float] = []  # the instants activities end, each once
+    ending: dict[float, list[int]] = {}  # the activities that end at each
     t = span = 0.0
     while True:
         offers = []
@@ -115,25 +145,28 @@ def list_schedule(
                 pick = _best(outs[x], free_b, t, n)
                 if pick is None:
                     continue
-            y, heap = pick
-            a = by_rank[heappop(heap)]
-            start[a] = t
-            free_a[x] = free_b[y] = end = t + seconds[a]
-            heappush(ends, (end, a))
+            r = heappop(pick[1])
+            start[r] = t
+            free_a[x] = free_b[pick[0]] = end = t + dur[r]
+            at = ending.get(end)
+            if at is None:
+                ending[end] = [r]
+                heappush(ends, end)
+            else:
+                at.append(r)
         if not ends:
             break
-        t = span = ends[0][0]
+        t = span = heappop(ends)
         check.clear()
-        while ends and ends[0][0] <= t:
-            a = heappop(ends)[1]
-            check.add(first[a])
-            check.update(users[second[a]])
-            for c in after[a]:
+        for r in ending.pop(t):
+            check.add(port_a[r])
+            check.update(users[port_b[r]])
+            for c in nxt[nptr[r] : nptr[r + 1]]:
                 left[c] -= 1
                 if not left[c]:
-                    heappush(heap_of[c], rank[c])
-                    check.add(first[c])
-    return start, span
+                    heappush(heap_of[c], c)
+                    check.add(port_a[c])
+    return [start[r] for r in rank.tolist()], span
 
 
 def _best(outs, free_b: list[float], t: float, never: int):
@@ -164,72 +197,103 @@ def justified(
     if n == 0 or n > MOST or rounds <= 0:
         return transfers, span
     k = g.k
-    T = {(int(g.src[e]), int(g.dst[e])): float(g.T[e]) for e in range(len(g.src))}
-    which = {(v, i, q): a for a, (_t, _u, v, i, q) in enumerate(transfers)}
-    sender = [u for _t, u, _v, _i, _q in transfers]
-    receiver = [k + v for _t, _u, v, _i, _q in transfers]  # receive ports after send ports
-    seconds = [T[(u, v)] for _t, u, v, _i, _q in transfers]
-    before = [which.get((u, i, q), -1) for _t, u, _v, i, q in transfers]  # -1: the root
-    after: list[list[int]] = [[] for _ in range(n)]
-    for a, b in enumerate(before):
-        if b >= 0:
-            after[b].append(a)
-    waits = [int(b >= 0) for b in before]
-    back_after = [[b] if b >= 0 else [] for b in before]
-    back_waits = [len(x) for x in after]
-    starts = [x[0] for x in transfers]
-    best: tuple[float, list[float]] = (span, starts)
+    starts0, sender, receiver, tree, piece = (np.asarray(c) for c in zip(*transfers, strict=True))
+    sender = sender.astype(np.int64)
+    receiver = receiver.astype(np.int64)
+    T = np.zeros((k, k))
+    T[g.src, g.dst] = g.T
+    seconds = T[sender, receiver]
+    before = _arrival(sender, receiver, tree, piece)  # -1: the root's
+    # forward: each transfer after the one that brought its slice; backward (a gather,
+    # time reversed): after every transfer that forwards it
+    has = before >= 0
+    fwd_succ = np.flatnonzero(has)[np.argsort(before[has], kind="stable")]
+    fwd_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(before[has], minlength=n), out=fwd_ptr[1:])
+    back_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(has, out=back_ptr[1:])
+    back_succ = before[has]
+    waits = has.astype(np.int64)
+    back_waits = np.diff(fwd_ptr)
+    ports_b = receiver + k  # receive ports after send ports
+    starts = starts0.astype(float)
+    best: tuple[float, np.ndarray] = (span, starts)
     for _ in range(rounds):
-        ends = [s + d for s, d in zip(starts, seconds, strict=True)]
-        back, back_span = list_schedule(
-            receiver, sender, seconds, back_after, back_waits, [-e for e in ends]
+        back, back_span = _scheduled(
+            ports_b, sender, seconds, back_ptr, back_succ, back_waits, -(starts + seconds)
         )
         # time reversed: a gather's transfer from ``r`` to ``r + seconds`` is the
         # broadcast's from ``back_span - r - seconds``
-        starts = [back_span - r - d for r, d in zip(back, seconds, strict=True)]
+        starts = back_span - np.asarray(back) - seconds
         if back_span < best[0]:
             best = (back_span, starts)
-        starts, fwd_span = list_schedule(sender, receiver, seconds, after, waits, starts)
+        fwd, fwd_span = _scheduled(sender, ports_b, seconds, fwd_ptr, fwd_succ, waits, starts)
+        starts = np.asarray(fwd)
         if fwd_span < best[0]:
             best = (fwd_span, starts)
     if best[0] >= span:
         return transfers, span
-    out, end = _timed(_relabelled(transfers, best[1]), T)
+    out, end = _timed(sender, receiver, tree, seconds, best[1])
     return (out, end) if end < span else (transfers, span)
 
 
-def _timed(
-    transfers: list[tuple[float, int, int, int, int]], T: dict
-) -> tuple[list[tuple[float, int, int, int, int]], float]:
-    """The transfers in their order, each started as soon as its slice has arrived and
-    both its ports are free after the transfers listed before it: the self-timed run of
-    that order, exactly (a backward pass's starts, reversed by subtraction, may be a
-    rounding off), and its end."""
-    arrive: dict[tuple[int, int, int], float] = {}
-    free_s: dict[int, float] = {}
-    free_r: dict[int, float] = {}
-    out = []
+def _arrival(sender, receiver, tree, piece) -> np.ndarray:
+    """Per transfer, the transfer that brought its slice to its sender (-1: none, the
+    root's)."""
+    width = int(piece.max()) + 1
+    trees = int(tree.max()) + 1
+    key_in = (receiver * trees + tree) * width + piece  # each slice reaches a node once
+    order = np.argsort(key_in, kind="stable")
+    keys = key_in[order]
+    want = (sender * trees + tree) * width + piece
+    at = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+    return np.where(keys[at] == want, order[at], -1)
+
+
+def _timed(sender, receiver, tree, seconds, starts) -> tuple[list[tuple], float]:
+    """The transfers at ``starts`` listed by start (ties: the nominal listing's order),
+    each pair of a tree carrying its slices in the order of its starts (a slice reaches
+    a node of a tree in the order its parent sends them, so by induction from the root the
+    ``q``-th transfer of a pair starts no sooner than the ``q``-th slice arrived); then
+    each started as soon as its slice has arrived and both its ports are free after the
+    transfers listed before it: the self-timed run of that order, exactly (a backward
+    pass's starts, reversed by subtraction, may be a rounding off), and its end."""
+    ranked = np.argsort(starts, kind="stable")
+    u, v, i, d = sender[ranked], receiver[ranked], tree[ranked], seconds[ranked]
+    # the q-th of a pair of a tree in that order carries slice q
+    k = int(max(u.max(), v.max())) + 1
+    group = (u * k + v) * (int(i.max()) + 1) + i
+    by_group = np.argsort(group, kind="stable")
+    sorted_group = group[by_group]
+    first_of = np.searchsorted(sorted_group, sorted_group)
+    q = np.empty(len(ranked), dtype=np.int64)
+    q[by_group] = np.arange(len(ranked)) - first_of
+    pred = _arrival(u, v, i, q).tolist()
+    free_s = [0.0] * k
+    free_r = [0.0] * k
+    arrive = [0.0] * len(ranked)
+    out_t = []
     span = 0.0
-    for _t, u, v, i, q in transfers:
-        t = max(arrive.get((u, i, q), 0.0), free_s.get(u, 0.0), free_r.get(v, 0.0))
-        free_s[u] = free_r[v] = arrive[(v, i, q)] = end = t + T[(u, v)]
-        span = max(span, end)
-        out.append((t, u, v, i, q))
-    out.sort(key=lambda x: x[0])  # stable: the order's ties kept
+    for a, (x, y, dt, p) in enumerate(zip(u.tolist(), v.tolist(), d.tolist(), pred, strict=True)):
+        t = free_s[x]
+        if free_r[y] > t:
+            t = free_r[y]
+        if p >= 0 and arrive[p] > t:
+            t = arrive[p]
+        out_t.append(t)
+        free_s[x] = free_r[y] = arrive[a] = end = t + dt
+        if end > span:
+            span = end
+    at = np.asarray(out_t)
+    order = np.argsort(at, kind="stable")  # the order's ties kept
+    out = list(
+        zip(
+            at[order].tolist(),
+            u[order].tolist(),
+            v[order].tolist(),
+            i[order].tolist(),
+            q[order].tolist(),
+            strict=True,
+        )
+    )
     return out, span
-
-
-def _relabelled(
-    transfers: list[tuple[float, int, int, int, int]], starts: list[float]
-) -> list[tuple[float, int, int, int, int]]:
-    """The transfers at ``starts``, listed by start (ties: the nominal listing's order),
-    each pair of a tree carrying its slices in the order of its starts."""
-    ranked = sorted(range(len(transfers)), key=lambda a: (starts[a], a))
-    count: dict[tuple[int, int, int], int] = {}
-    out = []
-    for a in ranked:
-        _t, u, v, i, _q = transfers[a]
-        q = count.get((u, v, i), 0)
-        count[(u, v, i)] = q + 1
-        out.append((starts[a], u, v, i, q))
-    return out
