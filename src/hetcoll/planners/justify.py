@@ -36,13 +36,14 @@ from .pipelined import PlanGraph
 
 __all__ = ["justified", "list_schedule"]
 
-#: the most transfers justified (a larger list schedule is kept as it is; n = 50, 1 024
-#: slices: 50 176): the passes cost about 7 us of CPU a transfer, and ``auto``, planning a
-#: 1 GiB broadcast at n = 50, weighs ``multi_tree``'s list schedules at several slice
-#: sizes, 2 048 slices (10^5 transfers) among them: justifying every one would add
-#: 0.4-0.8 CPU s to that planning (and reach 95.4-95.7 % of the bound, not 92.0-93.1 %)
-#: (``bench_sizes.py --auto --sizes 50 --seeds 3`` prints its CPU)
-MOST = 60_000
+#: the most transfers justified (a larger list schedule is kept as it is; 2 048 slices at
+#: n = 40: 79 872, 1 536 at n = 50): the passes cost about 7 us of CPU a transfer, so this
+#: many cost what 60 000 did at 10 us.  ``auto``, planning a 1 GiB broadcast at n = 50,
+#: weighs ``multi_tree``'s list schedules at several slice sizes, 2 048 slices (10^5
+#: transfers) among them: justifying that one too would add 0.6-0.8 CPU s to that planning
+#: (and reach 95.4-97.0 % of the bound, not 92.0-93.3 %; ``bench_sizes.py --auto --sizes
+#: 50 --seeds 3`` prints its CPU)
+MOST = 85_000
 #: backward-then-forward passes (the first gains most: on the n = 50 platforms of
 #: ``benchmarks/simulated/bench_sizes.py``, 1 024 slices, from 90.2, 89.0 and 89.7 % of the
 #: bound to 93.5, 93.9 and 95.4 %; five more gained at most 0.6 %)
