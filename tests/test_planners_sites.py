@@ -77,7 +77,7 @@ def test_the_wan_stream_lands_on_the_receivers_in_turn():
     """Two 4-host stars: the member at place i of its site crosses to receiver (i + 1) mod
     3 of the other's (its members but the leader), one tree per member and direction."""
     p = two_sites(4)
-    sched = sites(p, nbytes=1 << 10, segment_size=1 << 10, fanout=3)
+    sched = sites(p, nbytes=1 << 10, segment_size=1 << 10, fanout=3, senders=1)
     assert len(sched.flows) == 8
     site = {n.id: n.site for n in p.nodes}
     crossing = {
@@ -103,7 +103,7 @@ def test_fanout_one_makes_chains_beside_the_leaders():
     leader b/0 and down the chain b/1, b/2.  Reduced, the chains run into the leader b/0,
     which crosses to a/3, the receiver of a/1's block."""
     p = two_sites(4)
-    ag = sites(p, nbytes=1000, segment_size=1000, fanout=1)
+    ag = sites(p, nbytes=1000, segment_size=1000, fanout=1, senders=1)
     assert dict(ag.flows[1].tree.children) == {
         "a/1": ("a/0", "a/2"),
         "a/2": ("a/3",),
@@ -111,7 +111,8 @@ def test_fanout_one_makes_chains_beside_the_leaders():
         "b/3": ("b/0", "b/1"),
         "b/1": ("b/2",),
     }
-    rs = sites(p, nbytes=1000, collective="reduce_scatter", segment_size=1000, fanout=1)
+    rs = sites(p, nbytes=1000, collective="reduce_scatter", segment_size=1000, fanout=1,
+               senders=1)  # fmt: skip
     assert dict(rs.flows[1].tree.children) == {
         "a/1": ("a/0", "a/2"),
         "a/2": ("a/3",),
@@ -124,15 +125,15 @@ def test_fanout_one_makes_chains_beside_the_leaders():
 
 
 def test_chains_win_on_larger_sites_and_are_chosen():
-    """Two 8-host stars, an 8 MiB allgather: a star-like tree's centre sends each block
-    to up to three members, a chain's members each once; the chains are faster, and the
-    planner left to choose takes them."""
+    """Two 8-host stars, an 8 MiB allgather, the leaders crossing the WAN: a star-like
+    tree's centre sends each block to up to three members, a chain's members each once;
+    the chains are faster, and the planner left to choose the fanout takes them."""
     p = two_sites(8)
     size = (8 << 20) // 16
-    three = sites(p, nbytes=size, fanout=3)
-    one = sites(p, nbytes=size, fanout=1)
+    three = sites(p, nbytes=size, fanout=3, senders=1)
+    one = sites(p, nbytes=size, fanout=1, senders=1)
     assert one.params["estimate"] < 0.8 * three.params["estimate"]
-    chosen = sites(p, nbytes=size)
+    chosen = sites(p, nbytes=size, senders=1)
     assert chosen.params["fanout"] == 1 and chosen == one
 
 

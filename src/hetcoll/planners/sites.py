@@ -25,6 +25,11 @@ surveyed by Park et al. 2004, Sec. 2, refs. 2, 3 and 6):
   per member and direction (a member's block cut among all the receivers, one flow each,
   would send ``k`` times the messages over the WAN, each holding the leader's port for
   the WAN's latency);
+- or **several senders** per site (``senders``, :func:`wan_senders`: its members of the
+  slowest links, the others receiving): under a one-port model each WAN message holds its
+  sender's port for the WAN's latency as well as its bytes, so one sender leaves the WAN
+  idle for a hop between its messages, where two senders' hops overlap the other's bytes
+  (chosen by simulation: on two 4-host stars two win for whole blocks, one in segments);
 - a ``bcast`` flow of root ``r`` (site ``s``): ``r`` sends its block to the leader of
   ``s`` first and down a tree of ``fanout`` children per member to the other members of
   ``s`` (a leader root to its next member only, which sends it on: the leader's port is
@@ -40,7 +45,8 @@ surveyed by Park et al. 2004, Sec. 2, refs. 2, 3 and 6):
 The trees within a site are heaps of ``fanout`` children per member: 3 (a star in a site
 of up to four members: one hop behind the WAN) or 1 (chains: every member forwards or
 combines each block once, where a star's centre would send or receive it once per member
-of a large site), chosen by simulation with the segment size.  Every flow is cut into
+of a large site), chosen by simulation with the segment size and the senders
+(:data:`SENDERS`).  Every flow is cut into
 segments of one size: for each fanout the schedule is simulated whole and at up to
 :data:`CUTS` halving sizes from half the largest share's (a power of two) down to
 :data:`MIN_SEGMENT`, until two halvings in a row gain nothing, and the fastest kept (the
@@ -71,6 +77,7 @@ Complexity: ``O(N)`` tree edges per member, and two simulations and a play-out
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -84,7 +91,7 @@ from ._shared import keep_prediction
 from .rings import _blocks
 from .sitesorder import allreduce_timetable, reversed_timetable, timetable
 
-__all__ = ["site_groups", "site_tree", "sites"]
+__all__ = ["site_groups", "site_tree", "sites", "wan_senders"]
 
 SITES_OPS = ("allgather", "reduce_scatter", "allreduce")
 #: the smallest segment the planner tries (bytes)
@@ -93,6 +100,8 @@ MIN_SEGMENT = 64 << 10
 CUTS = 6
 #: the fanouts tried by default: 3 (a star in a site of up to four members) and chains
 FANOUTS = (3, 1)
+#: the WAN senders per site tried by default (:func:`wan_senders`)
+SENDERS = (1, 2)
 
 
 def site_groups(platform: Platform, members: Sequence[str]) -> list[list[str]]:
@@ -119,46 +128,91 @@ def site_groups(platform: Platform, members: Sequence[str]) -> list[list[str]]:
     return out
 
 
-def _receivers(group: list[str]) -> list[str]:
-    """A site's receivers of the WAN stream: its members but the leader (alone, itself)."""
-    return group[1:] or group[:1]
+def _receivers(group: list[str], senders: Sequence[str] = ()) -> list[str]:
+    """A site's receivers of the WAN stream: its members but its senders (the leader
+    alone by default; a site of one: itself)."""
+    out = senders or group[:1]
+    return [m for m in group if m not in out] or group[:1]
 
 
-def site_tree(groups: list[list[str]], root: str, kind: str, fanout: int = 3) -> Tree:
+def wan_senders(platform: Platform, groups: list[list[str]], count: int) -> dict[str, list[str]]:
+    """Each site's ``count`` WAN senders, by its leader: ``count`` 1 the leader; more, its
+    members of the least summed route bandwidth to the site's others (the last of
+    equals), at most all but one (a receiver is left), so the fast members receive the
+    WAN and relay it in the site, as the hosts' packing has it."""
+    routes = platform.routes
+    out = {}
+    for g in groups:
+        h = max(1, min(count, len(g) - 1))
+        if h == 1:
+            out[g[0]] = g[:1]
+            continue
+        idx = [platform.index(m) for m in g]
+        reach = [sum(routes.pair(i, j)[1] for j in idx if j != i) for i in idx]
+        slow = sorted(range(len(g)), key=lambda k: (reach[k], -k))[:h]
+        out[g[0]] = [g[k] for k in sorted(slow)]
+    return out
+
+
+def site_tree(
+    groups: list[list[str]],
+    root: str,
+    kind: str,
+    fanout: int = 3,
+    senders: Mapping[str, Sequence[str]] | None = None,
+) -> Tree:
     """Root ``root``'s tree (module docstring): ``root``, at place ``i`` of its site (the
     leader at 0), crosses to receiver ``(i + 1) mod k`` of each other site of ``k``
-    receivers.  ``kind``: ``bcast`` (the WAN crossed by ``root``'s leader to the other
+    receivers.  ``kind``: ``bcast`` (the WAN crossed by ``root``'s sender to the other
     sites' receivers) or ``reduce`` (by the other sites' leaders to the receiver of
     ``root``'s site; the tree's edges are then read child to parent).  Within a site the
     members hang off in a heap of ``fanout`` children per node (:func:`_heap`), in member
-    order, a leader that does not cross the WAN there a leaf beside it, first."""
+    order, a sender that does not cross the WAN there a leaf beside it, first.
+
+    ``senders`` (``bcast`` only; by each site's leader, :func:`wan_senders`): the members
+    that cross the WAN, each site's leader by default; a root among them crosses itself,
+    another root's block crosses from its site's sender ``(i - h) mod h`` of ``h``, so
+    several WAN streams flow at once, each sender's latency beside the others' bytes."""
     home = next(g for g in groups if root in g)
     j = home.index(root) + 1
+
+    def out(g: list[str]) -> list[str]:
+        return list(senders[g[0]]) if senders and kind == "bcast" else g[:1]
+
+    mine = out(home)
+    near = root if root in mine else mine[(home.index(root) - len(mine)) % len(mine)]
     kids: dict[str, list[str]] = {}
-    rest = [m for m in home[1:] if m != root]
-    if root == home[0]:
-        if rest and kind == "bcast":  # the leader's port is the WAN's: a member relays
+    rest = [m for m in home if m not in mine and m != root]
+    rest += [m for m in mine if m not in (root, near)]  # the other senders: last, leaves
+    if root == (near if kind == "bcast" else home[0]):
+        if rest and kind == "bcast":  # the sender's port is the WAN's: a member relays
             kids[root] = [rest[0]]
             _heap(kids, rest[0], rest[1:], fanout)
         else:
             _heap(kids, root, rest, fanout)
     else:
         _heap(kids, root, rest, fanout)
-        kids.setdefault(root, []).insert(0, home[0])  # the leader first, a leaf
+        kids.setdefault(root, []).insert(0, near)  # the sender first, a leaf
     for g in groups:
         if g is home:
             continue
+        theirs = out(g)
         if kind == "bcast":
-            near, far = home[0], _receivers(g)[j % len(_receivers(g))]
-            others = [m for m in g[1:] if m != far]
+            ways = _receivers(g, theirs)
+            far = ways[j % len(ways)]
+            others = [m for m in g if m not in theirs and m != far]
         else:
             near, far = _receivers(home)[j % len(_receivers(home))], g[0]
             others = g[1:]
         kids.setdefault(near, []).insert(0, far)  # the WAN first: the stream is the
         if others:  # bottleneck
             _heap(kids, far, others, fanout)
-        if far != g[0] and len(g) > 1:
-            kids.setdefault(far, []).insert(0, g[0])  # the other leader: a leaf, first
+        if kind == "bcast":
+            for s in reversed(theirs):  # the other site's senders: leaves, first
+                if s != far:
+                    kids.setdefault(far, []).insert(0, s)
+        elif far != g[0] and len(g) > 1:
+            kids.setdefault(far, []).insert(0, g[0])
     return Tree(root, {p: tuple(c) for p, c in kids.items()})
 
 
@@ -180,7 +234,7 @@ def _heap(kids: dict[str, list[str]], top: str, rest: list[str], fanout: int) ->
     summary="multi-site hosts: each site's leader streams the WAN to the other site's "
     "receivers in turn, the sites' members fan out locally (allgather, reduce-scatter, "
     "allreduce)",
-    options=("align", "fanout"),
+    options=("align", "fanout", "senders"),
     kind="forest",
     pipelined=True,
     own_slices=True,
@@ -197,6 +251,7 @@ def sites(
     sizes: Mapping[str, int] | None = None,
     align: Annotated[int, Option(most=1 << 20)] = 1,
     fanout: Annotated[int, Option(most=1 << 16)] | None = None,
+    senders: Annotated[int, Option(most=1 << 16)] | None = None,
 ) -> Schedule:
     """Plan ``collective`` (``allgather``, ``reduce_scatter`` or ``allreduce``) of
     ``nbytes`` (each member's block; an allreduce's vector) among ``members`` of a
@@ -218,6 +273,9 @@ def sites(
     fanout
         Children per member in a site's trees (1: chains); default chosen by simulation
         among :data:`FANOUTS`.
+    senders
+        WAN senders per site (:func:`wan_senders`; 1: the leader); default chosen by
+        simulation among :data:`SENDERS`.
 
     Returns
     -------
@@ -257,24 +315,25 @@ def sites(
         shares = [int(sizes[m]) if sizes is not None else int(nbytes) for m in order]
         phases = ("reduce",) if collective == "reduce_scatter" else ("bcast",)
 
-    def build(seg: int | None, fan: int) -> list[Flow]:
+    def build(seg: int | None, fan: int, crossing=None) -> list[Flow]:
         flows = []
         for kind in phases:
             at = 0
             for m, share in zip(order, shares, strict=True):
                 cut = seg if seg and share > seg else None
-                tree = site_tree(groups, m, kind, fan)
+                tree = site_tree(groups, m, kind, fan, crossing)
                 flows.append(Flow(tree, share, at, 0, cut, kind=kind))
                 at += share
         return flows
 
-    def make(flows: list[Flow], estimate: float, seg: int | None, fan: int, order=None) -> Schedule:
-        params = {"trees": len(flows), "segment_size": seg, "fanout": fan, "estimate": estimate,
-                  "timetable": order is not None}  # fmt: skip
+    def make(flows: list[Flow], estimate: float, seg: int | None, fan: int, order=None,
+             h: int = 1) -> Schedule:  # fmt: skip
+        params = {"trees": len(flows), "segment_size": seg, "fanout": fan, "senders": h,
+                  "estimate": estimate, "timetable": order is not None}  # fmt: skip
         return Schedule(collective, "sites", max(int(nbytes), 0), tuple(flows), params,
                         order=order, sizes=sizes)  # fmt: skip
 
-    def runs(flows: list[Flow], seg: int | None, fan: int) -> list[tuple[Any, ...]]:
+    def runs(flows: list[Flow], seg: int | None, fan: int, crossing=None) -> list[tuple[Any, ...]]:
         """``(time, order, prediction, flows)`` of the flows in their trees' order, in the
         play-out's timetable (:mod:`hetcoll.planners.sitesorder`) and, for a
         reduce-scatter, the allgather's timetable run backwards
@@ -288,8 +347,8 @@ def sites(
             run = simulate(platform, timed, model)
             out.append((run.makespan, timed.order, run, flows))
             if collective == "reduce_scatter":
-                up = [replace(f, tree=site_tree(groups, f.tree.root, "bcast", fan), kind="bcast")
-                      for f in flows]  # fmt: skip
+                up = [replace(f, tree=site_tree(groups, f.tree.root, "bcast", fan, crossing),
+                              kind="bcast") for f in flows]  # fmt: skip
                 back = reversed_timetable(platform, replace(plain, flows=tuple(up),
                                           collective="allgather"), model)  # fmt: skip
                 run = simulate(platform, back, model)
@@ -301,12 +360,19 @@ def sites(
         return out
 
     fans = FANOUTS if fanout is None else (int(fanout),)
+    counts = SENDERS if senders is None else (max(int(senders), 1),)
+    outs: list[tuple[int, dict[str, list[str]]]] = []  # the counts of distinct senders
+    for h in counts:
+        crossing = wan_senders(platform, groups, h)
+        if all(crossing != seen for _, seen in outs):
+            outs.append((h, crossing))
     if segment_size:
         seg = max(int(segment_size) // align * align, align)
         tried = []
-        for fan in fans:
-            flows = build(seg, fan)
-            tried += [make(fl, t, seg, fan, order) for t, order, _, fl in runs(flows, seg, fan)]
+        for (h, crossing), fan in itertools.product(outs, fans):
+            flows = build(seg, fan, crossing)
+            tried += [make(fl, t, seg, fan, order, h)
+                      for t, order, _, fl in runs(flows, seg, fan, crossing)]  # fmt: skip
         return min(tried, key=lambda s: s.params["estimate"])  # the first of equals
     bound = (get_model(model) if model is not None else platform.model).bind(platform)
     budget = transfer_budget(bound.contention) // 4
@@ -317,20 +383,20 @@ def sites(
     while seg >= MIN_SEGMENT and len(cuts) <= CUTS:
         cuts.append(max(seg // align * align, align))
         seg //= 2
-    for fan in fans:
+    for (h, crossing), fan in itertools.product(outs, fans):
         mine, worse = math.inf, 0
         for seg in cuts:
-            flows = build(seg, fan)
+            flows = build(seg, fan, crossing)
             if seg is not None and sum(f.transfers for f in flows) > budget:
                 break
-            fastest = min(runs(flows, seg, fan), key=lambda r: r[0])
+            fastest = min(runs(flows, seg, fan, crossing), key=lambda r: r[0])
             if best is None or fastest[0] < best[0]:
-                best = (*fastest, seg, fan)
+                best = (*fastest, seg, fan, h)
             worse = worse + 1 if fastest[0] >= mine else 0
             mine = min(mine, fastest[0])
             if worse == 2:
                 break  # two halvings in a row gained nothing: finer ones will not
-    time, order, run, flows, seg, fan = best
-    sched = make(flows, time, seg, fan, order)
+    time, order, run, flows, seg, fan, h = best
+    sched = make(flows, time, seg, fan, order, h)
     keep_prediction(platform, sched, model, run)
     return sched
