@@ -125,3 +125,41 @@ def test_the_passes_are_pinned_transfer_by_transfer(n, density, seed, total, lis
     assert len(found[0]) == listed
     assert justified(g, *found)[1] < found[1]
     assert (_digest(found), _digest(justified(g, *found))) == digest
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_a_list_schedule_is_feasible_and_never_leaves_two_ports_idle(data):
+    """On random activities over four first and four second ports, with random
+    precedences and priorities: every activity starts once its predecessors ended, no
+    port holds two at once, the span is the last end, and at no instant (the start or an
+    end) is a ready activity left waiting while both its ports are free."""
+    n = data.draw(st.integers(1, 24))
+    first = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    second = data.draw(st.lists(st.integers(4, 7), min_size=n, max_size=n))
+    seconds = data.draw(st.lists(st.sampled_from([0.5, 1.0, 2.0]), min_size=n, max_size=n))
+    priority = data.draw(st.lists(st.floats(-10, 10), min_size=n, max_size=n))
+    preds = [
+        sorted(set(data.draw(st.lists(st.integers(0, a - 1), max_size=2)))) if a else []
+        for a in range(n)
+    ]
+    after: list[list[int]] = [[] for _ in range(n)]
+    for a, ps in enumerate(preds):
+        for p in ps:
+            after[p].append(a)
+    start, span = list_schedule(first, second, seconds, after, [len(p) for p in preds], priority)
+    end = [s + d for s, d in zip(start, seconds, strict=True)]
+    assert span == max(end)
+    for a in range(n):
+        assert all(start[a] >= end[p] for p in preds[a])
+        for b in range(a):
+            if first[a] == first[b] or second[a] == second[b]:
+                assert end[a] <= start[b] or end[b] <= start[a]
+
+    def busy(port, which, t):
+        return any(which[b] == port and start[b] <= t < end[b] for b in range(n))
+
+    for t in {0.0, *end}:
+        for a in range(n):
+            if start[a] > t and all(end[p] <= t for p in preds[a]):
+                assert busy(first[a], first, t) or busy(second[a], second, t)
