@@ -37,6 +37,7 @@ from typing import Any
 from .choice import DEFAULT_MARGIN, Choice, charged_message_cost
 from .errors import HetcollError, PlannerError
 from .platform import Platform
+from .runtime.forced import bind_forced
 from .runtime.persistent import Persistent
 from .runtime.rooted import MPICH, add_passthroughs, bind_mpi
 from .runtime.vectors import VectorCollectives
@@ -498,12 +499,12 @@ class HetComm(VectorCollectives, Persistent):
         whatever its size (``auto`` throughout, no ``tuning`` or one whose rules are all
         ``"mpi"``, natively on one host), the wrapper's collectives are mpi4py's own
         methods, bound on the instance (but ``Allreduce`` and ``Allgather`` where the
-        tuning file forces MPICH algorithms for them,
-        :mod:`hetcoll.runtime.mpich_cvars`): a call costs
-        what it costs without hetcoll, one that names its plan goes through the class's
-        method (``HetComm.Bcast(hc, buf, root, algo="fnf")``), and a bound call leaves
-        ``last_call`` as it was (:func:`hetcoll.runtime.rooted.bind_mpi`); ``"mpi"``
-        keeps the wrapper's methods.
+        tuning file forces MPICH algorithms for them: functions made once from its rules
+        that store the forcing values around mpi4py's method,
+        :mod:`hetcoll.runtime.forced`): a call costs what it costs without hetcoll, one
+        that names its plan goes through the class's method (``HetComm.Bcast(hc, buf,
+        root, algo="fnf")``), and a bound call leaves ``last_call`` as it was
+        (:func:`hetcoll.runtime.rooted.bind_mpi`); ``"mpi"`` keeps the wrapper's methods.
     cube_algo : str, optional
         The hypercube planner of ``Allreduce``/``allreduce``, ``Allgather``/``allgather``
         and ``Barrier``/``barrier`` (``blind``, ``dim2_cube``, ``tsts_cube``, ``eff_cube``,
@@ -586,6 +587,8 @@ class HetComm(VectorCollectives, Persistent):
         kept = self.planning.forced_methods(self.emulate, self.one_host)
         if kept is not None:  # MPI's own methods, no Python call before them
             bind_mpi(self, keep=kept)  # but those that force a tuning file's MPICH algorithm
+            if kept and self.size > 1:  # those in one step: a lookup and the stores
+                bind_forced(self, kept)
             self.last_choice = Choice("mpi", source="one host")  # every bound call's
 
     def _message_cost(self) -> float:

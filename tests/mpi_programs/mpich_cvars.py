@@ -7,6 +7,9 @@ allgather on 3 ranks) then raises instead of falling back, which shows which one
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 from _report import check, report, same
 from mpi4py import MPI
@@ -14,6 +17,7 @@ from mpi4py import MPI
 from hetcoll import HetComm
 from hetcoll.platform import Platform, nodes_from_costs
 from hetcoll.runtime.mpich_cvars import algorithms, why_not
+from hetcoll.tuning import load_tuning
 
 WORLD = MPI.COMM_WORLD
 N, RANK = WORLD.size, WORLD.rank
@@ -25,6 +29,15 @@ def raises(call) -> bool:
     except MPI.Exception:
         return True
     return False
+
+
+def kind(hc, name: str) -> str:
+    """What a wrapper's method ``name`` is: its class's, mpi4py's own bound on the instance,
+    or the one-step method of runtime/forced.py."""
+    f = vars(hc).get(name)
+    if f is None:
+        return "class"
+    return "forced" if getattr(f, "__module__", None) == "hetcoll.runtime.forced" else "mpi4py"
 
 
 found = algorithms()
@@ -72,16 +85,63 @@ rules = {
         {"from_bytes": 4096, "algorithm": "mpi"},
         {"from_bytes": 1 << 16, "algorithm": "mpi", "mpich": "no_such_algorithm"},
     ],
-    "allgather": [{"from_bytes": 0, "algorithm": "mpi", "mpich": "brucks"}],
+    "allgather": [
+        {"from_bytes": 0, "algorithm": "mpi", "mpich": "brucks"},
+        {"from_bytes": 64, "algorithm": "mpi", "mpich": "ring"},
+        {"from_bytes": 1024, "algorithm": "mpi"},
+    ],
 }
 tuning = {"format": "hetcoll-tuning", "version": 1, "ranks": N, "rules": rules}
 with HetComm(WORLD, flat, tuning=tuning, timeout=120) as hc:
     check(hc.planning.mpich_forced, "the wrapper does not force MPICH's algorithms")
-    # every call goes to MPI: mpi4py's methods bound, but those that force an algorithm
-    bound = {m for m in ("Allreduce", "Allgather", "Bcast", "Iallreduce") if m in vars(hc)}
-    check(bound == {"Bcast", "Iallreduce"}, f"bound on the instance: {sorted(bound)}")
+    # every call goes to MPI: mpi4py's methods bound, and the one-step methods of
+    # runtime/forced.py for those that force an algorithm
+    bound = (kind(hc, "Allreduce"), kind(hc, "Allgather"))
+    check(bound == ("forced", "forced"), f"Allreduce, Allgather: {bound}")
+    check("Bcast" in vars(hc) and "Iallreduce" in vars(hc), "mpi4py's methods not bound")
     check(raises(lambda: hc.Allreduce(one, out)), "8 B: reduce_scatter_allgather not forced")
     check(hc.last_choice.mpich == "reduce_scatter_allgather", f"{hc.last_choice}")
+    check(found.current("allreduce") == start["allreduce"], "not restored after a raise")
+
+    # each size's rule exactly, at every boundary; the algorithm in force during the call,
+    # read from inside a user-defined operator; the variables restored after it
+    seen: list = []
+
+    def add(a, b, datatype) -> None:
+        seen.append(found.current("allreduce"))
+        y = np.frombuffer(b, dtype=np.int64)
+        y += np.frombuffer(a, dtype=np.int64)
+
+    plus = MPI.Op.Create(add, commute=True)
+    loaded = load_tuning(tuning)
+    for count in (7, 8, 9, 511, 512, 513, 8191, 8192):
+        want = loaded.lookup("allreduce", 8 * count).mpich
+        want = None if want == "no_such_algorithm" else want
+        ints = np.random.default_rng(count + RANK).integers(-(1 << 40), 1 << 40, count)
+        mine, theirs = np.empty_like(ints), np.empty_like(ints)
+        seen.clear()
+        user = want != "reduce_scatter_allgather"  # which takes predefined operators only
+        hc.Allreduce(ints, mine, op=plus if user else MPI.SUM)
+        check(hc.last_choice.mpich == want, f"{count} int64: ran {hc.last_choice}, not {want}")
+        during = start["allreduce"] if want is None else (want, "mpir")
+        check(all(x == during for x in seen), f"{count} int64: in force {set(seen)}")
+        check(WORLD.allreduce(len(seen)) > 0 or not user, f"{count}: the operator never ran")
+        check(found.current("allreduce") == start["allreduce"], f"{count}: left set")
+        WORLD.Allreduce(ints, theirs, op=MPI.SUM)
+        same(mine, theirs, f"Allreduce of {count} int64 (user op) with {want}")
+        hc.Allreduce([ints, MPI.INT64_T], [mine, MPI.INT64_T], op=MPI.SUM)  # the class's
+        check(hc.last_choice.mpich == want, f"{count} int64 as a spec: ran {hc.last_choice}")
+        same(mine, theirs, f"Allreduce of {count} int64 (a buffer spec) with {want}")
+    plus.Free()
+    for nbytes in (63, 64, 1023, 1024):
+        want = loaded.lookup("allgather", nbytes).mpich
+        block = np.full(nbytes, RANK, np.uint8)
+        blocks, theirs = np.empty(nbytes * N, np.uint8), np.empty(nbytes * N, np.uint8)
+        hc.Allgather(block, blocks)
+        check(hc.last_choice.mpich == want, f"Allgather {nbytes} B: ran {hc.last_choice}")
+        check(found.current("allgather") == start["allgather"], f"{nbytes} B: left set")
+        WORLD.Allgather(block, theirs)
+        same(blocks, theirs, f"Allgather of {nbytes} B with {want}")
     for count, mpich in ((100, "ring"), (1000, None), (20000, None)):
         rng = np.random.default_rng(RANK)
         ints = rng.integers(-(1 << 40), 1 << 40, count)
@@ -110,9 +170,22 @@ with HetComm(WORLD, flat, tuning=tuning, timeout=120) as hc:
 plain = {"allreduce": [{"from_bytes": 0, "algorithm": "mpi"}]}
 gather = {**plain, "allgather": [{"from_bytes": 8, "algorithm": "mpi", "mpich": "ring"}]}
 planned = {"bcast": [{"from_bytes": 0, "algorithm": "fnf"}], **gather}
-for rules, want in ((plain, {"Allreduce", "Allgather"}), (gather, {"Allreduce"}), (planned, set())):
+for rules, want in (
+    (plain, ("mpi4py", "mpi4py")),
+    (gather, ("mpi4py", "forced")),
+    (planned, ("class", "class")),
+):
     with HetComm(WORLD, flat, tuning={**tuning, "rules": rules}, timeout=120) as hc:
-        bound = {m for m in ("Allreduce", "Allgather") if m in vars(hc)}
-        check(bound == want, f"{rules}: bound {sorted(bound)}, expected {sorted(want)}")
+        bound = (kind(hc, "Allreduce"), kind(hc, "Allgather"))
+        check(bound == want, f"{rules}: Allreduce, Allgather {bound}, expected {want}")
+
+# a dropped wrapper with the one-step methods is released when its last reference goes
+gc.disable()
+dropped = HetComm(WORLD, flat, tuning={**tuning, "rules": gather}, timeout=120)
+dropped.close()
+alive = weakref.ref(dropped)
+del dropped
+check(alive() is None, "a dropped wrapper with forced methods outlived its last reference")
+gc.enable()
 
 report()

@@ -203,21 +203,38 @@ class Algorithms:
         for var in self._vars[collective]:
             self._write(var.handle, var.start_ref)
 
+    def _changed(self, collective: str, name: str | None) -> list[tuple[_Variable, int]]:
+        """The variables forcing ``name`` changes and the values it writes into them: only
+        those that change (the allgather's shared-memory one starts at ``mpir``); none when
+        ``name`` is None or unknown to this MPICH."""
+        if name is None or name not in self.names(collective):
+            return []
+        intra, posix = self._vars[collective]
+        wanted = ((intra, intra.names.index(name)), (posix, posix.names.index("mpir")))
+        return [(v, k) for v, k in wanted if v.start != k]
+
+    def stores(self, collective: str, name: str | None) -> list[tuple[ctypes.c_int, int, int]]:
+        """What forcing ``name`` stores, ``(memory, value, start)`` per variable that
+        changes (``value`` stored before the call, ``start`` after it): for a caller that
+        makes the stores itself around the call (:mod:`hetcoll.runtime.forced`); empty when
+        nothing changes or ``name`` is unknown; :class:`ValueError` when the variables'
+        memory is not known (``direct`` off: :meth:`forcing` writes through ``MPI_T``)."""
+        wanted = self._changed(collective, name)
+        if wanted and not self.direct:
+            raise ValueError("the control variables' memory is not known: use forcing()")
+        return [(v.cell, k, v.start) for v, k in wanted]
+
     def forcing(self, collective: str, name: str | None, call: Callable) -> Callable:
         """``call`` (an mpi4py method) run with ``collective``'s algorithm forced to
         ``name`` and restored after it; ``call`` itself when ``name`` is None or unknown to
         this MPICH (its own selection then runs)."""
-        if name is None or name not in self.names(collective):
-            return call
-        write = self._write
-        intra, posix = self._vars[collective]
-        wanted = ((intra, intra.names.index(name)), (posix, posix.names.index("mpir")))
-        # only the variables that change (the allgather's shared-memory one starts at mpir)
-        changes = [(v.handle, v.refs[k], v.start_ref) for v, k in wanted if v.start != k]
-        if not changes:
+        wanted = self._changed(collective, name)
+        if not wanted:
             return call
         if self.direct:
-            return _stored(call, [(v.cell, k, v.start) for v, k in wanted if v.start != k])
+            return _stored(call, self.stores(collective, name))
+        write = self._write
+        changes = [(v.handle, v.refs[k], v.start_ref) for v, k in wanted]
         if len(changes) == 1:
             ((h, on, off),) = changes
 
