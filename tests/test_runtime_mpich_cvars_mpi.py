@@ -227,14 +227,16 @@ def _fake_row(monkeypatch, per, plans=("ring", "tree"), rounds=3, mpi_call=1.0):
         (2.0, 2.0, None),
         (0.6, 0.5, "tree"),
         (1.2, 1.1, None),
-        (0.5, 0.4, "ring"),
+        (0.5, 0.4, "tree"),
+        (0.5, 1.1, "ring"),
     ],
 )
 def test_tunes_winner_is_confirmed_against_mpi_and_the_runner_up(monkeypatch, ring, tree, kept):
     """The winner of the paired rounds (ring) runs as many again with MPI's own and the
-    runner-up (tree), the order rotated: the runner-up takes the rule if it beats both in
-    those rounds, else the winner keeps it if it beats MPI's own, else MPI's own (a lucky
-    pick among seven is not kept); the last case: tree beats ring in 2 rounds of 3 only."""
+    runner-up (tree), the order rotated: of the two, those faster than MPI's own in 4 of
+    5 of those rounds qualify, and the one faster than the other in more than half of them
+    takes the rule; none: MPI's own (a lucky pick among seven is not kept); the fifth
+    case: tree beats ring in 2 rounds of 3, a majority."""
     first = {None: 1.0, "ring": 0.5, "tree": 0.7}
     later = {None: 1.0, "ring": ring, "tree": tree}
 
@@ -245,7 +247,9 @@ def test_tunes_winner_is_confirmed_against_mpi_and_the_runner_up(monkeypatch, ri
 
     seen, _, row, rows = _fake_row(monkeypatch, per)
     # 3 rounds of 3, then the confirmation's 3 of 3: MPI, ring, tree rotated and reversed
-    assert seen[9:] == [None, "ring", "tree", "ring", None, "tree", "tree", None, "ring"]
+    # in both (none always after the same one)
+    order = [None, "ring", "tree", "ring", None, "tree", "tree", None, "ring"]
+    assert seen[:9] == order and seen[9:] == order
     assert row["confirmed"][:2] == [1.0 / ring] * 2
     assert row["first"] == "mpi:ring" and row["runner_up"]["plan"] == "mpi:tree"
     assert row["runner_up"]["speedup"] == [1.0 / tree] * 3

@@ -5,12 +5,16 @@ For each collective and size, rank 0 plans the candidates (:func:`hetcoll.compar
 the ``count`` fastest distinct schedules the simulator finds, a broadcast's slice sizes
 included, and the fastest unsliced one when those are all sliced) and every rank measures
 them and MPI's own, **paired**: in each of ``rounds`` rounds every candidate runs once, in
-an order that rotates from round to round, right after the others, so that a busy host
+an order rotated from round to round and reversed every other round (:func:`rotation`: none
+always first or always after the same one), right after the others, so that a busy host
 slows them alike.  One measurement is a loop of calls (as many as take about ``loop``
 seconds of MPI's own) between two barriers, the time of the slowest rank divided by the
 calls.  A candidate's *speed-up* in a round is MPI's
 time over its own; it **wins** when its speed-up exceeds 1 in at least :data:`WIN_SHARE` of
-the rounds, and the winner is the one with the largest median speed-up (none: "use MPI").
+the rounds, and of those that win, the winner is the one that beats the most others head
+to head, faster in more than half the paired rounds, then the largest median speed-up
+(none: "use MPI"; :func:`pick`): near-equals are ranked by their rounds, not by one lucky
+round's size.
 
 **Confirmed** (the row's ``confirmed``: its speed-ups): the winner among several candidates
 is the luckiest of them as much as the fastest (seven MPICH algorithms exactly as fast as
@@ -38,20 +42,21 @@ for those sizes.  ``count`` 0 measures no plan of hetcoll's: MPI's own and, with
 A row with MPICH's algorithms is measured the way a program calls them and a ``HetComm``
 runs them: natively MPI's own is the plain communicator's method (what a ``HetComm`` binds
 or looks up for a call MPI keeps) and a forced algorithm that method wrapped in the stores
-that force it (:meth:`~hetcoll.runtime.mpich_cvars.Algorithms.forcing`, the ``HetComm``'s
-own wrapper: its cost is in the time, so an algorithm whose gain is below it is not
-picked); and one measurement is the median of single calls, each between barriers and
-timed on its slowest rank (at least :data:`SINGLE_CALLS` of them, at most
-:data:`SINGLE_CALLS_MOST`, as many as take about ``loop`` seconds of MPI's own), not a loop
-of calls back to back: in a loop a call's late ranks start the next call early, which
-ranks algorithms unlike the calls of a program that computes between them (with more
-ranks than cores, an algorithm faster than MPICH's own in a loop can be several times
-slower in single calls).  Its confirmation rounds run three: MPI's own, the winner and the
-**runner-up** (the next largest median speed-up), the order rotated each round and
-reversed every other (the row's ``first``: the rounds' winner; ``runner_up``: its label,
-speed-ups over MPI's own and over the winner); the runner-up takes the rule if it is faster than the
-winner and than MPI's own in :data:`WIN_SHARE` of them, else the winner keeps it if it is
-faster than MPI's own in as many, else MPI's own (two algorithms within noise of each other
+that force it (:meth:`~hetcoll.runtime.mpich_cvars.Algorithms.forcing`, the stores a
+``HetComm`` makes, :mod:`hetcoll.runtime.forced`: their cost is in the time, so an
+algorithm whose gain is below it is not picked); and one measurement is the median of
+single calls, each between barriers and timed on its slowest rank (at least
+:data:`SINGLE_CALLS` of them, at most :data:`SINGLE_CALLS_MOST`, as many as take about
+``loop`` seconds of MPI's own), not a loop of calls back to back: in a loop a call's late
+ranks start the next call early, which ranks algorithms unlike the calls of a program that
+computes between them (with more ranks than cores, an algorithm faster than MPICH's own in
+a loop can be several times slower in single calls).  Its confirmation rounds run three:
+MPI's own, the winner and the **runner-up** (the next largest median speed-up), the order
+rotated each round and reversed every other (the row's ``first``: the rounds' winner;
+``runner_up``: its label, speed-ups over MPI's own and over the winner); of the two, those
+faster than MPI's own in :data:`WIN_SHARE` of these rounds qualify, and the rule goes to
+the one of them faster than the other in more than half the rounds (the winner on a tie),
+MPI's own when neither qualifies (:func:`settle`; two algorithms within noise of each other
 are otherwise ranked by the luck of the first rounds).
 
 Natively, MPI's own is the communicator's collective (``MPI_Bcast``, ...); under
@@ -110,6 +115,8 @@ __all__ = [
     "label",
     "measure_calls",
     "pick",
+    "rotation",
+    "settle",
     "slower",
     "tune_job",
 ]
@@ -460,8 +467,7 @@ def measure_calls(
 
     times: list[list[float]] = [[] for _ in plans]
     for r in range(rounds):
-        order = [(k + r) % len(plans) for k in range(len(plans))]
-        for k in order:
+        for k in rotation(len(plans), r):
             times[k].append(measure(plans[k]))
     mpi = np.array(times[0])
     out = []
@@ -497,13 +503,7 @@ def measure_calls(
                 "speedup": [float(x) for x in t[0] / t[2]],
                 "over_winner": [float(x) for x in t[1] / t[2]],
             }
-        if (
-            rival is not None
-            and min(_share(rival["speedup"]), _share(rival["over_winner"])) >= WIN_SHARE
-        ):
-            winner = _rule(contenders[2])
-        elif _share(confirmed) < WIN_SHARE:
-            winner = {"algorithm": "mpi", "segment_size": None}
+        winner = _rule(contenders[settle(t)])
     return {
         "collective": collective,
         "nbytes": nbytes,
@@ -518,9 +518,41 @@ def measure_calls(
     }
 
 
-def _share(speedups: list[float]) -> float:
+def _share(speedups: Any) -> float:
     """The share of the rounds in which a speed-up exceeds 1."""
-    return float(np.mean(np.array(speedups) > 1.0))
+    return float(np.mean(np.asarray(speedups, dtype=float) > 1.0))
+
+
+def _beats(a: Any, b: Any) -> bool:
+    """Whether the plan of speed-ups ``a`` (over MPI's own, per paired round) beats the
+    plan of ``b`` head to head: faster in more than half the rounds (``a / b`` is the
+    round's time of ``b`` over that of ``a``)."""
+    return _share(np.asarray(a, dtype=float) / np.asarray(b, dtype=float)) > 0.5
+
+
+def settle(times: Any) -> int:
+    """The confirmation rounds' verdict (module doc) on ``times``, seconds per contender
+    (row 0 MPI's own, 1 the rounds' winner, 2 the runner-up if any) and paired round
+    (column): the index of the contender that takes the rule.  A contender qualifies
+    when it is faster than MPI's own in at least :data:`WIN_SHARE` of the rounds; none
+    does: 0 (MPI's own stays); of two, the one faster than the other in more than half
+    the rounds, the winner on a tie.
+
+    Examples
+    --------
+    >>> settle([[2, 2, 2, 2, 2], [1, 1, 1, 1, 3], [1.5, 1.5, 1.5, 1.5, 1.5]])
+    1
+    >>> settle([[2, 2, 2, 2, 2], [1, 1, 3, 3, 1], [1.5, 1.5, 1.5, 1.5, 1.5]])
+    2
+    >>> settle([[2, 2, 2, 2, 2], [1, 1, 3, 3, 1]])
+    0
+    """
+    t = np.asarray(times, dtype=float)
+    speedup = t[0] / t[1:]
+    ok = [k + 1 for k, s in enumerate(speedup) if _share(s) >= WIN_SHARE]
+    if len(ok) < 2:
+        return ok[0] if ok else 0
+    return 2 if _beats(speedup[1], speedup[0]) else 1
 
 
 def rotation(n: int, r: int) -> list[int]:
@@ -579,9 +611,11 @@ def _single_calls(comm: MPI.Comm, one, plan: dict[str, Any], calls: int) -> floa
 
 
 def pick(plans: list[dict[str, Any]]) -> dict[str, Any]:
-    """The winner of a row (module doc): a plan faster than MPI in at least
-    :data:`WIN_SHARE` of the rounds with the largest median speed-up, else MPI's own; a
-    plan measured with a ``spin`` never (a tuning file's rule cannot carry it).
+    """The winner of a row (module doc): of the plans faster than MPI in at least
+    :data:`WIN_SHARE` of the paired rounds, the one that beats the most of the others head
+    to head (faster in more than half the rounds), the largest median speed-up among those
+    tied; MPI's own when none is; a plan measured with a ``spin`` never (a tuning file's
+    rule cannot carry it).
 
     Examples
     --------
@@ -595,17 +629,20 @@ def pick(plans: list[dict[str, Any]]) -> dict[str, Any]:
     'mpi'
     >>> pick([mpi, {**mpi, "mpich": "ring", "speedup": [1.3, 1.2, 1.1]}])
     {'algorithm': 'mpi', 'segment_size': None, 'mpich': 'ring'}
+
+    One lucky round does not outrank steady ones: ``tree``'s median is the largest, but
+    ``ring`` is faster than it in two rounds of three.
+
+    >>> ring = {**mpi, "mpich": "ring", "speedup": [1.3, 1.4, 1.1]}
+    >>> pick([mpi, ring, {**mpi, "mpich": "tree", "speedup": [3.0, 1.35, 1.05]}])["mpich"]
+    'ring'
     """
-    best = plans[0]
-    for p in plans[1:]:
-        if p.get("spin"):
-            continue
-        s = np.asarray(p["speedup"], dtype=float)
-        if np.mean(s > 1.0) >= WIN_SHARE and (
-            best is plans[0] or np.median(s) > np.median(best["speedup"])
-        ):
-            best = p
-    return _rule(best)
+    ok = [p for p in plans[1:] if not p.get("spin") and _share(p["speedup"]) >= WIN_SHARE]
+    if not ok:
+        return _rule(plans[0])
+    wins = [sum(_beats(p["speedup"], q["speedup"]) for q in ok if q is not p) for p in ok]
+    best = max(range(len(ok)), key=lambda k: (wins[k], float(np.median(ok[k]["speedup"])), -k))
+    return _rule(ok[best])
 
 
 def _rule(plan: dict[str, Any]) -> dict[str, Any]:
