@@ -1,6 +1,6 @@
 """The event loop: any program, any contention (:class:`Simulation`), by the rules of
 :mod:`hetcoll.simulator`; exclusive link bookings in :mod:`~hetcoll.simulator.links`, shared
-bandwidth by :func:`~hetcoll.simulator.fairshare.max_min_rates`."""
+bandwidth by :func:`~hetcoll.simulator.fairshare.max_min_flat`."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ..errors import ScheduleError
 from ..models import BoundModel
 from ..program import Program, SendQueue
 from .costs import bottleneck_throughput, distinct_costs
-from .fairshare import max_min_rates
+from .fairshare import max_min_flat
 from .links import RouteBooks, first_overlap, insert_booking, start_for
 from .results import BLOCKERS, TransferTable
 
@@ -576,23 +576,41 @@ class Simulation:
 
 
 class _Flows:
-    """Shared contention: flows in progress and their max-min fair rates."""
+    """Shared contention: flows in progress and their max-min fair rates.
+
+    A flow's state lives in arrays indexed by its transfer (its rate, the bytes left when
+    the rate was last set, since when, and the finish that rate gives), updated for the
+    flows whose rate changes in one numpy pass, with the same arithmetic per flow as one
+    at a time.  Only the next flow to end has its event in the heap (pushed again whenever
+    the next one changes): its tuple is the one a heap of every flow's end would pop
+    first, so the run is the same, bit for bit, without a heap entry per rate change."""
 
     def __init__(self, sim: Simulation, records: list, events: list, finish) -> None:
         self.sim = sim
         self.records = records
         self.events = events
         self.finish = finish
-        self.capacity = sim.bound.capacity()
+        self.capacity = np.asarray(sim.bound.capacity(), dtype=float)
         self.active: dict[int, None] = {}  # transfer index -> None, in start order
-        self.remaining: dict[int, float] = {}
-        self.rate: dict[int, float] = {}
-        self.since: dict[int, float] = {}
-        self.version: dict[int, int] = {}
+        n = max(sim.total, 1)
+        self.remaining = np.zeros(n)
+        self.rate = np.zeros(n)
+        self.since = np.zeros(n)
+        self.ends = np.full(n, _INF)
+        self.version = np.zeros(n, dtype=np.int64)
+        self.cost = np.zeros(n, dtype=np.int64)
+        self.queued: tuple[int, int] | None = None  # (transfer, version) last pushed
+        paths = [np.asarray(p if p is not None else (), dtype=np.int64) for p in sim.c_path]
+        widths = {len(p) for p in paths}
+        self.width = widths.pop() if len(widths) == 1 else 0
+        self.paths = paths
+        self.rows = np.stack(paths) if self.width else None
+        self.caps = np.asarray(sim.c_cap if sim.c_cap is not None else [_INF] * len(paths))
 
     def begin(self, idx: int, now: float) -> None:
-        g = self.records[idx][0]
-        self.remaining[idx] = float(self.sim.c_bytes[self.sim.cost[g]])
+        c = self.sim.cost[self.records[idx][0]]
+        self.cost[idx] = c
+        self.remaining[idx] = float(self.sim.c_bytes[c])
         self.rate[idx] = 0.0
         self.since[idx] = now
         self.version[idx] = 0
@@ -600,34 +618,42 @@ class _Flows:
         self._reshare(now)
 
     def end(self, idx: int, version: int, now: float) -> None:
-        if self.version.get(idx) != version or idx not in self.active:
+        if idx not in self.active or int(self.version[idx]) != version:
             return  # its rate changed since this end was predicted
         del self.active[idx]
-        for d in (self.remaining, self.rate, self.since, self.version):
-            del d[idx]
+        self.queued = None
         self.finish(idx, now)
         self._reshare(now)
 
     def _reshare(self, now: float) -> None:
-        flows = list(self.active)
-        if not flows:
+        if not self.active:
             return
-        sim = self.sim
-        paths, caps = [], []
-        for idx in flows:
-            c = sim.cost[self.records[idx][0]]
-            path = sim.c_path[c]
-            paths.append(np.asarray(path if path is not None else (), dtype=np.int64))
-            caps.append(sim.c_cap[c])  # type: ignore[index]
-        rates = max_min_rates(paths, np.array(caps), self.capacity)
-        for idx, rate in zip(flows, rates.tolist(), strict=True):
-            old = self.rate[idx]
-            if rate == old and old > 0:
-                continue
-            self.remaining[idx] = max(0.0, self.remaining[idx] - old * (now - self.since[idx]))
-            self.since[idx] = now
-            self.rate[idx] = rate
-            self.version[idx] += 1
-            rem = self.remaining[idx]
-            finish = now if rem == 0 or rate == _INF else now + rem / rate
-            heapq.heappush(self.events, (finish, _FLOW_END, idx, self.version[idx]))
+        flows = np.fromiter(self.active, dtype=np.int64, count=len(self.active))
+        costs = self.cost[flows]
+        if self.width:
+            crossed = self.rows[costs].ravel()  # type: ignore[index]
+            flow_of = np.repeat(np.arange(len(flows)), self.width)
+        else:
+            parts = [self.paths[c] for c in costs.tolist()]
+            lens = np.array([len(p) for p in parts], dtype=np.int64)
+            flow_of = np.repeat(np.arange(len(flows)), lens)
+            crossed = np.concatenate(parts) if len(flow_of) else flow_of
+        rates = max_min_flat(flow_of, crossed, self.caps[costs], self.capacity, self.width)
+        old = self.rate[flows]
+        moved = ~((rates == old) & (old > 0))
+        if moved.any():
+            got, new, was = flows[moved], rates[moved], old[moved]
+            left = np.maximum(0.0, self.remaining[got] - was * (now - self.since[got]))
+            self.remaining[got] = left
+            self.since[got] = now
+            self.rate[got] = new
+            self.version[got] += 1
+            with np.errstate(divide="ignore", invalid="ignore"):
+                self.ends[got] = np.where((left == 0) | (new == _INF), now, now + left / new)
+        ends = self.ends[flows]
+        first = ends.min()
+        idx = int(flows[ends == first].min())
+        key = (idx, int(self.version[idx]))
+        if key != self.queued:
+            self.queued = key
+            heapq.heappush(self.events, (float(first), _FLOW_END, idx, key[1]))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["max_min_rates"]
+__all__ = ["max_min_flat", "max_min_rates"]
 
 
 def max_min_rates(paths: list[np.ndarray], caps: np.ndarray, capacity: np.ndarray) -> np.ndarray:
@@ -20,24 +20,42 @@ def max_min_rates(paths: list[np.ndarray], caps: np.ndarray, capacity: np.ndarra
     >>> max_min_rates(paths, np.full(3, np.inf), np.array([10.0, 4.0])).tolist()
     [5.0, 5.0, 4.0]
     """
-    f = len(paths)
-    rate = np.zeros(f)
     lens = np.array([len(p) for p in paths], dtype=np.int64)
-    flow_of = np.repeat(np.arange(f), lens)
-    if len(flow_of):
-        links, local = np.unique(np.concatenate(paths), return_inverse=True)
-        left = np.asarray(capacity, dtype=float)[links].copy()
-    else:
-        links, local, left = np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
-    fixed = np.zeros(f, dtype=bool)
+    flow_of = np.repeat(np.arange(len(paths)), lens)
+    crossed = np.concatenate(paths).astype(np.int64) if len(flow_of) else flow_of
+    return max_min_flat(flow_of, crossed, caps, capacity)
+
+
+def max_min_flat(
+    flow_of: np.ndarray,
+    crossed: np.ndarray,
+    caps: np.ndarray,
+    capacity: np.ndarray,
+    width: int = 0,
+) -> np.ndarray:
+    """:func:`max_min_rates` of flows given by their incidence: flow ``flow_of[j]``
+    crosses resource ``crossed[j]`` (``caps``: one per flow).  ``width``: every flow
+    crosses that many resources and ``flow_of`` is ``repeat(arange(len(caps)), width)``
+    (the rounds then take each flow's tightest share column by column, the same minimum).  The
+    event loop's form (its paths stored once per distinct transfer)."""
     caps = np.asarray(caps, dtype=float)
+    f = len(caps)
+    rate = np.zeros(f)
+    left = np.asarray(capacity, dtype=float).copy()
+    columns = [crossed[j::width] for j in range(width)] if width else []
+    fixed = np.zeros(f, dtype=bool)
     while not fixed.all():
         live = ~fixed[flow_of]
-        count = np.bincount(local[live], minlength=len(links))
+        count = np.bincount(crossed[live], minlength=len(left))
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(count > 0, left / np.maximum(count, 1), np.inf)
-        best = caps.copy()
-        np.minimum.at(best, flow_of[live], share[local[live]])
+        if columns:
+            best = caps.copy()
+            for column in columns:
+                np.minimum(best, share[column], out=best)
+        else:
+            best = caps.copy()
+            np.minimum.at(best, flow_of[live], share[crossed[live]])
         best[fixed] = np.inf
         level = best[~fixed].min()
         if level == np.inf:
@@ -47,6 +65,6 @@ def max_min_rates(paths: list[np.ndarray], caps: np.ndarray, capacity: np.ndarra
         rate[now_fixed] = level
         fixed |= now_fixed
         used = now_fixed[flow_of]
-        np.subtract.at(left, local[used], level)
+        np.subtract.at(left, crossed[used], level)
         np.maximum(left, 0.0, out=left)
     return rate
