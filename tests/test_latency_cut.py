@@ -135,3 +135,17 @@ def test_never_above_a_planners_simulated_time(counts, chains, op, block, wan, c
         planned += 1
         assert simulate(p, sched).makespan >= bound * (1 - 1e-9), algo
     assert planned
+
+
+def test_a_size_curve_takes_the_bytes_at_its_least_scale():
+    """Exclusive links with a size curve whose large messages cost half: the bytes' term
+    halved (a message's effective size is at least half its bytes), never above the
+    sites plan's simulated time; the hop's latency is not a per-byte cost."""
+    p = two_sites(1, "exclusive", ("10Gbps",))
+    curved = dataclasses.replace(p, size_curve=[[0, 1.0], [1 << 16, 0.5]])
+    members = hosts(curved)
+    block = 1 << 20
+    got = members_bound(curved, "allgather", 2 * block, members).parts["latency_cut"]
+    assert got == pytest.approx(HOP + 0.5 * block / WAN, rel=1e-12)
+    sched = plan_request(curved, "allgather", "sites", members=members, nbytes=block)
+    assert simulate(curved, sched).makespan >= got

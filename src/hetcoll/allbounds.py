@@ -381,9 +381,13 @@ def latency_cut(
     link leaving ``S`` has ``D_e / b_e >= moved / B+(S)``.  Either way ``T >= L(S) + moved
     / B+(S)``.  It is reached: two hosts, one per site, exchanging their blocks (an
     allgather) or their vectors (an allreduce) in one message each way take exactly that
-    (``tests/test_latency_cut.py``).
+    (``tests/test_latency_cut.py``).  A platform's size curve (exclusive links only: the
+    shared ones refuse it) prices ``n`` bytes as ``effective(n) >= m n`` bytes, ``m`` its
+    least scale, so the bytes' term is taken ``m`` times (:mod:`hetcoll.sizecurve`).
     """
     routes = platform.routes
+    curve = platform.size_curve
+    scale = 1.0 if curve is None or curve.is_identity() else min(curve.scales)
     if not sides or not routes.has_links:
         return 0.0
     idx = np.array([platform.index(m) for m in members])
@@ -405,5 +409,5 @@ def latency_cut(
         crossing = crossed[offsets[1:]] > crossed[offsets[:-1]]
         if value <= 0 or not crossing.any():
             return math.inf
-        best = max(best, float(lead[crossing].min()) + moved / value)
+        best = max(best, float(lead[crossing].min()) + scale * moved / value)
     return best
