@@ -514,6 +514,11 @@ def test_bench_sizes_auto_rows(monkeypatch):
     assert row["auto_time"] == min(s.params["candidates"].values())
     assert row["bound"] * (1 - 1e-9) <= row["auto_time"] and row["auto_cpu"] >= 0
     assert [r[:2] for r in module.auto_table([row])] == [["6", "1"]]
+    # --auto --latency: the latency sweep's platform (its links' latencies count)
+    (late,) = module.auto_instance(6, 1, "one_port", 1e-4)
+    s = module.plan(module.with_latency(p, 1e-4, 1), "0", method="auto", nbytes=module.AUTO_SIZE)
+    assert late["auto_time"] == min(s.params["candidates"].values()) > row["auto_time"]
+    assert late["latency"] == 1e-4 and row["latency"] is None
 
 
 def test_packing_measures_an_allreduce_against_its_own_vector(monkeypatch):

@@ -33,7 +33,11 @@ and ``multi_tree`` each at its best slice of ``auto``'s, against the bound; "cpu
     python benchmarks/simulated/bench_sizes.py --auto --sizes 50 --seeds 3
 
 ``--auto``: ``auto``'s planning CPU (process time) for a 1 GiB broadcast (:data:`AUTO_SIZE`)
-on each platform, the slice and planner it chooses, its time against the bound.
+on each platform, the slice and planner it chooses, its time against the bound; with
+``--latency`` on the latency sweep's platforms (each slice size's steady-state problem then
+solved anew):
+
+    python benchmarks/simulated/bench_sizes.py --auto --latency 50us --sizes 50 --seeds 3
 """
 
 from __future__ import annotations
@@ -147,9 +151,12 @@ def latency_instance(n: int, seed: int, model: str, latency: float, sizes) -> li
     return rows
 
 
-def auto_instance(n: int, seed: int, model: str) -> list[dict]:
-    """One platform's ``auto`` of :data:`AUTO_SIZE` bytes: its choice, time and CPU."""
+def auto_instance(n: int, seed: int, model: str, latency: float | None = None) -> list[dict]:
+    """One platform's ``auto`` of :data:`AUTO_SIZE` bytes: its choice, time and CPU (with
+    ``latency``: on :func:`with_latency`'s platform)."""
     p = random_graph_platform(n, DENSITY, seed=seed, model=model)
+    if latency is not None:
+        p = with_latency(p, latency, seed)
     t0 = time.process_time()
     s = plan(p, "0", method="auto", nbytes=AUTO_SIZE)
     cpu = time.process_time() - t0
@@ -158,6 +165,7 @@ def auto_instance(n: int, seed: int, model: str) -> list[dict]:
             "n": n,
             "seed": seed,
             "model": model,
+            "latency": latency,
             "nbytes": AUTO_SIZE,
             "bound": lower_bound(p, "0", AUTO_SIZE).seconds,
             "chosen": s.params["chosen"],
@@ -281,7 +289,11 @@ def main(argv=None) -> int:
         default=None,
         help="per-link latency sweep (e.g. 50us): sizes 1 KiB-1 GiB, the slice auto's",
     )
-    ap.add_argument("--auto", action="store_true", help="auto's planning CPU for a 1 GiB broadcast")
+    ap.add_argument(
+        "--auto",
+        action="store_true",
+        help="auto's planning CPU for a 1 GiB broadcast (--latency too)",
+    )
     ap.add_argument("--out", type=Path, default=Path("results") / "bench_sizes.json")
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else None
@@ -293,15 +305,16 @@ def main(argv=None) -> int:
     for n in sizes:
         for seed in range(seeds):
             if args.auto:
-                rows += auto_instance(n, seed, args.model)
+                rows += auto_instance(n, seed, args.model, latency)
             elif latency is None:
                 rows += instance(n, seed, args.model, slices)
             else:
                 rows += latency_instance(n, seed, args.model, latency, LATENCY_SIZES)
     if args.auto:
         print(
-            f"auto, {format_size(AUTO_SIZE)} broadcast, model {args.model}, density {DENSITY}: "
-            "its choice, predicted time, bound / time, planning CPU (process time)"
+            f"auto, {format_size(AUTO_SIZE)} broadcast, model {args.model}, density {DENSITY}"
+            + (f", link latencies {latency:g} s x U(0.5, 1.5)" if latency is not None else "")
+            + ": its choice, predicted time, bound / time, planning CPU (process time)"
         )
         head = ["n", "seed", "auto's choice", "time s", "bound / time", "cpu s"]
         print(format_table(head, auto_table(rows)))
