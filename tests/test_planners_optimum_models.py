@@ -286,3 +286,24 @@ def test_optimum_lp_says_when_its_loads_are_not_certified(tmp_path, capsys, monk
     assert err.count("\n") == 1 and err.startswith("hetcoll: warning: ")
     assert "time limit, 7 s" in err and "n_gap unknown" in err
     assert doc["throughput"] > 0  # the throughput itself solved: still reported
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_master_column_is_scipys_column_sum_bit_for_bit(data):
+    """steady._column (the column generation's column of a tree, read off the CSC arrays)
+    is ``A[:, tree].sum(axis=1)``: the same rows and every value the same bits (the terms
+    added in the same order), on matrices whose values differ in magnitude."""
+    from scipy.sparse import random as sparse_random
+
+    from hetcoll.planners.steady import _column
+
+    rows, cols = data.draw(st.integers(1, 30)), data.draw(st.integers(1, 40))
+    seed = data.draw(st.integers(0, 2**31))
+    A = sparse_random(rows, cols, density=0.3, format="csc", random_state=seed)
+    A.data = A.data * 10.0 ** np.random.default_rng(seed).integers(-8, 8, len(A.data))
+    tree = np.array(sorted(data.draw(st.sets(st.integers(0, cols - 1), max_size=cols))), int)
+    got_rows, got = _column(A, tree)
+    want = np.asarray(A[:, tree].sum(axis=1)).ravel()
+    assert got_rows.tolist() == np.flatnonzero(want).tolist()
+    assert got.tobytes() == want[got_rows].tobytes()

@@ -290,14 +290,8 @@ class _Master:
         h.setOptionValue("simplex_strategy", 4)
         self.inf = highspy.kHighsInf
         empty_i, empty_v = np.zeros(0, dtype=np.int32), np.zeros(0)
-        for lo, hi in zip(lower, upper, strict=True):
-            h.addRow(
-                -self.inf if lo == -math.inf else lo,
-                self.inf if hi == math.inf else hi,
-                0,
-                empty_i,
-                empty_v,
-            )
+        for lo, hi in zip(lower, upper, strict=True):  # (the infinities as HiGHS's)
+            h.addRow(max(lo, -self.inf), min(hi, self.inf), 0, empty_i, empty_v)
 
     def add(self, cost: float, rows: np.ndarray, values: np.ndarray) -> None:
         self.h.addCol(float(cost), 0.0, self.inf, len(rows), rows.astype(np.int32), values)
@@ -483,8 +477,11 @@ def _price(p: SteadyProblem, AT: Any, price: np.ndarray) -> tuple[np.ndarray, fl
 
 
 def _column(A: Any, tree: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The master's column of a tree: the rows it keeps busy and for how long per slice."""
-    col = np.asarray(A[:, tree].sum(axis=1)).ravel()
+    """The master's column of a tree: the rows it keeps busy and for how long per slice
+    (``A[:, tree].sum(axis=1)`` of the CSC matrix ``A``, its terms added in that order)."""
+    start, count = A.indptr[tree], A.indptr[tree + 1] - A.indptr[tree]
+    at = np.arange(count.sum()) + np.repeat(start - np.cumsum(count) + count, count)
+    col = np.bincount(A.indices[at], weights=A.data[at], minlength=A.shape[0])
     rows = np.flatnonzero(col)
     return rows, col[rows]
 
