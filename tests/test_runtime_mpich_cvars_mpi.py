@@ -335,3 +335,30 @@ def test_tunes_forced_candidate_is_the_plain_call_inside_hetcomms_own_forcing():
     forced["ring"]()
     assert seen == [("tree", "mpir"), ("ring", "mpir")]
     assert found.current("allreduce") == ("auto", "auto")
+
+
+def test_tunes_forced_call_stores_around_the_plain_method_itself():
+    """A row of MPICH's algorithms forces around the plain communicator's method, called
+    with the same arguments as MPI's own (not around MPI's own call wrapped in two more
+    Python functions, which charged every forced algorithm work MPI's own was spared)."""
+    from mpi4py import MPI  # noqa: F401
+
+    from hetcoll.jobs import tune
+    from hetcoll.runtime.mpich_cvars import algorithms
+
+    found = algorithms()
+    start = found.current("allreduce")
+    seen = []
+
+    def method(*args):
+        seen.append((args, found.current("allreduce")))
+
+    def run(algo, seg):
+        seen.append("wrapped")
+
+    run.plain = (method, (1, 2, 3))
+    forced = tune._forced_calls("allreduce", [{"mpich": "ring"}, {"mpich": "tree"}], run)
+    forced["ring"]()
+    forced["tree"]()
+    assert seen == [((1, 2, 3), ("ring", "mpir")), ((1, 2, 3), ("tree", "mpir"))]
+    assert found.current("allreduce") == start

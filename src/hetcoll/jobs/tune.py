@@ -396,21 +396,23 @@ def _call(hc: HetComm, collective: str, nbytes: int, plain: bool = False):
     ``plain``: MPI's own an allreduce's or an allgather's is the plain communicator's."""
     if plain and collective in ("allreduce", "allgather"):
         own = _call(hc, collective, nbytes)
-        base = hc.base
         if collective == "allreduce":
             send = np.full(max(nbytes // 8, 1), hc.rank + 1.0)
             recv = np.empty_like(send)
-
-            def mpi() -> None:
-                base.Allreduce(send, recv, op=MPI.SUM)
+            method, args = hc.base.Allreduce, (send, recv, MPI.SUM)
         else:
             send = np.full(nbytes, hc.rank % 251, dtype=np.uint8)
             recv = np.empty(nbytes * hc.size, dtype=np.uint8)
+            method, args = hc.base.Allgather, (send, recv)
 
-            def mpi() -> None:
-                base.Allgather(send, recv)
+        def mpi() -> None:
+            method(*args)
 
-        return lambda algo, seg: mpi() if algo == "mpi" else own(algo, seg)
+        def run(algo: str, seg: int | None) -> None:
+            return mpi() if algo == "mpi" else own(algo, seg)
+
+        run.plain = (method, args)  # what _forced_calls forces: the same call
+        return run
     if collective == "bcast":
         buf = np.zeros(nbytes, dtype=np.uint8)
         if hc.rank == 0:
@@ -575,14 +577,27 @@ def _rule_key(plan: dict[str, Any]) -> tuple:
 
 
 def _forced_calls(collective: str, plans: list[dict[str, Any]], call) -> dict[str, Any]:
-    """Per MPICH algorithm the plans name: MPI's own call with it forced."""
+    """Per MPICH algorithm the plans name: MPI's own call with it forced.  Where ``call``
+    is the plain communicator's (its ``plain``: the method and its arguments), the stores
+    are made around that method itself, so that a forced call runs as many Python
+    functions before MPI's as MPI's own does (two), as a ``HetComm``'s forced and unforced
+    calls do (one each, :mod:`hetcoll.runtime.forced`): a forced algorithm is not charged
+    Python work MPI's own is spared."""
     names = {p["mpich"] for p in plans if p.get("mpich")}
     if not names:
         return {}
     from ..runtime.mpich_cvars import algorithms
 
     found = algorithms()
-    return {n: found.forcing(collective, n, lambda: call("mpi", None)) for n in names}
+    plain = getattr(call, "plain", None)
+    if plain is None:
+        return {n: found.forcing(collective, n, lambda: call("mpi", None)) for n in names}
+    method, args = plain
+    out = {}
+    for n in sorted(names):
+        stored = found.forcing(collective, n, method)
+        out[n] = lambda stored=stored: stored(*args)
+    return out
 
 
 def _timed(comm: MPI.Comm, one, plan: dict[str, Any], calls: int) -> float:
