@@ -112,3 +112,31 @@ def test_auto_picks_it_where_it_is_the_fastest():
     assert s.params["chosen"] == "butterfly_pipelined"
     assert times["butterfly_pipelined"] == min(times.values()) < times["forest"]
     assert simulate(p, s).makespan == pytest.approx(times["butterfly_pipelined"], rel=1e-12)
+
+
+def test_the_search_goes_down_to_every_message_the_simulator_takes(monkeypatch):
+    """Its segments halve while the schedule sends at most the simulator's budget (here
+    made 3 000 messages): on six NICs of 100/25/10 Gbit/s at 8 MiB the halvings keep
+    gaining down to the last size within it, over half the budget (``forest``'s share of
+    it, a quarter to a half, stopped one halving earlier), and the fastest is kept."""
+    import hetcoll.planners.butterflypipe as bp
+    import hetcoll.simulator as simulator
+
+    monkeypatch.setattr(bp, "transfer_budget", lambda contention: 3000)
+    tried: list[tuple[int, float]] = []
+    real = simulator.simulate
+
+    def spy(platform, schedule, model=None):
+        run = real(platform, schedule, model)
+        tried.append((sum(f.transfers for f in schedule.flows), run.makespan))
+        return run
+
+    monkeypatch.setattr(simulator, "simulate", spy)
+    p = star_platform(6, ("100Gbps", "25Gbps", "10Gbps"), "5us")
+    s = plan(
+        p, None, method="butterfly_pipelined", collective="allreduce", nbytes=M,
+        options={"align": 8},
+    )  # fmt: skip
+    assert 1500 < max(sent for sent, _ in tried) <= 3000
+    assert s.params["estimate"] == min(t for _, t in tried)
+    assert sum(f.transfers for f in s.flows) == max(tried, key=lambda x: -x[1])[0]

@@ -24,7 +24,11 @@ the edges the rates of the fluid schedule; every flow's first segment is half th
 (``stagger``) so that sends of one window end apart and each one's lead passes under
 another's bytes.  Elsewhere the ranks send in round order (no chain).  Without a segment
 size the planner simulates segment sizes halving from a sixteenth of the largest share
-(:func:`hetcoll.planners.forestplan._descend`, as ``forest`` does), the fastest kept.
+(:func:`hetcoll.planners.forestplan._descend`, as ``forest`` does), the fastest kept, down to
+the size whose schedule sends as many messages as the simulator takes (``forest`` stops at a
+quarter to a half of that): the lag below shrinks with the segment, and a simulation of
+shared NICs costs about a sixth of what it did when that share was set (its flows in
+arrays, :mod:`hetcoll.simulator.events`).
 
 What is left between the schedule and ``T*`` is the pipeline's lag: the members whose share
 is small (the slow NICs) receive almost only the allgather, which starts once the first
@@ -45,7 +49,7 @@ from ..schedule import Flow, Schedule, transfer_budget
 from ._registry import Option, register
 from ._shared import keep_prediction
 from .butterfly import _rates, balanced_shares, butterfly_flows
-from .forestplan import SIMULATED, _descend
+from .forestplan import _descend
 
 __all__ = ["butterfly_pipelined"]
 
@@ -159,8 +163,7 @@ def butterfly_pipelined(
         predictions[id(sched)] = run
         return sched
 
-    cap = transfer_budget(bound.contention)
-    most = max(cap // 4, min(cap // 2, SIMULATED // n))
+    most = transfer_budget(bound.contention)  # every message the simulator takes
     lower = fluid if bound.nic_rate(0) is not None else 0.0
     tried = _descend([None], build, simulated, most, lower, search)
     sched = min(tried, key=lambda s: s.params["estimate"])  # the first of equals
