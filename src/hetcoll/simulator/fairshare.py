@@ -36,35 +36,32 @@ def max_min_flat(
     """:func:`max_min_rates` of flows given by their incidence: flow ``flow_of[j]``
     crosses resource ``crossed[j]`` (``caps``: one per flow).  ``width``: every flow
     crosses that many resources and ``flow_of`` is ``repeat(arange(len(caps)), width)``
-    (the rounds then take each flow's tightest share column by column, the same minimum).  The
-    event loop's form (its paths stored once per distinct transfer)."""
+    (the rounds then take each flow's tightest share column by column, the same
+    minimum).  The event loop's form (its paths stored once per distinct transfer)."""
     caps = np.asarray(caps, dtype=float)
     f = len(caps)
     rate = np.zeros(f)
     left = np.asarray(capacity, dtype=float).copy()
     columns = [crossed[j::width] for j in range(width)] if width else []
-    fixed = np.zeros(f, dtype=bool)
-    while not fixed.all():
-        live = ~fixed[flow_of]
+    free = np.ones(f, dtype=bool)  # the flows not yet fixed
+    while free.any():
+        live = free[flow_of]
         count = np.bincount(crossed[live], minlength=len(left))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            share = np.where(count > 0, left / np.maximum(count, 1), np.inf)
+        share = left / np.maximum(count, 1)
+        share[count == 0] = np.inf
+        best = caps.copy()
         if columns:
-            best = caps.copy()
             for column in columns:
                 np.minimum(best, share[column], out=best)
         else:
-            best = caps.copy()
             np.minimum.at(best, flow_of[live], share[crossed[live]])
-        best[fixed] = np.inf
-        level = best[~fixed].min()
+        level = best[free].min()
         if level == np.inf:
-            rate[~fixed] = np.inf
+            rate[free] = np.inf
             break
-        now_fixed = ~fixed & (best <= level)
+        now_fixed = free & (best <= level)
         rate[now_fixed] = level
-        fixed |= now_fixed
-        used = now_fixed[flow_of]
-        np.subtract.at(left, crossed[used], level)
+        free &= ~now_fixed
+        np.subtract.at(left, crossed[now_fixed[flow_of]], level)
         np.maximum(left, 0.0, out=left)
     return rate
