@@ -31,6 +31,7 @@ import numpy as np
 
 from ..patterns import Flow, OrderedSend
 from ..platform import Platform
+from ..simulator.predict import gc_paused
 from .forest import forest_problem
 
 __all__ = ["PlayOut", "per_root_order"]
@@ -135,7 +136,16 @@ def per_root_order(
     transfer whose busiest resource is free starts at once, its other resources booked
     from when they are free (``"busiest"``), or only once every one of its resources is
     free, else it waits at the one free last (``"all"``: no resource is booked ahead and
-    left idle meanwhile).  O(T log T) for T transfers."""
+    left idle meanwhile).  O(T log T) for T transfers, with the cyclic garbage collector
+    paused (:func:`hetcoll.simulator.predict.gc_paused`: a play-out allocates a few objects
+    per transfer, and the collections they trigger scanned them all again and again, a
+    third of a 16-node allgather's planning)."""
+    with gc_paused():
+        return _play(platform, flows, model, costs, wait)
+
+
+def _play(platform: Platform, flows: Sequence[Flow], model: Any, costs: Any, wait: str) -> PlayOut:
+    """:func:`per_root_order`'s play-out."""
     ids = platform.ids
     idx = {v: i for i, v in enumerate(ids)}
     size = max((f.segment_size or f.nbytes or 1) for f in flows)
