@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
 __all__ = [
     "min_arborescence",
+    "min_arborescences",
     "depths",
     "shortest_path_arborescence",
     "balanced_arborescence",
@@ -75,16 +77,36 @@ def min_arborescence(
     >>> min_arborescence(3, src, dst, np.array([5.0, 1.0, 1.0, 1.0]), 0).tolist()
     [3, 1]
     """
+    return min_arborescences(n, src, dst, cost, [root])[0]
+
+
+def min_arborescences(
+    n: int, src: np.ndarray, dst: np.ndarray, cost: np.ndarray, roots: Sequence[int]
+) -> list[np.ndarray | None]:
+    """:func:`min_arborescence` rooted at each of ``roots``, under the same costs: the
+    edges sorted by head then cost once for all of them (the edges into a root are never
+    looked at, the root being reached from the start), so that each root pays only the
+    contraction.  The same trees as one call per root."""
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     cost = np.asarray(cost, dtype=float)
     if n <= 1:
-        return np.zeros(0, dtype=np.int64)
-    keep = np.flatnonzero((src != dst) & (dst != root))
+        return [np.zeros(0, dtype=np.int64) for _ in roots]
+    keep = np.flatnonzero(src != dst)
     order = keep[np.lexsort((cost[keep], dst[keep]))]  # by head, then cost, then index
     bounds = np.searchsorted(dst[order], np.arange(n + 1)).tolist()
     s_of, w_of, d_of = src[order].tolist(), cost[order].tolist(), dst[order].tolist()
-    chosen = _contract(n, root, bounds, s_of, w_of)
+    return [_expand(n, root, order, d_of, _contract(n, root, bounds, s_of, w_of)) for root in roots]
+
+
+def _expand(
+    n: int,
+    root: int,
+    order: np.ndarray,
+    d_of: list[int],
+    chosen: tuple[list[int], list[int], list[int]] | None,
+) -> np.ndarray | None:
+    """The tree of :func:`_contract`'s choices, in node order (edge indices)."""
     if chosen is None:
         return None
     pos, up, cycles = chosen

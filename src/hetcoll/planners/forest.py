@@ -46,7 +46,12 @@ from typing import Any
 
 import numpy as np
 
-from ..arborescence import balanced_arborescence, min_arborescence, shortest_path_arborescence
+from ..arborescence import (
+    balanced_arborescence,
+    min_arborescence,
+    min_arborescences,
+    shortest_path_arborescence,
+)
 from ..errors import PlannerError
 from ..platform import Platform
 from .forestcut import cut_prices
@@ -150,6 +155,23 @@ def _tree(p: SteadyProblem, cost: np.ndarray, root: int, direction: str) -> np.n
         way = "reach" if direction == "out" else "be reached from"
         raise PlannerError(f"node {p.ids[root]!r} cannot {way} every node over the links")
     return np.sort(np.asarray(tree, dtype=np.int64))
+
+
+def _trees(
+    p: SteadyProblem, cost: np.ndarray, goods: Sequence[tuple[int, str]]
+) -> dict[tuple[int, str], np.ndarray]:
+    """:func:`_tree` of every ``(root, direction)`` of ``goods`` under ``cost``, the edges
+    sorted once per direction (:func:`hetcoll.arborescence.min_arborescences`)."""
+    found = {}
+    for direction in dict.fromkeys(d for _, d in goods):
+        roots = [r for r, d in goods if d == direction]
+        ends = (p.src, p.dst) if direction == "out" else (p.dst, p.src)
+        for root, tree in zip(roots, min_arborescences(p.n, *ends, cost, roots), strict=True):
+            if tree is None:
+                way = "reach" if direction == "out" else "be reached from"
+                raise PlannerError(f"node {p.ids[root]!r} cannot {way} every node over the links")
+            found[(root, direction)] = np.sort(np.asarray(tree, dtype=np.int64))
+    return {g: found[g] for g in goods}
 
 
 def _initial(p: SteadyProblem, root: int, direction: str) -> list[np.ndarray]:
@@ -282,7 +304,7 @@ def pack_forest(
     best_ub, best_y = math.inf, None
     for price in cut_prices(A, p.src, p.dst, np.where(b > 0, w, 0.0), dirs):
         cost = AT @ price  # a cut's prices: a finite bound from the start (forestcut)
-        found = {g: _tree(p, cost, g[0], g[1]) for g in goods}
+        found = _trees(p, cost, goods)
         ub = upper(price, {g: float(cost[t].sum()) for g, t in found.items()})
         if ub < best_ub:
             best_ub, best_y = ub, price
@@ -300,7 +322,7 @@ def pack_forest(
         added = 0
         for price in tries:
             cost = AT @ price
-            found = {g: _tree(p, cost, g[0], g[1]) for g in goods}
+            found = _trees(p, cost, goods)
             ub = upper(price, {g: float(cost[t].sum()) for g, t in found.items()})
             if ub < best_ub:
                 best_ub, best_y = ub, price
@@ -309,8 +331,9 @@ def pack_forest(
             # the column: among trees about as cheap, one keeping the resources least busy
             # (module docstring), else the cheapest, if either prices out
             lean = cost + TIE * (float(cost.max()) or 1.0) / busy_most * busy
+            leanest = _trees(p, lean, goods)
             for k, g in enumerate(goods):
-                for t in (_tree(p, lean, g[0], g[1]), found[g]):
+                for t in (leanest[g], found[g]):
                     if float(ready[t].sum()) < pi[k] * (1 - 1e-12):
                         added += add(g, t)
                         break
