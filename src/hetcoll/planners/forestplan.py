@@ -554,9 +554,11 @@ def forest(
     # a lower bound on the plan's time: the packing's certified bound (seconds)
     lower = packed.bound * (vector if collective == "allreduce" else 1)
 
-    def played_out(flows: list[Flow]) -> Schedule:
+    def played_out(flows: list[Flow]) -> tuple[float, list[Flow], Any]:
+        # the time, the flows and the order: the schedule is made (and checked) for the
+        # fastest only
         played = per_root_order(platform, flows, model)
-        return make(flows, played, played.time)
+        return played.time, flows, played
 
     predictions: dict[int, Any] = {}
 
@@ -568,18 +570,19 @@ def forest(
         predictions[id(sched)] = run
         return sched
 
-    if segment_size:
-        tried = [played_out(build(segment_size, rg)) for rg in plans]
-    elif chain == "edge":
+    if chain == "edge" and not segment_size:
         cap = transfer_budget(bound.contention)
         most = max(cap // 4, min(cap // 2, SIMULATED // n))
         tried = _descend(plans, build, simulated, most, lower, search)
+        sched = min(tried, key=lambda s: s.params["estimate"])  # the first of equals
     else:
-        tried = []
+        outs = [played_out(build(segment_size, rg)) for rg in plans] if segment_size else []
         p = packed.problem
         # every edge holds its resources for its time: _fill_bound bounds a play-out
-        exact = bool(np.all(np.asarray(p.usage.max(axis=0).todense()).ravel() == p.T))
-        for rg in plans:
+        exact = not segment_size and bool(
+            np.all(np.asarray(p.usage.max(axis=0).todense()).ravel() == p.T)
+        )
+        for rg in plans if not segment_size else ():
             edges: list[np.ndarray] = []
             whole = build(None, rg, edges)
             slowest = _slowest(packed, whole, edges)
@@ -588,13 +591,14 @@ def forest(
             # whole shares, then the counts by depth, then one count for all that may beat them
             for k in [None, *([deep] if deep else []), *_counts(whole, align, budget)[1:]]:
                 flows = _cut(whole, k, align)
-                best = min((s.params["estimate"] for s in tried), default=math.inf)
+                best = min((o[0] for o in outs), default=math.inf)
                 if exact and k is not deep and _fill_bound(flows, slowest) >= best:
                     continue  # no faster than one already played out
-                tried.append(played_out(flows))
-                if search == "quick" and tried[-1].params["estimate"] <= (1 + NEAR) * lower:
+                outs.append(played_out(flows))
+                if search == "quick" and outs[-1][0] <= (1 + NEAR) * lower:
                     break  # within NEAR of the bound: a finer cut cannot gain more
-    sched = min(tried, key=lambda s: s.params["estimate"])  # the first of equals
+        estimate, flows, played = min(outs, key=lambda o: o[0])  # the first of equals
+        sched = make(flows, played, estimate)
     if id(sched) in predictions:  # auto's comparison takes it rather than simulate again
         keep_prediction(platform, sched, model, predictions[id(sched)])
     flows = list(sched.flows)
