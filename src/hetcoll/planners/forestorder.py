@@ -229,15 +229,22 @@ def _play(platform: Platform, flows: Sequence[Flow], model: Any, costs: Any, wai
         if need[x] == 0:
             push(0.0, _READY, x)
     combined = dict.fromkeys(ids, 0.0)  # when each node's last combine ends
+    # a reduce transfer's combine time at its receiver (None: no combine)
+    combine = [
+        float(gamma[idx[v]]) * n if flows[fi].kind == "reduce" else None
+        for (fi, _, v), n in zip(who, nbytes, strict=True)
+    ]
     slot = [-1] * len(who)
-    started, end = 0, 0.0
+    started, end, inf = 0, 0.0, np.inf
+    # the loop below inlines push() and ask() (a third of its time as calls)
     while events:
         t, kind, _, what = heappop(events)
         if kind == _ARRIVED:  # `what` arrived (and is combined): release its dependents
             for y in after[what]:
                 need[y] -= 1
                 if need[y] == 0:
-                    push(t, _READY, y)
+                    seq += 1
+                    heappush(events, (t, _READY, seq, y))
             continue
         r = what
         if kind == _FREE:
@@ -245,16 +252,24 @@ def _play(platform: Platform, flows: Sequence[Flow], model: Any, costs: Any, wai
                 continue  # superseded by an earlier one
             del wake[r]
         else:  # wait for its busiest resource
-            if earlier[what] >= 0 and slot[earlier[what]] < 0:
+            e = earlier[what]
+            if e >= 0 and slot[e] < 0:
                 held[what] = True
                 continue
             r = cost[what][3]
-            heappush(queue.setdefault(r, []), (urgency[what], what))
+            q = queue.get(r)
+            if q is None:
+                q = queue[r] = []
+            heappush(q, (urgency[what], what))
         q = queue.get(r)
         if not q:
             continue
-        if free.get(r, 0.0) > t:  # busy (perhaps held for another transfer): ask again then
-            ask(r, free[r])
+        fr = free.get(r, 0.0)
+        if fr > t:  # busy (perhaps held for another transfer): ask again then
+            if wake.get(r, inf) > fr:
+                wake[r] = fr
+                seq += 1
+                heappush(events, (fr, _FREE, seq, r))
             continue
         x = heappop(q)[1]
         rows, busy, delay, _ = cost[x]
@@ -266,23 +281,37 @@ def _play(platform: Platform, flows: Sequence[Flow], model: Any, costs: Any, wai
                 if q:
                     ask(r, t)
                 continue
-        start = max([t, *(free.get(rr, 0.0) for rr in rows)])
+        start = t
+        for rr in rows:
+            fr = free.get(rr, 0.0)
+            if fr > start:
+                start = fr
         for rr, b in zip(rows, busy, strict=True):
             free[rr] = start + b
         slot[x] = started
         started += 1
-        if later[x] >= 0 and held[later[x]]:
-            held[later[x]] = False
-            push(start, _READY, later[x])
+        y = later[x]
+        if y >= 0 and held[y]:
+            held[y] = False
+            seq += 1
+            heappush(events, (start, _READY, seq, y))
         done = start + delay
-        fi, _, v = who[x]
-        if flows[fi].kind == "reduce":  # the receiver combines in slot order
-            done = max(done, combined[v]) + gamma[idx[v]] * nbytes[x]
+        c = combine[x]
+        if c is not None:  # the receiver combines in slot order
+            v = who[x][2]
+            done = max(done, combined[v]) + c
             combined[v] = done
-        end = max(end, done)
-        push(done, _ARRIVED, x)
+        if done > end:
+            end = done
+        seq += 1
+        heappush(events, (done, _ARRIVED, seq, x))
         if q:
-            ask(r, max(free.get(r, start), t))
+            fr = free.get(r, start)
+            tt = fr if fr > t else t
+            if wake.get(r, inf) > tt:
+                wake[r] = tt
+                seq += 1
+                heappush(events, (tt, _FREE, seq, r))
     order: dict[str, list[tuple[int, OrderedSend]]] = {}
     for x, (fi, u, v) in enumerate(who):
         order.setdefault(u, []).append((slot[x], OrderedSend(fi, v, 0, slot[x])))
