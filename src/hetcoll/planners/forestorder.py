@@ -157,47 +157,64 @@ def _play(platform: Platform, flows: Sequence[Flow], model: Any, costs: Any, wai
     who: list[tuple[int, str, str]] = []
     nbytes: list[int] = []
     urgency: list[tuple[float, int, int]] = []
+    cost: list[tuple[tuple[int, ...], tuple[float, ...], float, int]] = []
     need: list[int] = []  # dependencies still to complete
     after: list[list[int]] = []  # transfers waiting on each one
-
-    def new(fi: int, u: str, v: str, n: int, key: tuple[float, int, int]) -> int:
-        who.append((fi, u, v))
-        nbytes.append(n)
-        urgency.append(key)
-        need.append(0)
-        after.append([])
-        return len(who) - 1
-
-    def dep(a: int, b: int) -> None:
-        after[a].append(b)
-        need[b] += 1
-
     finals: dict[str, list[tuple[int, int, int]]] = {}  # root -> (lo, hi, transfer) into it
     spans_at: dict[str, _Spans] = {}  # root -> its finals sorted, for lookups by range
     for fi, f in enumerate(flows):
-        segs = f.segments()
-        parent, kids = f.tree.parent(), f.tree.children
-        for k, (lo, n) in enumerate(segs):
-            key = ((k + 0.5) / len(segs), fi, k)
-            hi = lo + max(n, 1)
-            if f.kind == "reduce":
-                up = {v: new(fi, v, parent[v], n, key) for v in f.tree.nodes if v in parent}
-                for v, x in up.items():
-                    for c in kids.get(v, ()):
-                        dep(up[c], x)
-                spans = finals.setdefault(f.tree.root, [])
-                spans.extend((lo, hi, up[c]) for c in kids.get(f.tree.root, ()))
-                continue
+        # one segment's transfers (u, v), each one's dependencies within the segment
+        # (a, b: b waits for a) and, broadcasting, those sent by a node that receives
+        # nothing in the tree (an allreduce's root sends bytes once it has reduced them);
+        # every segment repeats them
+        parent, kids, root = f.tree.parent(), f.tree.children, f.tree.root
+        pairs: list[tuple[str, str]] = []
+        links: list[tuple[int, int]] = []
+        tops: list[tuple[int, str]] = []
+        into: list[int] = []
+        if f.kind == "reduce":
+            pairs = [(v, parent[v]) for v in f.tree.nodes if v in parent]
+            local = {v: j for j, (v, _) in enumerate(pairs)}
+            links = [(local[c], j) for j, (v, _) in enumerate(pairs) for c in kids.get(v, ())]
+            into = [local[c] for c in kids.get(root, ())]
+        else:
             down: dict[str, int] = {}
             for v in f.tree.nodes:
                 for c in kids.get(v, ()):
-                    down[c] = x = new(fi, v, c, n, key)
+                    down[c] = j = len(pairs)
+                    pairs.append((v, c))
                     if v in down:
-                        dep(down[v], x)
-                    else:  # an allreduce's root sends bytes once it has reduced them
-                        for y in _overlapping(spans_at, finals, v, lo, hi):
-                            dep(y, x)
-    cost = [costs.of(idx[u], idx[v], n) for (_, u, v), n in zip(who, nbytes, strict=True)]
+                        links.append((down[v], j))
+                    else:
+                        tops.append((j, v))
+        trio = [(fi, u, v) for u, v in pairs]
+        ends = [(idx[u], idx[v]) for u, v in pairs]
+        m = len(pairs)
+        of_size: dict[int, list] = {}
+        segs = f.segments()
+        for k, (lo, n) in enumerate(segs):
+            key = ((k + 0.5) / len(segs), fi, k)
+            hi = lo + max(n, 1)
+            base = len(who)
+            who.extend(trio)
+            nbytes.extend([n] * m)
+            urgency.extend([key] * m)
+            need.extend([0] * m)
+            after.extend([] for _ in range(m))
+            got = of_size.get(n)
+            if got is None:
+                got = of_size[n] = [costs.of(u, v, n) for u, v in ends]
+            cost.extend(got)
+            for a, b in links:
+                after[base + a].append(base + b)
+                need[base + b] += 1
+            if f.kind == "reduce":
+                finals.setdefault(root, []).extend((lo, hi, base + j) for j in into)
+                continue
+            for j, v in tops:
+                for y in _overlapping(spans_at, finals, v, lo, hi):
+                    after[y].append(base + j)
+                    need[base + j] += 1
     free: dict[int, float] = {}  # resource -> free from
     queue: dict[int, list[tuple[tuple[float, int, int], int]]] = {}  # busiest resource -> ready
     events: list[tuple[float, int, int, int]] = []  # (time, kind, seq, transfer or resource)
