@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -43,16 +42,10 @@ MOST_RANKS = 4
 
 def measure(ranks: int, rounds: int, calls: int, sizes) -> dict[str, Any]:
     """The one launch's document (``ranks/forced_dispatch.py``)."""
-    from hetcoll.runtime.launch import run_mpi
+    from hetcoll.jobs import run_program
 
-    with tempfile.TemporaryDirectory(prefix="hetcoll-bench-") as tmp:
-        out = Path(tmp) / "result.json"
-        args = [str(PROGRAM), ",".join(map(str, sizes)), str(calls), str(rounds), str(out)]
-        proc = run_mpi(ranks, args, timeout=3600, module=False)
-        if proc.returncode != 0 or not out.exists():
-            tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
-            raise HetcollError(f"the launch failed: {tail}")
-        return json.loads(out.read_text())
+    args = [",".join(map(str, sizes)), str(calls), str(rounds)]
+    return run_program(ranks, PROGRAM, args, timeout=3600)
 
 
 def summary(doc: dict[str, Any], key: str = "times") -> list[dict[str, Any]]:

@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -49,16 +48,10 @@ COLLECTIVES = ("allreduce", "allgather")
 
 def measure(ranks: int, rounds: int, repeat: int, sizes) -> dict[str, Any]:
     """The one launch's document (``ranks/mpich_algorithms.py``)."""
-    from hetcoll.runtime.launch import run_mpi
+    from hetcoll.jobs import run_program
 
-    with tempfile.TemporaryDirectory(prefix="hetcoll-bench-") as tmp:
-        out = Path(tmp) / "result.json"
-        args = [str(PROGRAM), ",".join(map(str, sizes)), str(repeat), str(rounds), str(out)]
-        proc = run_mpi(ranks, args, timeout=3600, module=False)
-        if proc.returncode != 0 or not out.exists():
-            tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
-            raise HetcollError(f"the launch failed: {tail}")
-        return json.loads(out.read_text())
+    args = [",".join(map(str, sizes)), str(repeat), str(rounds)]
+    return run_program(ranks, PROGRAM, args, timeout=3600)
 
 
 def summary(doc: dict[str, Any]) -> list[dict[str, Any]]:
