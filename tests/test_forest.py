@@ -147,19 +147,24 @@ def two_sites():
     return multisite_platform({"a": site, "b": site}, [("a", "b", "1ms", "5Gbps")])
 
 
-def test_members_bound_of_two_sites_is_the_wan_cut_or_one_bytes_reach():
-    """Two stars joined by a 5 Gbit/s WAN: at 256 MiB an allreduce moves M bytes each way
-    over it, an allgather the 4 blocks of a site (M / 2); at 8 B the bound is the farthest
-    pair of hosts' one-byte time (through the WAN)."""
+def test_members_bound_of_two_sites_is_the_wan_cut_after_its_latency():
+    """Two stars joined by a 1 ms, 5 Gbit/s WAN: at 256 MiB an allreduce moves M bytes each
+    way over it, an allgather the 4 blocks of a site (M / 2): that is the cut, and the bound
+    is those bytes after the first one can cross, the WAN's and the two stars' latencies
+    (``latency_cut``).  At 8 B too, where it is above the farthest pair of hosts' one-byte
+    time."""
     p, wan, M = two_sites(), 5e9 / 8, 256 * MiB
     members = hosts(p)
-    assert members_bound(p, "allreduce", M, members).lower_bound == M / wan
-    assert members_bound(p, "allgather", M, members).lower_bound == M / 2 / wan
+    first = 1e-3 + 2 * 5e-6
     idx = [p.index(m) for m in members]
     far = one_byte_distances(p)[np.ix_(idx, idx)].max()
-    for op in ("allreduce", "allgather"):
-        b = members_bound(p, op, 8, members)
-        assert b.lower_bound == b.parts["reach"] == far and b.optimum is None
+    for size in (M, 8):
+        for op, moved in (("allreduce", size), ("allgather", size / 2)):
+            b = members_bound(p, op, size, members)
+            assert b.parts["cut"] == moved / wan and b.parts["reach"] == far
+            assert b.lower_bound == b.parts["latency_cut"]
+            assert b.lower_bound == pytest.approx(first + moved / wan, rel=1e-12, abs=0)
+            assert b.lower_bound > far and b.optimum is None
 
 
 def test_members_bound_of_a_reduce_scatter_is_the_allgathers_reversed():
@@ -171,7 +176,12 @@ def test_members_bound_of_a_reduce_scatter_is_the_allgathers_reversed():
     p, wan, M = two_sites(), 5e9 / 8, 256 * MiB
     members = hosts(p)
     rs = members_bound(p, "reduce_scatter", M, members)
-    assert rs.lower_bound == rs.parts["cut"] == M / 2 / wan
+    assert rs.parts["cut"] == M / 2 / wan
+    assert (
+        rs.lower_bound
+        == rs.parts["latency_cut"]
+        == pytest.approx(1e-3 + 2 * 5e-6 + M / 2 / wan, rel=1e-12, abs=0)
+    )
     assert rs.parts == members_bound(p, "allgather", M, members).parts
     G, M = 1e9, 3 * MiB
     links = [
@@ -191,7 +201,7 @@ def test_members_bound_of_a_reduce_scatter_is_the_allgathers_reversed():
 @pytest.mark.parametrize("op", ["allgather", "reduce_scatter", "allreduce"])
 def test_optimum_on_a_multisite_platform_bounds_its_hosts(capsys, tmp_path, op):
     """``hetcoll optimum --op`` on a multi-site platform: members_bound among its hosts
-    (the switches route), the WAN cut at 256 MiB."""
+    (the switches route), the WAN cut at 256 MiB after the latency of its first byte."""
     p, wan, M = two_sites(), 5e9 / 8, 256 * MiB
     path = tmp_path / "two-site.json"
     save_platform(p, path)
@@ -199,7 +209,8 @@ def test_optimum_on_a_multisite_platform_bounds_its_hosts(capsys, tmp_path, op):
     assert code == 0
     doc = json.loads(out)
     assert doc["lower_bound"] == members_bound(p, op, M, hosts(p)).lower_bound
-    assert doc["lower_bound"] == (M if op == "allreduce" else M / 2) / wan
+    moved = (M if op == "allreduce" else M / 2) / wan
+    assert doc["lower_bound"] == pytest.approx(1e-3 + 2 * 5e-6 + moved, rel=1e-12, abs=0)
     assert doc["optimum"] is None
     code, out, _ = run(capsys, "optimum", path, "--op", op, "--size", "256MiB")
     assert code == 0 and "among the 8 hosts" in out
