@@ -17,6 +17,7 @@ from hetcoll.errors import ScheduleError
 from hetcoll.generators import capacitated_graph_platform
 from hetcoll.patterns import OrderedSend
 from hetcoll.planners.forestorder import per_root_order
+from hetcoll.planners.forestreverse import reversed_play_out
 
 MiB = 2**20
 
@@ -54,11 +55,15 @@ def test_sixteen_nodes_are_within_three_percent_at_one_mib(op):
 @pytest.mark.parametrize("op", ["allgather", "reduce_scatter", "allreduce"])
 def test_the_simulator_replays_the_play_out(op):
     """Without send costs a rank's port takes each send the moment the play-out started
-    it: the simulated time is the play-out's, to rounding."""
+    it: the simulated time is the play-out's, to rounding.  The reduce-scatter's is its
+    broadcast's play-out run backwards here (``tests/test_forest_reverse.py``), faster
+    than its own (1.399 ms against 1.417 ms)."""
     p = capacitated_graph_platform(7, seed=3)
     s = plan(p, None, method="forest", collective=op, nbytes=MiB, segment_size=64 * 1024)
     assert s.per_root and s.order is not None
-    played = per_root_order(p, s.flows)
+    if op == "reduce_scatter":
+        assert reversed_play_out(p, s.flows).time < per_root_order(p, s.flows).time
+    played = (reversed_play_out if op == "reduce_scatter" else per_root_order)(p, s.flows)
     assert played.order == s.order
     assert simulate(p, s).makespan == pytest.approx(played.time, rel=1e-9)
 
@@ -89,7 +94,6 @@ def test_a_per_root_order_round_trips_and_bad_ones_are_refused():
     node = sorted(doc["order"])[0]
     bad = [
         ({**doc["order"], node: doc["order"][node][1:]}, "once per segment"),
-        ({**doc["order"], node: doc["order"][node][::-1]}, "must rise"),
         ({**doc["order"], node: [e[:2] for e in doc["order"][node]]}, "[flow, peer, 0, slot]"),
     ]
     for order, message in bad:

@@ -149,10 +149,13 @@ def check_per_root(collective: str, flows: Sequence[Flow], blocks: Mapping[str, 
 def check_per_root_order(flows: Sequence[Flow], order: Mapping[str, Sequence[OrderedSend]]) -> None:
     """Check a per-root schedule's ``order``: each node lists each of its sends (a ``bcast``
     flow's to a child, a ``reduce`` flow's to the parent) once per segment, in the order it
-    issues them, every listing ``[flow, peer, 0, slot]``, the slots distinct and rising
-    along each node's list, but that consecutive listings of one node to one peer may share
-    a slot: one message, where their bytes follow each other (MPICH's halving, doubling
-    and Bruck steps send several blocks at once; elsewhere they go one after the other).
+    issues them, every listing ``[flow, peer, 0, slot]``, the slots distinct, but that
+    consecutive listings of one node to one peer may share a slot: one message, where their
+    bytes follow each other (MPICH's halving, doubling and Bruck steps send several blocks
+    at once; elsewhere they go one after the other).  A slot places the transfer's receive
+    (and combine) among its receiver's ops; the slots usually rise along a node's list,
+    but need not: a reduce-scatter run as an allgather's timetable backwards issues its
+    sends in one order and combines in another (:mod:`hetcoll.planners.forestreverse`).
     (That every op comes after what it waits for is checked when the schedule is
     lowered.)  Raises :class:`ScheduleError` naming the first fault."""
     sends: dict[str, dict[tuple[int, str], int]] = {}
@@ -175,8 +178,6 @@ def check_per_root_order(flows: Sequence[Flow], order: Mapping[str, Sequence[Ord
                 raise ScheduleError(f"{where}[{k}]: a shared slot sends to one peer")
             if s.slot != last and s.slot in seen:
                 raise ScheduleError(f"{where}[{k}]: slot {s.slot} is taken by another send")
-            if s.slot < last:
-                raise ScheduleError(f"{where}[{k}]: slots must rise along a node's list")
             seen.add(s.slot)
             last, peer = s.slot, s.child
             counts[(s.flow, s.child)] = counts.get((s.flow, s.child), 0) + 1
@@ -277,8 +278,10 @@ class _Ops:
             if out and out[-1][0] == key:
                 _, handles, prev = out[-1]
                 pair = (node, peer) if kind == "send" else (peer, node)
+                # a send's issue key ends with its slot, its receive's key
+                slot = key[2:] if kind == "send" and len(key) == 3 else key
                 both = None
-                if prev[:2] == [kind, peer] and (key, *pair, chunk) not in breaks:
+                if prev[:2] == [kind, peer] and (slot, *pair, chunk) not in breaks:
                     both = self.joined(prev[2], chunk)
                 if both is not None:
                     prev[2] = both
@@ -420,14 +423,15 @@ def per_root_program(
     # flow (the segments of one schedule are about the same size)
     hop = 1.0 / max(f.chunks for f in flows)
     slots = _slots(order) if order else None
+    issued = _issued(order) if order else {}
 
     cut: set[int] = set()  # the flows whose first segment is cut in two (staggered)
 
-    def when(default: tuple, fi: int, k: int, u: str, v: str) -> tuple:
+    def when(default: tuple, fi: int, k: int, u: str, v: str, send: bool = False) -> tuple:
         if slots is None:
             return default
         if fi not in cut:
-            return (slots[(fi, u, v)][k],)
+            return issued[(fi, u, v)][k] if send else (slots[(fi, u, v)][k],)
         return (slots[(fi, u, v)][max(k - 1, 0)], k == 1)  # both halves in the first's slot
 
     paths: dict[tuple[int, str, str], tuple[str, ...]] = {}  # the data's way, relays between
@@ -494,7 +498,7 @@ def per_root_program(
                     if up is None:
                         finals.setdefault(v, []).extend((lo, lo + n, h) for h in got)
                         continue
-                    key = when((0, rnd, fi, 1), fi, k, v, up)
+                    key = when((0, rnd, fi, 1), fi, k, v, up, send=True)
                     peer, _, part = wire(fi, k, v, up, b.chunk(lo, n, state, fi), key)
                     h = b.op(v, key, "send", peer, part, got)
                     sent.setdefault(v, []).append((lo, lo + n, h))
@@ -518,7 +522,7 @@ def per_root_program(
                     to, by, part = wire(fi, k, v, c, seg, key)
                     result = None if part == seg else seg
                     got = b.op(c, key, "recv", by, part, wait, result)
-                    b.op(v, when((1, rnd, fi, 1), fi, k, v, c), "send", to, part, have[v])
+                    b.op(v, when((1, rnd, fi, 1), fi, k, v, c, True), "send", to, part, have[v])
                     have[c] = [got]
     return b.program(reduces, chain=slots is not None or edge, per_edge=edge)
 
@@ -556,6 +560,26 @@ def _slots(order: Mapping[str, Sequence[OrderedSend]]) -> dict[tuple[int, str, s
     for u, sends in order.items():
         for s in sends:
             out.setdefault((s.flow, u, s.child), []).append(s.slot)
+    return out
+
+
+def _issued(
+    order: Mapping[str, Sequence[OrderedSend]],
+) -> dict[tuple[int, str, str], list[tuple[int, int, int]]]:
+    """``(flow, sender, receiver) -> keys`` of its segments' sends in the sender's program:
+    ``(the highest slot listed so far, the place of its slot's first listing, its slot)``,
+    so that a node's sends go in the order it lists them and each after every receive of
+    a lower slot (with rising slots: slot order, a shared slot's listings one key).  A
+    send listed after one of a higher slot waits in the program behind it: the node
+    issues its sends in one order while it receives and combines in slot order."""
+    out: dict[tuple[int, str, str], list[tuple[int, int, int]]] = {}
+    for u, sends in order.items():
+        top, first, last = -1, 0, None
+        for j, s in enumerate(sends):
+            if s.slot != last:
+                first, last = j, s.slot
+            top = max(top, s.slot)
+            out.setdefault((s.flow, u, s.child), []).append((top, first, s.slot))
     return out
 
 

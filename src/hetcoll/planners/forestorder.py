@@ -114,11 +114,18 @@ def _overlapping(
 
 class PlayOut:
     """A play-out's result: ``order`` (each node's sends, one listing per segment, with its
-    slot) and ``time`` (when its last transfer has arrived and been combined, seconds)."""
+    slot), ``time`` (when its last transfer has arrived and been combined, seconds) and
+    ``arrived`` (each listing's arrival, seconds, in ``order``'s places)."""
 
-    def __init__(self, order: dict[str, tuple[OrderedSend, ...]], time: float) -> None:
+    def __init__(
+        self,
+        order: dict[str, tuple[OrderedSend, ...]],
+        time: float,
+        arrived: dict[str, tuple[float, ...]] | None = None,
+    ) -> None:
         self.order = order
         self.time = time
+        self.arrived = arrived or {}
 
 
 def per_root_order(
@@ -252,6 +259,7 @@ def _play(platform: Platform, flows: Sequence[Flow], model: Any, costs: Any, wai
         for (fi, _, v), n in zip(who, nbytes, strict=True)
     ]
     slot = [-1] * len(who)
+    arrival = [0.0] * len(who)
     started, end, inf = 0, 0.0, np.inf
     # the loop below inlines push() and ask() (a third of its time as calls)
     while events:
@@ -320,6 +328,7 @@ def _play(platform: Platform, flows: Sequence[Flow], model: Any, costs: Any, wai
             combined[v] = done
         if done > end:
             end = done
+        arrival[x] = done
         seq += 1
         heappush(events, (done, _ARRIVED, seq, x))
         if q:
@@ -329,8 +338,9 @@ def _play(platform: Platform, flows: Sequence[Flow], model: Any, costs: Any, wai
                 wake[r] = tt
                 seq += 1
                 heappush(events, (tt, _FREE, seq, r))
-    order: dict[str, list[tuple[int, OrderedSend]]] = {}
+    order: dict[str, list[tuple[int, OrderedSend, float]]] = {}
     for x, (fi, u, v) in enumerate(who):
-        order.setdefault(u, []).append((slot[x], OrderedSend(fi, v, 0, slot[x])))
-    out = {u: tuple(s for _, s in sorted(sends)) for u, sends in sorted(order.items())}
-    return PlayOut(out, end)
+        order.setdefault(u, []).append((slot[x], OrderedSend(fi, v, 0, slot[x]), arrival[x]))
+    listed = {u: sorted(sends, key=lambda e: e[0]) for u, sends in sorted(order.items())}
+    out = {u: tuple(s for _, s, _ in sends) for u, sends in listed.items()}
+    return PlayOut(out, end, {u: tuple(a for _, _, a in sends) for u, sends in listed.items()})
