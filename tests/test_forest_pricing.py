@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from hetcoll.arborescence import min_arborescence, min_arborescences
 from hetcoll.generators import capacitated_graph_platform
 from hetcoll.planners.forest import GAP, pack_forest
+from test_forest import cut_time
 
 
 def cheapest_by_brute_force(n, src, dst, cost, root):
@@ -68,21 +69,14 @@ def test_arborescences_of_every_root_are_the_cheapest(n, edges):
 
 
 def cut_seconds(platform, blocks, inward):
-    """``max_S`` of the bytes that must cross out of ``S`` over the bandwidth out of it:
-    the blocks of the roots in ``S`` (allgather) or outside it (reduce-scatter)."""
-    n = len(platform)
+    """:func:`test_forest.cut_time` over the platform's links, full duplex: each way at the
+    link's bandwidth."""
     arcs = {}
-    for link in platform.links:  # full duplex: each way at the link's bandwidth
+    for link in platform.links:
         a, b = platform.index(link.u), platform.index(link.v)
         arcs[(a, b)] = arcs.get((a, b), 0.0) + link.bandwidth
         arcs[(b, a)] = arcs.get((b, a), 0.0) + link.bandwidth
-    best = 0.0
-    for k in range(1, n):
-        for S in map(set, itertools.combinations(range(n), k)):
-            out = sum(bw for (a, b), bw in arcs.items() if a in S and b not in S)
-            need = sum(blocks[r] for r in range(n) if (r in S) != inward)
-            best = max(best, need / out)
-    return best
+    return cut_time(len(platform), arcs, blocks, inward)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
