@@ -10,11 +10,11 @@ to OUT.
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import replace
 
 import numpy as np
+from _report import Recorder
 from mpi4py import MPI
 
 from hetcoll import HetComm, plan
@@ -27,7 +27,7 @@ WORLD = MPI.COMM_WORLD
 
 def main(out: str) -> None:
     n, me = WORLD.size, WORLD.rank
-    records = []
+    rec = Recorder(out)
     p = capacitated_graph_platform(n, 0.5, seed=4)
     with HetComm(WORLD, p, timeout=60) as hc:
         for elements, segment in ((1, 8), (37, 16), (1000, 800)):
@@ -38,7 +38,7 @@ def main(out: str) -> None:
                 falls = any(
                     [e.slot for e in v] != sorted(e.slot for e in v) for v in r.order.values()
                 )
-                records.append(("a rank issues its sends out of slot order", falls))
+                rec.case("a rank issues its sends out of slot order", falls)
             offsets = r.block_offsets()
             lo = offsets[p.ids[me]] // 8
             for dtype, mpitype in ((np.int64, MPI.INT64_T), (np.float64, MPI.DOUBLE)):
@@ -54,13 +54,8 @@ def main(out: str) -> None:
                 ok = (
                     got.tobytes() == want.tobytes() if dtype is np.int64 else np.allclose(got, want)
                 )
-                records.append((f"reversed elements={elements} {dtype.__name__}", bool(ok)))
-    verdicts = WORLD.gather(records, 0)
-    if me == 0:
-        with open(out, "w") as fh:
-            for k, (name, _) in enumerate(verdicts[0]):
-                bad = [r for r, recs in enumerate(verdicts) if not recs[k][1]]
-                fh.write(json.dumps({"case": name, "ok": not bad, "bad": bad}) + "\n")
+                rec.case(f"reversed elements={elements} {dtype.__name__}", ok)
+    rec.write()
 
 
 if __name__ == "__main__":
