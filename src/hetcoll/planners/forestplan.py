@@ -592,7 +592,6 @@ def forest(
         sched = min(tried, key=lambda s: s.params["estimate"])  # the first of equals
     else:
         outs = [played_out(build(segment_size, rg)) for rg in plans] if segment_size else []
-        exact = not segment_size and tight
         for rg in plans if not segment_size else ():
             edges: list[np.ndarray] = []
             whole = build(None, rg, edges)
@@ -603,7 +602,7 @@ def forest(
             for k in [None, *([deep] if deep else []), *_counts(whole, align, budget)[1:]]:
                 flows = _cut(whole, k, align)
                 best = min((o[0] for o in outs), default=math.inf)
-                if exact and k is not deep and _fill_bound(flows, slowest) >= best:
+                if tight and k is not deep and _fill_bound(flows, slowest) >= best:
                     continue  # no faster than one already played out
                 outs.append(played_out(flows))
                 if search == "quick" and outs[-1][0] <= (1 + NEAR) * lower:
