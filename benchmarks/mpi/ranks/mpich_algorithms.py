@@ -5,21 +5,29 @@ algorithms forced for the call through its control variables
 given the tuning file ``hetcoll tune --candidates 0 --mpich-algorithms`` would write for
 these ranks (measured first, in this job, :func:`hetcoll.jobs.tune.tune_job`).
 
-``mpiexec -n K python -m mpi4py mpich_algorithms.py SIZES REPEAT ROUNDS OUT`` (SIZES:
-result sizes ``M`` in bytes, comma-separated: an allreduce's vector of ``M / 8`` int64, an
-allgather's ``M / K`` bytes per rank; REPEAT: timed calls per variant, size and round,
-after one untimed warm-up call of each variant; ROUNDS: paired rounds).
+``mpiexec -n K python -m mpi4py mpich_algorithms.py SIZES REPEAT ROUNDS CONFIRM OUT``
+(SIZES: result sizes ``M`` in bytes, comma-separated: an allreduce's vector of ``M / 8``
+int64, an allgather's ``M / K`` bytes per rank; REPEAT: timed calls per variant, size and
+round, after one untimed warm-up call of each variant; ROUNDS: selection rounds; CONFIRM:
+confirmation rounds).
 
-Per collective and size, every variant runs in each round, one after the other, the order
-rotated by one from round to round and reversed every other round (no variant always
-first or always after the same one).  A call's time is the slowest rank's (barrier, call,
-``MPI.Wtime``; the maximum over the ranks); a variant's time in a round is the median of
-its REPEAT calls.  Every result is checked; rank 0 writes the JSON document: ``{"ranks",
-"sizes", "repeat", "rounds", "times": {collective: {variant: [[seconds per round] per
-size]}}, "choices": {collective: [what HetComm ran per size]}, "tuning": its rules, "tune":
-{collective: [per size what the tune measured: its calls per measurement, winner,
-confirmation, runner-up and each forced algorithm's speed-ups over MPI's own]}, "ok", "load"}``; the
-variants are ``auto``, the forced algorithms' names and ``hetcomm``.
+Per collective and size, first the **selection rounds**: every variant runs in each round,
+one after the other, the order rotated by one from round to round and reversed every other
+round (no variant always first or always after the same one); the best forced algorithm is
+the one of least median time over them (:func:`selected`).  Then the **confirmation
+rounds**, fresh ones, the same way but of the :func:`contenders` only: the ``HetComm``, the
+same call run plainly (the forced algorithm its tuning file chose, or MPICH's own
+selection), the best forced algorithm of the selection rounds and MPICH's own selection.
+A call's time is the slowest rank's (barrier, call, ``MPI.Wtime``; the maximum over the
+ranks); a variant's time in a round is the median of its REPEAT calls.  Every variant
+calls on the same buffers.  Every result is checked; rank 0 writes the JSON document:
+``{"ranks", "sizes", "repeat", "rounds", "confirm_rounds", "times": {collective: {variant:
+[[seconds per selection round] per size]}}, "confirmed": {collective: [{"best", "same",
+"times": {contender: [seconds per confirmation round]}} per size]}, "choices":
+{collective: [what HetComm ran per size]}, "tuning": its rules, "tune": {collective: [per
+size what the tune measured: its calls per measurement, winner, confirmation, runner-up
+and each forced algorithm's speed-ups over MPI's own]}, "ok", "load"}``; the variants are
+``auto``, the forced algorithms' names and ``hetcomm``.
 """
 
 from __future__ import annotations
@@ -38,9 +46,11 @@ WORLD = MPI.COMM_WORLD
 COLLECTIVES = ("allreduce", "allgather")
 
 
-def _calls(comm, m: int):
-    """``{collective: (call, check)}`` at result size ``m`` on ``comm`` (mpi4py's or a
-    HetComm): each call runs once, each check says its last result was right."""
+def _calls(comms: dict, m: int):
+    """``{variant: {collective: (call, check)}}`` at result size ``m``, a variant per
+    communicator of ``comms`` (mpi4py's, a HetComm), all on the same buffers: each call
+    runs once, each check says its last result was right.  One set of buffers, so that no
+    variant is timed on buffers the others leave colder in the caches."""
     size, rank = WORLD.size, WORLD.rank
     vec = np.full(max(m // 8, 1), rank + 1, dtype=np.int64)
     total = np.empty_like(vec)
@@ -59,10 +69,13 @@ def _calls(comm, m: int):
         gathered.fill(0)
         return ok
 
-    return {
-        "allreduce": (lambda: comm.Allreduce(vec, total, op=MPI.SUM), check_sum),
-        "allgather": (lambda: comm.Allgather(block, gathered), check_gather),
-    }
+    def calls(comm) -> dict:
+        return {
+            "allreduce": (lambda: comm.Allreduce(vec, total, op=MPI.SUM), check_sum),
+            "allgather": (lambda: comm.Allgather(block, gathered), check_gather),
+        }
+
+    return {name: calls(comm) for name, comm in comms.items()}
 
 
 def _tuning(flat, sizes: list[int]):
@@ -118,12 +131,50 @@ def order(variants: list[str], r: int) -> list[str]:
     return [variants[k] for k in rotation(len(variants), r)]
 
 
-def main(sizes_arg: str, repeat: str, rounds: str, out_path: str) -> None:
+def selected(medians: dict[str, float]) -> str:
+    """The best forced algorithm of the selection rounds: the lowest of ``medians`` (each
+    forced algorithm's median time over those rounds), the first listed on a tie.
+
+    >>> selected({"ring": 2.0, "tree": 1.5, "brucks": 1.5})
+    'tree'
+    """
+    return min(medians, key=medians.__getitem__)
+
+
+def contenders(same: str | None, best: str) -> list[str]:
+    """The confirmation rounds' variants: the HetComm, the same call it makes run plainly
+    (``same``: the forced algorithm its tuning file chose, ``auto`` for MPICH's own
+    selection; None when it runs no MPI call), the best forced algorithm of the selection
+    rounds and MPICH's own selection, each once.
+
+    >>> contenders("ring", "tree"), contenders("auto", "auto"), contenders(None, "ring")
+    (['hetcomm', 'ring', 'tree', 'auto'], ['hetcomm', 'auto'], ['hetcomm', 'ring', 'auto'])
+    """
+    return list(dict.fromkeys(v for v in ("hetcomm", same, best, "auto") if v))
+
+
+def _rounds(runs: dict, check, names: list[str], rounds: int, repeat: int):
+    """Paired rounds of the variants ``names`` (:func:`order`): per variant its time per
+    round (the median of ``repeat`` calls, each the slowest rank's), and whether every
+    result was right."""
+    ok = True
+    per: dict[str, list[float]] = {v: [] for v in names}
+    for r in range(rounds):
+        for v in order(names, r):
+            samples = []
+            for _ in range(repeat):
+                samples.append(_timed(runs[v]))
+                ok &= check()
+            per[v].append(float(np.median(samples)))
+    return per, ok
+
+
+def main(sizes_arg: str, repeat: str, rounds: str, confirm: str, out_path: str) -> None:
     from hetcoll import HetComm
     from hetcoll.platform import Platform, nodes_from_costs
 
     sizes = [int(s) for s in sizes_arg.split(",")]
-    repeat, rounds_ = int(repeat), int(rounds)
+    repeat, rounds_, confirm_ = int(repeat), int(rounds), int(confirm)
     load = os.getloadavg()
     found = algorithms()
     if not WORLD.allreduce(found is not None, op=MPI.LAND):
@@ -136,31 +187,34 @@ def main(sizes_arg: str, repeat: str, rounds: str, out_path: str) -> None:
     names = {c: list(found.names(c)) for c in COLLECTIVES}
     variants = {c: ["auto", *names[c], "hetcomm"] for c in COLLECTIVES}
     times = {c: {v: [] for v in variants[c]} for c in COLLECTIVES}
+    confirmed: dict[str, list] = {c: [] for c in COLLECTIVES}
     choices: dict[str, list] = {c: [] for c in COLLECTIVES}
     ok = True
     for m in sizes:
-        plain, wrapped = _calls(WORLD, m), _calls(het, m)
+        calls = _calls({"plain": WORLD, "hetcomm": het}, m)
         for collective in COLLECTIVES:
-            call, check = plain[collective]
-            runs = {"auto": call, "hetcomm": wrapped[collective][0]}
+            call, check = calls["plain"][collective]
+            runs = {"auto": call, "hetcomm": calls["hetcomm"][collective][0]}
             runs.update({n: found.forcing(collective, n, call) for n in names[collective]})
-            checks = {v: wrapped[collective][1] if v == "hetcomm" else check for v in runs}
             for v in variants[collective]:  # warm-up: plans, choices, first touches
                 runs[v]()
-                ok &= checks[v]()
-            per = {v: [] for v in variants[collective]}
-            for r in range(rounds_):
-                for v in order(variants[collective], r):
-                    samples = []
-                    for _ in range(repeat):
-                        samples.append(_timed(runs[v]))
-                        ok &= checks[v]()
-                    per[v].append(float(np.median(samples)))
+                ok &= check()
+            per, good = _rounds(runs, check, variants[collective], rounds_, repeat)
+            ok &= good
             for v, t in per.items():
                 times[collective][v].append(t)
             count = max(m // 8, 1) if collective == "allreduce" else None
             nbytes = 8 * count if count else max(m // WORLD.size, 1)
-            choices[collective].append(het.choice(collective, nbytes, count=count).to_dict())
+            choice = het.choice(collective, nbytes, count=count).to_dict()
+            choices[collective].append(choice)
+            # every rank has the same times (the slowest rank's): the same choices
+            best = selected({n: float(np.median(per[n])) for n in names[collective]})
+            same = None
+            if choice["algorithm"] == "mpi":
+                same = choice.get("mpich") if choice.get("mpich") in runs else "auto"
+            again, good = _rounds(runs, check, contenders(same, best), confirm_, repeat)
+            ok &= good
+            confirmed[collective].append({"best": best, "same": same, "times": again})
     every_ok = WORLD.allreduce(int(ok), op=MPI.MIN)
     het.close()
     if WORLD.rank == 0:
@@ -169,7 +223,9 @@ def main(sizes_arg: str, repeat: str, rounds: str, out_path: str) -> None:
             "sizes": sizes,
             "repeat": repeat,
             "rounds": rounds_,
+            "confirm_rounds": confirm_,
             "times": times,
+            "confirmed": confirmed,
             "choices": choices,
             "tuning": tuning["rules"],
             "tune": _digest(tuning["measurements"]),
