@@ -31,10 +31,20 @@ shared NICs costs about a sixth of what it did when that share was set (its flow
 arrays, :mod:`hetcoll.simulator.events`).
 
 What is left between the schedule and ``T*`` is the pipeline's lag: the members whose share
-is small (the slow NICs) receive almost only the allgather, which starts once the first
-segments are reduced, and send almost only the reduce-scatter, which ends a window before
-the last broadcast.  That lag is about one window of segments through the slowest NIC, so it
-shrinks with the segment while the per-message leads and the simulation's cost grow.
+is small (the slow NICs) receive almost only the allgather, bytes their owners send back
+once they have combined them from every member, their own contribution among them.  A NIC
+that keeps ``W`` sends in flight (its edges' windows together) gives each ``1 / W`` of its
+rate, so a byte comes back about ``W s / b`` after the slow node sent it (segments of ``s``
+bytes, its rate ``b``), and at ``T*`` every NIC is busy both ways from the first byte to the
+last (``M + (N - 2) s_v = T* b_v``): a moment the slow NIC's receive waits for a reduction is
+never made up.  The run takes about ``T*`` plus the most bytes the slowest NIC has in flight
+at any moment over its rate, in the middle of the run as at its ends, so segments short at
+both ends of a share and long in its middle keep the lag of the long ones.  ``W`` is at
+least the number of owners ``K`` (a window per edge), and ``2 (N - 1) M / s`` messages fit
+the simulator's budget ``B`` only from ``s = 2 (N - 1) M / B``: the lag is at least about
+``2 (N - 1) K / B`` of ``T*`` at every size, 1.0 % to 1.3 % at 16 nodes.  With few nodes the
+budget leaves room, and there shorter segments lose more to the per-message leads than
+they gain.
 """
 
 from __future__ import annotations
