@@ -551,3 +551,32 @@ def test_bench_sizes_multi_tree_over_the_cap(monkeypatch):
     assert row["single_time"] is not None
     (line,) = module.table([row])
     assert line[4] == "over the cap" and line[5] == "-" and line[6] == "0/1"
+
+
+def test_packing_two_site_rows(monkeypatch, tmp_path):
+    """``bench_packing --two-site``: the two-site platform alone (no random graph), each
+    plan's simulated time over the hosts' lower bound, at least 1, ``sites``' the time of
+    its own plan; n/a where a planner does not plan the operation."""
+    from hetcoll.allbounds import members_bound
+    from hetcoll.experiments.allreduce_star import platform
+    from hetcoll.generators import hosts
+    from hetcoll.planners.sites import sites
+
+    script = _script("simulated", "bench_packing", monkeypatch)
+    r = script.two_site("allgather", 4096)
+    p = platform("two-site")
+    bound = members_bound(p, "allgather", 8 * 4096, hosts(p), packing=True).lower_bound
+    assert r["lower_bound"] == bound
+    assert r["sites_ratio"] == script.simulate(p, sites(p, nbytes=4096)).makespan / bound
+    assert all(r[f"{name}_ratio"] >= 1 - 1e-9 for name in script.TWO_SITE)
+    assert script.two_site("reduce_scatter", 4096)["blind_ratio"] is None
+
+    def no_graph(*args):
+        raise AssertionError("--two-site plans no random graph")
+
+    monkeypatch.setattr(script, "link_graph", no_graph)
+    monkeypatch.setattr(script, "MiB", 1024)  # KiB per rank: a quick run
+    out = tmp_path / "out.json"
+    assert script.main(["--two-site", "--sizes", "4", "--ops", "allgather", "--out", str(out)]) == 0
+    (rec,) = json.loads(out.read_text())["two_site"]
+    assert (rec["op"], rec["mib_per_rank"]) == ("allgather", 4) and rec["sites_ratio"] >= 1

@@ -18,6 +18,17 @@ forward, as the network would route MPI's.
     python benchmarks/simulated/bench_packing.py                       # 8, 16, 32 nodes
     python benchmarks/simulated/bench_packing.py --full                # 8, 16, 32, 64 nodes
     python benchmarks/simulated/bench_packing.py --nodes 8,16 --seeds 1
+    python benchmarks/simulated/bench_packing.py --two-site --sizes 1,8
+
+``--two-site``: instead of the random graphs, the two-site platform of ``hetcoll reproduce
+allreduce-star`` (two 4-host stars of 25/10 Gbit/s NICs joined by a 1 ms, 5 Gbit/s WAN;
+model ``hockney``, shared links; its 8 hosts the members, its switches routing), where no
+optimum is known (per-message costs): each plan's time over the members' lower bound
+(:func:`hetcoll.allbounds.members_bound` with the packing's bound: from a few MiB the WAN
+cut after one crossing's latency), for hetcoll's ``sites`` (with its planning CPU seconds,
+its WAN senders and segment size) and ``forest`` (the hosts' per-root packing) and the
+baselines that plan on the hosts alone (``blind``: recursive doubling in rank order,
+``binomial``: reduce then broadcast).
 """
 
 from __future__ import annotations
@@ -32,8 +43,10 @@ from pathlib import Path
 import numpy as np
 
 from hetcoll import PlannerError, Platform, plan, simulate
-from hetcoll.allbounds import collective_bound
-from hetcoll.generators import capacitated_graph_platform
+from hetcoll.allbounds import collective_bound, members_bound
+from hetcoll.compare import plan_request
+from hetcoll.experiments.allreduce_star import platform as reproduce_platform
+from hetcoll.generators import capacitated_graph_platform, hosts
 from hetcoll.report import format_table
 
 MiB = 2**20
@@ -88,6 +101,61 @@ def one(p: Platform, op: str, block: int) -> dict:
     }
 
 
+#: the plans on the two-site platform's hosts: hetcoll's, then the baselines that plan on
+#: members (the others plan on every node, switches included)
+TWO_SITE = ("sites", "forest", "blind", "binomial")
+
+
+def two_site(op: str, block: int) -> dict:
+    """``op`` with ``block`` bytes per host (an allreduce's vector) on the two-site
+    platform (module docstring): each plan's time over the hosts' lower bound (None where
+    a planner does not plan ``op``), and ``sites``' planning CPU seconds and choice."""
+    p = reproduce_platform("two-site")
+    members = hosts(p)
+    m = block if op == "allreduce" else block * len(members)
+    bound = members_bound(p, op, m, members, packing=True).lower_bound
+    out: dict = {"lower_bound": bound}
+    for name in TWO_SITE:
+        options = {"align": 8} if op == "allreduce" and name in ("sites", "forest") else None
+        c0 = time.process_time()
+        try:
+            s = plan_request(p, op, name, members=members, nbytes=block, options=options)
+        except PlannerError:
+            out[f"{name}_ratio"] = None
+            continue
+        cpu = time.process_time() - c0
+        out[f"{name}_ratio"] = simulate(p, s).makespan / bound
+        if name == "sites":
+            out.update(plan_cpu_s=cpu, senders=s.params["senders"],
+                       segment_size=s.params["segment_size"])  # fmt: skip
+    return out
+
+
+def two_site_main(args, load: list[float]) -> int:
+    """``--two-site``: the table and the JSON of :func:`two_site` per op and size."""
+    rows, records = [], []
+    for op in args.ops.split(","):
+        for mib in (int(x) for x in args.sizes.split(",")):
+            r = two_site(op, mib * MiB)
+            r.update(op=op, mib_per_rank=mib)
+            records.append(r)
+            seg = r["segment_size"]
+            rows.append([
+                op, mib, f"{r['lower_bound'] * 1e3:.3f}",
+                *(_ratio(r[f"{name}_ratio"]) for name in TWO_SITE),
+                r["senders"], "whole" if seg is None else seg, f"{r['plan_cpu_s']:.2f}",
+            ])  # fmt: skip
+            load.append(os.getloadavg()[0])
+    head = ["op", "MiB/rank", "bound ms", *(f"{name}/bound" for name in TWO_SITE)]
+    head += ["sites senders", "sites segment", "sites plan CPU s"]
+    print(format_table(head, rows, title="two-site (hockney, shared links), simulated"))
+    print(f"load average {min(load):.1f}-{max(load):.1f}", file=sys.stderr)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"load": [min(load), max(load)], "two_site": records}
+    args.out.write_text(json.dumps(doc, indent=1, default=float) + "\n")
+    return 0
+
+
 def _ratio(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.4f}"
 
@@ -100,9 +168,12 @@ def main(argv=None) -> int:
     ap.add_argument("--ops", default="allgather,reduce_scatter", help="operations")
     ap.add_argument("--density", type=float, default=0.3, help="link probability (0.3)")
     ap.add_argument("--seeds", type=int, default=1, help="graphs per size (1)")
+    ap.add_argument("--two-site", action="store_true", help="the two-site platform instead")
     ap.add_argument("--out", type=Path, default=Path("results") / "bench_packing.json")
     args = ap.parse_args(argv)
     load = [os.getloadavg()[0]]
+    if args.two_site:
+        return two_site_main(args, load)
     rows, records = [], []
     nodes = args.nodes or ("8,16,32,64" if args.full else "8,16,32")
     for n in (int(x) for x in nodes.split(",")):
