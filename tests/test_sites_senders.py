@@ -160,3 +160,23 @@ def test_pruning_several_senders_keeps_the_choice(collective, monkeypatch):
     pruned = sites(p, nbytes=block, collective=collective)
     monkeypatch.setattr(module, "PRUNE", float("inf"))
     assert sites(p, nbytes=block, collective=collective) == pruned
+
+
+def test_two_wan_senders_bit_for_bit_under_mpi(tmp_path):
+    """6 ranks as two sites of three hosts, every plan with two WAN senders per site (four
+    hosts cross the WAN): the cases of tests/mpi_programs/sites.py (allgather of blocks
+    of 0, 1, odd and uneven sizes, reduce-scatter and allreduce int64 bit for bit, float64
+    the same bits on every rank, whole, in segments and in timetables) under the engine."""
+    import json
+    from pathlib import Path
+
+    from hetcoll.runtime.launch import run_mpi
+
+    program = Path(__file__).with_name("mpi_programs") / "sites.py"
+    out = tmp_path / "sites.jsonl"
+    proc = run_mpi(6, [program, out], module=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 31
+    failed = [r for r in records if not r["ok"]]
+    assert not failed, failed[:5]
