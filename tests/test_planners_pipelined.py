@@ -648,3 +648,26 @@ def test_the_packing_prints_nothing_on_standard_output():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert proc.stdout == "throughput True\n"
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(4, 16),
+    seed=st.integers(0, 10**6),
+    model=st.sampled_from(["one_port", "one_port_uni", "multi_port"]),
+)
+def test_the_local_searchs_kept_periods_are_each_nodes_period_after_every_step(n, seed, model):
+    """throughput_tree's local search keeps each node's period up to date as it moves
+    nodes (and undoes an ejection's trial moves): after every step they are the periods
+    counted afresh, float for float, so its moves are the ones a recount would take."""
+    from hetcoll.planners._common import prepare
+    from hetcoll.planners.pipelined import _grow_one_port, _Search, plan_graph
+
+    p = random_graph_platform(n, 0.4, seed=seed, model=model)
+    g = plan_graph(prepare(p, "0", None, None, 2**20, 2**16))
+    search = _Search(g, _grow_one_port(g))
+    steps = 0
+    while steps < 500 and (search.single_move() or search.eject()):
+        steps += 1
+        assert search.periods == [search.period(u) for u in range(g.k)]
+    assert search.periods == [search.period(u) for u in range(g.k)]

@@ -686,6 +686,8 @@ class _Search:
         for v in range(k):
             if self.parent_edge[v] >= 0:
                 self.kids[self.src[self.parent_edge[v]]].add(v)
+        # each node's period, kept up to date by move() (which changes three of them)
+        self.periods = [self.period(u) for u in range(k)]
 
     def period(self, u: int, extra: int = -1, without: int = -1, pe: int = -2) -> float:
         T, pes = self.T, self.parent_edge
@@ -708,15 +710,18 @@ class _Search:
         return False
 
     def move(self, c: int, e: int) -> None:
-        old = self.src[self.parent_edge[c]]
+        old, new = self.src[self.parent_edge[c]], self.src[e]
         self.kids[old].discard(c)
-        self.kids[self.src[e]].add(c)
+        self.kids[new].add(c)
         self.parent_edge[c] = e
+        # the nodes whose period reads c's parent edge (the same sums as a recount)
+        periods, period = self.periods, self.period
+        periods[old], periods[new], periods[c] = period(old), period(new), period(c)
 
     def single_move(self) -> bool:
         """One move that lowers the busiest of the nodes it touches, busiest nodes first."""
         root, T, pes, src = self.g.root, self.T, self.parent_edge, self.src
-        periods = [self.period(u) for u in range(self.k)]
+        periods = self.periods
         for u in sorted(range(self.k), key=lambda u: (-periods[u], u)):
             # the nodes whose move may relieve u: its children (out-load) or u itself (in)
             for c in [*sorted(self.kids[u], key=lambda c: (-T[pes[c]], c)), u]:
@@ -724,13 +729,14 @@ class _Search:
                     continue
                 old = src[pes[c]]
                 before = max(periods[old], periods[c])
+                left = None  # old's period without c: the same for every e
                 for e in self.in_edges[c]:
                     w = src[e]
                     if w == old or self.in_subtree(w, c):
                         continue
-                    after = max(
-                        self.period(old, without=c), self.period(w, extra=e), self.period(c, pe=e)
-                    )
+                    if left is None:
+                        left = self.period(old, without=c)
+                    after = max(left, self.period(w, extra=e), self.period(c, pe=e))
                     if after < max(before, periods[w]) * (1 - 1e-15):
                         self.move(c, e)
                         return True
@@ -742,7 +748,7 @@ class _Search:
         every node they touch ends below the busiest node's period (an ejection chain of
         length 2)."""
         T, pes, src = self.T, self.parent_edge, self.src
-        periods = [self.period(v) for v in range(self.k)]
+        periods = self.periods
         u = max(range(self.k), key=lambda v: (periods[v], -v))
         top = periods[u]
         for c in sorted(self.kids[u], key=lambda c: (-T[pes[c]], c)):
