@@ -73,3 +73,31 @@ class _Never:
 
     def reset(self, _token):
         pass
+
+
+def test_auto_does_not_simulate_again_the_run_multi_tree_returns(monkeypatch):
+    """multi_tree simulates the schedule it returns (here: its timetable against the
+    single trees, 128 slices), and auto takes that prediction (_shared.simulate_kept,
+    simulated) instead of running the simulator on the same schedule a second time; the
+    plan and every candidate's time are those of auto with sharing off, which simulates
+    again."""
+    import hetcoll.simulator.predict as predict
+
+    p = random_graph_platform(8, 0.3, seed=3)
+    runs, held = {}, []
+    real = predict.prediction
+
+    def counted(platform, schedule, model, shortcut=True):
+        held.append(schedule)  # (held: no id is reused)
+        runs[id(schedule)] = runs.get(id(schedule), 0) + 1
+        return real(platform, schedule, model, shortcut)
+
+    monkeypatch.setattr(predict, "prediction", counted)
+    s = plan(p, "0", method="auto", nbytes=2**20)
+    assert s.params["chosen"] == "multi_tree"
+    assert max(runs.values()) == 1  # (twice for multi_tree's schedule without the keeping)
+    monkeypatch.setattr(_shared, "_SHARED", _Never())
+    runs.clear()
+    plain = plan(p, "0", method="auto", nbytes=2**20)
+    assert max(runs.values()) == 2
+    assert json.dumps(s.to_dict(), sort_keys=True) == json.dumps(plain.to_dict(), sort_keys=True)

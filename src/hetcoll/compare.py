@@ -30,7 +30,7 @@ from .planners._shared import simulated
 from .platform import Platform
 from .program import Program
 from .schedule import Schedule, check_simulations, transfer_budget
-from .simulator import Prediction, simulate
+from .simulator import Prediction
 from .simulator.predict import gc_paused
 
 __all__ = [
@@ -644,7 +644,10 @@ def _pruned(
     50-node platform), and nothing they make forms a cycle that must be freed before the
     search ends."""
     from .bounds import slice_bound
+    from .models import get_model
 
+    # the planners' own model object (a run they kept is handed out for it: simulated)
+    cost_model = get_model(model) if model is not None else platform.model
     ranked: list[Candidate] = []
     best = math.inf
     for k, (size, names) in enumerate(per_size):
@@ -677,7 +680,7 @@ def _pruned(
             if k and low > best * (1 + _MARGIN):
                 break
             try:
-                prediction = simulate(platform, schedule, model)
+                prediction = simulated(platform, schedule, cost_model)
             except (PlannerError, ModelError):
                 continue
             charge = message_cost * busiest_messages(prediction) if message_cost else 0.0

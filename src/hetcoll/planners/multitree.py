@@ -228,7 +228,7 @@ def _whole_message(
     run of 99.9 ms, where the whole message takes 102.4 ms): when the whole message ends
     before the bound, the periodic timetable is simulated, and kept when it ends no
     later."""
-    from ..simulator import simulate
+    from ._shared import simulate_kept as simulate
 
     if not _message_sized(g, total):
         return multi, finish, None
@@ -328,7 +328,7 @@ def _fastest_single(
     send order, :func:`~.port_choice.listed_tree`); ``ran``, a
     schedule of ``more`` and its simulated time, is not simulated again."""
 
-    from ..simulator import simulate
+    from ._shared import simulate_kept as simulate
     from .pipelined import binomial_graph
 
     start, edges, papers = best_tree(g, packing)
@@ -590,7 +590,7 @@ def _single_wins(
     sends and receives apart, may be slower than ``finish``) ``multi`` is simulated when
     the message has at most :data:`SIMULATED` slices, else the single tree is kept (the
     bound overestimates: 21.3 s for a run of 19.3 s at n = 30, 1 024 slices)."""
-    from ..simulator import simulate
+    from ._shared import simulate_kept as simulate
 
     if single_time > finish and _two_ports(platform, req, g):
         return False
