@@ -51,7 +51,10 @@ segments of one size: for each fanout the schedule is simulated whole and at up 
 :data:`CUTS` halving sizes from half the largest share's (a power of two) down to
 :data:`MIN_SEGMENT`, until two halvings in a row gain nothing, and the fastest kept (the
 first of equals), so the WAN's latency is paid per segment only where the pipeline gains
-more.
+more.  A halving whose :func:`port_floor` (the most busy time one host's send or
+receive port carries in it: no order of its sends is faster) is no less than the fastest
+of its fanout and senders so far is not simulated: it cannot be faster, so it counts as a
+halving that gained nothing, and the same plan is chosen with fewer simulations.
 
 The WAN cut bounds every plan (:func:`hetcoll.allbounds.members_bound`): on two sites of
 ``N / 2`` members joined by a link of ``W`` bytes/s an allgather of ``M`` bytes needs
@@ -79,6 +82,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Annotated, Any
@@ -91,7 +95,7 @@ from ._shared import keep_prediction
 from .rings import _blocks
 from .sitesorder import allreduce_timetable, reversed_timetable, timetable
 
-__all__ = ["site_groups", "site_tree", "sites", "wan_senders"]
+__all__ = ["port_floor", "site_groups", "site_tree", "sites", "wan_senders"]
 
 SITES_OPS = ("allgather", "reduce_scatter", "allreduce")
 #: the smallest segment the planner tries (bytes)
@@ -220,6 +224,36 @@ def site_tree(
     return Tree(root, {p: tuple(c) for p, c in kids.items()})
 
 
+def port_floor(platform: Platform, bound: Any, flows: Sequence[Flow]) -> float:
+    """A lower bound (seconds) on the simulated time of per-root ``flows`` (no relays)
+    under the model ``bound`` (a :class:`~hetcoll.models.base.BoundModel` of
+    ``platform``), in every order of their sends.
+
+    Proof.  A rank has one send port: each of its transfers holds it from its start for
+    ``send_busy`` at least (until the arrival under shared contention, later still), one
+    transfer at a time; a receive port (models with one) is busy ``recv_busy`` ending at
+    each arrival, one transfer at a time (docs/simulator.md, the send order).  Every
+    segment of a flow crosses each edge of its tree once (a ``reduce`` flow's from child
+    to parent), so the schedule ends no earlier than the largest sum of those busy times
+    over one node's send or receive port.  O(E s) for E tree edges and s distinct segment
+    sizes per flow."""
+    n = len(platform)
+    load = [0.0] * (2 * n)
+    index = platform.index
+    for f in flows:
+        sizes = Counter(size for _, size in f.segments())
+        up = f.kind == "reduce"
+        for parent, kids in f.tree.children.items():
+            p = index(parent)
+            for child in kids:
+                c = index(child)
+                u, v = (c, p) if up else (p, c)
+                for size, count in sizes.items():
+                    load[u] += count * bound.send_busy(u, v, size)
+                    load[n + v] += count * bound.recv_busy(u, v, size)
+    return max(load, default=0.0)
+
+
 def _heap(kids: dict[str, list[str]], top: str, rest: list[str], fanout: int) -> None:
     """Hang ``rest`` below ``top`` as a heap: the ``n``-th node of ``[top, *rest]``
     (from 0) the parent of nodes ``n fanout + 1`` .. ``n fanout + fanout`` (1: a chain)."""
@@ -337,6 +371,21 @@ def sites(
         return Schedule(collective, "sites", max(int(nbytes), 0), tuple(flows), params,
                         order=order, sizes=sizes)  # fmt: skip
 
+    def floor(flows: list[Flow], fan: int, crossing=None) -> float:
+        """:func:`port_floor` of every variant :func:`runs` simulates (the least): the
+        flows, and a reduce-scatter's or an allreduce's on its ``bcast`` trees run
+        backwards (the same segments)."""
+        low = port_floor(platform, bound, flows)
+        if len(flows) < 2 or not all(f.nbytes for f in flows):
+            return low
+        down = [replace(f, tree=site_tree(groups, f.tree.root, "bcast", fan, crossing),
+                        kind="bcast") for f in flows if f.kind == "reduce"]  # fmt: skip
+        if not down:
+            return low
+        back = [replace(f, kind="reduce") for f in down]
+        other = back + down if collective == "allreduce" else back
+        return min(low, port_floor(platform, bound, other))
+
     def runs(flows: list[Flow], seg: int | None, fan: int, crossing=None) -> list[tuple[Any, ...]]:
         """``(time, order, prediction, flows)`` of the flows in their trees' order, in the
         play-out's timetable (:mod:`hetcoll.planners.sitesorder`) and, for a
@@ -393,6 +442,13 @@ def sites(
             flows = build(seg, fan, crossing)
             if seg is not None and sum(f.transfers for f in flows) > budget:
                 break
+            if mine < math.inf:  # no faster than this fanout's fastest: not simulated
+                low = floor(flows, fan, crossing)
+                if low >= mine and (h == 1 or low > PRUNE * best[0]):
+                    worse += 1  # as simulated: slower, and several senders' cut last
+                    if worse == 2 or h > 1:
+                        break
+                    continue
             fastest = min(runs(flows, seg, fan, crossing), key=lambda r: r[0])
             if best is None or fastest[0] < best[0]:
                 best = (*fastest, seg, fan, h)
