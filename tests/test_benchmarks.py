@@ -580,3 +580,21 @@ def test_packing_two_site_rows(monkeypatch, tmp_path):
     assert script.main(["--two-site", "--sizes", "4", "--ops", "allgather", "--out", str(out)]) == 0
     (rec,) = json.loads(out.read_text())["two_site"]
     assert (rec["op"], rec["mib_per_rank"]) == ("allgather", 4) and rec["sites_ratio"] >= 1
+
+
+def test_bench_sizes_gap_rows(monkeypatch):
+    """``--gap``: per message, the justified list schedule no later than the list schedule
+    nor earlier than the bound, the middle's rate and the start-up and drain that add up
+    to its span, one table row per size; one-port only."""
+    module = _script("simulated", "bench_sizes", monkeypatch)
+    rows = module.gap_instance(8, 1, [16, 64])
+    assert [r["slices"] for r in rows] == [16, 64]
+    for r in rows:
+        assert r["bound"] * (1 - 1e-9) <= r["justified"] <= r["list"]
+        assert r["justified"] == pytest.approx(r["bound"] / r["rate"] + r["start_drain"])
+        assert r["ports"] >= 1 and all(r[part] >= 0 for part in module.GAP_PARTS)
+    table = module.gap_table(rows)
+    assert [row[:2] for row in table] == [["8", "16"], ["8", "64"]]
+    with pytest.raises(SystemExit) as stop:
+        module.main(["--gap", "--model", "multi_port"])
+    assert stop.value.code == 2

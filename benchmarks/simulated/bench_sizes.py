@@ -38,6 +38,14 @@ on each platform, the slice and planner it chooses, its time against the bound; 
 solved anew):
 
     python benchmarks/simulated/bench_sizes.py --auto --latency 50us --sizes 50 --seeds 3
+
+``--gap`` (one-port): where ``multi_tree``'s whole-message list schedule loses time
+against the bound (:func:`hetcoll.planners.message_gaps.message_gaps`): the list schedule
+and its justified form, the middle's rate (the slope between the message's first half and
+the whole), the seconds the start-up and the drain add to it, and the critical ports' idle
+time in the first tenth of the run, the middle and the last tenth:
+
+    python benchmarks/simulated/bench_sizes.py --gap --sizes 50 --seeds 3 --slices 1024
 """
 
 from __future__ import annotations
@@ -58,6 +66,7 @@ from hetcoll.compare import compare, slice_choices
 from hetcoll.errors import PlannerError, ScheduleError
 from hetcoll.files import make_output_dir, write_atomic
 from hetcoll.generators import random_graph_platform
+from hetcoll.planners.message_gaps import message_gaps
 from hetcoll.platform import Platform
 from hetcoll.report import format_table
 from hetcoll.units import format_size, parse_time
@@ -70,6 +79,8 @@ SINGLE = ("throughput_tree", "grow_tree", "prune_degree", "lp_grow", "binomial_g
 LATENCY_SIZES = (2**10, 2**16, 2**20, 2**26, 2**30)
 #: the message of the ``--auto`` sweep (bytes)
 AUTO_SIZE = 2**30
+#: the idle parts of a critical port that ``--gap`` prints (first tenth, middle, last tenth)
+GAP_PARTS = ("head", "middle", "tail")
 
 
 def instance(n: int, seed: int, model: str, slices: list[int]) -> list[dict]:
@@ -111,6 +122,67 @@ def instance(n: int, seed: int, model: str, slices: list[int]) -> list[dict]:
             }
         )
     return rows
+
+
+def gap_instance(n: int, seed: int, slices: list[int]) -> list[dict]:
+    """One one-port platform's whole-message list schedules (``multi_tree``'s), per
+    message of ``k`` slices (at least 2): their spans and the bound, the justified
+    schedule's rate between the message's first ``k // 2`` slices and all ``k`` (the
+    middle's) and the seconds its start-up and drain add to that rate, and the mean idle
+    seconds of its critical ports at the start, in the middle and at the end."""
+    p = random_graph_platform(n, DENSITY, seed=seed, model="one_port")
+    rows = []
+    for k in slices:
+        whole = message_gaps(p, "0", k * SLICE, SLICE)
+        half = message_gaps(p, "0", k // 2 * SLICE, SLICE)
+        bound = lower_bound(p, "0", k * SLICE).seconds
+        rate = (bound - lower_bound(p, "0", k // 2 * SLICE).seconds) / (
+            whole["justified"] - half["justified"]
+        )
+        ports = [prof for _port, prof in whole["ports"]]
+        rows.append(
+            {
+                "n": n,
+                "seed": seed,
+                "slices": k,
+                "bound": bound,
+                "list": whole["list"],
+                "justified": whole["justified"],
+                "rate": rate,
+                "start_drain": whole["justified"] - bound / rate,
+                "ports": len(ports),
+                **{part: float(np.mean([x[part] for x in ports])) for part in GAP_PARTS},
+            }
+        )
+    return rows
+
+
+def gap_table(rows: list[dict]) -> list[list[str]]:
+    """Per (n, slices): the worst / mean bound / span of the list schedule and the justified
+    one, the middle's rate, the mean seconds the start-up and drain add, the critical
+    ports (fewest-most) and their mean idle seconds at the start, middle and end."""
+
+    def pct(xs: list[float]) -> str:
+        return f"{100 * min(xs):.1f}% / {100 * np.mean(xs):.1f}%"
+
+    out = []
+    for n, k in sorted({(r["n"], r["slices"]) for r in rows}):
+        rs = [r for r in rows if (r["n"], r["slices"]) == (n, k)]
+        counts = [r["ports"] for r in rs]
+        out.append(
+            [
+                str(n),
+                str(k),
+                f"{np.mean([r['bound'] for r in rs]):.4g}",
+                pct([r["bound"] / r["list"] for r in rs]),
+                pct([r["bound"] / r["justified"] for r in rs]),
+                pct([r["rate"] for r in rs]),
+                f"{np.mean([r['start_drain'] for r in rs]):.3f}",
+                f"{min(counts)}-{max(counts)}",
+                " / ".join(f"{np.mean([r[part] for r in rs]):.3f}" for part in GAP_PARTS),
+            ]
+        )
+    return out
 
 
 def with_latency(p: Platform, latency: float, seed: int) -> Platform:
@@ -294,8 +366,15 @@ def main(argv=None) -> int:
         action="store_true",
         help="auto's planning CPU for a 1 GiB broadcast (--latency too)",
     )
+    ap.add_argument(
+        "--gap",
+        action="store_true",
+        help="one-port: where the whole message's list schedule idles (start, middle, end)",
+    )
     ap.add_argument("--out", type=Path, default=Path("results") / "bench_sizes.json")
     args = ap.parse_args(argv)
+    if args.gap and (args.model != "one_port" or args.auto or args.latency is not None):
+        ap.error("--gap: one_port only, without --auto or --latency")
     sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else None
     sizes = sizes or ([10, 30] if args.quick else [10, 30, 50])
     seeds = args.seeds or (3 if args.full else 1)
@@ -304,13 +383,24 @@ def main(argv=None) -> int:
     latency = args.latency
     for n in sizes:
         for seed in range(seeds):
-            if args.auto:
+            if args.gap:
+                rows += gap_instance(n, seed, slices)
+            elif args.auto:
                 rows += auto_instance(n, seed, args.model, latency)
             elif latency is None:
                 rows += instance(n, seed, args.model, slices)
             else:
                 rows += latency_instance(n, seed, args.model, latency, LATENCY_SIZES)
-    if args.auto:
+    if args.gap:
+        print(
+            f"multi_tree's whole-message list schedule, one_port, density {DENSITY}, slices "
+            f"of {SLICE} B: bound / span (worst / mean over {seeds} platform(s)), the middle's "
+            "rate, seconds added by start-up and drain, critical ports' mean idle seconds"
+        )
+        head = ["n", "slices", "bound s", "list", "justified", "middle rate", "start+drain s"]
+        head += ["ports", "idle start / middle / end s"]
+        print(format_table(head, gap_table(rows)))
+    elif args.auto:
         print(
             f"auto, {format_size(AUTO_SIZE)} broadcast, model {args.model}, density {DENSITY}"
             + (f", link latencies {latency:g} s x U(0.5, 1.5)" if latency is not None else "")
