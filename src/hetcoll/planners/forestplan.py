@@ -69,6 +69,7 @@ from ..errors import PlannerError
 from ..perroot import is_per_root
 from ..platform import Platform
 from ..schedule import Flow, Schedule, Tree, transfer_budget
+from ..simulator.predict import gc_paused
 from ._registry import Option, register
 from ._shared import keep_prediction
 from .forest import Forest, pack_forest
@@ -544,17 +545,18 @@ def forest(
             "packing_time": packed.time,
             "packing_bound": packed.bound,
         }
-        return Schedule(
-            collective,
-            "forest",
-            nominal,
-            tuple(flows),
-            params,
-            sizes=sizes,
-            order=order,
-            chain=chain,
-            stagger=half,
-        )
+        with gc_paused():  # its checks make an object or more per listing of the order
+            return Schedule(
+                collective,
+                "forest",
+                nominal,
+                tuple(flows),
+                params,
+                sizes=sizes,
+                order=order,
+                chain=chain,
+                stagger=half,
+            )
 
     # a lower bound on the plan's time: the packing's certified bound (seconds)
     lower = packed.bound * (vector if collective == "allreduce" else 1)
