@@ -264,8 +264,9 @@ def test_a_long_message_is_list_scheduled_once_the_way_its_trial_ends_first(monk
     assert len(trial) in (2, 4) and len(whole) == 1  # one packing, or two
     first = min(range(len(trial)), key=lambda i: trial[i][2])
     assert whole[0][1] == trial[first][1]
-    if s.params.get("trees", 1) > 1 and "period" in s.params:  # the list schedule's
-        assert simulate(p, s).makespan == pytest.approx(whole[0][2], rel=1e-12)
+    if s.params.get("trees", 1) > 1 and "period" in s.params:  # the list schedule's,
+        # justified (port_justify: never later)
+        assert simulate(p, s).makespan == s.params["period"] <= whole[0][2]
 
 
 @settings(max_examples=25, deadline=None)

@@ -36,6 +36,7 @@ from dataclasses import replace
 import numpy as np
 
 from .pipelined import PlanGraph
+from .port_justify import port_justified
 from .port_schedule import multi_port_transfers
 from .steady import SteadyProblem
 
@@ -82,7 +83,9 @@ def message_trees(
     (:func:`~hetcoll.planners.port_schedule.multi_port_transfers`, each node taking
     the slice whose link frees first, or, with :data:`PATIENCE`, a slice first in the
     latest-start order whose link frees within a fraction of a send) ends first (ties: the
-    first split, then no patience), with that schedule's transfers and end.
+    first split, then no patience), with that schedule's transfers and end, justified
+    (:func:`~hetcoll.planners.port_justify.port_justified` with the same patience: up to
+    its ``MOST`` transfers, backward and forward passes, kept when one ends sooner).
 
     With ``trials``, the same packings carrying a shorter message (at most
     :data:`TRIAL` slices), when the message is longer: the split and patience whose trial
@@ -98,6 +101,7 @@ def message_trees(
     for index, patience in ways:
         transfers, span = multi_port_transfers(g, *splits[index], patience)
         if best is None or span < best[2]:
-            best = (index, transfers, span)
+            best = (index, transfers, span, patience)
     assert best is not None
-    return best
+    index, transfers, span, patience = best
+    return (index, *port_justified(g, transfers, span, (patience,)))
