@@ -132,13 +132,16 @@ def test_the_slice_count_grows_with_the_message():
 def test_the_pruning_bounds_hold_for_every_candidate(key):
     """Every (planner, slice) of the brute force simulates no faster than the bound of
     its slice or of any larger slice (each holds for every smaller one) nor than its own
-    schedule's bound: the two lower bounds auto prunes by; on the graph models the
-    schedules' own bounds are not all 0."""
+    schedule's bound, and sends messages of exactly its slice (each slice here divides
+    the message), no faster than its slice's ``whole`` bound (with the fill): the lower
+    bounds auto prunes by; on the graph models the schedules' own bounds and the fills
+    are not all 0."""
     p = PLATFORMS[key]
     nbytes = SIZES[-1]
     model = p.model.name
     grid = slice_choices(nbytes)[1:]
     bounds = {seg: slice_bound(p, "0", nbytes, seg) for seg in grid}
+    assert all(nbytes % seg == 0 for seg in grid)
     positive = 0
     for seg in grid:
         for name, info in sorted(REGISTRY.items()):
@@ -154,4 +157,30 @@ def test_the_pruning_bounds_hold_for_every_candidate(key):
             own = bounds[seg].of(s)
             assert own <= t * (1 + 1e-12), (name, seg)
             positive += own > 0
+            assert {n for f in s.flows for _, n in f.segments()} == {seg}, (name, seg)
+            assert bounds[seg].whole <= t * (1 + 1e-12), (name, seg)
     assert positive or model == "postal", key
+    if model == "one_port":
+        assert any(b.start > 0 for b in bounds.values()), key
+
+
+def test_a_slice_size_whose_fill_the_winner_beats_is_not_planned(monkeypatch):
+    """The slice sizes go lowest bound first: on this 16-node platform the 8 KiB slices
+    win a 16 MiB broadcast (multi_tree) before the 2 MiB ones, whose 8 slices' fill
+    (SliceBound.whole) alone takes longer, are planned at all; the choice is the brute
+    force's."""
+    import hetcoll.compare as cm
+
+    p = random_graph_platform(16, 0.3, seed=0)
+    planned, real = set(), cm.plan_request
+
+    def spy(*args, segment_size=None, **kwargs):
+        planned.add(segment_size)
+        return real(*args, segment_size=segment_size, **kwargs)
+
+    monkeypatch.setattr(cm, "plan_request", spy)
+    s = plan(p, "0", method="auto", nbytes=2**24)
+    assert (s.params["chosen"], s.params["segment_size"]) == ("multi_tree", 8192)
+    assert set(slice_choices(2**24)) - planned == {2**21}
+    bound = slice_bound(p, "0", 2**24, 2**21)
+    assert bound.seconds < s.params["candidates"]["multi_tree"] < bound.whole

@@ -161,12 +161,22 @@ class SliceBound:
     ``seconds``: no such broadcast is faster (:func:`rate_bound`'s proof with slices of
     ``slice_size``; 0 for a multicast, a size curve or an unbounded throughput), and so
     none in smaller messages either; :meth:`of` bounds one schedule's own time.
+    ``start``: what a broadcast whose every message has exactly ``slice_size`` bytes
+    takes beyond ``seconds`` (:attr:`whole`), the pipeline's fill (see :func:`slice_bound`).
     """
 
     nbytes: int
     slice_size: int
     seconds: float
     problem: Any = None  # the model's SteadyProblem with slices of slice_size (None: no bound)
+    start: float = 0.0
+
+    @property
+    def whole(self) -> float:
+        """No broadcast of ``nbytes`` whose every message carries exactly ``slice_size``
+        bytes is faster: ``seconds + start`` (what every planner sends in slices of a size
+        that divides the message; not a bound for smaller slices)."""
+        return self.seconds + self.start
 
     def of(self, schedule: Any) -> float:
         """A lower bound on ``schedule``'s simulated makespan: its busiest resource's time.
@@ -234,12 +244,51 @@ def slice_bound(
     if unbounded(problem):
         return SliceBound(int(nbytes), int(slice_size), 0.0)
     everyone = members is None or set(members) | {root} >= set(platform.ids)
-    seconds = 0.0
+    seconds = start = 0.0
     if everyone:
         # (inside auto's shared work, the packing its pipelined candidates start from)
-        rate = packing(problem).upper_bound * slice_size
+        pack = packing(problem)
+        rate = pack.upper_bound * slice_size
         seconds = nbytes / rate if rate > 0 and np.isfinite(rate) else 0.0
-    return SliceBound(int(nbytes), int(slice_size), seconds, problem)
+        if seconds and nbytes % slice_size == 0 and pack.prices is not None:
+            start = _fill(platform, problem, slice_size, model, pack.prices)
+    return SliceBound(int(nbytes), int(slice_size), seconds, problem, start)
+
+
+def _fill(platform: Platform, problem: Any, slice_size: int, model: Any, prices) -> float:
+    """:attr:`SliceBound.start`: the resources' earliest busy times weighted by
+    ``prices`` (the packing's certificate, summing to 1), less a margin for rounding; 0
+    where the model's busy times do not lie within each transfer (a link held, a port busy
+    longer than the delay).
+
+    Proof.  Let every message carry exactly ``s = slice_size`` bytes, ``k = nbytes / s``
+    of them from the root.  Each reaches every node; the transfers that first bring it to
+    each node form a spanning arborescence of the model's edges, which keeps the resources
+    busy at least ``1 / B`` weighted by ``prices`` (``B`` the packing's upper bound in
+    slices per second; a relayed or repeated transfer only adds), so the weighted busy
+    time of all of them is at least ``k / B = seconds``.  A transfer from ``u`` carries a
+    message ``u`` holds, so it starts no sooner than ``D(u)``, the shortest time an
+    ``s``-byte message takes from the root to ``u`` (each hop its delay alone), and keeps
+    each resource busy within its start and its arrival (checked), no later than the
+    makespan ``M``.  So resource ``r`` is busy at most ``M - e_r``, ``e_r`` the least
+    ``D(u)`` over the edges from ``u`` that use it, and ``M >= seconds + sum_r prices_r
+    e_r``.  O(E + N log N)."""
+    from .models import get_model
+
+    bound = (get_model(model) if model is not None else platform.model).bind(platform)
+    src, dst = problem.src, problem.dst
+    costs = bound.costs(src, dst, np.full(len(src), slice_size, dtype=np.int64))
+    delay = np.asarray(costs.delay, dtype=float)
+    busy = np.maximum(np.asarray(costs.send_busy, float), np.asarray(costs.recv_busy, float))
+    if len(costs.resources) or np.any(busy > delay) or not np.all(delay > 0):
+        return 0.0
+    n = problem.n
+    reach = dijkstra(csr_array((delay, (src, dst)), shape=(n, n)), indices=problem.root)
+    usage = problem.usage.tocoo()
+    early = np.full(problem.rows, np.inf)
+    np.minimum.at(early, usage.row, reach[src[usage.col]])
+    early = np.where(np.isfinite(early), early, 0.0)
+    return max(float(prices @ early) * (1 - 1e-9), 0.0)
 
 
 def one_byte_distances(platform: Platform, model: Any = None, indices: int | None = None):

@@ -72,9 +72,10 @@ def auto(
     ... slices down to 4 KiB): a small message goes in one piece down a latency tree (FNF,
     ...), a large one in slices down a single pipelined tree or several (``multi_tree``),
     whichever the simulator finds fastest; ``params["segment_size"]`` is the chosen slice.
-    Every candidate is simulated in one piece; after that, a slice size, or a candidate
-    at a slice size, whose lower bound (:func:`hetcoll.bounds.slice_bound`) exceeds the
-    fastest time found is not simulated (it cannot win), so a candidate's time in
+    Every candidate is simulated in one piece; after that, the slice sizes lowest lower
+    bound first (:func:`hetcoll.bounds.slice_bound`, with the pipeline's fill), and a
+    slice size, or a candidate at a slice size, whose lower bound exceeds the fastest time
+    found is not planned or not simulated (it cannot win), so a candidate's time in
     ``params["candidates"]`` is its fastest over the slice sizes where it was simulated.
 
     **Stop at the bound.**  An allgather, reduce-scatter or allreduce on every node of the

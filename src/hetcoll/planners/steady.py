@@ -311,8 +311,9 @@ class Packing:
     """Spanning arborescences (edge index arrays) and their weights (slices per second).
 
     ``throughput = sum(weights)``: a feasible packing (no port busier than one second per
-    second); ``upper_bound`` bounds every packing's throughput (dual prices); ``gap`` is
-    their relative difference.
+    second); ``upper_bound`` bounds every packing's throughput (dual prices; ``prices``
+    those of the resources, summing to 1: every tree keeps them busy at least
+    ``1 / upper_bound`` per slice, weighted); ``gap`` is their relative difference.
     """
 
     trees: list[np.ndarray]
@@ -322,6 +323,7 @@ class Packing:
     iterations: int
     seconds: float
     columns: list[np.ndarray] = field(default_factory=list, repr=False)
+    prices: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def gap(self) -> float:
@@ -458,15 +460,10 @@ def pack_arborescences(
     weights = weights / max(float(load.max()), 1e-300)
     tp = float(weights.sum()) / scale
     ub = max(best_ub / scale, tp)
-    return Packing(
-        trees,
-        weights / scale,
-        tp,
-        ub,
-        iterations,
-        time.perf_counter() - start,
-        columns,
-    )
+    sure = best_price is not None and best_price.sum() > 0
+    prices = best_price / best_price.sum() if sure else None  # (best_ub's, <= ub)
+    elapsed = time.perf_counter() - start
+    return Packing(trees, weights / scale, tp, ub, iterations, elapsed, columns, prices)
 
 
 def _price(p: SteadyProblem, AT: Any, price: np.ndarray) -> tuple[np.ndarray, float]:
