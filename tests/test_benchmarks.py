@@ -585,7 +585,9 @@ def test_packing_two_site_rows(monkeypatch, tmp_path):
 def test_bench_sizes_gap_rows(monkeypatch):
     """``--gap``: per message, the justified list schedule no later than the list schedule
     nor earlier than the bound, the middle's rate and the start-up and drain that add up
-    to its span, one table row per size; one-port only."""
+    to its span, one table row per size; where multi_tree keeps a periodic timetable (here
+    the whole message is never list scheduled), its period, its time and its dense
+    timetable's; one-port only."""
     module = _script("simulated", "bench_sizes", monkeypatch)
     rows = module.gap_instance(8, 1, [16, 64])
     assert [r["slices"] for r in rows] == [16, 64]
@@ -595,6 +597,30 @@ def test_bench_sizes_gap_rows(monkeypatch):
         assert r["ports"] >= 1 and all(r[part] >= 0 for part in module.GAP_PARTS)
     table = module.gap_table(rows)
     assert [row[:2] for row in table] == [["8", "16"], ["8", "64"]]
+    from hetcoll.planners import multitree
+
+    monkeypatch.setattr(multitree, "MESSAGE_TRANSFERS", 0)
+    monkeypatch.setattr(module, "MESSAGE_TRANSFERS", 0)
+    (row,) = module.gap_instance(16, 0, [512])
+    p = module.random_graph_platform(16, module.DENSITY, seed=0, model="one_port")
+    kept = module.plan(p, "0", method="multi_tree", nbytes=512 * 10**6, segment_size=10**6)
+    per = row["periodic"]
+    assert (
+        row["list"] is None and per["slices_per_period"] == 16 == kept.params["slices_per_period"]
+    )
+    assert per["kept"] == module.simulate(p, kept).makespan >= row["bound"]
+    dense = module.plan(
+        p,
+        "0",
+        method="multi_tree",
+        nbytes=512 * 10**6,
+        segment_size=10**6,
+        options={"slices_per_period": 16},
+    )
+    assert per["dense"] == module.simulate(p, dense).makespan
+    assert per["dense"] == pytest.approx(row["bound"] / per["rate"] + per["start_drain"])
+    (line,) = module.gap_table([row])
+    assert line[3] == "-" and line[9] == "16" and line[10].endswith("%")
     with pytest.raises(SystemExit) as stop:
         module.main(["--gap", "--model", "multi_port"])
     assert stop.value.code == 2

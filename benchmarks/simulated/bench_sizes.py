@@ -43,9 +43,11 @@ solved anew):
 against the bound (:func:`hetcoll.planners.message_gaps.message_gaps`): the list schedule
 and its justified form, the middle's rate (the slope between the message's first half and
 the whole), the seconds the start-up and the drain add to it, and the critical ports' idle
-time in the first tenth of the run, the middle and the last tenth:
+time in the first tenth of the run, the middle and the last tenth; and where it keeps a
+periodic timetable instead (longer messages), its slices per period, and its period's
+middle rate and start-up and drain the same way:
 
-    python benchmarks/simulated/bench_sizes.py --gap --sizes 50 --seeds 3 --slices 1024
+    python benchmarks/simulated/bench_sizes.py --gap --sizes 50 --seeds 3 --slices 1024,8192
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ from hetcoll.errors import PlannerError, ScheduleError
 from hetcoll.files import make_output_dir, write_atomic
 from hetcoll.generators import random_graph_platform
 from hetcoll.planners.message_gaps import message_gaps
+from hetcoll.planners.multitree import MESSAGE_TRANSFERS
 from hetcoll.platform import Platform
 from hetcoll.report import format_table
 from hetcoll.units import format_size, parse_time
@@ -125,27 +128,26 @@ def instance(n: int, seed: int, model: str, slices: list[int]) -> list[dict]:
 
 
 def gap_instance(n: int, seed: int, slices: list[int]) -> list[dict]:
-    """One one-port platform's whole-message list schedules (``multi_tree``'s), per
-    message of ``k`` slices (at least 2): their spans and the bound, the justified
+    """One one-port platform, per message of ``k`` slices (at least 2): the whole
+    message's list schedules (``multi_tree``'s, while it list schedules the message whole:
+    up to ``MESSAGE_TRANSFERS`` transfers), their spans and the bound, the justified
     schedule's rate between the message's first ``k // 2`` slices and all ``k`` (the
-    middle's) and the seconds its start-up and drain add to that rate, and the mean idle
-    seconds of its critical ports at the start, in the middle and at the end."""
+    middle's) and the seconds its start-up and drain add to that rate, the mean idle
+    seconds of its critical ports at the start, in the middle and at the end; and the
+    periodic timetable ``multi_tree`` keeps, if it keeps one (:func:`periodic_gap`)."""
     p = random_graph_platform(n, DENSITY, seed=seed, model="one_port")
     rows = []
     for k in slices:
-        whole = message_gaps(p, "0", k * SLICE, SLICE)
-        half = message_gaps(p, "0", k // 2 * SLICE, SLICE)
         bound = lower_bound(p, "0", k * SLICE).seconds
-        rate = (bound - lower_bound(p, "0", k // 2 * SLICE).seconds) / (
-            whole["justified"] - half["justified"]
-        )
-        ports = [prof for _port, prof in whole["ports"]]
-        rows.append(
-            {
-                "n": n,
-                "seed": seed,
-                "slices": k,
-                "bound": bound,
+        row: dict = {"n": n, "seed": seed, "slices": k, "bound": bound, "list": None}
+        if k * (n - 1) <= MESSAGE_TRANSFERS:
+            whole = message_gaps(p, "0", k * SLICE, SLICE)
+            half = message_gaps(p, "0", k // 2 * SLICE, SLICE)
+            rate = (bound - lower_bound(p, "0", k // 2 * SLICE).seconds) / (
+                whole["justified"] - half["justified"]
+            )
+            ports = [prof for _port, prof in whole["ports"]]
+            row |= {
                 "list": whole["list"],
                 "justified": whole["justified"],
                 "rate": rate,
@@ -153,35 +155,76 @@ def gap_instance(n: int, seed: int, slices: list[int]) -> list[dict]:
                 "ports": len(ports),
                 **{part: float(np.mean([x[part] for x in ports])) for part in GAP_PARTS},
             }
-        )
+        rows.append(row | {"periodic": periodic_gap(p, k)})
     return rows
+
+
+def periodic_gap(p: Platform, k: int) -> dict | None:
+    """The periodic timetable ``multi_tree`` keeps for a message of ``k`` slices (None when
+    it keeps the whole message's list schedule or one tree): its slices per period and
+    simulated time; then that period's dense timetable (``slices_per_period``) at ``k //
+    2`` and ``k`` slices: its time, its middle's rate (the slope between the two) and the
+    seconds its start-up and drain add to that rate."""
+    kept = plan(p, "0", method="multi_tree", nbytes=k * SLICE, segment_size=SLICE)
+    per = int(kept.params.get("slices_per_period", k))
+    if kept.params.get("trees", 1) == 1 or per >= k:
+        return None
+    runs = {}
+    for x in (k // 2, k):
+        s = plan(
+            p,
+            "0",
+            method="multi_tree",
+            nbytes=x * SLICE,
+            segment_size=SLICE,
+            options={"slices_per_period": per},
+        )
+        runs[x] = (simulate(p, s).makespan, lower_bound(p, "0", x * SLICE).seconds)
+    rate = (runs[k][1] - runs[k // 2][1]) / (runs[k][0] - runs[k // 2][0])
+    return {
+        "slices_per_period": per,
+        "kept": simulate(p, kept).makespan,
+        "dense": runs[k][0],
+        "rate": rate,
+        "start_drain": runs[k][0] - runs[k][1] / rate,
+    }
 
 
 def gap_table(rows: list[dict]) -> list[list[str]]:
     """Per (n, slices): the worst / mean bound / span of the list schedule and the justified
     one, the middle's rate, the mean seconds the start-up and drain add, the critical
-    ports (fewest-most) and their mean idle seconds at the start, middle and end."""
+    ports (fewest-most) and their mean idle seconds at the start, middle and end ("-" where
+    ``multi_tree`` does not list schedule the message whole); then the periodic timetables
+    kept: their slices per period, bound / time, middle's rate and start-up and drain."""
 
     def pct(xs: list[float]) -> str:
-        return f"{100 * min(xs):.1f}% / {100 * np.mean(xs):.1f}%"
+        return f"{100 * min(xs):.1f}% / {100 * np.mean(xs):.1f}%" if xs else "-"
 
     out = []
     for n, k in sorted({(r["n"], r["slices"]) for r in rows}):
         rs = [r for r in rows if (r["n"], r["slices"]) == (n, k)]
-        counts = [r["ports"] for r in rs]
-        out.append(
-            [
-                str(n),
-                str(k),
-                f"{np.mean([r['bound'] for r in rs]):.4g}",
-                pct([r["bound"] / r["list"] for r in rs]),
-                pct([r["bound"] / r["justified"] for r in rs]),
-                pct([r["rate"] for r in rs]),
-                f"{np.mean([r['start_drain'] for r in rs]):.3f}",
-                f"{min(counts)}-{max(counts)}",
-                " / ".join(f"{np.mean([r[part] for r in rs]):.3f}" for part in GAP_PARTS),
-            ]
-        )
+        ls = [r for r in rs if r["list"] is not None]
+        ps = [(r["bound"], r["periodic"]) for r in rs if r["periodic"] is not None]
+        counts = [r["ports"] for r in ls]
+        line = [str(n), str(k), f"{np.mean([r['bound'] for r in rs]):.4g}"]
+        line += [
+            pct([r["bound"] / r["list"] for r in ls]),
+            pct([r["bound"] / r["justified"] for r in ls]),
+            pct([r["rate"] for r in ls]),
+            f"{np.mean([r['start_drain'] for r in ls]):.3f}" if ls else "-",
+            f"{min(counts)}-{max(counts)}" if ls else "-",
+            " / ".join(f"{np.mean([r[part] for r in ls]):.3f}" for part in GAP_PARTS)
+            if ls
+            else "-",
+        ]
+        pers = sorted({x["slices_per_period"] for _b, x in ps})
+        line += [
+            ",".join(str(x) for x in pers) or "-",
+            pct([b / x["kept"] for b, x in ps]),
+            pct([x["rate"] for _b, x in ps]),
+            f"{np.mean([x['start_drain'] for _b, x in ps]):.3f}" if ps else "-",
+        ]
+        out.append(line)
     return out
 
 
@@ -395,10 +438,13 @@ def main(argv=None) -> int:
         print(
             f"multi_tree's whole-message list schedule, one_port, density {DENSITY}, slices "
             f"of {SLICE} B: bound / span (worst / mean over {seeds} platform(s)), the middle's "
-            "rate, seconds added by start-up and drain, critical ports' mean idle seconds"
+            "rate, seconds added by start-up and drain, critical ports' mean idle seconds; "
+            "the periodic timetable kept (slices per period), its middle's rate and start-up "
+            "and drain (its period's dense timetable)"
         )
         head = ["n", "slices", "bound s", "list", "justified", "middle rate", "start+drain s"]
-        head += ["ports", "idle start / middle / end s"]
+        head += ["ports", "idle start / middle / end s", "period", "periodic", "its middle"]
+        head += ["its start+drain s"]
         print(format_table(head, gap_table(rows)))
     elif args.auto:
         print(
