@@ -85,3 +85,13 @@ def test_the_multi_port_schedules_are_unchanged(case):
     p = random_graph_platform(n, 0.12, seed=seed, model="multi_port")
     s = plan(p, "0", method="multi_tree", nbytes=slices * L, segment_size=L)
     assert (_digest(s.to_json()), simulate(p, s).makespan) == PLANNED[case]
+
+
+def test_a_send_order_lists_each_distinct_entry_once():
+    # the multi-port message's send order (no slots): each (flow, child) entry is one
+    # immutable object listed again, not one object per send (490 000 at n = 50)
+    p = random_graph_platform(12, 0.3, seed=1, model="multi_port")
+    s = plan(p, "0", method="multi_tree", nbytes=64 * L, segment_size=L)
+    entries = [x for seq in s.order.values() for x in seq]
+    assert len(entries) == 704 and all(x.slot is None for x in entries)
+    assert len({id(x) for x in entries}) == len(set(entries)) < 100

@@ -80,7 +80,6 @@ from ..schedule import (
     MAX_TRANSFERS,
     Flow,
     ListedOrder,
-    OrderedSend,
     Schedule,
     Tree,
     check_transfers,
@@ -90,7 +89,7 @@ from ._registry import Option, register
 from ._shared import packing as shared_packing
 from ._shared import scale_class, scaled
 from .justify import justified
-from .message_schedule import message_transfers
+from .message_schedule import message_transfers, send_order
 from .period_rounding import whole_slices as _round
 from .pipelined import PlanGraph, _grow_one_port, _schedule, _start, best_tree
 from .port_choice import message_cap, multi_port_choice, single_tree
@@ -407,15 +406,7 @@ def _timetable_schedule(
         raise PlannerError("multi_tree: the flows do not cover the message")
     name = [req.ids[x] for x in g.nodes.tolist()]  # a plan-graph node's id
     timed = not any(f.relays for f in flows)  # relayed: the issue order, untimed
-    order = {
-        name[u]: tuple(
-            OrderedSend(flow_of[i], name[v], lag, slot if timed else None)
-            for i, v, lag, slot in seq
-            if i in flow_of
-        )
-        for u, seq in local_order.items()
-    }
-    order = {u: seq for u, seq in order.items() if seq}
+    order = send_order(local_order, flow_of, name, timed)
     params = {
         "trees": len(flows),
         "slices_per_period": int(sum(m)),
