@@ -140,3 +140,65 @@ def test_the_search_goes_down_to_every_message_the_simulator_takes(monkeypatch):
     assert 1500 < max(sent for sent, _ in tried) <= 3000
     assert s.params["estimate"] == min(t for _, t in tried)
     assert sum(f.transfers for f in s.flows) == max(tried, key=lambda x: -x[1])[0]
+
+
+def test_startup_prices_the_slowest_nics_sends_by_hand():
+    """Four NICs of 25, 25, 10 and 10 Gbit/s, 5 us each: ``T* = M / 10 Gbit/s``, shares
+    ``M/2, M/2, 0, 0``.  The edges of the fast pair carry ``M`` bytes, those of a fast and a
+    slow node ``M/2``, so the windows are 2 and 1 (:func:`hetcoll.perroot.windows`): ``c``
+    keeps 2 sends in flight on its edges with bytes.  In 1 KiB segments of ``M = 8 KiB`` it
+    sends each fast owner 4, ``d`` one empty contribution and everyone its empty share:
+    12 sends of a 10 us lead over 2, 60 us."""
+    from hetcoll.planners.butterflypipe import butterfly_pipelined, startup
+
+    p = star_platform(4, ("25Gbps", "10Gbps"), "5us")
+    s = butterfly_pipelined(p, nbytes=8192, segment_size=1024)
+    shares = [f.nbytes for f in s.flows if f.kind == "reduce"]
+    assert shares == [4096, 4096, 0, 0]
+    rates = [node.bandwidth for node in p.nodes]
+    price = startup(p.model.bind(p), list(p.ids), shares, rates)
+    assert price(s) == pytest.approx(60e-6, rel=1e-12)
+    whole = butterfly_pipelined(p, nbytes=8192, segment_size=8192)
+    assert price(whole) == pytest.approx(6 * 10e-6 / 2, rel=1e-12)
+
+
+def test_a_halving_gains_while_the_time_over_the_bound_exceeds_three_startups():
+    """``T = lower + lag + S`` halves to ``lower + lag / 2 + 2 S``: it gains iff
+    ``T - lower > 3 S``; without a price, always."""
+    from types import SimpleNamespace
+
+    from hetcoll.planners.forestplan import _halving_gains
+
+    def at(t):
+        return SimpleNamespace(params={"estimate": t})
+
+    assert _halving_gains(at(1.31), 1.0, lambda s: 0.1)
+    assert not _halving_gains(at(1.3), 1.0, lambda s: 0.1 + 1e-12)
+    assert not _halving_gains(at(1.2), 1.0, lambda s: 0.1)
+    assert _halving_gains(at(1.2), 1.0, None)
+
+
+def test_the_search_skips_a_halving_its_startup_would_lose(monkeypatch):
+    """On six NICs of 25 and 10 Gbit/s at 1 MiB the 16 KiB segments' leads already cost a
+    third of their time over ``T*``: the search stops there, without simulating the 8 KiB
+    segments, which lose, and keeps what the full search keeps."""
+    import hetcoll.simulator as simulator
+
+    tried: list[int | None] = []
+    real = simulator.simulate
+
+    def spy(platform, schedule, model=None):
+        tried.append(schedule.params["segment_size"])
+        return real(platform, schedule, model)
+
+    monkeypatch.setattr(simulator, "simulate", spy)
+    p = star_platform(6, ("25Gbps", "10Gbps"), "5us")
+    kw = {"method": "butterfly_pipelined", "collective": "allreduce", "nbytes": 1 << 20}
+    s = plan(p, None, **kw, options={"align": 8})
+    assert tried == [None, 16384]
+    assert s.params["segment_size"] == 16384
+    monkeypatch.setattr(simulator, "simulate", real)
+    shorter = plan(p, None, **kw, segment_size=8192, options={"align": 8})
+    assert simulate(p, shorter).makespan > s.params["estimate"]
+    full = plan(p, None, **kw, options={"align": 8, "search": "full"})
+    assert full.params["segment_size"] == 16384

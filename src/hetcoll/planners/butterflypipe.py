@@ -28,7 +28,8 @@ size the planner simulates segment sizes halving from a sixteenth of the largest
 the size whose schedule sends as many messages as the simulator takes (``forest`` stops at a
 quarter to a half of that): the lag below shrinks with the segment, and a simulation of
 shared NICs costs about a sixth of what it did when that share was set (its flows in
-arrays, :mod:`hetcoll.simulator.events`).
+arrays, :mod:`hetcoll.simulator.events`).  It halves only while the halving is predicted to
+gain, its messages' leads priced by :func:`startup`.
 
 What is left between the schedule and ``T*`` is the pipeline's lag: the members whose share
 is small (the slow NICs) receive almost only the allgather, bytes their owners send back
@@ -49,11 +50,12 @@ they gain.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal
 
 from ..errors import PlannerError
 from ..models import get_model
+from ..perroot import _alone, windows
 from ..platform import Platform
 from ..schedule import Flow, Schedule, transfer_budget
 from ._registry import Option, register
@@ -175,7 +177,52 @@ def butterfly_pipelined(
 
     most = transfer_budget(bound.contention)  # every message the simulator takes
     lower = fluid if bound.nic_rate(0) is not None else 0.0
-    tried = _descend([None], build, simulated, most, lower, search)
+    price = startup(bound, ids, shares, rates) if lower > 0 and chain == "edge" else None
+    tried = _descend([None], build, simulated, most, lower, search, price)
     sched = min(tried, key=lambda s: s.params["estimate"])  # the first of equals
     keep_prediction(platform, sched, model, predictions[id(sched)])
     return sched
+
+
+def startup(
+    bound: Any, ids: list[str], shares: list[int], rates: list[float]
+) -> Callable[[Schedule], float]:
+    """The start-up of a butterfly schedule's messages under windows per edge: each send
+    of the slowest member ``s`` costs its lead (latency and per-message costs: the time of
+    an empty message) over ``W``, the sends ``s`` keeps in flight on the edges that carry
+    bytes (:func:`hetcoll.perroot.windows`).  At ``T*`` every NIC is busy to the end, so
+    the share of ``s``'s NIC that a send leaves while it waits out its lead is lost; the
+    search's segment halvings stop where twice this would cost more than the shorter lag
+    gains (:func:`hetcoll.planners.forestplan._halving_gains`).
+
+    On a star of two 20 Gbit/s NICs and one of 10 the slow one owns nothing; in 1 KiB
+    segments it sends each owner two and each an empty broadcast, six sends of a 10 us
+    lead, one in flight to each owner:
+
+    >>> from hetcoll.generators.stars import star_platform
+    >>> p = star_platform(3, ("20Gbps", "10Gbps"), "5us")
+    >>> s = butterfly_pipelined(p, nbytes=4096, segment_size=1024)
+    >>> shares = [f.nbytes for f in s.flows if f.kind == "reduce"]
+    >>> price = startup(p.model.bind(p), list(p.ids), shares, [2.5e9, 2.5e9, 1.25e9])
+    >>> shares, round(price(s) * 1e6, 9)
+    ([2048, 2048, 0], 30.0)
+    """
+    n = len(ids)
+    slow = min(range(n), key=lambda u: rates[u])
+    sent = {(ids[u], ids[v]): shares[u] + shares[v] for u in range(n) for v in range(n) if u != v}
+    window = _alone(windows(sent))
+    mine = [v for v in range(n) if v != slow and sent[(ids[slow], ids[v])] > 0]
+    inflight = sum(window[(ids[slow], ids[v])] for v in mine) or 1
+    lead = {ids[v]: bound.delay(slow, v, 0) for v in range(n) if v != slow}
+    me = ids[slow]
+
+    def price(sched: Schedule) -> float:
+        total = 0.0
+        for f in sched.flows:
+            if f.kind == "reduce" and f.tree.root != me:
+                total += f.chunks * lead[f.tree.root]
+            elif f.kind == "bcast" and f.tree.root == me:
+                total += f.chunks * sum(lead[v] for v in f.tree.children.get(me, ()))
+        return total / inflight
+
+    return price

@@ -298,6 +298,7 @@ def _descend(
     budget: int,
     lower: float,
     search: str,
+    startup: Any = None,
 ) -> list[Schedule]:
     """Under windows per edge: the schedules simulated to choose each plan's segment size
     (a plan: the byte ranges of :func:`forest`'s flows), in plan order, each plan's from
@@ -320,6 +321,10 @@ def _descend(
       is known: a fill linear in ``s``), and while its time is more than ``1 + STOP``
       times ``lower``, the packing's bound (nothing left to gain).
 
+    With ``startup`` (a schedule's per-message start-up: the time its messages' leads cost
+    it, which doubles with each halving), ``"quick"`` halves a plan's segments only while
+    :func:`_halving_gains` predicts that the next halving gains.
+
     Cost: about two simulations of the segment size chosen (each halving doubles the
     messages), against one to two more halvings for ``"full"``; the time chosen is within
     about :data:`STOP` of ``"full"``'s (``tests/test_forest_segments.py`` compares them).
@@ -329,6 +334,7 @@ def _descend(
     for rg in plans:
         cuts = _halving(build, rg, budget)
         times: list[float] = []
+        last = None  # the plan's last schedule that gained
         for flows in cuts:
             sched = simulated(flows)
             out.append(sched)
@@ -337,19 +343,25 @@ def _descend(
                 cuts = iter(())  # it no longer gains
                 break
             times.append(t)
+            last = sched
             if search == "quick" and len(times) == 3:
                 break
-        states.append((cuts, times))
+            if search == "quick" and len(times) > 1 and not _halving_gains(sched, lower, startup):
+                cuts = iter(())  # the next halving is predicted to lose
+                break
+        states.append((cuts, times, last))
     if search == "full":
         return out
     fastest = min(s.params["estimate"] for s in out)
-    for cuts, times in states:
+    for cuts, times, last in states:
         if len(times) < 3:
             continue  # (the cuts are spent)
         if 2 * times[2] - times[1] >= fastest:
             continue  # the line under its curve: no shorter segment can win
         gain, ratio = times[1] - times[2], 0.5
         while times[-1] > (1 + STOP) * lower and _to_come(gain, ratio) >= STOP * times[-1]:
+            if not _halving_gains(last, lower, startup):
+                break
             flows = next(cuts, None)
             if flows is None:
                 break
@@ -361,7 +373,19 @@ def _descend(
             ratio = min(1.0, (times[-1] - t) / gain)
             gain = times[-1] - t
             times.append(t)
+            last = sched
     return out
+
+
+def _halving_gains(sched: Schedule, lower: float, startup: Any) -> bool:
+    """Whether halving ``sched``'s segments is predicted to shorten it, its time ``T`` (the
+    ``estimate``) read as ``lower + lag + S``: ``S = startup(sched)``, the start-up of its
+    messages, which doubles when they do, and ``lag``, the pipeline's fill and drain, in
+    proportion to the segment.  Halving then takes ``lower + lag / 2 + 2 S``: it gains
+    while ``T - lower > 3 S``.  Without ``startup``: always (the search's other rules)."""
+    if startup is None:
+        return True
+    return sched.params["estimate"] - lower > 3 * startup(sched)
 
 
 def _to_come(gain: float, ratio: float) -> float:
