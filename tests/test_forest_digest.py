@@ -18,14 +18,14 @@ from hetcoll.generators import capacitated_graph_platform
 MiB = 2**20
 
 PINNED = {
-    (8, "allgather", 1): "099b70e13e29e7841b9b6fea9afd4cad52ae5ab0",
-    (8, "allgather", 64): "bb85a041713c8dbae523c2751513b5584b141b27",
-    (8, "reduce_scatter", 1): "b2b517991c596fb60098bc6ba4e03598ac468c21",
-    (8, "reduce_scatter", 64): "e55d2348f154edfb354a4d2031d62772f1ddf268",
-    (16, "allgather", 1): "2840ad71203478b0544863762a72847f067fc903",
-    (16, "allgather", 64): "c8cc475bcf4f49c34c7cab265f82bbf3bd2706d0",
-    (16, "reduce_scatter", 1): "3aefc37211c3efaed6e985e2f4bfec8da4e6a70f",
-    (16, "reduce_scatter", 64): "81ba9747ba2b37e8a308ced4008f0fb539b700bd",
+    (8, "allgather", 1): "23b6f2aada0b1bf1f7a6feca58dac3cdd181faec",
+    (8, "allgather", 64): "bc0c10320909957296183e28ab2c4a6604fe7630",
+    (8, "reduce_scatter", 1): "1fd9256c4d32123ebc5ad05ae8ff1973f4fc59f9",
+    (8, "reduce_scatter", 64): "5e027114ed5402e46bc4f78e9c60b102fcada15d",
+    (16, "allgather", 1): "08e8873c862d3c422b7aede13429700bdcf9bb02",
+    (16, "allgather", 64): "6b298a2e0cfaf01207981cfdc824a51efa0bcb71",
+    (16, "reduce_scatter", 1): "3ae3c1d7c49da1e4da241faeb95b23265df3a3a6",
+    (16, "reduce_scatter", 64): "2830adceefb8f4a32eace2e05dc8e845c95d996a",
 }
 
 

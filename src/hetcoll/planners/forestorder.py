@@ -13,6 +13,15 @@ starts the most urgent transfer ready for it, urgency being the segment's place 
 tree's share (segment ``k`` of ``S`` at ``(k + 1/2) / S``: every tree advancing at its
 rate).  A reduce-scatter's receiver combines in the order its transfers started.
 
+Given a *horizon* ``H`` (seconds: the packing's bound), urgency is a latest start instead:
+``H (k + 1/2) / S - LEAD * D``, ``D`` the transfer's way to the end of its tree (its own
+time plus its longest path onward, each hop at the edge's time for the segment, nothing in
+its way), :data:`LEAD` times over for the waits on the way.  A segment near the root of a
+deep tree then goes before one of the same place near a leaf: the links deep in a tree
+are otherwise idle at the start, waiting for data (on the 64-node graph of
+``benchmarks/simulated/bench_packing.py`` the links into the node that finished last idled
+a quarter of the first tenth of the run), and a saturated link never makes it up.
+
 The rank of each transfer's start is its *slot* (:class:`~hetcoll.patterns.OrderedSend`).
 Lowered in slot order with each rank's sends one after the other
 (:func:`hetcoll.perroot.per_root_program`), the simulator replays the play-out exactly when
@@ -38,6 +47,12 @@ __all__ = ["PlayOut", "per_root_order"]
 
 #: event kinds, in the order they are handled at one time
 _ARRIVED, _READY, _FREE = 0, 1, 2
+#: given a horizon, a transfer's urgency is its segment's place in the horizon less this
+#: many times its way to the end of its tree, nothing in its way (module docstring): the
+#: planned allgather's and reduce-scatter's time over the optimum at 64 nodes
+#: (``bench_packing.py``) is 1.079 and 1.0955 without it, 1.054 and 1.064 at 2, 1.064 and
+#: 1.064 at 3; and the allgather's cut played out at 1 and 4: 1.066, 1.074
+LEAD = 2.0
 
 
 class _Costs:
@@ -134,6 +149,7 @@ def per_root_order(
     model: Any = None,
     costs: Any = None,
     wait: str = "busiest",
+    lead: float | None = None,
 ) -> PlayOut:
     """Play per-root ``flows`` out on the platform's resources under ``model`` (module
     docstring): each node's sends in the order they started, with their slots, and the
@@ -143,15 +159,49 @@ def per_root_order(
     transfer whose busiest resource is free starts at once, its other resources booked
     from when they are free (``"busiest"``), or only once every one of its resources is
     free, else it waits at the one free last (``"all"``: no resource is booked ahead and
-    left idle meanwhile).  O(T log T) for T transfers, with the cyclic garbage collector
+    left idle meanwhile).  ``lead``: the horizon (seconds) of the latest-start urgency
+    (module docstring); None: each segment's place in its flow.  O(T log T) for T
+    transfers, with the cyclic garbage collector
     paused (:func:`hetcoll.simulator.predict.gc_paused`: a play-out allocates a few objects
     per transfer, and the collections they trigger scanned them all again and again, a
     third of a 16-node allgather's planning)."""
     with gc_paused():
-        return _play(platform, flows, model, costs, wait)
+        return _play(platform, flows, model, costs, wait, lead)
 
 
-def _play(platform: Platform, flows: Sequence[Flow], model: Any, costs: Any, wait: str) -> PlayOut:
+def _way(
+    got: Sequence[tuple[Any, Any, float, int]], links: Sequence[tuple[int, int]]
+) -> list[float]:
+    """Each transfer's way to the end of its tree, one segment's transfers ``got`` (their
+    costs: the delay third) with ``links`` (``(a, b)``: ``b`` waits for ``a``): its delay
+    plus the longest way of those waiting for it (seconds)."""
+    onward: list[list[int]] = [[] for _ in got]
+    waits = [0] * len(got)
+    for a, b in links:
+        onward[a].append(b)
+        waits[b] += 1
+    order, stack = [], [j for j in range(len(got)) if waits[j] == 0]
+    while stack:  # a topological order: every transfer before those waiting for it
+        a = stack.pop()
+        order.append(a)
+        for b in onward[a]:
+            waits[b] -= 1
+            if waits[b] == 0:
+                stack.append(b)
+    way = [0.0] * len(got)
+    for a in reversed(order):
+        way[a] = got[a][2] + max((way[b] for b in onward[a]), default=0.0)
+    return way
+
+
+def _play(
+    platform: Platform,
+    flows: Sequence[Flow],
+    model: Any,
+    costs: Any,
+    wait: str,
+    lead: float | None = None,
+) -> PlayOut:
     """:func:`per_root_order`'s play-out."""
     ids = platform.ids
     idx = {v: i for i, v in enumerate(ids)}
@@ -198,6 +248,7 @@ def _play(platform: Platform, flows: Sequence[Flow], model: Any, costs: Any, wai
         ends = [(idx[u], idx[v]) for u, v in pairs]
         m = len(pairs)
         of_size: dict[int, list] = {}
+        way_of: dict[int, list[float]] = {}
         segs = f.segments()
         for k, (lo, n) in enumerate(segs):
             key = ((k + 0.5) / len(segs), fi, k)
@@ -205,12 +256,19 @@ def _play(platform: Platform, flows: Sequence[Flow], model: Any, costs: Any, wai
             base = len(who)
             who.extend(trio)
             nbytes.extend([n] * m)
-            urgency.extend([key] * m)
             need.extend([0] * m)
             after.extend([] for _ in range(m))
             got = of_size.get(n)
             if got is None:
                 got = of_size[n] = [costs.of(u, v, n) for u, v in ends]
+            if lead is None:
+                urgency.extend([key] * m)
+            else:
+                way = way_of.get(n)
+                if way is None:
+                    way = way_of[n] = [LEAD * w for w in _way(got, links)]
+                due = lead * key[0]
+                urgency.extend([(due - w, fi, k) for w in way])
             cost.extend(got)
             for a, b in links:
                 after[base + a].append(base + b)

@@ -594,11 +594,13 @@ def forest(
     # (forestreverse.py) where nothing but the play-out's resources count: no combine cost
     mirror = collective == "reduce_scatter" and chain == "rank" and tight
     mirror = mirror and not np.any(platform.gamma)
+    # there the play-out's urgency is a latest start within the bound (forestorder.py)
+    lead = lower if tight else None
 
     def played_out(flows: list[Flow]) -> tuple[float, list[Flow], Any]:
         # the time, the flows and the order: the schedule is made (and checked) for the
         # fastest only
-        played = per_root_order(platform, flows, model)
+        played = per_root_order(platform, flows, model, lead=lead)
         return played.time, flows, played
 
     predictions: dict[int, Any] = {}
@@ -637,7 +639,7 @@ def forest(
         if mirror and estimate > (1 + STOP) * lower:
             # the fastest cut run backwards: one play-out more (about the CPU of all the
             # cuts' own at 16-32 nodes), not one per cut (twice that, for 0.1 % more)
-            back = reversed_play_out(platform, flows, model)
+            back = reversed_play_out(platform, flows, model, lead)
             if back.time < estimate:
                 estimate, played = back.time, back
         sched = make(flows, played, estimate)

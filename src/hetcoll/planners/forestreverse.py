@@ -68,22 +68,26 @@ class _Backwards:
         return self._segments
 
 
-def reversed_play_out(platform: Platform, flows: Sequence[Flow], model: Any = None) -> PlayOut:
+def reversed_play_out(
+    platform: Platform, flows: Sequence[Flow], model: Any = None, lead: float | None = None
+) -> PlayOut:
     """The ``reduce`` ``flows`` (a reduce-scatter's) timetabled as their broadcast's
     play-out run backwards (module docstring): each node's sends in issue order, each
-    with the slot that places its receive, and the play-out's time (seconds).  The cyclic
-    garbage collector is paused throughout, as in the play-out: the listing made per
-    transfer here triggered collections that scanned the play-out's objects again and
+    with the slot that places its receive, and the play-out's time (seconds); ``lead``:
+    the broadcast's play-out's horizon (:func:`.forestorder.per_root_order`).  The
+    cyclic garbage collector is paused throughout, as in the play-out: the listing made
+    per transfer here triggered collections that scanned the play-out's objects again and
     again (about a third of this function's time on a 64-node reduce-scatter)."""
     with gc_paused():
-        return _reversed(platform, flows, model)
+        return _reversed(platform, flows, model, lead)
 
 
-def _reversed(platform: Platform, flows: Sequence[Flow], model: Any) -> PlayOut:
+def _reversed(platform: Platform, flows: Sequence[Flow], model: Any, lead: float | None) -> PlayOut:
     """:func:`reversed_play_out`'s timetable."""
     size = max((f.segment_size or f.nbytes or 1) for f in flows)
     down: Any = [_Backwards(f) for f in flows]
-    played = per_root_order(platform, down, model, _Mirrored(_Costs(platform, size, model, "in")))
+    costs = _Mirrored(_Costs(platform, size, model, "in"))
+    played = per_root_order(platform, down, model, costs, lead=lead)
     top = max((e.slot for sends in played.order.values() for e in sends), default=0)
     back: dict[str, list[tuple[float, int, OrderedSend]]] = {}
     for u, sends in played.order.items():
