@@ -381,10 +381,16 @@ class Schedule:
 
     @property
     def timetable(self) -> bool:
-        """Whether ``order`` is a timetable (its listings carry slots): see ``order``."""
-        return bool(self.order) and any(
-            s.slot is not None for sends in self.order.values() for s in sends
-        )
+        """Whether ``order`` is a timetable (its listings carry slots): see ``order``.
+        Found once per schedule (a multi-port message's order lists 490 000 sends at
+        n = 50, and the planner and the simulator ask a dozen times)."""
+        found = self.__dict__.get("_timetable")
+        if found is None:
+            found = bool(self.order) and any(
+                s.slot is not None for sends in self.order.values() for s in sends
+            )
+            self.__dict__["_timetable"] = found  # (not a field: frozen all the same)
+        return found
 
     def _check_order(self) -> None:
         if self.timetable:

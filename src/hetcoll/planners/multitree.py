@@ -284,9 +284,7 @@ def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Sc
     for _t, u, v, i, _q in transfers:
         order.setdefault(u, []).append((i, v, 0, None))
     optimum = packing.throughput * req.message_size()
-    s = _timetable_schedule(req, g, mm, trees, (order, span, span), total, optimum, span)
-    params = {k: v for k, v in s.params.items() if k != "finish_bound"}
-    return replace(s, params=params)
+    return _timetable_schedule(req, g, mm, trees, (order, span, span), total, optimum, None)
 
 
 def _two_ports(platform: Platform, req, g: PlanGraph) -> bool:
@@ -374,10 +372,10 @@ def _fastest_single(
 
 
 def _timetable_schedule(
-    req, g: PlanGraph, m, trees, timetable, total: int, optimum: float, finish: float
+    req, g: PlanGraph, m, trees, timetable, total: int, optimum: float, finish: float | None
 ):
     """The trees as flows of ``m``-proportional shares of the message's ``total`` slices,
-    in the timetable's order (``params["finish_bound"]``: ``finish``)."""
+    in the timetable's order (``params["finish_bound"]``: ``finish``, none when None)."""
     local_order, span = timetable[:2]
     size = req.message_size()
     share = _shares(total, m)
@@ -414,6 +412,8 @@ def _timetable_schedule(
         "optimum": optimum,
         "finish_bound": finish,
     }
+    if finish is None:  # (a list schedule's: its run ends at its span, not by a bound)
+        del params["finish_bound"]
     return Schedule(
         req.collective,
         "multi_tree",
