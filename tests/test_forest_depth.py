@@ -6,6 +6,8 @@ generation stopped at took 1.17x the bound for a reduce-scatter of 1 MiB per ran
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -15,7 +17,7 @@ from hetcoll import plan, simulate
 from hetcoll.allbounds import collective_bound
 from hetcoll.generators import star_platform
 from hetcoll.planners.forest import forest_problem, pack_forest
-from hetcoll.planners.forestdepth import height
+from hetcoll.planners.forestdepth import height, heights
 from hetcoll.platform import load_platform
 
 MIB = 2**20
@@ -61,3 +63,34 @@ def test_one_mib_per_rank_on_star8_within_one_percent(op):
     # 1.0017 and 1.0002 (over the chains the LP stopped at: 1.173 and 1.0017)
     assert bound <= simulate(p, s).makespan <= 1.01 * bound
     assert len(s.flows) == 8 and {f.tree.root for f in s.flows} == set(p.ids)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(2, 40),
+    seed=st.integers(0, 2**16),
+    direction=st.sampled_from(["out", "in"]),
+    shape=st.sampled_from(["random", "chain", "star"]),
+)
+def test_heights_of_many_trees_are_each_ones_height(n, seed, direction, shape):
+    """:func:`heights` (every column at once, by pointer jumping) gives each tree the
+    height :func:`height` walks, on random trees, chains (height ``N - 1``) and stars."""
+    rng = np.random.default_rng(seed)
+    pairs = [(a, b) for a in range(n) for b in range(n) if a != b]
+    prob = SimpleNamespace(
+        n=n, src=np.array([a for a, _ in pairs]), dst=np.array([b for _, b in pairs])
+    )
+    edge = {ab: e for e, ab in enumerate(pairs)}
+    columns = []
+    for _ in range(6):
+        order = rng.permutation(n)
+        tree = []
+        for k in range(1, n):
+            mom = {"random": order[rng.integers(0, k)], "chain": order[k - 1], "star": order[0]}
+            kid, parent = int(order[k]), int(mom[shape])
+            tree.append(edge[(parent, kid) if direction == "out" else (kid, parent)])
+        columns.append((int(order[0]), direction, np.sort(np.array(tree, dtype=np.int64))))
+    want = [height(prob, t, direction) for _, _, t in columns]
+    assert heights(prob, columns) == want
+    if shape == "chain":
+        assert want == [n - 1] * len(columns)

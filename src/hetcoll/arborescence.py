@@ -125,7 +125,9 @@ def _contract(
     """Tarjan's contraction phase over the edges sorted by head then cost (``bounds[v]``
     .. ``bounds[v + 1]`` enter ``v``): for every node and contracted node, the position of
     the edge chosen to enter it, the contraction forest (``up``) and the cycles' nodes in
-    the order they were made; None when a node cannot be reached."""
+    the order they were made; None when a node cannot be reached.  The union-find's lookup
+    is inlined where an edge's tail is tested (most tails are a node or one contraction
+    below their root), the pricing's hottest loop."""
     size = 2 * n
     head = bounds[:n]  # each node's cheapest incoming edge not yet found to be inside
     end = bounds[1:]
@@ -141,6 +143,7 @@ def _contract(
     seen[root] = root
     cycles: list[int] = []
     fresh = n
+    heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
 
     def find(v: int) -> int:
         r = v
@@ -157,21 +160,26 @@ def _contract(
             while h:  # drop edges from inside x
                 b = h[0][1]
                 i = head[b]
-                if find(s_of[i]) != x:
+                r = uf[s_of[i]]
+                if uf[r] != r:
+                    r = find(r)
+                if r != x:
                     break
                 head[b] = i = i + 1
                 if i < end[b]:
-                    heapq.heapreplace(h, (w_of[i] + rel[b], b))
+                    heapreplace(h, (w_of[i] + rel[b], b))
                 else:
-                    heapq.heappop(h)
+                    heappop(h)
             if not h:
                 return None
             key, b = h[0]
             delta[x] -= key + delta[x]  # every edge into x now costs its excess over this
-            pos[x] = head[b]
+            i = pos[x] = head[b]
             seen[x] = start
             path.append(x)
-            y = find(s_of[head[b]])
+            y = uf[s_of[i]]
+            if uf[y] != y:
+                y = find(y)
             if seen[y] != start:
                 x = y
                 continue
@@ -179,7 +187,10 @@ def _contract(
             while members[-1] != y:
                 members.append(path.pop())
             c, fresh = fresh, fresh + 1
-            big = max(members, key=lambda z: len(heaps[z]))
+            big, most = members[0], len(heaps[members[0]])  # the largest heap, the first
+            for z in members:
+                if len(heaps[z]) > most:
+                    big, most = z, len(heaps[z])
             merged, delta[c] = heaps[big], delta[big]
             for z in members:
                 up[z] = uf[z] = c
@@ -188,7 +199,7 @@ def _contract(
                 shift = delta[z] - delta[c]
                 for key, b in heaps[z]:
                     rel[b] += shift
-                    heapq.heappush(merged, (key + shift, b))
+                    heappush(merged, (key + shift, b))
                 heaps[z] = []
             heaps[big], heaps[c] = [], merged
             cycles.append(c)

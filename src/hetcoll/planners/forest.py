@@ -55,7 +55,7 @@ from ..arborescence import (
 from ..errors import PlannerError
 from ..platform import Platform
 from .forestcut import cut_prices
-from .forestdepth import height, shallowest
+from .forestdepth import heights, shallowest
 from .forestmembers import restrict_members
 from .steady import SteadyProblem, _Master, model_problem
 
@@ -174,9 +174,14 @@ def _trees(
     return {g: found[g] for g in goods}
 
 
-def _initial(p: SteadyProblem, root: int, direction: str) -> list[np.ndarray]:
+def _initial(
+    p: SteadyProblem, root: int, direction: str, first: np.ndarray | None = None
+) -> list[np.ndarray]:
+    """The starting columns of ``root``: its cheapest tree under the transfer times
+    (``first`` if given, found for every root at once: :func:`_trees`), its shortest-path
+    tree and a tree balancing the out-degrees."""
     src, dst = (p.src, p.dst) if direction == "out" else (p.dst, p.src)
-    trees = [_tree(p, p.T, root, direction)]
+    trees = [_tree(p, p.T, root, direction) if first is None else first]
     for make in (shortest_path_arborescence, balanced_arborescence):
         tree = make(p.n, src, dst, p.T, root)
         if tree is not None:
@@ -298,8 +303,12 @@ def pack_forest(
             denom = float(sum(w[r] * cost_of[(r, d)] for r, d in goods))
         return float(price.sum()) / denom if denom > 0 else math.inf
 
+    try:  # the cheapest trees under the times, the edges sorted once per direction
+        firsts: dict = _trees(p, p.T, goods)
+    except PlannerError:  # raised below as before: the first unreachable (root, direction)
+        firsts = {}
     for g in goods:
-        for tree in _initial(p, g[0], g[1]):
+        for tree in _initial(p, g[0], g[1], firsts.get(g)):
             add(g, tree)
     best_ub, best_y = math.inf, None
     for price in cut_prices(A, p.src, p.dst, np.where(b > 0, w, 0.0), dirs):
@@ -347,7 +356,7 @@ def pack_forest(
     # an allreduce's (on a star it put the whole vector through one member: 1.31x T*)
     shallow = None
     if not free:
-        shallow = shallowest(master, [height(p, t, d) for _, d, t in columns])
+        shallow = shallowest(master, heights(p, columns))
     if shallow is None:
         value, lam, _ = master.solve()
     else:

@@ -18,7 +18,7 @@ import numpy as np
 
 from .steady import SteadyProblem
 
-__all__ = ["height", "shallowest"]
+__all__ = ["height", "heights", "shallowest"]
 
 
 def height(p: SteadyProblem, tree: np.ndarray, direction: str) -> int:
@@ -39,6 +39,28 @@ def height(p: SteadyProblem, tree: np.ndarray, direction: str) -> int:
             d += 1
             depth[u] = d
     return max(depth.values(), default=0)
+
+
+def heights(p: SteadyProblem, columns: list[tuple[int, str, np.ndarray]]) -> list[int]:
+    """:func:`height` of every column ``(root, direction, edges)`` at once (the same
+    integers): each tree's parents in one row, the hops to the root counted by pointer
+    jumping (a node's count plus its ancestor's, the ancestor's ancestor next), about
+    ``log2 N`` numpy steps for all the trees rather than a Python walk per tree."""
+    if not columns:
+        return []
+    n = p.n
+    anc = np.tile(np.arange(n, dtype=np.int64), (len(columns), 1))
+    for k, (_, direction, tree) in enumerate(columns):
+        kid, mom = (p.dst, p.src) if direction == "out" else (p.src, p.dst)
+        anc[k, kid[tree]] = mom[tree]
+    hops = (anc != np.arange(n)).astype(np.int64)  # 1 below the root, 0 at it
+    while True:
+        up = np.take_along_axis(anc, anc, axis=1)
+        if np.array_equal(up, anc):
+            break
+        hops += np.take_along_axis(hops, anc, axis=1)
+        anc = up
+    return [int(h) for h in hops.max(axis=1)]
 
 
 def shallowest(master, heights: list[int]) -> np.ndarray | None:
