@@ -323,6 +323,55 @@ def test_an_allreduce_timetable_reduces_up_the_trees_it_broadcasts_down():
     assert sched.params["estimate"] == simulate(p, sched).makespan < 1.55 * bound
 
 
+def test_an_allreduce_timetable_on_its_own_reduce_trees_by_hand():
+    """Two sites of two 10 Gbit/s hosts, four whole shares of 64 KiB, chains: with ``own``
+    the reduce phase is the reduce trees' play-out as an allgather run backwards (the
+    reduce flows kept), then the broadcast phase's play-out.  Both phases' a -> b WAN sends
+    leave a/0 (b -> a: b/0), the reduce phase's first in its send order, so none shares the
+    WAN with another: one local hop ``L`` (each leader's partner's part up to it), three
+    WAN hops back to back at each leader (its two shares of the other site's roots, then
+    its own share's broadcast), a local hop, a WAN hop (the partner's share), a local hop:
+    ``3 L + 4 W``.  On the bcast trees run backwards the partners cross the WAN in the
+    reduce phase, a local send between their two crossings: ``4 L + 4 W``."""
+    from hetcoll.planners.sitesorder import allreduce_timetable
+
+    p = two_sites(2, ("10Gbps",))
+    share = 1 << 16
+    local = 10e-6 + share / (10e9 / 8)  # two NICs' 5 us, the 10 Gbit/s NICs' rate
+    wan = HOP + share / WAN
+    plain = sites(p, nbytes=4 * share, collective="allreduce", segment_size=4 * share, fanout=1,
+                  senders=1)  # fmt: skip
+    plain = dataclasses.replace(plain, order=None)
+    own = allreduce_timetable(p, plain, own=True)
+    assert own.flows == plain.flows
+    site = {v: p.node(v).site for v in hosts(p)}
+    top = max(e.slot for es in own.order.values() for e in es if own.flows[e.flow].kind == "reduce")
+    for u, sends in own.order.items():
+        wan_sends = [e for e in sends if site[e.child] != site[u]]
+        assert not wan_sends or u in ("a/0", "b/0")
+        assert all(e.slot > top for e in sends if own.flows[e.flow].kind == "bcast")
+    assert simulate(p, own).makespan == pytest.approx(3 * local + 4 * wan, rel=1e-12)
+    back = allreduce_timetable(p, plain)
+    assert simulate(p, back).makespan == pytest.approx(4 * local + 4 * wan, rel=1e-12)
+
+
+def test_a_64mib_allreduce_takes_its_own_reduce_trees_backwards():
+    """Two 4-host stars, a 64 MiB allreduce: the reduce phase in its own trees' play-out
+    run backwards (every a -> b WAN send of both phases from a's leader, none sharing the
+    WAN with another) is chosen, under 1.65x the WAN cut (1.683x before it was a
+    candidate: the bcast trees run backwards, whose last reduce sends over the WAN share it
+    with the leader's first broadcast sends), and predicted as simulated."""
+    from hetcoll.planners.sitesorder import allreduce_timetable
+
+    p = two_sites(4)
+    size = 64 << 20
+    sched = sites(p, nbytes=size, collective="allreduce", align=8)
+    again = allreduce_timetable(p, dataclasses.replace(sched, order=None), own=True)
+    assert sched.order == again.order and sched.flows == again.flows
+    bound = members_bound(p, "allreduce", size, hosts(p)).lower_bound
+    assert sched.params["estimate"] == simulate(p, sched).makespan < 1.65 * bound
+
+
 def _owned(sched):
     """Each root's bytes in an allreduce's reduce flows."""
     out: dict[str, int] = {}
@@ -359,6 +408,6 @@ def test_bit_for_bit_under_mpi(tmp_path):
     proc = run_mpi(4, [PROGRAM, out], module=False, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(records) == 31
+    assert len(records) == 33
     failed = [r for r in records if not r["ok"]]
     assert not failed, failed[:5]

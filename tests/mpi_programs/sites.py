@@ -6,7 +6,8 @@ against numpy's results.
 and odd sizes, equal and uneven), reduce-scatter and allreduce (int64 sums bit for bit,
 float64 sums the same bits on every rank), whole and in segments, in the trees' order and
 in a timetable (planners/sitesorder.py; a reduce-scatter also as an allgather's timetable
-run backwards, an allreduce as both), and each plan's WAN senders.  Rank ``r`` runs host
+run backwards, an allreduce as both, or its reduce phase as its own reduce trees' play-out
+run backwards), and each plan's WAN senders.  Rank ``r`` runs host
 ``r`` of the multi-site platform (its switches route, no rank of their own).  Rank 0 writes
 one JSON record per case to OUT.
 """
@@ -117,6 +118,8 @@ def main(out: str) -> None:
                     for c in kids if site[u] != site[c]}  # fmt: skip
         records.case("WAN senders per site", sched.params["senders"] == (2 if two else 1)
                      and len(crossers) == (4 if two else 2))  # fmt: skip
+        reduction(hc, allreduce_timetable(p, sched, own=True), nodes, "allreduce", 4096, records,
+                  "allreduce own reduce trees backwards then forwards")  # fmt: skip
         for count, seg in ((1, None), (13, None), (1000, 800), (4096, 2048)):
             for collective in ("reduce_scatter", "allreduce"):
                 each = count * 8 if collective == "allreduce" else count // k * 8

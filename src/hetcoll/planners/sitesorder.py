@@ -93,23 +93,40 @@ def reversed_timetable(platform: Platform, schedule: Schedule, model: Any = None
     return dataclasses.replace(timed, collective="reduce_scatter", flows=flows, order=order)
 
 
-def allreduce_timetable(platform: Platform, schedule: Schedule, model: Any = None) -> Schedule:
+def allreduce_timetable(
+    platform: Platform, schedule: Schedule, model: Any = None, own: bool = False
+) -> Schedule:
     """An allreduce of the planner ``sites`` (its reduce flows, then its ``bcast`` flows of
     the same shares) as its broadcast phase's timetable (the ``bcast`` flows played out as
-    an allgather) preceded by that timetable run backwards (:func:`reversed_timetable`) on
-    the same trees as its reduce phase: each member's share reduced up the tree it is then
-    broadcast down.  Raises :class:`PlannerError` for an empty share (as :func:`timetable`)."""
+    an allgather) preceded by a reduce phase in an allgather's timetable run backwards
+    (:func:`reversed_timetable`): that of the broadcast phase on the same trees (each
+    member's share reduced up the tree it is then broadcast down), or with ``own`` that of
+    the schedule's own reduce trees played out as an allgather's (its reduce flows kept,
+    in their reversed play-out's order: on two 4-host stars, where the bcast trees' a -> b
+    WAN stream leaves site ``a``'s leader and the reduce trees' too, the reduce phase's
+    last WAN sends are each leader's own and its first broadcast sends wait for them, where
+    on the bcast trees run backwards the other members cross the WAN while the leader
+    already broadcasts).  Raises :class:`PlannerError` for an empty share (as
+    :func:`timetable`)."""
     if schedule.collective != "allreduce" or not all(f.nbytes for f in schedule.flows):
         raise PlannerError("allreduce_timetable: an allreduce of non-empty shares")
     down = tuple(f for f in schedule.flows if f.kind == "bcast")
-    played = per_root_order(platform, down, model, RouteCosts(platform, model), wait="all")
-    back, top = _backwards(played.order)
+    costs = RouteCosts(platform, model)
+    played = per_root_order(platform, down, model, costs, wait="all")
+    up = down
+    if own:
+        up = tuple(dataclasses.replace(f, kind="bcast") for f in schedule.flows
+                   if f.kind == "reduce")  # fmt: skip
+        first = per_root_order(platform, up, model, costs, wait="all").order
+    else:
+        first = played.order
+    back, top = _backwards(first)
     order = {v: list(es) for v, es in back.items()}
     for u, sends in played.order.items():
         order.setdefault(u, []).extend(
-            OrderedSend(e.flow + len(down), e.child, 0, e.slot + top + 1) for e in sends
+            OrderedSend(e.flow + len(up), e.child, 0, e.slot + top + 1) for e in sends
         )
-    flows = tuple(dataclasses.replace(f, kind="reduce") for f in down) + down
+    flows = tuple(dataclasses.replace(f, kind="reduce") for f in up) + down
     order = {v: tuple(sorted(es, key=lambda e: e.slot)) for v, es in sorted(order.items())}
     return dataclasses.replace(schedule, flows=flows, order=order)
 
