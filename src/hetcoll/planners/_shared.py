@@ -37,6 +37,7 @@ import numpy as np
 from .steady import Packing, SteadyProblem, edge_loads, pack_arborescences
 
 __all__ = [
+    "keep_makespan",
     "keep_prediction",
     "loads",
     "packing",
@@ -161,11 +162,30 @@ def keep_prediction(platform: Any, schedule: Any, model: Any, prediction: Any) -
         memo[("prediction", id(schedule))] = (schedule, platform, model, prediction)
 
 
+def keep_makespan(platform: Any, schedule: Any, model: Any, makespan: float) -> None:
+    """Inside :func:`shared_work`: simulating ``schedule`` on ``platform`` under ``model``
+    ends exactly at ``makespan`` (:func:`~hetcoll.planners.known_runs.runs_as_listed`),
+    which :func:`simulated` then hands out as a :class:`~hetcoll.planners.known_runs.
+    KnownRun` for these very objects.  One at a time (the last replaces the one before);
+    outside the block, nothing."""
+    memo = _SHARED.get()
+    if memo is not None:
+        memo["known run"] = (schedule, platform, model, makespan)
+
+
 def simulated(platform: Any, schedule: Any, model: Any = None) -> Any:
     """:func:`hetcoll.simulator.simulate` of ``schedule``, or inside :func:`shared_work`
     the prediction a planner kept for these very objects (:func:`keep_prediction`, or
-    the last :func:`simulate_kept`; the objects are held, so their ids are not reused)."""
+    the last :func:`simulate_kept`; the objects are held, so their ids are not reused),
+    or the run whose makespan it knew (:func:`keep_makespan`: simulated only when more
+    than its makespan is asked)."""
     memo = _SHARED.get()
+    known = memo.get("known run") if memo is not None else None
+    if known is not None and known[0] is schedule and known[1] is platform and known[2] is model:
+        from .known_runs import KnownRun
+
+        del memo["known run"]
+        return KnownRun(known[3], platform, schedule, model)
     got = memo.get(("prediction", id(schedule))) if memo is not None else None
     if got is None and memo is not None and memo.get("last run", (None,))[0] is schedule:
         got = memo.pop("last run")

@@ -227,7 +227,9 @@ def _whole_message(
     run of 99.9 ms, where the whole message takes 102.4 ms): when the whole message ends
     before the bound, the periodic timetable is simulated, and kept when it ends no
     later."""
+    from ._shared import keep_makespan
     from ._shared import simulate_kept as simulate
+    from .known_runs import runs_as_listed
 
     if not _message_sized(g, total):
         return multi, finish, None
@@ -243,7 +245,10 @@ def _whole_message(
     if span >= ran:
         return multi, finish, ran
     optimum = multi.params["optimum"]
-    return _timetable_schedule(req, g, mm, trees, timetable, total, optimum, span), span, span
+    whole = _timetable_schedule(req, g, mm, trees, timetable, total, optimum, span)
+    if runs_as_listed(req, g, total):  # its simulated run ends at span: not simulated again
+        keep_makespan(platform, whole, req.model, span)
+    return whole, span, span
 
 
 def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Schedule | None:
