@@ -73,6 +73,9 @@ class _Costs:
         self.cache: dict[
             tuple[int, int], tuple[tuple[int, ...], tuple[float, ...], float, int]
         ] = {}
+        # per edge: its resources and their busy times at both sizes (most segment sizes
+        # are a flow's own, so most calls of :meth:`of` miss the cache above)
+        self.cols: dict[int, tuple[tuple[int, ...], list[tuple[float, float]], float, float]] = {}
 
     def of(
         self, u: int, v: int, nbytes: int
@@ -82,16 +85,25 @@ class _Costs:
         got = self.cache.get((e, nbytes))
         if got is not None:
             return got
+        at = self.cols.get(e)
+        if at is None:
+            a, b = self.a, self.b
+            col: dict[int, list[float]] = {}
+            for m, w in ((a, 0), (b, 1)):
+                for k in range(m.indptr[e], m.indptr[e + 1]):
+                    col.setdefault(int(m.indices[k]), [0.0, 0.0])[w] = float(m.data[k])
+            rows = tuple(sorted(col))
+            ta, tb = float(self.ta[e]), float(self.tb[e])
+            at = self.cols[e] = (rows, [(col[r][0], col[r][1]) for r in rows], ta, tb)
+        rows, ends, ta, tb = at
         f = (nbytes - self.lo) / (self.hi - self.lo)
-        a, b = self.a, self.b
-        col: dict[int, list[float]] = {}
-        for m, w in ((a, 0), (b, 1)):
-            for k in range(m.indptr[e], m.indptr[e + 1]):
-                col.setdefault(int(m.indices[k]), [0.0, 0.0])[w] = float(m.data[k])
-        rows = tuple(sorted(col))
-        busy = tuple(max(0.0, col[r][0] + f * (col[r][1] - col[r][0])) for r in rows)
-        delay = max(0.0, float(self.ta[e] + f * (self.tb[e] - self.ta[e])))
-        primary = rows[int(np.argmax(busy))] if rows else -1 - u
+        busy = tuple(max(0.0, x + f * (y - x)) for x, y in ends)
+        delay = max(0.0, ta + f * (tb - ta))
+        if rows:  # the busiest, the first of equals
+            top = max(range(len(busy)), key=busy.__getitem__)
+            primary = rows[top]
+        else:
+            primary = -1 - u
         got = self.cache[(e, nbytes)] = (rows, busy, delay, primary)
         return got
 
@@ -280,8 +292,16 @@ def _play(
                 for y in _overlapping(spans_at, finals, v, lo, hi):
                     after[y].append(base + j)
                     need[base + j] += 1
-    free: dict[int, float] = {}  # resource -> free from
-    queue: dict[int, list[tuple[tuple[float, int, int], int]]] = {}  # busiest resource -> ready
+    # per resource (an index; a transfer that holds none waits at ``-1 - sender``, a
+    # negative index, past the resources' from the list's end): free from, the ready
+    # transfers it is the busiest of (by urgency), the time of its one pending _FREE event
+    kinds = {id(c): c for c in cost}.values()
+    count = 1 + max((max(c[0]) for c in kinds if c[0]), default=-1)
+    count += max(0, -min((c[3] for c in kinds), default=0))
+    free = [0.0] * count
+    queue: list[list[tuple[tuple[float, int, int], int]]] = [[] for _ in range(count)]
+    inf = np.inf
+    wake = [inf] * count
     events: list[tuple[float, int, int, int]] = []  # (time, kind, seq, transfer or resource)
     seq = 0
 
@@ -290,10 +310,8 @@ def _play(
         seq += 1
         heappush(events, (t, kind, seq, what))
 
-    wake: dict[int, float] = {}  # resource -> the time of its one pending _FREE event
-
     def ask(r: int, t: float) -> None:
-        if wake.get(r, np.inf) > t:
+        if wake[r] > t:
             wake[r] = t
             push(t, _FREE, r)
 
@@ -316,9 +334,10 @@ def _play(
         float(gamma[idx[v]]) * n if flows[fi].kind == "reduce" else None
         for (fi, _, v), n in zip(who, nbytes, strict=True)
     ]
+    busiest = [c[3] for c in cost]
     slot = [-1] * len(who)
     arrival = [0.0] * len(who)
-    started, end, inf = 0, 0.0, np.inf
+    started, end = 0, 0.0
     # the loop below inlines push() and ask() (a third of its time as calls)
     while events:
         t, kind, _, what = heappop(events)
@@ -329,27 +348,25 @@ def _play(
                     seq += 1
                     heappush(events, (t, _READY, seq, y))
             continue
-        r = what
         if kind == _FREE:
-            if wake.get(r) != t:
+            r = what
+            if wake[r] != t:
                 continue  # superseded by an earlier one
-            del wake[r]
+            wake[r] = inf
+            q = queue[r]
+            if not q:
+                continue
         else:  # wait for its busiest resource
             e = earlier[what]
             if e >= 0 and slot[e] < 0:
                 held[what] = True
                 continue
-            r = cost[what][3]
-            q = queue.get(r)
-            if q is None:
-                q = queue[r] = []
+            r = busiest[what]
+            q = queue[r]
             heappush(q, (urgency[what], what))
-        q = queue.get(r)
-        if not q:
-            continue
-        fr = free.get(r, 0.0)
+        fr = free[r]
         if fr > t:  # busy (perhaps held for another transfer): ask again then
-            if wake.get(r, inf) > fr:
+            if wake[r] > fr:
                 wake[r] = fr
                 seq += 1
                 heappush(events, (fr, _FREE, seq, r))
@@ -357,16 +374,16 @@ def _play(
         x = heappop(q)[1]
         rows, busy, delay, _ = cost[x]
         if wait == "all":
-            late = max(rows, key=lambda rr: (free.get(rr, 0.0), rr))
-            if free.get(late, 0.0) > t:  # another of its resources is busy: wait there
-                heappush(queue.setdefault(late, []), (urgency[x], x))
+            late = max(rows, key=lambda rr: (free[rr], rr))
+            if free[late] > t:  # another of its resources is busy: wait there
+                heappush(queue[late], (urgency[x], x))
                 ask(late, free[late])
                 if q:
                     ask(r, t)
                 continue
         start = t
         for rr in rows:
-            fr = free.get(rr, 0.0)
+            fr = free[rr]
             if fr > start:
                 start = fr
         for rr, b in zip(rows, busy, strict=True):
@@ -390,9 +407,9 @@ def _play(
         seq += 1
         heappush(events, (done, _ARRIVED, seq, x))
         if q:
-            fr = free.get(r, start)
+            fr = free[r] if rows else start
             tt = fr if fr > t else t
-            if wake.get(r, inf) > tt:
+            if wake[r] > tt:
                 wake[r] = tt
                 seq += 1
                 heappush(events, (tt, _FREE, seq, r))
