@@ -17,25 +17,13 @@ from hetcoll.planners import _shared
 from hetcoll.planners._shared import shared_work, simulated
 from hetcoll.planners.known_runs import KnownRun
 from hetcoll.platform import Platform
+from test_shared_work import _Never
 
 
 def _with_latency(p: Platform, latency: float, seed: int) -> Platform:
     rng = np.random.default_rng(seed)
     links = tuple(replace(lk, latency=latency * float(rng.uniform(0.5, 1.5))) for lk in p.links)
     return Platform(p.nodes, links, model=p.model, name=f"{p.name} latency")
-
-
-class _Never:
-    """A context variable that is never set: shared work off."""
-
-    def get(self):
-        return None
-
-    def set(self, _value):
-        return None
-
-    def reset(self, _token):
-        pass
 
 
 def _kept(monkeypatch) -> list:
