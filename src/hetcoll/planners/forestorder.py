@@ -413,9 +413,17 @@ def _play(
                 wake[r] = tt
                 seq += 1
                 heappush(events, (tt, _FREE, seq, r))
-    order: dict[str, list[tuple[int, OrderedSend, float]]] = {}
-    for x, (fi, u, v) in enumerate(who):
-        order.setdefault(u, []).append((slot[x], OrderedSend(fi, v, 0, slot[x]), arrival[x]))
-    listed = {u: sorted(sends, key=lambda e: e[0]) for u, sends in sorted(order.items())}
-    out = {u: tuple(s for _, s, _ in sends) for u, sends in listed.items()}
-    return PlayOut(out, end, {u: tuple(a for _, _, a in sends) for u, sends in listed.items()})
+    # each sender's sends in slot order: all of them sorted by slot once (stably, as a
+    # sort per sender would), then dealt out
+    order: dict[str, list[OrderedSend]] = {}
+    times: dict[str, list[float]] = {}
+    for x in sorted(range(len(who)), key=slot.__getitem__):
+        fi, u, v = who[x]
+        sends = order.get(u)
+        if sends is None:
+            sends = order[u] = []
+            times[u] = []
+        sends.append(OrderedSend(fi, v, 0, slot[x]))
+        times[u].append(arrival[x])
+    out = {u: tuple(order[u]) for u in sorted(order)}
+    return PlayOut(out, end, {u: tuple(times[u]) for u in out})
