@@ -127,7 +127,8 @@ def _contract(
     the edge chosen to enter it, the contraction forest (``up``) and the cycles' nodes in
     the order they were made; None when a node cannot be reached.  The union-find's lookup
     is inlined where an edge's tail is tested (most tails are a node or one contraction
-    below their root), the pricing's hottest loop."""
+    below their root), the pricing's hottest loop, and a tail found deeper is pointed at
+    its root, as the full lookup points those on its way."""
     size = 2 * n
     head = bounds[:n]  # each node's cheapest incoming edge not yet found to be inside
     end = bounds[1:]
@@ -160,9 +161,10 @@ def _contract(
             while h:  # drop edges from inside x
                 b = h[0][1]
                 i = head[b]
-                r = uf[s_of[i]]
+                v = s_of[i]
+                r = uf[v]
                 if uf[r] != r:
-                    r = find(r)
+                    r = uf[v] = find(r)
                 if r != x:
                     break
                 head[b] = i = i + 1
@@ -177,9 +179,10 @@ def _contract(
             i = pos[x] = head[b]
             seen[x] = start
             path.append(x)
-            y = uf[s_of[i]]
+            v = s_of[i]
+            y = uf[v]
             if uf[y] != y:
-                y = find(y)
+                y = uf[v] = find(y)
             if seen[y] != start:
                 x = y
                 continue
