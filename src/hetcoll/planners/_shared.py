@@ -170,7 +170,10 @@ def keep_makespan(platform: Any, schedule: Any, model: Any, makespan: float) -> 
     outside the block, nothing."""
     memo = _SHARED.get()
     if memo is not None:
-        memo["known run"] = (schedule, platform, model, makespan)
+        from .known_runs import KnownRun
+
+        run = KnownRun(makespan, platform, schedule, model)
+        memo["known run"] = (schedule, platform, model, run)
 
 
 def simulated(platform: Any, schedule: Any, model: Any = None) -> Any:
@@ -180,17 +183,13 @@ def simulated(platform: Any, schedule: Any, model: Any = None) -> Any:
     or the run whose makespan it knew (:func:`keep_makespan`: simulated only when more
     than its makespan is asked)."""
     memo = _SHARED.get()
-    known = memo.get("known run") if memo is not None else None
-    if known is not None and known[0] is schedule and known[1] is platform and known[2] is model:
-        from .known_runs import KnownRun
-
-        del memo["known run"]
-        return KnownRun(known[3], platform, schedule, model)
-    got = memo.get(("prediction", id(schedule))) if memo is not None else None
-    if got is None and memo is not None and memo.get("last run", (None,))[0] is schedule:
-        got = memo.pop("last run")
-    if got is not None and got[0] is schedule and got[1] is platform and got[2] is model:
-        return got[3]
+    if memo is not None:
+        for key in ("known run", "last run", ("prediction", id(schedule))):
+            got = memo.get(key)
+            if got is not None and got[0] is schedule and got[1] is platform and got[2] is model:
+                if key in ("known run", "last run"):  # one at a time: handed out once
+                    del memo[key]
+                return got[3]
     from ..simulator import simulate
 
     return simulate(platform, schedule, model)
