@@ -20,6 +20,7 @@ every node of every tree took the slices in the message's order alone.
 from __future__ import annotations
 
 import heapq
+from operator import itemgetter
 
 import numpy as np
 
@@ -84,12 +85,19 @@ def multi_port_transfers(
     platform, n = 50, seed 0, 1 024 slices, that list schedule ended at 88.0 % of the
     bound and its run at 84.2 %."""
     k = g.k
-    edge = {(int(g.src[e]), int(g.dst[e])): e for e in range(len(g.src))}
     T, send = g.T.tolist(), g.send.tolist()
     kids, waiting = tree_children(g, trees)
     tails = [tail_times(g, tree) for tree in trees]
     due = [horizon(g, trees, share) / s for s in share]
     root = g.root
+    edge = {(u, w): e for e, (u, w) in enumerate(zip(g.src.tolist(), g.dst.tolist(), strict=True))}
+    # per node, its children's queues in waiting's order (the ties' order): (queue, child,
+    # edge); per tree and node, the queues a slice it receives joins, with their tails
+    outs = [[(heap, w, edge[(u, w)]) for w, heap in waiting[u].items()] for u in range(k)]
+    fwd = [
+        {v: [(waiting[v][w], tails[i][(v, w)]) for w in ws] for v, ws in kids[i].items()}
+        for i in range(len(trees))
+    ]
     for i, s in enumerate(share):
         for v in kids[i].get(root, ()):
             tail = tails[i][(root, v)]
@@ -99,48 +107,77 @@ def multi_port_transfers(
     heappush, heappop = heapq.heappush, heapq.heappop
     free_s = [0.0] * k
     free_link = [0.0] * len(T)
-    # (time, sender) when a send port frees; (time, sender, receiver, tree, slice) when a
-    # transfer ends
-    events: list[tuple] = []
+    wait = [patience * x for x in send]
+    # (time, sender, -1, 0, 0) when a send port frees; (time, sender, receiver, tree,
+    # slice) when a transfer ends
+    events: list[tuple[float, int, int, int, int]] = []
     transfers: list[tuple[float, int, int, int, int]] = []
-    t = span = 0.0
-    check = {root}  # the nodes that may send at this instant
-    while True:
-        for u in sorted(check):
-            while free_s[u] <= t:
-                best, v = None, -1
-                for w, heap in waiting[u].items():
-                    if heap:
-                        e = edge[(u, w)]
-                        start = max(t, free_link[e])
-                        soon = t if start <= t + patience * send[e] else start
-                        key = (soon, heap[0], start)
-                        if best is None or key < best:
-                            best, v = key, w
-                if v < 0:
-                    break
-                start = best[2]
-                _key, i, q = heappop(waiting[u][v])
-                e = edge[(u, v)]
-                transfers.append((start, u, v, i, q))
-                free_s[u] = start + send[e]
-                free_link[e] = start + T[e]
-                heappush(events, (start + send[e], u))
-                heappush(events, (start + T[e], u, v, i, q))
-        if not events:
-            break
-        t = events[0][0]
-        span = max(span, t)
+    append = transfers.append
+
+    def take(u: int, t: float) -> None:
+        """``u``'s sends at ``t`` while its port is free and it holds a slice: the slice
+        of least ``(soon, latest start, start)``, ties the first child listed."""
+        while free_s[u] <= t:
+            best, bsoon, bh, bs, be, bv = None, 0.0, (), 0.0, -1, -1
+            for heap, w, e in outs[u]:
+                if heap:
+                    free = free_link[e]
+                    start = free if free > t else t
+                    soon = t if start <= t + wait[e] else start
+                    h = heap[0]
+                    if best is None or (
+                        soon < bsoon or (soon == bsoon and (h < bh or (h == bh and start < bs)))
+                    ):
+                        best, bsoon, bh, bs, be, bv = heap, soon, h, start, e, w
+            if best is None:
+                return
+            _key, i, q = heappop(best)
+            append((bs, u, bv, i, q))
+            free_s[u] = released = bs + send[be]
+            free_link[be] = end = bs + T[be]
+            heappush(events, (released, u, -1, 0, 0))
+            heappush(events, (end, u, bv, i, q))
+
+    def arrive(v: int, i: int, q: int) -> bool:
+        """Slice ``q`` of tree ``i`` is at ``v``: queued for its children there; whether
+        it has any."""
+        forward = fwd[i].get(v)
+        if not forward:
+            return False
+        base = (q + 0.5) * due[i]
+        for heap, tail in forward:
+            heappush(heap, (base - tail, i, q))
+        return True
+
+    # At each instant every event of that instant is taken first, then each node whose
+    # port is free sends (in node order), so a node whose port is free never holds a
+    # slice between instants: the link that frees when a transfer ends changes no choice
+    # of its sender, which took the link's release into account when it chose.
+    span = 0.0
+    take(root, 0.0)
+    while events:
+        event = heappop(events)
+        t = event[0]
+        if t > span:
+            span = t
+        if not events or events[0][0] > t:  # the instant's only event (most of them)
+            _t, u, v, i, q = event
+            if v < 0:
+                take(u, t)
+            elif arrive(v, i, q) and free_s[v] <= t:
+                take(v, t)
+            continue
         check = set()
-        while events and events[0][0] <= t:
+        while True:
+            _t, u, v, i, q = event
+            if v < 0:
+                check.add(u)
+            elif arrive(v, i, q):
+                check.add(v)
+            if not events or events[0][0] > t:
+                break
             event = heappop(events)
-            check.add(event[1])
-            if len(event) == 5:
-                _end, _u, v, i, q = event
-                forward = kids[i].get(v)
-                if forward:
-                    for w in forward:
-                        heappush(waiting[v][w], ((q + 0.5) * due[i] - tails[i][(v, w)], i, q))
-                    check.add(v)
-    transfers.sort(key=lambda x: x[0])
+        for u in sorted(check):
+            take(u, t)
+    transfers.sort(key=itemgetter(0))
     return transfers, span

@@ -82,7 +82,7 @@ def simulate_ordered(bound: BoundModel, schedule: Schedule, total_bytes: int):
         return None
     ranks, u, v, chunk, nbytes, key_period, key_slot, data = plan
     node = np.array(bound.platform.indices(ranks), dtype=np.int64)
-    _, inverse, costs = distinct_costs(bound, node[u], node[v], nbytes)
+    uniq, inverse, costs = distinct_costs(bound, node[u], node[v], nbytes)
     send_busy = np.asarray(costs.send_busy, dtype=float)
     delay = np.asarray(costs.delay, dtype=float)
     recv_busy = np.asarray(costs.recv_busy, dtype=float)
@@ -99,9 +99,10 @@ def simulate_ordered(bound: BoundModel, schedule: Schedule, total_bytes: int):
     # each link's one user: a distinct (sender, receiver) pair, the cost's row
     link = np.full(len(lengths), -1, dtype=np.int64)
     link[lengths == 1] = costs.resources
-    pair = node[u] * len(bound.platform) + node[v]
+    # (asked of the distinct transfers, each a row of the costs: every row has some)
+    pair = uniq[:, 0] * len(bound.platform) + uniq[:, 1]
+    users = np.unique(np.stack([link[link >= 0], pair[link >= 0]]), axis=1)
     used = link[inverse] >= 0
-    users = np.unique(np.stack([link[inverse][used], pair[used]]), axis=1)
     if len(np.unique(users[0])) != users.shape[1]:
         return None  # two pairs share a link: their bookings interleave
     by_send = _sorted_by(u, key_period, key_slot)  # each node's sends in program order
@@ -133,21 +134,27 @@ def simulate_ordered(bound: BoundModel, schedule: Schedule, total_bytes: int):
 def _run(ranks, u, by_send, data, prev_link, c_send, c_delay, c_hold):
     """``(taken, start)`` of every transfer: when its port took it and when it started,
     each node sending in its listed order as far as the data it holds allows (a node
-    waits for a transfer not computed yet, and goes on when it is); None on a deadlock."""
+    waits for a transfer not computed yet, and goes on when it is); None on a deadlock.
+
+    The transfers are renumbered in their senders' listed order first, so that a node's
+    run reads its costs and writes its times one after the other (at 490 000 transfers
+    half the time of reading them in the lowering's order)."""
     n_x = len(u)
     counts = np.bincount(u, minlength=len(ranks))
     ends = np.cumsum(counts).tolist()
     begins = [e - c for e, c in zip(ends, counts.tolist(), strict=True)]
-    seq = by_send.tolist()
-    dat = data.tolist()
-    plink = prev_link.tolist()
-    cs, cd, ch = c_send.tolist(), c_delay.tolist(), c_hold.tolist()
+    position = np.empty(n_x, dtype=np.int64)
+    position[by_send] = np.arange(n_x)
+    d, pl = data[by_send], prev_link[by_send]
+    dat = np.where(d >= 0, position[np.maximum(d, 0)], -1).tolist()
+    plink = np.where(pl >= 0, position[np.maximum(pl, 0)], -1).tolist()
+    cs, cd, ch = (c[by_send].tolist() for c in (c_send, c_delay, c_hold))
     nan = float("nan")
     arrive = [nan] * n_x
     link_end = [0.0] * (n_x + 1)  # index -1: no link, free from 0
     taken = [0.0] * n_x
     start = [0.0] * n_x
-    at = begins[:]  # each node's next send, a position in seq
+    at = begins[:]  # each node's next send, a position in its listing
     port = [0.0] * len(ranks)
     waiting: dict[int, list[int]] = {}  # transfer -> nodes waiting for its data
     stack = list(range(len(ranks)))
@@ -155,30 +162,31 @@ def _run(ranks, u, by_send, data, prev_link, c_send, c_delay, c_hold):
         k = stack.pop()
         i, end, p = at[k], ends[k], port[k]
         while i < end:
-            x = seq[i]
-            d = dat[x]
+            x = dat[i]
             a = 0.0
-            if d >= 0:
-                a = arrive[d]
+            if x >= 0:
+                a = arrive[x]
                 if a != a:  # not computed yet: wait for it
-                    waiting.setdefault(d, []).append(k)
+                    waiting.setdefault(x, []).append(k)
                     break
             f = p if p >= a else a
-            b = link_end[plink[x]]
+            b = link_end[plink[i]]
             s = b if b > f else f
-            taken[x] = f
-            start[x] = s
-            p = s + cs[x]
-            arrive[x] = s + cd[x]
-            link_end[x] = s + ch[x]
-            more = waiting.pop(x, None)
-            if more:
-                stack += more
+            taken[i] = f
+            start[i] = s
+            p = s + cs[i]
+            arrive[i] = s + cd[i]
+            link_end[i] = s + ch[i]
+            if i in waiting:
+                stack += waiting.pop(i)
             i += 1
         at[k], port[k] = i, p
     if at != ends:
         return None
-    return np.array(taken), np.array(start)
+    taken_x, start_x = np.empty(n_x), np.empty(n_x)
+    taken_x[by_send] = taken
+    start_x[by_send] = start
+    return taken_x, start_x
 
 
 def _listed_order_kept(ready, released, by_send, u) -> bool:
