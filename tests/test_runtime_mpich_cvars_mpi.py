@@ -221,40 +221,58 @@ def _fake_row(monkeypatch, per, plans=("ring", "tree"), rounds=3, mpi_call=1.0):
 
 
 @pytest.mark.parametrize(
-    ("ring", "tree", "kept"),
+    ("ring", "tree", "kept", "rounds"),
     [
-        (0.5, 2.0, "ring"),
-        (2.0, 2.0, None),
-        (0.6, 0.5, "tree"),
-        (1.2, 1.1, None),
-        (0.5, 0.4, "tree"),
-        (0.5, 1.1, "ring"),
+        (0.5, 2.0, "ring", 9),
+        (2.0, 2.0, None, 3),
+        (0.6, 0.5, "tree", 9),
+        (1.2, 1.1, None, 3),
+        (0.5, 1.1, "ring", 9),
     ],
 )
-def test_tunes_winner_is_confirmed_against_mpi_and_the_runner_up(monkeypatch, ring, tree, kept):
-    """The winner of the paired rounds (ring) runs as many again with MPI's own and the
-    runner-up (tree), the order rotated: of the two, those faster than MPI's own in 4 of
-    5 of those rounds qualify, and the one faster than the other in more than half of them
-    takes the rule; none: MPI's own (a lucky pick among seven is not kept); the fifth
-    case: tree beats ring in 2 rounds of 3, a majority."""
+def test_tunes_contenders_are_confirmed_against_mpi_by_a_sign_test(
+    monkeypatch, ring, tree, kept, rounds
+):
+    """The two largest median speed-ups of the paired rounds (ring, tree) run again with
+    MPI's own, the order rotated, 3 rounds at a time: a contender takes the rule only once
+    it beats MPI's own in enough rounds for a sign test (9 of 9 at the third look), the
+    faster of two head to head; none: MPI's own, as soon as neither leans faster."""
     first = {None: 1.0, "ring": 0.5, "tree": 0.7}
     later = {None: 1.0, "ring": ring, "tree": tree}
 
     def per(mpich, k):
-        if k >= 9 and (ring, tree) == (0.5, 0.4) and k == 9 + 8:  # ring faster once
-            return 0.3
         return (first if k < 9 else later)[mpich]
 
     seen, _, row, rows = _fake_row(monkeypatch, per)
-    # 3 rounds of 3, then the confirmation's 3 of 3: MPI, ring, tree rotated and reversed
-    # in both (none always after the same one)
+    # 3 rounds of 3, then the confirmation's: MPI, ring, tree rotated and reversed in both
+    # (none always after the same one)
     order = [None, "ring", "tree", "ring", None, "tree", "tree", None, "ring"]
-    assert seen[:9] == order and seen[9:] == order
-    assert row["confirmed"][:2] == [1.0 / ring] * 2
+    assert seen[:9] == order and seen[9:18] == order
+    assert row["confirm_rounds"] == rounds and len(seen) == 9 + 3 * rounds
+    assert row["confirmed"] == [1.0 / ring] * rounds
     assert row["first"] == "mpi:ring" and row["runner_up"]["plan"] == "mpi:tree"
-    assert row["runner_up"]["speedup"] == [1.0 / tree] * 3
+    assert row["runner_up"]["speedup"] == [1.0 / tree] * rounds
     want = rows[0] if kept is None else rows[1 if kept == "ring" else 2]
     assert row["winner"] == want
+
+
+def test_a_near_tie_keeps_mpis_own_where_winning_4_rounds_of_5_forced_it(monkeypatch):
+    """Ring beats MPI's own in the first 5 rounds and in 4 of the 5 confirmation rounds
+    (what the winner-of-4-in-5 rule forced), then in every other round: 9 of 15 leaves a
+    sign test no chance by the last look, and MPI's own stays."""
+
+    def per(mpich, k):
+        if mpich is None:
+            return 1.0
+        if k < 10:
+            return 0.9
+        r = (k - 10) // 2  # the confirmation round
+        return 0.99 if r < 4 or (r > 4 and r % 2) else 1.01
+
+    _, _, row, rows = _fake_row(monkeypatch, per, plans=("ring",), rounds=5)
+    assert row["confirmed"][:5] == [1 / 0.99] * 4 + [1 / 1.01]
+    assert row["winner"] == rows[0]
+    assert row["confirm_rounds"] == 15
 
 
 @pytest.mark.parametrize(("mpi_call", "calls"), [(1.0, 5), (1e-3, 20), (1e-9, 50)])

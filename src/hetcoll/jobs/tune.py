@@ -50,14 +50,16 @@ single calls, each between barriers and timed on its slowest rank (at least
 ``loop`` seconds of MPI's own), not a loop of calls back to back: in a loop a call's late
 ranks start the next call early, which ranks algorithms unlike the calls of a program that
 computes between them (with more ranks than cores, an algorithm faster than MPICH's own in
-a loop can be several times slower in single calls).  Its confirmation rounds run three:
-MPI's own, the winner and the **runner-up** (the next largest median speed-up), the order
-rotated each round and reversed every other (the row's ``first``: the rounds' winner;
-``runner_up``: its label, speed-ups over MPI's own and over the winner); of the two, those
-faster than MPI's own in :data:`WIN_SHARE` of these rounds qualify, and the rule goes to
-the one of them faster than the other in more than half the rounds (the winner on a tie),
-MPI's own when neither qualifies (:func:`settle`; two algorithms within noise of each other
-are otherwise ranked by the luck of the first rounds).
+a loop can be several times slower in single calls).  Its confirmation keeps MPI's own
+unless a forced algorithm is significantly faster (:mod:`hetcoll.jobs.confirmation`):
+the two candidates of the largest median speed-ups above 1 in the first rounds (the row's
+``first`` and ``runner_up``: their labels and speed-ups, the runner-up's over the first
+too) run with MPI's own in fresh paired rounds, the order rotated, ``rounds`` at a time
+and more only while the decision is close (at most :data:`~hetcoll.jobs.confirmation.LOOKS`
+times ``rounds``; the row's ``confirm_rounds``), and one takes the rule only when a sign
+test says it beats MPI's own in more rounds than chance would (several algorithms within a
+few per cent of each other are otherwise ranked by the luck of the rounds); each look's
+decision is rank 0's, sent to every rank.
 
 Natively, MPI's own is the communicator's collective (``MPI_Bcast``, ...); under
 emulation it is MPICH's algorithm for the call run through the same engine and emulation
@@ -101,6 +103,8 @@ from mpi4py import MPI
 from ..errors import KnobWarning
 from ..hetcomm import HetComm
 from ..platform import Platform
+from . import confirmation
+from .confirmation import rotation
 
 __all__ = [
     "COST_LOOP",
@@ -485,27 +489,27 @@ def measure_calls(
             }
         )
     winner, confirmed, rival, first = pick(out), None, None, None
-    key = _rule_key(winner)
-    if confirm and key != _rule_key(plans[0]):
+    key, again = _rule_key(winner), []
+    if confirm and single:  # MPICH's algorithms: the sign test's rounds (confirmation.py)
+        kept, contenders, again = confirmation.confirm(base, measure, out, rounds)
+        winner = _rule(contenders[kept])
+    elif confirm and key != _rule_key(plans[0]):
         found = next(p for p in out[1:] if _rule_key(p) == key and not p.get("spin"))
-        contenders, first = [plans[0], found], label(found)
-        if single:  # the runner-up too (module doc)
-            others = [p for p in out[1:] if not p.get("spin") and _rule_key(p) != key]
-            if others:
-                contenders.append(max(others, key=lambda p: p["speedup_median"]))
-        again: list[list[float]] = [[] for _ in contenders]
+        contenders = [plans[0], found]
+        again = [[] for _ in contenders]
         for r in range(rounds):
             for k in rotation(len(contenders), r):
                 again[k].append(measure(contenders[k]))
+        winner = _rule(contenders[settle(again)])
+    if again:
         t = np.array(again)
-        confirmed = [float(x) for x in t[0] / t[1]]
+        first, confirmed = label(contenders[1]), [float(x) for x in t[0] / t[1]]
         if len(contenders) == 3:
             rival = {
                 "plan": label(contenders[2]),
                 "speedup": [float(x) for x in t[0] / t[2]],
                 "over_winner": [float(x) for x in t[1] / t[2]],
             }
-        winner = _rule(contenders[settle(t)])
     return {
         "collective": collective,
         "nbytes": nbytes,
@@ -516,6 +520,7 @@ def measure_calls(
         "first": first,
         "confirmed": confirmed,
         "runner_up": rival,
+        "confirm_rounds": len(again[0]) if again else 0,
         "slower": slower(out),
     }
 
@@ -555,20 +560,6 @@ def settle(times: Any) -> int:
     if len(ok) < 2:
         return ok[0] if ok else 0
     return 2 if _beats(speedup[1], speedup[0]) else 1
-
-
-def rotation(n: int, r: int) -> list[int]:
-    """Round ``r``'s order of ``n`` contenders: rotated by ``r`` (``r + 1`` and then
-    reversed when ``r`` is odd), so that none is always first or always after the same one.
-
-    >>> [rotation(3, r) for r in range(4)]
-    [[0, 1, 2], [1, 0, 2], [2, 0, 1], [0, 2, 1]]
-    >>> [rotation(2, r) for r in range(3)]
-    [[0, 1], [1, 0], [0, 1]]
-    """
-    k = (r + r % 2) % n
-    out = [(k + j) % n for j in range(n)]
-    return out[::-1] if r % 2 else out
 
 
 def _rule_key(plan: dict[str, Any]) -> tuple:
