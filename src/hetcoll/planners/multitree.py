@@ -93,6 +93,7 @@ from .message_schedule import message_transfers, send_order
 from .period_rounding import whole_slices as _round
 from .pipelined import PlanGraph, _grow_one_port, _schedule, _start, best_tree
 from .port_choice import message_cap, multi_port_choice, single_tree
+from .port_order import listed_send_order
 from .port_slots import TRIAL, message_trees, slot_problem
 from .relayed_trees import relayed, relayed_choice, untimed
 from .single_bounds import bound_problem as _bound_problem
@@ -285,9 +286,7 @@ def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Sc
             out.append(([packs.trees[i] for i in keep], [share[i] for i in keep]))
     kept, transfers, span = message_trees(g, splits, trials)
     trees, mm = splits[kept]
-    order: dict[int, list[tuple[int, int, int, int | None]]] = {}
-    for _t, u, v, i, _q in transfers:
-        order.setdefault(u, []).append((i, v, 0, None))
+    order = partial(listed_send_order, transfers)  # each node's sends as they start
     optimum = packing.throughput * req.message_size()
     return _timetable_schedule(req, g, mm, trees, (order, span, span), total, optimum, None)
 
@@ -380,7 +379,9 @@ def _timetable_schedule(
     req, g: PlanGraph, m, trees, timetable, total: int, optimum: float, finish: float | None
 ):
     """The trees as flows of ``m``-proportional shares of the message's ``total`` slices,
-    in the timetable's order (``params["finish_bound"]``: ``finish``, none when None)."""
+    in the timetable's order (``params["finish_bound"]``: ``finish``, none when None;
+    ``timetable[0]`` a listing per node, or what makes the send order of ``flow_of`` and
+    the nodes' names)."""
     local_order, span = timetable[:2]
     size = req.message_size()
     share = _shares(total, m)
@@ -409,7 +410,10 @@ def _timetable_schedule(
         raise PlannerError("multi_tree: the flows do not cover the message")
     name = [req.ids[x] for x in g.nodes.tolist()]  # a plan-graph node's id
     timed = not any(f.relays for f in flows)  # relayed: the issue order, untimed
-    order = send_order(local_order, flow_of, name, timed)
+    if callable(local_order):  # a multi-port list schedule's (.port_order)
+        order = local_order(flow_of, name)
+    else:
+        order = send_order(local_order, flow_of, name, timed)
     params = {
         "trees": len(flows),
         "slices_per_period": int(sum(m)),

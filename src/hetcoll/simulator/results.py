@@ -7,6 +7,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 __all__ = ["BLOCKERS", "Prediction", "Transfer", "TransferTable"]
 
 #: What can hold back a transfer's start, in the order they are reported when several do.
@@ -61,7 +63,9 @@ class TransferTable(Sequence[Transfer]):
     ``sender``, ``receiver``: indices into ``ranks``; ``by``: index of the blocking
     transfer or -1; ``on``: index into :data:`BLOCKERS` or -1 (then ``by`` is -1 too);
     ``link``: the blocking link of each, or None for none.  Compares equal to any sequence
-    of the same transfers.
+    of the same transfers.  Columns
+    given as numpy arrays are made lists when first read (a run whose transfers nobody
+    reads, 490 000 of a multi-port message, then makes none).
     """
 
     def __init__(
@@ -79,13 +83,25 @@ class TransferTable(Sequence[Transfer]):
         link: Sequence[tuple[str, str] | None] | None = None,
     ) -> None:
         self.ranks = list(ranks)
-        self.columns = tuple(
-            list(c) for c in (sender, receiver, chunk, nbytes, start, arrival, free, by, on)
-        )
+        self._given: tuple | None = (sender, receiver, chunk, nbytes, start, arrival, free, by, on)
+        self._columns: tuple[list, ...] | None = None
         self.link = list(link) if link is not None else None
+        self._len = len(sender)
+
+    @property
+    def columns(self) -> tuple[list, ...]:
+        """The columns as lists (sender, receiver, chunk, nbytes, start, arrival, free,
+        by, on)."""
+        if self._columns is None:
+            assert self._given is not None
+            self._columns = tuple(
+                c.tolist() if isinstance(c, np.ndarray) else list(c) for c in self._given
+            )
+            self._given = None
+        return self._columns
 
     def __len__(self) -> int:
-        return len(self.columns[0])
+        return self._len
 
     def _make(self, row: tuple, link: tuple[str, str] | None) -> Transfer:
         a, b, k, n, s, t, f, x, w = row

@@ -207,13 +207,12 @@ def _transfers(schedule: Schedule, order=None):
                 ranks.append(r)
     # each flow's listings (slots, lags) per (node, child), in one pass over the order
     nflows = len(schedule.flows)
-    by_flow: list[dict[tuple[str, str], tuple[list[int], list[int]]]] = [{} for _ in range(nflows)]
+    by_flow: list[dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]] = [
+        {} for _ in range(nflows)
+    ]
     for node, sends in order.items():
-        for pos, send in enumerate(sends):
-            if 0 <= send.flow < nflows:
-                slot_lag = by_flow[send.flow].setdefault((node, send.child), ([], []))
-                slot_lag[0].append(pos if send.slot is None else send.slot)
-                slot_lag[1].append(send.lag)
+        for (flow, child), slot_lag in _listings(sends, nflows).items():
+            by_flow[flow][(node, child)] = slot_lag
     us, vs, chunks, sizes, periods, slots, datas = [], [], [], [], [], [], []
     n_x, base = 0, 0
     for fi, flow in enumerate(schedule.flows):
@@ -247,6 +246,35 @@ def _transfers(schedule: Schedule, order=None):
     return ranks, cat(us), cat(vs), cat(chunks), cat(sizes), cat(periods), cat(slots), cat(datas)
 
 
+def _listings(sends, nflows: int) -> dict[tuple[int, str], tuple[np.ndarray, np.ndarray]]:
+    """A node's ``sends`` per ``(flow, child)`` (flows ``0 <= flow < nflows`` only): the
+    slots (an entry without a slot: its position in ``sends``) and the lags of its
+    entries, in their order.  Entries are asked about once per distinct object (a send
+    order repeats a few hundred objects 490 000 times at n = 50), and grouped in numpy."""
+    ids = list(map(id, sends))
+    distinct = dict(zip(ids, sends, strict=True))  # first appearance order
+    code_of = {x: j for j, x in enumerate(distinct)}
+    code = np.fromiter(map(code_of.__getitem__, ids), dtype=np.int64, count=len(ids))
+    pair_of: dict[tuple[int, str], int] = {}
+    pair, slot, lag = [], [], []
+    for send in distinct.values():
+        ok = 0 <= send.flow < nflows
+        pair.append(pair_of.setdefault((send.flow, send.child), len(pair_of)) if ok else -1)
+        slot.append(-1 if send.slot is None else send.slot)
+        lag.append(send.lag)
+    p = np.array(pair, dtype=np.int64)[code]
+    s = np.array(slot, dtype=np.int64)[code]
+    slots = np.where(s < 0, np.arange(len(ids), dtype=np.int64), s)
+    lags = np.array(lag, dtype=np.int64)[code]
+    by_pair = np.argsort(p, kind="stable")  # each pair's entries in their order
+    ends = np.cumsum(np.bincount(p + 1, minlength=len(pair_of) + 1)).tolist()
+    out = {}
+    for key, j in pair_of.items():
+        rows = by_pair[ends[j] : ends[j + 1]]  # (pair -1, left out, sorts first)
+        out[key] = (slots[rows], lags[rows])
+    return out
+
+
 def _results(
     bound, ranks, node, u, v, chunk, nbytes, start, arrival, free, by, on,
     by_send, send_busy, recv_busy, total_bytes, commit=None, links=None,
@@ -263,17 +291,17 @@ def _results(
     position[order] = np.arange(len(order))
     b = np.array(by, dtype=np.int64)
     b = np.where(b >= 0, position[np.maximum(b, 0)], -1)[order]
-    transfers = TransferTable(
+    transfers = TransferTable(  # (numpy columns: made lists when first read)
         ranks,
-        u[order].tolist(),
-        v[order].tolist(),
-        chunk[order].tolist(),
-        nbytes[order].tolist(),
-        st[order].tolist(),
-        np.array(arrival)[order].tolist(),
-        np.array(free)[order].tolist(),
-        b.tolist(),
-        np.array(on, dtype=np.int64)[order].tolist(),
+        u[order],
+        v[order],
+        chunk[order],
+        nbytes[order],
+        st[order],
+        np.array(arrival)[order],
+        np.array(free)[order],
+        b,
+        np.array(on, dtype=np.int64)[order],
         None if links is None else _held_links(bound, links, order),
     )
     last = np.zeros(len(ranks))
@@ -294,9 +322,12 @@ def _held_links(bound, links, order) -> list[tuple[str, str] | None]:
     costs, _inverse, held, link = links
     if not len(costs.resources):
         return [None] * len(order)
-    name = bound.resource_name
-    pairs = zip(held[order].tolist(), link[order].tolist(), strict=True)
-    return [name(r) if h else None for h, r in pairs]
+    # each link's name asked once: 0 for none, 1 + r for link r
+    code = np.where(held[order], link[order] + 1, 0)
+    names: list = [None] * (int(code.max()) + 1)
+    for r in np.unique(code[code > 0]).tolist():
+        names[r] = bound.resource_name(r - 1)
+    return list(map(names.__getitem__, code.tolist()))
 
 
 def _link_loads(costs, inverse) -> list[np.ndarray]:
