@@ -383,20 +383,22 @@ def _owned(sched):
 
 def test_auto_weighs_sites_and_takes_it_for_a_large_allreduce():
     """Registered as a per-root planner of the three collectives; on two 4-node stars
-    joined by a 5 Gbit/s WAN ``auto`` takes it for a 16 MiB allreduce (every other
-    candidate at least 1.7x slower: they send the vector over the WAN more than once; but
-    ``forest`` on the hosts' packing, which sends it once and is slower)."""
+    joined by a 5 Gbit/s WAN ``auto`` takes it or ``site_pairs`` (every host crossing the
+    WAN; 3.5 % faster here) for a 16 MiB allreduce, the two faster than every other
+    candidate, and every other at least 1.7x slower: they send the vector over the WAN
+    more than once; but ``forest`` on the hosts' packing, which sends it once and is
+    slower)."""
     info = REGISTRY["sites"]
     assert info.collectives == ("allgather", "reduce_scatter", "allreduce")
     p = two_sites(4)
     size = 16 << 20
     sched = plan(p, None, hosts(p), method="auto", nbytes=size, collective="allreduce")
-    assert sched.params["chosen"] == "sites"
-    best = sched.params["candidates"]["sites"]
-    others = [t for name, t in sched.params["candidates"].items() if name != "sites"]
-    assert min(others) > best
+    ours = ("sites", "site_pairs")
+    assert sched.params["chosen"] in ours
     times = sched.params["candidates"]
-    assert min(t for name, t in times.items() if name not in ("sites", "forest")) > 1.7 * best
+    best = max(times[name] for name in ours)
+    assert min(t for name, t in times.items() if name not in ours) > best
+    assert min(t for name, t in times.items() if name not in (*ours, "forest")) > 1.7 * best
 
 
 def test_bit_for_bit_under_mpi(tmp_path):

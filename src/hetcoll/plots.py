@@ -45,6 +45,7 @@ COLORS: dict[str, str] = {
     "eff_cube_ls": "#1b9e77",
     "forest": "#00a651",
     "sites": "#6a3d9a",
+    "site_pairs": "#cab2d6",
     "balanced": "#b8860b",
     "ring": "#0057b7",
     "rabenseifner": "#d95f02",

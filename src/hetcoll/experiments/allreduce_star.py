@@ -21,9 +21,10 @@ they are n/a on ``two-site``.
 - hetcoll's plans: ``auto`` (every applicable planner simulated, the fastest kept),
   ``forest`` (the optimal per-root packing; on ``two-site`` the hosts', the switches
   routing: :mod:`hetcoll.planners.forestmembers`), ``sites`` (``two-site`` only: each site's
-  leader streams the WAN, :mod:`hetcoll.planners.sites`), ``balanced`` (the butterfly with shares
-  proportional to the bandwidths; allreduce only) and ``eff_cube`` (a hypercube embedded
-  for the platform);
+  leader streams the WAN, :mod:`hetcoll.planners.sites`; ``site_pairs``, there too: every
+  host crosses the WAN to its counterpart, :mod:`hetcoll.planners.sitepairs`),
+  ``balanced`` (the butterfly with shares proportional to the bandwidths; allreduce only)
+  and ``eff_cube`` (a hypercube embedded for the platform);
 - MPI's algorithms, registered as planners: ``ring`` (MPICH's ring), ``rabenseifner``
   (reduce-scatter by recursive halving + allgather by doubling; allreduce), ``bruck``
   (allgather), ``blind`` (recursive doubling in rank order) and ``binomial`` (MPICH's
@@ -86,8 +87,8 @@ PAPER = "Zhao et al. 2024 (ForestColl); Zhao & Krishnamurthy 2023 (the bounds)"
 COLLECTIVES = ("allreduce", "allgather")
 #: hetcoll's plans, per collective
 HETCOLL = {
-    "allreduce": ("auto", "forest", "sites", "balanced", "eff_cube"),
-    "allgather": ("auto", "forest", "sites", "eff_cube"),
+    "allreduce": ("auto", "forest", "sites", "site_pairs", "balanced", "eff_cube"),
+    "allgather": ("auto", "forest", "sites", "site_pairs", "eff_cube"),
 }
 #: MPI's algorithms as registered planners, per collective
 BASELINES = {
@@ -106,7 +107,7 @@ WAN = ("1ms", "5Gbps")
 #: alone, its switches routing): n/a on ``two-site``
 EVERY_NODE = ("balanced", "ring", "rabenseifner", "bruck")
 #: the planners of a multi-site platform's hosts only: n/a on the stars
-SITES_ONLY = ("sites",)
+SITES_ONLY = ("sites", "site_pairs")
 #: result sizes M: 8 B to 256 MiB, a factor 8 apart, and 256 MiB
 SIZES = (*(8 * 8**k for k in range(9)), 256 << 20)
 QUICK = {"platforms": ("star8",), "sizes": (64, 64 << 10)}
@@ -157,6 +158,7 @@ def point(task: tuple[str, str, int]) -> dict[str, Any]:
         per_root = collective == "allreduce" and algo in (
             "forest",
             "sites",
+            "site_pairs",
             "balanced",
             "ring",
             "rabenseifner",

@@ -14,6 +14,7 @@ LABELS = {
     "auto": "auto (hetcoll: fastest simulated plan)",
     "forest": "forest (hetcoll: optimal per-root packing)",
     "sites": "sites (hetcoll: a leader per site streams the WAN)",
+    "site_pairs": "site_pairs (hetcoll: every host crosses the WAN to its counterpart)",
     "balanced": "balanced (hetcoll: butterfly, shares by bandwidth)",
     "eff_cube": "eff_cube (hetcoll: hypercube fitted to the platform)",
     "ring": "ring (MPICH)",
@@ -26,9 +27,9 @@ LABELS = {
 }
 
 #: a marker per planner, so that lines of close colours stay apart
-MARKERS = {"auto": "o", "forest": "^", "sites": "<", "balanced": "v", "eff_cube": "D", "ring": "s",
-           "rabenseifner": "P", "bruck": "X", "blind": "x", "binomial": "+", "default": "*",
-           "mpi": "d"}  # fmt: skip
+MARKERS = {"auto": "o", "forest": "^", "sites": "<", "site_pairs": ">", "balanced": "v",
+           "eff_cube": "D", "ring": "s", "rabenseifner": "P", "bruck": "X", "blind": "x",
+           "binomial": "+", "default": "*", "mpi": "d"}  # fmt: skip
 
 
 @register_builder("allreduce-star")

@@ -55,6 +55,7 @@ from .rings import ring
 from .rooted import ROOTED, from_broadcast
 from .rooted_exact import rooted_exact
 from .rooted_search import rooted_ls
+from .sitepairs import site_pairs
 from .sites import sites
 from .spoc import spoc
 from .switch_aware import switch_aware
@@ -106,6 +107,7 @@ __all__ = [
     "ring",
     "rooted_exact",
     "rooted_ls",
+    "site_pairs",
     "sites",
     "spoc",
     "spt",
