@@ -88,7 +88,8 @@ def multi_port_transfers(
     T, send = g.T.tolist(), g.send.tolist()
     kids, waiting = tree_children(g, trees)
     tails = [tail_times(g, tree) for tree in trees]
-    due = [horizon(g, trees, share) / s for s in share]
+    busy = horizon(g, trees, share)
+    due = [busy / s for s in share]
     root = g.root
     edge = {(u, w): e for e, (u, w) in enumerate(zip(g.src.tolist(), g.dst.tolist(), strict=True))}
     # per node, its children's queues in waiting's order (the ties' order): (queue, child,
@@ -108,9 +109,9 @@ def multi_port_transfers(
     free_s = [0.0] * k
     free_link = [0.0] * len(T)
     wait = [patience * x for x in send]
-    # (time, sender, -1, 0, 0) when a send port frees; (time, sender, receiver, tree,
-    # slice) when a transfer ends
-    events: list[tuple[float, int, int, int, int]] = []
+    # (time, sender) when a send port frees; (time, receiver, tree, slice) when a transfer
+    # ends (its sender need not look again: it chose knowing when the link frees)
+    events: list[tuple] = []
     transfers: list[tuple[float, int, int, int, int]] = []
     append = transfers.append
 
@@ -135,8 +136,8 @@ def multi_port_transfers(
             append((bs, u, bv, i, q))
             free_s[u] = released = bs + send[be]
             free_link[be] = end = bs + T[be]
-            heappush(events, (released, u, -1, 0, 0))
-            heappush(events, (end, u, bv, i, q))
+            heappush(events, (released, u))
+            heappush(events, (end, bv, i, q))
 
     def arrive(v: int, i: int, q: int) -> bool:
         """Slice ``q`` of tree ``i`` is at ``v``: queued for its children there; whether
@@ -161,19 +162,21 @@ def multi_port_transfers(
         if t > span:
             span = t
         if not events or events[0][0] > t:  # the instant's only event (most of them)
-            _t, u, v, i, q = event
-            if v < 0:
-                take(u, t)
-            elif arrive(v, i, q) and free_s[v] <= t:
-                take(v, t)
+            if len(event) == 2:
+                take(event[1], t)
+            else:
+                _t, v, i, q = event
+                if arrive(v, i, q) and free_s[v] <= t:
+                    take(v, t)
             continue
         check = set()
         while True:
-            _t, u, v, i, q = event
-            if v < 0:
-                check.add(u)
-            elif arrive(v, i, q):
-                check.add(v)
+            if len(event) == 2:
+                check.add(event[1])
+            else:
+                _t, v, i, q = event
+                if arrive(v, i, q):
+                    check.add(v)
             if not events or events[0][0] > t:
                 break
             event = heappop(events)
