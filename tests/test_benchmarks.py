@@ -585,7 +585,8 @@ def test_packing_two_site_rows(monkeypatch, tmp_path):
 def test_bench_sizes_gap_rows(monkeypatch):
     """``--gap``: per message, the justified list schedule no later than the list schedule
     nor earlier than the bound, the middle's rate and the start-up and drain that add up
-    to its span, one table row per size; where multi_tree keeps a periodic timetable (here
+    to its span, the critical ports' idle time split into waiting and starved, one table
+    row per size; where multi_tree keeps a periodic timetable (here
     the whole message is never list scheduled), its period, its time and its dense
     timetable's; one-port only."""
     module = _script("simulated", "bench_sizes", monkeypatch)
@@ -595,6 +596,10 @@ def test_bench_sizes_gap_rows(monkeypatch):
         assert r["bound"] * (1 - 1e-9) <= r["justified"] <= r["list"]
         assert r["justified"] == pytest.approx(r["bound"] / r["rate"] + r["start_drain"])
         assert r["ports"] >= 1 and all(r[part] >= 0 for part in module.GAP_PARTS)
+        # the idle time split into waiting and starved, each part non-negative
+        idle = sum(r[part] for part in module.GAP_PARTS)
+        assert r["waiting"] >= 0 and r["starved"] >= -1e-9
+        assert r["waiting"] + r["starved"] == pytest.approx(idle)
     table = module.gap_table(rows)
     assert [row[:2] for row in table] == [["8", "16"], ["8", "64"]]
     from hetcoll.planners import multitree
@@ -620,7 +625,7 @@ def test_bench_sizes_gap_rows(monkeypatch):
     assert per["dense"] == module.simulate(p, dense).makespan
     assert per["dense"] == pytest.approx(row["bound"] / per["rate"] + per["start_drain"])
     (line,) = module.gap_table([row])
-    assert line[3] == "-" and line[9] == "16" and line[10].endswith("%")
+    assert line[3] == line[9] == "-" and line[10] == "16" and line[11].endswith("%")
     with pytest.raises(SystemExit) as stop:
         module.main(["--gap", "--model", "multi_port"])
     assert stop.value.code == 2

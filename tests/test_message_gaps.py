@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hetcoll.errors import PlannerError
 from hetcoll.generators import random_graph_platform
 from hetcoll.planners._shared import packing as shared_packing
-from hetcoll.planners.message_gaps import idle_profile, message_gaps
+from hetcoll.planners.message_gaps import idle_profile, message_gaps, waiting_idle
 from hetcoll.planners.multitree import _message_timetable, _shares
 from hetcoll.planners.pipelined import _start
 
@@ -58,6 +58,39 @@ def test_idle_profile_adds_up_to_the_span(raw):
     assert got["first"] == (busy[0][0] if busy else span)
 
 
+def test_waiting_idle_exact():
+    # busy [1, 2), [4, 6) of 8 s: idle [0, 1), [2, 4), [6, 8); waiting over [0.5, 3) and
+    # [2.5, 5) (overlapping: [0.5, 5) once) covers 0.5 + 2 of it; an empty interval nothing
+    busy = [(4.0, 6.0), (1.0, 2.0)]
+    assert waiting_idle(busy, [(2.5, 5.0), (0.5, 3.0), (7.0, 7.0)], 8.0) == 2.5
+    assert waiting_idle(busy, [], 8.0) == 0.0
+    assert waiting_idle(busy, [(0.0, 8.0)], 8.0) == 5.0  # all the idle time
+    assert waiting_idle([], [(1.0, 2.0), (3.0, 4.0)], 5.0) == 2.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 40), st.integers(1, 9)), max_size=8),
+    st.lists(st.tuples(st.integers(0, 200), st.integers(0, 30)), max_size=8),
+)
+def test_waiting_idle_counts_each_idle_instant_once(raw, spans):
+    """Integers, so exact: the waiting idle time is the measure of the idle instants some
+    waiting interval covers, counted on a grid of half-units."""
+    busy, at = [], 0
+    for gap, length in raw:
+        busy.append((float(at + gap), float(at + gap + length)))
+        at += gap + length
+    span = float(at + 5)
+    waiting = [(float(a), float(a + d)) for a, d in spans]
+    grid = [x / 2 + 0.25 for x in range(int(2 * span))]  # the half-units' midpoints
+    want = sum(
+        0.5
+        for x in grid
+        if not any(a <= x < b for a, b in busy) and any(a <= x < b for a, b in waiting)
+    )
+    assert waiting_idle(busy, waiting, span) == want
+
+
 def test_message_gaps_is_multi_tree_s_schedule():
     """The justified span is the one multi_tree's whole-message timetable has, no later
     than the list schedule's; the critical ports are the busiest (within 1 %), busiest
@@ -80,6 +113,30 @@ def test_message_gaps_is_multi_tree_s_schedule():
         assert kind in ("send", "recv") and node in {n.id for n in p.nodes}
         total = prof["load"] + prof["head"] + prof["middle"] + prof["tail"]
         assert total == pytest.approx(span)
+        assert 0.0 <= prof["waiting"] <= span - prof["load"] + 1e-9
+
+
+def test_message_gaps_waiting_by_hand():
+    """A star, root 0 to leaves 1 and 2, 1 s a slice: the root sends 4 slices to each leaf
+    back to back (8 s), never idle; each leaf's receive port idles 4 s: before its last
+    slice always while the root holds one for it (the root busy with the other leaf),
+    waiting; after it (its drain) starved."""
+    from hetcoll.platform import Link, Node, Platform
+
+    nodes = tuple(Node(str(i)) for i in range(3))
+    links = (Link("0", "1", bandwidth=1e6), Link("0", "2", bandwidth=1e6))
+    p = Platform(nodes, links, model="one_port")
+    got = message_gaps(p, "0", 4 * 10**6, 10**6, near=0.4)
+    ports = dict(got["ports"])
+    assert got["justified"] == pytest.approx(8.0)
+    assert set(ports) == {("send", "0"), ("recv", "1"), ("recv", "2")}
+    root = ports[("send", "0")]
+    assert root["load"] == pytest.approx(8.0) and root["waiting"] == 0.0
+    for leaf in ("1", "2"):
+        recv = ports[("recv", leaf)]
+        assert recv["load"] == pytest.approx(4.0)
+        assert recv["waiting"] == pytest.approx(4.0 - recv["drain"])
+    assert min(ports[("recv", leaf)]["drain"] for leaf in ("1", "2")) == 0.0
 
 
 def test_message_gaps_one_port_only():

@@ -43,7 +43,9 @@ solved anew):
 against the bound (:func:`hetcoll.planners.message_gaps.message_gaps`): the list schedule
 and its justified form, the middle's rate (the slope between the message's first half and
 the whole), the seconds the start-up and the drain add to it, and the critical ports' idle
-time in the first tenth of the run, the middle and the last tenth; and where it keeps a
+time in the first tenth of the run, the middle and the last tenth, split into the time some
+transfer of the port was waiting (its slice already at the sender) and the time it was
+starved (no slice for it held anywhere); and where it keeps a
 periodic timetable instead (longer messages), its slices per period, and its period's
 middle rate and start-up and drain the same way:
 
@@ -154,6 +156,10 @@ def gap_instance(n: int, seed: int, slices: list[int]) -> list[dict]:
                 "start_drain": whole["justified"] - bound / rate,
                 "ports": len(ports),
                 **{part: float(np.mean([x[part] for x in ports])) for part in GAP_PARTS},
+                "waiting": float(np.mean([x["waiting"] for x in ports])),
+                "starved": float(
+                    np.mean([sum(x[part] for part in GAP_PARTS) - x["waiting"] for x in ports])
+                ),
             }
         rows.append(row | {"periodic": periodic_gap(p, k)})
     return rows
@@ -193,7 +199,8 @@ def periodic_gap(p: Platform, k: int) -> dict | None:
 def gap_table(rows: list[dict]) -> list[list[str]]:
     """Per (n, slices): the worst / mean bound / span of the list schedule and the justified
     one, the middle's rate, the mean seconds the start-up and drain add, the critical
-    ports (fewest-most) and their mean idle seconds at the start, middle and end ("-" where
+    ports (fewest-most), their mean idle seconds at the start, middle and end and the same
+    idle time split into waiting and starved ("-" where
     ``multi_tree`` does not list schedule the message whole); then the periodic timetables
     kept: their slices per period, bound / time, middle's rate and start-up and drain."""
 
@@ -214,6 +221,9 @@ def gap_table(rows: list[dict]) -> list[list[str]]:
             f"{np.mean([r['start_drain'] for r in ls]):.3f}" if ls else "-",
             f"{min(counts)}-{max(counts)}" if ls else "-",
             " / ".join(f"{np.mean([r[part] for r in ls]):.3f}" for part in GAP_PARTS)
+            if ls
+            else "-",
+            " / ".join(f"{np.mean([r[part] for r in ls]):.3f}" for part in ("waiting", "starved"))
             if ls
             else "-",
         ]
@@ -438,12 +448,15 @@ def main(argv=None) -> int:
         print(
             f"multi_tree's whole-message list schedule, one_port, density {DENSITY}, slices "
             f"of {SLICE} B: bound / span (worst / mean over {seeds} platform(s)), the middle's "
-            "rate, seconds added by start-up and drain, critical ports' mean idle seconds; "
+            "rate, seconds added by start-up and drain, critical ports' mean idle seconds (and "
+            "how many of them some transfer of the port was waiting, its slice already at the "
+            "sender, or starved); "
             "the periodic timetable kept (slices per period), its middle's rate and start-up "
             "and drain (its period's dense timetable)"
         )
         head = ["n", "slices", "bound s", "list", "justified", "middle rate", "start+drain s"]
-        head += ["ports", "idle start / middle / end s", "period", "periodic", "its middle"]
+        head += ["ports", "idle start / middle / end s", "waiting / starved s", "period"]
+        head += ["periodic", "its middle"]
         head += ["its start+drain s"]
         print(format_table(head, gap_table(rows)))
     elif args.auto:

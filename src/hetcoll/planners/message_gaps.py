@@ -10,7 +10,12 @@ schedules as ``multi_tree`` does and reports, for each *critical* port of the ju
 one (loaded at least ``near`` times the busiest port), its idle time in the first tenth of
 the run (the start-up: the port waits for its first slices), in the middle eight tenths
 (the pipeline full: the port waits for a partner busy elsewhere) and in the last tenth
-(the drain: its work done, or waiting for the last slices), by :func:`idle_profile`.
+(the drain: its work done, or waiting for the last slices), by :func:`idle_profile`, and
+how much of its idle time some transfer of that port was *waiting*: its slice already at
+the sender, the transfer not yet started (:func:`waiting_idle`; the port's partner busy
+with another transfer, or the justified order putting another transfer of this port first),
+the rest *starved*: no slice for the port held anywhere.  Waiting idle time is lost to the
+interleaving of the ports; starved time to the parents' sends reaching the node too late.
 ``benchmarks/simulated/bench_sizes.py --gap`` prints them with the middle's rate, measured
 as the slope between the message and its first half.
 """
@@ -29,7 +34,7 @@ from .message_schedule import message_transfers
 from .pipelined import _start
 from .steady import unbounded
 
-__all__ = ["idle_profile", "message_gaps"]
+__all__ = ["idle_profile", "message_gaps", "waiting_idle"]
 
 #: the share of the run counted as its start, and as its end, by :func:`idle_profile`
 EDGE = 0.1
@@ -63,6 +68,35 @@ def idle_profile(busy: list[tuple[float, float]], span: float) -> dict[str, floa
     }
 
 
+def waiting_idle(
+    busy: list[tuple[float, float]], waiting: list[tuple[float, float]], span: float
+) -> float:
+    """The seconds within ``[0, span]`` that a port busy over the disjoint intervals
+    ``busy`` idles while at least one of the intervals ``waiting`` (``(from, to)``, any
+    order, overlapping or empty) covers it."""
+    edges = sorted((a, b) for a, b in waiting if b > a)
+    covered: list[tuple[float, float]] = []  # the union of the waiting intervals
+    for a, b in edges:
+        if covered and a <= covered[-1][1]:
+            covered[-1] = (covered[-1][0], max(covered[-1][1], b))
+        else:
+            covered.append((a, b))
+    idle, at = [], 0.0
+    for a, b in [*sorted(busy), (span, span)]:
+        if a > at:
+            idle.append((at, a))
+        at = max(at, b)
+    total, j = 0.0, 0
+    for a, b in idle:  # both sorted and disjoint: one merge
+        while j < len(covered) and covered[j][1] <= a:
+            j += 1
+        i = j
+        while i < len(covered) and covered[i][0] < b:
+            total += min(b, covered[i][1]) - max(a, covered[i][0])
+            i += 1
+    return total
+
+
 def message_gaps(
     platform: Platform,
     root: str,
@@ -76,7 +110,8 @@ def message_gaps(
     proportion to its weight): ``"list"`` and ``"justified"`` their spans (seconds),
     ``"transfers"`` how many, ``"ports"`` the :func:`idle_profile` of each critical port
     of the justified schedule (``("send", node)`` or ``("recv", node)``, loaded at least
-    ``near`` times the busiest port), busiest first.
+    ``near`` times the busiest port), busiest first, each with ``"waiting"``, the seconds of
+    its idle time some transfer of that port was waiting (:func:`waiting_idle`).
 
     A :class:`~hetcoll.errors.PlannerError` under any other port model (``multi_tree``
     list schedules those differently) and when the message has no transfer that takes
@@ -99,11 +134,20 @@ def message_gaps(
     T = np.zeros((g.k, g.k))
     T[g.src, g.dst] = g.T
     busy: dict[tuple[str, int], list[tuple[float, float]]] = {}
-    for t, u, v, _i, _q in transfers:
+    waiting: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    arrived = {}  # (node, tree, slice): when the slice reached the node
+    for t, u, v, i, q in transfers:  # in start order: a slice reaches u before u sends it
         end = t + float(T[u, v])
+        arrived[(v, i, q)] = end
+        ready = arrived.get((u, i, q), 0.0)  # the root holds every slice from the start
         busy.setdefault(("send", u), []).append((t, end))
         busy.setdefault(("recv", v), []).append((t, end))
-    profiles = {port: idle_profile(iv, span) for port, iv in busy.items()}
+        waiting.setdefault(("send", u), []).append((ready, t))
+        waiting.setdefault(("recv", v), []).append((ready, t))
+    profiles = {
+        port: idle_profile(iv, span) | {"waiting": waiting_idle(iv, waiting[port], span)}
+        for port, iv in busy.items()
+    }
     top = max(p["load"] for p in profiles.values())
     ports = sorted(
         ((port, p) for port, p in profiles.items() if p["load"] >= near * top),
