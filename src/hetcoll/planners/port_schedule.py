@@ -137,7 +137,10 @@ def multi_port_transfers(
             free_s[u] = released = bs + send[be]
             free_link[be] = end = bs + T[be]
             heappush(events, (released, u))
-            heappush(events, (end, bv, i, q))
+            if fwd[i].get(bv):
+                heappush(events, (end, bv, i, q))
+            elif end > leaves[0]:  # a leaf's: nothing to do then but end the span
+                leaves[0] = end
 
     def arrive(v: int, i: int, q: int) -> bool:
         """Slice ``q`` of tree ``i`` is at ``v``: queued for its children there; whether
@@ -155,6 +158,7 @@ def multi_port_transfers(
     # slice between instants: the link that frees when a transfer ends changes no choice
     # of its sender, which took the link's release into account when it chose.
     span = 0.0
+    leaves = [0.0]  # the last end of a transfer to a leaf of its tree
     take(root, 0.0)
     while events:
         event = heappop(events)
@@ -166,7 +170,10 @@ def multi_port_transfers(
                 take(event[1], t)
             else:
                 _t, v, i, q = event
-                if arrive(v, i, q) and free_s[v] <= t:
+                base = (q + 0.5) * due[i]
+                for heap, tail in fwd[i][v]:
+                    heappush(heap, (base - tail, i, q))
+                if free_s[v] <= t:
                     take(v, t)
             continue
         check = set()
@@ -183,4 +190,4 @@ def multi_port_transfers(
         for u in sorted(check):
             take(u, t)
     transfers.sort(key=itemgetter(0))
-    return transfers, span
+    return transfers, max(span, leaves[0])

@@ -150,25 +150,27 @@ def _run(ranks, u, by_send, data, prev_link, c_send, c_delay, c_hold):
     plink = np.where(pl >= 0, position[np.maximum(pl, 0)], -1).tolist()
     cs, cd, ch = (c[by_send].tolist() for c in (c_send, c_delay, c_hold))
     nan = float("nan")
-    arrive = [nan] * n_x
+    arrive = [nan] * n_x + [0.0]  # index -1: no data to forward, there from 0
     link_end = [0.0] * (n_x + 1)  # index -1: no link, free from 0
     taken = [0.0] * n_x
     start = [0.0] * n_x
     at = begins[:]  # each node's next send, a position in its listing
     port = [0.0] * len(ranks)
-    waiting: dict[int, list[int]] = {}  # transfer -> nodes waiting for its data
+    waiting: list[list[int] | None] = [None] * n_x  # the nodes waiting for its data
     stack = list(range(len(ranks)))
     while stack:
         k = stack.pop()
         i, end, p = at[k], ends[k], port[k]
         while i < end:
-            x = dat[i]
-            a = 0.0
-            if x >= 0:
-                a = arrive[x]
-                if a != a:  # not computed yet: wait for it
-                    waiting.setdefault(x, []).append(k)
-                    break
+            a = arrive[dat[i]]
+            if a != a:  # not computed yet: wait for it
+                x = dat[i]
+                w = waiting[x]
+                if w is None:
+                    waiting[x] = [k]
+                else:
+                    w.append(k)
+                break
             f = p if p >= a else a
             b = link_end[plink[i]]
             s = b if b > f else f
@@ -177,8 +179,9 @@ def _run(ranks, u, by_send, data, prev_link, c_send, c_delay, c_hold):
             p = s + cs[i]
             arrive[i] = s + cd[i]
             link_end[i] = s + ch[i]
-            if i in waiting:
-                stack += waiting.pop(i)
+            w = waiting[i]
+            if w is not None:
+                stack += w
             i += 1
         at[k], port[k] = i, p
     if at != ends:
