@@ -26,7 +26,8 @@ model ``hockney``, shared links; its 8 hosts the members, its switches routing),
 optimum is known (per-message costs): each plan's time over the members' lower bound
 (:func:`hetcoll.allbounds.members_bound` with the packing's bound: from a few MiB the WAN
 cut after one crossing's latency), for hetcoll's ``sites`` (with its planning CPU seconds,
-its WAN senders and segment size) and ``forest`` (the hosts' per-root packing) and the
+its WAN senders and segment size), ``site_pairs`` (every host crossing the WAN to its
+counterpart) and ``forest`` (the hosts' per-root packing) and the
 baselines that plan on the hosts alone (``blind``: recursive doubling in rank order,
 ``binomial``: reduce then broadcast).
 """
@@ -103,7 +104,7 @@ def one(p: Platform, op: str, block: int) -> dict:
 
 #: the plans on the two-site platform's hosts: hetcoll's, then the baselines that plan on
 #: members (the others plan on every node, switches included)
-TWO_SITE = ("sites", "forest", "blind", "binomial")
+TWO_SITE = ("sites", "site_pairs", "forest", "blind", "binomial")
 
 
 def two_site(op: str, block: int) -> dict:
@@ -116,7 +117,8 @@ def two_site(op: str, block: int) -> dict:
     bound = members_bound(p, op, m, members, packing=True).lower_bound
     out: dict = {"lower_bound": bound}
     for name in TWO_SITE:
-        options = {"align": 8} if op == "allreduce" and name in ("sites", "forest") else None
+        per_root = op == "allreduce" and name in ("sites", "site_pairs", "forest")
+        options = {"align": 8} if per_root else None
         c0 = time.process_time()
         try:
             s = plan_request(p, op, name, members=members, nbytes=block, options=options)
