@@ -81,3 +81,31 @@ def test_allreduce_in_place_and_an_operators_argument_reach_the_call():
     one(None, recv)
     one(recv, recv, MPI.MAX)
     assert got == [(MPI.IN_PLACE, recv, MPI.SUM), (recv, recv, MPI.MAX)]
+
+
+@pytest.mark.parametrize("name", ["Allreduce", "Allgather"])
+def test_a_calls_algo_goes_to_the_class_method_and_the_call_has_plain_parameters(name):
+    """A call naming ``algo`` (by keyword, as the class's method takes it) runs the
+    class's method; the one-step function's parameters are plain ones with defaults, no
+    keyword-only or variable ones: CPython specializes a call of such a function (a
+    keyword-only ``algo`` left every call on the generic path, some tens of ns more)."""
+    import inspect
+
+    slow_calls = []
+
+    def slow(*args, **kwargs):
+        slow_calls.append((args, kwargs))
+
+    entries = [("own", lambda *a: None, None, 0, 0, None, 0, 0)] * 2
+    make = forced._allreduce if name == "Allreduce" else forced._allgather
+    one = make([0], entries, {}, slow)
+    buf = np.zeros(4)
+    one(buf, buf, algo="ring")
+    assert slow_calls[-1][1] == {"algo": "ring"}
+    if name == "Allreduce":
+        op = MPI.Op.Create(lambda a, b, t: None, commute=False)
+        one(buf, buf, op)
+        op.Free()
+        assert len(slow_calls) == 2
+    kinds = {p.kind for p in inspect.signature(one).parameters.values()}
+    assert kinds == {inspect.Parameter.POSITIONAL_OR_KEYWORD}

@@ -11,8 +11,11 @@ not seen yet: a bisection of the rules' first sizes), the write of ``last_choice
 stores and mpi4py's method: nothing is derived again per call, no key is built and no other
 Python function runs between the call and MPI's
 (``benchmarks/mpi/bench_forced_dispatch.py`` prints what it costs beside the same algorithm
-forced around mpi4py's method). The rules' choices are the class method's
-(:meth:`~hetcoll.runtime.collectives.Collectives._choose`, asked once per rule).
+forced around mpi4py's method).  Its parameters are plain ones with defaults (``algo`` too,
+which the class's method takes by keyword only): CPython specializes the call of such a
+function, not of one with a keyword-only or variable parameter.  The rules' choices are the
+class method's (:meth:`~hetcoll.runtime.collectives.Collectives._choose`, asked once per
+rule).
 
 The class's method serves what this does not: a buffer without ``nbytes`` (a buffer
 spec), a call's ``algo``, a non-commutative operator (MPI's own, never forced), an
@@ -111,7 +114,7 @@ def _allreduce(bounds, entries, state, slow) -> Callable:
     seen, entry = _entries(bounds, entries)
     get = seen.get
 
-    def Allreduce(sendbuf: Any, recvbuf: Any, op: MPI.Op = SUM, *, algo=None) -> None:
+    def Allreduce(sendbuf: Any, recvbuf: Any, op: MPI.Op = SUM, algo=None) -> None:
         try:
             n = recvbuf.nbytes
         except AttributeError:
@@ -139,7 +142,7 @@ def _allgather(bounds, entries, state, slow) -> Callable:
     seen, entry = _entries(bounds, entries)
     get = seen.get
 
-    def Allgather(sendbuf: Any, recvbuf: Any, *, algo=None) -> None:
+    def Allgather(sendbuf: Any, recvbuf: Any, algo=None) -> None:
         try:
             n = sendbuf.nbytes
         except AttributeError:  # None, IN_PLACE, a buffer spec
