@@ -18,14 +18,14 @@ from hetcoll.generators import capacitated_graph_platform
 MiB = 2**20
 
 PINNED = {
-    (8, "allgather", 1): "23b6f2aada0b1bf1f7a6feca58dac3cdd181faec",
-    (8, "allgather", 64): "bc0c10320909957296183e28ab2c4a6604fe7630",
-    (8, "reduce_scatter", 1): "1fd9256c4d32123ebc5ad05ae8ff1973f4fc59f9",
-    (8, "reduce_scatter", 64): "5e027114ed5402e46bc4f78e9c60b102fcada15d",
-    (16, "allgather", 1): "08e8873c862d3c422b7aede13429700bdcf9bb02",
-    (16, "allgather", 64): "6b298a2e0cfaf01207981cfdc824a51efa0bcb71",
-    (16, "reduce_scatter", 1): "3ae3c1d7c49da1e4da241faeb95b23265df3a3a6",
-    (16, "reduce_scatter", 64): "2830adceefb8f4a32eace2e05dc8e845c95d996a",
+    (8, "allgather", 1): "b37687c53e76dd932ff445d857bbd967b9643bbd",
+    (8, "allgather", 64): "aa929754e3521f83453049ed7d21f767b6c1f1a4",
+    (8, "reduce_scatter", 1): "4dcb0c05120d85dd6179e62d97d6e818519b1de8",
+    (8, "reduce_scatter", 64): "9b57015a0fd353bec5d0bca4d19ef405785f7f81",
+    (16, "allgather", 1): "04336683df044ff91a4ad3e58a10aaceea8e6aa7",
+    (16, "allgather", 64): "1a1ca5c78b2e5a5e9740cda9b420e3dceec03256",
+    (16, "reduce_scatter", 1): "5db9958a9597abf3217f32128ba58579cdcb4348",
+    (16, "reduce_scatter", 64): "74eacec74b579f0c4a345d77b900a770ba75ece1",
 }
 
 

@@ -57,6 +57,7 @@ from ..platform import Platform
 from .forestcut import cut_prices
 from .forestdepth import heights, shallowest
 from .forestmembers import restrict_members
+from .forestshallow import depths, shallower
 from .steady import SteadyProblem, _Master, model_problem
 
 __all__ = ["Forest", "forest_problem", "pack_forest"]
@@ -66,6 +67,14 @@ GAP = 1e-9
 #: a new column's tree is the cheapest under its prices plus this fraction of the largest
 #: edge price spread in proportion to the resource time each edge takes (module docstring)
 TIE = 1e-2
+#: rounds of rebuilding the optimal packing's trees along the fastest paths of no dearer
+#: edges (:func:`hetcoll.planners.forestshallow.shallower`) before the shallowest packing
+#: is chosen: on the 64-node graph of ``bench_packing.py`` the allgather's longest tree
+#: goes from 39 hops to 19 in one round; a third round changes nothing there
+SHALLOW_ROUNDS = 2
+#: the shallowest packing minimises its trees' depths (relative to the slowest edge's
+#: time) plus this many per hop: among trees of one depth, the fewest hops
+HOP = 1e-6
 
 
 @dataclass
@@ -352,11 +361,23 @@ def pack_forest(
             break
         if time_limit is not None and time.perf_counter() - start > time_limit:
             break
-    # among the optimal packings the shallowest (forestdepth.py), the same certificate; not
-    # an allreduce's (on a star it put the whole vector through one member: 1.31x T*)
+    # among the optimal packings the shallowest (forestdepth.py), the same certificate,
+    # over the trees found and their rebuilds along the fastest paths of no dearer edges
+    # (forestshallow.py); not an allreduce's (on a star it put the whole vector through one
+    # member: 1.31x T*)
     shallow = None
     if not free:
-        shallow = shallowest(master, heights(p, columns))
+        for _ in range(SHALLOW_ROUNDS):
+            _, lam, duals = master.solve()
+            cost = AT @ np.maximum(-duals[:R], 0.0)
+            x = lam[nphi:]
+            used = np.flatnonzero(x > 1e-13 * max(float(x.max(initial=0.0)), 1e-300))
+            if not sum([add(columns[j][:2], shallower(p, cost, *columns[j])) for j in used]):
+                break
+        # the fewest hops among trees of one depth (a star of NICs: the stars, not a
+        # tree through a fast NIC of the same slowest path)
+        tie = HOP * np.asarray(heights(p, columns), dtype=float)
+        shallow = shallowest(master, list(np.asarray(depths(p, columns)) + tie))
     if shallow is None:
         value, lam, _ = master.solve()
     else:

@@ -8,8 +8,9 @@ cost the same there.  A schedule does not: a segment crosses a tree of height ``
 ``h`` hops, so the pipeline fills and drains in about ``h`` segment times (a reduce-scatter
 on an 8-node star of 25 and 10 Gbit/s NICs, 1 MiB per rank, over the chains the LP chose
 took 1.17x its bound).  :func:`shallowest` solves the master LP once more over the columns
-it has: the throughput held at its optimum, the trees' rates weighted by their heights
-minimised (a lexicographic optimum: no column is added, so the certificate stands).
+it has: the throughput held at its optimum, the trees' rates weighted by their depths
+minimised (:func:`hetcoll.planners.forestshallow.depths`: each tree's slowest path from its
+root at the edges' times; a lexicographic optimum: the certificate stands).
 """
 
 from __future__ import annotations
@@ -63,19 +64,19 @@ def heights(p: SteadyProblem, columns: list[tuple[int, str, np.ndarray]]) -> lis
     return [int(h) for h in hops.max(axis=1)]
 
 
-def shallowest(master, heights: list[int]) -> np.ndarray | None:
+def shallowest(master, depths: list[float]) -> np.ndarray | None:
     """The master LP's column values again, its one ``phi`` column (the first) held at its
     optimum by its lower bound (a bound the simplex meets exactly, where a row would hold
-    it only to the feasibility tolerance) and ``sum_A height(A) x_A`` minimised over the
-    tree columns (``heights``, in column order after ``phi``); None when the second solve
+    it only to the feasibility tolerance) and ``sum_A depth(A) x_A`` minimised over the
+    tree columns (``depths``, in column order after ``phi``); None when the second solve
     fails (the first one's solution stands).  The master is left changed: call it last."""
     h = master.h
     lam = master.solve()[1]
-    if h.getNumCol() != 1 + len(heights) or lam[0] <= 0:
+    if h.getNumCol() != 1 + len(depths) or lam[0] <= 0:
         return None
     h.changeColBounds(0, float(lam[0]), master.inf)
     h.changeColCost(0, 0.0)
-    for k, hk in enumerate(heights):
+    for k, hk in enumerate(depths):
         h.changeColCost(1 + k, float(hk))
     h.run()
     if "Optimal" not in str(h.getModelStatus()):

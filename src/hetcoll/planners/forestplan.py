@@ -15,26 +15,22 @@ Every rank sends in the order of a play-out of the flows on the packing's resour
 in program order a rank's next send would wait for a busy link while another idles.  The
 segments: of the given size, else the fastest play-out (the play-out is what the simulator
 replays on bandwidth-only link graphs, at a fraction of its cost) of every flow whole, then
-each flow cut into a count of its own in proportion to its *pipeline depth* (its share's
-time down its slowest path from the root at the packing's time per byte of each edge:
-:func:`_depths`), the finest within a quarter of the transfer budget (:func:`_by_depth`),
-then every flow cut into the same number of segments, powers of two and the most within
+every flow cut into a count of its own in proportion to its share (segments of about one
+size: :func:`_proportional`), the finest within a quarter of the transfer budget, then
+(except where every edge holds its resources for exactly its time, a bandwidth-only link
+graph) every flow cut into the same number of segments, powers of two and the most within
 that quarter; segments of at least 1 KiB; stopping at the first play-out within
-:data:`NEAR` of the packing's certified bound.  A count per flow rather than one size: a
-tree's pipeline fills and drains in about a segment's share of its run, so a tree of a
-small share cut into a few long segments would finish last; and in proportion to the depth
-rather than one count: a tree behind a chain of slow links that carry it alone fills and
-drains through every one of them, where most trees cross fast links (on the 64-node
-benchmark graph one count for all left eight segments per tree and the allgather at 1.35x
-the optimum).  Where every edge holds its resources for exactly its time (a bandwidth-only
-link graph), one count for all is played out only where its fill bound
-(:func:`_fill_bound`: a flow's slowest hop carries its whole share, after the first
-segment's way to it and before the last one's way on) is below the fastest play-out so
-far: at 64 nodes none is, and the planning costs two play-outs instead of five.  There a
-reduce-scatter's fastest cut is also timetabled as its broadcast's play-out run backwards
-(:mod:`hetcoll.planners.forestreverse`), the faster kept: the reduce's own play-out makes
-a node wait for its last child's segment before it forwards (1.27x the optimum at 64
-nodes, against 1.10x backwards).
+:data:`NEAR` of the packing's certified bound.  A count per flow rather than one count for
+all: a tree's pipeline fills and drains in about a segment's time per hop, so a tree of a
+large share cut as often as one of a small share would fill and drain in long segments.
+The packing's trees are the shallowest of its optimal ones
+(:mod:`hetcoll.planners.forestshallow`): with the column generation's trees, up to 39 hops
+deep on the 64-node benchmark graph, the allgather took 1.054x the optimum there (counts in
+proportion to each tree's pipeline depth, as then), with the shallower ones and segments of
+one size 1.011x.  On a bandwidth-only link graph a reduce-scatter's cuts are timetabled as
+their broadcast's play-out run backwards (:mod:`hetcoll.planners.forestreverse`): the
+reduce's own play-out makes a node wait for its last child's segment before it forwards
+(1.27x the optimum at 64 nodes, against 1.10x backwards, with the deep trees).
 
 Under a model whose ranks keep several sends in flight per edge (``nic``: windows per
 edge, ``chain="edge"``) the play-out is no estimate (it runs one transfer per NIC at a
@@ -149,10 +145,9 @@ def _split(total: int, weights: list[float], align: int) -> list[int]:
     return out
 
 
-def _flows(forest, ranges, kinds, seg, align, tol, edges_of=None) -> list[Flow]:
+def _flows(forest, ranges, kinds, seg, align, tol) -> list[Flow]:
     """The flows of every root's byte range ``ranges[r] = (lo, n)``: its trees of each
-    direction (``kinds``: ``(direction, flow kind)``), each with its share of the range
-    (``edges_of``: a list that gets each flow's edge indices)."""
+    direction (``kinds``: ``(direction, flow kind)``), each with its share of the range."""
     flows: list[Flow] = []
     for direction, kind in kinds:
         for r, (lo, n) in ranges.items():
@@ -170,8 +165,6 @@ def _flows(forest, ranges, kinds, seg, align, tol, edges_of=None) -> list[Flow]:
                 flows.append(
                     Flow(tree, part, at, 0, seg if seg and part > seg else None, kind=kind)
                 )
-                if edges_of is not None:
-                    edges_of.append(edges)
                 at += part
     return flows
 
@@ -193,64 +186,12 @@ def _cut(whole: list[Flow], count: int | Sequence[int] | None, align: int) -> li
     return out
 
 
-def _depths(forest: Forest, flows: Sequence[Flow], edges_of: Sequence[np.ndarray]) -> list[float]:
-    """Each flow's pipeline depth: the seconds its whole share takes down its slowest path
-    from the root to a leaf, hop after hop at the packing's time per byte of each edge
-    (a segment of ``1/S`` of the share fills and drains the tree in about ``1/S`` of it)."""
-    return [
-        f.nbytes * d for f, (d, _) in zip(flows, _slowest(forest, flows, edges_of), strict=True)
-    ]
-
-
-def _slowest(
-    forest: Forest, flows: Sequence[Flow], edges_of: Sequence[np.ndarray]
-) -> list[tuple[float, float]]:
-    """Each flow's slowest path from the root to a leaf: its seconds per byte, hop after
-    hop at the packing's time per byte of each edge, and its slowest hop's."""
-    p = forest.problem
-    per_byte = np.asarray(p.T, dtype=float) / max(int(p.nbytes), 1)
-    out = []
-    for f, edges in zip(flows, edges_of, strict=True):
-        # data go src -> dst: out of the root a child is dst, into it src
-        kid, mom = (p.src, p.dst) if f.kind == "reduce" else (p.dst, p.src)
-        up = {int(kid[e]): (int(mom[e]), float(per_byte[e])) for e in edges}
-        far: dict[int, tuple[float, float]] = {}
-        for v in up:
-            path = []
-            while v in up and v not in far:
-                path.append(v)
-                v = up[v][0]
-            t, slow = far.get(v, (0.0, 0.0))
-            for u in reversed(path):
-                t, slow = t + up[u][1], max(slow, up[u][1])
-                far[u] = (t, slow)
-        out.append(max(far.values(), default=(0.0, 0.0)))
-    return out
-
-
-def _fill_bound(flows: Sequence[Flow], slowest: Sequence[tuple[float, float]]) -> float:
-    """A lower bound on the play-out of ``flows`` where every edge holds its resources for
-    exactly its time (a bandwidth-only link graph): along a flow's slowest path of ``D``
-    seconds per byte, its slowest hop of ``t`` carries the whole share ``n`` one segment
-    after the other, the first segment (at least ``s`` bytes) reaching it and the last
-    leaving it through the other hops, so the flow ends no earlier than
-    ``s (D - t) + n t`` (a permutation flow shop's machine bound)."""
-    out = 0.0
-    for f, (d, t) in zip(flows, slowest, strict=True):
-        s = min(n for _, n in f.segments())
-        out = max(out, s * (d - t) + f.nbytes * t)
-    return out
-
-
-def _by_depth(whole: list[Flow], depths: Sequence[float], budget: int) -> list[int] | None:
-    """Segment counts in proportion to the flows' pipeline depths (:func:`_depths`), the
-    finest whose schedule sends at most ``budget`` messages (each flow cut no finer than
+def _proportional(whole: list[Flow], weights: Sequence[float], budget: int) -> list[int] | None:
+    """Segment counts in proportion to ``weights`` (one per flow), the finest whose
+    schedule sends at most ``budget`` messages (each flow cut no finer than
     :data:`MIN_SEGMENT`, at least once); None when even the coarsest exceeds it or every
-    count is 1.  A tree through a chain of slow links, each of them its own, fills and
-    drains through all of them (the 64-node benchmark graph: a root behind four links of
-    1 and 2.5 GB/s, 2.8 segment times): one count for every tree cut it as coarsely as
-    trees that fill in a fraction of that."""
-    d = np.asarray(depths, dtype=float)
+    count is 1.  In proportion to the flows' shares: segments of about one size."""
+    d = np.asarray(weights, dtype=float)
     top = float(d.max(initial=0.0))
     if top <= 0:
         return None
@@ -540,8 +481,8 @@ def forest(
         ranges = {r: rg for r, rg in ranges.items() if rg[1] > 0} or {0: (0, 0)}
     nominal = max(int(nbytes), 0)
 
-    def build(seg: int | None, ranges=ranges, edges=None) -> list[Flow]:
-        return _flows(packed, ranges, kinds, _aligned(seg, align), align, 1e-9, edges)
+    def build(seg: int | None, ranges=ranges) -> list[Flow]:
+        return _flows(packed, ranges, kinds, _aligned(seg, align), align, 1e-9)
 
     plans = [ranges]
     if collective == "allreduce" and len(ranges) > 1:  # reduce + bcast through one member
@@ -586,7 +527,7 @@ def forest(
     lower = packed.bound * (vector if collective == "allreduce" else 1)
 
     p = packed.problem
-    # every edge holds its resources for its time: _fill_bound bounds a play-out
+    # every edge holds its resources for exactly its time: the play-out is the simulator's
     tight = chain == "rank" and bool(
         np.all(np.asarray(p.usage.max(axis=0).todense()).ravel() == p.T)
     )
@@ -597,10 +538,13 @@ def forest(
     # there the play-out's urgency is a latest start within the bound (forestorder.py)
     lead = lower if tight else None
 
-    def played_out(flows: list[Flow]) -> tuple[float, list[Flow], Any]:
-        # the time, the flows and the order: the schedule is made (and checked) for the
-        # fastest only
-        played = per_root_order(platform, flows, model, lead=lead)
+    def played_out(flows: list[Flow], backwards: bool = False) -> tuple[float, list[Flow], Any]:
+        # the time, the flows and the order (backwards: a reduce-scatter's broadcast run
+        # backwards, forestreverse.py): the schedule is made (and checked) for the fastest
+        if backwards:
+            played = reversed_play_out(platform, flows, model, lead)
+        else:
+            played = per_root_order(platform, flows, model, lead=lead)
         return played.time, flows, played
 
     predictions: dict[int, Any] = {}
@@ -621,24 +565,20 @@ def forest(
     else:
         outs = [played_out(build(segment_size, rg)) for rg in plans] if segment_size else []
         for rg in plans if not segment_size else ():
-            edges: list[np.ndarray] = []
-            whole = build(None, rg, edges)
-            slowest = _slowest(packed, whole, edges)
-            depths = [f.nbytes * d for f, (d, _) in zip(whole, slowest, strict=True)]
-            deep = _by_depth(whole, depths, budget)
-            # whole shares, then the counts by depth, then one count for all that may beat them
-            for k in [None, *([deep] if deep else []), *_counts(whole, align, budget)[1:]]:
-                flows = _cut(whole, k, align)
-                best = min((o[0] for o in outs), default=math.inf)
-                if tight and k is not deep and _fill_bound(flows, slowest) >= best:
-                    continue  # no faster than one already played out
-                outs.append(played_out(flows))
+            whole = build(None, rg)
+            sized = _proportional(whole, [f.nbytes for f in whole], budget)
+            # whole shares, then segments of about one size, then (not where every edge
+            # holds its resources for its time, unless no size fits the budget) one count
+            # for all
+            uniform = _counts(whole, align, budget)[1:] if not (tight and sized) else []
+            for k in [None, *([sized] if sized else []), *uniform]:
+                outs.append(played_out(_cut(whole, k, align), backwards=mirror))
                 if search == "quick" and outs[-1][0] <= (1 + NEAR) * lower:
                     break  # within NEAR of the bound: a finer cut cannot gain more
         estimate, flows, played = min(outs, key=lambda o: o[0])  # the first of equals
-        if mirror and estimate > (1 + STOP) * lower:
-            # the fastest cut run backwards: one play-out more (about the CPU of all the
-            # cuts' own at 16-32 nodes), not one per cut (twice that, for 0.1 % more)
+        if mirror and segment_size and estimate > (1 + STOP) * lower:
+            # segments of the given size: their play-out run backwards too, the faster kept
+            # (searching, every cut is played out backwards only)
             back = reversed_play_out(platform, flows, model, lead)
             if back.time < estimate:
                 estimate, played = back.time, back
