@@ -47,9 +47,12 @@ size) with numpy.  When some route is longer than 64 links, exclusive bookings a
 per transfer instead of per link (:class:`~hetcoll.simulator.links.RouteBooks`): placing
 a transfer costs O(P + B (W + log B)) numpy work for a route of P links spanning W 64-link
 words and B transfers in progress, however many bookings it waits behind.  Under ``"shared"``
-contention every flow start or end also recomputes the max-min fair rates of the flows in
-progress (O(F P) per round for F flows of P links), and a port released by a flow lets
-every transfer waiting for it try again.  Concurrent collectives (several flows, several
+contention every flow start or end also brings the max-min fair rates of the flows in
+progress up to date (flows of one route and cap share a rate; the rounds of progressive
+filling before the first the change alters are kept:
+:class:`~hetcoll.simulator.fairshare.FairShares`; O(C P) per round for C such classes of
+P links, plus O(F) numpy work for F flows), and a port released by a flow lets every
+transfer waiting for it try again.  Concurrent collectives (several flows, several
 buffers) share every node's ports.
 
 Modules: ``predict`` (:func:`simulate`, :func:`simulate_program`: the front door, which

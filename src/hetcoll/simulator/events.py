@@ -1,6 +1,6 @@
 """The event loop: any program, any contention (:class:`Simulation`), by the rules of
 :mod:`hetcoll.simulator`; exclusive link bookings in :mod:`~hetcoll.simulator.links`, shared
-bandwidth by :func:`~hetcoll.simulator.fairshare.max_min_flat`."""
+bandwidth by :class:`~hetcoll.simulator.fairshare.FairShares`."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ..errors import ScheduleError
 from ..models import BoundModel
 from ..program import Program, SendQueue
 from .costs import bottleneck_throughput, distinct_costs
-from .fairshare import max_min_flat
+from .fairshare import FairShares
 from .links import RouteBooks, first_overlap, insert_booking, start_for
 from .results import BLOCKERS, TransferTable
 
@@ -578,67 +578,88 @@ class Simulation:
 class _Flows:
     """Shared contention: flows in progress and their max-min fair rates.
 
-    A flow's state lives in arrays indexed by its transfer (its rate, the bytes left when
-    the rate was last set, since when, and the finish that rate gives), updated for the
-    flows whose rate changes in one numpy pass, with the same arithmetic per flow as one
-    at a time.  Only the next flow to end has its event in the heap (pushed again whenever
-    the next one changes): its tuple is the one a heap of every flow's end would pop
-    first, so the run is the same, bit for bit, without a heap entry per rate change."""
+    The rates come from :class:`~hetcoll.simulator.fairshare.FairShares`, kept up to date
+    as flows start and end (flows of one route and cap form a class: they share a rate),
+    bit for bit :func:`~hetcoll.simulator.fairshare.max_min_flat` over the flows in
+    progress.  A flow's state lives in arrays indexed by its transfer (its rate, the bytes
+    left when the rate was last set, since when, and the finish that rate gives), updated
+    for the flows whose rate changes in one numpy pass, with the same arithmetic per flow
+    as one at a time.  Only the next flow to end has its event in the heap (pushed again
+    whenever the next one changes): its tuple is the one a heap of every flow's end would
+    pop first, so the run is the same, bit for bit, without a heap entry per rate change."""
 
     def __init__(self, sim: Simulation, records: list, events: list, finish) -> None:
         self.sim = sim
         self.records = records
         self.events = events
         self.finish = finish
-        self.capacity = np.asarray(sim.bound.capacity(), dtype=float)
-        self.active: dict[int, None] = {}  # transfer index -> None, in start order
         n = max(sim.total, 1)
         self.remaining = np.zeros(n)
         self.rate = np.zeros(n)
         self.since = np.zeros(n)
         self.ends = np.full(n, _INF)
         self.version = np.zeros(n, dtype=np.int64)
-        self.cost = np.zeros(n, dtype=np.int64)
+        self.of = np.zeros(n, dtype=np.int64)  # each flow's class
+        self.at = np.zeros(n, dtype=np.int64)  # each flow's place in ``flows``
+        self.flows = np.zeros(n, dtype=np.int64)  # the flows in progress: flows[:n_flows]
+        self.n_flows = 0
         self.queued: tuple[int, int] | None = None  # (transfer, version) last pushed
-        paths = [np.asarray(p if p is not None else (), dtype=np.int64) for p in sim.c_path]
-        widths = {len(p) for p in paths}
-        self.width = widths.pop() if len(widths) == 1 else 0
-        self.paths = paths
-        self.rows = np.stack(paths) if self.width else None
-        self.caps = np.asarray(sim.c_cap if sim.c_cap is not None else [_INF] * len(paths))
+        caps = sim.c_cap if sim.c_cap is not None else [_INF] * len(sim.c_path)
+        classes: dict[tuple, int] = {}
+        self.class_of = [
+            classes.setdefault(
+                (
+                    tuple(np.asarray(p if p is not None else (), dtype=np.int64).tolist()),
+                    float(cap),
+                ),
+                len(classes),
+            )
+            for p, cap in zip(sim.c_path, caps, strict=True)
+        ]
+        keys = list(classes)
+        self.shares = FairShares(
+            [p for p, _ in keys], [cap for _, cap in keys], sim.bound.capacity()
+        )
+        self.class_rate = np.zeros(len(keys))
 
     def begin(self, idx: int, now: float) -> None:
         c = self.sim.cost[self.records[idx][0]]
-        self.cost[idx] = c
+        k = self.class_of[c]
+        self.of[idx] = k
         self.remaining[idx] = float(self.sim.c_bytes[c])
         self.rate[idx] = 0.0
         self.since[idx] = now
         self.version[idx] = 0
-        self.active[idx] = None
+        self.at[idx] = self.n_flows
+        self.flows[self.n_flows] = idx
+        self.n_flows += 1
+        self.shares.add(k)
         self._reshare(now)
 
     def end(self, idx: int, version: int, now: float) -> None:
-        if idx not in self.active or int(self.version[idx]) != version:
-            return  # its rate changed since this end was predicted
-        del self.active[idx]
+        if self.rate[idx] < 0 or int(self.version[idx]) != version:
+            return  # over, or its rate changed since this end was predicted
+        last = self.n_flows - 1
+        moved = int(self.flows[last])
+        place = int(self.at[idx])
+        self.flows[place] = moved
+        self.at[moved] = place
+        self.n_flows = last
+        self.rate[idx] = -1.0  # over
+        self.shares.remove(int(self.of[idx]))
         self.queued = None
         self.finish(idx, now)
         self._reshare(now)
 
     def _reshare(self, now: float) -> None:
-        if not self.active:
+        changed = self.shares.solve()
+        if changed:
+            rate = self.shares.rate
+            self.class_rate[changed] = [rate[k] for k in changed]
+        if not self.n_flows:
             return
-        flows = np.fromiter(self.active, dtype=np.int64, count=len(self.active))
-        costs = self.cost[flows]
-        if self.width:
-            crossed = self.rows[costs].ravel()  # type: ignore[index]
-            flow_of = np.repeat(np.arange(len(flows)), self.width)
-        else:
-            parts = [self.paths[c] for c in costs.tolist()]
-            lens = np.array([len(p) for p in parts], dtype=np.int64)
-            flow_of = np.repeat(np.arange(len(flows)), lens)
-            crossed = np.concatenate(parts) if len(flow_of) else flow_of
-        rates = max_min_flat(flow_of, crossed, self.caps[costs], self.capacity, self.width)
+        flows = self.flows[: self.n_flows]
+        rates = self.class_rate[self.of[flows]]
         old = self.rate[flows]
         moved = ~((rates == old) & (old > 0))
         if moved.any():

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["max_min_flat", "max_min_rates"]
+__all__ = ["FairShares", "max_min_flat", "max_min_rates"]
 
 
 def max_min_rates(paths: list[np.ndarray], caps: np.ndarray, capacity: np.ndarray) -> np.ndarray:
@@ -65,3 +67,188 @@ def max_min_flat(
         np.subtract.at(left, crossed[now_fixed[flow_of]], level)
         np.maximum(left, 0.0, out=left)
     return rate
+
+
+_INF = math.inf
+_FREE = 1 << 62  # a class's round while it is not fixed
+
+
+class FairShares:
+    """The max-min fair rates of a changing multiset of flows, recomputed incrementally and
+    bit for bit those :func:`max_min_flat` gives the same flows from scratch.
+
+    Flows are grouped in *classes* (the same resources, the same cap: the rounds fix them
+    together, at the same level); :meth:`add` and :meth:`remove` change a class's number of
+    flows and :meth:`solve` brings the rates up to date, returning the classes it fixed
+    again.  Each solve keeps its rounds (level, and each resource's capacity left, free
+    flows and share at the round's start).  A change touches only its class's resources:
+    a round of the last solve is replayed unchanged as long as no touched resource is its
+    bottleneck, before or after the change (its share, the capacity left over the changed
+    count, stays above the level) and no changed class's cap reaches the level; the rounds
+    before the first that fails give the same levels, fix the same classes and subtract
+    the same amounts (from a touched resource too: the same fixed classes cross it), so
+    the solve resumes at that round from its state, the counts changed (in the rounds that
+    stand too, for the next change's test).  Every round does
+    what :func:`max_min_flat`'s does, in the same floating-point operations: the share is
+    the capacity left over the free flows' count, the level the least share or cap, every
+    flow of a class through a resource at that share (or of cap at most it) is fixed, and
+    each fixed flow subtracts the level once from each resource it crosses (repeated
+    subtractions, as ``numpy.subtract.at`` does), the capacity left then clamped at 0."""
+
+    def __init__(self, paths: list[tuple[int, ...]], caps: list[float], capacity) -> None:
+        self.paths = paths  # each class's resources
+        self.caps = caps
+        self.capacity = [float(x) for x in capacity]
+        n_res, n_cls = len(self.capacity), len(paths)
+        self.mult = [0] * n_cls  # flows of each class in progress
+        self.count = [0] * n_res  # flows crossing each resource (a flow per crossing)
+        self.through: list[dict[int, None]] = [{} for _ in range(n_res)]  # classes in use
+        self.active: dict[int, None] = {}  # the classes with flows
+        self.capped: dict[int, None] = {}  # those of a finite cap
+        self.rate = [0.0] * n_cls  # each class's rate at the last solve
+        self.fixed_at = [_FREE] * n_cls  # the round of the last solve that fixed it
+        # the last solve's rounds: (level, left, count, share, classes fixed), states at
+        # the round's start
+        self.rounds: list[tuple[float, list[float], list[int], list[float], list[int]]] = []
+        self.delta: dict[int, int] = {}  # resource -> change of count since the last solve
+        self.changed: dict[int, None] = {}  # classes whose count changed since
+        # the state after the last solve's last round
+        self.final = (self.capacity.copy(), self.count.copy(), [_INF] * n_res)
+
+    def add(self, k: int) -> None:
+        """One more flow of class ``k``."""
+        self._change(k, 1)
+
+    def remove(self, k: int) -> None:
+        """One flow of class ``k`` less."""
+        self._change(k, -1)
+
+    def _change(self, k: int, d: int) -> None:
+        m = self.mult[k] + d
+        self.mult[k] = m
+        if m == 0:
+            del self.active[k]
+            self.capped.pop(k, None)
+            for r in self.paths[k]:
+                self.through[r].pop(k, None)
+        elif m == 1 and d > 0:
+            self.active[k] = None
+            self.fixed_at[k] = _FREE
+            if self.caps[k] < _INF:
+                self.capped[k] = None
+            for r in self.paths[k]:
+                self.through[r][k] = None
+        delta = self.delta
+        for r in self.paths[k]:
+            self.count[r] += d
+            delta[r] = delta.get(r, 0) + d
+        self.changed[k] = None
+
+    def _resume_at(self) -> int:
+        """The first round of the last solve the changes since alter."""
+        delta, caps = self.delta, self.caps
+        touched = list(delta.items())  # every resource of a changed class
+        least_cap = min((caps[k] for k in self.changed), default=_INF)
+        for i, (level, left, count, share, _) in enumerate(self.rounds):
+            if least_cap <= level:
+                return i
+            for r, d in touched:
+                if share[r] <= level:
+                    return i
+                c = count[r] + d
+                if c and left[r] / c <= level:
+                    return i
+        return len(self.rounds)
+
+    def solve(self) -> list[int]:
+        """Bring the rates up to date: the classes fixed again (``rate`` holds their new
+        rates; the others keep theirs)."""
+        if not self.changed:
+            return []
+        start = self._resume_at() if self.rounds else 0
+        rounds, fixed_at = self.rounds, self.fixed_at
+        touched = [(r, d) for r, d in self.delta.items() if d]
+        for _, left, count, share, _ in rounds[:start]:  # the rounds that stand, changed
+            for r, d in touched:
+                c = count[r] + d
+                count[r] = c
+                share[r] = left[r] / c if c else _INF
+        if start < len(rounds):
+            _, left, count, share, _ = rounds[start]
+            left, count, share = left.copy(), count.copy(), share.copy()
+            for _, _, _, _, ks in rounds[start:]:
+                for k in ks:
+                    fixed_at[k] = _FREE
+            del rounds[start:]
+            for r, d in self.delta.items():
+                c = count[r] + d
+                count[r] = c
+                share[r] = left[r] / c if c else _INF
+        else:  # every round stands: the changed classes are fixed after them
+            left, count, share = (x.copy() for x in self.final)
+            for r, d in self.delta.items():
+                c = count[r] + d
+                count[r] = c
+                share[r] = left[r] / c if c else _INF
+        self.delta = {}
+        self.changed = {}
+        # the classes fixed before the start are unchanged (a changed one fails its round)
+        n_free = len(self.active) - sum(len(x[4]) for x in rounds)
+        out: list[int] = []
+        paths, mult, caps, capped, through, rate = (
+            self.paths,
+            self.mult,
+            self.caps,
+            self.capped,
+            self.through,
+            self.rate,
+        )
+        j = start
+        while n_free:
+            level = min(share, default=_INF)
+            for k in capped:
+                if fixed_at[k] == _FREE and caps[k] < level:
+                    level = caps[k]
+            fixed: list[int] = []
+            if level == _INF:
+                fixed = [k for k in self.active if fixed_at[k] == _FREE]
+            else:
+                r = -1
+                while True:
+                    try:
+                        r = share.index(level, r + 1)
+                    except ValueError:
+                        break
+                    for k in through[r]:
+                        if fixed_at[k] == _FREE:
+                            fixed_at[k] = j
+                            fixed.append(k)
+                for k in capped:
+                    if fixed_at[k] == _FREE and caps[k] <= level:
+                        fixed_at[k] = j
+                        fixed.append(k)
+            rounds.append((level, left.copy(), count.copy(), share.copy(), fixed))
+            hits: dict[int, int] = {}
+            for k in fixed:
+                fixed_at[k] = j
+                rate[k] = level
+                m = mult[k]
+                for r in paths[k]:
+                    hits[r] = hits.get(r, 0) + m
+            n_free -= len(fixed)
+            out += fixed
+            if level == _INF:
+                break
+            for r, h in hits.items():
+                x = left[r]
+                for _ in range(h):
+                    x -= level
+                if not (x > 0.0 or x != x):  # numpy.maximum(x, 0.0)
+                    x = 0.0
+                left[r] = x
+                c = count[r] - h
+                count[r] = c
+                share[r] = x / c if c else _INF
+            j += 1
+        self.final = (left, count, share)
+        return out
