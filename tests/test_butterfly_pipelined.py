@@ -135,7 +135,7 @@ def test_the_search_goes_down_to_every_message_the_simulator_takes(monkeypatch):
     p = star_platform(6, ("100Gbps", "25Gbps", "10Gbps"), "5us")
     s = plan(
         p, None, method="butterfly_pipelined", collective="allreduce", nbytes=M,
-        options={"align": 8},
+        options={"align": 8, "cut": "even"},
     )  # fmt: skip
     assert 1500 < max(sent for sent, _ in tried) <= 3000
     assert s.params["estimate"] == min(t for _, t in tried)
@@ -194,11 +194,11 @@ def test_the_search_skips_a_halving_its_startup_would_lose(monkeypatch):
     monkeypatch.setattr(simulator, "simulate", spy)
     p = star_platform(6, ("25Gbps", "10Gbps"), "5us")
     kw = {"method": "butterfly_pipelined", "collective": "allreduce", "nbytes": 1 << 20}
-    s = plan(p, None, **kw, options={"align": 8})
+    s = plan(p, None, **kw, options={"align": 8, "cut": "even"})
     assert tried == [None, 16384]
     assert s.params["segment_size"] == 16384
     monkeypatch.setattr(simulator, "simulate", real)
     shorter = plan(p, None, **kw, segment_size=8192, options={"align": 8})
     assert simulate(p, shorter).makespan > s.params["estimate"]
-    full = plan(p, None, **kw, options={"align": 8, "search": "full"})
+    full = plan(p, None, **kw, options={"align": 8, "search": "full", "cut": "even"})
     assert full.params["segment_size"] == 16384

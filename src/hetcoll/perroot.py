@@ -19,8 +19,8 @@ tree advances at its own share's pace (the combine rule of :mod:`hetcoll.program
 completes a rank's combines in program order: flow after flow would serialise them).  A
 schedule's ``order`` may give instead each send's *slot* in a timetable
 (:mod:`hetcoll.planners.forestorder`): ops in slot order, each rank's sends one after the
-other, or (the schedule's ``chain`` is ``edge``, for a model whose ranks send concurrently) a
-window of sends in flight per edge, its sends to different peers at once.
+other, or (the schedule's ``chain`` is ``edge`` or ``peer``, for a model whose ranks send
+concurrently) a window of sends in flight per edge, its sends to different peers at once.
 """
 
 from __future__ import annotations
@@ -43,8 +43,10 @@ __all__ = [
 ]
 
 #: how a per-root timetable chains a rank's sends: each after the rank's previous send
-#: (``rank``), or after its previous send to the same peer (``edge``)
-CHAINS = ("rank", "edge")
+#: (``rank``), or after the send a window earlier to the same peer, the windows in
+#: proportion to the edges' bytes (``edge``) or one per edge with the flows' first segments
+#: phased (``peer``)
+CHAINS = ("rank", "edge", "peer")
 
 
 def is_per_root(collective: str, flows: Sequence[Flow], timetable: bool = False) -> bool:
@@ -292,10 +294,13 @@ class _Ops:
             out.append((key, [handle], [kind, peer, chunk, tuple(deps), result]))
         return out
 
-    def program(self, reduces: bool, chain: bool = False, per_edge: bool = False) -> Program:
+    def program(
+        self, reduces: bool, chain: bool = False, per_edge: bool = False, one: bool = False
+    ) -> Program:
         """The program.  With ``chain``: each rank's ops in slot order, each of its sends
         (but a relay's forwarding) waiting for its previous send; with ``per_edge`` too,
-        for its send :func:`windows` places earlier to the same peer instead."""
+        for its send :func:`windows` places earlier to the same peer instead (with ``one``:
+        a window of one send per edge, two where it would be alone, :func:`_alone`)."""
         out: dict[str, tuple[Op, ...]] = {}
         for mine in self.ops.values():
             mine.sort(key=lambda x: x[0])
@@ -312,7 +317,7 @@ class _Ops:
                     if kind == "send" and handles[0] not in self.forwards:
                         edge = (node, peer)
                         sent[edge] = sent.get(edge, 0) + self.chunks[chunk].nbytes
-            window = _alone(windows(sent))
+            window = _alone(dict.fromkeys(sent, 1) if one else windows(sent))
         for node, runs in runs_of.items():
             where = {h: i for i, (_, handles, _) in enumerate(runs) for h in handles}
             last: dict[str, list[int]] = {}  # the sends so far, per peer ("": any peer)
@@ -407,7 +412,13 @@ def per_root_program(
     first segment, its others following from there, and a segment's round the middle of
     its bytes: the sends of a window end apart and each one's lead (latency, per-message
     costs) overlaps another's bytes, where sends of one size started together leave the NIC
-    idle through every lead.  O(total ops log ops).
+    idle through every lead.  With ``chain="peer"`` every edge keeps one send in flight (two
+    where it would be alone) and each flow's first segment is its own (:func:`_phases`: the
+    ``i``-th of ``K`` flows of a kind cut into segments starts with ``(i + 1/2) / K`` of a
+    segment, in whole multiples of ``stagger``): the flows sharing a NIC start their
+    segments at different moments, so that one's lead passes under the others' bytes, for
+    flows whose segments are not of one size (each share in as many segments: a NIC's edges
+    then get the rates of their bytes from one send each).  O(total ops log ops).
     """
     if chain not in CHAINS:
         raise ScheduleError(f"chain: one of {', '.join(CHAINS)}, not {chain!r}")
@@ -456,12 +467,15 @@ def per_root_program(
                 b.forwards.add(b.op(way[h], (*key, h, 1), "send", way[h + 1], got, [r]))
         return way[1], way[-2], got
 
-    edge = chain == "edge"
+    edge = chain in ("edge", "peer")
+    first = (
+        _phases(flows, stagger) if chain == "peer" else dict.fromkeys(range(len(flows)), stagger)
+    )
     for fi, flow in enumerate(flows):
         tree, kids = flow.tree, flow.tree.children
         segs = flow.segments()
         if edge:
-            cuts = _staggered(segs, stagger)
+            cuts = _staggered(segs, first[fi])
             if len(cuts) > len(segs):
                 cut.add(fi)
             segs = cuts
@@ -524,7 +538,30 @@ def per_root_program(
                     got = b.op(c, key, "recv", by, part, wait, result)
                     b.op(v, when((1, rnd, fi, 1), fi, k, v, c, True), "send", to, part, have[v])
                     have[c] = [got]
-    return b.program(reduces, chain=slots is not None or edge, per_edge=edge)
+    return b.program(reduces, chain=slots is not None or edge, per_edge=edge, one=chain == "peer")
+
+
+def _phases(flows: Sequence[Flow], unit: int) -> dict[int, int]:
+    """Each flow's first segment under ``chain="peer"`` (bytes, 0: as the others): the
+    ``i``-th of the ``K`` flows of a kind in several segments starts with ``(i + 1/2) / K``
+    of its segment, rounded down to whole multiples of ``unit`` (at least one; ``unit``
+    0: no phases).
+
+    >>> from hetcoll.patterns import Tree
+    >>> star = Tree("a", {"a": ("b",)})
+    >>> [_phases([Flow(star, 400, at, segment_size=100) for at in (0, 400)], 10)[i]
+    ...  for i in (0, 1)]
+    [20, 70]
+    """
+    out = dict.fromkeys(range(len(flows)), 0)
+    if unit <= 0:
+        return out
+    for kind in {f.kind for f in flows}:
+        cut = [i for i, f in enumerate(flows) if f.kind == kind and f.chunks > 1]
+        for j, i in enumerate(cut):
+            seg = flows[i].segment_size or 0
+            out[i] = max(unit, (2 * j + 1) * seg // (2 * len(cut) * unit) * unit)
+    return out
 
 
 def _alone(window: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:

@@ -176,13 +176,15 @@ class Schedule:
         ``"rank"`` (the default) each after the node's previous send; ``"edge"`` a window
         of sends in flight per edge, in proportion to the edge's bytes, its sends to
         different peers at once (:func:`hetcoll.perroot.windows`: the planner's choice for
-        a model whose nodes send concurrently, sharing their NIC as the packing assumes).
+        a model whose nodes send concurrently, sharing their NIC as the packing assumes);
+        ``"peer"`` one send in flight per edge, the flows' first segments phased.
     stagger : int
         Under ``chain="edge"``: bytes of the first segment of every per-root flow of
         several segments (0: none), the flow's segments of its size following from there,
         so that the sends of an edge's window end apart and one's lead overlaps the
-        others' bytes (:func:`hetcoll.perroot.per_root_program`).  The planner makes it a
-        multiple of the elements a reduction combines.
+        others' bytes (:func:`hetcoll.perroot.per_root_program`).  Under ``"peer"``: the
+        unit of the flows' phased first segments (0: none; ``hetcoll.perroot._phases``).
+        The planner makes it a multiple of the elements a reduction combines.
 
     Notes
     -----
@@ -241,8 +243,8 @@ class Schedule:
         if self.chain not in CHAINS:
             raise ScheduleError(f"chain: one of {', '.join(CHAINS)}, not {self.chain!r}")
         object.__setattr__(self, "stagger", count(self.stagger, "size", "stagger"))
-        if self.stagger and self.chain != "edge":
-            raise ScheduleError('stagger: only under chain "edge"')
+        if self.stagger and self.chain == "rank":
+            raise ScheduleError('stagger: only under chain "edge" or "peer"')
         if self.hypercube is not None:
             self._check_hypercube()
             return

@@ -47,11 +47,31 @@ the simulator's budget ``B`` only from ``s = 2 (N - 1) M / B``: the lag is at le
 ``S = (M / s) a / W`` (:func:`startup`, ``a`` a send's lead), and ``lag S = M a / b``
 whatever ``W`` and ``s``: the two together are at least ``2 sqrt(a b / M)`` of ``T*``,
 2.7 % at 64 MiB behind NICs of 5 us latency (``a`` = 10 us).
+
+That holds for sends whose leads idle their share of a NIC, and they do under windows in
+proportion to the edges' bytes: during one send's lead its edge's share goes to the NIC's
+other edges, whose bytes run ahead of the fluid schedule.  The *phased* cut (``cut``)
+cuts every share into the same number ``k`` of segments instead, keeps one send in flight
+per edge (``chain="peer"``: the shares advance together, segment ``j`` of each in the
+same round of every rank's program, each of its size in proportion to its share) and starts
+each flow's segments at its own phase (:func:`hetcoll.perroot._phases`), so that the leads
+of the flows crossing a NIC come at different moments: where ``T* = M / b_min`` and the
+faster NICs have time to spare, a slow NIC's other flows take up the share of the one in
+its lead and the leads cost almost nothing.  What is left is the fill and drain, about
+``T* / k`` (a segment of every share crosses the slow NIC before anything comes back).
+``k`` doubles from :data:`FIRST_COUNT` while the time falls and the curve ``A / k + B k``
+through the last two points predicts a gain, up to the simulator's budget
+(:func:`phased_search`).  ``cut="best"`` (the default) simulates the phased cut and, where
+it stays over :data:`NEAR` above the fluid time, the even one too, and keeps the faster:
+where every NIC binds (``M / b_min = 2 (N - 1) M / sum_i b_i``: a star of eight NICs, half
+at 25 and half at 10 Gbit/s) no NIC can take up another's share and the even cut's
+windows do better.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 from ..errors import PlannerError
@@ -75,7 +95,7 @@ __all__ = ["butterfly_pipelined"]
     complexity="O(N^2 M / segment) sends; a simulation per segment size tried (about three)",
     summary="butterfly allreduce with bandwidth-balanced shares, reduce-scatter and "
     "allgather pipelined in segments so that they overlap on every full-duplex NIC",
-    options=("align", "search"),
+    options=("align", "search", "cut"),
     kind="forest",
     pipelined=True,
     own_slices=True,
@@ -92,21 +112,27 @@ def butterfly_pipelined(
     sizes: dict[str, int] | None = None,
     align: Annotated[int, Option(most=1 << 20)] = 1,
     search: Literal["quick", "full"] = "quick",
+    cut: Literal["best", "even", "phased"] = "best",
 ) -> Schedule:
     """The butterfly allreduce of an ``nbytes`` vector over every node of ``platform``,
     member ``i``'s share :func:`~hetcoll.planners.butterfly.balanced_shares` of the rates
     the model gives, every share pipelined in segments of ``segment_size`` bytes (multiples
     of ``align``), or of the size that simulates fastest (``search``: as ``forest``'s);
-    module docstring.
+    module docstring.  ``cut``: ``"even"`` those segments of one size; ``"phased"`` (under
+    a model whose ranks send concurrently) every share in as many segments, their count
+    the fastest simulated (:func:`phased_search`); ``"best"`` the phased schedule, and
+    where it is not within :data:`NEAR` of the shares' fluid time the even one too, the
+    faster kept.
 
     Returns
     -------
     Schedule
         Per-root flows (:mod:`hetcoll.perroot`): the reduce flow and the bcast flow of each
-        owner's share, ``chain="edge"`` under a model whose ranks send concurrently;
-        ``params``: ``trees``, ``segment_size`` (None: shares whole), the simulated
-        ``estimate`` (seconds) and ``bound``, the shares' fluid time (seconds: ``T*`` under
-        ``nic``).
+        owner's share, ``chain="edge"`` (even) or ``"peer"`` (phased) under a model whose
+        ranks send concurrently; ``params``: ``trees``, ``segment_size`` (None: shares
+        whole; phased: the largest share's), ``segments`` (phased: each share's count), the
+        simulated ``estimate`` (seconds) and ``bound``, the shares' fluid time (seconds:
+        ``T*`` under ``nic``).
 
     Examples
     --------
@@ -164,25 +190,136 @@ def butterfly_pipelined(
             stagger=half,
         )
 
+    def make_phased(flows: list[Flow], count: int, estimate: float | None) -> Schedule:
+        params = {
+            "trees": len(flows),
+            "segment_size": _piece(max(shares), count, align),
+            "segments": count,
+            "estimate": estimate,
+            "bound": fluid,
+        }
+        return Schedule(
+            "allreduce",
+            "butterfly_pipelined",
+            vector,
+            tuple(flows),
+            params,
+            chain="peer",
+            stagger=align,
+        )
+
+    phase = cut != "even" and chain == "edge"
+    if cut == "phased" and not phase:
+        raise PlannerError("cut='phased': needs a model whose ranks send concurrently (nic)")
+    whole = build(None)
+
+    def pieces(count: int) -> list[Flow]:
+        return [replace(f, segment_size=_piece(f.nbytes, count, align)) for f in whole]
+
+    if segment_size and cut == "phased":  # the largest share in segments of that size
+        count = -(-max(shares) // max(int(segment_size), 1))
+        return make_phased(pieces(count), count, None)
     if segment_size:
         return make(build(int(segment_size)), None)
     from ..simulator import simulate
 
     predictions: dict[int, Any] = {}
 
-    def simulated(flows: list[Flow]) -> Schedule:
-        run = simulate(platform, make(flows, None), model)
-        sched = make(flows, run.makespan)
+    def simulated(flows: list[Flow], count: int = 0) -> Schedule:
+        got = make_phased(flows, count, None) if count else make(flows, None)
+        run = simulate(platform, got, model)
+        sched = make_phased(flows, count, run.makespan) if count else make(flows, run.makespan)
         predictions[id(sched)] = run
         return sched
 
     most = transfer_budget(bound.contention)  # every message the simulator takes
     lower = fluid if bound.nic_rate(0) is not None else 0.0
-    price = startup(bound, ids, shares, rates) if lower > 0 and chain == "edge" else None
-    tried = _descend([None], build, simulated, most, lower, search, price)
+    tried = phased_search(pieces, simulated, most, lower) if phase else []
+    near = tried and min(s.params["estimate"] for s in tried) <= (1 + NEAR) * lower
+    if not tried or (cut == "best" and not near):
+        price = startup(bound, ids, shares, rates) if lower > 0 and chain == "edge" else None
+        tried += _descend([None], build, simulated, most, lower, search, price)
     sched = min(tried, key=lambda s: s.params["estimate"])  # the first of equals
     keep_prediction(platform, sched, model, predictions[id(sched)])
     return sched
+
+
+#: ``cut="best"`` simulates the even segments too where the phased schedule takes more than
+#: this fraction over the shares' fluid time
+NEAR = 0.01
+#: the fewest segments per share the phased search simulates first
+FIRST_COUNT = 4
+
+
+def _piece(nbytes: int, count: int, align: int) -> int | None:
+    """The segment (a multiple of ``align``) that cuts ``nbytes`` into ``count`` pieces,
+    the last shorter (None: whole).
+
+    >>> _piece(1000, 4, 8), _piece(1000, 1, 8), _piece(0, 4, 8)
+    (256, None, None)
+    """
+    per = -(-nbytes // max(count, 1))
+    seg = -(-per // align) * align
+    return seg if 0 < seg < nbytes else None
+
+
+def phased_search(
+    cut: Callable[[int], list[Flow]],
+    simulated: Callable[[list[Flow], int], Schedule],
+    most: int,
+    lower: float,
+) -> list[Schedule]:
+    """The phased schedules simulated to choose the count ``k`` of segments per share
+    (``cut(k)`` the flows): doubling from :data:`FIRST_COUNT` while the time falls, the
+    last doubling cut short to the most segments whose schedule sends at most ``most``
+    messages.  Its time over ``lower`` (the shares' fluid
+    time) reads ``A / k + B k``: a share's segment crossing the slowest NIC and back (the
+    pipeline's fill and drain, in proportion to the segment) and its messages' leads that
+    other flows' bytes leave uncovered (in proportion to the messages); from two points on,
+    the next doubling is simulated only while the curve through the last two predicts a
+    gain (:func:`_doubling_gains`)."""
+    out: list[Schedule] = []
+    k = FIRST_COUNT
+    while True:
+        flows = cut(k)
+        short = sum(f.transfers for f in flows) > most
+        if short:  # the doubling cut short at the budget, the last count tried
+            k = _most_within(cut, k // 2, k, most) if out else 0
+            if k <= (out[-1].params["segments"] if out else 0):
+                break
+            flows = cut(k)
+        sched = simulated(flows, k)
+        out.append(sched)
+        if short or (len(out) >= 2 and sched.params["estimate"] >= out[-2].params["estimate"]):
+            break
+        if len(out) >= 2 and not _doubling_gains(out[-2], sched, k, lower):
+            break
+        if all(f.chunks == 1 for f in flows):
+            break  # nothing left to cut
+        k *= 2
+    return out
+
+
+def _most_within(cut: Callable[[int], list[Flow]], lo: int, hi: int, most: int) -> int:
+    """The largest count in ``[lo, hi)`` whose flows send at most ``most`` messages (``lo``
+    does), by bisection."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if sum(f.transfers for f in cut(mid)) <= most:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _doubling_gains(before: Schedule, now: Schedule, k: int, lower: float) -> bool:
+    """Whether ``A / 2k + 2 B k < A / k + B k`` for the ``A``, ``B`` that give the times
+    over ``lower`` of ``k / 2`` and ``k`` segments: ``A / 2k > B k``."""
+    t1 = before.params["estimate"] - lower  # k / 2 segments: 2 A / k + B k / 2
+    t2 = now.params["estimate"] - lower  # k segments: A / k + B k
+    b = (2 * t2 - t1) * 2 / (3 * k)
+    a = (t2 - b * k) * k
+    return a / (2 * k) > b * k
 
 
 def startup(

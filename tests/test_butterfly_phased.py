@@ -1,0 +1,154 @@
+"""``butterfly_pipelined``'s phased cut (``cut="phased"``, :mod:`hetcoll.planners.butterflypipe`):
+every share in as many segments, one send in flight per edge (``chain="peer"``,
+:func:`hetcoll.perroot.per_root_program`) and the flows' first segments phased — its
+lowering, the data every rank ends with, its count search, and its time against the even
+cut's on a star whose slow NICs alone bind ``T*``."""
+
+from __future__ import annotations
+
+import pytest
+
+from hetcoll import PlannerError, Schedule, plan, simulate
+from hetcoll.generators.stars import star_platform
+from hetcoll.patterns import Flow, Tree
+from hetcoll.perroot import _phases, per_root_program
+from test_recursive import check_result, equal
+
+KW = {"method": "butterfly_pipelined", "collective": "allreduce"}
+
+
+def t_star(p, m: int) -> float:
+    rates = [node.bandwidth for node in p.nodes]
+    return max(m / min(rates), 2 * (len(rates) - 1) * m / sum(rates))
+
+
+def test_each_share_in_as_many_segments_one_send_per_edge():
+    """Four NICs of 100/100/25/10 Gbit/s (shares ``9 : 9 : 1.5 : 0`` of ``T* b - M``):
+    with the largest share in 4 segments every share has 4 (its own size, in whole
+    elements), the 10 Gbit/s node's empty share one message per edge; ``stagger`` is the
+    element, each flow of a kind cut in segments starting ``(i + 1/2) / 3`` of a segment in."""
+    p = star_platform(4, ("100Gbps", "100Gbps", "25Gbps", "10Gbps"), "5us")
+    m = 39 * 1024
+    big = -(-max(f.nbytes for f in plan(p, None, **KW, nbytes=m).flows) // 4)
+    s = plan(p, None, **KW, nbytes=m, segment_size=big, options={"align": 8, "cut": "phased"})
+    assert (s.chain, s.stagger, s.params["segments"]) == ("peer", 8, 4)
+    reduce = [f for f in s.flows if f.kind == "reduce"]
+    assert [f.chunks for f in reduce] == [4, 4, 4, 1]
+    assert all(f.segment_size % 8 == 0 for f in reduce[:3]) and reduce[3].nbytes == 0
+    first = _phases(s.flows, 8)
+    for i, f in enumerate(reduce[:3]):
+        assert first[i] == max(8, (2 * i + 1) * f.segment_size // 48 * 8)
+    assert Schedule.from_json(s.to_json()) == s
+    s.validate(p)
+    check_result(s)
+
+
+def windows_of(prog, node: str) -> dict[str, set[int]]:
+    """Per peer of ``node``: how many sends back each of its sends to that peer waits for
+    (its window)."""
+    ops = prog.ops[node]
+    out: dict[str, set[int]] = {}
+    for peer in {op.peer for op in ops if op.kind == "send"}:
+        mine = [i for i, op in enumerate(ops) if op.kind == "send" and op.peer == peer]
+        for j, i in enumerate(mine):
+            back = [j - k for k, m in enumerate(mine[:j]) if m in ops[i].deps]
+            if back:
+                out.setdefault(peer, set()).add(min(back))
+    return out
+
+
+def test_peer_chain_keeps_one_send_in_flight_per_edge():
+    """Every member of four broadcasting its block (800, 400, 200, 200 bytes in 50-byte
+    segments) to the other three: under ``chain="peer"`` each send waits for the rank's
+    previous send to the same peer (one in flight per edge; none is alone at a NIC), where
+    ``"edge"`` keeps windows in proportion to the edges' bytes (4 on ``a``'s)."""
+    ids = "abcd"
+    flows, at = [], 0
+    for r, size in zip(ids, (800, 400, 200, 200), strict=True):
+        star = Tree(r, {r: tuple(v for v in ids if v != r)})
+        flows.append(Flow(star, size, at, segment_size=50))
+        at += size
+    peer = per_root_program(flows, chain="peer")
+    assert all(w == {1} for v in ids for w in windows_of(peer, v).values())
+    edge = per_root_program(flows, chain="edge")
+    assert windows_of(edge, "a") == {v: {4} for v in "bcd"}
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8])
+def test_every_rank_ends_with_the_sum(n):
+    for p in (star_platform(n), star_platform(n, ("100Gbps", "25Gbps", "10Gbps"))):
+        for nbytes, seg in ((3, None), (1000 * n + 1, None), (1000 * n + 8, 64), (0, 8)):
+            s = plan(p, None, **KW, nbytes=nbytes, segment_size=seg, options={"cut": "phased"})
+            assert s.chain == "peer"
+            s.validate(p)
+            check_result(s)
+
+
+def test_within_two_percent_of_t_star_where_the_even_cut_takes_six():
+    """Four NICs of 100/25/10 Gbit/s at 8 MiB, ``T* = M / b_min`` (the fast NICs idle
+    part of the time): the phased cut keeps every slow NIC busy both ways, its leads under
+    the other flows' bytes, where the even cut's windows keep several of its segments in
+    flight on the slow node's edges (1.07 ``T*``)."""
+    p = star_platform(4, ("100Gbps", "25Gbps", "10Gbps"), "5us")
+    m = 8 << 20
+    s = plan(p, None, **KW, nbytes=m, options={"align": 8})
+    assert s.chain == "peer"
+    assert s.params["estimate"] == simulate(p, s).makespan < 1.02 * t_star(p, m)
+    even = plan(p, None, **KW, nbytes=m, options={"align": 8, "cut": "even"})
+    assert simulate(p, even).makespan > 1.05 * t_star(p, m)
+
+
+def test_the_count_search_doubles_while_it_gains(monkeypatch):
+    """Counts from 4 doubling; it stops where the time rises or the curve ``A / k + B k``
+    through the last two points predicts no gain, keeps the fastest, and simulates the
+    even cut too where the phased one is more than 1 % over the bound."""
+    import hetcoll.simulator as simulator
+
+    tried: list[tuple[str, int | None, float]] = []
+    real = simulator.simulate
+
+    def spy(platform, schedule, model=None):
+        run = real(platform, schedule, model)
+        tried.append((schedule.chain, schedule.params.get("segments"), run.makespan))
+        return run
+
+    monkeypatch.setattr(simulator, "simulate", spy)
+    p = star_platform(4, ("100Gbps", "25Gbps", "10Gbps"), "5us")
+    s = plan(p, None, **KW, nbytes=1 << 20, options={"align": 8})
+    counts = [k for chain, k, _ in tried if chain == "peer"]
+    assert counts == [4 << i for i in range(len(counts))] and len(counts) >= 2
+    assert s.params["estimate"] == min(t for _, _, t in tried)
+    over = min(t for chain, _, t in tried if chain == "peer") > 1.01 * s.params["bound"]
+    assert any(chain == "edge" for chain, _, _ in tried) == over
+
+
+def test_refusals():
+    p = equal(3, 1e-6, 1e-9)  # ranks that send one at a time
+    with pytest.raises(PlannerError, match="send concurrently"):
+        plan(p, None, **KW, nbytes=64, options={"cut": "phased"})
+    assert plan(p, None, **KW, nbytes=64).chain == "rank"
+
+
+def test_the_last_doubling_is_cut_short_at_the_budget(monkeypatch):
+    """With the simulator's budget made 2 000 messages, four NICs of 100/25/10 Gbit/s at
+    8 MiB (counts gaining up to it): the last count tried is the largest whose schedule
+    sends at most the budget, between the last power of two and the next."""
+    import hetcoll.planners.butterflypipe as bp
+    import hetcoll.simulator as simulator
+
+    monkeypatch.setattr(bp, "transfer_budget", lambda contention: 2000)
+    tried: list[tuple[int, int]] = []
+    real = simulator.simulate
+
+    def spy(platform, schedule, model=None):
+        tried.append((schedule.params.get("segments"), sum(f.transfers for f in schedule.flows)))
+        return real(platform, schedule, model)
+
+    monkeypatch.setattr(simulator, "simulate", spy)
+    p = star_platform(4, ("100Gbps", "25Gbps", "10Gbps"), "5us")
+    kw = {**KW, "nbytes": 8 << 20}
+    plan(p, None, **kw, options={"align": 8, "cut": "phased"})
+    counts = [k for k, _ in tried]
+    *doubled, last = counts
+    assert doubled == [4 << i for i in range(len(doubled))]
+    assert doubled[-1] < last < 2 * doubled[-1] and tried[-1][1] <= 2000
