@@ -38,9 +38,9 @@ def test_counts_follow_the_weights_the_finest_within_the_budget():
     assert _proportional(small, [400.0, 2.0, 1.0], 3 * 300)[0] == 2
 
 
-@pytest.mark.parametrize(("op", "most"), [("allgather", 1.012), ("reduce_scatter", 1.019)])
-def test_sixty_four_nodes_within_two_percent(monkeypatch, op, most):
-    """The benchmark's 64-node graph at 1 MiB per rank: 1.0106x (allgather) and 1.0178x
+@pytest.mark.parametrize(("op", "most"), [("allgather", 1.007), ("reduce_scatter", 1.01)])
+def test_sixty_four_nodes_within_one_percent(monkeypatch, op, most):
+    """The benchmark's 64-node graph at 1 MiB per rank: 1.0054x (allgather) and 1.0089x
     (reduce-scatter, its broadcast's play-out run backwards) the optimum, which the
     simulator replays; two play-outs in all (whole shares, segments of one size)."""
     p = capacitated_graph_platform(64, seed=0)

@@ -22,10 +22,10 @@ PINNED = {
     (8, "allgather", 64): "aa929754e3521f83453049ed7d21f767b6c1f1a4",
     (8, "reduce_scatter", 1): "4dcb0c05120d85dd6179e62d97d6e818519b1de8",
     (8, "reduce_scatter", 64): "9b57015a0fd353bec5d0bca4d19ef405785f7f81",
-    (16, "allgather", 1): "04336683df044ff91a4ad3e58a10aaceea8e6aa7",
-    (16, "allgather", 64): "1a1ca5c78b2e5a5e9740cda9b420e3dceec03256",
-    (16, "reduce_scatter", 1): "5db9958a9597abf3217f32128ba58579cdcb4348",
-    (16, "reduce_scatter", 64): "74eacec74b579f0c4a345d77b900a770ba75ece1",
+    (16, "allgather", 1): "7416aedf62f892b31578a5b428b00629aa20bdc3",
+    (16, "allgather", 64): "6d910c4b1a63bd6c4115d2aa2ae5faa0ebedefa3",
+    (16, "reduce_scatter", 1): "e9c6dbce16fe8806eac6788c28697bd4682fc737",
+    (16, "reduce_scatter", 64): "a31b490822abbfa7ef1cb9611c31c518cdf4a375",
 }
 
 

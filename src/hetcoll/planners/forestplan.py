@@ -16,7 +16,8 @@ in program order a rank's next send would wait for a busy link while another idl
 segments: of the given size, else the fastest play-out (the play-out is what the simulator
 replays on bandwidth-only link graphs, at a fraction of its cost) of every flow whole, then
 every flow cut into a count of its own in proportion to its share (segments of about one
-size: :func:`_proportional`), the finest within a quarter of the transfer budget, then
+size: :func:`_proportional`), the finest within a quarter of the transfer budget (a half
+where the play-out is the simulator's: :data:`EXACT`), then
 (except where every edge holds its resources for exactly its time, a bandwidth-only link
 graph) every flow cut into the same number of segments, powers of two and the most within
 that quarter; segments of at least 1 KiB; stopping at the first play-out within
@@ -27,7 +28,7 @@ The packing's trees are the shallowest of its optimal ones
 (:mod:`hetcoll.planners.forestshallow`): with the column generation's trees, up to 39 hops
 deep on the 64-node benchmark graph, the allgather took 1.054x the optimum there (counts in
 proportion to each tree's pipeline depth, as then), with the shallower ones and segments of
-one size 1.011x.  On a bandwidth-only link graph a reduce-scatter's cuts are timetabled as
+one size 1.005x.  On a bandwidth-only link graph a reduce-scatter's cuts are timetabled as
 their broadcast's play-out run backwards (:mod:`hetcoll.planners.forestreverse`): the
 reduce's own play-out makes a node wait for its last child's segment before it forwards
 (1.27x the optimum at 64 nodes, against 1.10x backwards, with the deep trees).
@@ -84,6 +85,12 @@ MIN_SEGMENT = 1024
 STOP = 0.005
 #: the play-outs (no simulation) stop at the first within this fraction of the bound
 NEAR = 0.001
+#: where the play-out is what the simulator replays (every edge holding its resources for
+#: exactly its time), the cuts may send this fraction's inverse of the simulator's transfer
+#: budget, elsewhere a quarter: on the 64-node graph of ``bench_packing.py`` a half takes
+#: the allgather from 1.0106x the optimum to 1.0054x, the reduce-scatter from 1.0178x to
+#: 1.0089x, for a play-out of twice the messages
+EXACT = 2
 #: under windows per edge, the fewest segments of the largest share the planner tries (a
 #: pipeline of fewer, each a window's batch, fills and drains for much of the run)
 PIPELINE = 16
@@ -537,6 +544,8 @@ def forest(
     mirror = mirror and not np.any(platform.gamma)
     # there the play-out's urgency is a latest start within the bound (forestorder.py)
     lead = lower if tight else None
+    if tight:  # the play-out is the simulator's: a larger share of its budget (EXACT)
+        budget = transfer_budget(bound.contention) // EXACT
 
     def played_out(flows: list[Flow], backwards: bool = False) -> tuple[float, list[Flow], Any]:
         # the time, the flows and the order (backwards: a reduce-scatter's broadcast run
