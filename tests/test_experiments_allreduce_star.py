@@ -128,15 +128,18 @@ def test_two_sites_plan_on_the_hosts_against_their_bound():
 def test_two_sites_at_eight_bytes():
     """An 8-byte allgather on two-site (the reproduce's smallest size): its bound is the
     WAN cut's 4 bytes after one hop (2 NICs' 5 us, the WAN's 1 ms) at 5 Gbit/s, just above
-    one byte's reach (no steady-state: the hosts' packing does not solve at a 1-byte
-    block); at 4 KiB the steady-state packing is far below the bound, and printed."""
+    one byte's reach; the hosts' steady-state packing, which counts no hop, is far below
+    it at a 1-byte block as at 4 KiB (its per-message costs barely grow with the block),
+    and printed."""
     pt = point(("two-site", "allgather", 8))
     p = platform("two-site")
     found = members_bound(p, "allgather", 8, hosts(p))
     assert pt["bound"] == found.parts["latency_cut"] == pytest.approx(1.01e-3 + 4 / 625e6)
-    assert pt["bound"] > found.parts["reach"] and pt["steady"] is None
+    assert pt["bound"] > found.parts["reach"]
+    small = pt["steady"]
+    assert 0 < small < 0.2 * pt["bound"]
     pt = point(("two-site", "allgather", 4096))
-    assert 0 < pt["steady"] < 0.2 * pt["bound"]
+    assert small <= pt["steady"] < 0.2 * pt["bound"]
     rows = table([pt], "two-site", "allgather").splitlines()
     assert any(line.startswith("steady-state") for line in rows)
 

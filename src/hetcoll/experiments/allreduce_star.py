@@ -185,7 +185,7 @@ def point(task: tuple[str, str, int]) -> dict[str, Any]:
 
 def _members_bound(p, collective: str, m: int, members: list[str]):
     """:func:`hetcoll.allbounds.members_bound` with the hosts' steady-state packing, or
-    without it where its LP does not solve (a block of a byte)."""
+    without it where its LP does not solve."""
     from ..allbounds import members_bound
     from ..errors import PlannerError
 

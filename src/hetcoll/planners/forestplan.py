@@ -14,16 +14,17 @@ Every rank sends in the order of a play-out of the flows on the packing's resour
 (:mod:`hetcoll.planners.forestorder`; the schedule's ``order``), one send after the other:
 in program order a rank's next send would wait for a busy link while another idles.  The
 segments: of the given size, else the fastest play-out (the play-out is what the simulator
-replays on bandwidth-only link graphs, at a fraction of its cost) of every flow whole, then
-every flow cut into a count of its own in proportion to its share (segments of about one
-size: :func:`_proportional`), the finest within a quarter of the transfer budget (a half
-where the play-out is the simulator's: :data:`EXACT`), then
-(except where every edge holds its resources for exactly its time, a bandwidth-only link
-graph) every flow cut into the same number of segments, powers of two and the most within
-that quarter; segments of at least 1 KiB; stopping at the first play-out within
-:data:`NEAR` of the packing's certified bound.  A count per flow rather than one count for
-all: a tree's pipeline fills and drains in about a segment's time per hop, so a tree of a
-large share cut as often as one of a small share would fill and drain in long segments.
+replays on bandwidth-only link graphs, at a fraction of its cost) of every flow whole,
+then every flow cut into a count of its own in proportion to its share (segments of about
+one size: :func:`_proportional`), the finest within a quarter of the transfer budget (a
+half where the play-out is the simulator's: :data:`EXACT`), then (except on a
+bandwidth-only link graph: every edge holds its resources for exactly its time, in
+proportion to the bytes) every flow cut into the same number of segments, powers of two
+and the most within that quarter; segments of at least 1 KiB; stopping at the first
+play-out within :data:`NEAR` of the packing's certified bound.  A count per flow rather
+than one count for all: a tree's pipeline fills and drains in about a segment's time per
+hop, so a tree of a large share cut as often as one of a small share would fill and drain
+in long segments.
 The packing's trees are the shallowest of its optimal ones
 (:mod:`hetcoll.planners.forestshallow`): with the column generation's trees, up to 39 hops
 deep on the 64-node benchmark graph, the allgather took 1.054x the optimum there (counts in
@@ -62,6 +63,7 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 
+from ..allbounds import bandwidth_only
 from ..errors import PlannerError
 from ..perroot import is_per_root
 from ..platform import Platform
@@ -544,6 +546,10 @@ def forest(
     mirror = mirror and not np.any(platform.gamma)
     # there the play-out's urgency is a latest start within the bound (forestorder.py)
     lead = lower if tight else None
+    # and without a per-message cost (a bandwidth-only link graph) a finer cut costs nothing
+    # but the play-out's work: one count for all never wins there (module docstring), where
+    # under per-message costs (``tini``'s per-message time) it may be the only cut that pays
+    linear = tight and bandwidth_only(platform, max(nominal, 1), model)
     if tight:  # the play-out is the simulator's: a larger share of its budget (EXACT)
         budget = transfer_budget(bound.contention) // EXACT
 
@@ -576,10 +582,9 @@ def forest(
         for rg in plans if not segment_size else ():
             whole = build(None, rg)
             sized = _proportional(whole, [f.nbytes for f in whole], budget)
-            # whole shares, then segments of about one size, then (not where every edge
-            # holds its resources for its time, unless no size fits the budget) one count
-            # for all
-            uniform = _counts(whole, align, budget)[1:] if not (tight and sized) else []
+            # whole shares, then segments of about one size, then (not on a bandwidth-only
+            # link graph, unless no size fits the budget) one count for all
+            uniform = _counts(whole, align, budget)[1:] if not (linear and sized) else []
             for k in [None, *([sized] if sized else []), *uniform]:
                 outs.append(played_out(_cut(whole, k, align), backwards=mirror))
                 if search == "quick" and outs[-1][0] <= (1 + NEAR) * lower:
