@@ -49,13 +49,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Annotated, Any
 
-from ..errors import PlannerError
 from ..platform import Platform
 from ..schedule import Flow, Schedule, Tree, transfer_budget
 from ._registry import Option, register
 from ._shared import keep_prediction
-from .rings import _blocks
-from .sites import CUTS, FANOUTS, MIN_SEGMENT, SITES_OPS, _heap, port_floor, site_groups
+from .sites import FANOUTS, SITES_OPS, _heap, operands, port_floor, segment_cuts
 from .sitesorder import allreduce_timetable, reversed_timetable, timetable
 
 __all__ = ["pair_tree", "site_pairs"]
@@ -150,23 +148,10 @@ def site_pairs(
     from ..models import get_model
     from ..simulator import simulate
 
-    if collective not in SITES_OPS:
-        raise PlannerError(f"site_pairs plans {', '.join(SITES_OPS)}, not a {collective}")
-    if members is None:
-        members = [node.id for node in platform.nodes if node.site is not None]
-    order = list(dict.fromkeys(members))
-    groups = site_groups(platform, order)
     align = max(int(align), 1)
-    if collective == "allreduce":
-        if sizes is not None:
-            raise PlannerError("sizes: an allreduce has one vector, not blocks")
-        shares = _blocks(int(nbytes), len(order), align)
-        phases = ("reduce", "bcast")
-    else:
-        if sizes is not None and set(sizes) != set(order):
-            raise PlannerError("sizes: give the block of every member")
-        shares = [int(sizes[m]) if sizes is not None else int(nbytes) for m in order]
-        phases = ("reduce",) if collective == "reduce_scatter" else ("bcast",)
+    order, groups, shares, phases = operands(
+        platform, "site_pairs", collective, nbytes, members, sizes, align
+    )
 
     def build(seg: int | None, fan: int) -> list[Flow]:
         trees = {m: pair_tree(groups, m, fan) for m in order}
@@ -219,12 +204,7 @@ def site_pairs(
         return _kept(platform, model, *min(tried, key=lambda t: t[0]))  # the first of equals
     bound = (get_model(model) if model is not None else platform.model).bind(platform)
     budget = transfer_budget(bound.contention) // 4
-    largest = max(shares, default=0)
-    cuts: list[int | None] = [None]
-    seg = 1 << max(largest // 2, 1).bit_length() - 1
-    while seg >= MIN_SEGMENT and len(cuts) <= CUTS:
-        cuts.append(max(seg // align * align, align))
-        seg //= 2
+    cuts = segment_cuts(shares, align)
     best = None
     for fan in fans:
         mine, worse = math.inf, 0

@@ -258,6 +258,47 @@ def port_floor(platform: Platform, bound: Any, flows: Sequence[Flow]) -> float:
     return max(load, default=0.0)
 
 
+def operands(
+    platform: Platform,
+    planner: str,
+    collective: str,
+    nbytes: int,
+    members: Iterable[str] | None,
+    sizes: Mapping[str, int] | None,
+    align: int,
+) -> tuple[list[str], list[list[str]], list[int], tuple[str, ...]]:
+    """``(order, groups, shares, phases)`` of a multi-site plan (``planner``'s, named in
+    its errors): the members in order (default every node with a ``site``), their sites
+    (:func:`site_groups`), each member's share of the bytes (an allreduce's vector cut in
+    near-equal multiples of ``align``, else its block) and the flows' kinds in order."""
+    if collective not in SITES_OPS:
+        raise PlannerError(f"{planner} plans {', '.join(SITES_OPS)}, not a {collective}")
+    if members is None:
+        members = [node.id for node in platform.nodes if node.site is not None]
+    order = list(dict.fromkeys(members))
+    groups = site_groups(platform, order)
+    if collective == "allreduce":
+        if sizes is not None:
+            raise PlannerError("sizes: an allreduce has one vector, not blocks")
+        return order, groups, _blocks(int(nbytes), len(order), align), ("reduce", "bcast")
+    if sizes is not None and set(sizes) != set(order):
+        raise PlannerError("sizes: give the block of every member")
+    shares = [int(sizes[m]) if sizes is not None else int(nbytes) for m in order]
+    return order, groups, shares, ("reduce",) if collective == "reduce_scatter" else ("bcast",)
+
+
+def segment_cuts(shares: Sequence[int], align: int) -> list[int | None]:
+    """The segment sizes a multi-site plan tries, in order: whole (None), then halvings
+    from the power of two under half the largest share, multiples of ``align``, down to
+    :data:`MIN_SEGMENT` and at most :data:`CUTS` of them."""
+    cuts: list[int | None] = [None]
+    seg = 1 << max(max(shares, default=0) // 2, 1).bit_length() - 1
+    while seg >= MIN_SEGMENT and len(cuts) <= CUTS:
+        cuts.append(max(seg // align * align, align))
+        seg //= 2
+    return cuts
+
+
 def _heap(kids: dict[str, list[str]], top: str, rest: list[str], fanout: int) -> None:
     """Hang ``rest`` below ``top`` as a heap: the ``n``-th node of ``[top, *rest]``
     (from 0) the parent of nodes ``n fanout + 1`` .. ``n fanout + fanout`` (1: a chain)."""
@@ -338,24 +379,10 @@ def sites(
     from ..models import get_model
     from ..simulator import simulate
 
-    if collective not in SITES_OPS:
-        raise PlannerError(f"sites plans {', '.join(SITES_OPS)}, not a {collective}")
-    if members is None:
-        members = [node.id for node in platform.nodes if node.site is not None]
-    members = list(dict.fromkeys(members))
-    groups = site_groups(platform, members)
-    order = members
     align = max(int(align), 1)
-    if collective == "allreduce":
-        if sizes is not None:
-            raise PlannerError("sizes: an allreduce has one vector, not blocks")
-        shares = _blocks(int(nbytes), len(order), align)
-        phases = ("reduce", "bcast")
-    else:
-        if sizes is not None and set(sizes) != set(order):
-            raise PlannerError("sizes: give the block of every member")
-        shares = [int(sizes[m]) if sizes is not None else int(nbytes) for m in order]
-        phases = ("reduce",) if collective == "reduce_scatter" else ("bcast",)
+    order, groups, shares, phases = operands(
+        platform, "sites", collective, nbytes, members, sizes, align
+    )
 
     def build(seg: int | None, fan: int, crossing=None) -> list[Flow]:
         flows = []
@@ -435,12 +462,7 @@ def sites(
     bound = (get_model(model) if model is not None else platform.model).bind(platform)
     budget = transfer_budget(bound.contention) // 4
     best = None
-    largest = max(shares, default=0)
-    cuts: list[int | None] = [None]
-    seg = 1 << max(largest // 2, 1).bit_length() - 1
-    while seg >= MIN_SEGMENT and len(cuts) <= CUTS:
-        cuts.append(max(seg // align * align, align))
-        seg //= 2
+    cuts = segment_cuts(shares, align)
     for (h, crossing), fan in itertools.product(outs, fans):
         mine, worse = math.inf, 0
         for seg in cuts:
