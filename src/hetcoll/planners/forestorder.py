@@ -50,9 +50,9 @@ _ARRIVED, _READY, _FREE = 0, 1, 2
 #: given a horizon, a transfer's urgency is its segment's place in the horizon less this
 #: many times its way to the end of its tree, nothing in its way (module docstring): the
 #: planned allgather's and reduce-scatter's time over the optimum at 64 nodes
-#: (``bench_packing.py``, the column generation's deep trees) was 1.079 and 1.0955
-#: without it, 1.054 and 1.064 at 2, 1.064 and 1.064 at 3; and the allgather's cut played
-#: out at 1 and 4: 1.066, 1.074
+#: (``bench_packing.py``) over the column generation's trees, without the shallower
+#: rebuild (``forestshallow.py``): 1.079 and 1.0955 without the urgency, 1.054 and 1.064
+#: at 2, 1.064 and 1.064 at 3; and the allgather's cut played out at 1 and 4: 1.066, 1.074
 LEAD = 2.0
 
 
