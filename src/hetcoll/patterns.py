@@ -30,9 +30,10 @@ REDUCE_OPS = (
     "minloc",
     "user",
 )
-#: What a flow does along its tree: data down from the root (``bcast``, ``scatter``) or up
-#: towards it (``reduce``, ``gather``); see :class:`Flow`.
-FLOW_KINDS = ("bcast", "reduce", "gather", "scatter")
+#: What a flow does along its tree: data down from the root (``bcast``, ``scatter``), up
+#: towards it (``reduce``, ``gather``), or up to several owners that swap their partial
+#: results and send the whole down (``exchange``); see :class:`Flow`.
+FLOW_KINDS = ("bcast", "reduce", "gather", "scatter", "exchange")
 #: The kinds whose data travel towards the root.
 UP_KINDS = ("reduce", "gather")
 _FLOW_KEYS = (
@@ -44,6 +45,7 @@ _FLOW_KEYS = (
     "segment_size",
     "relays",
     "kind",
+    "peers",
 )
 _HYPERCUBE_KEYS = ("dims", "positions", "folds", "combine")
 
@@ -168,6 +170,16 @@ class Flow:
     - ``scatter``: the root's blocks down the tree: a node receives the blocks of its
       subtree and sends each child those of the child's subtree, in ``children`` order.
 
+    - ``exchange`` (an allreduce's share): the *owners* are the root and ``peers`` (some of
+      the root's children, listed first); each owner's *group* is its subtree without the
+      other owners' (the root's: the rest of the tree).  Every segment is reduced up each
+      group's tree to its owner as in a ``reduce`` flow, the owners send their group's
+      partial result to every other owner at once and each combines the others' (every
+      owner the same partials in one fixed order: the same bits), then each owner sends
+      the result down its group's tree as in a ``bcast`` flow.  The WAN between two sites'
+      owners is crossed once per segment each way, at the same time, where a ``reduce``
+      then ``bcast`` flow crosses it with the partial result, then the result.
+
     A gather or scatter flow covers the whole *block buffer* (``offset`` 0, ``nbytes`` the
     sum of the members' blocks, no segments), laid out in the tree's preorder: a node's own
     block, then each child's subtree in ``children`` order, so that every subtree's blocks
@@ -182,6 +194,7 @@ class Flow:
     segment_size: int | None = None
     relays: tuple[tuple[str, ...], ...] = ()
     kind: str = "bcast"
+    peers: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.tree, Tree):
@@ -201,6 +214,43 @@ class Flow:
                 f"flow: a {self.kind} flow covers its whole block buffer (offset 0) in one "
                 "message per edge (no segment_size)"
             )
+        self._check_peers()
+
+    def _check_peers(self) -> None:
+        """An ``exchange`` flow's ``peers``: distinct children of the root, listed first in
+        its ``children``; no relays (an owner's partial crosses to each peer directly).
+        Other kinds have none."""
+        peers = node_ids(self.peers, "flow.peers")
+        object.__setattr__(self, "peers", peers)
+        if self.kind != "exchange":
+            if peers:
+                raise ScheduleError(
+                    f"flow.peers: only an exchange flow has peers, not a {self.kind}"
+                )
+            return
+        kids = self.tree.children.get(self.tree.root, ())
+        if not peers or len(set(peers)) != len(peers) or kids[: len(peers)] != peers:
+            raise ScheduleError(
+                "flow.peers: an exchange flow's peers are distinct children of its root, at "
+                "least one, listed first in its children"
+            )
+        if self.relays:
+            raise ScheduleError("flow.relays: an exchange flow relays nothing")
+
+    def owners(self) -> dict[str, tuple[str, ...]]:
+        """An ``exchange`` flow's owners (the root, then ``peers``), each with its group
+        (its subtree without the other owners', breadth-first in send order)."""
+        owners = (self.tree.root, *self.peers)
+        kids = self.tree.children
+        out = {}
+        for o in owners:
+            group, todo = [], [o]
+            while todo:
+                v = todo.pop(0)
+                group.append(v)
+                todo += [c for c in kids.get(v, ()) if c not in owners]
+            out[o] = tuple(group)
+        return out
 
     @property
     def up(self) -> bool:
@@ -220,8 +270,13 @@ class Flow:
 
     @property
     def hops(self) -> int:
-        """Messages one segment takes: one per tree edge, one more per relay on the way."""
-        return sum(map(len, self.tree.children.values())) + sum(len(p) - 2 for p in self.relays)
+        """Messages one segment takes: one per tree edge, one more per relay on the way (an
+        ``exchange`` flow's: two per edge within a group, one per ordered pair of owners)."""
+        edges = sum(map(len, self.tree.children.values()))
+        if self.kind == "exchange":
+            k = len(self.peers) + 1
+            return 2 * (edges - k + 1) + k * (k - 1)
+        return edges + sum(len(p) - 2 for p in self.relays)
 
     @property
     def transfers(self) -> int:
@@ -245,6 +300,8 @@ class Flow:
             out["relays"] = [list(path) for path in self.relays]
         if self.kind != "bcast":
             out["kind"] = self.kind
+        if self.peers:
+            out["peers"] = list(self.peers)
         return out
 
     @classmethod
@@ -260,6 +317,7 @@ class Flow:
                 data.get("segment_size"),
                 _relay_paths(data.get("relays", ()), f"{where}.relays"),
                 data.get("kind", "bcast"),
+                data.get("peers", ()),
             )
         except ScheduleError as exc:  # name the flow: "flows[2].nbytes: ..."
             raise ScheduleError(str(exc).replace("flow.", f"{where}.", 1)) from None

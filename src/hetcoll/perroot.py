@@ -65,6 +65,8 @@ def is_per_root(collective: str, flows: Sequence[Flow], timetable: bool = False)
     if collective == "reduce_scatter":
         return kinds == {"reduce"}
     if collective == "allreduce":
+        if "exchange" in kinds:
+            return kinds == {"exchange"}
         if len({f.tree.root for f in flows}) > 1:
             return kinds <= {"reduce", "bcast"}
         return timetable and kinds == {"reduce", "bcast"}
@@ -114,6 +116,9 @@ def check_per_root(collective: str, flows: Sequence[Flow], blocks: Mapping[str, 
         )
     if collective == "allreduce":
         size = next(iter(blocks.values()))
+        if any(f.kind == "exchange" for f in flows):
+            _partition(flows, size, "exchange")
+            return
         ups = [f for f in flows if f.kind == "reduce"]
         downs = [f for f in flows if f.kind == "bcast"]
         if not ups or not downs:
@@ -160,6 +165,8 @@ def check_per_root_order(flows: Sequence[Flow], order: Mapping[str, Sequence[Ord
     sends in one order and combines in another (:mod:`hetcoll.planners.forestreverse`).
     (That every op comes after what it waits for is checked when the schedule is
     lowered.)  Raises :class:`ScheduleError` naming the first fault."""
+    if any(f.kind == "exchange" for f in flows):
+        raise ScheduleError("order: exchange flows are lowered in their trees' order, not in one")
     sends: dict[str, dict[tuple[int, str], int]] = {}
     for fi, f in enumerate(flows):
         if f.kind == "reduce":
@@ -426,7 +433,7 @@ def per_root_program(
     members = tuple(sorted(flows[0].tree.nodes))
     for v in members:
         b.ops.setdefault(v, [])
-    reduces = any(f.kind == "reduce" for f in flows)
+    reduces = any(f.kind in ("reduce", "exchange") for f in flows)
     finals: dict[str, list[tuple[int, int, int]]] = {}  # root -> (lo, hi, handle) of results
     sent: dict[str, list[tuple[int, int, int]]] = {}  # node -> (lo, hi, handle) of its sends
     ordered = False
@@ -487,6 +494,9 @@ def per_root_program(
             lo, n = segs[k]
             return (lo - flow.offset + n / 2) / max(flow.nbytes, 1)
 
+        if flow.kind == "exchange":
+            _exchange(b, fi, flow, segs, middle, hop, members)
+            continue
         parent = tree.parent()
         if flow.kind == "reduce":
             below: dict[str, tuple[str, ...]] = {}
@@ -539,6 +549,75 @@ def per_root_program(
                     b.op(v, when((1, rnd, fi, 1), fi, k, v, c, True), "send", to, part, have[v])
                     have[c] = [got]
     return b.program(reduces, chain=slots is not None or edge, per_edge=edge, one=chain == "peer")
+
+
+def _exchange(b: _Ops, fi: int, flow: Flow, segs, middle, hop: float, members) -> None:
+    """Lower exchange flow ``fi`` (:class:`~hetcoll.patterns.Flow`) into ``b``: for each
+    segment, every group reduces it up its tree to its owner (a ``reduce`` flow's ops), the
+    owners send their group's state to every other owner, then ``recv_reduce`` the others'
+    in owner order, and each sends the result down its group's tree (a ``bcast`` flow's
+    ops; a member posts its receive of the result once its send of its partial has
+    completed).  The rounds as a reduce flow's, the exchange one hop above the highest
+    owner, the broadcast after it.  A runtime combines an owner's received partials in one
+    fixed order of their origins (:class:`hetcoll.runtime.perroot.PerRootReduce`), so every
+    owner computes the same bits; the program's order is the simulator's."""
+    groups = flow.owners()
+    owners = tuple(groups)
+    kids = {v: [c for c in cs if c not in owners] for v, cs in flow.tree.children.items()}
+    parent = {c: p for p, cs in kids.items() for c in cs}
+    below: dict[str, tuple[str, ...]] = {}
+    height: dict[str, int] = {}
+    depth: dict[str, int] = {}
+    for group in groups.values():
+        for v in reversed(group):  # children before parents
+            below[v] = tuple(sorted((v, *(x for c in kids.get(v, ()) for x in below[c]))))
+            height[v] = 1 + max((height[c] for c in kids.get(v, ())), default=-1)
+        for v in group:
+            depth[v] = depth[parent[v]] + 1 if v in parent else 0
+    top = max(height[o] for o in owners) + 1
+    done = tuple(sorted(members))
+    for k, (lo, n) in enumerate(segs):
+        start = middle(k)
+        partial: dict[str, list[int]] = {}  # an owner's combines of its group's partials
+        up: dict[str, int] = {}  # a member's send of its subtree's partial
+        for o, group in groups.items():
+            for v in group:
+                rnd = start + height[v] * hop
+                b.initial.setdefault(v, set()).add(b.chunk(lo, n, (v,), fi))
+                state: tuple[str, ...] = (v,)
+                got = []
+                for c in kids.get(v, ()):
+                    state = tuple(sorted(state + below[c]))
+                    part, result = b.chunk(lo, n, below[c], fi), b.chunk(lo, n, state, fi)
+                    got.append(b.op(v, (0, rnd, fi, 0), "recv_reduce", c, part, (), result))
+                if v == o:
+                    partial[o] = got
+                else:
+                    up[v] = b.op(v, (0, rnd, fi, 1), "send", parent[v], b.chunk(lo, n, state, fi),
+                                 got)  # fmt: skip
+        rnd = start + top * hop
+        have: dict[str, list[int]] = {}
+        for o in owners:
+            mine = b.chunk(lo, n, below[o], fi)
+            for p in owners:
+                if p != o:
+                    b.op(o, (0, rnd, fi, 1), "send", p, mine, partial[o])
+            state, got = below[o], []
+            for p in owners:
+                if p != o:
+                    state = tuple(sorted(state + below[p]))
+                    part, result = b.chunk(lo, n, below[p], fi), b.chunk(lo, n, state, fi)
+                    # after the group's partial: its send reads it, the runtime adds to it
+                    got.append(b.op(o, (0, rnd, fi, 2), "recv_reduce", p, part, partial[o], result))
+            have[o] = got
+        seg = b.chunk(lo, n, done, fi)
+        for group in groups.values():
+            for v in group:
+                rnd = start + (top + 1 + depth[v]) * hop
+                for c in kids.get(v, ()):
+                    got = b.op(c, (0, rnd, fi, 3), "recv", v, seg, [up[c]])
+                    b.op(v, (0, rnd, fi, 4), "send", c, seg, have[v])
+                    have[c] = [got]
 
 
 def _phases(flows: Sequence[Flow], unit: int) -> dict[int, int]:
