@@ -1,0 +1,128 @@
+"""MPI side of ``benchmarks/mpi/bench_between_calls.py``: MPICH's own selection and each
+algorithm forced, measured as the tune measures them, with each of four things done
+between two calls, paired in one job.
+
+``mpiexec -n K python between_calls.py COLLECTIVE SIZE CALLS ROUNDS OUT`` (SIZE: the
+result size ``M`` in bytes: an allreduce's vector of ``M / 8`` int64, an allgather's
+``M / K`` bytes per rank; CALLS: single calls per measurement; ROUNDS: paired rounds).
+
+Between two calls, outside the timed call (:data:`BETWEEN`): ``nothing`` (the tune's
+rounds, :func:`hetcoll.jobs.tune.measure_calls`), ``read result`` (the result summed),
+``write input`` (the input buffer rewritten), ``write result`` (the result buffer
+overwritten: what ``bench_mpich_algorithms.py``'s check did when it zeroed it).  A
+measurement is the median of CALLS single calls, each between barriers and timed on its
+slowest rank (the tune's :func:`~hetcoll.jobs.tune._single_calls` with the step after
+each call); each round runs every mode, and in it every variant, once, both orders
+rotated and reversed every other round (:func:`hetcoll.jobs.tune.rotation`).  Every
+variant calls on the same buffers; each variant's result is checked before and after the
+rounds.  Rank 0
+writes ``{"ranks", "collective", "size", "calls", "rounds", "variants", "modes", "times":
+{mode: {variant: [seconds per round]}}, "ok", "load"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import numpy as np
+from mpi4py import MPI
+
+from hetcoll.jobs.tune import rotation
+from hetcoll.runtime.mpich_cvars import algorithms, why_not
+
+WORLD = MPI.COMM_WORLD
+#: what the ranks do between two calls
+BETWEEN = ("nothing", "read result", "write input", "write result")
+
+
+def _buffers(collective: str, m: int):
+    """The call (MPI's own), its input and result buffers and the expected result."""
+    size, rank = WORLD.size, WORLD.rank
+    if collective == "allreduce":
+        send = np.full(max(m // 8, 1), rank + 1, dtype=np.int64)
+        recv = np.empty_like(send)
+        want = np.full_like(send, size * (size + 1) // 2)
+        return WORLD.Allreduce, (send, recv, MPI.SUM), send, recv, want
+    send = np.full(max(m // size, 1), rank % 251, dtype=np.uint8)
+    recv = np.empty(len(send) * size, dtype=np.uint8)
+    want = np.repeat(np.arange(size, dtype=np.uint8) % 251, len(send))
+    return WORLD.Allgather, (send, recv), send, recv, want
+
+
+def _steps(send: np.ndarray, recv: np.ndarray) -> dict:
+    """Each mode's step between two calls (module doc); none changes what a call gives."""
+    value = send[0]
+    return {
+        "nothing": None,
+        "read result": recv.sum,
+        "write input": lambda: send.fill(value),
+        "write result": lambda: recv.fill(0),
+    }
+
+
+def _measure(run, step, calls: int) -> float:
+    """The median of ``calls`` single calls of ``run`` between barriers, each timed on its
+    slowest rank, with ``step`` after each call."""
+    mine = np.empty(calls)
+    for k in range(calls):
+        WORLD.Barrier()
+        t0 = time.perf_counter()
+        run()
+        mine[k] = time.perf_counter() - t0
+        if step is not None:
+            step()
+    slowest = np.empty_like(mine)
+    WORLD.Allreduce(mine, slowest, op=MPI.MAX)
+    return float(np.median(slowest))
+
+
+def main(collective: str, size: str, calls: str, rounds: str, out_path: str) -> None:
+    m, calls_, rounds_ = int(size), int(calls), int(rounds)
+    load = os.getloadavg()
+    found = algorithms()
+    if not WORLD.allreduce(found is not None, op=MPI.LAND):
+        raise SystemExit(f"MPICH's algorithms cannot be forced here: {why_not()}")
+    method, args, send, recv, want = _buffers(collective, m)
+    runs = {"auto": lambda: method(*args)}
+    for name in found.names(collective):
+        stored = found.forcing(collective, name, method)
+        runs[name] = lambda stored=stored: stored(*args)
+    variants, steps = list(runs), _steps(send, recv)
+    ok = True
+    for v in variants:  # warm-up, and every variant's result checked
+        recv.fill(0)
+        runs[v]()
+        ok &= bool(np.array_equal(recv, want))
+    times = {mode: {v: [] for v in variants} for mode in BETWEEN}
+    for r in range(rounds_):
+        for i in rotation(len(BETWEEN), r):
+            mode = BETWEEN[i]
+            for k in rotation(len(variants), r):
+                times[mode][variants[k]].append(_measure(runs[variants[k]], steps[mode], calls_))
+    for v in variants:  # and once more after the rounds
+        recv.fill(0)
+        runs[v]()
+        ok &= bool(np.array_equal(recv, want))
+    every_ok = WORLD.allreduce(int(ok), op=MPI.MIN)
+    if WORLD.rank == 0:
+        doc = {
+            "ranks": WORLD.size,
+            "collective": collective,
+            "size": m,
+            "calls": calls_,
+            "rounds": rounds_,
+            "variants": variants,
+            "modes": list(BETWEEN),
+            "times": times,
+            "ok": bool(every_ok),
+            "load": [load, os.getloadavg()],
+        }
+        with open(out_path, "w") as fh:
+            json.dump(doc, fh)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
