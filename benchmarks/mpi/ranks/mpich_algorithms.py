@@ -20,7 +20,8 @@ same call run plainly (the forced algorithm its tuning file chose, or MPICH's ow
 selection), the best forced algorithm of the selection rounds and MPICH's own selection.
 A call's time is the slowest rank's (barrier, call, ``MPI.Wtime``; the maximum over the
 ranks); a variant's time in a round is the median of its REPEAT calls.  Every variant
-calls on the same buffers.  Every result is checked; rank 0 writes the JSON document:
+calls on the same buffers.  Every result is checked, read and never written between calls
+(the next call's input is written instead, :func:`_calls`); rank 0 writes the JSON document:
 ``{"ranks", "sizes", "repeat", "rounds", "confirm_rounds", "times": {collective: {variant:
 [[seconds per selection round] per size]}}, "confirmed": {collective: [{"best", "same",
 "times": {contender: [seconds per confirmation round]}} per size]}, "choices":
@@ -49,24 +50,39 @@ COLLECTIVES = ("allreduce", "allgather")
 def _calls(comms: dict, m: int):
     """``{variant: {collective: (call, check)}}`` at result size ``m``, a variant per
     communicator of ``comms`` (mpi4py's, a HetComm), all on the same buffers: each call
-    runs once, each check says its last result was right.  One set of buffers, so that no
-    variant is timed on buffers the others leave colder in the caches."""
+    runs once, each check says its last result was right and writes the next call's input.
+    One set of buffers, so that no variant is timed on buffers the others leave colder in
+    the caches.
+
+    A check reads the result and never writes the result buffer: between two calls the
+    ranks do what a program does, use the result and write the next input, as the tune's
+    rounds measure them (:func:`hetcoll.jobs.tune.measure_calls`: nothing written between
+    its calls).  Writing the result buffer between calls changes the ranking: on 2 ranks
+    at 32 KiB it makes MPICH's own allreduce about 1.5 times faster and
+    ``recursive_doubling`` slower than it, where both measure it faster otherwise
+    (docs/runtime.md).  A stale result is still caught: the input alternates between two
+    values from call to call, so a call that left the buffer as it was fails the check
+    (the buffers start at a value no call gives)."""
     size, rank = WORLD.size, WORLD.rank
     vec = np.full(max(m // 8, 1), rank + 1, dtype=np.int64)
-    total = np.empty_like(vec)
-    want = size * (size + 1) // 2
+    total = np.full_like(vec, -1)
     block = np.full(max(m // size, 1), rank % 251, dtype=np.uint8)
-    gathered = np.empty(len(block) * size, dtype=np.uint8)
-    expect = np.repeat(np.arange(size, dtype=np.uint8) % 251, len(block))
+    gathered = np.full(len(block) * size, 255, dtype=np.uint8)
+    turn = {"allreduce": 0, "allgather": 0}  # which of the two inputs the buffers hold
 
     def check_sum() -> bool:
-        ok = bool((total == want).all())
-        total.fill(0)
+        k = turn["allreduce"]
+        ok = bool((total == size * (size + 1) // 2 + size * k).all())
+        turn["allreduce"] = k = 1 - k
+        vec.fill(rank + 1 + k)
         return ok
 
     def check_gather() -> bool:
-        ok = bool(np.array_equal(gathered, expect))
-        gathered.fill(0)
+        k = turn["allgather"]
+        want = (np.arange(size) + k) % 251
+        ok = bool((gathered.reshape(size, -1) == want[:, None].astype(np.uint8)).all())
+        turn["allgather"] = k = 1 - k
+        block.fill((rank + k) % 251)
         return ok
 
     def calls(comm) -> dict:
