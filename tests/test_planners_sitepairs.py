@@ -187,9 +187,10 @@ def test_faster_than_sites_for_a_1mib_result_and_chosen_by_auto(collective):
     """Two 4-host stars joined by a 1 ms, 5 Gbit/s WAN, a 1 MiB result: the four hosts of
     a site cross the WAN at once, their hops overlapping, where ``sites``' one or two
     senders pay a hop per message in turn: under 0.75x ``sites``' time, and ``auto``
-    takes it for the reduce-scatter and the allreduce (the allgather's recursive doubling
-    embedded for the platform, ``eff_cube_ls``, which crosses the WAN once with four
-    blocks a host, is 2 % faster)."""
+    takes it for the reduce-scatter (the allgather's recursive doubling embedded for the
+    platform, ``eff_cube_ls``, which crosses the WAN once with four blocks a host, is 2 %
+    faster; the allreduce's exchange of partial sums, ``site_exchange``, one WAN hop where
+    this plan's shares cross twice, 20 % faster): within 5 % of every other plan."""
     p = multisite([4, 4])
     members = hosts(p)
     each = 1 << 20 if collective == "allreduce" else 1 << 17
@@ -197,10 +198,11 @@ def test_faster_than_sites_for_a_1mib_result_and_chosen_by_auto(collective):
     funnel = sites(p, nbytes=each, collective=collective, align=8)
     assert simulate(p, pairs).makespan < 0.75 * simulate(p, funnel).makespan
     chosen = plan(p, None, members, method="auto", nbytes=each, collective=collective)
-    want = "eff_cube_ls" if collective == "allgather" else "site_pairs"
+    want = {"allgather": "eff_cube_ls", "allreduce": "site_exchange"}.get(collective, "site_pairs")
     assert chosen.params["chosen"] == want
     times = chosen.params["candidates"]
-    assert times["site_pairs"] < 1.05 * min(times.values())
+    others = [t for name, t in times.items() if name != "site_exchange"]
+    assert times["site_pairs"] < 1.05 * min(others)
 
 
 def test_bit_for_bit_under_mpi(tmp_path):

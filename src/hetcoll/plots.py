@@ -46,6 +46,7 @@ COLORS: dict[str, str] = {
     "forest": "#00a651",
     "sites": "#6a3d9a",
     "site_pairs": "#cab2d6",
+    "site_exchange": "#8c510a",
     "balanced": "#b8860b",
     "ring": "#0057b7",
     "rabenseifner": "#d95f02",

@@ -87,7 +87,15 @@ PAPER = "Zhao et al. 2024 (ForestColl); Zhao & Krishnamurthy 2023 (the bounds)"
 COLLECTIVES = ("allreduce", "allgather")
 #: hetcoll's plans, per collective
 HETCOLL = {
-    "allreduce": ("auto", "forest", "sites", "site_pairs", "balanced", "eff_cube"),
+    "allreduce": (
+        "auto",
+        "forest",
+        "sites",
+        "site_pairs",
+        "site_exchange",
+        "balanced",
+        "eff_cube",
+    ),
     "allgather": ("auto", "forest", "sites", "site_pairs", "eff_cube"),
 }
 #: MPI's algorithms as registered planners, per collective
@@ -107,7 +115,7 @@ WAN = ("1ms", "5Gbps")
 #: alone, its switches routing): n/a on ``two-site``
 EVERY_NODE = ("balanced", "ring", "rabenseifner", "bruck")
 #: the planners of a multi-site platform's hosts only: n/a on the stars
-SITES_ONLY = ("sites", "site_pairs")
+SITES_ONLY = ("sites", "site_pairs", "site_exchange")
 #: result sizes M: 8 B to 256 MiB, a factor 8 apart, and 256 MiB
 SIZES = (*(8 * 8**k for k in range(9)), 256 << 20)
 QUICK = {"platforms": ("star8",), "sizes": (64, 64 << 10)}
@@ -159,6 +167,7 @@ def point(task: tuple[str, str, int]) -> dict[str, Any]:
             "forest",
             "sites",
             "site_pairs",
+            "site_exchange",
             "balanced",
             "ring",
             "rabenseifner",

@@ -15,6 +15,7 @@ LABELS = {
     "forest": "forest (hetcoll: optimal per-root packing)",
     "sites": "sites (hetcoll: a leader per site streams the WAN)",
     "site_pairs": "site_pairs (hetcoll: every host crosses the WAN to its counterpart)",
+    "site_exchange": "site_exchange (hetcoll: the sites swap their partial sums at once)",
     "balanced": "balanced (hetcoll: butterfly, shares by bandwidth)",
     "eff_cube": "eff_cube (hetcoll: hypercube fitted to the platform)",
     "ring": "ring (MPICH)",
@@ -27,7 +28,8 @@ LABELS = {
 }
 
 #: a marker per planner, so that lines of close colours stay apart
-MARKERS = {"auto": "o", "forest": "^", "sites": "<", "site_pairs": ">", "balanced": "v",
+MARKERS = {"auto": "o", "forest": "^", "sites": "<", "site_pairs": ">", "site_exchange": "h",
+           "balanced": "v",
            "eff_cube": "D", "ring": "s", "rabenseifner": "P", "bruck": "X", "blind": "x",
            "binomial": "+", "default": "*", "mpi": "d"}  # fmt: skip
 

@@ -55,6 +55,7 @@ from .rings import ring
 from .rooted import ROOTED, from_broadcast
 from .rooted_exact import rooted_exact
 from .rooted_search import rooted_ls
+from .siteexchange import site_exchange
 from .sitepairs import site_pairs
 from .sites import sites
 from .spoc import spoc
@@ -107,6 +108,7 @@ __all__ = [
     "ring",
     "rooted_exact",
     "rooted_ls",
+    "site_exchange",
     "site_pairs",
     "sites",
     "spoc",

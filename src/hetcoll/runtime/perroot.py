@@ -34,7 +34,15 @@ class PerRootReduce(RangeReduceHandler):
     received chunk combining every member (an owner's result, broadcast back) is written
     into its range, any other (a subtree's partial result) is combined into it.  Told apart
     by origin, not by the op's kind: an engine's one-receive path names every receive
-    ``recv``."""
+    ``recv``.
+
+    With ``node`` (the rank's node), the *swaps* of an exchange flow
+    (:class:`hetcoll.patterns.Flow`): a partial result the rank sends to a peer that sends
+    it one of the same range.  The rank sends a copy of its range taken before anything is
+    added to it (its own partial may still be in flight while the peers' arrive), keeps
+    the peers' partials apart until all have come, then writes their combination, with its
+    own, in the order of their origins (sorted member ids): every owner combines the same
+    partials in the same order, so a float result has the same bits on every rank."""
 
     def __init__(
         self,
@@ -45,18 +53,78 @@ class PerRootReduce(RangeReduceHandler):
         itemsize: int,
         members: int,
         pool: BufferPool | None = None,
+        node: str | None = None,
     ) -> None:
         super().__init__(program, work, op, datatype, itemsize, pool)
         self.members = members
+        self._out: dict[int, tuple[int, int]] = {}  # a swapped partial sent -> its range
+        self._in: dict[int, tuple[int, int]] = {}  # a peer's swapped partial -> its range
+        self._own: dict[tuple[int, int], int] = {}  # a range -> the rank's partial's chunk
+        self._expect: dict[tuple[int, int], int] = {}  # a range -> the peers' partials
+        if node is not None:
+            self._swaps(program.ops.get(node, ()))
+        self._copies: dict[tuple[int, int], np.ndarray] = {}
+        self._parts: dict[tuple[int, int], list[tuple[tuple[str, ...], np.ndarray]]] = {}
+
+    def _swaps(self, ops) -> None:
+        """Find the rank's swaps among its ``ops`` (class docstring)."""
+        sent: dict[tuple[int, int, str], int] = {}
+        for o in ops:
+            c = self.chunks[o.chunk]
+            if o.kind == "send" and len(c.origin) != self.members:
+                sent[(c.offset, c.nbytes, o.peer)] = o.chunk
+        for o in ops:
+            c = self.chunks[o.chunk]
+            mine = sent.get((c.offset, c.nbytes, o.peer))
+            if o.kind == "send" or mine is None or len(c.origin) == self.members:
+                continue
+            key = (c.offset, c.nbytes)
+            self._in[o.chunk] = self._out[mine] = key
+            self._own[key] = mine
+            self._expect[key] = self._expect.get(key, 0) + 1
 
     def _result(self, chunk: int) -> bool:
         return len(self.chunks[chunk].origin) == self.members
 
+    def _copy(self, key: tuple[int, int]) -> np.ndarray:
+        """The rank's partial of range ``key`` as it stands before the peers' are added."""
+        got = self._copies.get(key)
+        if got is None:
+            lo, n = key
+            got = self.pool.take(n) if self.pool is not None else np.empty(n, dtype=np.uint8)
+            got[:] = self.work[lo : lo + n]
+            self._copies[key] = got
+        return got
+
+    def send_buffer(self, chunk: int) -> memoryview:
+        key = self._out.get(chunk)
+        if key is None:
+            return super().send_buffer(chunk)
+        return memoryview(self._copy(key))
+
     def recv_buffer(self, chunk: int, kind: str) -> memoryview:
+        if chunk in self._in:
+            return super().recv_buffer(chunk, "recv_reduce")
         return super().recv_buffer(chunk, "recv" if self._result(chunk) else "recv_reduce")
 
     def received(self, chunk: int, kind: str) -> None:
-        super().received(chunk, "recv" if self._result(chunk) else "recv_reduce")
+        key = self._in.get(chunk)
+        if key is None:
+            super().received(chunk, "recv" if self._result(chunk) else "recv_reduce")
+            return
+        parts = self._parts.setdefault(key, [])
+        parts.append((self.chunks[chunk].origin, self._inbox.pop(chunk)))
+        if len(parts) < self._expect[key]:
+            return
+        mine = self._copy(key)  # taken before the range changes: a send may still read it
+        parts.append((self.chunks[self._own[key]].origin, mine))
+        parts.sort(key=lambda part: part[0])
+        lo, n = key
+        target = self.work[lo : lo + n]
+        target[:] = parts[0][1]
+        count = n // self.itemsize
+        for _, message in parts[1:]:  # target = message op target, in origin order
+            self.op.Reduce_local([message, count, self.datatype], [target, count, self.datatype])
 
 
 class PerRootCollectives(RootedCollectives):
@@ -147,7 +215,9 @@ class PerRootCollectives(RootedCollectives):
         work = self._pool.take(max(whole, len(state)))
         work[: len(state)] = np.frombuffer(memoryview(state).cast("B"), np.uint8)
         work[len(state) :] = 0
-        handler = PerRootReduce(program, work[:whole], op, datatype, extent, self.size, self._pool)
+        handler = PerRootReduce(
+            program, work[:whole], op, datatype, extent, self.size, self._pool, self.node
+        )
         self._execute(plan, handler, what, digest)
         self._record("Allreduce", None, algo)
         return memoryview(work)[: len(state)]

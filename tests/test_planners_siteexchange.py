@@ -1,0 +1,105 @@
+"""The planner ``site_exchange`` (planners/siteexchange.py): an allreduce among a
+multi-site platform's hosts as exchange flows (each site's partial sums swapped by the
+owners over the WAN at once); its shares, its time against the members' bound and
+``site_pairs``, ``auto``'s choice, and the data in memory and under MPI
+(mpi_programs/site_exchange.py) with the runtime's handler."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+from hetcoll import simulate
+from hetcoll.allbounds import members_bound
+from hetcoll.errors import PlannerError
+from hetcoll.generators import hosts, multisite_platform, star_platform
+from hetcoll.planners import REGISTRY, plan
+from hetcoll.planners.siteexchange import site_exchange
+from hetcoll.planners.sitepairs import site_pairs
+from hetcoll.runtime.launch import run_mpi
+from hetcoll.runtime.perroot import PerRootReduce
+from test_runtime_reduce import run_serially
+
+PROGRAM = Path(__file__).with_name("mpi_programs") / "site_exchange.py"
+
+
+def multisite(counts, speeds=("25Gbps", "10Gbps")):
+    """Stars of ``counts`` hosts, sites a, b, c joined by a chain of 1 ms, 5 Gbit/s WANs."""
+    names = "abc"[: len(counts)]
+    parts = {s: star_platform(c, speeds, "5us") for s, c in zip(names, counts, strict=True)}
+    wan = [(names[i], names[i + 1], "1ms", "5Gbps") for i in range(len(names) - 1)]
+    return multisite_platform(parts, wan)
+
+
+def test_shares_one_per_place_of_the_largest_site():
+    """Sites of 1 and 3 hosts: three shares, each rooted at a member of b, a/0 their
+    other owner; whole at 1 KiB; allreduce only."""
+    p = multisite([1, 3])
+    s = site_exchange(p, nbytes=1 << 10, align=8)
+    assert [f.tree.root for f in s.flows] == ["b/0", "b/1", "b/2"]
+    assert {f.peers for f in s.flows} == {("a/0",)}
+    assert [f.nbytes for f in s.flows] == [344, 344, 336]
+    assert s.params["segment_size"] is None
+    assert REGISTRY["site_exchange"].collectives == ("allreduce",)
+    with pytest.raises(PlannerError, match="allreduce"):
+        site_exchange(p, nbytes=64, collective="allgather")
+
+
+def test_one_mib_one_wan_latency_and_chosen_by_auto():
+    """Two 4-host stars joined by a 1 ms, 5 Gbit/s WAN, a 1 MiB allreduce: 4.10 ms, 1.52x
+    the members' bound, where site_pairs' owner round trip takes 5.12 ms (1.90x); auto
+    takes it."""
+    p = multisite([4, 4])
+    members = hosts(p)
+    mine = simulate(p, site_exchange(p, nbytes=1 << 20, align=8)).makespan
+    pairs = simulate(p, site_pairs(p, nbytes=1 << 20, collective="allreduce", align=8)).makespan
+    bound = members_bound(p, "allreduce", 1 << 20, members).lower_bound
+    assert mine < 1.55 * bound < 0.85 * pairs
+    chosen = plan(p, None, members, method="auto", nbytes=1 << 20, collective="allreduce")
+    assert chosen.params["chosen"] == "site_exchange"
+
+
+@pytest.mark.parametrize("counts", [(4, 4), (3, 1, 2), (1, 3)])
+@pytest.mark.parametrize("seg", [None, 96])
+def test_data_in_memory(counts, seg):
+    """Run serially with the runtime's handler (told its node): int64 sums exact, float64
+    sums the same bits on every rank (three sites: the partials added in one order)."""
+    p = multisite(counts)
+    members = hosts(p)
+    n = len(members)
+    rng = np.random.default_rng(5)
+    for dtype, mpitype in ((np.int64, MPI.INT64_T), (np.float64, MPI.DOUBLE)):
+        for fanout in (3, 1):
+            s = site_exchange(p, nbytes=50 * 8, segment_size=seg, align=8, fanout=fanout)
+            program = s.program()
+            data = {v: rng.standard_normal(50) * 1e6 for v in members}
+            if dtype is np.int64:
+                data = {v: (x * 1e6).astype(np.int64) for v, x in data.items()}
+            work = {v: data[v].copy().view(np.uint8) for v in members}
+            handlers = {
+                v: PerRootReduce(program, work[v], MPI.SUM, mpitype, 8, n, None, v) for v in members
+            }
+            run_serially(program, handlers)
+            total = sum(data[v] for v in members)
+            first = work[members[0]].tobytes()
+            for v in members:
+                assert work[v].tobytes() == first, (dtype, fanout, v)
+            got = np.frombuffer(first, dtype)
+            assert np.array_equal(got, total) if dtype is np.int64 else np.allclose(got, total)
+
+
+def test_bit_for_bit_under_mpi(tmp_path):
+    """4 ranks as two sites of two hosts, of one and three, and three sites of 2, 1 and 1:
+    int64 bit for bit mpi4py's, float64 the same bits on every rank, whole and in
+    segments, heaps and chains, under the engine with HetComm's per-root handler."""
+    out = tmp_path / "site_exchange.jsonl"
+    proc = run_mpi(4, [PROGRAM, out], module=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 3 * 22
+    failed = [r for r in records if not r["ok"]]
+    assert not failed, failed[:5]
