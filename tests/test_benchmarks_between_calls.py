@@ -76,3 +76,16 @@ def test_only_the_write_of_the_result_changes_the_result_buffer():
         assert np.array_equal(send, before[1]) or mode == "write input"
     steps["write result"]()
     assert not recv.any()
+
+
+def test_in_place_every_step_ends_with_the_contribution_written():
+    ranks = _load(
+        "_ranks_between_calls2", ROOT / "benchmarks" / "mpi" / "ranks" / "between_calls.py"
+    )
+    send, recv = np.full(8, 5, dtype=np.int64), np.zeros(8, dtype=np.int64)
+    steps = ranks._steps(send, recv, lambda: np.copyto(recv, send))
+    assert set(steps) == set(ranks.BETWEEN)
+    for mode in ranks.BETWEEN:
+        recv.fill(-1)
+        steps[mode]()
+        assert (recv == 5).all(), mode

@@ -8,14 +8,16 @@ rounds, each mode and in it every variant once (median of ``--calls`` single cal
 between barriers, the slowest rank's; the modes' and the variants' orders rotated).  Per
 variant and mode it prints the median over the rounds of its time over MPICH's own in
 the same round, and in how many rounds it was faster; under it MPICH's own median time
-per mode.  ``nothing`` is what the tune measures; ``write result`` is what
-``bench_mpich_algorithms.py`` measured while its check zeroed the result buffer after
-every call (its check now reads the result and writes the next input).  On 2 ranks at
-32 KiB, writing the result buffer between calls makes MPICH's own allreduce faster and
-``recursive_doubling`` slower than it; the other steps change nothing (docs/runtime.md).
-Writes ``results/bench_between_calls.json``.  Run: ``.venv/bin/python
+per mode.  ``nothing`` is what the tune measures; ``write result`` is what a check that
+zeroes the result buffer after every call measures (``bench_mpich_algorithms.py``'s reads
+the result and writes the next input).  On 2 ranks at 32 KiB, writing the result buffer
+between calls makes MPICH's own allreduce faster against ``recursive_doubling``,
+``recursive_multiplying`` and ``recexch``; the other steps change nothing
+(docs/runtime.md).  ``--in-place``: the calls in place, every step followed by the rank's
+contribution written into the buffer (what a program writes before such a call).  Writes
+``results/bench_between_calls.json``.  Run: ``.venv/bin/python
 benchmarks/mpi/bench_between_calls.py [--ranks 2] [--collective allreduce] [--size 32KiB]
-[--calls 50] [--rounds 30]``.
+[--calls 50] [--rounds 30] [--in-place]``.
 """
 
 from __future__ import annotations
@@ -65,6 +67,11 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--size", default="32KiB", help="result size M")
     ap.add_argument("--calls", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument(
+        "--in-place",
+        action="store_true",
+        help="calls in place, the contribution written into the buffer before each",
+    )
     ap.add_argument("--json", type=Path, default=Path("results/bench_between_calls.json"))
     args = ap.parse_args(argv)
     if not 2 <= args.ranks <= MOST_RANKS:
@@ -86,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _args(argv)
     before = os.getloadavg()[0]
-    cmd = [args.collective, str(args.size), str(args.calls), str(args.rounds)]
+    place = "in-place" if args.in_place else "apart"
+    cmd = [args.collective, str(args.size), str(args.calls), str(args.rounds), place]
     doc = run_program(args.ranks, PROGRAM, cmd, timeout=1800)
     after = os.getloadavg()[0]
     if not doc["ok"]:
@@ -97,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             ["variant", *doc["modes"]],
             rows(doc),
             title=(
-                f"natively, {doc['ranks']} ranks, {args.collective} {format_size(args.size)}: "
+                f"natively, {doc['ranks']} ranks, {args.collective} {format_size(args.size)}"
+                f"{' in place' if args.in_place else ''}: "
                 "time over MPICH's own (rounds faster) with each step between two calls; "
                 f"{doc['rounds']} paired rounds, median of {doc['calls']} single calls "
                 f"(load average {before:.1f} before, {after:.1f} after)"

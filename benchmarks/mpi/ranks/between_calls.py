@@ -2,22 +2,24 @@
 algorithm forced, measured as the tune measures them, with each of four things done
 between two calls, paired in one job.
 
-``mpiexec -n K python between_calls.py COLLECTIVE SIZE CALLS ROUNDS OUT`` (SIZE: the
+``mpiexec -n K python between_calls.py COLLECTIVE SIZE CALLS ROUNDS PLACE OUT`` (SIZE: the
 result size ``M`` in bytes: an allreduce's vector of ``M / 8`` int64, an allgather's
-``M / K`` bytes per rank; CALLS: single calls per measurement; ROUNDS: paired rounds).
+``M / K`` bytes per rank; CALLS: single calls per measurement; ROUNDS: paired rounds;
+PLACE: ``in-place`` for calls in place, each step then followed by the rank's contribution
+written into the buffer, as a program writes it before such a call, else ``apart``).
 
 Between two calls, outside the timed call (:data:`BETWEEN`): ``nothing`` (the tune's
 rounds, :func:`hetcoll.jobs.tune.measure_calls`), ``read result`` (the result summed),
 ``write input`` (the input buffer rewritten), ``write result`` (the result buffer
-overwritten: what ``bench_mpich_algorithms.py``'s check did when it zeroed it).  A
-measurement is the median of CALLS single calls, each between barriers and timed on its
-slowest rank (the tune's :func:`~hetcoll.jobs.tune._single_calls` with the step after
-each call); each round runs every mode, and in it every variant, once, both orders
-rotated and reversed every other round (:func:`hetcoll.jobs.tune.rotation`).  Every
-variant calls on the same buffers; each variant's result is checked before and after the
-rounds.  Rank 0
-writes ``{"ranks", "collective", "size", "calls", "rounds", "variants", "modes", "times":
-{mode: {variant: [seconds per round]}}, "ok", "load"}``.
+overwritten, as a check that zeroes it would; ``bench_mpich_algorithms.py``'s reads the
+result and writes the input).  A measurement is the median of CALLS single calls, each
+between barriers and timed on its slowest rank (the tune's
+:func:`~hetcoll.jobs.tune._single_calls` with the step after each call); each round runs
+every mode, and in it every variant, once, both orders rotated and reversed every other
+round (:func:`hetcoll.jobs.tune.rotation`).  Every variant calls on the same buffers; each
+variant's result is checked before and after the rounds.  Rank 0 writes ``{"ranks",
+"collective", "size", "calls", "rounds", "in_place", "variants", "modes", "times": {mode:
+{variant: [seconds per round]}}, "ok", "load"}``.
 """
 
 from __future__ import annotations
@@ -38,29 +40,55 @@ WORLD = MPI.COMM_WORLD
 BETWEEN = ("nothing", "read result", "write input", "write result")
 
 
-def _buffers(collective: str, m: int):
-    """The call (MPI's own), its input and result buffers and the expected result."""
+def _buffers(collective: str, m: int, in_place: bool):
+    """The call (MPI's own), its input and result buffers, the expected result and what
+    writes the rank's contribution before a call (None apart: the input stays)."""
     size, rank = WORLD.size, WORLD.rank
     if collective == "allreduce":
         send = np.full(max(m // 8, 1), rank + 1, dtype=np.int64)
         recv = np.empty_like(send)
         want = np.full_like(send, size * (size + 1) // 2)
-        return WORLD.Allreduce, (send, recv, MPI.SUM), send, recv, want
+        if in_place:
+            return (
+                WORLD.Allreduce,
+                (MPI.IN_PLACE, recv, MPI.SUM),
+                send,
+                recv,
+                want,
+                (lambda: np.copyto(recv, send)),
+            )
+        return WORLD.Allreduce, (send, recv, MPI.SUM), send, recv, want, None
     send = np.full(max(m // size, 1), rank % 251, dtype=np.uint8)
     recv = np.empty(len(send) * size, dtype=np.uint8)
     want = np.repeat(np.arange(size, dtype=np.uint8) % 251, len(send))
-    return WORLD.Allgather, (send, recv), send, recv, want
+    if in_place:
+        mine = recv[rank * len(send) : (rank + 1) * len(send)]
+        return (
+            WORLD.Allgather,
+            (MPI.IN_PLACE, recv),
+            send,
+            recv,
+            want,
+            (lambda: np.copyto(mine, send)),
+        )
+    return WORLD.Allgather, (send, recv), send, recv, want, None
 
 
-def _steps(send: np.ndarray, recv: np.ndarray) -> dict:
-    """Each mode's step between two calls (module doc); none changes what a call gives."""
+def _steps(send: np.ndarray, recv: np.ndarray, contribute=None) -> dict:
+    """Each mode's step between two calls (module doc), followed by ``contribute`` (in
+    place: the contribution written into the buffer); none changes what a call gives."""
     value = send[0]
-    return {
+    steps = {
         "nothing": None,
         "read result": recv.sum,
         "write input": lambda: send.fill(value),
         "write result": lambda: recv.fill(0),
     }
+    if contribute is None:
+        return steps
+    then = {m: f for m, f in steps.items() if f is not None}
+    out = {m: (lambda f=f: (f(), contribute())) for m, f in then.items()}
+    return {"nothing": contribute, **out}
 
 
 def _measure(run, step, calls: int) -> float:
@@ -79,21 +107,23 @@ def _measure(run, step, calls: int) -> float:
     return float(np.median(slowest))
 
 
-def main(collective: str, size: str, calls: str, rounds: str, out_path: str) -> None:
-    m, calls_, rounds_ = int(size), int(calls), int(rounds)
+def main(collective: str, size: str, calls: str, rounds: str, place: str, out_path: str) -> None:
+    m, calls_, rounds_, in_place = int(size), int(calls), int(rounds), place == "in-place"
     load = os.getloadavg()
     found = algorithms()
     if not WORLD.allreduce(found is not None, op=MPI.LAND):
         raise SystemExit(f"MPICH's algorithms cannot be forced here: {why_not()}")
-    method, args, send, recv, want = _buffers(collective, m)
+    method, args, send, recv, want, contribute = _buffers(collective, m, in_place)
     runs = {"auto": lambda: method(*args)}
     for name in found.names(collective):
         stored = found.forcing(collective, name, method)
         runs[name] = lambda stored=stored: stored(*args)
-    variants, steps = list(runs), _steps(send, recv)
+    variants, steps = list(runs), _steps(send, recv, contribute)
     ok = True
     for v in variants:  # warm-up, and every variant's result checked
         recv.fill(0)
+        if contribute is not None:
+            contribute()
         runs[v]()
         ok &= bool(np.array_equal(recv, want))
     times = {mode: {v: [] for v in variants} for mode in BETWEEN}
@@ -104,6 +134,8 @@ def main(collective: str, size: str, calls: str, rounds: str, out_path: str) -> 
                 times[mode][variants[k]].append(_measure(runs[variants[k]], steps[mode], calls_))
     for v in variants:  # and once more after the rounds
         recv.fill(0)
+        if contribute is not None:
+            contribute()
         runs[v]()
         ok &= bool(np.array_equal(recv, want))
     every_ok = WORLD.allreduce(int(ok), op=MPI.MIN)
@@ -114,6 +146,7 @@ def main(collective: str, size: str, calls: str, rounds: str, out_path: str) -> 
             "size": m,
             "calls": calls_,
             "rounds": rounds_,
+            "in_place": in_place,
             "variants": variants,
             "modes": list(BETWEEN),
             "times": times,
