@@ -27,7 +27,8 @@ optimum is known (per-message costs): each plan's time over the members' lower b
 (:func:`hetcoll.allbounds.members_bound` with the packing's bound: from a few MiB the WAN
 cut after one crossing's latency), for hetcoll's ``sites`` (with its planning CPU seconds,
 its WAN senders and segment size), ``site_pairs`` (every host crossing the WAN to its
-counterpart) and ``forest`` (the hosts' per-root packing) and the
+counterpart), ``site_exchange`` (an allreduce's partial sums swapped by the sites in one
+WAN hop) and ``forest`` (the hosts' per-root packing) and the
 baselines that plan on the hosts alone (``blind``: recursive doubling in rank order,
 ``binomial``: reduce then broadcast).
 """
@@ -104,7 +105,7 @@ def one(p: Platform, op: str, block: int) -> dict:
 
 #: the plans on the two-site platform's hosts: hetcoll's, then the baselines that plan on
 #: members (the others plan on every node, switches included)
-TWO_SITE = ("sites", "site_pairs", "forest", "blind", "binomial")
+TWO_SITE = ("sites", "site_pairs", "site_exchange", "forest", "blind", "binomial")
 
 
 def two_site(op: str, block: int) -> dict:
@@ -117,7 +118,7 @@ def two_site(op: str, block: int) -> dict:
     bound = members_bound(p, op, m, members, packing=True).lower_bound
     out: dict = {"lower_bound": bound}
     for name in TWO_SITE:
-        per_root = op == "allreduce" and name in ("sites", "site_pairs", "forest")
+        per_root = op == "allreduce" and name in ("sites", "site_pairs", "site_exchange", "forest")
         options = {"align": 8} if per_root else None
         c0 = time.process_time()
         try:
