@@ -20,6 +20,7 @@ from hetcoll.generators import hosts, multisite_platform, star_platform
 from hetcoll.planners import REGISTRY, plan
 from hetcoll.planners.siteexchange import site_exchange
 from hetcoll.planners.sitepairs import site_pairs
+from hetcoll.planners.sites import sites
 from hetcoll.runtime.launch import run_mpi
 from hetcoll.runtime.perroot import PerRootReduce
 from test_runtime_reduce import run_serially
@@ -37,14 +38,18 @@ def multisite(counts, speeds=("25Gbps", "10Gbps")):
 
 def test_shares_one_per_place_of_the_largest_site():
     """Sites of 1 and 3 hosts: three shares, each rooted at a member of b, a/0 their
-    other owner; whole at 1 KiB; allreduce only."""
+    other owner, whole at 1 KiB (crossers 3: every place; its leaders alone, faster here,
+    one share); allreduce only."""
     p = multisite([1, 3])
-    s = site_exchange(p, nbytes=1 << 10, align=8)
+    s = site_exchange(p, nbytes=1 << 10, align=8, crossers=3)
     assert [f.tree.root for f in s.flows] == ["b/0", "b/1", "b/2"]
     assert {f.peers for f in s.flows} == {("a/0",)}
     assert [f.nbytes for f in s.flows] == [344, 344, 336]
     assert s.params["segment_size"] is None
     assert REGISTRY["site_exchange"].collectives == ("allreduce",)
+    lead = site_exchange(p, nbytes=1 << 10, align=8)
+    assert lead.params["crossers"] == 1 and [f.tree.root for f in lead.flows] == ["b/0"]
+    assert lead.params["estimate"] < s.params["estimate"]
     with pytest.raises(PlannerError, match="allreduce"):
         site_exchange(p, nbytes=64, collective="allgather")
 
@@ -61,6 +66,27 @@ def test_one_mib_one_wan_latency_and_chosen_by_auto():
     assert mine < 1.55 * bound < 0.85 * pairs
     chosen = plan(p, None, members, method="auto", nbytes=1 << 20, collective="allreduce")
     assert chosen.params["chosen"] == "site_exchange"
+
+
+def test_leaders_cross_at_64mib():
+    """Two 4-host stars, a 64 MiB allreduce: the leaders alone cross the WAN, in 4 MiB
+    segments down chains (1.54x the bound), faster than every place crossing (1.75x) and
+    than sites (1.63x): the other members reduce and pass on segments while the leaders'
+    ports hold the WAN's messages."""
+    p = multisite([4, 4])
+    members = hosts(p)
+    size = 64 << 20
+    s = site_exchange(p, nbytes=size, align=8)
+    assert (s.params["crossers"], s.params["fanout"]) == (1, 1)
+    assert {(f.tree.root, f.peers) for f in s.flows} == {("a/0", ("b/0",))}
+    every = site_exchange(p, nbytes=size, align=8, crossers=4)
+    assert every.params["crossers"] is None
+    funnel = sites(p, nbytes=size, collective="allreduce", align=8)
+    bound = members_bound(p, "allreduce", size, members).lower_bound
+    mine = simulate(p, s).makespan
+    assert mine == s.params["estimate"] < 1.56 * bound
+    assert mine < 0.95 * simulate(p, funnel).makespan
+    assert mine < 0.9 * simulate(p, every).makespan
 
 
 @pytest.mark.parametrize("counts", [(4, 4), (3, 1, 2), (1, 3)])
@@ -100,6 +126,6 @@ def test_bit_for_bit_under_mpi(tmp_path):
     proc = run_mpi(4, [PROGRAM, out], module=False, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(records) == 3 * 22
+    assert len(records) == 3 * 26
     failed = [r for r in records if not r["ok"]]
     assert not failed, failed[:5]

@@ -6,9 +6,10 @@ its node), against mpi4py's results.
 
 ``mpiexec -n 4 python -m mpi4py site_exchange.py OUT``: allreduce of int64 (bit for bit
 mpi4py's sum) and float64 (the same bits on every rank, close to mpi4py's sum) of 1 to
-131072 elements, whole and in segments, heaps of 3 and chains, and the plan chosen by the
-planner for a 1 MiB vector.  Rank ``r`` runs host ``r`` of the multi-site platform (its
-switches route, no rank of their own).  Rank 0 writes one JSON record per case to OUT.
+131072 elements, whole and in segments, heaps of 3 and chains, every place crossing the WAN
+or the leaders alone, and the plan chosen by the planner for a 1 MiB vector.  Rank ``r``
+runs host ``r`` of the multi-site platform (its switches route, no rank of their own).
+Rank 0 writes one JSON record per case to OUT.
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ def cases(hc, p: Platform, name: str, records: Recorder) -> None:
             sched = site_exchange(p, nbytes=count * 8, segment_size=seg, align=8, fanout=fanout)
             reduction(hc, sched, nodes, count, records,
                       f"{name}: count={count} seg={seg} fanout={fanout}")  # fmt: skip
+    for count, seg in ((4096, 2048), (1000, 96)):  # the leaders alone cross, a chain
+        sched = site_exchange(p, nbytes=count * 8, segment_size=seg, align=8, crossers=1)
+        reduction(hc, sched, nodes, count, records, f"{name}: count={count} seg={seg} leaders")
     chosen = site_exchange(p, nbytes=1 << 20, align=8)  # 131072 elements
     reduction(hc, chosen, nodes, 1 << 17, records, f"{name}: 1 MiB chosen")
 

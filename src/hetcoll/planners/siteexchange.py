@@ -19,17 +19,26 @@ latency: on two 4-host stars joined by a 1 ms, 5 Gbit/s WAN the 1 MiB allreduce 
 (near-equal, multiples of ``align``): a host that owned two shares would pay a WAN
 latency per share on its one port.
 
-The search: for each fanout (:data:`~hetcoll.planners.sites.FANOUTS`) the flows whole,
-then in segments halving from half the largest share's
-(:func:`~hetcoll.planners.sites.segment_cuts`), until two halvings in a row gain nothing,
-each simulated, the fastest kept (the first of equals).
+Or (``crossers=1``) each site's leader alone owns the whole vector, in segments, down a
+chain of its site's members: under ``hockney`` a WAN message holds its sender's port for
+the WAN's whole time, so where every place crosses at once the local reduction and
+broadcast wait for the WAN; with the leaders alone crossing, the other members reduce
+and pass on the next segments meanwhile (on the same platform 1.54x the bound at 64 MiB
+and 1.43x at 256 MiB, where every place crossing takes 1.75x and 1.72x and ``sites``
+1.63x and 1.51x).
 
-Complexity: ``O(N)`` tree edges per share, one simulation per fanout and segment size
-tried.
+The search: for each choice of crossers (every place, the leaders) and fanout
+(:data:`~hetcoll.planners.sites.FANOUTS`) the flows whole, then in segments halving from
+half the largest share's (:func:`~hetcoll.planners.sites.segment_cuts`), until two
+halvings in a row gain nothing, each simulated, the fastest kept (the first of equals).
+
+Complexity: ``O(N)`` tree edges per share, one simulation per choice of crossers, fanout
+and segment size tried.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable
 from typing import Annotated, Any
@@ -47,14 +56,21 @@ __all__ = ["exchange_flows", "site_exchange"]
 
 
 def exchange_flows(
-    groups: list[list[str]], nbytes: int, align: int, fanout: int, seg: int | None
+    groups: list[list[str]],
+    nbytes: int,
+    align: int,
+    fanout: int,
+    seg: int | None,
+    crossers: int | None = None,
 ) -> list[Flow]:
     """The exchange flows of an allreduce of ``nbytes`` among ``groups`` (the members by
     site, :func:`~hetcoll.planners.sites.site_groups`): one share per place of the largest
-    site, rooted there (module docstring), in segments of ``seg`` bytes (None: whole)."""
+    site (``crossers``: per place of the first ``crossers`` only), rooted there (module
+    docstring), in segments of ``seg`` bytes (None: whole)."""
     big = max(groups, key=len)
+    places = big if crossers is None else big[: max(1, int(crossers))]
     flows, at = [], 0
-    for m, share in zip(big, _blocks(int(nbytes), len(big), align), strict=True):
+    for m, share in zip(places, _blocks(int(nbytes), len(places), align), strict=True):
         tree = pair_tree(groups, m, fanout)
         peers = tree.children[m][: len(groups) - 1]
         cut = seg if seg and share > seg else None
@@ -71,7 +87,7 @@ def exchange_flows(
     complexity="O(N^2) tree edges, one simulation per segment size tried",
     summary="multi-site hosts: each site reduces every share locally, the sites' owners swap "
     "their partial sums over the WAN at once and broadcast locally (allreduce)",
-    options=("align", "fanout"),
+    options=("align", "fanout", "crossers"),
     kind="forest",
     pipelined=True,
     own_slices=True,
@@ -88,6 +104,7 @@ def site_exchange(
     sizes: Any = None,
     align: Annotated[int, Option(most=1 << 20)] = 1,
     fanout: Annotated[int, Option(most=1 << 16)] | None = None,
+    crossers: Annotated[int, Option(most=1 << 16)] | None = None,
 ) -> Schedule:
     """Plan an allreduce of an ``nbytes`` vector among ``members`` of a multi-site
     platform as an exchange of the sites' partial sums (module docstring).
@@ -106,12 +123,17 @@ def site_exchange(
     fanout
         Children per member in a site's heaps (1: chains); default chosen by simulation
         among :data:`~hetcoll.planners.sites.FANOUTS`.
+    crossers
+        The owners' places (the members of a site that cross the WAN): every place of the
+        largest site, or 1 (each site's leader, in segments); default chosen by
+        simulation among both (module docstring).
 
     Returns
     -------
     Schedule
         Exchange flows over the members; ``params``: the number of ``trees``, the
-        ``segment_size`` (None: whole), the ``fanout``, the simulated ``estimate``.
+        ``segment_size`` (None: whole), the ``fanout``, the ``crossers`` (None: every
+        place), the simulated ``estimate``.
 
     Examples
     --------
@@ -135,33 +157,39 @@ def site_exchange(
     groups = site_groups(platform, list(dict.fromkeys(members)))
     nbytes = max(int(nbytes), 0)
 
-    def make(flows: list[Flow], estimate: float, seg: int | None, fan: int) -> Schedule:
-        params = {"trees": len(flows), "segment_size": seg, "fanout": fan, "estimate": estimate}
+    def make(flows: list[Flow], estimate: float, seg: int | None, fan: int, cross) -> Schedule:
+        params = {"trees": len(flows), "segment_size": seg, "fanout": fan,
+                  "crossers": cross, "estimate": estimate}  # fmt: skip
         return Schedule("allreduce", "site_exchange", nbytes, tuple(flows), params)
 
     fans = FANOUTS if fanout is None else (int(fanout),)
-    if segment_size:
-        cuts: list[int | None] = [max(int(segment_size) // align * align, align)]
+    big = len(max(groups, key=len))
+    if crossers is not None and int(crossers) < big:
+        counts: tuple[int | None, ...] = (max(int(crossers), 1),)
     else:
-        cuts = segment_cuts(_blocks(nbytes, len(max(groups, key=len)), align), align)
+        counts = (None,) if crossers is not None or big == 1 else (None, 1)
     bound = (get_model(model) if model is not None else platform.model).bind(platform)
     budget = transfer_budget(bound.contention) // 4
     best = None
-    for fan in fans:
+    for cross, fan in itertools.product(counts, fans):
+        if segment_size:
+            cuts: list[int | None] = [max(int(segment_size) // align * align, align)]
+        else:
+            cuts = segment_cuts(_blocks(nbytes, cross or big, align), align)
         mine, worse = math.inf, 0
         for seg in cuts:
-            flows = exchange_flows(groups, nbytes, align, fan, seg)
+            flows = exchange_flows(groups, nbytes, align, fan, seg, cross)
             if seg is not None and not segment_size and sum(f.transfers for f in flows) > budget:
                 break
-            sched = make(flows, 0.0, seg, fan)
+            sched = make(flows, 0.0, seg, fan, cross)
             run = simulate(platform, sched, model)
             if best is None or run.makespan < best[0]:
-                best = (run.makespan, flows, seg, fan, run)
+                best = (run.makespan, flows, seg, fan, cross, run)
             worse = 0 if run.makespan < mine else worse + 1
             mine = min(mine, run.makespan)
             if worse == 2:
                 break  # two halvings in a row gained nothing: finer ones will not
-    time, flows, seg, fan, run = best
-    sched = make(flows, time, seg, fan)
+    time, flows, seg, fan, cross, run = best
+    sched = make(flows, time, seg, fan, cross)
     keep_prediction(platform, sched, model, run)
     return sched
