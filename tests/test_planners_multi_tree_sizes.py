@@ -223,14 +223,34 @@ def test_the_whole_message_never_makes_multi_tree_slower(n, density, seed, slice
     assert with_whole.makespan <= periodic.makespan
 
 
-def test_on_net_json_the_periodic_timetable_that_runs_faster_is_kept():
-    # 8 ranks, 50 MiB in 100 KiB slices: the periodic timetable's bound is 107.3 ms, its
-    # run 99.9 ms, the whole message's 102.4 ms
+def test_on_net_json_the_faster_of_the_periodic_and_whole_message_runs_is_kept():
+    # 8 ranks, 50 MiB in 100 KiB slices: the periodic timetable often ends well before its
+    # finish bound, and the whole message is kept only when its span ends before the
+    # periodic run.  Which one wins turns on the optimal packing HiGHS returns among
+    # equal optima (highspy 1.13-1.16: the periodic run, 99.6 ms against a bound of
+    # 108.0 ms; 1.10-1.12: the whole message), so the rule is checked, not the winner.
     from pathlib import Path
 
     from hetcoll import load_platform
+    from hetcoll.planners import multitree
 
     p = load_platform(Path(__file__).resolve().parents[1] / "examples" / "net.json")
-    s = plan(p, "0", method="multi_tree", nbytes=50 << 20, segment_size=100 << 10)
-    assert s.params["slices_per_period"] < 512
-    assert simulate(p, s).makespan == pytest.approx(0.0998784, rel=1e-6)
+
+    def planned():
+        return plan(p, "0", method="multi_tree", nbytes=50 << 20, segment_size=100 << 10)
+
+    s = planned()
+    chosen = simulate(p, s).makespan
+    real = multitree._message_sized
+    multitree._message_sized = lambda g, total: False
+    try:
+        periodic = planned()
+    finally:
+        multitree._message_sized = real
+    ran = simulate(p, periodic).makespan
+    assert periodic.params["slices_per_period"] < 512
+    assert chosen <= ran
+    if s.params["slices_per_period"] < 512:  # the periodic timetable kept: the same plan
+        assert s.to_dict() == periodic.to_dict()
+    else:  # the whole message, one period: its run ends at its span, before the periodic
+        assert chosen == s.params["period"] < ran

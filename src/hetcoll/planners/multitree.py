@@ -224,10 +224,10 @@ def _whole_message(
     schedule's simulated time when it was simulated, else None.
 
     The periodic run ends by its finish bound, often sooner (on the 8-rank
-    ``examples/net.json`` platform, 50 MiB in 100 KiB slices, a bound of 107.3 ms for a
-    run of 99.9 ms, where the whole message takes 102.4 ms): when the whole message ends
-    before the bound, the periodic timetable is simulated, and kept when it ends no
-    later."""
+    ``examples/net.json`` platform, 50 MiB in 100 KiB slices, with the packing HiGHS
+    1.13-1.16 returns, a bound of 108.0 ms for a run of 99.6 ms, where the whole message
+    takes 101.3 ms): when the whole message ends before the bound, the periodic timetable
+    is simulated, and kept when it ends no later."""
     from ._shared import keep_makespan
     from ._shared import simulate_kept as simulate
     from .known_runs import runs_as_listed
