@@ -58,11 +58,11 @@ def _calls(comms: dict, m: int):
     ranks do what a program does, use the result and write the next input, as the tune's
     rounds measure them (:func:`hetcoll.jobs.tune.measure_calls`: nothing written between
     its calls).  Writing the result buffer between calls changes the ranking: on 2 ranks
-    at 32 KiB it makes MPICH's own allreduce about 1.5 times faster and
-    ``recursive_doubling`` slower than it, where both measure it faster otherwise
-    (docs/runtime.md).  A stale result is still caught: the input alternates between two
-    values from call to call, so a call that left the buffer as it was fails the check
-    (the buffers start at a value no call gives)."""
+    at 32 KiB it makes MPICH's own allreduce 9-34 % faster and ``recursive_doubling``
+    0.88-1.10 of its time, where it takes 0.80-0.87 otherwise (docs/runtime.md).  A stale
+    result is still caught: the input alternates between two values from call to call, so
+    a call that left the buffer as it was fails the check (the buffers start at a value no
+    call gives)."""
     size, rank = WORLD.size, WORLD.rank
     vec = np.full(max(m // 8, 1), rank + 1, dtype=np.int64)
     total = np.full_like(vec, -1)
