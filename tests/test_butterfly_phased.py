@@ -6,6 +6,8 @@ cut's on a star whose slow NICs alone bind ``T*``."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from hetcoll import PlannerError, Schedule, plan, simulate
@@ -112,7 +114,15 @@ def test_the_count_search_doubles_while_it_gains(monkeypatch):
         tried.append((schedule.chain, schedule.params.get("segments"), run.makespan))
         return run
 
+    def spy_within(platform, schedule, model, above):  # (a run proved slower: stopped)
+        run = real_within(platform, schedule, model, above)
+        t = run.makespan if run is not None else math.inf
+        tried.append((schedule.chain, schedule.params.get("segments"), t))
+        return run
+
+    real_within = simulator.simulate_within
     monkeypatch.setattr(simulator, "simulate", spy)
+    monkeypatch.setattr(simulator, "simulate_within", spy_within)
     p = star_platform(4, ("100Gbps", "25Gbps", "10Gbps"), "5us")
     s = plan(p, None, **KW, nbytes=1 << 20, options={"align": 8})
     counts = [k for chain, k, _ in tried if chain == "peer"]
@@ -144,7 +154,13 @@ def test_the_last_doubling_is_cut_short_at_the_budget(monkeypatch):
         tried.append((schedule.params.get("segments"), sum(f.transfers for f in schedule.flows)))
         return real(platform, schedule, model)
 
+    def spy_within(platform, schedule, model, above):
+        tried.append((schedule.params.get("segments"), sum(f.transfers for f in schedule.flows)))
+        return real_within(platform, schedule, model, above)
+
+    real_within = simulator.simulate_within
     monkeypatch.setattr(simulator, "simulate", spy)
+    monkeypatch.setattr(simulator, "simulate_within", spy_within)
     p = star_platform(4, ("100Gbps", "25Gbps", "10Gbps"), "5us")
     kw = {**KW, "nbytes": 8 << 20}
     plan(p, None, **kw, options={"align": 8, "cut": "phased"})

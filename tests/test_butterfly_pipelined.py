@@ -5,6 +5,8 @@ search, refusals."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from hetcoll import PlannerError, Platform, Schedule, plan, simulate
@@ -131,7 +133,15 @@ def test_the_search_goes_down_to_every_message_the_simulator_takes(monkeypatch):
         tried.append((sum(f.transfers for f in schedule.flows), run.makespan))
         return run
 
+    def spy_within(platform, schedule, model, above):  # (a run proved slower: stopped)
+        run = real_within(platform, schedule, model, above)
+        t = run.makespan if run is not None else math.inf
+        tried.append((sum(f.transfers for f in schedule.flows), t))
+        return run
+
+    real_within = simulator.simulate_within
     monkeypatch.setattr(simulator, "simulate", spy)
+    monkeypatch.setattr(simulator, "simulate_within", spy_within)
     p = star_platform(6, ("100Gbps", "25Gbps", "10Gbps"), "5us")
     s = plan(
         p, None, method="butterfly_pipelined", collective="allreduce", nbytes=M,
@@ -191,7 +201,13 @@ def test_the_search_skips_a_halving_its_startup_would_lose(monkeypatch):
         tried.append(schedule.params["segment_size"])
         return real(platform, schedule, model)
 
+    def spy_within(platform, schedule, model, above):
+        tried.append(schedule.params["segment_size"])
+        return real_within(platform, schedule, model, above)
+
+    real_within = simulator.simulate_within
     monkeypatch.setattr(simulator, "simulate", spy)
+    monkeypatch.setattr(simulator, "simulate_within", spy_within)
     p = star_platform(6, ("25Gbps", "10Gbps"), "5us")
     kw = {"method": "butterfly_pipelined", "collective": "allreduce", "nbytes": 1 << 20}
     s = plan(p, None, **kw, options={"align": 8, "cut": "even"})

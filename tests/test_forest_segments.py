@@ -74,16 +74,22 @@ class _Count:
     def __init__(self, monkeypatch) -> None:
         self.sims = self.plays = 0
         sim, play = hetcoll.simulator.simulate, forestplan.per_root_order
+        within = hetcoll.simulator.simulate_within
 
         def counted_sim(*a, **k):
             self.sims += 1
             return sim(*a, **k)
+
+        def counted_within(*a, **k):
+            self.sims += 1
+            return within(*a, **k)
 
         def counted_play(*a, **k):
             self.plays += 1
             return play(*a, **k)
 
         monkeypatch.setattr(hetcoll.simulator, "simulate", counted_sim)
+        monkeypatch.setattr(hetcoll.simulator, "simulate_within", counted_within)
         monkeypatch.setattr(forestplan, "per_root_order", counted_play)
 
 

@@ -70,6 +70,7 @@ windows do better.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Annotated, Any, Literal
@@ -221,14 +222,20 @@ def butterfly_pipelined(
         return make_phased(pieces(count), count, None)
     if segment_size:
         return make(build(int(segment_size)), None)
-    from ..simulator import simulate
+    from ..simulator import simulate, simulate_within
 
     predictions: dict[int, Any] = {}
 
-    def simulated(flows: list[Flow], count: int = 0) -> Schedule:
+    def simulated(flows: list[Flow], count: int = 0, above: float | None = None) -> Schedule:
+        # above: the time the search compares this one with; a run proved slower stops
+        # early, its estimate inf (the search's decisions the same: it loses either way)
         got = make_phased(flows, count, None) if count else make(flows, None)
-        run = simulate(platform, got, model)
-        sched = make_phased(flows, count, run.makespan) if count else make(flows, run.makespan)
+        if above is None:
+            run = simulate(platform, got, model)
+        else:
+            run = simulate_within(platform, got, model, above)
+        estimate = run.makespan if run is not None else math.inf
+        sched = make_phased(flows, count, estimate) if count else make(flows, estimate)
         predictions[id(sched)] = run
         return sched
 
@@ -265,7 +272,7 @@ def _piece(nbytes: int, count: int, align: int) -> int | None:
 
 def phased_search(
     cut: Callable[[int], list[Flow]],
-    simulated: Callable[[list[Flow], int], Schedule],
+    simulated: Callable[[list[Flow], int, float | None], Schedule],
     most: int,
     lower: float,
 ) -> list[Schedule]:
@@ -277,7 +284,10 @@ def phased_search(
     pipeline's fill and drain, in proportion to the segment) and its messages' leads that
     other flows' bytes leave uncovered (in proportion to the messages); from two points on,
     the next doubling is simulated only while the curve through the last two predicts a
-    gain (:func:`_doubling_gains`)."""
+    gain (:func:`_doubling_gains`).  ``simulated(flows, k, above)``: each count after the
+    first is asked to beat the last (``above``), its run stopped where it is proved not to
+    (:func:`hetcoll.simulator.simulate_within`; its estimate then inf): the search stops
+    there either way."""
     out: list[Schedule] = []
     k = FIRST_COUNT
     while True:
@@ -288,7 +298,7 @@ def phased_search(
             if k <= (out[-1].params["segments"] if out else 0):
                 break
             flows = cut(k)
-        sched = simulated(flows, k)
+        sched = simulated(flows, k, out[-1].params["estimate"] if out else None)
         out.append(sched)
         if short or (len(out) >= 2 and sched.params["estimate"] >= out[-2].params["estimate"]):
             break

@@ -275,6 +275,11 @@ def _descend(
     it, which doubles with each halving), ``"quick"`` halves a plan's segments only while
     :func:`_halving_gains` predicts that the next halving gains.
 
+    ``simulated(flows, above=t)``: each halving is asked to beat the one before it (``t``,
+    the time it is compared with), its run stopped where it is proved not to
+    (:func:`hetcoll.simulator.simulate_within`; its estimate then inf): the search takes
+    the same turns and keeps the same schedule.
+
     Cost: about two simulations of the segment size chosen (each halving doubles the
     messages), against one to two more halvings for ``"full"``; the time chosen is within
     about :data:`STOP` of ``"full"``'s (``tests/test_forest_segments.py`` compares them).
@@ -286,7 +291,7 @@ def _descend(
         times: list[float] = []
         last = None  # the plan's last schedule that gained
         for flows in cuts:
-            sched = simulated(flows)
+            sched = simulated(flows, above=times[-1] if times else None)
             out.append(sched)
             t = sched.params["estimate"]
             if times and t > times[-1]:
@@ -315,7 +320,7 @@ def _descend(
             flows = next(cuts, None)
             if flows is None:
                 break
-            sched = simulated(flows)
+            sched = simulated(flows, above=times[-1])
             out.append(sched)
             t = sched.params["estimate"]
             if t > times[-1]:
@@ -498,7 +503,7 @@ def forest(
         owner = max(ranges, key=lambda r: (ranges[r][1], -r))
         plans.append({owner: (0, vector)})
     from ..models import get_model
-    from ..simulator import simulate
+    from ..simulator import simulate, simulate_within
 
     cost_model = get_model(model) if model is not None else platform.model
     bound = cost_model.bind(platform)
@@ -564,11 +569,17 @@ def forest(
 
     predictions: dict[int, Any] = {}
 
-    def simulated(flows: list[Flow]) -> Schedule:
+    def simulated(flows: list[Flow], above: float | None = None) -> Schedule:
         # the play-out runs one transfer per NIC at a time, not the windows that share it
         played = per_root_order(platform, flows, model)
-        run = simulate(platform, make(flows, played, played.time), model)
-        sched = make(flows, played, run.makespan)
+        got = make(flows, played, played.time)
+        # above: the time _descend compares this one with; a run proved slower stops
+        # early, its estimate inf (the search's decisions the same: it loses either way)
+        if above is None:
+            run = simulate(platform, got, model)
+        else:
+            run = simulate_within(platform, got, model, above)
+        sched = make(flows, played, run.makespan if run is not None else math.inf)
         predictions[id(sched)] = run
         return sched
 

@@ -70,7 +70,7 @@ run), ``results`` (:class:`Prediction`, :class:`Transfer`).
 from __future__ import annotations
 
 from .fairshare import max_min_rates
-from .predict import simulate, simulate_program
+from .predict import simulate, simulate_program, simulate_within
 from .rate import SteadyState, steady_state
 from .results import BLOCKERS, Prediction, Transfer
 
@@ -82,5 +82,6 @@ __all__ = [
     "max_min_rates",
     "simulate",
     "simulate_program",
+    "simulate_within",
     "steady_state",
 ]

@@ -18,13 +18,28 @@ from .fairshare import FairShares
 from .links import RouteBooks, first_overlap, insert_booking, start_for
 from .results import BLOCKERS, TransferTable
 
-__all__ = ["SHORT_ROUTE", "Simulation"]
+__all__ = ["SHORT_ROUTE", "Exceeded", "Simulation"]
 
 # ports and bandwidth first, then flows begin, then waiting transfers try again, and last
 # idle ports choose their next send.
 _FLOW_END, _FLOW_BEGIN, _ATTEMPT, _DECIDE = 0, 1, 2, 3
 _INF = math.inf
 SHORT_ROUTE = 64  # links
+#: a run given ``above`` stops when its lower bound exceeds ``above`` by more than this
+#: (relative: the bound's and the run's rounding, about 1e-12 of the time, must never stop
+#: a run that would end within ``above``)
+MARGIN = 1e-9
+#: shared contention: the run's lower bound is taken after every this many rate updates
+BOUND_EVERY = 128
+
+
+class Exceeded(Exception):
+    """:meth:`Simulation.run` given ``above``: the run is proved to end after ``above``;
+    ``bound``, the time it ends at the earliest."""
+
+    def __init__(self, bound: float) -> None:
+        super().__init__(f"the run ends at {bound!r} s or later")
+        self.bound = bound
 
 
 class Simulation:
@@ -152,8 +167,12 @@ class Simulation:
 
     # -- the run ----------------------------------------------------------------------------
 
-    def run(self) -> None:
-        """Process events in time order until none is left (see :mod:`hetcoll.simulator`)."""
+    def run(self, above: float | None = None) -> None:
+        """Process events in time order until none is left (see :mod:`hetcoll.simulator`).
+
+        ``above`` (shared contention): raise :class:`Exceeded` as soon as the run is proved
+        to end later than ``above`` (:meth:`_Flows.bound`), so that a search stops a
+        candidate that cannot beat the fastest one simulated; elsewhere ignored."""
         total, n_ranks = self.total, len(self.ranks)
         heappush, heappop = heapq.heappush, heapq.heappop
         is_send, owner, peer, match, cost = (
@@ -452,6 +471,8 @@ class Simulation:
 
         c_lead = self.c_lead
         flows = _Flows(self, records, events, finish_flow) if shared else None
+        if flows is not None and above is not None:
+            flows.watch(above)
         for g in range(total):
             if waiting[g] == 0:
                 enable(g)
@@ -586,7 +607,11 @@ class _Flows:
     for the flows whose rate changes in one numpy pass, with the same arithmetic per flow
     as one at a time.  Only the next flow to end has its event in the heap (pushed again
     whenever the next one changes): its tuple is the one a heap of every flow's end would
-    pop first, so the run is the same, bit for bit, without a heap entry per rate change."""
+    pop first, so the run is the same, bit for bit, without a heap entry per rate change.
+
+    With ``above``, every :data:`BOUND_EVERY` rate updates the run's lower bound
+    (:meth:`bound`) is compared with it, and :class:`Exceeded` raised once it is more than
+    :data:`MARGIN` over; the rates and times are those of the run without it."""
 
     def __init__(self, sim: Simulation, records: list, events: list, finish) -> None:
         self.sim = sim
@@ -621,6 +646,26 @@ class _Flows:
             [p for p, _ in keys], [cap for _, cap in keys], sim.bound.capacity()
         )
         self.class_rate = np.zeros(len(keys))
+        self.above: float | None = None
+
+    def watch(self, above: float) -> None:
+        """Stop the run once it is proved to end after ``above`` (:meth:`bound`), before
+        it starts: each resource's capacity and the bytes every transfer of the run moves
+        through it, the classes' resources as flat incidence, each class's bytes begun."""
+        sim, paths = self.sim, self.shares.paths
+        n_cls = len(paths)
+        self.capacity = np.asarray(sim.bound.capacity(), dtype=float)
+        self.inc_class = np.repeat(np.arange(n_cls), [len(p) for p in paths])
+        self.inc_res = np.array([r for p in paths for r in p], dtype=np.int64)
+        sends = [sim.cost[g] for g in range(sim.total) if sim.is_send[g]]
+        uses = np.bincount(np.array(sends, dtype=np.int64), minlength=len(self.class_of))
+        per_cost = uses * np.array(sim.c_bytes, dtype=float)
+        per_class = np.bincount(self.class_of, per_cost, minlength=n_cls)
+        n_res = len(self.capacity)
+        self.total_bytes = np.bincount(self.inc_res, per_class[self.inc_class], minlength=n_res)
+        self.begun = [0.0] * n_cls  # each class's bytes of the flows begun
+        self.updates = 0
+        self.above = above
 
     def begin(self, idx: int, now: float) -> None:
         c = self.sim.cost[self.records[idx][0]]
@@ -634,6 +679,8 @@ class _Flows:
         self.flows[self.n_flows] = idx
         self.n_flows += 1
         self.shares.add(k)
+        if self.above is not None:
+            self.begun[k] += self.sim.c_bytes[c]
         self._reshare(now)
 
     def end(self, idx: int, version: int, now: float) -> None:
@@ -678,3 +725,28 @@ class _Flows:
         if key != self.queued:
             self.queued = key
             heapq.heappush(self.events, (float(first), _FLOW_END, idx, key[1]))
+        if self.above is not None:
+            self.updates += 1
+            if self.updates % BOUND_EVERY == 0:
+                low = self.bound(now)
+                if low > self.above * (1 + MARGIN):
+                    raise Exceeded(low)
+
+    def bound(self, now: float) -> float:
+        """A lower bound on the run's end, at ``now``: every resource still has to carry
+        the bytes of the transfers not begun and those left of the flows in progress,
+        at most at its capacity (the flows through it share it), and the run ends no
+        sooner than its last flow: ``now + max_r (bytes left through r) / capacity(r)``.
+        O(flows in progress + classes' resources)."""
+        flows = self.flows[: self.n_flows]
+        rate = self.rate[flows]
+        with np.errstate(invalid="ignore"):
+            left = np.maximum(0.0, self.remaining[flows] - rate * (now - self.since[flows]))
+        left[rate == _INF] = 0.0  # a flow of no resource ends as it begins
+        n_cls = len(self.begun)
+        done = np.array(self.begun) - np.bincount(self.of[flows], left, minlength=n_cls)
+        carried = np.bincount(self.inc_res, done[self.inc_class], minlength=len(self.capacity))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            need = (self.total_bytes - carried) / self.capacity
+        need = need[np.isfinite(need)]
+        return now + float(need.max()) if len(need) else now
