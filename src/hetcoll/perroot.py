@@ -28,6 +28,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
+from typing import Any
 
 from .errors import ScheduleError
 from .patterns import Flow, OrderedSend
@@ -45,8 +46,15 @@ __all__ = [
 #: how a per-root timetable chains a rank's sends: each after the rank's previous send
 #: (``rank``), or after the send a window earlier to the same peer, the windows in
 #: proportion to the edges' bytes (``edge``) or one per edge with the flows' first segments
-#: phased (``peer``)
-CHAINS = ("rank", "edge", "peer")
+#: phased (``peer``), or after the send a window earlier to the same peer of the same kind
+#: of flow, the windows twice the proportion of the bytes each kind sends over the edge
+#: (``kind``)
+CHAINS = ("rank", "edge", "peer", "kind")
+#: under ``chain="kind"``: the windows' multiple of the proportion of the bytes
+KIND_DEPTH = 2
+#: under ``chain="kind"``: a reduce flow's send waits for the rank's combines of the segment
+#: this many segments before it in the rank's program (the last but one)
+KIND_PACE = 2
 
 
 def is_per_root(collective: str, flows: Sequence[Flow], timetable: bool = False) -> bool:
@@ -228,6 +236,7 @@ class _Ops:
         self.initial: dict[str, set[int]] = {}
         self.count = 0
         self.forwards: set[int] = set()  # the handles of relays' forwarding sends
+        self.down: set[int] = set()  # the handles of bcast flows' sends
 
     def chunk(self, lo: int, n: int, origin: tuple[str, ...] = (), flow: int = 0) -> int:
         """The id of bytes ``[lo, lo + n)`` combining ``origin``: the same for the same
@@ -302,12 +311,19 @@ class _Ops:
         return out
 
     def program(
-        self, reduces: bool, chain: bool = False, per_edge: bool = False, one: bool = False
+        self,
+        reduces: bool,
+        chain: bool = False,
+        per_edge: bool = False,
+        one: bool = False,
+        per_kind: bool = False,
     ) -> Program:
         """The program.  With ``chain``: each rank's ops in slot order, each of its sends
         (but a relay's forwarding) waiting for its previous send; with ``per_edge`` too,
         for its send :func:`windows` places earlier to the same peer instead (with ``one``:
-        a window of one send per edge, two where it would be alone, :func:`_alone`)."""
+        a window of one send per edge, two where it would be alone, :func:`_alone`; with
+        ``per_kind``: to the same peer in a flow of the same kind, the windows
+        :data:`KIND_DEPTH` times those of the bytes of each kind)."""
         out: dict[str, tuple[Op, ...]] = {}
         for mine in self.ops.values():
             mine.sort(key=lambda x: x[0])
@@ -316,18 +332,27 @@ class _Ops:
             node: self.merged(node, mine, breaks) if chain else [(k, [h], op) for k, h, op in mine]
             for node, mine in self.ops.items()
         }
-        window: dict[tuple[str, str], int] = {}
+        window: dict[tuple, int] = {}
+
+        def lane(handle: int, peer: str) -> Any:
+            """The window a send counts in: its peer's (and its flow kind's)."""
+            return (peer, handle in self.down) if per_kind else peer
+
         if chain and per_edge:
-            sent: dict[tuple[str, str], int] = {}
+            sent: dict[tuple, int] = {}
             for node, runs in runs_of.items():
                 for _, handles, (kind, peer, chunk, _, _) in runs:
                     if kind == "send" and handles[0] not in self.forwards:
-                        edge = (node, peer)
+                        edge = (node, lane(handles[0], peer))
                         sent[edge] = sent.get(edge, 0) + self.chunks[chunk].nbytes
-            window = _alone(dict.fromkeys(sent, 1) if one else windows(sent))
+            if per_kind:
+                window = {e: KIND_DEPTH * w for e, w in windows(sent).items()}
+            else:
+                window = _alone(dict.fromkeys(sent, 1) if one else windows(sent))
         for node, runs in runs_of.items():
             where = {h: i for i, (_, handles, _) in enumerate(runs) for h in handles}
-            last: dict[str, list[int]] = {}  # the sends so far, per peer ("": any peer)
+            last: dict[Any, list[int]] = {}  # the sends so far, per window ("": any peer)
+            combined: list[tuple[tuple, int]] = []  # (key, its last combine) per segment
             ops = []
             for i, (key, handles, (kind, peer, chunk, deps, result)) in enumerate(runs):
                 before = {where[d] for d in deps}
@@ -338,12 +363,20 @@ class _Ops:
                 # a relay forwards as soon as it has the bytes: the network's routing,
                 # not one of the rank's own sends of the timetable
                 if chain and kind == "send" and handles[0] not in self.forwards:
-                    edge = peer if per_edge else ""
+                    edge = lane(handles[0], peer) if per_edge else ""
                     mine = last.setdefault(edge, [])
-                    w = window.get((node, peer), 1)
+                    w = window.get((node, edge), 1)
                     if len(mine) >= w:
                         before.add(mine[-w])
                     mine.append(i)
+                    up = per_kind and handles[0] not in self.down
+                    if up and len(combined) >= KIND_PACE:
+                        before.add(combined[-KIND_PACE][1])
+                if kind == "recv_reduce":
+                    if combined and combined[-1][0] == key:
+                        combined[-1] = (key, i)
+                    else:
+                        combined.append((key, i))
                 ops.append(Op(kind, peer, chunk, tuple(sorted(before)), result))
             out[node] = tuple(ops)
         initial = {k: frozenset(v) for k, v in self.initial.items()}
@@ -425,10 +458,23 @@ def per_root_program(
     segment, in whole multiples of ``stagger``): the flows sharing a NIC start their
     segments at different moments, so that one's lead passes under the others' bytes, for
     flows whose segments are not of one size (each share in as many segments: a NIC's edges
-    then get the rates of their bytes from one send each).  O(total ops log ops).
+    then get the rates of their bytes from one send each).  With ``chain="kind"`` a send
+    waits for the rank's send :data:`KIND_DEPTH` windows earlier to the same peer in a flow
+    of the same kind (reduce or bcast), the windows from each kind's bytes over the edge,
+    first segments as under ``"edge"``: an allreduce's reduce-scatter and allgather each
+    keep their own sends in flight, so an edge that carries both moves each at its fluid
+    rate, and every send has a twin half a segment apart whose bytes cover its lead; a
+    send of a reduce flow waits too for the rank's combines of the segment
+    :data:`KIND_PACE` before it in its program, so that a rank that owns a share sends its
+    own contributions at the pace its combines complete (the slowest NICs' pace), in step
+    with the others.  Every wait it adds is on an op of an earlier round of the reduce
+    flows, whose receives wait only for sends of earlier rounds: no cycle (a timetable's
+    slots, ``order``, are refused with it).  O(total ops log ops).
     """
     if chain not in CHAINS:
         raise ScheduleError(f"chain: one of {', '.join(CHAINS)}, not {chain!r}")
+    if chain == "kind" and order:
+        raise ScheduleError('chain "kind": flows in rounds, not in a timetable (order)')
     b = _Ops()
     members = tuple(sorted(flows[0].tree.nodes))
     for v in members:
@@ -474,7 +520,7 @@ def per_root_program(
                 b.forwards.add(b.op(way[h], (*key, h, 1), "send", way[h + 1], got, [r]))
         return way[1], way[-2], got
 
-    edge = chain in ("edge", "peer")
+    edge = chain in ("edge", "peer", "kind")
     first = (
         _phases(flows, stagger) if chain == "peer" else dict.fromkeys(range(len(flows)), stagger)
     )
@@ -546,9 +592,17 @@ def per_root_program(
                     to, by, part = wire(fi, k, v, c, seg, key)
                     result = None if part == seg else seg
                     got = b.op(c, key, "recv", by, part, wait, result)
-                    b.op(v, when((1, rnd, fi, 1), fi, k, v, c, True), "send", to, part, have[v])
+                    b.down.add(
+                        b.op(v, when((1, rnd, fi, 1), fi, k, v, c, True), "send", to, part, have[v])
+                    )
                     have[c] = [got]
-    return b.program(reduces, chain=slots is not None or edge, per_edge=edge, one=chain == "peer")
+    return b.program(
+        reduces,
+        chain=slots is not None or edge,
+        per_edge=edge,
+        one=chain == "peer",
+        per_kind=chain == "kind",
+    )
 
 
 def _exchange(b: _Ops, fi: int, flow: Flow, segs, middle, hop: float, members) -> None:

@@ -177,9 +177,11 @@ class Schedule:
         of sends in flight per edge, in proportion to the edge's bytes, its sends to
         different peers at once (:func:`hetcoll.perroot.windows`: the planner's choice for
         a model whose nodes send concurrently, sharing their NIC as the packing assumes);
-        ``"peer"`` one send in flight per edge, the flows' first segments phased.
+        ``"peer"`` one send in flight per edge, the flows' first segments phased;
+        ``"kind"`` windows per edge and kind of flow (reduce, bcast), twice those of each
+        kind's bytes (:func:`hetcoll.perroot.per_root_program`).
     stagger : int
-        Under ``chain="edge"``: bytes of the first segment of every per-root flow of
+        Under ``chain="edge"`` or ``"kind"``: bytes of the first segment of every per-root flow of
         several segments (0: none), the flow's segments of its size following from there,
         so that the sends of an edge's window end apart and one's lead overlaps the
         others' bytes (:func:`hetcoll.perroot.per_root_program`).  Under ``"peer"``: the
@@ -243,8 +245,10 @@ class Schedule:
         if self.chain not in CHAINS:
             raise ScheduleError(f"chain: one of {', '.join(CHAINS)}, not {self.chain!r}")
         object.__setattr__(self, "stagger", count(self.stagger, "size", "stagger"))
+        if self.chain == "kind" and self.order is not None:
+            raise ScheduleError('chain "kind": flows in rounds, not in a timetable (order)')
         if self.stagger and self.chain == "rank":
-            raise ScheduleError('stagger: only under chain "edge" or "peer"')
+            raise ScheduleError('stagger: only under chain "edge", "peer" or "kind"')
         if self.hypercube is not None:
             self._check_hypercube()
             return

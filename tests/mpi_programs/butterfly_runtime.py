@@ -8,8 +8,10 @@ float64 sums of small integers (exact in any order), counts 0, 1, 7, 5 000 and 2
 vector the planner cuts into segments), IN_PLACE; bit for bit against mpi4py's own, and
 ``last_call`` naming the planner.  Then the same through a wrapper of its phased cut
 (``cut="phased"``: one send in flight per edge, ``chain="peer"``) on a star of 100, 25 and
-10 Gbit/s NICs, and float64 sums of random reals the same bits on every rank.  Rank 0
-writes one JSON record per case to OUT.
+10 Gbit/s NICs, and float64 sums of random reals the same bits on every rank; the same
+through a wrapper of its cut under windows per edge and kind of flow (``cut="kind"``:
+``chain="kind"``, reduce sends paced by the rank's combines) on the 25/10 Gbit/s star.
+Rank 0 writes one JSON record per case to OUT.
 """
 
 from __future__ import annotations
@@ -72,6 +74,17 @@ def main() -> None:
         hc.Allreduce(send, got, MPI.SUM)
         first = WORLD.bcast(got.tobytes() if WORLD.rank == 0 else None, 0)
         rec.case("phased Allreduce float64 reals same on every rank", got.tobytes() == first)
+    kind = {"cut": "kind"}
+    s = plan(p, None, method=ALGO, collective="allreduce", nbytes=8 * count,
+             options={**kind, "align": 8})  # fmt: skip
+    rec.case("kind schedule", s.chain == "kind" and max(f.chunks for f in s.flows) > 1)
+    with HetComm(WORLD, p, ALGO, options=kind, timeout=120) as hc:
+        check(rec, hc, "kind", None)
+        send = np.random.default_rng(WORLD.rank).standard_normal(count)
+        got = np.empty(count)
+        hc.Allreduce(send, got, MPI.SUM)
+        first = WORLD.bcast(got.tobytes() if WORLD.rank == 0 else None, 0)
+        rec.case("kind Allreduce float64 reals same on every rank", got.tobytes() == first)
     rec.write()
 
 

@@ -66,6 +66,22 @@ it stays over :data:`NEAR` above the fluid time, the even one too, and keeps the
 where every NIC binds (``M / b_min = 2 (N - 1) M / sum_i b_i``: a star of eight NICs, half
 at 25 and half at 10 Gbit/s) no NIC can take up another's share and the even cut's
 windows do better.
+
+There a send's lead is covered only if, at every NIC, the sends in flight beside it take
+up its share at once: max-min sharing gives a transfer more only where both its NICs have
+room, so the leads must come at the same moments at both ends of every edge, half the
+sends of every NIC in their lead while the other half carry bytes.  The *kind* cut
+(``cut="kind"``, ``chain="kind"``: :func:`hetcoll.perroot.per_root_program`) keeps each
+edge's reduce-scatter sends and its allgather sends in windows of their own, twice as deep
+as their bytes' (every send has a twin half a segment apart: two groups of sends), and a
+rank that owns a share sends its own contributions only once it has combined its share's
+segment two before, so that its sends start when the slowest NICs' do (whose contributions
+complete its combines) instead of running ahead and drifting out of step; an owner's
+allgather sends start when its combines complete, in step too.  On that star it gives
+1.006 ``T*`` at 64 MiB (64 KiB segments; the even cut 1.028).  ``cut="best"`` simulates
+it after the even cut's search, at a quarter and a half of the even cut's fastest segment
+(:func:`kind_search`), where every member's NIC is busy within :data:`NEAR` of the
+shares' fluid time (elsewhere the phased cut covers the leads).
 """
 
 from __future__ import annotations
@@ -113,7 +129,7 @@ def butterfly_pipelined(
     sizes: dict[str, int] | None = None,
     align: Annotated[int, Option(most=1 << 20)] = 1,
     search: Literal["quick", "full"] = "quick",
-    cut: Literal["best", "even", "phased"] = "best",
+    cut: Literal["best", "even", "phased", "kind"] = "best",
 ) -> Schedule:
     """The butterfly allreduce of an ``nbytes`` vector over every node of ``platform``,
     member ``i``'s share :func:`~hetcoll.planners.butterfly.balanced_shares` of the rates
@@ -121,16 +137,18 @@ def butterfly_pipelined(
     of ``align``), or of the size that simulates fastest (``search``: as ``forest``'s);
     module docstring.  ``cut``: ``"even"`` those segments of one size; ``"phased"`` (under
     a model whose ranks send concurrently) every share in as many segments, their count
-    the fastest simulated (:func:`phased_search`); ``"best"`` the phased schedule, and
-    where it is not within :data:`NEAR` of the shares' fluid time the even one too, the
-    faster kept.
+    the fastest simulated (:func:`phased_search`); ``"kind"`` (such a model too) segments
+    of one size under windows per edge and kind of flow, reduce sends paced by the rank's
+    combines (``chain="kind"``); ``"best"`` the phased schedule, and where it is not
+    within :data:`NEAR` of the shares' fluid time the even one and the kind one
+    (:func:`kind_search`) too, the fastest kept.
 
     Returns
     -------
     Schedule
         Per-root flows (:mod:`hetcoll.perroot`): the reduce flow and the bcast flow of each
-        owner's share, ``chain="edge"`` (even) or ``"peer"`` (phased) under a model whose
-        ranks send concurrently; ``params``: ``trees``, ``segment_size`` (None: shares
+        owner's share, ``chain="edge"`` (even), ``"peer"`` (phased) or ``"kind"`` under a
+        model whose ranks send concurrently; ``params``: ``trees``, ``segment_size`` (None: shares
         whole; phased: the largest share's), ``segments`` (phased: each share's count), the
         simulated ``estimate`` (seconds) and ``bound``, the shares' fluid time (seconds:
         ``T*`` under ``nic``).
@@ -163,7 +181,8 @@ def butterfly_pipelined(
     rates = _rates(platform, model)
     shares = balanced_shares(rates, vector, align)
     n = len(ids)
-    fluid = max((vector + (n - 2) * s) / r for s, r in zip(shares, rates, strict=True))
+    loads = [(vector + (n - 2) * s) / r for s, r in zip(shares, rates, strict=True)]
+    fluid = max(loads)
     bound = (get_model(model) if model is not None else platform.model).bind(platform)
     chain = "edge" if bound.concurrent_sends else "rank"
 
@@ -172,7 +191,7 @@ def butterfly_pipelined(
             seg = max(align, seg // align * align)
         return butterfly_flows(platform, model, ids, shares, seg)
 
-    def make(flows: list[Flow], estimate: float | None) -> Schedule:
+    def make(flows: list[Flow], estimate: float | None, how: str | None = None) -> Schedule:
         seg = max((f.segment_size or 0 for f in flows if f.chunks > 1), default=0)
         half = seg // 2 // align * align if chain == "edge" else 0
         params = {
@@ -187,7 +206,7 @@ def butterfly_pipelined(
             vector,
             tuple(flows),
             params,
-            chain=chain,
+            chain=how or chain,
             stagger=half,
         )
 
@@ -209,9 +228,9 @@ def butterfly_pipelined(
             stagger=align,
         )
 
-    phase = cut != "even" and chain == "edge"
-    if cut == "phased" and not phase:
-        raise PlannerError("cut='phased': needs a model whose ranks send concurrently (nic)")
+    phase = cut in ("best", "phased") and chain == "edge"
+    if cut in ("phased", "kind") and chain != "edge":
+        raise PlannerError(f"cut={cut!r}: needs a model whose ranks send concurrently (nic)")
     whole = build(None)
 
     def pieces(count: int) -> list[Flow]:
@@ -220,32 +239,46 @@ def butterfly_pipelined(
     if segment_size and cut == "phased":  # the largest share in segments of that size
         count = -(-max(shares) // max(int(segment_size), 1))
         return make_phased(pieces(count), count, None)
+    kind = "kind" if cut == "kind" else None
     if segment_size:
-        return make(build(int(segment_size)), None)
+        return make(build(int(segment_size)), None, kind)
     from ..simulator import simulate, simulate_within
 
     predictions: dict[int, Any] = {}
 
-    def simulated(flows: list[Flow], count: int = 0, above: float | None = None) -> Schedule:
+    def simulated(
+        flows: list[Flow], count: int = 0, above: float | None = None, how: str | None = None
+    ) -> Schedule:
         # above: the time the search compares this one with; a run proved slower stops
         # early, its estimate inf (the search's decisions the same: it loses either way)
-        got = make_phased(flows, count, None) if count else make(flows, None)
+        got = make_phased(flows, count, None) if count else make(flows, None, how)
         if above is None:
             run = simulate(platform, got, model)
         else:
             run = simulate_within(platform, got, model, above)
         estimate = run.makespan if run is not None else math.inf
-        sched = make_phased(flows, count, estimate) if count else make(flows, estimate)
+        sched = make_phased(flows, count, estimate) if count else make(flows, estimate, how)
         predictions[id(sched)] = run
         return sched
+
+    def by_kind(flows: list[Flow], above: float | None = None) -> Schedule:
+        return simulated(flows, 0, above, "kind")
 
     most = transfer_budget(bound.contention)  # every message the simulator takes
     lower = fluid if bound.nic_rate(0) is not None else 0.0
     tried = phased_search(pieces, simulated, most, lower) if phase else []
     near = tried and min(s.params["estimate"] for s in tried) <= (1 + NEAR) * lower
-    if not tried or (cut == "best" and not near):
+    if cut == "kind":
+        tried = _descend([None], build, by_kind, most, lower, search)
+    elif not tried or (cut == "best" and not near):
         price = startup(bound, ids, shares, rates) if lower > 0 and chain == "edge" else None
-        tried += _descend([None], build, simulated, most, lower, search, price)
+        evens = _descend([None], build, simulated, most, lower, search, price)
+        tried += evens
+        # where a NIC has time to spare the phased cut covers the leads: the kind cut's
+        # simulations would cost without gain (16 nodes of 25/10 Gbit/s at 1 MiB)
+        tight = min(loads) >= (1 - NEAR) * fluid
+        if cut == "best" and chain == "edge" and tight:
+            tried += kind_search(evens, build, by_kind, most, lower, align)
     sched = min(tried, key=lambda s: s.params["estimate"])  # the first of equals
     keep_prediction(platform, sched, model, predictions[id(sched)])
     return sched
@@ -256,6 +289,38 @@ def butterfly_pipelined(
 NEAR = 0.01
 #: the fewest segments per share the phased search simulates first
 FIRST_COUNT = 4
+
+
+def kind_search(
+    evens: list[Schedule],
+    build: Callable[[int], list[Flow]],
+    simulated: Callable[..., Schedule],
+    most: int,
+    lower: float,
+    align: int,
+) -> list[Schedule]:
+    """The schedules under windows per edge and kind of flow (``chain="kind"``) simulated
+    after the even cut's ``evens``: segments of a quarter of the fastest even one's (the
+    windows twice as deep and their leads covered by their twins' bytes, shorter segments
+    shorten the fill and drain where the even cut's leads stopped its halving), then,
+    where that is not within :data:`NEAR` of ``lower``, of a half (the leads the twins
+    leave uncovered grow with the messages); none past ``most`` messages or shorter than
+    ``align``.  ``simulated(flows, above=t)``: each asked to beat the fastest so far."""
+    best = min(evens, key=lambda s: s.params["estimate"])
+    even = best.params["segment_size"] or 0
+    out: list[Schedule] = []
+    for part in (4, 2):
+        seg = even // part // align * align
+        if seg < align:
+            continue
+        flows = build(seg)
+        if sum(f.transfers for f in flows) > most:
+            continue
+        fastest = min(s.params["estimate"] for s in (best, *out))
+        out.append(simulated(flows, above=fastest))  # a slower run stops early
+        if out[-1].params["estimate"] <= (1 + NEAR) * lower:
+            break
+    return out
 
 
 def _piece(nbytes: int, count: int, align: int) -> int | None:
