@@ -55,3 +55,16 @@ def test_no_single_move_lowers_the_busiest_port(n, density, seed):
                 if b != a:
                     moved = m @ loads - loads[a] + loads[b]
                     assert float(moved.max()) >= top * (1 - 1e-9), (periods, a, b)
+
+
+def test_the_fewest_flows_of_any_candidate_period():
+    # two trees on one port, 97 % and 3 % of the slices: 16 per period round to (16, 0),
+    # so that period's timetable has one flow; 32 round to (31, 1), two flows
+    from hetcoll.planners.period_rounding import fewest_flows
+
+    share, loads = np.array([0.97, 0.03]), np.array([[1.0], [1.0]])
+    assert multitree._round(share, loads, 16).tolist() == [16.0, 0.0]
+    assert multitree._round(share, loads, 32).tolist() == [31.0, 1.0]
+    assert fewest_flows(share, loads, 1000, [32]) == 2
+    assert fewest_flows(share, loads, 1000, [16, 32]) == fewest_flows(share, loads, 1000, [16]) == 1
+    assert fewest_flows(share, loads, 10, [32]) == 1  # (9.6875, 0.3125) slices: (10, 0)

@@ -296,3 +296,30 @@ def test_never_slower_than_the_best_single_tree_over_the_event_loops_cap(n, dens
         s = plan(p, "0", method="multi_tree", nbytes=size, segment_size=L * 1000)
         multi = simulate(p, s).makespan
     assert multi <= single * (1 + 1e-12)
+
+
+@pytest.mark.parametrize(("seed", "built"), [(3, 0), (1, 1)])
+def test_the_periodic_timetable_is_built_only_when_it_can_be_chosen(monkeypatch, seed, built):
+    # Fig. 4 platforms, n = 8, density 0.3, 40 slices, the event loop's cap lowered to 100
+    # messages: the one-port packing's periodic timetable sends 40 x 7 and is left out
+    # when it has two flows or more (seed 3: 7 trees), so it is not built; with one tree
+    # (seed 1) it is a single tree, a candidate: built.  The same schedule either way
+    from hetcoll.planners import multitree, port_choice
+
+    monkeypatch.setattr(multitree, "MAX_TRANSFERS", 100)
+    monkeypatch.setattr(port_choice, "MAX_TRANSFERS", 100)
+    calls = []
+    real = multitree._timetabled
+
+    def counted(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(multitree, "_timetabled", counted)
+    p = random_graph_platform(8, 0.3, seed=seed, model="multi_port")
+    s = plan(p, "0", method="multi_tree", nbytes=40 * L * 1000, segment_size=L * 1000)
+    assert len(calls) == built
+    monkeypatch.setattr(multitree, "_periodic_left_out", lambda *args: False)
+    again = plan(p, "0", method="multi_tree", nbytes=40 * L * 1000, segment_size=L * 1000)
+    assert len(calls) == built + 1
+    assert again.to_dict() == s.to_dict()

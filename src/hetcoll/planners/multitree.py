@@ -90,6 +90,8 @@ from ._shared import packing as shared_packing
 from ._shared import scale_class, scaled
 from .justify import justified
 from .message_schedule import message_transfers, send_order
+from .period_rounding import fewest_flows
+from .period_rounding import shares as _shares
 from .period_rounding import whole_slices as _round
 from .pipelined import PlanGraph, _grow_one_port, _schedule, _start, best_tree
 from .port_choice import message_cap, multi_port_choice, single_tree
@@ -179,6 +181,15 @@ def multi_tree(
     size = req.message_size()
     total = -(-req.nbytes // size)
     optimum = packing.throughput * size
+
+    def singles(beat: float, *more: Schedule) -> tuple[Schedule | None, float]:
+        return _fastest_single(platform, req, g, packing, optimum, total, *more, beat=beat)
+
+    whole = None
+    if g.ports == "multi" and slices_per_period is None:
+        whole = _multi_port_message(platform, req, g, total)
+    if whole is not None and _periodic_left_out(g, packing, total):
+        return multi_port_choice(platform, req, g, None, whole, singles, total <= SIMULATED)
     # periods of at most an eighth of the message's slices (LONGEST, see _timetabled)
     m, trees, timetable, finish = _timetabled(g, packing, slices_per_period, total)
     multi = _timetable_schedule(req, g, m, trees, timetable, total, optimum, finish)
@@ -190,11 +201,6 @@ def multi_tree(
     periodic = multi
     multi, finish, known = _whole_message(platform, req, g, packing, multi, finish, total)
     if g.ports == "multi":
-
-        def singles(beat: float, *more: Schedule) -> tuple[Schedule | None, float]:
-            return _fastest_single(platform, req, g, packing, optimum, total, *more, beat=beat)
-
-        whole = _multi_port_message(platform, req, g, total)
         return multi_port_choice(platform, req, g, multi, whole, singles, total <= SIMULATED)
     if multi.params.get("trees", 1) == 1:  # one of the packing's trees: one more candidate
         # the periodic timetable's simulated time (not the whole message's span): not again
@@ -495,8 +501,7 @@ def _timetabled(g: PlanGraph, packing: Packing, target: int | None, total: int |
     if target is not None:
         sizes = [int(integer_weights(g, packing, target).sum())]
     else:
-        most = total if total is None else total // LONGEST
-        sizes = [p for p in PERIODS if most is None or p <= most] or [PERIODS[0]]
+        sizes = _periods(total)
     best, stale = None, 0  # stale: periods in a row that finished no sooner
     for periods in sizes:
         if total is not None and stale >= PATIENCE:
@@ -531,6 +536,24 @@ def _timetabled(g: PlanGraph, packing: Packing, target: int | None, total: int |
     # third of a timetable: at n = 50 one is kept of up to eighteen built)
     mm, trees, (placed, span, reach), finish = best
     return mm, trees, (_listed(placed, span), span, reach), finish
+
+
+def _periods(total: int | None) -> list[int]:
+    """The periods :func:`_timetabled` tries for ``total`` slices without a target."""
+    most = total if total is None else total // LONGEST
+    return [p for p in PERIODS if most is None or p <= most] or [PERIODS[0]]
+
+
+def _periodic_left_out(g: PlanGraph, packing: Packing, total: int) -> bool:
+    """Whether :func:`~.port_choice.multi_port_choice` would leave out the periodic
+    timetable of ``total`` slices (so it is not built, about a tenth of the planning and
+    simulation at n = 50, 10^4 slices): it has two flows or more, whatever the period kept
+    (:func:`~.period_rounding.fewest_flows`), each sending each slice over each edge of its
+    tree, so more messages than the event loop simulates (:data:`MAX_TRANSFERS`)."""
+    if min(map(len, packing.trees)) * total <= MAX_TRANSFERS:
+        return False
+    share, loads = _shares_and_loads(g, packing)
+    return fewest_flows(share, loads, total, _periods(total)) >= 2
 
 
 def _message_sized(g: PlanGraph, total: int) -> bool:
@@ -597,17 +620,6 @@ def _single_wins(
     if known is not None:
         return single_time <= known
     return total > SIMULATED or single_time <= simulate(platform, multi, req.model).makespan
-
-
-def _shares(total: int, m: list[int]) -> list[int]:
-    """``total`` slices split in proportion to ``m`` (largest remainders, then order)."""
-    weight = np.array(m, dtype=float)
-    exact = total * weight / weight.sum()
-    out = np.floor(exact).astype(np.int64)
-    rest = total - int(out.sum())
-    for i in sorted(range(len(m)), key=lambda i: (-(exact[i] - out[i]), i))[:rest]:
-        out[i] += 1
-    return out.tolist()
 
 
 def period_order(

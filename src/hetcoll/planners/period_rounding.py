@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["greedy", "whole_slices"]
+__all__ = ["fewest_flows", "greedy", "shares", "whole_slices"]
 
 
 def greedy(share: np.ndarray, loads: np.ndarray, periods: int) -> np.ndarray:
@@ -80,3 +80,26 @@ def whole_slices(share: np.ndarray, loads: np.ndarray, periods: int) -> np.ndarr
         m[a] -= 1
         m[b] += 1
         load = load - loads[a] + loads[b]
+
+
+def shares(total: int, m: list[int]) -> list[int]:
+    """``total`` slices split in proportion to ``m`` (largest remainders, then order)."""
+    weight = np.array(m, dtype=float)
+    exact = total * weight / weight.sum()
+    out = np.floor(exact).astype(np.int64)
+    rest = total - int(out.sum())
+    for i in sorted(range(len(m)), key=lambda i: (-(exact[i] - out[i]), i))[:rest]:
+        out[i] += 1
+    return out.tolist()
+
+
+def fewest_flows(share: np.ndarray, loads: np.ndarray, total: int, candidates) -> int:
+    """The fewest trees that carry a slice of a message of ``total`` slices when it is split
+    (:func:`shares`) in proportion to the :func:`whole_slices` rounding of ``share`` to
+    any of ``candidates`` slices per period (the flows of any periodic timetable
+    :mod:`.multitree` may keep among those periods)."""
+    fewest = len(share)
+    for periods in candidates:
+        m = [int(x) for x in whole_slices(share, loads, periods) if x > 0]
+        fewest = min(fewest, sum(1 for x in shares(total, m) if x))
+    return fewest

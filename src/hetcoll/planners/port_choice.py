@@ -105,7 +105,7 @@ def multi_port_choice(
     platform: Platform,
     req,
     g: PlanGraph,
-    multi: Schedule,
+    multi: Schedule | None,
     whole: Schedule | None,
     singles: Callable[..., tuple[Schedule | None, float]],
     simulated: bool,
@@ -123,7 +123,8 @@ def multi_port_choice(
     ``whole`` is simulated first (unless its run is known to end at its list schedule's
     end, :func:`listed_span`); ``multi`` is left out when it has more messages than
     the event loop simulates (:data:`~hetcoll.schedule.MAX_TRANSFERS`) and ``whole`` is
-    there (else refused); a candidate whose multi-port load bound
+    there (else refused), as when it is None (the caller found it would be and did not
+    build it, with ``whole`` there); a candidate whose multi-port load bound
     (:func:`~hetcoll.planners.single_bounds.flows_bound`) exceeds a time already
     simulated is not simulated (it could not be chosen), and none is simulated twice."""
     from ..simulator import simulate
@@ -132,10 +133,11 @@ def multi_port_choice(
     beat = listed_span(platform, req, g, whole)
     if beat is None:
         beat = np.inf if whole is None else simulate(platform, whole, req.model).makespan
-    one = multi.params.get("trees", 1) == 1  # one of the packing's trees: a single tree
+    one = multi is not None and multi.params.get("trees", 1) == 1  # a single tree
     # the event loop simulates the timetable, within its cap: over it, left out
-    over = not one and sum(f.transfers for f in multi.flows) > MAX_TRANSFERS
+    over = multi is None or (not one and sum(f.transfers for f in multi.flows) > MAX_TRANSFERS)
     if over and whole is None:
+        assert multi is not None
         check_transfers(multi.flows, MAX_TRANSFERS, " simulated under this model's ports")
     more = (multi,) if one and multi != whole else ()  # (the same tree: simulated)
     chosen, known = singles(beat, *more)
