@@ -92,13 +92,18 @@ def multi_port_transfers(
     due = [busy / s for s in share]
     root = g.root
     edge = {(u, w): e for e, (u, w) in enumerate(zip(g.src.tolist(), g.dst.tolist(), strict=True))}
-    # per node, its children's queues in waiting's order (the ties' order): (queue, child,
-    # edge); per tree and node, the queues a slice it receives joins, with their tails
-    outs = [[(heap, w, edge[(u, w)]) for w, heap in waiting[u].items()] for u in range(k)]
-    fwd = [
-        {v: [(waiting[v][w], tails[i][(v, w)]) for w in ws] for v, ws in kids[i].items()}
-        for i in range(len(trees))
+    # per node, its children's queues in waiting's order (the ties' order): (queue, edge,
+    # the edge's patience in seconds); per tree and node, the queues a slice it receives
+    # joins, with their tails (None at a leaf)
+    dst = g.dst.tolist()
+    outs = [
+        [(heap, edge[(u, w)], patience * send[edge[(u, w)]]) for w, heap in waiting[u].items()]
+        for u in range(k)
     ]
+    fwd: list[list] = [[None] * k for _ in trees]
+    for i in range(len(trees)):
+        for v, ws in kids[i].items():
+            fwd[i][v] = [(waiting[v][w], tails[i][(v, w)]) for w in ws]
     for i, s in enumerate(share):
         for v in kids[i].get(root, ()):
             tail = tails[i][(root, v)]
@@ -108,44 +113,54 @@ def multi_port_transfers(
     heappush, heappop = heapq.heappush, heapq.heappop
     free_s = [0.0] * k
     free_link = [0.0] * len(T)
-    wait = [patience * x for x in send]
-    # (time, sender) when a send port frees; (time, receiver, tree, slice) when a transfer
-    # ends (its sender need not look again: it chose knowing when the link frees)
+    # (time, sender) when a send port frees; (time, receiver, tree, slice, the receiver's
+    # queues for it) when a transfer ends (its sender need not look again: it chose knowing
+    # when the link frees)
     events: list[tuple] = []
     transfers: list[tuple[float, int, int, int, int]] = []
     append = transfers.append
 
     def take(u: int, t: float) -> None:
         """``u``'s sends at ``t`` while its port is free and it holds a slice: the slice
-        of least ``(soon, latest start, start)``, ties the first child listed."""
+        of least ``(soon, latest start, start)``, ties the first child listed.  A link
+        free within its patience has ``soon == t``, before every other: the least
+        ``(latest start, start)`` of those, else of the others the least ``(start,
+        latest start)`` (there ``soon == start``)."""
         while free_s[u] <= t:
-            best, bsoon, bh, bs, be, bv = None, 0.0, (), 0.0, -1, -1
-            for heap, w, e in outs[u]:
+            rb = lb = None  # the best with a free link, and of the others
+            rh, rs, re, lh, ls, le = (), 0.0, -1, (), 0.0, -1
+            for heap, e, within in outs[u]:
                 if heap:
                     free = free_link[e]
-                    start = free if free > t else t
-                    soon = t if start <= t + wait[e] else start
-                    h = heap[0]
-                    if best is None or (
-                        soon < bsoon or (soon == bsoon and (h < bh or (h == bh and start < bs)))
-                    ):
-                        best, bsoon, bh, bs, be, bv = heap, soon, h, start, e, w
-            if best is None:
-                return
-            _key, i, q = heappop(best)
-            append((bs, u, bv, i, q))
-            free_s[u] = released = bs + send[be]
-            free_link[be] = end = bs + T[be]
+                    if free <= t + within:
+                        h = heap[0]
+                        start = free if free > t else t
+                        if rb is None or h < rh or (h == rh and start < rs):
+                            rb, rh, rs = heap, h, start
+                            re = e
+                    elif rb is None and (lb is None or free < ls or (free == ls and heap[0] < lh)):
+                        lb, lh, ls = heap, heap[0], free
+                        le = e
+            if rb is None:
+                if lb is None:
+                    return
+                rb, rs, re = lb, ls, le
+            _key, i, q = heappop(rb)
+            bv = dst[re]
+            append((rs, u, bv, i, q))
+            free_s[u] = released = rs + send[re]
+            free_link[re] = end = rs + T[re]
             heappush(events, (released, u))
-            if fwd[i].get(bv):
-                heappush(events, (end, bv, i, q))
+            forward = fwd[i][bv]
+            if forward:  # (its queues: never compared, the slice arrives there once)
+                heappush(events, (end, bv, i, q, forward))
             elif end > leaves[0]:  # a leaf's: nothing to do then but end the span
                 leaves[0] = end
 
     def arrive(v: int, i: int, q: int) -> bool:
         """Slice ``q`` of tree ``i`` is at ``v``: queued for its children there; whether
         it has any."""
-        forward = fwd[i].get(v)
+        forward = fwd[i][v]
         if not forward:
             return False
         base = (q + 0.5) * due[i]
@@ -157,21 +172,19 @@ def multi_port_transfers(
     # port is free sends (in node order), so a node whose port is free never holds a
     # slice between instants: the link that frees when a transfer ends changes no choice
     # of its sender, which took the link's release into account when it chose.
-    span = 0.0
+    t = 0.0  # the events come in time order: the last one's is the span's
     leaves = [0.0]  # the last end of a transfer to a leaf of its tree
     take(root, 0.0)
     while events:
         event = heappop(events)
         t = event[0]
-        if t > span:
-            span = t
         if not events or events[0][0] > t:  # the instant's only event (most of them)
             if len(event) == 2:
                 take(event[1], t)
             else:
-                _t, v, i, q = event
+                _t, v, i, q, forward = event
                 base = (q + 0.5) * due[i]
-                for heap, tail in fwd[i][v]:
+                for heap, tail in forward:
                     heappush(heap, (base - tail, i, q))
                 if free_s[v] <= t:
                     take(v, t)
@@ -181,7 +194,7 @@ def multi_port_transfers(
             if len(event) == 2:
                 check.add(event[1])
             else:
-                _t, v, i, q = event
+                _t, v, i, q, _forward = event
                 if arrive(v, i, q):
                     check.add(v)
             if not events or events[0][0] > t:
@@ -190,4 +203,4 @@ def multi_port_transfers(
         for u in sorted(check):
             take(u, t)
     transfers.sort(key=itemgetter(0))
-    return transfers, max(span, leaves[0])
+    return transfers, max(t, leaves[0])
