@@ -323,3 +323,47 @@ def test_the_periodic_timetable_is_built_only_when_it_can_be_chosen(monkeypatch,
     again = plan(p, "0", method="multi_tree", nbytes=40 * L * 1000, segment_size=L * 1000)
     assert len(calls) == built + 1
     assert again.to_dict() == s.to_dict()
+
+
+def test_no_single_tree_is_built_when_none_can_end_before_the_two_trees(monkeypatch):
+    # the triangle, 300 slices: a single tree sends every slice over a 1 ms link into each
+    # node (299 ms at least), the packing's two trees end at 151 ms: throughput_tree's
+    # search (best_tree) is not run, and the schedule is the one chosen when it is
+    from hetcoll.planners import multitree
+
+    calls = []
+    real = multitree.best_tree
+
+    def counted(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(multitree, "best_tree", counted)
+    p = triangle()
+    s = plan(p, "0", method="multi_tree", nbytes=300 * L, segment_size=L)
+    assert s.params["trees"] == 2
+    assert s.params["period"] == pytest.approx(0.151001, rel=1e-12)
+    assert calls == []
+    monkeypatch.setattr(multitree, "_tree_floor", lambda *args: 0.0)
+    again = plan(p, "0", method="multi_tree", nbytes=300 * L, segment_size=L)
+    assert len(calls) == 1
+    assert again.to_dict() == s.to_dict()
+
+
+@pytest.mark.parametrize("model", ["multi_port", "one_port"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_tree_floor_is_below_every_trees_bound(model, seed):
+    from hetcoll.planners._shared import packing as shared_packing
+    from hetcoll.planners.pipelined import _start, best_tree, paper_trees
+    from hetcoll.planners.single_bounds import bound_problem, port_bound, tree_floor
+
+    p = random_graph_platform(12, 0.3, seed=seed, model=model)
+    req, g = _start(p, "0", None, None, 500 * L * 1000, L * 1000)
+    prob = bound_problem(p, req, g)
+    _name, best, _papers = best_tree(g, shared_packing(g.problem()))
+    trees = [best, *paper_trees(g).values()]
+    floor = tree_floor(prob, g, 500)
+    assert floor > 0
+    assert all(floor <= port_bound(prob, tree, 500) for tree in trees)
+    # the least of the heaviest entries into the node that sets the floor, in some tree
+    assert min(port_bound(prob, tree, 500) for tree in trees) < 20 * floor

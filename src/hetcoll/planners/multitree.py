@@ -101,6 +101,7 @@ from .relayed_trees import relayed, relayed_choice, untimed
 from .single_bounds import bound_problem as _bound_problem
 from .single_bounds import hops_bound as _hops_bound
 from .single_bounds import port_bound as _port_bound
+from .single_bounds import tree_floor as _tree_floor
 from .steady import Packing, unbounded
 
 __all__ = ["multi_tree", "integer_weights", "period_order", "steady_period"]
@@ -327,9 +328,11 @@ def _fastest_single(
     A tree is not simulated when its busiest port (or link, under ``multi_port``:
     :func:`~hetcoll.planners.single_bounds.bound_problem`) alone, busy its load for each
     of the message's full slices (the argument of :func:`hetcoll.bounds.rate_bound`; each
-    hop of a relayed edge counted, :func:`_hops_bound`), already takes longer than the fastest so
-    far: it could not be chosen; nor, with ``beat``, when that takes longer than ``beat``
-    (then ``(None, inf)`` when no candidate is left), nor one with more messages than
+    hop of a relayed edge counted, :func:`_hops_bound`), already takes longer than the
+    fastest so far: it could not be chosen; nor, with ``beat``, when that takes longer
+    than ``beat`` (then ``(None, inf)`` when no candidate is left; past :data:`SHORT`
+    slices, known before the trees are built when :func:`~.single_bounds.tree_floor` and
+    the bounds of ``more`` exceed ``beat``), nor one with more messages than
     :data:`~hetcoll.schedule.MAX_TRANSFERS` (a timetable may have more; under
     ``multi_port``, where :func:`~.port_choice.message_cap` allows, it is a tree with a
     send order, :func:`~.port_choice.listed_tree`); ``ran``, a
@@ -338,6 +341,11 @@ def _fastest_single(
     from ._shared import simulate_kept as simulate
     from .pipelined import binomial_graph
 
+    prob = _bound_problem(platform, req, g)
+    if total > SHORT and beat is not None and prob is not None:
+        floors = [_tree_floor(prob, g, total)] + [_hops_bound(prob, req, g, s, total) for s in more]
+        if min(floors) > beat:  # every candidate's bound is above beat: none is simulated
+            return None, np.inf
     start, edges, papers = best_tree(g, packing)
     trees = [(start, edges), *papers.items()]
     found: list[tuple[Schedule | None, list[int] | None]] = [(None, tree) for _name, tree in trees]
@@ -354,7 +362,6 @@ def _fastest_single(
         params = {"trees": 1, "optimum": optimum, "start": "binomial_graph"}
         found.append((replace(b, algorithm="multi_tree", params=params), None))
     found += [(s, None) for s in more]
-    prob = _bound_problem(platform, req, g)
     best: tuple[float, Schedule] | None = None
     tried: list[Schedule] = []  # a paper heuristic's tree may be the start's
     for i, (s, tree) in enumerate(found):

@@ -11,7 +11,7 @@ import numpy as np
 from ..schedule import Schedule
 from .pipelined import PlanGraph
 
-__all__ = ["bound_problem", "flows_bound", "hops_bound", "port_bound"]
+__all__ = ["bound_problem", "flows_bound", "hops_bound", "port_bound", "tree_floor"]
 
 
 def port_bound(prob, tree: list[int], total: int) -> float:
@@ -20,6 +20,25 @@ def port_bound(prob, tree: list[int], total: int) -> float:
     ``prob``) for each of the ``total - 1`` full slices (the argument of
     :func:`hetcoll.bounds.rate_bound`; the last slice may be short)."""
     return float(prob.loads(tree).max(initial=0.0)) * (total - 1) * (1 - 1e-9)
+
+
+def tree_floor(prob, g: PlanGraph, total: int) -> float:
+    """No more than :func:`port_bound` of any tree that reaches every node of the plan
+    graph ``g`` from its root (``prob``'s edges ``g``'s): such a tree has an edge into each
+    other node, which loads some resource at least its heaviest entry of ``prob``, and a
+    sum of nonnegative loads is no less than any of its terms (in floats too).  So: over
+    the nodes, the largest of the least heaviest entries of their edges in; 0 when a node
+    has no edge in or a load is negative."""
+    usage = prob.usage.tocsc()
+    if usage.nnz and usage.data.min() < 0:
+        return 0.0
+    heaviest = np.asarray(usage.max(axis=0).toarray()).ravel()  # per edge
+    least = np.full(g.k, np.inf)
+    np.minimum.at(least, g.dst, heaviest)
+    least[g.root] = 0.0
+    if not np.all(np.isfinite(least)):
+        return 0.0
+    return float(least.max(initial=0.0)) * (total - 1) * (1 - 1e-9)
 
 
 def hops_bound(prob, req, g: PlanGraph, s: Schedule, total: int) -> float:
