@@ -60,6 +60,26 @@ def test_peers_checked_and_json():
         Flow(tree, 64, kind="exchange", peers=("b",), relays=(("a", "c", "b"),))
 
 
+def test_cuts_checked_json_and_segments():
+    """An exchange flow's ``cuts``: its segments' sizes in order, summing to nbytes, the
+    largest its segment_size; JSON round trip; other kinds have none."""
+    tree = Tree("a", {"a": ("b", "c"), "b": ("d",)})
+    f = Flow(tree, 64, 8, 0, 32, kind="exchange", peers=("b",), cuts=(8, 32, 16, 8))
+    assert f.segments() == [(8, 8), (16, 32), (48, 16), (64, 8)]
+    assert f.chunks == 4 and f.transfers == 4 * f.hops
+    assert Flow.from_dict(f.to_dict()) == f
+    assert f.to_dict()["cuts"] == [8, 32, 16, 8]
+    assert "cuts" not in Flow(tree, 64, kind="exchange", peers=("b",)).to_dict()
+    with pytest.raises(ScheduleError, match="cuts"):
+        Flow(tree, 64, 0, 0, 32, kind="exchange", peers=("b",), cuts=(8, 32, 16))  # 56 bytes
+    with pytest.raises(ScheduleError, match="cuts"):
+        Flow(tree, 64, 0, 0, 16, kind="exchange", peers=("b",), cuts=(8, 32, 16, 8))
+    with pytest.raises(ScheduleError, match="cuts"):
+        Flow(tree, 64, 0, 0, 32, kind="exchange", peers=("b",), cuts=(0, 32, 32))
+    with pytest.raises(ScheduleError, match="cuts"):
+        Flow(tree, 64, 0, 0, 32, kind="reduce", cuts=(32, 32))
+
+
 def test_schedule_checks_and_json():
     p = multisite([2, 2])
     s = exchange(p, 1 << 10, seg=128)

@@ -18,11 +18,12 @@ from hetcoll.allbounds import members_bound
 from hetcoll.errors import PlannerError
 from hetcoll.generators import hosts, multisite_platform, star_platform
 from hetcoll.planners import REGISTRY, plan
-from hetcoll.planners.siteexchange import site_exchange
+from hetcoll.planners.siteexchange import exchange_flows, ramp, site_exchange
 from hetcoll.planners.sitepairs import site_pairs
-from hetcoll.planners.sites import sites
+from hetcoll.planners.sites import site_groups, sites
 from hetcoll.runtime.launch import run_mpi
 from hetcoll.runtime.perroot import PerRootReduce
+from hetcoll.schedule import Schedule
 from test_runtime_reduce import run_serially
 
 PROGRAM = Path(__file__).with_name("mpi_programs") / "site_exchange.py"
@@ -69,8 +70,8 @@ def test_one_mib_one_wan_latency_and_chosen_by_auto():
 
 
 def test_leaders_cross_at_64mib():
-    """Two 4-host stars, a 64 MiB allreduce: the leaders alone cross the WAN, in 4 MiB
-    segments down chains (1.54x the bound), faster than every place crossing (1.75x) and
+    """Two 4-host stars, a 64 MiB allreduce: the leaders alone cross the WAN, in
+    segments down chains (1.50x the bound), faster than every place crossing (1.75x) and
     than sites (1.63x): the other members reduce and pass on segments while the leaders'
     ports hold the WAN's messages."""
     p = multisite([4, 4])
@@ -87,6 +88,66 @@ def test_leaders_cross_at_64mib():
     assert mine == s.params["estimate"] < 1.56 * bound
     assert mine < 0.95 * simulate(p, funnel).makespan
     assert mine < 0.9 * simulate(p, every).makespan
+
+
+def test_leaders_ramp_at_64mib():
+    """Two 4-host stars, a 64 MiB allreduce: the leaders' segments ramp up from 1 MiB to
+    about 6 MiB and down to 512 KiB (``ramp``): the WAN starts once a 1 MiB segment is
+    reduced down the chain and the last result ends the chain early, 1.50x the bound
+    against 1.54x for the best one size (4 MiB)."""
+    p = multisite([4, 4])
+    size = 64 << 20
+    s = site_exchange(p, nbytes=size, align=8)
+    cuts = s.flows[0].cuts
+    assert len(s.flows) == 1 and cuts[0] == 1 << 20 and cuts[-1] == 1 << 19
+    assert s.params["segment_size"] == max(cuts) > 4 << 20
+    assert sum(cuts) == size and all(c % 8 == 0 for c in cuts)
+    even = site_exchange(p, nbytes=size, align=8, crossers=1, segment_size=4 << 20)
+    assert not even.flows[0].cuts
+    bound = members_bound(p, "allreduce", size, hosts(p)).lower_bound
+    mine = simulate(p, s).makespan
+    assert mine == s.params["estimate"] < 1.5 * bound
+    assert mine < 0.98 * simulate(p, even).makespan
+
+
+def test_ramp_sizes():
+    """Doubling up to the middle, near-equal middles, doubling down: multiples of align,
+    summing to the vector; nothing where the ends fill it."""
+    assert ramp(100, 10, 40, 20) == (10, 20, 50, 20)
+    got = ramp(8000, 8, 1000, 16, 8)
+    assert got[:3] == (8, 16, 32) and got[-3:] == (64, 32, 16) and sum(got) == 8000
+    assert all(c % 8 == 0 for c in got)
+    assert ramp(64, 16, 64, 16) == ()
+
+
+@pytest.mark.parametrize("counts", [(4, 4), (3, 1, 2)])
+def test_ramp_data_in_memory(counts):
+    """The leaders' ramped segments run serially with the runtime's handler: int64 sums
+    exact, float64 the same bits on every rank."""
+    p = multisite(counts)
+    members = hosts(p)
+    groups = site_groups(p, members)
+    cuts = ramp(1000 * 8, 8, 1000, 16, 8)
+    flows = exchange_flows(groups, 8000, 8, 1, max(cuts), 1, cuts)
+    assert flows[0].cuts == cuts
+    program = Schedule("allreduce", "site_exchange", 8000, tuple(flows)).program()
+    rng = np.random.default_rng(7)
+    for dtype, mpitype in ((np.int64, MPI.INT64_T), (np.float64, MPI.DOUBLE)):
+        data = {v: rng.standard_normal(1000) * 1e6 for v in members}
+        if dtype is np.int64:
+            data = {v: (x * 1e6).astype(np.int64) for v, x in data.items()}
+        work = {v: data[v].copy().view(np.uint8) for v in members}
+        n = len(members)
+        handlers = {
+            v: PerRootReduce(program, work[v], MPI.SUM, mpitype, 8, n, None, v) for v in members
+        }
+        run_serially(program, handlers)
+        total = sum(data[v] for v in members)
+        first = work[members[0]].tobytes()
+        for v in members:
+            assert work[v].tobytes() == first, (dtype, v)
+        got = np.frombuffer(first, dtype)
+        assert np.array_equal(got, total) if dtype is np.int64 else np.allclose(got, total)
 
 
 @pytest.mark.parametrize("counts", [(4, 4), (3, 1, 2), (1, 3)])
@@ -126,6 +187,6 @@ def test_bit_for_bit_under_mpi(tmp_path):
     proc = run_mpi(4, [PROGRAM, out], module=False, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(records) == 3 * 26
+    assert len(records) == 3 * 30
     failed = [r for r in records if not r["ok"]]
     assert not failed, failed[:5]

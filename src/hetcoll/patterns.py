@@ -5,6 +5,7 @@ of a schedule's send order (:class:`OrderedSend`)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +47,7 @@ _FLOW_KEYS = (
     "relays",
     "kind",
     "peers",
+    "cuts",
 )
 _HYPERCUBE_KEYS = ("dims", "positions", "folds", "combine")
 
@@ -178,7 +180,11 @@ class Flow:
       owner the same partials in one fixed order: the same bits), then each owner sends
       the result down its group's tree as in a ``bcast`` flow.  The WAN between two sites'
       owners is crossed once per segment each way, at the same time, where a ``reduce``
-      then ``bcast`` flow crosses it with the partial result, then the result.
+      then ``bcast`` flow crosses it with the partial result, then the result.  An
+      exchange flow's ``cuts`` (JSON ``"cuts"``) may list its segments' sizes in order,
+      summing to ``nbytes``, where they are not all of one size (``segment_size`` is then
+      the largest): small first segments start the WAN early and small last ones end the
+      broadcast early, the segments between large, few WAN latencies.
 
     A gather or scatter flow covers the whole *block buffer* (``offset`` 0, ``nbytes`` the
     sum of the members' blocks, no segments), laid out in the tree's preorder: a node's own
@@ -195,6 +201,7 @@ class Flow:
     relays: tuple[tuple[str, ...], ...] = ()
     kind: str = "bcast"
     peers: tuple[str, ...] = ()
+    cuts: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.tree, Tree):
@@ -215,6 +222,24 @@ class Flow:
                 "message per edge (no segment_size)"
             )
         self._check_peers()
+        self._check_cuts()
+
+    def _check_cuts(self) -> None:
+        """``cuts``: an exchange flow's segment sizes, positive, summing to ``nbytes``, the
+        largest its ``segment_size``."""
+        if isinstance(self.cuts, str) or not isinstance(self.cuts, list | tuple):
+            raise ScheduleError(f"flow.cuts: must be a list of sizes, got {kind_of(self.cuts)}")
+        cuts = tuple(count(c, "size", "flow.cuts", positive=True) for c in self.cuts)
+        object.__setattr__(self, "cuts", cuts)
+        if not cuts:
+            return
+        if self.kind != "exchange":
+            raise ScheduleError(f"flow.cuts: only an exchange flow has cuts, not a {self.kind}")
+        if sum(cuts) != self.nbytes or self.segment_size != max(cuts):
+            raise ScheduleError(
+                f"flow.cuts: sizes summing to nbytes ({self.nbytes}), the largest the "
+                f"segment_size ({self.segment_size}); got {list(cuts)}"
+            )
 
     def _check_peers(self) -> None:
         """An ``exchange`` flow's ``peers``: distinct children of the root, listed first in
@@ -264,6 +289,8 @@ class Flow:
     @property
     def chunks(self) -> int:
         """How many messages (segments) the flow cuts its bytes into: at least one."""
+        if self.cuts:
+            return len(self.cuts)
         if self.nbytes == 0 or not self.segment_size:
             return 1
         return -(-self.nbytes // self.segment_size)
@@ -286,6 +313,9 @@ class Flow:
 
     def segments(self) -> list[tuple[int, int]]:
         """``(offset, nbytes)`` of each segment, in order; at least one."""
+        if self.cuts:
+            starts = list(itertools.accumulate(self.cuts, initial=self.offset))[:-1]
+            return list(zip(starts, self.cuts, strict=True))
         step = self.segment_size or self.nbytes
         if self.nbytes == 0:
             return [(self.offset, 0)]
@@ -302,6 +332,8 @@ class Flow:
             out["kind"] = self.kind
         if self.peers:
             out["peers"] = list(self.peers)
+        if self.cuts:
+            out["cuts"] = list(self.cuts)
         return out
 
     @classmethod
@@ -318,6 +350,7 @@ class Flow:
                 _relay_paths(data.get("relays", ()), f"{where}.relays"),
                 data.get("kind", "bcast"),
                 data.get("peers", ()),
+                data.get("cuts", ()),
             )
         except ScheduleError as exc:  # name the flow: "flows[2].nbytes: ..."
             raise ScheduleError(str(exc).replace("flow.", f"{where}.", 1)) from None

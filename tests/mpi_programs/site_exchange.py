@@ -7,9 +7,9 @@ its node), against mpi4py's results.
 ``mpiexec -n 4 python -m mpi4py site_exchange.py OUT``: allreduce of int64 (bit for bit
 mpi4py's sum) and float64 (the same bits on every rank, close to mpi4py's sum) of 1 to
 131072 elements, whole and in segments, heaps of 3 and chains, every place crossing the WAN
-or the leaders alone, and the plan chosen by the planner for a 1 MiB vector.  Rank ``r``
-runs host ``r`` of the multi-site platform (its switches route, no rank of their own).
-Rank 0 writes one JSON record per case to OUT.
+or the leaders alone (in one size of segments or ramped), and the plan chosen by the
+planner for a 1 MiB vector.  Rank ``r`` runs host ``r`` of the multi-site platform (its
+switches route, no rank of their own).  Rank 0 writes one JSON record per case to OUT.
 """
 
 from __future__ import annotations
@@ -22,9 +22,11 @@ from mpi4py import MPI
 
 from hetcoll import HetComm
 from hetcoll.generators import hosts, multisite_platform, star_platform
-from hetcoll.planners.siteexchange import site_exchange
+from hetcoll.planners.siteexchange import exchange_flows, ramp, site_exchange
+from hetcoll.planners.sites import site_groups
 from hetcoll.platform import Node, Platform
 from hetcoll.runtime.perroot import PerRootReduce
+from hetcoll.schedule import Schedule
 
 WORLD = MPI.COMM_WORLD
 
@@ -78,6 +80,14 @@ def cases(hc, p: Platform, name: str, records: Recorder) -> None:
     for count, seg in ((4096, 2048), (1000, 96)):  # the leaders alone cross, a chain
         sched = site_exchange(p, nbytes=count * 8, segment_size=seg, align=8, crossers=1)
         reduction(hc, sched, nodes, count, records, f"{name}: count={count} seg={seg} leaders")
+    groups = site_groups(p, nodes)
+    for count, cuts in (
+        (1000, ramp(8000, 8, 1000, 16, 8)),
+        (4096, ramp(32768, 1024, 8192, 512, 8)),
+    ):
+        flows = exchange_flows(groups, count * 8, 8, 1, max(cuts), 1, cuts)  # the leaders' ramp
+        sched = Schedule("allreduce", "site_exchange", count * 8, tuple(flows))
+        reduction(hc, sched, nodes, count, records, f"{name}: count={count} leaders, ramp")
     chosen = site_exchange(p, nbytes=1 << 20, align=8)  # 131072 elements
     reduction(hc, chosen, nodes, 1 << 17, records, f"{name}: 1 MiB chosen")
 

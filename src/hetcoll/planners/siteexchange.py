@@ -23,14 +23,19 @@ Or (``crossers=1``) each site's leader alone owns the whole vector, in segments,
 chain of its site's members: under ``hockney`` a WAN message holds its sender's port for
 the WAN's whole time, so where every place crosses at once the local reduction and
 broadcast wait for the WAN; with the leaders alone crossing, the other members reduce
-and pass on the next segments meanwhile (on the same platform 1.54x the bound at 64 MiB
-and 1.43x at 256 MiB, where every place crossing takes 1.75x and 1.72x and ``sites``
-1.63x and 1.51x).
+and pass on the next segments meanwhile.  The leaders' WAN starts once the first segment
+is reduced down the chain and the last result reaches the chain's end a segment after the
+WAN, so the segments ramp (:func:`ramp`): doubling from a quarter or an eighth of the best
+one size up to it or 1.5 times it, down to a sixteenth or an eighth at the end (on the
+same platform 1.50x the bound at 64 MiB and 1.37x at 256 MiB, against 1.54x and 1.43x in
+segments of one size; every place crossing takes 1.75x and 1.72x and ``sites`` 1.63x and
+1.51x).
 
 The search: for each choice of crossers (every place, the leaders) and fanout
 (:data:`~hetcoll.planners.sites.FANOUTS`) the flows whole, then in segments halving from
 half the largest share's (:func:`~hetcoll.planners.sites.segment_cuts`), until two
-halvings in a row gain nothing, each simulated, the fastest kept (the first of equals).
+halvings in a row gain nothing, then for the leaders the ramps of :data:`RAMPS` around
+their best one size, each simulated, the fastest kept (the first of equals).
 
 Complexity: ``O(N)`` tree edges per share, one simulation per choice of crossers, fanout
 and segment size tried.
@@ -52,7 +57,7 @@ from .rings import _blocks
 from .sitepairs import pair_tree
 from .sites import FANOUTS, segment_cuts, site_groups
 
-__all__ = ["exchange_flows", "site_exchange"]
+__all__ = ["exchange_flows", "ramp", "site_exchange"]
 
 
 def exchange_flows(
@@ -62,21 +67,63 @@ def exchange_flows(
     fanout: int,
     seg: int | None,
     crossers: int | None = None,
+    cuts: tuple[int, ...] = (),
 ) -> list[Flow]:
     """The exchange flows of an allreduce of ``nbytes`` among ``groups`` (the members by
     site, :func:`~hetcoll.planners.sites.site_groups`): one share per place of the largest
     site (``crossers``: per place of the first ``crossers`` only), rooted there (module
-    docstring), in segments of ``seg`` bytes (None: whole)."""
+    docstring), in segments of ``seg`` bytes (None: whole), or of the sizes ``cuts``
+    (:func:`ramp`; one share only: ``crossers=1``)."""
     big = max(groups, key=len)
     places = big if crossers is None else big[: max(1, int(crossers))]
     flows, at = [], 0
     for m, share in zip(places, _blocks(int(nbytes), len(places), align), strict=True):
         tree = pair_tree(groups, m, fanout)
         peers = tree.children[m][: len(groups) - 1]
+        if cuts and len(places) == 1:
+            flows.append(Flow(tree, share, at, 0, max(cuts), kind="exchange", peers=peers,
+                              cuts=cuts))  # fmt: skip
+            break
         cut = seg if seg and share > seg else None
         flows.append(Flow(tree, share, at, 0, cut, kind="exchange", peers=peers))
         at += share
     return flows
+
+
+def ramp(nbytes: int, first: int, mid: int, last: int, align: int = 1) -> tuple[int, ...]:
+    """Segment sizes of an ``nbytes`` vector: doubling from ``first`` while below ``mid``,
+    then ``k`` near-equal segments of about ``mid``, then doubling down to ``last`` at the end,
+    each a multiple of ``align`` (but the middle's last, the rest).  The leaders' WAN starts once
+    the first segment is reduced down its site's chain and the last result reaches the
+    chain's end a segment's time after the WAN: small ends shorten both, large middles
+    pay few WAN latencies.  Empty where the ends leave nothing between them.
+
+    >>> ramp(100, 10, 40, 20)
+    (10, 20, 50, 20)
+    """
+
+    def up(size: int) -> list[int]:
+        out, size = [], max(size // align * align, align)
+        while size < mid:
+            out.append(size)
+            size *= 2
+        return out
+
+    head, tail = up(first), up(last)[::-1]
+    rest = nbytes - sum(head) - sum(tail)
+    if rest <= 0 or mid <= 0:
+        return ()
+    k = max(1, round(rest / mid))
+    share = -(-rest // k)
+    step = -(-share // align) * align
+    body = [step] * (k - 1) + [rest - step * (k - 1)]
+    return tuple(head + body + tail) if body[-1] > 0 else ()
+
+
+#: a ramp's middle segments, first and last as fractions of the best one size of the
+#: leaders (``(mid, first, last)`` numerators over 16): on ``hetcoll reproduce
+#: allreduce-star``'s two sites 24/16, 4/16 and 1/16..2/16 gain 3-4 % at 64-256 MiB
+RAMPS = tuple(itertools.product((16, 24), (2, 4), (1, 2)))
 
 
 @register(
@@ -176,7 +223,7 @@ def site_exchange(
             cuts: list[int | None] = [max(int(segment_size) // align * align, align)]
         else:
             cuts = segment_cuts(_blocks(nbytes, cross or big, align), align)
-        mine, worse = math.inf, 0
+        mine, worse, good = math.inf, 0, None
         for seg in cuts:
             flows = exchange_flows(groups, nbytes, align, fan, seg, cross)
             if seg is not None and not segment_size and sum(f.transfers for f in flows) > budget:
@@ -186,9 +233,22 @@ def site_exchange(
             if best is None or run.makespan < best[0]:
                 best = (run.makespan, flows, seg, fan, cross, run)
             worse = 0 if run.makespan < mine else worse + 1
-            mine = min(mine, run.makespan)
+            if run.makespan < mine:
+                mine, good = run.makespan, seg
             if worse == 2:
                 break  # two halvings in a row gained nothing: finer ones will not
+        if cross is None or good is None or segment_size:
+            continue
+        for m, a, z in RAMPS:  # the leaders' one share: small first and last segments
+            sizes = ramp(nbytes, good * a // 16, good * m // 16, good * z // 16, align)
+            if len(sizes) < 2:
+                continue
+            flows = exchange_flows(groups, nbytes, align, fan, max(sizes), cross, sizes)
+            if sum(f.transfers for f in flows) > budget:
+                continue
+            run = simulate(platform, make(flows, 0.0, max(sizes), fan, cross), model)
+            if run.makespan < best[0]:
+                best = (run.makespan, flows, max(sizes), fan, cross, run)
     time, flows, seg, fan, cross, run = best
     sched = make(flows, time, seg, fan, cross)
     keep_prediction(platform, sched, model, run)
