@@ -142,18 +142,21 @@ def _overlapping(
 
 class PlayOut:
     """A play-out's result: ``order`` (each node's sends, one listing per segment, with its
-    slot), ``time`` (when its last transfer has arrived and been combined, seconds) and
-    ``arrived`` (each listing's arrival, seconds, in ``order``'s places)."""
+    slot), ``time`` (when its last transfer has arrived and been combined, seconds),
+    ``arrived`` (each listing's arrival, seconds, in ``order``'s places) and ``complete``:
+    every transfer started, so every slot is an int from 0 (else a slot is -1)."""
 
     def __init__(
         self,
         order: dict[str, tuple[OrderedSend, ...]],
         time: float,
         arrived: dict[str, tuple[float, ...]] | None = None,
+        complete: bool = False,
     ) -> None:
         self.order = order
         self.time = time
         self.arrived = arrived or {}
+        self.complete = complete
 
 
 def per_root_order(
@@ -215,7 +218,45 @@ def _play(
     wait: str,
     lead: float | None = None,
 ) -> PlayOut:
-    """:func:`per_root_order`'s play-out."""
+    """:func:`per_root_order`'s play-out: :func:`_run`'s transfers dealt out to their
+    senders in slot order."""
+    who, slot, arrival, end = _run(platform, flows, model, costs, wait, lead)
+    order: dict[str, list[OrderedSend]] = {}
+    times: dict[str, list[float]] = {}
+    for x in _by_slot(slot):
+        fi, u, v = who[x]
+        sends = order.get(u)
+        if sends is None:
+            sends = order[u] = []
+            times[u] = []
+        sends.append(OrderedSend(fi, v, 0, slot[x]))
+        times[u].append(arrival[x])
+    out = {u: tuple(order[u]) for u in sorted(order)}
+    return PlayOut(out, end, {u: tuple(times[u]) for u in out}, min(slot, default=0) >= 0)
+
+
+def _by_slot(slot: list[int]) -> list[int]:
+    """The transfers in slot order, those never started (slot -1) first: a stable sort by
+    slot, as a permutation's inverse where every transfer started (the slots are then
+    0 .. T - 1, each once)."""
+    if min(slot, default=0) < 0:
+        return sorted(range(len(slot)), key=slot.__getitem__)
+    inverse = [0] * len(slot)
+    for x, k in enumerate(slot):
+        inverse[k] = x
+    return inverse
+
+
+def _run(
+    platform: Platform,
+    flows: Sequence[Flow],
+    model: Any,
+    costs: Any,
+    wait: str,
+    lead: float | None = None,
+) -> tuple[list[tuple[int, str, str]], list[int], list[float], float]:
+    """The play-out itself: every transfer ``(flow, sender, receiver)``, its slot and its
+    arrival (seconds), and the play-out's time."""
     ids = platform.ids
     idx = {v: i for i, v in enumerate(ids)}
     size = max((f.segment_size or f.nbytes or 1) for f in flows)
@@ -364,7 +405,8 @@ def _play(
                 continue
             r = busiest[what]
             q = queue[r]
-            heappush(q, (urgency[what], what))
+            if q or free[r] > t:
+                heappush(q, (urgency[what], what))
         fr = free[r]
         if fr > t:  # busy (perhaps held for another transfer): ask again then
             if wake[r] > fr:
@@ -372,7 +414,8 @@ def _play(
                 seq += 1
                 heappush(events, (fr, _FREE, seq, r))
             continue
-        x = heappop(q)[1]
+        # the most urgent (a transfer ready at a free resource with no queue: itself)
+        x = heappop(q)[1] if q else what
         rows, busy, delay, _ = cost[x]
         if wait == "all":
             late = max(rows, key=lambda rr: (free[rr], rr))
@@ -405,8 +448,9 @@ def _play(
         if done > end:
             end = done
         arrival[x] = done
-        seq += 1
-        heappush(events, (done, _ARRIVED, seq, x))
+        if after[x]:  # (an arrival nobody waits for releases nothing)
+            seq += 1
+            heappush(events, (done, _ARRIVED, seq, x))
         if q:
             fr = free[r] if rows else start
             tt = fr if fr > t else t
@@ -414,17 +458,4 @@ def _play(
                 wake[r] = tt
                 seq += 1
                 heappush(events, (tt, _FREE, seq, r))
-    # each sender's sends in slot order: all of them sorted by slot once (stably, as a
-    # sort per sender would), then dealt out
-    order: dict[str, list[OrderedSend]] = {}
-    times: dict[str, list[float]] = {}
-    for x in sorted(range(len(who)), key=slot.__getitem__):
-        fi, u, v = who[x]
-        sends = order.get(u)
-        if sends is None:
-            sends = order[u] = []
-            times[u] = []
-        sends.append(OrderedSend(fi, v, 0, slot[x]))
-        times[u].append(arrival[x])
-    out = {u: tuple(order[u]) for u in sorted(order)}
-    return PlayOut(out, end, {u: tuple(times[u]) for u in out})
+    return who, slot, arrival, end

@@ -67,7 +67,7 @@ from ..allbounds import bandwidth_only
 from ..errors import PlannerError
 from ..perroot import is_per_root
 from ..platform import Platform
-from ..schedule import Flow, Schedule, Tree, transfer_budget
+from ..schedule import Flow, ListedOrder, Schedule, Tree, transfer_budget
 from ..simulator.predict import gc_paused
 from ._registry import Option, register
 from ._shared import keep_prediction
@@ -514,6 +514,8 @@ def forest(
         order = played.order if is_per_root(collective, flows, timetable=True) else None
         if chain == "edge" and is_per_root(collective, flows):
             order = None  # windows per edge, in round order: no timetable to replay
+        if order is not None and played.complete:  # plain entries, every slot a transfer's
+            order = ListedOrder(order)  # rank among those started: not checked one by one
         seg = max((f.segment_size or 0 for f in flows), default=0)
         # under windows per edge: a first segment of half the others (whole elements)
         half = seg // 2 // align * align if chain == "edge" else 0

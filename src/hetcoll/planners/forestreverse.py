@@ -34,10 +34,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..patterns import Flow, OrderedSend
 from ..platform import Platform
 from ..simulator.predict import gc_paused
-from .forestorder import PlayOut, _Costs, per_root_order
+from .forestorder import PlayOut, _Costs, _run
 
 __all__ = ["reversed_play_out"]
 
@@ -87,13 +89,18 @@ def _reversed(platform: Platform, flows: Sequence[Flow], model: Any, lead: float
     size = max((f.segment_size or f.nbytes or 1) for f in flows)
     down: Any = [_Backwards(f) for f in flows]
     costs = _Mirrored(_Costs(platform, size, model, "in"))
-    played = per_root_order(platform, down, model, costs, lead=lead)
-    top = max((e.slot for sends in played.order.values() for e in sends), default=0)
-    back: dict[str, list[tuple[float, int, OrderedSend]]] = {}
-    for u, sends in played.order.items():
-        for e, a in zip(sends, played.arrived[u], strict=True):
-            # forward u -> child of slot s arrived at a: child -> u, issued at T - a
-            s = top - e.slot
-            back.setdefault(e.child, []).append((-a, s, OrderedSend(e.flow, u, 0, s)))
-    order = {v: tuple(x for *_, x in sorted(es, key=lambda y: y[:2])) for v, es in back.items()}
-    return PlayOut(dict(sorted(order.items())), played.time)
+    who, slot, arrival, end = _run(platform, down, model, costs, "busiest", lead)
+    top = max(slot, default=0)
+    # forward u -> v of slot s arrived at a: v -> u, issued at T - a with slot top - s;
+    # each node's sends by their issue, ties by slot: all of them sorted once (latest
+    # arrival first, then the latest forward slot), then dealt out
+    back: dict[str, list[OrderedSend]] = {}
+    ranked = np.lexsort((-np.asarray(slot, dtype=np.int64), -np.asarray(arrival, dtype=float)))
+    for x in ranked.tolist():
+        fi, u, v = who[x]
+        sends = back.get(v)
+        if sends is None:
+            sends = back[v] = []
+        sends.append(OrderedSend(fi, u, 0, top - slot[x]))
+    complete = min(slot, default=0) >= 0
+    return PlayOut({v: tuple(back[v]) for v in sorted(back)}, end, complete=complete)
