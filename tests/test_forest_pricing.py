@@ -109,3 +109,49 @@ def test_certified_packing_of_random_graphs_is_the_cut_bound(seed, op):
     assert forest.gap <= GAP
     assert forest.bound <= forest.time
     assert math.isclose(forest.time, cut_seconds(p, blocks, op == "reduce_scatter"), rel_tol=1e-9)
+
+
+def strongly_connected(seed, n, extra, costs=3):
+    """A seeded random strongly connected graph: a ring both ways plus ``extra`` random
+    edges (self-loops and parallel edges allowed), in random order, ``costs`` distinct
+    costs (ties everywhere)."""
+    rng = np.random.default_rng(seed)
+    pairs = [(v, (v + 1) % n) for v in range(n)] + [((v + 1) % n, v) for v in range(n)]
+    pairs += [tuple(int(x) for x in rng.integers(0, n, 2)) for _ in range(extra)]
+    rng.shuffle(pairs)
+    src = np.array([a for a, _ in pairs], dtype=np.int64)
+    dst = np.array([b for _, b in pairs], dtype=np.int64)
+    return src, dst, rng.integers(0, costs, len(pairs)) * 0.5
+
+
+def test_one_contraction_serves_every_root(monkeypatch):
+    """On a strongly connected graph every root's tree is read off one contraction of the
+    whole graph (Camerini et al. 1979): the pricing's contraction runs once per cost
+    vector, not once per root, and gives every root the tree found for it alone."""
+    import hetcoll.arborescence as arb
+
+    calls = []
+    contract = arb._contract
+    monkeypatch.setattr(
+        arb, "_contract", lambda n, root, *a: calls.append(root) or contract(n, root, *a)
+    )
+    for seed in range(40):
+        n = 2 + seed % 12
+        src, dst, cost = strongly_connected(seed, n, 3 * n)
+        calls.clear()
+        together = arb.min_arborescences(n, src, dst, cost, list(range(n)))
+        assert calls == [-1]  # one contraction, without a root
+        for root, tree in enumerate(together):
+            assert tree.tolist() == min_arborescence(n, src, dst, cost, root).tolist()
+
+
+def test_a_graph_not_strongly_connected_is_priced_root_by_root():
+    """Where one contraction cannot hold the whole graph (node 0 reaches every node, none
+    reaches 0), each root gets its own: node 0 its cheapest tree, the others none."""
+    src = np.array([0, 0, 1, 2, 1], dtype=np.int64)
+    dst = np.array([1, 2, 2, 1, 3], dtype=np.int64)
+    cost = np.array([3.0, 1.0, 1.0, 0.0, 2.0])
+    trees = min_arborescences(4, src, dst, cost, [0, 1, 2, 3])
+    assert trees[0].tolist() == min_arborescence(4, src, dst, cost, 0).tolist()
+    assert float(cost[trees[0]].sum()) == cheapest_by_brute_force(4, src, dst, cost, 0) == 3.0
+    assert trees[1:] == [None, None, None]

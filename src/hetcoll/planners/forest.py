@@ -205,15 +205,17 @@ def _columns(A: Any) -> Any:
     A = A.tocsc()
     A.sort_indices()
     ptr, idx, val = A.indptr, A.indices, A.data
+    R = A.shape[0]
 
     def column(tree: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lo, hi = ptr[tree], ptr[tree + 1]
         at = np.repeat(lo - np.cumsum(np.append(0, (hi - lo)[:-1])), hi - lo)
         at += np.arange(len(at))
-        rows, inv = np.unique(idx[at], return_inverse=True)
-        sums = np.bincount(inv, weights=val[at], minlength=len(rows))
-        keep = sums != 0
-        return rows[keep], sums[keep]
+        # per row, its entries summed in the order of ``at`` (bincount adds in input
+        # order); the rows no entry or only a zero sum reaches are left out
+        sums = np.bincount(idx[at], weights=val[at], minlength=R)
+        rows = np.flatnonzero(sums)
+        return rows, sums[rows]
 
     return column
 
