@@ -88,7 +88,8 @@ def test_a_planner_designed_for_another_model_can_win():
 def test_hypercube_comparison_rows():
     """An allreduce's candidates are the hypercube embeddings, the trees (a reduce then
     a broadcast) and the per-root schedules (``ring``: every member's block reduced to it,
-    then broadcast from it); only the embeddings have an embedding and a gain over blind."""
+    then broadcast from it; ``site_exchange``: park-fig2's eight one-node sites swap
+    their partial sums); only the embeddings have an embedding and a gain over blind."""
     p = load_platform("park-fig2")
     found = compare(p, "allreduce")
     rows = {r["algorithm"]: r for r in found.rows()}
@@ -99,7 +100,10 @@ def test_hypercube_comparison_rows():
     for name in set(rows) - cubes:
         sched = found.get(name).schedule
         kinds = [f.kind for f in sched.flows]
-        if sched.per_root:  # a reduce flow and a broadcast flow per owner's share
+        if name == "site_exchange":  # one exchange flow per share, an owner per site
+            assert kinds == ["exchange"] * len(kinds) and len(kinds) == 1
+            assert len(sched.flows[0].owners()) == len(p.ids)
+        elif sched.per_root:  # a reduce flow and a broadcast flow per owner's share
             k = kinds.count("reduce")
             assert kinds == ["reduce"] * k + ["bcast"] * k and 0 < k <= len(p.ids)
         else:
