@@ -92,8 +92,9 @@ from .justify import justified
 from .message_schedule import message_transfers, send_order
 from .period_rounding import fewest_flows
 from .period_rounding import shares as _shares
+from .period_rounding import shares_and_loads as _shares_and_loads
 from .period_rounding import whole_slices as _round
-from .pipelined import PlanGraph, _grow_one_port, _schedule, _start, best_tree
+from .pipelined import PlanGraph, _bfs_edges, _grow_one_port, _schedule, _start, best_tree
 from .port_choice import message_cap, multi_port_choice, single_tree
 from .port_order import listed_send_order
 from .port_slots import TRIAL, message_trees, slot_problem
@@ -447,18 +448,6 @@ def _timetable_schedule(
     )
 
 
-def _bfs_edges(g: PlanGraph, tree: np.ndarray) -> list[int]:
-    kids: dict[int, list[int]] = {}
-    for e in tree.tolist():
-        kids.setdefault(int(g.src[e]), []).append(e)
-    out, queue = [], [g.root]
-    for v in queue:
-        for e in sorted(kids.get(v, ()), key=lambda e: int(g.dst[e])):
-            out.append(e)
-            queue.append(int(g.dst[e]))
-    return out
-
-
 def integer_weights(
     g: PlanGraph, packing: Packing, target: int | None = None, limit: int | None = None
 ) -> np.ndarray:
@@ -477,13 +466,6 @@ def integer_weights(
             break
     assert best is not None
     return best[1].astype(np.int64)
-
-
-def _shares_and_loads(g: PlanGraph, packing: Packing) -> tuple[np.ndarray, np.ndarray]:
-    """Each tree's share of the slices and its load on every port (per slice)."""
-    lam = np.asarray(packing.weights, dtype=float)
-    prob = g.problem()
-    return lam / lam.sum(), np.array([prob.loads(tree.tolist()) for tree in packing.trees])
 
 
 def _timetabled(g: PlanGraph, packing: Packing, target: int | None, total: int | None):

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["fewest_flows", "greedy", "shares", "whole_slices"]
+__all__ = ["fewest_flows", "greedy", "shares", "shares_and_loads", "whole_slices"]
 
 
 def greedy(share: np.ndarray, loads: np.ndarray, periods: int) -> np.ndarray:
@@ -103,3 +103,12 @@ def fewest_flows(share: np.ndarray, loads: np.ndarray, total: int, candidates) -
         m = [int(x) for x in whole_slices(share, loads, periods) if x > 0]
         fewest = min(fewest, sum(1 for x in shares(total, m) if x))
     return fewest
+
+
+def shares_and_loads(g, packing) -> tuple[np.ndarray, np.ndarray]:
+    """Each tree of ``packing`` (a :class:`~hetcoll.planners.steady.Packing` on the plan
+    graph ``g``) its share of the slices and its load on every port, per slice.  O(trees x
+    edges)."""
+    lam = np.asarray(packing.weights, dtype=float)
+    prob = g.problem()
+    return lam / lam.sum(), np.array([prob.loads(tree.tolist()) for tree in packing.trees])

@@ -775,3 +775,17 @@ class _Search:
                         self.move(d, back_d)  # undo: c or d got a slower way in
                         self.move(c, back_c)
         return False
+
+
+def _bfs_edges(g: PlanGraph, tree: np.ndarray) -> list[int]:
+    """The edges of ``tree`` (edge indices of the plan graph ``g``) breadth-first from the
+    root, each node's in the order of their heads.  O(N log N)."""
+    kids: dict[int, list[int]] = {}
+    for e in tree.tolist():
+        kids.setdefault(int(g.src[e]), []).append(e)
+    out, queue = [], [g.root]
+    for v in queue:
+        for e in sorted(kids.get(v, ()), key=lambda e: int(g.dst[e])):
+            out.append(e)
+            queue.append(int(g.dst[e]))
+    return out
