@@ -69,7 +69,7 @@ def test_only_the_write_of_the_result_changes_the_result_buffer():
     send, recv = np.arange(8, dtype=np.int64), np.arange(8, dtype=np.int64) * 3
     steps = ranks._steps(send, recv)
     assert set(steps) == set(ranks.BETWEEN) and steps["nothing"] is None
-    for mode in ("read result", "write input"):
+    for mode in ("read result", "write input", "free temporary"):
         before = recv.copy(), send.copy()
         steps[mode]()
         assert np.array_equal(recv, before[0])
@@ -89,3 +89,24 @@ def test_in_place_every_step_ends_with_the_contribution_written():
         recv.fill(-1)
         steps[mode]()
         assert (recv == 5).all(), mode
+
+
+def test_a_temporary_of_the_results_size_is_allocated_and_freed_between_calls():
+    """The step that gives an algorithm allocating a buffer of the result's size in the
+    call (``brucks``) the block a check's temporary freed: 0.55-0.78 of MPICH's own
+    allgather at 1 MiB on 2 ranks in some jobs, 1.11-1.45 otherwise (tracemalloc sees
+    numpy's data)."""
+    import tracemalloc
+
+    ranks = _load(
+        "_ranks_between_calls3", ROOT / "benchmarks" / "mpi" / "ranks" / "between_calls.py"
+    )
+    send, recv = np.zeros(1 << 16, dtype=np.uint8), np.zeros(1 << 17, dtype=np.uint8)
+    step = ranks._steps(send, recv)["free temporary"]
+    tracemalloc.start()
+    try:
+        step()
+        current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak >= recv.nbytes and current < recv.nbytes

@@ -1,7 +1,7 @@
 """What the ranks do between two calls changes how MPICH's algorithms rank: MPICH's own
 selection and each algorithm forced, measured as ``hetcoll tune`` measures them, with
-nothing, a read of the result, a write of the input or a write of the result buffer
-between two calls, paired in one job.
+nothing, a read of the result, a write of the input, a write of the result buffer or a
+temporary of the result's size allocated and freed between two calls, paired in one job.
 
 One launch (``ranks/between_calls.py`` is the MPI side) measures, in ``--rounds`` paired
 rounds, each mode and in it every variant once (median of ``--calls`` single calls
@@ -13,8 +13,11 @@ zeroes the result buffer after every call measures (``bench_mpich_algorithms.py`
 the result and writes the next input).  On 2 ranks at 32 KiB, writing the result buffer
 between calls makes MPICH's own allreduce faster against ``recursive_doubling``,
 ``recursive_multiplying`` and ``recexch``; the other steps change nothing
-(docs/runtime.md).  ``--in-place``: the calls in place, every step followed by the rank's
-contribution written into the buffer (what a program writes before such a call).  Writes
+(docs/runtime.md).  ``free temporary`` is what a check comparing the result through a
+temporary array measures: on 2 ranks at 1 MiB it can make ``brucks`` faster than MPICH's
+own allgather, where every other step finds it slower (docs/runtime.md).  ``--in-place``:
+the calls in place, every step followed by the rank's contribution written into the buffer
+(what a program writes before such a call).  Writes
 ``results/bench_between_calls.json``.  Run: ``.venv/bin/python
 benchmarks/mpi/bench_between_calls.py [--ranks 2] [--collective allreduce] [--size 32KiB]
 [--calls 50] [--rounds 30] [--in-place]``.

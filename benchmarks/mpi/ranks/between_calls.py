@@ -12,8 +12,11 @@ Between two calls, outside the timed call (:data:`BETWEEN`): ``nothing`` (the tu
 rounds, :func:`hetcoll.jobs.tune.measure_calls`), ``read result`` (the result summed),
 ``write input`` (the input buffer rewritten), ``write result`` (the result buffer
 overwritten, as a check that zeroes it would; ``bench_mpich_algorithms.py``'s reads the
-result and writes the input).  A measurement is the median of CALLS single calls, each
-between barriers and timed on its slowest rank (the tune's
+result and writes the input), ``free temporary`` (an array of the result's size allocated,
+written and freed, as a check that compares the result through a temporary does: the C
+allocator hands its block to an algorithm that allocates one of that size in the next
+call).  A measurement is the median of CALLS single calls, each between barriers and timed
+on its slowest rank (the tune's
 :func:`~hetcoll.jobs.tune._single_calls` with the step after each call); each round runs
 every mode, and in it every variant, once, both orders rotated and reversed every other
 round (:func:`hetcoll.jobs.tune.rotation`).  Every variant calls on the same buffers; each
@@ -37,7 +40,7 @@ from hetcoll.runtime.mpich_cvars import algorithms, why_not
 
 WORLD = MPI.COMM_WORLD
 #: what the ranks do between two calls
-BETWEEN = ("nothing", "read result", "write input", "write result")
+BETWEEN = ("nothing", "read result", "write input", "write result", "free temporary")
 
 
 def _buffers(collective: str, m: int, in_place: bool):
@@ -83,6 +86,7 @@ def _steps(send: np.ndarray, recv: np.ndarray, contribute=None) -> dict:
         "read result": recv.sum,
         "write input": lambda: send.fill(value),
         "write result": lambda: recv.fill(0),
+        "free temporary": lambda: np.ones(recv.size, dtype=np.uint8),
     }
     if contribute is None:
         return steps
