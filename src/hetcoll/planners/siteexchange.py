@@ -34,8 +34,9 @@ segments of one size; every place crossing takes 1.75x and 1.72x and ``sites`` 1
 The search: for each choice of crossers (every place, the leaders) and fanout
 (:data:`~hetcoll.planners.sites.FANOUTS`) the flows whole, then in segments halving from
 half the largest share's (:func:`~hetcoll.planners.sites.segment_cuts`), until two
-halvings in a row gain nothing, then for the leaders the ramps of :data:`RAMPS` around
-their best one size, each simulated, the fastest kept (the first of equals).
+halvings in a row gain nothing (:func:`~hetcoll.planners.sites.halvings`), then for the
+leaders the ramps of :data:`RAMPS` around their best one size, each simulated, the fastest
+kept (the first of equals).
 
 Complexity: ``O(N)`` tree edges per share, one simulation per choice of crossers, fanout
 and segment size tried.
@@ -44,18 +45,16 @@ and segment size tried.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Iterable
 from typing import Annotated, Any
 
-from ..errors import PlannerError
 from ..platform import Platform
 from ..schedule import Flow, Schedule, transfer_budget
 from ._registry import Option, register
 from ._shared import keep_prediction
 from .rings import _blocks
 from .sitepairs import pair_tree
-from .sites import FANOUTS, segment_cuts, site_groups
+from .sites import FANOUTS, halvings, operands, segment_cuts
 
 __all__ = ["exchange_flows", "ramp", "site_exchange"]
 
@@ -194,15 +193,10 @@ def site_exchange(
     from ..models import get_model
     from ..simulator import simulate
 
-    if collective != "allreduce":
-        raise PlannerError(f"site_exchange plans an allreduce, not a {collective}")
-    if sizes is not None:
-        raise PlannerError("sizes: an allreduce has one vector, not blocks")
-    align = max(int(align), 1)
-    if members is None:
-        members = [node.id for node in platform.nodes if node.site is not None]
-    groups = site_groups(platform, list(dict.fromkeys(members)))
-    nbytes = max(int(nbytes), 0)
+    align, nbytes = max(int(align), 1), int(nbytes)
+    _, groups, _, _ = operands(
+        platform, "site_exchange", collective, nbytes, members, sizes, align, ("allreduce",)
+    )
 
     def make(flows: list[Flow], estimate: float, seg: int | None, fan: int, cross) -> Schedule:
         params = {"trees": len(flows), "segment_size": seg, "fanout": fan,
@@ -223,20 +217,18 @@ def site_exchange(
             cuts: list[int | None] = [max(int(segment_size) // align * align, align)]
         else:
             cuts = segment_cuts(_blocks(nbytes, cross or big, align), align)
-        mine, worse, good = math.inf, 0, None
-        for seg in cuts:
-            flows = exchange_flows(groups, nbytes, align, fan, seg, cross)
-            if seg is not None and not segment_size and sum(f.transfers for f in flows) > budget:
-                break
-            sched = make(flows, 0.0, seg, fan, cross)
-            run = simulate(platform, sched, model)
+
+        def attempt(seg: int | None, flows: list[Flow], mine: float, fan=fan, cross=cross) -> float:
+            nonlocal best
+            run = simulate(platform, make(flows, 0.0, seg, fan, cross), model)
             if best is None or run.makespan < best[0]:
                 best = (run.makespan, flows, seg, fan, cross, run)
-            worse = 0 if run.makespan < mine else worse + 1
-            if run.makespan < mine:
-                mine, good = run.makespan, seg
-            if worse == 2:
-                break  # two halvings in a row gained nothing: finer ones will not
+            return run.makespan
+
+        def build(seg: int | None, fan=fan, cross=cross) -> list[Flow]:
+            return exchange_flows(groups, nbytes, align, fan, seg, cross)
+
+        _, good = halvings(cuts, build, attempt, None if segment_size else budget)
         if cross is None or good is None or segment_size:
             continue
         for m, a, z in RAMPS:  # the leaders' one share: small first and last segments

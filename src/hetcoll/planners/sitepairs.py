@@ -28,10 +28,11 @@ allreduce from 1 to 16 MiB: ``tests/test_planners_sitepairs.py``,
 ``tests/test_planners_sites.py``) and loses to ``sites``' stream for long pipelines (64
 MiB); ``auto`` simulates both and keeps the faster.
 
-The search is ``sites``': for each fanout (:data:`~hetcoll.planners.sites.FANOUTS`) the
-flows whole, then in segments halving from half the largest share's (a power of two) down
-to :data:`~hetcoll.planners.sites.MIN_SEGMENT`, until two halvings in a row gain nothing,
-each simulated in its trees' order and in the timetables of
+The search is ``sites``' (:func:`~hetcoll.planners.sites.halvings`): for each fanout
+(:data:`~hetcoll.planners.sites.FANOUTS`) the flows whole, then in segments halving from
+half the largest share's (a power of two) down to
+:data:`~hetcoll.planners.sites.MIN_SEGMENT`, until two halvings in a row gain nothing, each
+simulated in its trees' order and in the timetables of
 :mod:`hetcoll.planners.sitesorder` (an allgather's play-out; a reduce-scatter also as that
 run backwards; an allreduce also as its broadcast phase's preceded by that run backwards:
 here the reduce and bcast trees are the same trees), the fastest kept (the first of
@@ -53,7 +54,7 @@ from ..platform import Platform
 from ..schedule import Flow, Schedule, Tree, transfer_budget
 from ._registry import Option, register
 from ._shared import keep_prediction
-from .sites import FANOUTS, SITES_OPS, _heap, operands, port_floor, segment_cuts
+from .sites import FANOUTS, SITES_OPS, _heap, halvings, operands, port_floor, segment_cuts
 from .sitesorder import allreduce_timetable, reversed_timetable, timetable
 
 __all__ = ["pair_tree", "site_pairs"]
@@ -207,25 +208,21 @@ def site_pairs(
     cuts = segment_cuts(shares, align)
     best = None
     for fan in fans:
-        mine, worse = math.inf, 0
-        for seg in cuts:
-            flows = build(seg, fan)
-            if seg is not None and sum(f.transfers for f in flows) > budget:
-                break
+
+        def attempt(seg: int | None, flows: list[Flow], mine: float, fan=fan) -> float:
+            """The fastest of the variants; untried where :func:`floor` shows no gain."""
+            nonlocal best
             if mine < math.inf and floor(flows) >= mine:
-                worse += 1  # as simulated: no faster
-                if worse == 2:
-                    break
-                continue
+                return math.inf
+            fastest = math.inf
             for s in variants(flows, seg, fan):
                 run = simulate(platform, s, model)
                 if best is None or run.makespan < best[0]:
                     best = (run.makespan, s, run)
-                if run.makespan < mine:
-                    mine, worse = run.makespan, -1
-            worse += 1
-            if worse == 2:
-                break  # two halvings in a row gained nothing: finer ones will not
+                fastest = min(fastest, run.makespan)
+            return fastest
+
+        halvings(cuts, lambda seg, fan=fan: build(seg, fan), attempt, budget)
     return _kept(platform, model, *best)
 
 

@@ -50,8 +50,8 @@ of a large site), chosen by simulation with the segment size and the senders
 segments of one size: for each fanout the schedule is simulated whole and at up to
 :data:`CUTS` halving sizes from half the largest share's (a power of two) down to
 :data:`MIN_SEGMENT`, until two halvings in a row gain nothing, and the fastest kept (the
-first of equals), so the WAN's latency is paid per segment only where the pipeline gains
-more.  A halving whose :func:`port_floor` (the most busy time one host's send or
+first of equals; :func:`halvings`), so the WAN's latency is paid per segment only where
+the pipeline gains more.  A halving whose :func:`port_floor` (the most busy time one host's send or
 receive port carries in it: no order of its sends is faster) is no less than the fastest
 of its fanout and senders so far is not simulated: it cannot be faster, so it counts as a
 halving that gained nothing, and the same plan is chosen with fewer simulations.
@@ -87,7 +87,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Annotated, Any
 
@@ -99,7 +99,7 @@ from ._shared import keep_prediction
 from .rings import _blocks
 from .sitesorder import allreduce_timetable, reversed_timetable, timetable
 
-__all__ = ["port_floor", "site_groups", "site_tree", "sites", "wan_senders"]
+__all__ = ["halvings", "port_floor", "site_groups", "site_tree", "sites", "wan_senders"]
 
 SITES_OPS = ("allgather", "reduce_scatter", "allreduce")
 #: the smallest segment the planner tries (bytes)
@@ -116,20 +116,24 @@ SENDERS = (1, 2)
 PRUNE = 1.2
 
 
-def site_groups(platform: Platform, members: Sequence[str]) -> list[list[str]]:
+def site_groups(
+    platform: Platform, members: Sequence[str], planner: str = "sites"
+) -> list[list[str]]:
     """``members`` grouped by their node's ``site``, in member order, each site's leader
     first (its member of the largest summed route bandwidth to the site's others, the
     first of equals) and its other members in member order.  Raises
-    :class:`PlannerError` for a member without a site or members in fewer than two
-    sites."""
+    :class:`PlannerError` (naming ``planner``) for a member without a site or members in
+    fewer than two sites."""
     groups: dict[str, list[str]] = {}
     for m in members:
         site = platform.node(m).site
         if site is None:
-            raise PlannerError(f"sites: member {m!r} has no site (a multi-site platform's hosts)")
+            raise PlannerError(
+                f"{planner}: member {m!r} has no site (a multi-site platform's hosts)"
+            )
         groups.setdefault(site, []).append(m)
     if len(groups) < 2:
-        raise PlannerError("sites: the members must be in at least two sites")
+        raise PlannerError(f"{planner}: the members must be in at least two sites")
     routes = platform.routes
     out = []
     for group in groups.values():
@@ -266,23 +270,31 @@ def operands(
     members: Iterable[str] | None,
     sizes: Mapping[str, int] | None,
     align: int,
+    ops: Sequence[str] = SITES_OPS,
 ) -> tuple[list[str], list[list[str]], list[int], tuple[str, ...]]:
     """``(order, groups, shares, phases)`` of a multi-site plan (``planner``'s, named in
-    its errors): the members in order (default every node with a ``site``), their sites
-    (:func:`site_groups`), each member's share of the bytes (an allreduce's vector cut in
-    near-equal multiples of ``align``, else its block) and the flows' kinds in order."""
-    if collective not in SITES_OPS:
-        raise PlannerError(f"{planner} plans {', '.join(SITES_OPS)}, not a {collective}")
+    its errors, of the collectives ``ops``): the members in order (default every node
+    with a ``site``), their sites (:func:`site_groups`), each member's share of the bytes
+    (an allreduce's vector cut in near-equal multiples of ``align``, else its block) and
+    the flows' kinds in order.  Raises :class:`PlannerError`, naming ``planner``, for
+    another collective, a negative size, members outside two sites or ill-fitting
+    ``sizes``."""
+    if collective not in ops:
+        raise PlannerError(f"{planner} plans {', '.join(ops)}, not a {collective}")
+    if int(nbytes) < 0:
+        raise PlannerError(f"{planner}: nbytes must be >= 0, got {nbytes}")
     if members is None:
         members = [node.id for node in platform.nodes if node.site is not None]
     order = list(dict.fromkeys(members))
-    groups = site_groups(platform, order)
+    groups = site_groups(platform, order, planner)
     if collective == "allreduce":
         if sizes is not None:
             raise PlannerError("sizes: an allreduce has one vector, not blocks")
         return order, groups, _blocks(int(nbytes), len(order), align), ("reduce", "bcast")
     if sizes is not None and set(sizes) != set(order):
         raise PlannerError("sizes: give the block of every member")
+    if sizes is not None and any(int(v) < 0 for v in sizes.values()):
+        raise PlannerError(f"{planner}: sizes must be >= 0")
     shares = [int(sizes[m]) if sizes is not None else int(nbytes) for m in order]
     return order, groups, shares, ("reduce",) if collective == "reduce_scatter" else ("bcast",)
 
@@ -297,6 +309,38 @@ def segment_cuts(shares: Sequence[int], align: int) -> list[int | None]:
         cuts.append(max(seg // align * align, align))
         seg //= 2
     return cuts
+
+
+def halvings(
+    cuts: Sequence[int | None],
+    build: Callable[[int | None], list[Flow]],
+    attempt: Callable[[int | None, list[Flow], float], float | None],
+    budget: int | None = None,
+) -> tuple[float, int | None]:
+    """The search of the multi-site planners over their segment sizes (``sites``,
+    ``site_pairs``, ``site_exchange``): for each of ``cuts`` in order (whole, then halving:
+    :func:`segment_cuts`) the flows ``build(cut)`` are tried, ``attempt(cut, flows,
+    fastest)`` returning the fastest time of what it tries (``fastest``: of the steps
+    before; ``math.inf`` for a step it proves no faster without simulating it, None to
+    stop the search), until two steps in a row gain nothing (finer cuts will not), or a
+    segmented step's transfers pass ``budget``.  The attempts keep their own best plans
+    (the first of equals).  Returns the fastest time and its cut (the first of equals;
+    ``(inf, None)`` where nothing was timed).  O(len(cuts)) builds and attempts."""
+    fastest, good, worse = math.inf, None, 0
+    for cut in cuts:
+        flows = build(cut)
+        if cut is not None and budget is not None and sum(f.transfers for f in flows) > budget:
+            break
+        time = attempt(cut, flows, fastest)
+        if time is None:
+            break
+        if time < fastest:
+            fastest, good, worse = time, cut, 0
+        else:
+            worse += 1
+            if worse == 2:
+                break
+    return fastest, good
 
 
 def _heap(kids: dict[str, list[str]], top: str, rest: list[str], fanout: int) -> None:
@@ -464,27 +508,27 @@ def sites(
     best = None
     cuts = segment_cuts(shares, align)
     for (h, crossing), fan in itertools.product(outs, fans):
-        mine, worse = math.inf, 0
-        for seg in cuts:
-            flows = build(seg, fan, crossing)
-            if seg is not None and sum(f.transfers for f in flows) > budget:
-                break
-            if mine < math.inf:  # no faster than this fanout's fastest: not simulated
+        halt = False
+
+        def attempt(seg: int | None, flows: list[Flow], mine: float, h=h, fan=fan,
+                    crossing=crossing) -> float | None:  # fmt: skip
+            """The fastest of :func:`runs`; untried where :func:`port_floor` shows no
+            gain; several senders stop there, or once a cut is far behind the fastest."""
+            nonlocal best, halt
+            if halt:
+                return None
+            if mine < math.inf:
                 low = floor(flows, fan, crossing)
                 if low >= mine and (h == 1 or low > PRUNE * best[0]):
-                    worse += 1  # as simulated: slower, and several senders' cut last
-                    if worse == 2 or h > 1:
-                        break
-                    continue
+                    return None if h > 1 else math.inf
             fastest = min(runs(flows, seg, fan, crossing), key=lambda r: r[0])
             if best is None or fastest[0] < best[0]:
                 best = (*fastest, seg, fan, h)
-            worse = worse + 1 if fastest[0] >= mine else 0
-            mine = min(mine, fastest[0])
-            if worse == 2:
-                break  # two halvings in a row gained nothing: finer ones will not
-            if h > 1 and fastest[0] > PRUNE * best[0]:
-                break  # several senders far behind the leader's plans: no finer cut
+            halt = h > 1 and fastest[0] > PRUNE * best[0]
+            return fastest[0]
+
+        halvings(cuts, lambda seg, fan=fan, crossing=crossing: build(seg, fan, crossing),
+                 attempt, budget)  # fmt: skip
     time, order, run, flows, seg, fan, h = best
     sched = make(flows, time, seg, fan, order, h)
     keep_prediction(platform, sched, model, run)
