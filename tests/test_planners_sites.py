@@ -230,6 +230,25 @@ def test_a_timetable_brings_the_allgather_toward_the_wan_cut():
     assert plain > sched.params["estimate"]
 
 
+def test_half_segments_at_the_streams_ends_at_64mib():
+    """Two 4-host stars, a 64 MiB allgather: in the best one size (4 MiB, chains, one
+    sender) 1.481x the members' bound; with each site's last member's blocks in 2 MiB
+    segments 1.450x (a shorter drain): chosen, and predicted as simulated."""
+    p = two_sites(4)
+    size = 64 << 20
+    s = sites(p, nbytes=size // 8)
+    one = sites(p, nbytes=size // 8, segment_size=4 << 20, fanout=1, senders=1)
+    bound = members_bound(p, "allgather", size, hosts(p)).lower_bound
+    last = {"a/3", "b/3"}
+    assert {(f.tree.root in last, f.segment_size) for f in s.flows} == {
+        (True, 2 << 20),
+        (False, 4 << 20),
+    }
+    assert s.params["estimate"] == simulate(p, s).makespan < 1.46 * bound
+    assert one.params["estimate"] > 1.47 * bound
+    assert s == sites(p, nbytes=size // 8, segment_size=4 << 20, fanout=1, senders=1, ends=1)
+
+
 def test_the_timetable_waits_for_a_busy_receiver_rather_than_booking_it():
     """Two 4-host stars, a 4 MiB allgather in chains and 1 MiB segments: the play-out
     that starts a transfer only once both its ports are free (``wait="all"``) times it at
@@ -411,6 +430,6 @@ def test_bit_for_bit_under_mpi(tmp_path):
     proc = run_mpi(4, [PROGRAM, out], module=False, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(records) == 33
+    assert len(records) == 43
     failed = [r for r in records if not r["ok"]]
     assert not failed, failed[:5]

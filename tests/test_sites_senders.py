@@ -177,6 +177,6 @@ def test_two_wan_senders_bit_for_bit_under_mpi(tmp_path):
     proc = run_mpi(6, [program, out], module=False, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(records) == 33
+    assert len(records) == 43
     failed = [r for r in records if not r["ok"]]
     assert not failed, failed[:5]

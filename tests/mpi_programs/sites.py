@@ -7,9 +7,9 @@ and odd sizes, equal and uneven), reduce-scatter and allreduce (int64 sums bit f
 float64 sums the same bits on every rank), whole and in segments, in the trees' order and
 in a timetable (planners/sitesorder.py; a reduce-scatter also as an allgather's timetable
 run backwards, an allreduce as both, or its reduce phase as its own reduce trees' play-out
-run backwards), and each plan's WAN senders.  Rank ``r`` runs host
-``r`` of the multi-site platform (its switches route, no rank of their own).  Rank 0 writes
-one JSON record per case to OUT.
+run backwards), some blocks in half segments (``ends``), and each plan's WAN senders.
+Rank ``r`` runs host ``r`` of the multi-site platform (its switches route, no rank of
+their own).  Rank 0 writes one JSON record per case to OUT.
 """
 
 from __future__ import annotations
@@ -120,6 +120,16 @@ def main(out: str) -> None:
                      and len(crossers) == (4 if two else 2))  # fmt: skip
         reduction(hc, allreduce_timetable(p, sched, own=True), nodes, "allreduce", 4096, records,
                   "allreduce own reduce trees backwards then forwards")  # fmt: skip
+        for half in (1, 2):  # some blocks (each site's last member's, leader's) in half segments
+            sched = timetable(p, sites(p, nbytes=4001, segment_size=1000, ends=half))
+            allgather(hc, sched, nodes, dict.fromkeys(nodes, 4001), records,
+                      f"allgather ends={half}")  # fmt: skip
+            for collective in ("reduce_scatter", "allreduce"):
+                each = 1024 * k * 8 if collective == "allreduce" else 1024 * 8
+                sched = sites(p, nbytes=each, collective=collective, segment_size=2048, align=8,
+                              ends=half)  # fmt: skip
+                reduction(hc, timetable(p, sched), nodes, collective, 1024 * k, records,
+                          f"{collective} ends={half}")  # fmt: skip
         for count, seg in ((1, None), (13, None), (1000, 800), (4096, 2048)):
             for collective in ("reduce_scatter", "allreduce"):
                 each = count * 8 if collective == "allreduce" else count // k * 8
