@@ -59,10 +59,13 @@ def test_a_kept_makespan_is_the_simulators_bit_for_bit(
     with shared_work():
         s = plan(p, "0", method="multi_tree", nbytes=nbytes, segment_size=segment)
         run = simulated(p, s, p.model)
-    assert [x for x, _ in found] == [s]
+    # the last kept is the schedule returned (one kept before it, the packing's whole
+    # message that the slack packing's beat, was replaced), each kept span its run's
+    assert found and found[-1][0] is s
+    assert all(simulate(p, x).makespan == t for x, t in found[:-1])
     assert isinstance(run, KnownRun)
     alone = simulate(p, s)
-    assert run.makespan == alone.makespan == found[0][1]
+    assert run.makespan == alone.makespan == found[-1][1]
     assert run.throughput == alone.throughput  # (simulated on demand)
 
 

@@ -49,6 +49,14 @@ simulated too when the bound does not decide and the message has at most
 ``benchmarks/simulated/bench_sizes.py`` prints both against the lower bound
 (:func:`hetcoll.bounds.lower_bound`) per size.
 
+**Slack** (two ports per node).  The packing LP is degenerate: its prices name one to three
+ports at n = 50, but its vertex loads twenty-odd near the busiest, and each saturated port
+falls behind wherever a slice reaches it late.  The trees of a packing of the same rate
+that loads every port the optimum does not force at most 93 % (:mod:`.slack_packing`) are
+timetabled the same way (:func:`_slack`) and kept when they end first: the whole message's
+span before the kept schedule's run (simulated when not known), a periodic timetable's
+finish bound before the kept one's, as among periods.
+
 **A port per link** (``multi_port``).  The packing above is the one-port problem's, which
 does not model those ports, so under ``multi_port`` the message is also carried whole by the
 multi-port packing's trees, or those of its packing on whole port sends
@@ -88,6 +96,7 @@ from ._common import relays
 from ._registry import Option, register
 from ._shared import packing as shared_packing
 from ._shared import scale_class, scaled
+from .dense_timetable import dense_timetable as _dense_timetable
 from .justify import justified
 from .message_schedule import message_transfers, send_order
 from .period_rounding import fewest_flows
@@ -103,6 +112,7 @@ from .single_bounds import bound_problem as _bound_problem
 from .single_bounds import hops_bound as _hops_bound
 from .single_bounds import port_bound as _port_bound
 from .single_bounds import tree_floor as _tree_floor
+from .slack_packing import shared_slack
 from .steady import Packing, unbounded
 
 __all__ = ["multi_tree", "integer_weights", "period_order", "steady_period"]
@@ -202,6 +212,9 @@ def multi_tree(
         return relayed_choice(platform, req, multi, singles)
     periodic = multi
     multi, finish, known = _whole_message(platform, req, g, packing, multi, finish, total)
+    got = _slack(platform, req, g, packing, total, multi, finish, known)
+    if got is not None:
+        periodic, (multi, finish, known) = got[0], got
     if g.ports == "multi":
         return multi_port_choice(platform, req, g, multi, whole, singles, total <= SIMULATED)
     if multi.params.get("trees", 1) == 1:  # one of the packing's trees: one more candidate
@@ -254,6 +267,42 @@ def _whole_message(
     if span >= ran:
         return multi, finish, ran
     optimum = multi.params["optimum"]
+    whole = _timetable_schedule(req, g, mm, trees, timetable, total, optimum, span)
+    if runs_as_listed(req, g, total):  # its simulated run ends at span: not simulated again
+        keep_makespan(platform, whole, req.model, span)
+    return whole, span, span
+
+
+def _slack(platform: Platform, req, g: PlanGraph, packing: Packing, total: int, *ours):
+    """``(schedule, finish, known)`` as :func:`_whole_message` gives them, of the trees
+    of :func:`~.slack_packing.slack_packing` (the same rate, fewer saturated ports) under
+    two ports per node, when it ends before ``ours``, the ``(schedule, finish, known)``
+    kept so far (else None): the whole message list scheduled (:func:`_message_timetable`,
+    ``known`` its span) where :func:`_message_sized`, before ``known`` or else the
+    simulated run of ours; else its periodic timetable (``known`` None), when its finish
+    bound is below ours, as :func:`_timetabled` chooses among periods."""
+    from ._shared import keep_makespan
+    from ._shared import simulate_kept as simulate
+    from .known_runs import runs_as_listed
+
+    slack = shared_slack(g.problem(), packing) if g.ports == "bidirectional" else None
+    if slack is None:
+        return None
+    optimum = packing.throughput * req.message_size()
+    multi, beat, known = ours
+    if not _message_sized(g, total):
+        m, trees, timetable, finish = _timetabled(g, slack, None, total)
+        if finish >= (beat if known is None else known):
+            return None
+        periodic = _timetable_schedule(req, g, m, trees, timetable, total, optimum, finish)
+        return periodic, finish, None
+    share = _shares(total, list(slack.weights))
+    keep = [i for i in range(len(share)) if share[i] > 0]
+    mm, trees = [share[i] for i in keep], [slack.trees[i] for i in keep]
+    timetable = _message_timetable(g, trees, mm)
+    span = timetable[1]
+    if span >= beat or span >= (known or simulate(platform, multi, req.model).makespan):
+        return None
     whole = _timetable_schedule(req, g, mm, trees, timetable, total, optimum, span)
     if runs_as_listed(req, g, total):  # its simulated run ends at span: not simulated again
         keep_makespan(platform, whole, req.model, span)
@@ -805,88 +854,3 @@ def _message_timetable(
     for slot, (_t, u, v, i, _q) in enumerate(transfers):
         order.setdefault(u, []).append((i, v, 0, slot))
     return order, span, span
-
-
-def _dense_timetable(
-    k: int, T: dict[tuple[int, int], float], count: dict[tuple[int, int], int], spread: bool
-) -> dict[tuple[int, int], list[float]]:
-    """Start times of ``count[(u, v)]`` transfers of ``T[(u, v)]`` seconds each, one at a
-    time per sender and per receiver, never leaving two free ports with work idle: a free
-    sender sends to the free receiver with the most work left or, with ``spread``, to the
-    one whose pair is furthest behind an even spread of its transfers over the period.
-
-    Event driven: at each instant a port frees, the free senders with work that may send
-    (those freed at that instant and those with work for a receiver freed at it: after
-    each instant no free sender has work for a free receiver, so no other can) choose in
-    order of most work left.  Plain lists, not numpy arrays: the loop touches one element
-    at a time (a numpy scalar costs several times a list item).  O(X (log X + d^2)) for X
-    transfers, d the largest degree."""
-    import heapq
-
-    left = dict(count)
-    out_load = [0.0] * k
-    in_load = [0.0] * k
-    outs: dict[int, list[int]] = {}
-    ins: list[list[int]] = [[] for _ in range(k)]
-    for (u, v), c in left.items():
-        out_load[u] += c * T[(u, v)]
-        in_load[v] += c * T[(u, v)]
-        outs.setdefault(u, []).append(v)
-        ins[v].append(u)
-    horizon = max(max(out_load), max(in_load)) or 1.0
-    free_r = [0.0] * k
-    starts: dict[tuple[int, int], list[float]] = {pair: [] for pair in count}
-    idle = set(outs)  # free senders with work left
-    busy: list[tuple[float, int]] = []  # (free again at, sender)
-    # (free again at, receiver), one per transfer: the instants the ports free
-    taken: list[tuple[float, int]] = []
-    remaining = sum(left.values())
-    heappush, heappop = heapq.heappush, heapq.heappop
-    t = 0.0
-    check = set(idle)  # the free senders that may have work for a free receiver
-    while remaining:
-        ready = check & idle
-        for u in sorted(ready, key=lambda u: (-out_load[u], u)) if len(ready) > 1 else ready:
-            vs = outs[u]
-            if spread:  # the pair furthest behind an even spread over the period first
-                v, best = -1, None
-                for w in vs:
-                    if free_r[w] <= t:
-                        c = count[(u, w)]
-                        key = (c * t / horizon - (c - left[(u, w)]), in_load[w], -w)
-                        if best is None or key > best:
-                            v, best = w, key
-            else:
-                v, best_load = -1, -np.inf
-                for w in vs:
-                    if free_r[w] <= t and (
-                        in_load[w] > best_load or (in_load[w] == best_load and w < v)
-                    ):
-                        v, best_load = w, in_load[w]
-            if v < 0:
-                continue
-            pair = (u, v)
-            d = T[pair]
-            starts[pair].append(t)
-            left[pair] -= 1
-            remaining -= 1
-            if not left[pair]:
-                vs.remove(v)
-            out_load[u] -= d
-            in_load[v] -= d
-            free_r[v] = t + d
-            idle.discard(u)
-            if vs:
-                heappush(busy, (t + d, u))
-            heappush(taken, (t + d, v))
-        if not remaining:
-            break
-        check.clear()
-        t = taken[0][0]  # the next instant a port frees (every booking frees one)
-        while taken and taken[0][0] <= t:
-            check.update(ins[heappop(taken)[1]])
-        while busy and busy[0][0] <= t:
-            u = heappop(busy)[1]
-            idle.add(u)
-            check.add(u)
-    return starts

@@ -1,0 +1,94 @@
+"""The dense timetable of one period of :mod:`.multitree`: an open shop's list schedule of
+the period's transfers, one at a time per send and per receive port (step 3 of
+:mod:`.multitree`'s docstring)."""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+__all__ = ["dense_timetable"]
+
+
+def dense_timetable(
+    k: int, T: dict[tuple[int, int], float], count: dict[tuple[int, int], int], spread: bool
+) -> dict[tuple[int, int], list[float]]:
+    """Start times of ``count[(u, v)]`` transfers of ``T[(u, v)]`` seconds each, one at a
+    time per sender and per receiver, never leaving two free ports with work idle: a free
+    sender sends to the free receiver with the most work left or, with ``spread``, to the
+    one whose pair is furthest behind an even spread of its transfers over the period.
+
+    Event driven: at each instant a port frees, the free senders with work that may send
+    (those freed at that instant and those with work for a receiver freed at it: after
+    each instant no free sender has work for a free receiver, so no other can) choose in
+    order of most work left.  Plain lists, not numpy arrays: the loop touches one element
+    at a time (a numpy scalar costs several times a list item).  O(X (log X + d^2)) for X
+    transfers, d the largest degree."""
+    left = dict(count)
+    out_load = [0.0] * k
+    in_load = [0.0] * k
+    outs: dict[int, list[int]] = {}
+    ins: list[list[int]] = [[] for _ in range(k)]
+    for (u, v), c in left.items():
+        out_load[u] += c * T[(u, v)]
+        in_load[v] += c * T[(u, v)]
+        outs.setdefault(u, []).append(v)
+        ins[v].append(u)
+    horizon = max(max(out_load), max(in_load)) or 1.0
+    free_r = [0.0] * k
+    starts: dict[tuple[int, int], list[float]] = {pair: [] for pair in count}
+    idle = set(outs)  # free senders with work left
+    busy: list[tuple[float, int]] = []  # (free again at, sender)
+    # (free again at, receiver), one per transfer: the instants the ports free
+    taken: list[tuple[float, int]] = []
+    remaining = sum(left.values())
+    heappush, heappop = heapq.heappush, heapq.heappop
+    t = 0.0
+    check = set(idle)  # the free senders that may have work for a free receiver
+    while remaining:
+        ready = check & idle
+        for u in sorted(ready, key=lambda u: (-out_load[u], u)) if len(ready) > 1 else ready:
+            vs = outs[u]
+            if spread:  # the pair furthest behind an even spread over the period first
+                v, best = -1, None
+                for w in vs:
+                    if free_r[w] <= t:
+                        c = count[(u, w)]
+                        key = (c * t / horizon - (c - left[(u, w)]), in_load[w], -w)
+                        if best is None or key > best:
+                            v, best = w, key
+            else:
+                v, best_load = -1, -np.inf
+                for w in vs:
+                    if free_r[w] <= t and (
+                        in_load[w] > best_load or (in_load[w] == best_load and w < v)
+                    ):
+                        v, best_load = w, in_load[w]
+            if v < 0:
+                continue
+            pair = (u, v)
+            d = T[pair]
+            starts[pair].append(t)
+            left[pair] -= 1
+            remaining -= 1
+            if not left[pair]:
+                vs.remove(v)
+            out_load[u] -= d
+            in_load[v] -= d
+            free_r[v] = t + d
+            idle.discard(u)
+            if vs:
+                heappush(busy, (t + d, u))
+            heappush(taken, (t + d, v))
+        if not remaining:
+            break
+        check.clear()
+        t = taken[0][0]  # the next instant a port frees (every booking frees one)
+        while taken and taken[0][0] <= t:
+            check.update(ins[heappop(taken)[1]])
+        while busy and busy[0][0] <= t:
+            u = heappop(busy)[1]
+            idle.add(u)
+            check.add(u)
+    return starts
