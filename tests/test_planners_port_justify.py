@@ -34,10 +34,14 @@ def _listed(n, density, seed, total, patience=0.0):
     return p, g, trees, multi_port_transfers(g, trees, [x for x in share if x > 0], patience)
 
 
-def test_the_message_ends_sooner_than_its_list_schedule():
+def test_the_message_ends_sooner_than_its_list_schedule(monkeypatch):
     # Fig. 4 generator, n = 12, density 0.3, seed 1, 64 slices of 1 MB: the kept list
     # schedule ended at 0.85704 s (multi_tree took it), justified at 0.83332 s, for a
     # bound of 0.68059 s; the simulator's run of multi_tree's schedule ends there exactly
+    # (without the gap packing, whose schedule is faster there: tests/test_planners_port_gaps)
+    from hetcoll.planners import multitree
+
+    monkeypatch.setattr(multitree, "gap_problem", lambda prob: None)
     p = random_graph_platform(12, 0.3, seed=1, model="multi_port")
     s = plan(p, "0", method="multi_tree", nbytes=64 * L, segment_size=L)
     assert s.params["period"] == pytest.approx(0.8333213549569001, rel=1e-12)

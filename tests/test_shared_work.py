@@ -42,9 +42,9 @@ def test_shared_work_plans_what_each_planner_plans_alone(model, monkeypatch):
     assert len(set(alone.values())) > len(PLANNERS)  # the slice sizes plan differently
     # costs proportional to the bytes, slices a power of two apart: one packing, one LP of
     # edge loads (lp_grow, lp_prune) and one timetable per period for both slice sizes
-    # (multi_port: a second and a third packing, the multi-port problem's and its packing
-    # on whole port sends, for multi_tree's trees)
-    assert len(solves) == (3 if model == "multi_port" else 1)
+    # (multi_port: three more packings, the multi-port problem's and its two on whole port
+    # sends, slots and gaps, for multi_tree's trees)
+    assert len(solves) == (4 if model == "multi_port" else 1)
     assert len(loads) == 1
     assert len(tables) == len({repr(t) for t in tables}) > 0
     solves.clear()
