@@ -101,3 +101,35 @@ def test_auto_does_not_simulate_again_the_run_multi_tree_returns(monkeypatch):
     plain = plan(p, "0", method="auto", nbytes=2**20)
     assert max(runs.values()) == 2
     assert json.dumps(s.to_dict(), sort_keys=True) == json.dumps(plain.to_dict(), sort_keys=True)
+
+
+@pytest.mark.parametrize("model", ["one_port", "multi_port"])
+def test_each_heuristics_tree_is_made_once_per_graph(model, monkeypatch):
+    """The paper's heuristics' planners and throughput_tree's search (which starts from
+    the same trees) at two slice sizes a power of two apart, costs proportional to the
+    bytes: inside the block each tree is made once, and every schedule is the one planned
+    alone."""
+    from hetcoll.planners import pipelined
+
+    p = random_graph_platform(9, 0.35, seed=7, model=model)
+    names = ["prune_simple", "prune_degree", "grow_tree", "lp_prune", "lp_grow"]
+    if model == "multi_port":
+        names += ["grow_tree_multiport", "prune_degree_multiport"]
+    names.append("throughput_tree")
+    alone = [_doc(p, name, seg) for seg in SLICES for name in names]
+    made = []
+    for key, real in list(pipelined._HEURISTICS.items()):
+        monkeypatch.setitem(
+            pipelined._HEURISTICS,
+            key,
+            lambda g, loads, k=key, f=real: made.append(k) or f(g, loads),
+        )
+    with shared_work():
+        together = [_doc(p, name, seg) for seg in SLICES for name in names]
+    assert together == alone
+    assert sorted(made) == sorted(names[:-1])  # throughput_tree's starts: made already
+    made.clear()
+    with shared_work():  # a time that is no power of two of the other's: made again
+        _doc(p, "prune_degree", 2**16)
+        _doc(p, "prune_degree", 3 * 2**16)
+    assert made == ["prune_degree", "prune_degree"]

@@ -5,7 +5,9 @@ optimal packing of the same steady-state problem: ``throughput_tree``, ``lp_grow
 ``lp_prune`` (its edge loads) and ``multi_tree`` (its packing, and for its single-tree
 search ``throughput_tree``'s tree again).  Inside :func:`shared_work` those answers are
 kept, keyed by everything they depend on (the problem's nodes, edges, times and
-resources), and handed to the next planner that asks.  Each is a deterministic solve, so
+resources), and handed to the next planner that asks; so are the paper heuristics' trees,
+which their planners make and ``throughput_tree``'s search starts from
+(:func:`~hetcoll.planners.pipelined._heuristic`).  Each is a deterministic solve, so
 every schedule is byte for byte the one it plans alone; outside the block every call
 solves, as before.  The answers are dropped when the outermost block ends.
 

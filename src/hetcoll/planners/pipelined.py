@@ -31,6 +31,7 @@ are not neighbours costing the store-and-forward path (relayed by the schedule).
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +43,7 @@ from ..platform import Platform
 from ..schedule import Schedule
 from ._common import Request, prepare, tree_schedule
 from ._registry import register
-from ._shared import is_shared, scale_class, scaled
+from ._shared import is_shared, scale_class, scaled, shared
 from ._shared import loads as shared_loads
 from ._shared import packing as shared_packing
 from .steady import Packing, SteadyProblem
@@ -371,8 +372,7 @@ def prune_simple(
     lower edge index first.  O(E^2) (a reachability search per edge).
     """
     req, g = _start(platform, root, members, model, nbytes, segment_size)
-    order = sorted(range(len(g.src)), key=lambda e: (-g.T[e], e))
-    return _schedule(req, g, "prune_simple", _prune_in_order(g, order))
+    return _schedule(req, g, "prune_simple", _heuristic(g, "prune_simple"))
 
 
 @_planner(
@@ -400,7 +400,7 @@ def prune_degree(
     root.
     """
     req, g = _start(platform, root, members, model, nbytes, segment_size)
-    return _schedule(req, g, "prune_degree", _prune_by_node(g, _one_port_degree(g)))
+    return _schedule(req, g, "prune_degree", _heuristic(g, "prune_degree"))
 
 
 @_planner(
@@ -426,7 +426,7 @@ def grow_tree(
     several times; the prose's metric is used.  O(E log E).
     """
     req, g = _start(platform, root, members, model, nbytes, segment_size)
-    return _schedule(req, g, "grow_tree", _grow_one_port(g))
+    return _schedule(req, g, "grow_tree", _heuristic(g, "grow_tree"))
 
 
 @_planner(
@@ -486,7 +486,7 @@ def grow_tree_multiport(
     the period ``u`` has *after* adding it, ``max((k_u + 1) send_u, max_i T_{u,v_i},
     T_uw)``.  O(E log E)."""
     req, g = _start(platform, root, members, model, nbytes, segment_size)
-    return _schedule(req, g, "grow_tree_multiport", _grow_multi_port(g))
+    return _schedule(req, g, "grow_tree_multiport", _heuristic(g, "grow_tree_multiport"))
 
 
 @_planner(
@@ -508,7 +508,7 @@ def prune_degree_multiport(
     """Multiport-Prune-Degree (Sec. 5.2.2): Alg. 2 with the node metric
     ``max(k_u send_u, max_i T_{u,v_i})`` over the edges kept."""
     req, g = _start(platform, root, members, model, nbytes, segment_size)
-    return _schedule(req, g, "prune_degree_multiport", _prune_by_node(g, _multi_port_period(g)))
+    return _schedule(req, g, "prune_degree_multiport", _heuristic(g, "prune_degree_multiport"))
 
 
 @_planner(
@@ -534,9 +534,7 @@ def lp_prune(
     way), each when every node stays reachable.  Ties: the slower edge first, then index.
     """
     req, g = _start(platform, root, members, model, nbytes, segment_size)
-    n = lp_loads(g)
-    order = sorted(range(len(g.src)), key=lambda e: (n[e], -g.T[e], e))
-    return _schedule(req, g, "lp_prune", _prune_in_order(g, order))
+    return _schedule(req, g, "lp_prune", _heuristic(g, "lp_prune", lp_loads(g)))
 
 
 @_planner(
@@ -558,8 +556,7 @@ def lp_grow(
     repeatedly add the edge from the tree to a new node carrying the most slices ``n_uv``
     in the optimal multi-tree solution (ties: the faster edge, then index)."""
     req, g = _start(platform, root, members, model, nbytes, segment_size)
-    n = lp_loads(g)
-    return _schedule(req, g, "lp_grow", _grow(g, lambda e, kids: (-n[e], g.T[e])))
+    return _schedule(req, g, "lp_grow", _heuristic(g, "lp_grow", lp_loads(g)))
 
 
 # -- ours ------------------------------------------------------------------------------------
@@ -567,18 +564,61 @@ def lp_grow(
 
 def paper_trees(g: PlanGraph, loads: np.ndarray | None = None) -> dict[str, list[int]]:
     """The trees of the paper's heuristics for ``g``'s model (local edge indices)."""
-    order = sorted(range(len(g.src)), key=lambda e: (-g.T[e], e))
-    trees = {"prune_simple": _prune_in_order(g, order)}
+    names = ["prune_simple"]
     if g.ports == "multi":
-        trees["grow_tree_multiport"] = _grow_multi_port(g)
-        trees["prune_degree_multiport"] = _prune_by_node(g, _multi_port_period(g))
-    trees["grow_tree"] = _grow_one_port(g)
-    trees["prune_degree"] = _prune_by_node(g, _one_port_degree(g))
+        names += ["grow_tree_multiport", "prune_degree_multiport"]
+    names += ["grow_tree", "prune_degree"]
+    trees = {name: _heuristic(g, name) for name in names}
     if loads is not None:
-        lp_order = sorted(range(len(g.src)), key=lambda e: (loads[e], -g.T[e], e))
-        trees["lp_prune"] = _prune_in_order(g, lp_order)
-        trees["lp_grow"] = _grow(g, lambda e, kids: (-loads[e], g.T[e]))
+        trees |= {name: _heuristic(g, name, loads) for name in ("lp_prune", "lp_grow")}
     return trees
+
+
+def _heuristic(g: PlanGraph, name: str, loads: np.ndarray | None = None) -> list[int]:
+    """The tree (edges of ``g``) of the paper's heuristic ``name`` (``lp_prune`` and
+    ``lp_grow`` from the LP's ``loads``).  Inside :func:`~hetcoll.planners._shared.
+    shared_work` the one made for the same graph (and loads) is handed out again:
+    ``auto`` plans the heuristic's planner, and ``throughput_tree`` and ``multi_tree``
+    start their searches from the same trees, at each slice size.  The key holds every
+    input, its times multiplied by the power of two that brings the largest into
+    ``[1/2, 1)`` (its loads, rates, divided by it): exact, so two graphs share a key
+    exactly when each time of one is the other's times a power of two, and then every
+    sum and comparison a heuristic makes is the other's scaled (as ``throughput_tree``'s
+    search, :func:`best_tree`): one tree for the slice sizes of a power-of-two message
+    under costs proportional to the bytes."""
+    most = max(float(g.T.max(initial=0.0)), float(g.send.max(initial=0.0)))
+    unit = 2.0 ** -math.frexp(most)[1] if 0.0 < most < math.inf else 1.0
+    arrays = [g.nodes, g.src, g.dst, g.T * unit, g.send * unit]
+    if loads is not None:
+        arrays.append(np.asarray(loads, dtype=float) / unit)
+    key = (
+        "heuristic tree",
+        name,
+        g.root,
+        g.ports,
+        *(np.ascontiguousarray(a).tobytes() for a in arrays),
+    )
+    return list(shared(key, lambda: _HEURISTICS[name](g, loads)))
+
+
+def _prune_heaviest(g: PlanGraph, _loads) -> list[int]:
+    return _prune_in_order(g, sorted(range(len(g.src)), key=lambda e: (-g.T[e], e)))
+
+
+def _prune_least_loaded(g: PlanGraph, loads) -> list[int]:
+    return _prune_in_order(g, sorted(range(len(g.src)), key=lambda e: (loads[e], -g.T[e], e)))
+
+
+#: each heuristic's tree from the graph (and the LP's loads)
+_HEURISTICS = {
+    "prune_simple": _prune_heaviest,
+    "prune_degree": lambda g, _loads: _prune_by_node(g, _one_port_degree(g)),
+    "grow_tree": lambda g, _loads: _grow_one_port(g),
+    "grow_tree_multiport": lambda g, _loads: _grow_multi_port(g),
+    "prune_degree_multiport": lambda g, _loads: _prune_by_node(g, _multi_port_period(g)),
+    "lp_prune": _prune_least_loaded,
+    "lp_grow": lambda g, loads: _grow(g, lambda e, kids: (-loads[e], g.T[e])),
+}
 
 
 @register(
