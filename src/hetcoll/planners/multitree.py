@@ -249,28 +249,18 @@ def _whole_message(
     1.13-1.16 returns, a bound of 108.0 ms for a run of 99.6 ms, where the whole message
     takes 101.3 ms): when the whole message ends before the bound, the periodic timetable
     is simulated, and kept when it ends no later."""
-    from ._shared import keep_makespan
     from ._shared import simulate_kept as simulate
-    from .known_runs import runs_as_listed
 
     if not _message_sized(g, total):
         return multi, finish, None
-    share = _shares(total, list(packing.weights))
-    keep = [i for i in range(len(share)) if share[i] > 0]
-    mm = [share[i] for i in keep]
-    trees = [packing.trees[i] for i in keep]
-    timetable = _message_timetable(g, trees, mm)
-    span = timetable[1]
+    listed = _listed_message(g, packing, total)
+    span = listed[2][1]
     if span >= finish:
         return multi, finish, None
     ran = simulate(platform, multi, req.model).makespan
     if span >= ran:
         return multi, finish, ran
-    optimum = multi.params["optimum"]
-    whole = _timetable_schedule(req, g, mm, trees, timetable, total, optimum, span)
-    if runs_as_listed(req, g, total):  # its simulated run ends at span: not simulated again
-        keep_makespan(platform, whole, req.model, span)
-    return whole, span, span
+    return _listed_schedule(platform, req, g, listed, total, multi.params["optimum"])
 
 
 def _slack(platform: Platform, req, g: PlanGraph, packing: Packing, total: int, *ours):
@@ -281,9 +271,7 @@ def _slack(platform: Platform, req, g: PlanGraph, packing: Packing, total: int, 
     ``known`` its span) where :func:`_message_sized`, before ``known`` or else the
     simulated run of ours; else its periodic timetable (``known`` None), when its finish
     bound is below ours, as :func:`_timetabled` chooses among periods."""
-    from ._shared import keep_makespan
     from ._shared import simulate_kept as simulate
-    from .known_runs import runs_as_listed
 
     slack = shared_slack(g.problem(), packing) if g.ports == "bidirectional" else None
     if slack is None:
@@ -296,13 +284,31 @@ def _slack(platform: Platform, req, g: PlanGraph, packing: Packing, total: int, 
             return None
         periodic = _timetable_schedule(req, g, m, trees, timetable, total, optimum, finish)
         return periodic, finish, None
-    share = _shares(total, list(slack.weights))
-    keep = [i for i in range(len(share)) if share[i] > 0]
-    mm, trees = [share[i] for i in keep], [slack.trees[i] for i in keep]
-    timetable = _message_timetable(g, trees, mm)
-    span = timetable[1]
+    listed = _listed_message(g, slack, total)
+    span = listed[2][1]
     if span >= beat or span >= (known or simulate(platform, multi, req.model).makespan):
         return None
+    return _listed_schedule(platform, req, g, listed, total, optimum)
+
+
+def _listed_message(g: PlanGraph, packing: Packing, total: int):
+    """``(shares, trees, timetable)``: ``packing``'s trees with a positive share of the
+    ``total`` slices and the whole message list scheduled on them
+    (:func:`_message_timetable`, ``timetable[1]`` its span)."""
+    share = _shares(total, list(packing.weights))
+    keep = [i for i in range(len(share)) if share[i] > 0]
+    mm, trees = [share[i] for i in keep], [packing.trees[i] for i in keep]
+    return mm, trees, _message_timetable(g, trees, mm)
+
+
+def _listed_schedule(platform: Platform, req, g: PlanGraph, listed, total: int, optimum):
+    """``(schedule, span, span)`` of :func:`_listed_message`'s ``listed``: its run ends at
+    its span, recorded so that it is not simulated again where the run goes as listed."""
+    from ._shared import keep_makespan
+    from .known_runs import runs_as_listed
+
+    mm, trees, timetable = listed
+    span = timetable[1]
     whole = _timetable_schedule(req, g, mm, trees, timetable, total, optimum, span)
     if runs_as_listed(req, g, total):  # its simulated run ends at span: not simulated again
         keep_makespan(platform, whole, req.model, span)
