@@ -39,15 +39,15 @@ solved anew):
 
     python benchmarks/simulated/bench_sizes.py --auto --latency 50us --sizes 50 --seeds 3
 
-``--gap`` (one-port): where the whole-message list schedule of ``multi_tree``'s packing
-(its own trees, not the slack packing's it may keep instead) loses time against the bound (:func:`hetcoll.planners.message_gaps.message_gaps`): the list schedule
-and its justified form, the middle's rate (the slope between the message's first half and
-the whole), the seconds the start-up and the drain add to it, and the critical ports' idle
-time in the first tenth of the run, the middle and the last tenth, split into the time some
-transfer of the port was waiting (its slice already at the sender) and the time it was
-starved (no slice for it held anywhere); and where it keeps a
-periodic timetable instead (longer messages), its slices per period, and its period's
-middle rate and start-up and drain the same way:
+``--gap`` (one-port): where the whole-message list schedule of ``multi_tree``'s packing (its
+own trees, not the slack packing's it may keep instead) loses time against the bound
+(:func:`hetcoll.planners.message_gaps.message_gaps`): the list schedule and its justified
+form, the middle's rate (the slope between the message's first half and the whole), the
+seconds the start-up and the drain add to it, and the critical ports' idle time in the first
+tenth of the run, the middle and the last tenth, split into the time some transfer of the
+port was waiting (its slice already at the sender) and the time it was starved (no slice for
+it held anywhere); and where it keeps a periodic timetable instead (longer messages), its
+slices per period, and its period's middle rate and start-up and drain the same way:
 
     python benchmarks/simulated/bench_sizes.py --gap --sizes 50 --seeds 3 --slices 1024,8192
 """
