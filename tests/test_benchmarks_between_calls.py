@@ -53,6 +53,8 @@ def test_the_table_pairs_each_variant_with_mpis_own_per_round():
         ["--size", "0"],
         ["--size", "65MiB"],
         ["--size", "x"],
+        ["--ways", "single,barrier"],
+        ["--steps", "nothing,nothing"],
     ],
 )
 def test_bad_arguments_exit_2_before_any_launch(argv, capsys, monkeypatch):

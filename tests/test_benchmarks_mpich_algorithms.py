@@ -280,3 +280,40 @@ def test_the_check_allocates_nothing_of_the_results_size():
         finally:
             tracemalloc.stop()
         assert peak < m // 64, (collective, peak)
+
+
+def test_a_variants_time_in_a_round_is_a_programs_loop_of_calls(monkeypatch):
+    """Each variant's time in a round is one loop of calls after one barrier, each call
+    followed by the check (the program's use of its result), as a program's loop makes them
+    and as the tune measures (not single calls each between barriers: with more ranks than
+    cores these ranked ``tree`` beside ``recursive_doubling`` at a 512 B allreduce on 4
+    ranks, where a loop runs it 1.5 times slower); the time is the seconds per call the
+    slowest rank spent in the calls, not in the checks."""
+    from types import SimpleNamespace
+
+    spec = importlib.util.spec_from_file_location(
+        "_ranks_mpich_algorithms5", ROOT / "benchmarks" / "mpi" / "ranks" / "mpich_algorithms.py"
+    )
+    ranks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ranks)
+    now, events = [0.0], []
+
+    def step(name, seconds):
+        def run():
+            events.append(name)
+            now[0] += seconds
+            return True
+
+        return run
+
+    world = SimpleNamespace(
+        Barrier=lambda: events.append("barrier"), allreduce=lambda x, op=None: x
+    )
+    monkeypatch.setattr(ranks, "WORLD", world)
+    monkeypatch.setattr(ranks, "MPI", SimpleNamespace(Wtime=lambda: now[0], MAX=None))
+    runs = {"auto": step("auto", 2.0), "ring": step("ring", 1.0)}
+    per, ok = ranks._rounds(runs, step("check", 10.0), ["auto", "ring"], 2, 3)
+    assert ok and per == {"auto": [2.0, 2.0], "ring": [1.0, 1.0]}
+    loop = ["barrier", *["auto", "check"] * 3, "barrier", *["ring", "check"] * 3]
+    assert events == loop + loop[7:] + loop[:7]  # the second round reversed
+    assert ranks.loop_calls(1e-3, 5) == 20 and ranks.loop_calls(1.0, 5) == 5

@@ -1,17 +1,20 @@
-"""What the ranks do between two calls changes how MPICH's algorithms rank: MPICH's own
-selection and each algorithm forced, measured as ``hetcoll tune`` measures them, with
-nothing, a read of the result, a write of the input, a write of the result buffer or a
-temporary of the result's size allocated and freed between two calls, paired in one job.
+"""What the ranks do between two calls, and how the calls are timed, change how MPICH's
+algorithms rank: MPICH's own selection and each algorithm forced, with nothing, a read of
+the result, a write of the input, a write of the result buffer or a temporary of the
+result's size allocated and freed between two calls, in single calls between barriers or
+in loops of calls, paired in one job.
 
 One launch (``ranks/between_calls.py`` is the MPI side) measures, in ``--rounds`` paired
-rounds, each mode and in it every variant once (median of ``--calls`` single calls
-between barriers, the slowest rank's; the modes' and the variants' orders rotated).  Per
-variant and mode it prints the median over the rounds of its time over MPICH's own in
-the same round, and in how many rounds it was faster; under it MPICH's own median time
-per mode.  ``nothing`` is what the tune measures; ``write result`` is what a check that
-zeroes the result buffer after every call measures (``bench_mpich_algorithms.py``'s reads
-the result and writes the next input).  On 2 ranks at 32 KiB, writing the result buffer
-between calls makes MPICH's own allreduce faster against ``recursive_doubling``,
+rounds, each mode (a way of timing and a step) and in it every variant once (``single``:
+the median of ``--calls`` single calls between barriers, the slowest rank's; ``loop``: a
+loop of ``--calls`` calls back to back, the slowest rank's time in the calls per call, as
+the tune and ``bench_mpich_algorithms.py`` measure; the modes' and the variants' orders
+rotated).  Per variant and mode it prints the median over the rounds of its time over
+MPICH's own in the same round, and in how many rounds it was faster; under it MPICH's own
+median time per mode.  ``write result`` is what a check that zeroes the result buffer
+after every call measures (``bench_mpich_algorithms.py``'s reads the result and writes the
+next input).  In single calls on 2 ranks at 32 KiB, writing the result buffer between
+calls makes MPICH's own allreduce faster against ``recursive_doubling``,
 ``recursive_multiplying`` and ``recexch``; the other steps change nothing
 (docs/runtime.md).  ``free temporary`` is what a check comparing the result through a
 temporary array measures: on 2 ranks at 1 MiB it can make ``brucks`` faster than MPICH's
@@ -20,7 +23,7 @@ the calls in place, every step followed by the rank's contribution written into 
 (what a program writes before such a call).  Writes
 ``results/bench_between_calls.json``.  Run: ``.venv/bin/python
 benchmarks/mpi/bench_between_calls.py [--ranks 2] [--collective allreduce] [--size 32KiB]
-[--calls 50] [--rounds 30] [--in-place]``.
+[--calls 50] [--rounds 30] [--in-place] [--ways single,loop] [--steps nothing]``.
 """
 
 from __future__ import annotations
@@ -41,6 +44,9 @@ from hetcoll.units import format_size, parse_size
 HERE = Path(__file__).parent
 PROGRAM = HERE / "ranks" / "between_calls.py"
 MOST_RANKS = 4
+#: the steps between calls (the rank program's BETWEEN) and the ways of timing (its WAYS)
+STEPS = ("nothing", "read result", "write input", "write result", "free temporary")
+WAYS = ("single", "loop")
 
 
 def rows(doc: dict[str, Any]) -> list[list[str]]:
@@ -75,6 +81,15 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="calls in place, the contribution written into the buffer before each",
     )
+    ap.add_argument(
+        "--ways",
+        default="single",
+        help="how the calls are timed, comma-separated: single (each between barriers, "
+        "the median), loop (back to back, as the tune and bench_mpich_algorithms.py)",
+    )
+    ap.add_argument(
+        "--steps", default=",".join(STEPS), help="steps between calls, of " + ", ".join(STEPS)
+    )
     ap.add_argument("--json", type=Path, default=Path("results/bench_between_calls.json"))
     args = ap.parse_args(argv)
     if not 2 <= args.ranks <= MOST_RANKS:
@@ -82,6 +97,10 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     for name in ("calls", "rounds"):
         if getattr(args, name) < 1:
             ap.error(f"--{name}: at least 1, got {getattr(args, name)}")
+    for name, known in (("ways", WAYS), ("steps", STEPS)):
+        given = getattr(args, name).split(",")
+        if not given or any(g not in known for g in given) or len(set(given)) < len(given):
+            ap.error(f"--{name}: distinct ones of {', '.join(known)}, got {getattr(args, name)}")
     try:
         args.size = parse_size(args.size)
     except (HetcollError, ValueError) as exc:
@@ -98,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     before = os.getloadavg()[0]
     place = "in-place" if args.in_place else "apart"
     cmd = [args.collective, str(args.size), str(args.calls), str(args.rounds), place]
+    cmd += [args.ways, args.steps]
     doc = run_program(args.ranks, PROGRAM, cmd, timeout=1800)
     after = os.getloadavg()[0]
     if not doc["ok"]:
@@ -111,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"natively, {doc['ranks']} ranks, {args.collective} {format_size(args.size)}"
                 f"{' in place' if args.in_place else ''}: "
                 "time over MPICH's own (rounds faster) with each step between two calls; "
-                f"{doc['rounds']} paired rounds, median of {doc['calls']} single calls "
+                f"{doc['rounds']} paired rounds, {doc['calls']} calls a measurement "
                 f"(load average {before:.1f} before, {after:.1f} after)"
             ),
         )

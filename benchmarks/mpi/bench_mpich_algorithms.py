@@ -18,7 +18,10 @@ buffers:
   at that size, or MPICH's own selection where the file keeps it, forced around mpi4py's
   method exactly as the benchmark forces every algorithm) and ``auto``.
 
-A variant's time in a round is the median over ``--repeat`` calls of the slowest rank's.
+A variant's time in a round is a program's loop of its calls (each followed by the check of
+its result and the write of the next input; at least ``--repeat`` calls, as many as take
+about 20 ms of MPICH's own): the seconds per call the slowest rank spent in the calls, what a
+program's loop sees and what the tune measures (its rounds are loops of calls too).
 
 What the verdict means.  The best of seven to nine noisy algorithms by their times is
 partly the luckiest of them (the winner's curse): compared on the rounds that chose it,
@@ -200,10 +203,10 @@ def tune_notes(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
     >>> print(tune_notes({"sizes": [16], "tune": tune}, [row])[0].replace("; ", ";\\n"))
     allgather 16 B: tune (4 B, 2 calls a measurement) measured ring 1.50 0.80 x MPI;
     picked mpi (the rounds' winner mpi:ring), the rounds' winner's confirmation 1.20 0.90
-    >>> tune["allgather"][0].update(single_calls=True, runner_up={
+    >>> tune["allgather"][0].update(runner_up={
     ...     "plan": "mpi:brucks", "speedup": [1.1, 1.3], "over_winner": [0.9, 1.1]})
     >>> print(tune_notes({"sizes": [16], "tune": tune}, [row])[0].replace("; ", ";\\n"))
-    allgather 16 B: tune (4 B, 2 single calls a measurement) measured ring 1.50 0.80 x MPI;
+    allgather 16 B: tune (4 B, 2 calls a measurement) measured ring 1.50 0.80 x MPI;
     picked mpi (the rounds' winner mpi:ring), the rounds' winner's confirmation 1.20 0.90;
     runner-up mpi:brucks 1.10 1.30 x MPI, 0.90 1.10 x the winner
     """
@@ -218,10 +221,9 @@ def tune_notes(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
         )
         seen = " ".join(f"{x:.2f}" for x in t["speedup"].get(r["best"], []))
         confirmed = " ".join(f"{x:.2f}" for x in t["confirmed"] or []) or "none"
-        calls = "single calls" if t.get("single_calls") else "calls"
         note = (
             f"{r['collective']} {format_size(r['M'])}: tune ({format_size(t['nbytes'])}, "
-            f"{t['calls']} {calls} a measurement) measured {r['best']} {seen} x MPI; "
+            f"{t['calls']} calls a measurement) measured {r['best']} {seen} x MPI; "
             f"picked {winner}"
         )
         if t.get("first") and t["first"] != winner:
@@ -252,6 +254,17 @@ def _versus(c: dict[str, Any] | None) -> str:
         f"{c['ratio']:.3f} [{c['low']:.3f}-{c['high']:.3f}] "
         f"{c['lost']}/{c['rounds']} {c['verdict']}"
     )
+
+
+def _calls(doc: dict[str, Any]) -> str:
+    """The calls in a loop, as the title gives them: one number or its range over sizes.
+
+    >>> _calls({"calls": {"allreduce": [1000, 20], "allgather": [5]}}), _calls({"repeat": 5})
+    ('5-1000', '5')
+    """
+    found = [n for per in doc.get("calls", {}).values() for n in per] or [doc["repeat"]]
+    low, high = min(found), max(found)
+    return f"{low}" if low == high else f"{low}-{high}"
 
 
 def table(doc: dict[str, Any], rows: list[dict[str, Any]], load: tuple[float, float]) -> str:
@@ -286,7 +299,7 @@ def table(doc: dict[str, Any], rows: list[dict[str, Any]], load: tuple[float, fl
             f"natively, {doc['ranks']} ranks on this host, one job: the tuned HetComm against "
             "MPICH's own selection and every MPICH algorithm forced per call (MPI_T); "
             f"best forced chosen in {doc['rounds']} selection rounds, compared in "
-            f"{doc['confirm_rounds']} fresh paired rounds, median of {doc['repeat']} calls "
+            f"{doc['confirm_rounds']} fresh paired rounds, each a loop of {_calls(doc)} calls "
             f"(load average {load[0]:.1f} before, {load[1]:.1f} after)"
         ),
     )
@@ -303,7 +316,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=5, help="the fewest calls in a loop")
     ap.add_argument("--confirm", type=int, default=15, help="confirmation rounds")
     ap.add_argument(
         "--sizes",

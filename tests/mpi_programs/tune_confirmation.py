@@ -18,14 +18,14 @@ WORLD = MPI.COMM_WORLD
 
 
 def _seconds(comm, one, plan, calls) -> float:
+    """A loop's seconds: 1 ms a call of MPI's own; ring 0.5 ms on rank 0, 2 ms elsewhere."""
     if plan.get("mpich") is None:
-        return 1.0
-    return 0.5 if WORLD.rank == 0 else 2.0
+        return 1e-3 * calls
+    return (0.5e-3 if WORLD.rank == 0 else 2e-3) * calls
 
 
 def main() -> None:
-    tune._single_calls = _seconds
-    tune._timed = lambda comm, one, plan, calls: 1e-3 * calls
+    tune._timed = _seconds
     tune._call = lambda hc, collective, nbytes, plain=False: lambda a, s: None
     tune._forced_calls = lambda collective, plans, call: {"ring": lambda: None}
     mpi = {"algorithm": "mpi", "segment_size": None}

@@ -1,12 +1,15 @@
 """MPI side of ``benchmarks/mpi/bench_between_calls.py``: MPICH's own selection and each
-algorithm forced, measured as the tune measures them, with each of four things done
+algorithm forced, in single calls between barriers, with each of four things done
 between two calls, paired in one job.
 
-``mpiexec -n K python between_calls.py COLLECTIVE SIZE CALLS ROUNDS PLACE OUT`` (SIZE: the
+``mpiexec -n K python between_calls.py COLLECTIVE SIZE CALLS ROUNDS PLACE WAYS STEPS OUT``
+(SIZE: the
 result size ``M`` in bytes: an allreduce's vector of ``M / 8`` int64, an allgather's
 ``M / K`` bytes per rank; CALLS: single calls per measurement; ROUNDS: paired rounds;
 PLACE: ``in-place`` for calls in place, each step then followed by the rank's contribution
-written into the buffer, as a program writes it before such a call, else ``apart``).
+written into the buffer, as a program writes it before such a call, else ``apart``; WAYS:
+how the calls are timed, of :data:`WAYS`, comma-separated; STEPS: of :data:`BETWEEN`,
+comma-separated).
 
 Between two calls, outside the timed call (:data:`BETWEEN`): ``nothing`` (the tune's
 rounds, :func:`hetcoll.jobs.tune.measure_calls`), ``read result`` (the result summed),
@@ -15,13 +18,16 @@ overwritten, as a check that zeroes it would; ``bench_mpich_algorithms.py``'s re
 result and writes the input), ``free temporary`` (an array of the result's size allocated,
 written and freed, as a check that compares the result through a temporary does: the C
 allocator hands its block to an algorithm that allocates one of that size in the next
-call).  A measurement is the median of CALLS single calls, each between barriers and timed
-on its slowest rank (the tune's
-:func:`~hetcoll.jobs.tune._single_calls` with the step after each call); each round runs
+call).  A measurement (:data:`WAYS`) is ``single``: the median of CALLS single calls, each
+between barriers and timed on its slowest rank, with the step after each call; or
+``loop``: a loop of CALLS calls after a barrier, the step after each call, the seconds per
+call its slowest rank spent in the calls (how the tune, :func:`hetcoll.jobs.tune.measure_calls`,
+and ``bench_mpich_algorithms.py`` measure).  A mode is a way and a step; each round runs
 every mode, and in it every variant, once, both orders rotated and reversed every other
 round (:func:`hetcoll.jobs.tune.rotation`).  Every variant calls on the same buffers; each
 variant's result is checked before and after the rounds.  Rank 0 writes ``{"ranks",
-"collective", "size", "calls", "rounds", "in_place", "variants", "modes", "times": {mode:
+"collective", "size", "calls", "rounds", "in_place", "variants", "modes" (the step, or
+"way step" with more than the single way), "times": {mode:
 {variant: [seconds per round]}}, "ok", "load"}``.
 """
 
@@ -41,6 +47,8 @@ from hetcoll.runtime.mpich_cvars import algorithms, why_not
 WORLD = MPI.COMM_WORLD
 #: what the ranks do between two calls
 BETWEEN = ("nothing", "read result", "write input", "write result", "free temporary")
+#: how a measurement times the calls (module doc)
+WAYS = ("single", "loop")
 
 
 def _buffers(collective: str, m: int, in_place: bool):
@@ -111,8 +119,44 @@ def _measure(run, step, calls: int) -> float:
     return float(np.median(slowest))
 
 
-def main(collective: str, size: str, calls: str, rounds: str, place: str, out_path: str) -> None:
+def _loop(run, step, calls: int) -> float:
+    """Seconds per call of a loop of ``calls`` calls of ``run`` after a barrier, ``step``
+    after each call: the time its slowest rank spent in the calls."""
+    WORLD.Barrier()
+    spent = 0.0
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        run()
+        spent += time.perf_counter() - t0
+        if step is not None:
+            step()
+    return float(WORLD.allreduce(spent, op=MPI.MAX)) / calls
+
+
+def modes(ways: list[str], steps: list[str]) -> list[tuple[str, str, str]]:
+    """The modes measured, ``(name, way, step)``: named by the step alone when the single
+    way is the only one.
+
+    >>> modes(["single"], ["nothing"]), modes(["single", "loop"], ["nothing"])[1]
+    ([('nothing', 'single', 'nothing')], ('loop nothing', 'loop', 'nothing'))
+    """
+    plain = ways == ["single"]
+    return [(s if plain else f"{w} {s}", w, s) for w in ways for s in steps]
+
+
+def main(
+    collective: str,
+    size: str,
+    calls: str,
+    rounds: str,
+    place: str,
+    ways: str,
+    steps_: str,
+    out_path: str,
+) -> None:
     m, calls_, rounds_, in_place = int(size), int(calls), int(rounds), place == "in-place"
+    measured = modes(ways.split(","), steps_.split(","))
+    timing = {"single": _measure, "loop": _loop}
     load = os.getloadavg()
     found = algorithms()
     if not WORLD.allreduce(found is not None, op=MPI.LAND):
@@ -130,12 +174,13 @@ def main(collective: str, size: str, calls: str, rounds: str, place: str, out_pa
             contribute()
         runs[v]()
         ok &= bool(np.array_equal(recv, want))
-    times = {mode: {v: [] for v in variants} for mode in BETWEEN}
+    times = {name: {v: [] for v in variants} for name, _, _ in measured}
     for r in range(rounds_):
-        for i in rotation(len(BETWEEN), r):
-            mode = BETWEEN[i]
+        for i in rotation(len(measured), r):
+            name, way, step = measured[i]
             for k in rotation(len(variants), r):
-                times[mode][variants[k]].append(_measure(runs[variants[k]], steps[mode], calls_))
+                run = runs[variants[k]]
+                times[name][variants[k]].append(timing[way](run, steps[step], calls_))
     for v in variants:  # and once more after the rounds
         recv.fill(0)
         if contribute is not None:
@@ -152,7 +197,7 @@ def main(collective: str, size: str, calls: str, rounds: str, place: str, out_pa
             "rounds": rounds_,
             "in_place": in_place,
             "variants": variants,
-            "modes": list(BETWEEN),
+            "modes": [name for name, _, _ in measured],
             "times": times,
             "ok": bool(every_ok),
             "load": [load, os.getloadavg()],

@@ -7,9 +7,9 @@ these ranks (measured first, in this job, :func:`hetcoll.jobs.tune.tune_job`).
 
 ``mpiexec -n K python -m mpi4py mpich_algorithms.py SIZES REPEAT ROUNDS CONFIRM OUT``
 (SIZES: result sizes ``M`` in bytes, comma-separated: an allreduce's vector of ``M / 8``
-int64, an allgather's ``M / K`` bytes per rank; REPEAT: timed calls per variant, size and
-round, after one untimed warm-up call of each variant; ROUNDS: selection rounds; CONFIRM:
-confirmation rounds).
+int64, an allgather's ``M / K`` bytes per rank; REPEAT: the fewest calls in a loop (a loop
+lasts about :data:`LOOP` seconds of MPICH's own, :func:`loop_calls`), after one untimed
+warm-up call of each variant; ROUNDS: selection rounds; CONFIRM: confirmation rounds).
 
 Per collective and size, first the **selection rounds**: every variant runs in each round,
 one after the other, the order rotated by one from round to round and reversed every other
@@ -18,11 +18,16 @@ the one of least median time over them (:func:`selected`).  Then the **confirmat
 rounds**, fresh ones, the same way but of the :func:`contenders` only: the ``HetComm``, the
 same call run plainly (the forced algorithm its tuning file chose, or MPICH's own
 selection), the best forced algorithm of the selection rounds and MPICH's own selection.
-A call's time is the slowest rank's (barrier, call, ``MPI.Wtime``; the maximum over the
-ranks); a variant's time in a round is the median of its REPEAT calls.  Every variant
+A variant's time in a round is a program's loop of its calls (:func:`_loop`: a barrier,
+then call, check, call, check, ...): the seconds per call its slowest rank spent in the
+calls, what a program's loop of calls sees, and what the tune measures
+(:func:`hetcoll.jobs.tune.measure_calls`: a loop of calls).  Not single calls each between
+barriers: with more ranks than cores they rank the algorithms unlike a loop, whose ranks
+start each call as the last one left them (docs/runtime.md).  Every variant
 calls on the same buffers.  Every result is checked, read and never written between calls
 (the next call's input is written instead, :func:`_calls`); rank 0 writes the JSON document:
-``{"ranks", "sizes", "repeat", "rounds", "confirm_rounds", "times": {collective: {variant:
+``{"ranks", "sizes", "repeat", "calls": {collective: [calls in a loop per size]}, "rounds",
+"confirm_rounds", "times": {collective: {variant:
 [[seconds per selection round] per size]}}, "confirmed": {collective: [{"best", "same",
 "times": {contender: [seconds per confirmation round]}} per size]}, "choices":
 {collective: [what HetComm ran per size]}, "tuning": its rules, "tune": {collective: [per
@@ -34,6 +39,7 @@ and each forced algorithm's speed-ups over MPI's own]}, "ok", "load"}``; the var
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 
@@ -45,6 +51,10 @@ from hetcoll.runtime.mpich_cvars import algorithms, why_not
 
 WORLD = MPI.COMM_WORLD
 COLLECTIVES = ("allreduce", "allgather")
+#: a loop lasts about this many seconds of MPICH's own (the tune's ``loop``) ...
+LOOP = 0.02
+#: ... in at most this many calls
+MOST_CALLS = 1000
 
 
 def _calls(comms: dict, m: int):
@@ -141,18 +151,37 @@ def _digest(rows: list[dict]) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     for row in rows:
         speedup = {p.get("mpich", "auto"): p["speedup"] for p in row["plans"][1:]}
-        keep = ("nbytes", "calls", "single_calls", "winner", "first", "confirmed", "runner_up")
+        keep = ("nbytes", "calls", "winner", "first", "confirmed", "runner_up")
         out.setdefault(row["collective"], []).append(
             {**{k: row[k] for k in keep}, "speedup": speedup}
         )
     return out
 
 
-def _timed(call) -> float:
+def _loop(call, check, calls: int) -> tuple[float, bool]:
+    """A program's loop of ``calls`` calls, each followed by the check (the program's use of
+    the result and its next input), after a barrier: the seconds per call the slowest rank
+    spent in the calls, and whether every result was right.  The ranks start each call as
+    the last one and the check left them, as in a program's loop, not released together by
+    a barrier (module doc); the check's own time is not counted."""
     WORLD.Barrier()
-    t = MPI.Wtime()
-    call()
-    return WORLD.allreduce(MPI.Wtime() - t, op=MPI.MAX)
+    spent, ok = 0.0, True
+    for _ in range(calls):
+        t = MPI.Wtime()
+        call()
+        spent += MPI.Wtime() - t
+        ok &= check()
+    return WORLD.allreduce(spent, op=MPI.MAX) / calls, ok
+
+
+def loop_calls(seconds: float, repeat: int, loop: float = LOOP) -> int:
+    """The calls in one loop: as many as take about ``loop`` seconds at ``seconds`` a call,
+    at least ``repeat`` and at most :data:`MOST_CALLS`.
+
+    >>> loop_calls(1e-3, 5), loop_calls(1.0, 5), loop_calls(1e-9, 5)
+    (20, 5, 1000)
+    """
+    return min(MOST_CALLS, max(repeat, math.ceil(loop / max(seconds, 1e-9))))
 
 
 def order(variants: list[str], r: int) -> list[str]:
@@ -188,19 +217,16 @@ def contenders(same: str | None, best: str) -> list[str]:
     return list(dict.fromkeys(v for v in ("hetcomm", same, best, "auto") if v))
 
 
-def _rounds(runs: dict, check, names: list[str], rounds: int, repeat: int):
+def _rounds(runs: dict, check, names: list[str], rounds: int, calls: int):
     """Paired rounds of the variants ``names`` (:func:`order`): per variant its time per
-    round (the median of ``repeat`` calls, each the slowest rank's), and whether every
-    result was right."""
+    round (a loop of ``calls`` calls, :func:`_loop`), and whether every result was right."""
     ok = True
     per: dict[str, list[float]] = {v: [] for v in names}
     for r in range(rounds):
         for v in order(names, r):
-            samples = []
-            for _ in range(repeat):
-                samples.append(_timed(runs[v]))
-                ok &= check()
-            per[v].append(float(np.median(samples)))
+            t, good = _loop(runs[v], check, calls)
+            ok &= good
+            per[v].append(t)
     return per, ok
 
 
@@ -224,6 +250,7 @@ def main(sizes_arg: str, repeat: str, rounds: str, confirm: str, out_path: str) 
     times = {c: {v: [] for v in variants[c]} for c in COLLECTIVES}
     confirmed: dict[str, list] = {c: [] for c in COLLECTIVES}
     choices: dict[str, list] = {c: [] for c in COLLECTIVES}
+    loops: dict[str, list] = {c: [] for c in COLLECTIVES}
     ok = True
     for m in sizes:
         calls = _calls({"plain": WORLD, "hetcomm": het}, m)
@@ -234,7 +261,11 @@ def main(sizes_arg: str, repeat: str, rounds: str, confirm: str, out_path: str) 
             for v in variants[collective]:  # warm-up: plans, choices, first touches
                 runs[v]()
                 ok &= check()
-            per, good = _rounds(runs, check, variants[collective], rounds_, repeat)
+            first, good = _loop(runs["auto"], check, 1)
+            n = WORLD.allreduce(loop_calls(first, repeat), op=MPI.MAX)
+            loops[collective].append(n)
+            ok &= good
+            per, good = _rounds(runs, check, variants[collective], rounds_, n)
             ok &= good
             for v, t in per.items():
                 times[collective][v].append(t)
@@ -247,7 +278,7 @@ def main(sizes_arg: str, repeat: str, rounds: str, confirm: str, out_path: str) 
             same = None
             if choice["algorithm"] == "mpi":
                 same = choice.get("mpich") if choice.get("mpich") in runs else "auto"
-            again, good = _rounds(runs, check, contenders(same, best), confirm_, repeat)
+            again, good = _rounds(runs, check, contenders(same, best), confirm_, n)
             ok &= good
             confirmed[collective].append({"best": best, "same": same, "times": again})
     every_ok = WORLD.allreduce(int(ok), op=MPI.MIN)
@@ -257,6 +288,7 @@ def main(sizes_arg: str, repeat: str, rounds: str, confirm: str, out_path: str) 
             "ranks": WORLD.size,
             "sizes": sizes,
             "repeat": repeat,
+            "calls": loops,
             "rounds": rounds_,
             "confirm_rounds": confirm_,
             "times": times,

@@ -44,13 +44,16 @@ runs them: natively MPI's own is the plain communicator's method (what a ``HetCo
 or looks up for a call MPI keeps) and a forced algorithm that method wrapped in the stores
 that force it (:meth:`~hetcoll.runtime.mpich_cvars.Algorithms.forcing`, the stores a
 ``HetComm`` makes, :mod:`hetcoll.runtime.forced`: their cost is in the time, so an
-algorithm whose gain is below it is not picked); and one measurement is the median of
-single calls, each between barriers and timed on its slowest rank (at least
-:data:`SINGLE_CALLS` of them, at most :data:`SINGLE_CALLS_MOST`, as many as take about
-``loop`` seconds of MPI's own), not a loop of calls back to back: in a loop a call's late
-ranks start the next call early, which ranks algorithms unlike the calls of a program that
-computes between them (with more ranks than cores, an algorithm faster than MPICH's own in
-a loop can be several times slower in single calls).  Its confirmation keeps MPI's own
+algorithm whose gain is below it is not picked); and one measurement is a loop of calls
+back to back, as a program's loop makes them (at least :data:`LOOP_CALLS`, as many as take
+about ``loop`` seconds of MPI's own), the slowest rank's time divided by the calls, as
+``benchmarks/mpi/bench_mpich_algorithms.py`` measures them.  Not single calls each between
+barriers: with more ranks than cores a call that starts with every rank released by a
+barrier ranks the algorithms unlike a loop, where a call's ranks arrive as the last call
+left them (on 4 ranks on 2 cores at a 512 B allreduce, paired in one job, ``tree`` /
+``recursive_doubling`` is 0.96-1.27 in single calls, where a rule could force either by
+the luck of the rounds, and 1.65-1.73 in loops: docs/runtime.md).
+Its confirmation keeps MPI's own
 unless a forced algorithm is significantly faster (:mod:`hetcoll.jobs.confirmation`):
 the two candidates of the largest median speed-ups above 1 in the first rounds (the row's
 ``first`` and ``runner_up``: their labels and speed-ups, the runner-up's over the first
@@ -111,8 +114,7 @@ __all__ = [
     "COST_PLANNER",
     "COST_SLICE",
     "COST_SLICES",
-    "SINGLE_CALLS",
-    "SINGLE_CALLS_MOST",
+    "LOOP_CALLS",
     "WIN_SHARE",
     "engine_cost",
     "knobs",
@@ -127,11 +129,9 @@ __all__ = [
 
 #: a plan wins when it is faster than MPI's own in at least this share of the paired rounds
 WIN_SHARE = 0.8
-#: a row with MPICH's algorithms: single calls between barriers, at least this many a
-#: measurement (its median) ...
-SINGLE_CALLS = 5
-#: ... and at most this many
-SINGLE_CALLS_MOST = 50
+#: a row with MPICH's algorithms: at least this many calls in a loop (a loop of calls that
+#: take longer than ``loop`` each is still mostly calls that did not start at a barrier)
+LOOP_CALLS = 5
 COLLECTIVES = ("bcast", "allreduce", "allgather", "barrier")
 #: the engine's cost per message is measured on a broadcast planned so ...
 COST_PLANNER = "flat"
@@ -446,9 +446,9 @@ def measure_calls(
     """Paired rounds of every plan (``plans[0]`` is MPI's own), collective; one row.
     A plan with a ``spin`` runs on ``spun[spin]`` (a HetComm with that spin); ``confirm``:
     the winner's fresh rounds against ``plans[0]`` (and the runner-up, in a row with MPICH's
-    algorithms, measured in single calls: module doc)."""
-    single = any(p.get("mpich") for p in plans)  # single calls, MPI's own plain (module doc)
-    by_spin = {None: _call(hc, collective, nbytes, single and not hc.emulate)}
+    algorithms: module doc)."""
+    algos = any(p.get("mpich") for p in plans)  # MPI's own plain, a sign test (module doc)
+    by_spin = {None: _call(hc, collective, nbytes, algos and not hc.emulate)}
     by_spin.update({s: _call(c, collective, nbytes) for s, c in (spun or {}).items()})
     forced = _forced_calls(collective, plans, by_spin[None])
 
@@ -462,13 +462,11 @@ def measure_calls(
     for p in plans:  # warm up: plans, first touches
         one(p["algorithm"], p["segment_size"], p.get("spin"), p.get("mpich"))
     calls = math.ceil(loop / max(_timed(base, one, plans[0], 1), 1e-7))
-    calls = min(SINGLE_CALLS_MOST, max(SINGLE_CALLS, calls)) if single else min(1000, calls)
+    calls = min(1000, max(LOOP_CALLS, calls) if algos else calls)
     calls = int(base.allreduce(max(1, calls), op=MPI.MAX))
 
     def measure(plan: dict[str, Any]) -> float:
-        """Seconds per call: the median of single calls, or a loop's mean (module doc)."""
-        if single:
-            return _single_calls(base, one, plan, calls)
+        """Seconds per call: a loop's, on its slowest rank (module doc)."""
         return _timed(base, one, plan, calls) / calls
 
     times: list[list[float]] = [[] for _ in plans]
@@ -490,7 +488,7 @@ def measure_calls(
         )
     winner, confirmed, rival, first = pick(out), None, None, None
     key, again = _rule_key(winner), []
-    if confirm and single:  # MPICH's algorithms: the sign test's rounds (confirmation.py)
+    if confirm and algos:  # MPICH's algorithms: the sign test's rounds (confirmation.py)
         kept, contenders, again = confirmation.confirm(base, measure, out, rounds)
         winner = _rule(contenders[kept])
     elif confirm and key != _rule_key(plans[0]):
@@ -514,7 +512,6 @@ def measure_calls(
         "collective": collective,
         "nbytes": nbytes,
         "calls": calls,
-        "single_calls": single,
         "plans": out,
         "winner": winner,
         "first": first,
@@ -599,21 +596,6 @@ def _timed(comm: MPI.Comm, one, plan: dict[str, Any], calls: int) -> float:
         one(plan["algorithm"], plan["segment_size"], plan.get("spin"), plan.get("mpich"))
     mine = time.perf_counter() - t0
     return float(comm.allreduce(mine, op=MPI.MAX))
-
-
-def _single_calls(comm: MPI.Comm, one, plan: dict[str, Any], calls: int) -> float:
-    """The median seconds of ``calls`` single calls, each between barriers and timed on
-    its slowest rank (the same on every rank)."""
-    mine = np.empty(calls)
-    args = (plan["algorithm"], plan["segment_size"], plan.get("spin"), plan.get("mpich"))
-    for k in range(calls):
-        comm.Barrier()
-        t0 = time.perf_counter()
-        one(*args)
-        mine[k] = time.perf_counter() - t0
-    slowest = np.empty_like(mine)
-    comm.Allreduce(mine, slowest, op=MPI.MAX)
-    return float(np.median(slowest))
 
 
 def pick(plans: list[dict[str, Any]]) -> dict[str, Any]:
