@@ -55,7 +55,8 @@ falls behind wherever a slice reaches it late.  The trees of a packing of the sa
 that loads every port the optimum does not force at most 93 % (:mod:`.slack_packing`) are
 timetabled the same way (:func:`_slack`) and kept when they end first: the whole message's
 span before the kept schedule's run (simulated when not known), a periodic timetable's
-finish bound before the kept one's, as among periods.
+finish bound before the kept one's, as among periods.  Their periods are also timetabled
+repaired (:func:`~.dense_timetable.repaired_timetable`), one more candidate each.
 
 **A port per link** (``multi_port``).  The packing above is the one-port problem's, which
 does not model those ports, so under ``multi_port`` the message is also carried whole by the
@@ -97,6 +98,7 @@ from ._registry import Option, register
 from ._shared import packing as shared_packing
 from ._shared import scale_class, scaled
 from .dense_timetable import dense_timetable as _dense_timetable
+from .dense_timetable import repaired_timetable
 from .justify import justified
 from .message_schedule import message_transfers, send_order
 from .period_rounding import fewest_flows
@@ -133,6 +135,8 @@ MESSAGE_TRANSFERS = 120_000
 #: periods of at most ``total / LONGEST`` slices, none longer after PATIENCE in a row that
 #: finish no sooner (:func:`_timetabled`: the period kept was never longer)
 LONGEST, PATIENCE = 8, 3
+#: the ``spread`` of a period's timetable by :func:`~.dense_timetable.repaired_timetable`
+REPAIRED = "repaired"
 PERIODS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
 
 
@@ -279,7 +283,7 @@ def _slack(platform: Platform, req, g: PlanGraph, packing: Packing, total: int, 
     optimum = packing.throughput * req.message_size()
     multi, beat, known = ours
     if not _message_sized(g, total):
-        m, trees, timetable, finish = _timetabled(g, slack, None, total)
+        m, trees, timetable, finish = _timetabled(g, slack, None, total, repair=True)
         if finish >= (beat if known is None else known):
             return None
         periodic = _timetable_schedule(req, g, m, trees, timetable, total, optimum, finish)
@@ -526,7 +530,9 @@ def integer_weights(
     return best[1].astype(np.int64)
 
 
-def _timetabled(g: PlanGraph, packing: Packing, target: int | None, total: int | None):
+def _timetabled(
+    g: PlanGraph, packing: Packing, target: int | None, total: int | None, repair: bool = False
+):
     """The trees' whole slices per period, their period's timetable and the time within
     which its run of ``total`` slices ends (:func:`_finish_bound`): with ``target``, that
     many slices per period; else, among the periods of :data:`PERIODS` up to the first
@@ -543,7 +549,10 @@ def _timetabled(g: PlanGraph, packing: Packing, target: int | None, total: int |
     A period fills in its largest lag (8-13 periods at n = 50, whatever its length): none
     longer than an eighth of the message, nor after :data:`PATIENCE` periods in a row that
     finish no sooner, finished first (270 random and Fig. 4 platforms, n = 4-50, 16-8 192
-    slices; two in a row missed the 64-slice period of ``examples/net.json``, 500 slices)."""
+    slices; two in a row missed the 64-slice period of ``examples/net.json``, 500 slices).
+
+    With ``repair`` (and ``total`` without ``target``) each period is also timetabled by
+    :func:`~.dense_timetable.repaired_timetable`, one more candidate."""
     share, loads = _shares_and_loads(g, packing)
     if target is not None:
         sizes = [int(integer_weights(g, packing, target).sum())]
@@ -567,8 +576,11 @@ def _timetabled(g: PlanGraph, packing: Packing, target: int | None, total: int |
         # ours to choose for this message (a given period plans the periodic regime, as
         # for an endless message: on a Fig. 4 platform, n = 20, density 0.2, seed 20000,
         # 192 slices per period, the spread one keeps 97.4 % of the optimum, this 99.6 %)
-        for spread in (False, True) if total is not None and target is None else (False,):
+        ours = total is not None and target is None
+        for spread in ((False, True) + ((REPAIRED,) if repair else ())) if ours else (False,):
             placed = _placed_timetable(g, trees, mm, spread)
+            if placed is None:  # (a repair that does not better the dense timetable)
+                continue
             span = placed[1]
             r = sum(mm) / span if span > 0 else np.inf
             rate = max(rate, r)
@@ -678,7 +690,7 @@ def period_order(
 
 
 def _period_timetable(
-    g: PlanGraph, trees: list[np.ndarray], m: list[int], spread: bool = False
+    g: PlanGraph, trees: list[np.ndarray], m: list[int], spread: bool | str = False
 ) -> tuple[dict[int, list[tuple[int, int, int, int]]], float, float]:
     """Each node's sends of one period, ``(tree index, child, lag, slot)`` in issue order
     (the ``q``-th listing of a tree and child carries the tree's ``q``-th slice of the
@@ -704,13 +716,15 @@ def _period_timetable(
     each pair's slices in its transfers in turn whatever their arrival, and each pair's
     transfers back to back, it took 18.4 s.
     """
-    placed, span, reach = _placed_timetable(g, trees, m, spread)
+    got = _placed_timetable(g, trees, m, spread)
+    assert got is not None  # (dense or spread: always a timetable)
+    placed, span, reach = got
     return _listed(placed, span), span, reach
 
 
 def _placed_timetable(
-    g: PlanGraph, trees: list[np.ndarray], m: list[int], spread: bool = False
-) -> tuple[dict[tuple[int, int, int, int], tuple[int, float, int]], float, float]:
+    g: PlanGraph, trees: list[np.ndarray], m: list[int], spread: bool | str = False
+) -> tuple[dict[tuple[int, int, int, int], tuple[int, float, int]], float, float] | None:
     """``(placed, span, reach)`` of :func:`_period_timetable`: the timetable and where each
     slice travels in it (:func:`_assign_slices`), before its listing node by node
     (:func:`_listed`), which only the period kept needs.
@@ -731,16 +745,18 @@ def _placed_timetable(
     return scaled(key, scale, lambda: _one_timetable(g, trees, m, spread), _rescaled_timetable)
 
 
-def _rescaled_timetable(found: tuple, ratio: float) -> tuple:
+def _rescaled_timetable(found: tuple | None, ratio: float) -> tuple | None:
     """A timetable kept at a scale ``ratio`` times ours: its times divided by ``ratio``."""
+    if found is None:
+        return None
     placed, span, reach = found
     return placed, span / ratio, reach / ratio
 
 
 def _one_timetable(
-    g: PlanGraph, trees: list[np.ndarray], m: list[int], spread: bool
-) -> tuple[dict[tuple[int, int, int, int], tuple[int, float, int]], float, float]:
-    """:func:`_placed_timetable`, built."""
+    g: PlanGraph, trees: list[np.ndarray], m: list[int], spread: bool | str
+) -> tuple[dict[tuple[int, int, int, int], tuple[int, float, int]], float, float] | None:
+    """:func:`_placed_timetable`, built (None: :data:`REPAIRED` not bettering the dense)."""
     k = g.k
     per_pair: dict[tuple[int, int], int] = {}
     for tree, mi in zip(trees, m, strict=True):
@@ -748,7 +764,12 @@ def _one_timetable(
             pair = (int(g.src[e]), int(g.dst[e]))
             per_pair[pair] = per_pair.get(pair, 0) + mi
     T = {(int(g.src[e]), int(g.dst[e])): float(g.T[e]) for e in range(len(g.src))}
-    starts = _dense_timetable(k, T, per_pair, spread)
+    if spread == REPAIRED:  # None where the dense timetable is not bettered
+        starts = repaired_timetable(k, T, per_pair)
+        if starts is None:
+            return None
+    else:
+        starts = _dense_timetable(k, T, per_pair, spread)
     span = max((t + T[pair] for pair, ts in starts.items() for t in ts), default=0.0)
     placed = _assign_slices(g, trees, m, T, starts, span)
     reach = max(
