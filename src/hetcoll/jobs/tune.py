@@ -53,16 +53,16 @@ barrier ranks the algorithms unlike a loop, where a call's ranks arrive as the l
 left them (on 4 ranks on 2 cores at a 512 B allreduce, paired in one job, ``tree`` /
 ``recursive_doubling`` is 0.96-1.27 in single calls, where a rule could force either by
 the luck of the rounds, and 1.65-1.73 in loops: docs/runtime.md).
-Its confirmation keeps MPI's own
-unless a forced algorithm is significantly faster (:mod:`hetcoll.jobs.confirmation`):
-the two candidates of the largest median speed-ups above 1 in the first rounds (the row's
-``first`` and ``runner_up``: their labels and speed-ups, the runner-up's over the first
-too) run with MPI's own in fresh paired rounds, the order rotated, ``rounds`` at a time
-and more only while the decision is close (at most :data:`~hetcoll.jobs.confirmation.LOOKS`
-times ``rounds``; the row's ``confirm_rounds``), and one takes the rule only when a sign
-test says it beats MPI's own in more rounds than chance would (several algorithms within a
-few per cent of each other are otherwise ranked by the luck of the rounds); each look's
-decision is rank 0's, sent to every rank.
+Its confirmation keeps MPI's own unless a forced algorithm is significantly faster
+(:mod:`hetcoll.jobs.confirmation`): the three candidates of the largest median speed-ups
+above 1 in the first rounds (the row's ``first`` and ``runner_up`` are the first two: their
+labels and speed-ups, the runner-up's over the first too) run with MPI's own in fresh paired
+rounds, the order rotated, ``rounds`` at a time and more only while the decision is close
+(at most :data:`~hetcoll.jobs.confirmation.LOOKS` times ``rounds``; the row's
+``confirm_rounds``), and one takes the rule only when a sign test says it beats MPI's own in
+more rounds than chance would (several algorithms within a few per cent of each other are
+otherwise ranked by the luck of the rounds); each look's decision is rank 0's, sent to every
+rank.
 
 Natively, MPI's own is the communicator's collective (``MPI_Bcast``, ...); under
 emulation it is MPICH's algorithm for the call run through the same engine and emulation
@@ -502,7 +502,7 @@ def measure_calls(
     if again:
         t = np.array(again)
         first, confirmed = label(contenders[1]), [float(x) for x in t[0] / t[1]]
-        if len(contenders) == 3:
+        if len(contenders) >= 3:
             rival = {
                 "plan": label(contenders[2]),
                 "speedup": [float(x) for x in t[0] / t[2]],
