@@ -262,8 +262,10 @@ def test_a_long_message_is_list_scheduled_once_the_way_its_trial_ends_first(monk
 
     monkeypatch.setattr(port_slots, "multi_port_transfers", counted)
     monkeypatch.setattr(multitree, "TRIAL", 16, raising=False)
-    # (without the gap packing, which challenges the way kept: tests/test_planners_port_gaps)
+    # (without the gap and slack packings, which challenge the way kept:
+    # tests/test_planners_port_gaps, tests/test_planners_port_slack)
     monkeypatch.setattr(multitree, "gap_problem", lambda prob: None)
+    monkeypatch.setattr(multitree, "shared_slack", lambda *args: None)
     p = random_graph_platform(12, 0.3, seed=5, model="multi_port")
     s = plan(p, "0", method="multi_tree", nbytes=40 * L * 1000, segment_size=L * 1000)
     trial, whole = [c for c in calls if c[0] == 16], [c for c in calls if c[0] == 40]

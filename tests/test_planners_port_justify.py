@@ -38,10 +38,12 @@ def test_the_message_ends_sooner_than_its_list_schedule(monkeypatch):
     # Fig. 4 generator, n = 12, density 0.3, seed 1, 64 slices of 1 MB: the kept list
     # schedule ended at 0.85704 s (multi_tree took it), justified at 0.83332 s, for a
     # bound of 0.68059 s; the simulator's run of multi_tree's schedule ends there exactly
-    # (without the gap packing, whose schedule is faster there: tests/test_planners_port_gaps)
+    # (without the gap and slack packings, whose schedules are faster there:
+    # tests/test_planners_port_gaps, tests/test_planners_port_slack)
     from hetcoll.planners import multitree
 
     monkeypatch.setattr(multitree, "gap_problem", lambda prob: None)
+    monkeypatch.setattr(multitree, "shared_slack", lambda *args: None)
     p = random_graph_platform(12, 0.3, seed=1, model="multi_port")
     s = plan(p, "0", method="multi_tree", nbytes=64 * L, segment_size=L)
     assert s.params["period"] == pytest.approx(0.8333213549569001, rel=1e-12)

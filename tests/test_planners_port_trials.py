@@ -61,8 +61,10 @@ def test_the_way_kept_is_the_first_of_the_fastest(monkeypatch):
         return got
 
     monkeypatch.setattr(port_slots, "_first", first)
-    # (without the gap packing, which challenges the way kept: tests/test_planners_port_gaps)
+    # (without the gap and slack packings, which challenge the way kept:
+    # tests/test_planners_port_gaps, tests/test_planners_port_slack)
     monkeypatch.setattr(multitree, "gap_problem", lambda prob: None)
+    monkeypatch.setattr(multitree, "shared_slack", lambda *args: None)
     p = random_graph_platform(30, 0.12, seed=0, model="multi_port")
     plan(p, "0", method="multi_tree", nbytes=2048 * L, segment_size=L)
     trials = [c for c in calls if sum(c[0]) == 1024]

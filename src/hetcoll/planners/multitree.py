@@ -108,7 +108,7 @@ from .period_rounding import whole_slices as _round
 from .pipelined import PlanGraph, _bfs_edges, _grow_one_port, _schedule, _start, best_tree
 from .port_choice import message_cap, multi_port_choice, single_tree
 from .port_order import listed_send_order
-from .port_slots import TRIAL, gap_problem, message_trees, slot_problem
+from .port_slots import SLACK_CAP, TRIAL, gap_problem, message_trees, slot_problem
 from .relayed_trees import relayed, relayed_choice, untimed
 from .single_bounds import bound_problem as _bound_problem
 from .single_bounds import hops_bound as _hops_bound
@@ -322,8 +322,9 @@ def _listed_schedule(platform: Platform, req, g: PlanGraph, listed, total: int, 
 def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Schedule | None:
     """The trees of the optimal multi-port packing (:func:`~hetcoll.planners.steady.
     model_problem`'s: each sender's port serialised, each link one resource per direction),
-    or of its packings on whole port sends (:mod:`.port_slots`: slots, and gaps where they
-    end sooner), whichever list schedules the message first, as flows of weight-proportional
+    or of its packings on whole port sends (:mod:`.port_slots`: slots, and gaps and the
+    gap packing's slack packing where they end sooner), whichever list schedules the
+    message first, as flows of weight-proportional
     shares of the message's ``total`` slices, each node sending in the order of that list schedule
     (:func:`~hetcoll.planners.port_schedule.multi_port_transfers`), the whole message one period
     (``params["period"]`` that list schedule's end); None for a multicast, a broadcast of
@@ -345,16 +346,20 @@ def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Sc
         return None
     packing = shared_packing(prob)
     slots, gaps = slot_problem(prob), gap_problem(prob)
-    # the gap packing challenges the others: kept only where it is faster (message_trees)
     packings = [packing] + [shared_packing(x) for x in (slots, gaps) if x is not None]
+    first = len(packings) - (gaps is not None)
+    # challengers, each kept only where faster (message_trees): the gap packing, then the
+    # slack packing of the gap packing (else of the optimal one), with patience too
+    slack = shared_slack(gaps or prob, packings[-1], SLACK_CAP)
+    patient = len(packings)
+    packings += [slack] if slack is not None else []
     splits, trials = [], []  # the message's, and a trial's of at most TRIAL slices
     for packs in packings:
         for slices, out in ((total, splits), (min(total, TRIAL), trials)):
             share = _shares(slices, list(packs.weights))
             keep = [i for i in range(len(share)) if share[i] > 0]
             out.append(([packs.trees[i] for i in keep], [share[i] for i in keep]))
-    first = len(packings) - (gaps is not None)
-    kept, transfers, span = message_trees(g, splits, trials, first)
+    kept, transfers, span = message_trees(g, splits, trials, first, patient)
     trees, mm = splits[kept]
     order = partial(listed_send_order, transfers)  # each node's sends as they start
     optimum = packing.throughput * req.message_size()

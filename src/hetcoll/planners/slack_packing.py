@@ -75,16 +75,17 @@ def slack_packing(problem: SteadyProblem, packing: Packing, cap: float = CAP) ->
     return None
 
 
-def shared_slack(problem: SteadyProblem, packing: Packing) -> Packing | None:
-    """:func:`slack_packing` of ``problem`` and ``packing``; inside
+def shared_slack(problem: SteadyProblem, packing: Packing, cap: float = CAP) -> Packing | None:
+    """:func:`slack_packing` of ``problem`` and ``packing`` (at ``cap``); inside
     :func:`~hetcoll.planners._shared.shared_work`, when ``packing`` is the one kept for
-    ``problem``, the answer kept for its scale class, rescaled (``auto`` plans
+    ``problem``, the answer kept for its scale class and ``cap``, rescaled (``auto`` plans
     ``multi_tree`` at several slice sizes of one class)."""
     if not is_shared(problem, packing):
-        return slack_packing(problem, packing)
+        return slack_packing(problem, packing, cap)
     key, scale = scale_class(problem)
 
     def rescaled(kept: Packing | None, ratio: float) -> Packing | None:
         return None if kept is None else _rescaled(kept, ratio)
 
-    return scaled(("slack", key), scale, lambda: slack_packing(problem, packing), rescaled)
+    compute = lambda: slack_packing(problem, packing, cap)  # noqa: E731
+    return scaled(("slack", cap, key), scale, compute, rescaled)
