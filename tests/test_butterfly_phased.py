@@ -101,9 +101,10 @@ def test_within_two_percent_of_t_star_where_the_even_cut_takes_six():
 
 
 def test_the_count_search_doubles_while_it_gains(monkeypatch):
-    """Counts from 4 doubling; it stops where the time rises or the curve ``A / k + B k``
-    through the last two points predicts no gain, keeps the fastest, and simulates the
-    even cut too where the phased one is more than 1 % over the bound."""
+    """Counts from 4 doubling (here the curve ``A / k + B k`` through the last two points
+    is least short of twice the last); it stops where the time rises or that curve
+    predicts no gain, keeps the fastest, and simulates the even cut too where the phased
+    one is more than 1 % over the bound."""
     import hetcoll.simulator as simulator
 
     tried: list[tuple[str, int | None, float]] = []
@@ -139,10 +140,10 @@ def test_refusals():
     assert plan(p, None, **KW, nbytes=64).chain == "rank"
 
 
-def test_the_last_doubling_is_cut_short_at_the_budget(monkeypatch):
+def test_the_last_count_is_cut_short_at_the_budget(monkeypatch):
     """With the simulator's budget made 2 000 messages, four NICs of 100/25/10 Gbit/s at
     8 MiB (counts gaining up to it): the last count tried is the largest whose schedule
-    sends at most the budget, between the last power of two and the next."""
+    sends at most the budget."""
     import hetcoll.planners.butterflypipe as bp
     import hetcoll.simulator as simulator
 
@@ -165,6 +166,45 @@ def test_the_last_doubling_is_cut_short_at_the_budget(monkeypatch):
     kw = {**KW, "nbytes": 8 << 20}
     plan(p, None, **kw, options={"align": 8, "cut": "phased"})
     counts = [k for k, _ in tried]
-    *doubled, last = counts
-    assert doubled == [4 << i for i in range(len(doubled))]
-    assert doubled[-1] < last < 2 * doubled[-1] and tried[-1][1] <= 2000
+    *before, last = counts
+    assert before[:2] == [4, 8] and counts == sorted(set(counts))
+    # the next count sends more (at most last + 1 / last times as many: some flows are
+    # one message whatever the count)
+    assert tried[-1][1] <= 2000 < tried[-1][1] * (last + 1) / last
+
+
+def _curve(a: float, b: float, most: int):
+    """A count search on the curve ``1 + a / k + b k`` (seconds; the bound 1), ten messages
+    per segment: the counts simulated and the schedules kept."""
+    from types import SimpleNamespace
+
+    from hetcoll.planners.butterflypipe import phased_search
+
+    counts: list[int] = []
+
+    def cut(k):
+        return [SimpleNamespace(transfers=10 * k, chunks=k)]
+
+    def simulated(flows, k, above=None):
+        counts.append(k)
+        return SimpleNamespace(params={"segments": k, "estimate": 1 + a / k + b * k})
+
+    return counts, phased_search(cut, simulated, most, 1.0)
+
+
+def test_the_count_search_jumps_to_the_fitted_count():
+    """The curve through counts 4 and 8 is least at 64: the search jumps (at most 4 times
+    the last count: 32) and ends there, on the least, without the doublings between."""
+    counts, out = _curve(4096.0, 1.0, 10**6)
+    assert counts == [4, 8, 32, 64]
+    assert min(out, key=lambda s: s.params["estimate"]).params["segments"] == 64
+
+
+def test_the_count_search_simulates_little_besides_the_budgets_count():
+    """A curve still falling at the budget (1 000 segments): the last count simulated is the
+    budget's, and the counts before it add under a quarter of its messages (doubling from 4
+    added as many again: 4 + 8 + ... + 512 = 1 020)."""
+    counts, out = _curve(1000.0, 1e-4, 10_000)
+    assert counts[-1] == 1000 == max(counts)
+    assert sum(counts[:-1]) < 250
+    assert min(out, key=lambda s: s.params["estimate"]).params["segments"] == 1000

@@ -96,19 +96,21 @@ def test_a_slower_phased_cut_stops_early(monkeypatch):
     assert stopped and stopped[0] < 0.7 * simulate(STAR, slow).makespan
 
 
-def test_phased_search_asks_each_count_to_beat_the_last():
+def test_phased_search_asks_each_count_to_beat_the_fastest_so_far():
+    """Counts 4 and 8, then jumps (the curve through 4 and 8 falls to the end: 4 times 8),
+    a jump that rose followed by the count halfway back; each asked to beat the fastest."""
     sched = butterfly_pipelined(STAR, nbytes=1 << 20, segment_size=65536, cut="phased")
-    times = [4.0, 2.0, 1.5, 1.6]
-    asked: list[float | None] = []
+    times = [4.0, 2.0, 1.2, 1.3, 1.25]
+    asked: list[tuple[int, float | None]] = []
 
     def simulated(flows, count=0, above=None):
-        asked.append(above)
+        asked.append((count, above))
         params = {"estimate": times[len(asked) - 1], "segments": count}
         return replace(sched, params=params)
 
     out = phased_search(lambda k: list(sched.flows), simulated, 10**9, 1.0)
     assert [s.params["estimate"] for s in out] == times
-    assert asked == [None, 4.0, 2.0, 1.5]
+    assert asked == [(4, None), (8, 4.0), (32, 2.0), (128, 1.2), (64, 1.2)]
 
 
 @pytest.mark.parametrize(

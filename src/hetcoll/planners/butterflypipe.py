@@ -59,13 +59,13 @@ of the flows crossing a NIC come at different moments: where ``T* = M / b_min`` 
 faster NICs have time to spare, a slow NIC's other flows take up the share of the one in
 its lead and the leads cost almost nothing.  What is left is the fill and drain, about
 ``T* / k`` (a segment of every share crosses the slow NIC before anything comes back).
-``k`` doubles from :data:`FIRST_COUNT` while the time falls and the curve ``A / k + B k``
-through the last two points predicts a gain, up to the simulator's budget
-(:func:`phased_search`).  ``cut="best"`` (the default) simulates the phased cut and, where
-it stays over :data:`NEAR` above the fluid time, the even one too, and keeps the faster:
-where every NIC binds (``M / b_min = 2 (N - 1) M / sum_i b_i``: a star of eight NICs, half
-at 25 and half at 10 Gbit/s) no NIC can take up another's share and the even cut's
-windows do better.
+``k`` grows from :data:`FIRST_COUNT` to where the curve ``A / k + B k`` through the
+last two counts simulated is least, in jumps of at most :data:`JUMP` times, while the time
+falls, up to the simulator's budget (:func:`phased_search`).  ``cut="best"`` (the default)
+simulates the phased cut and, where it stays over :data:`NEAR` above the fluid time, the
+even one too, and keeps the faster: where every NIC binds (``M / b_min = 2 (N - 1) M /
+sum_i b_i``: a star of eight NICs, half at 25 and half at 10 Gbit/s) no NIC can take up
+another's share and the even cut's windows do better.
 
 There a send's lead is covered only if, at every NIC, the sends in flight beside it take
 up its share at once: max-min sharing gives a transfer more only where both its NICs have
@@ -342,42 +342,82 @@ def phased_search(
     lower: float,
 ) -> list[Schedule]:
     """The phased schedules simulated to choose the count ``k`` of segments per share
-    (``cut(k)`` the flows): doubling from :data:`FIRST_COUNT` while the time falls, the
-    last doubling cut short to the most segments whose schedule sends at most ``most``
-    messages.  Its time over ``lower`` (the shares' fluid
-    time) reads ``A / k + B k``: a share's segment crossing the slowest NIC and back (the
-    pipeline's fill and drain, in proportion to the segment) and its messages' leads that
-    other flows' bytes leave uncovered (in proportion to the messages); from two points on,
-    the next doubling is simulated only while the curve through the last two predicts a
-    gain (:func:`_doubling_gains`).  ``simulated(flows, k, above)``: each count after the
-    first is asked to beat the last (``above``), its run stopped where it is proved not to
-    (:func:`hetcoll.simulator.simulate_within`; its estimate then inf): the search stops
-    there either way."""
+    (``cut(k)`` the flows).  Its time over ``lower`` (the shares' fluid time) reads
+    ``A / k + B k``: a share's segment crossing the slowest NIC and back (the pipeline's
+    fill and drain, in proportion to the segment) and its messages' leads that other
+    flows' bytes leave uncovered (in proportion to the messages).  A simulation costs
+    about its messages, so the search runs the cheap counts :data:`FIRST_COUNT` and twice
+    that, then jumps to the count where the curve through the last two points is least
+    (:func:`_fitted_count`), at least a doubling and at most :data:`JUMP` times the last
+    count; it goes on while that count is over ``sqrt 2`` times the last (a doubling
+    predicted to gain) and the time falls.  A jump of more than 3 times whose time rises
+    is followed by the count halfway (geometrically) between it and the last (the curve's
+    least may lie between them).  The budget's count (the most segments whose schedule
+    sends at most ``most`` messages) ends the search: a jump to half of it or more goes
+    to it instead, since the two runs would cost as much as the budget's and a half.
+    Doubling every time would simulate about as many messages again as the last count's
+    (4 + 8 + ... + k); jumping, about ``1 / JUMP`` of them.  Every time it keeps is a
+    full simulation: the curve only chooses the counts.  ``simulated(flows, k, above)``:
+    each count after the first is asked to beat the fastest so far (``above``), its run
+    stopped where it is proved not to (:func:`hetcoll.simulator.simulate_within`; its
+    estimate then inf)."""
     out: list[Schedule] = []
-    k = FIRST_COUNT
-    while True:
+
+    def best() -> float:
+        return min(s.params["estimate"] for s in out)
+
+    def run(k: int) -> tuple[Schedule | None, bool]:
+        # (the schedule simulated, or None where nothing new fits; whether k was cut short)
         flows = cut(k)
         short = sum(f.transfers for f in flows) > most
-        if short:  # the doubling cut short at the budget, the last count tried
-            k = _most_within(cut, k // 2, k, most) if out else 0
-            if k <= (out[-1].params["segments"] if out else 0):
-                break
+        if short:
+            below = max((s.params["segments"] for s in out), default=0)
+            k = _most_within(cut, max(below, 1), k, most) if out else 0
+            if k <= below or any(s.params["segments"] == k for s in out):
+                return None, True
             flows = cut(k)
-        sched = simulated(flows, k, out[-1].params["estimate"] if out else None)
+        sched = simulated(flows, k, best() if out else None)
         out.append(sched)
-        if short or (len(out) >= 2 and sched.params["estimate"] >= out[-2].params["estimate"]):
+        return sched, short
+
+    k = FIRST_COUNT
+    sched, short = run(k)
+    top = math.inf if sched is None else _most_within(cut, k, k * 2, most, grow=True)
+    while sched is not None:
+        if len(out) >= 2 and sched.params["estimate"] >= out[-2].params["estimate"]:
+            k_before = out[-2].params["segments"]
+            if sched.params["segments"] > 3 * k_before:  # a jump that rose: the least
+                run(round(math.sqrt(k_before * sched.params["segments"])))  # may lie between
             break
-        if len(out) >= 2 and not _doubling_gains(out[-2], sched, k, lower):
-            break
-        if all(f.chunks == 1 for f in flows):
-            break  # nothing left to cut
-        k *= 2
+        if short or k >= top or all(f.chunks == 1 for f in cut(k)):
+            break  # at the budget, or nothing left to cut
+        if len(out) >= 2:
+            fitted = _fitted_count(out[-2], sched, lower)
+            if fitted <= math.sqrt(2) * k:
+                break
+            k = int(min(max(fitted, 2 * k), JUMP * k))
+            if 2 * k >= top:  # a count and then the budget's would cost as much as both
+                k = top
+        else:
+            k *= 2
+        sched, short = run(k)
     return out
 
 
-def _most_within(cut: Callable[[int], list[Flow]], lo: int, hi: int, most: int) -> int:
+#: the most a phased count search multiplies its count by in one step (:func:`phased_search`)
+JUMP = 4
+
+
+def _most_within(
+    cut: Callable[[int], list[Flow]], lo: int, hi: int, most: int, grow: bool = False
+) -> int:
     """The largest count in ``[lo, hi)`` whose flows send at most ``most`` messages (``lo``
-    does), by bisection."""
+    does), by bisection; ``grow``: ``hi`` doubled first until its flows send more (or cut
+    no further)."""
+    while grow and sum(f.transfers for f in cut(hi)) <= most:
+        if hi > most or all(f.chunks == 1 for f in cut(hi)):
+            return hi  # (a count of more segments than messages: cut no further)
+        lo, hi = hi, hi * 2
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if sum(f.transfers for f in cut(mid)) <= most:
@@ -387,14 +427,24 @@ def _most_within(cut: Callable[[int], list[Flow]], lo: int, hi: int, most: int) 
     return lo
 
 
-def _doubling_gains(before: Schedule, now: Schedule, k: int, lower: float) -> bool:
-    """Whether ``A / 2k + 2 B k < A / k + B k`` for the ``A``, ``B`` that give the times
-    over ``lower`` of ``k / 2`` and ``k`` segments: ``A / 2k > B k``."""
-    t1 = before.params["estimate"] - lower  # k / 2 segments: 2 A / k + B k / 2
-    t2 = now.params["estimate"] - lower  # k segments: A / k + B k
-    b = (2 * t2 - t1) * 2 / (3 * k)
-    a = (t2 - b * k) * k
-    return a / (2 * k) > b * k
+def _fitted_count(before: Schedule, now: Schedule, lower: float) -> float:
+    """The count ``k`` where ``A / k + B k`` is least, ``sqrt(A / B)`` (inf where ``B <= 0``,
+    0 where ``A <= 0``), for the ``A``, ``B`` that give the times over ``lower`` of the
+    counts of ``before`` and ``now``.
+
+    >>> from types import SimpleNamespace as S
+    >>> two = [S(params={"segments": k, "estimate": 1.0 + 64 / k + k}) for k in (4, 16)]
+    >>> _fitted_count(*two, 1.0)
+    8.0
+    """
+    k1, k2 = before.params["segments"], now.params["segments"]
+    e1 = before.params["estimate"] - lower
+    e2 = now.params["estimate"] - lower
+    b = (e2 * k2 - e1 * k1) / (k2 * k2 - k1 * k1)
+    a = e1 * k1 - b * k1 * k1
+    if a <= 0:
+        return 0.0
+    return math.inf if b <= 0 else math.sqrt(a / b)
 
 
 def startup(
