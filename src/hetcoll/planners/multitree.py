@@ -56,7 +56,8 @@ that loads every port the optimum does not force at most 93 % (:mod:`.slack_pack
 timetabled the same way (:func:`_slack`) and kept when they end first: the whole message's
 span before the kept schedule's run (simulated when not known), a periodic timetable's
 finish bound before the kept one's, as among periods.  Their periods are also timetabled
-repaired (:func:`~.dense_timetable.repaired_timetable`), one more candidate each.
+repaired (:func:`~.dense_timetable.repaired_timetable`), one more candidate each, and the
+periods of :data:`FINER` too.
 
 **A port per link** (``multi_port``).  The packing above is the one-port problem's, which
 does not model those ports, so under ``multi_port`` the message is also carried whole by the
@@ -137,6 +138,10 @@ MESSAGE_TRANSFERS = 120_000
 LONGEST, PATIENCE = 8, 3
 #: the ``spread`` of a period's timetable by :func:`~.dense_timetable.repaired_timetable`
 REPAIRED = "repaired"
+#: periods also tried for the slack packing's trees (steps of 1.14-1.25 up to 64 slices, where
+#: its periods are kept: seed 2 of ``bench_sizes.py``, n = 50, keeps 20 slices per period
+#: for 8 192 slices, 98.05 % of the bound where 24 reach 97.75 %)
+FINER = (20, 28, 40, 56)
 PERIODS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
 
 
@@ -557,12 +562,13 @@ def _timetabled(
     slices; two in a row missed the 64-slice period of ``examples/net.json``, 500 slices).
 
     With ``repair`` (and ``total`` without ``target``) each period is also timetabled by
-    :func:`~.dense_timetable.repaired_timetable`, one more candidate."""
+    :func:`~.dense_timetable.repaired_timetable`, one more candidate, and the periods of
+    :data:`FINER` are tried too."""
     share, loads = _shares_and_loads(g, packing)
     if target is not None:
         sizes = [int(integer_weights(g, packing, target).sum())]
     else:
-        sizes = _periods(total)
+        sizes = _periods(total, repair)
     best, stale = None, 0  # stale: periods in a row that finished no sooner
     for periods in sizes:
         if total is not None and stale >= PATIENCE:
@@ -602,10 +608,12 @@ def _timetabled(
     return mm, trees, (_listed(placed, span), span, reach), finish
 
 
-def _periods(total: int | None) -> list[int]:
-    """The periods :func:`_timetabled` tries for ``total`` slices without a target."""
+def _periods(total: int | None, finer: bool = False) -> list[int]:
+    """The periods :func:`_timetabled` tries for ``total`` slices without a target (with
+    ``finer``, those of :data:`FINER` too)."""
     most = total if total is None else total // LONGEST
-    return [p for p in PERIODS if most is None or p <= most] or [PERIODS[0]]
+    grid = sorted(PERIODS + FINER) if finer else PERIODS
+    return [p for p in grid if most is None or p <= most] or [PERIODS[0]]
 
 
 def _periodic_left_out(g: PlanGraph, packing: Packing, total: int) -> bool:
