@@ -44,3 +44,29 @@ def test_the_slack_challenger_never_makes_multi_tree_slower(monkeypatch, n, dens
     monkeypatch.setattr(multitree, "shared_slack", lambda *args: None)
     before = _multi_tree(p, slices)
     assert simulate(p, s).makespan <= simulate(p, before).makespan
+
+
+def test_the_kept_ways_message_stops_once_sure_to_end_after_the_challengers(monkeypatch):
+    # a message longer than its trial whose slack challenger wins the trial: the way kept
+    # before it is list scheduled only until it is sure to end after the challenger's
+    # message (not justified here: port_justify's MOST lowered), and the schedule is the
+    # one compared to the end
+    from hetcoll.planners import port_justify, port_slots
+
+    calls = []
+    real = port_slots.multi_port_transfers
+
+    def recorded(g, trees, share, patience=0.0, beat=float("inf")):
+        out = real(g, trees, share, patience, beat)
+        calls.append((sum(share), beat, out is None))
+        return out
+
+    p = random_graph_platform(20, 0.2, seed=3, model="multi_port")
+    monkeypatch.setattr(port_slots, "multi_port_transfers", recorded)
+    monkeypatch.setattr(multitree, "TRIAL", 32)
+    monkeypatch.setattr(port_justify, "MOST", 100)
+    monkeypatch.setattr(port_slots, "MOST", 100, raising=False)
+    s = _multi_tree(p, 128)
+    assert any(k == 128 and beat < float("inf") and stopped for k, beat, stopped in calls)
+    monkeypatch.setattr(port_slots, "MOST", 10**9, raising=False)  # never stopped
+    assert s.to_json() == _multi_tree(p, 128).to_json()

@@ -56,7 +56,7 @@ from dataclasses import replace
 import numpy as np
 
 from .pipelined import PlanGraph
-from .port_justify import port_justified
+from .port_justify import MOST, port_justified
 from .port_schedule import multi_port_transfers
 from .steady import SteadyProblem
 
@@ -182,39 +182,66 @@ def message_trees(
     ends before the way kept so far (else it stops once sure not to), then list scheduled
     and justified as that way was, replaces it when it ends sooner (ties: the way kept),
     so a challenger never makes the message slower than the splits before it alone.  The
+    way kept is list scheduled for the message only when a challenger's must be compared
+    with it, and then, above port_justify's ``MOST`` transfers (not justified), stops once
+    sure to end after the challenger's (n = 50, seed 0, 10^4 slices: 40 % of the way).  The
     challengers from ``patient`` on are list scheduled with :data:`PATIENCE` too, the
     one whose trial ends first (ties: no patience) challenging as above."""
     last = len(splits) if first is None else min(first, len(splits))
     patient = len(splits) if patient is None else patient
     ways = [(index, patience) for index in range(last) for patience in (0.0, PATIENCE)]
-    found = _message_way(g, splits, trials, ways)
-    assert found is not None
-    index, transfers, span, mark = found
+    kept = _chosen(g, splits, trials, ways)
+    assert kept is not None
+    # the kept way's message is list scheduled only when a challenger's must be compared
+    # with it, and then stops once sure to end after the challenger's (where its list
+    # schedule is not justified: more than port_justify's MOST transfers)
+    justified = sum(splits[0][1]) * (g.k - 1) <= MOST
+    done = None
     for challenger in range(last, len(splits)):
         tries = [(challenger, p) for p in ((0.0, PATIENCE) if challenger >= patient else (0.0,))]
-        found = _message_way(g, splits, trials, tries, mark)
-        if found is not None and found[2] < span:
-            index, transfers, span, mark = found
-    return index, transfers, span
+        got = _chosen(g, splits, trials, tries, kept[1])
+        if got is None:
+            continue
+        theirs = _message(g, splits, got)
+        assert theirs is not None
+        if done is None:
+            done = _message(g, splits, kept, math.inf if justified else theirs[2])
+        if done is None or theirs[2] < done[2]:  # (None: the kept way's ends after theirs)
+            kept, done = got, theirs
+    if done is None:
+        done = _message(g, splits, kept)
+        assert done is not None
+    return done
 
 
-def _message_way(g: PlanGraph, splits, trials, ways, beat: float = math.inf):
-    """``(index, transfers, span, mark)`` of :func:`message_trees` among ``ways`` (``(split,
-    patience)`` pairs), ``mark`` the way's trial's end (its list schedule's without a
-    trial); None when no way's ``mark`` is less than ``beat``."""
-    mark = None
+def _chosen(g: PlanGraph, splits, trials, ways, beat: float = math.inf):
+    """``(way, mark, run)`` of :func:`message_trees` among ``ways`` (``(split, patience)``
+    pairs): the way whose trial (its list schedule without a trial) ends first, ``mark``
+    that end, ``run`` the message's list schedule ``(transfers, span)`` when it is the
+    trial, else None; None when no way's ``mark`` is less than ``beat``."""
     if trials is not None and sum(splits[0][1]) > sum(trials[0][1]):
         trial = _first(g, trials, ways, beat)
         if trial is None:
             return None
         w, (_transfers, mark) = trial
-        ways, beat = [ways[w]], math.inf
+        return ways[w], mark, None
     found = _first(g, splits, ways, beat)
     if found is None:
         return None
-    w, (transfers, span) = found
-    index, patience = ways[w]
-    return (index, *port_justified(g, transfers, span, (patience,)), span if mark is None else mark)
+    w, run = found
+    return ways[w], run[1], run
+
+
+def _message(g: PlanGraph, splits, chosen, beat: float = math.inf):
+    """``(index, transfers, span)`` of ``chosen`` (:func:`_chosen`'s): its message's list
+    schedule, justified (:func:`~hetcoll.planners.port_justify.port_justified`); None when
+    with ``beat`` that list schedule is sure to end after ``beat``."""
+    (index, patience), _mark, run = chosen
+    if run is None:
+        run = multi_port_transfers(g, *splits[index], patience, beat=beat)
+        if run is None:
+            return None
+    return (index, *port_justified(g, *run, (patience,)))
 
 
 def _first(
