@@ -91,3 +91,36 @@ def test_on_the_size_benchmarks_platform_the_periodic_timetable_comes_near_the_b
     finally:
         multitree._message_sized = real
     assert lower_bound(p, "0", size).seconds / simulate(p, s).makespan >= 0.89
+
+
+def test_only_the_whole_message_kept_is_listed_into_a_schedule(monkeypatch):
+    # n = 14 (density 0.3, seed 0), 64 slices: the packing's whole message ends before its
+    # periodic timetable, the slack packing's before it; only the slack's list schedule is
+    # listed node by node into a schedule (at 2 048 slices of 50 nodes that costs a
+    # third of the list schedule itself)
+    made, found = [], []
+    real, whole, slack = multitree.send_order, multitree._whole_message, multitree._slack
+
+    def counted(local_order, flow_of, name, timed):
+        made.append(sum(map(len, local_order.values())))
+        return real(local_order, flow_of, name, timed)
+
+    def ours(*args):
+        got = whole(*args)
+        found.append(got[2] is not None and got[1] == got[2])  # its list schedule kept
+        return got
+
+    def theirs(*args):
+        got = slack(*args)
+        found.append(got is not None)
+        return got
+
+    monkeypatch.setattr(multitree, "send_order", counted)
+    monkeypatch.setattr(multitree, "_whole_message", ours)
+    monkeypatch.setattr(multitree, "_slack", theirs)
+    p = random_graph_platform(14, 0.3, seed=0)
+    s = plan(p, "0", method="multi_tree", nbytes=64 * L, segment_size=L)
+    assert found == [True, True]  # the packing's message kept, then the slack's
+    transfers = 64 * 13
+    assert made.count(transfers) == 1  # the slack's only: the schedule returned
+    assert sum(map(len, s.order.values())) == transfers

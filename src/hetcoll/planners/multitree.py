@@ -101,7 +101,7 @@ from ._shared import scale_class, scaled
 from .dense_timetable import dense_timetable as _dense_timetable
 from .dense_timetable import repaired_timetable
 from .justify import justified
-from .message_schedule import message_transfers, send_order
+from .message_schedule import listed_order, message_transfers, send_order
 from .period_rounding import fewest_flows
 from .period_rounding import shares as _shares
 from .period_rounding import shares_and_loads as _shares_and_loads
@@ -220,10 +220,12 @@ def multi_tree(
         singles = partial(_fastest_single, platform, req, g, packing, optimum, total)
         return relayed_choice(platform, req, multi, singles)
     periodic = multi
-    multi, finish, known = _whole_message(platform, req, g, packing, multi, finish, total)
+    multi, finish, known, listed = _whole_message(platform, req, g, packing, multi, finish, total)
     got = _slack(platform, req, g, packing, total, multi, finish, known)
     if got is not None:
         periodic, (multi, finish, known) = got[0], got
+    elif listed is not None:  # built only now: the slack packing's message often ends first
+        multi = _listed_schedule(platform, req, g, listed, total, optimum)[0]
     if g.ports == "multi":
         return multi_port_choice(platform, req, g, multi, whole, singles, total <= SIMULATED)
     if multi.params.get("trees", 1) == 1:  # one of the packing's trees: one more candidate
@@ -246,12 +248,12 @@ def multi_tree(
 
 def _whole_message(
     platform: Platform, req, g: PlanGraph, packing: Packing, multi: Schedule, finish, total
-) -> tuple[Schedule, float, float | None]:
-    """``(schedule, finish, known)``: the periodic timetable ``multi`` (its run ends by
-    ``finish``) or, when it is predicted faster, the whole message list scheduled as one
-    period (:func:`_message_timetable`, its run ends exactly at its span), under two
-    ports per node and up to :data:`MESSAGE_TRANSFERS` transfers; ``known`` the
-    schedule's simulated time when it was simulated, else None.
+) -> tuple[Schedule, float, float | None, Any]:
+    """``(multi, finish, known, listed)``: the periodic timetable ``multi`` (its run ends
+    by ``finish``; ``listed`` None) or, when it is predicted faster, the whole message list
+    scheduled as one period, under two ports per node and up to :data:`MESSAGE_TRANSFERS`
+    transfers (its run ends at its span): ``listed`` its :func:`_listed_message`, made a
+    schedule by :func:`_listed_schedule` where kept; ``known`` the simulated time, or None.
 
     The periodic run ends by its finish bound, often sooner (on the 8-rank
     ``examples/net.json`` platform, 50 MiB in 100 KiB slices, with the packing HiGHS
@@ -261,22 +263,23 @@ def _whole_message(
     from ._shared import simulate_kept as simulate
 
     if not _message_sized(g, total):
-        return multi, finish, None
+        return multi, finish, None, None
     listed = _listed_message(g, packing, total)
     span = listed[2][1]
     if span >= finish:
-        return multi, finish, None
+        return multi, finish, None, None
     ran = simulate(platform, multi, req.model).makespan
     if span >= ran:
-        return multi, finish, ran
-    return _listed_schedule(platform, req, g, listed, total, multi.params["optimum"])
+        return multi, finish, ran, None
+    return multi, span, span, listed
 
 
 def _slack(platform: Platform, req, g: PlanGraph, packing: Packing, total: int, *ours):
-    """``(schedule, finish, known)`` as :func:`_whole_message` gives them, of the trees
+    """``(schedule, finish, known)`` as :func:`_listed_schedule` gives them, of the trees
     of :func:`~.slack_packing.slack_packing` (the same rate, fewer saturated ports) under
     two ports per node, when it ends before ``ours``, the ``(schedule, finish, known)``
-    kept so far (else None): the whole message list scheduled (:func:`_message_timetable`,
+    kept so far as :func:`_whole_message` gives them (else None; ``schedule`` only read
+    when ``known`` is None): the whole message list scheduled (:func:`_message_timetable`,
     ``known`` its span) where :func:`_message_sized`, before ``known`` or else the
     simulated run of ours; else its periodic timetable (``known`` None), when its finish
     bound is below ours, as :func:`_timetabled` chooses among periods."""
@@ -301,13 +304,13 @@ def _slack(platform: Platform, req, g: PlanGraph, packing: Packing, total: int, 
 
 
 def _listed_message(g: PlanGraph, packing: Packing, total: int):
-    """``(shares, trees, timetable)``: ``packing``'s trees with a positive share of the
-    ``total`` slices and the whole message list scheduled on them
-    (:func:`_message_timetable`, ``timetable[1]`` its span)."""
+    """``(shares, trees, (transfers, span))``: ``packing``'s trees with a positive share
+    of the ``total`` slices and the whole message list scheduled on them, as
+    :func:`_message_timetable` (listed node by node only if :func:`_listed_schedule`)."""
     share = _shares(total, list(packing.weights))
     keep = [i for i in range(len(share)) if share[i] > 0]
     mm, trees = [share[i] for i in keep], [packing.trees[i] for i in keep]
-    return mm, trees, _message_timetable(g, trees, mm)
+    return mm, trees, justified(g, *message_transfers(g, trees, mm))
 
 
 def _listed_schedule(platform: Platform, req, g: PlanGraph, listed, total: int, optimum):
@@ -316,8 +319,8 @@ def _listed_schedule(platform: Platform, req, g: PlanGraph, listed, total: int, 
     from ._shared import keep_makespan
     from .known_runs import runs_as_listed
 
-    mm, trees, timetable = listed
-    span = timetable[1]
+    mm, trees, (transfers, span) = listed
+    timetable = (listed_order(transfers), span, span)
     whole = _timetable_schedule(req, g, mm, trees, timetable, total, optimum, span)
     if runs_as_listed(req, g, total):  # its simulated run ends at span: not simulated again
         keep_makespan(platform, whole, req.model, span)
@@ -893,7 +896,4 @@ def _message_timetable(
     (a node holds them in order and forwards the first first), so the ``q``-th listing
     of a tree and child carries the tree's ``q``-th slice."""
     transfers, span = justified(g, *message_transfers(g, trees, share))
-    order: dict[int, list[tuple[int, int, int, int]]] = {}
-    for slot, (_t, u, v, i, _q) in enumerate(transfers):
-        order.setdefault(u, []).append((i, v, 0, slot))
-    return order, span, span
+    return listed_order(transfers), span, span
