@@ -54,7 +54,16 @@ from ..platform import Platform
 from ..schedule import Flow, Schedule, Tree, transfer_budget
 from ._registry import Option, register
 from ._shared import keep_prediction
-from .sites import FANOUTS, SITES_OPS, _heap, halvings, operands, port_floor, segment_cuts
+from .sites import (
+    FANOUTS,
+    SITES_OPS,
+    _heap,
+    halvings,
+    operands,
+    playouts,
+    port_floor,
+    segment_cuts,
+)
 from .sitesorder import allreduce_timetable, reversed_timetable, timetable
 
 __all__ = ["pair_tree", "site_pairs"]
@@ -178,13 +187,14 @@ def site_pairs(
         out = [plain]
         if len(flows) < 2 or not all(f.nbytes for f in flows):
             return out
-        out.append(timetable(platform, plain, model))
-        if collective == "reduce_scatter":
-            down = [replace(f, kind="bcast") for f in flows]
-            out.append(reversed_timetable(platform, replace(plain, flows=tuple(down),
-                                          collective="allgather"), model))  # fmt: skip
-        elif collective == "allreduce":
-            out.append(allreduce_timetable(platform, plain, model))
+        for links, lead in playouts(platform):
+            out.append(timetable(platform, plain, model, links, lead))
+            if collective == "reduce_scatter":
+                down = replace(plain, flows=tuple(replace(f, kind="bcast") for f in flows),
+                               collective="allgather")  # fmt: skip
+                out.append(reversed_timetable(platform, down, model, links, lead))
+            elif collective == "allreduce":
+                out.append(allreduce_timetable(platform, plain, model, links=links, lead=lead))
         return out
 
     def floor(flows: list[Flow]) -> float:

@@ -81,10 +81,16 @@ trees, or by its own reduce trees' play-out run backwards
 (:func:`~hetcoll.planners.sitesorder.allreduce_timetable`; with one sender both phases'
 WAN sends of a direction then leave one leader, the broadcast's after the reduction's in
 its send order, so none shares the WAN with another: on two 4-host stars the 64 MiB
-allreduce takes 1.63x the WAN cut so, 1.68x on the bcast trees).
+allreduce takes 1.63x the WAN cut so, 1.68x on the bcast trees).  On a platform of links
+each timetable is played out in the three ways of :data:`PLAYOUTS` (on the ports alone,
+or with the WAN's bytes, :class:`~hetcoll.planners.sitesorder.RouteCosts`, so that two
+senders' WAN messages are staggered rather than sharing the link, each segment by its
+place in its flow or the longest way first), each simulated, the fastest kept (on two
+4-host stars the 8 MiB allgather 1.794x the members' bound on the ports by place, 1.411x
+so).
 
-Complexity: ``O(N)`` tree edges per member, and two simulations and a play-out
-(``O(T log T)`` for ``T`` transfers) per fanout and segment size tried (at most
+Complexity: ``O(N)`` tree edges per member, and up to ten simulations and twelve
+play-outs (``O(T log T)`` for ``T`` transfers) per fanout and segment size tried (at most
 :data:`CUTS` and the whole flows per fanout).
 """
 
@@ -105,7 +111,15 @@ from ._shared import keep_prediction
 from .rings import _blocks
 from .sitesorder import allreduce_timetable, reversed_timetable, timetable
 
-__all__ = ["halvings", "port_floor", "site_groups", "site_tree", "sites", "wan_senders"]
+__all__ = [
+    "halvings",
+    "playouts",
+    "port_floor",
+    "site_groups",
+    "site_tree",
+    "sites",
+    "wan_senders",
+]
 
 SITES_OPS = ("allgather", "reduce_scatter", "allreduce")
 #: the smallest segment the planner tries (bytes)
@@ -120,6 +134,17 @@ SENDERS = (1, 2)
 #: plan so far (on two 4-host stars: the same choices at 1, 8 and 64 MiB for the three
 #: operations, in less planning time; tests/test_sites_senders.py)
 PRUNE = 1.2
+#: the play-outs of each timetable on a platform of links, ``(links, lead)``: on the hosts'
+#: ports alone or with the WAN's bytes (:class:`~hetcoll.planners.sitesorder.RouteCosts`),
+#: each segment by its place in its flow (None) or the longest way to the end first (0;
+#: on the ports alone that won one case of 24 on two 4-host stars, not one `auto` keeps)
+PLAYOUTS = ((False, None), (True, None), (True, 0.0))
+
+
+def playouts(platform: Platform) -> tuple[tuple[bool, float | None], ...]:
+    """The play-outs a multi-site planner times (:data:`PLAYOUTS`; without links, on the
+    ports alone, each segment by its place)."""
+    return PLAYOUTS if platform.routes.has_links else ((False, None),)
 
 
 def site_groups(
@@ -489,20 +514,22 @@ def sites(
         phase on the bcast trees, then on its own), the first faster."""
         plain = make(flows, 0.0, seg, fan)
         out = [(run.makespan, None, run, flows) for run in [simulate(platform, plain, model)]]
-        if len(flows) > 1 and all(f.nbytes for f in flows):
-            timed = timetable(platform, plain, model)
+        if len(flows) < 2 or not all(f.nbytes for f in flows):
+            return out
+        for links, lead in playouts(platform):
+            timed = timetable(platform, plain, model, links, lead)
             run = simulate(platform, timed, model)
             out.append((run.makespan, timed.order, run, flows))
             if collective == "reduce_scatter":
                 up = [replace(f, tree=site_tree(groups, f.tree.root, "bcast", fan, crossing),
                               kind="bcast") for f in flows]  # fmt: skip
                 back = reversed_timetable(platform, replace(plain, flows=tuple(up),
-                                          collective="allgather"), model)  # fmt: skip
+                                          collective="allgather"), model, links, lead)  # fmt: skip
                 run = simulate(platform, back, model)
                 out.append((run.makespan, back.order, run, list(back.flows)))
             if collective == "allreduce":
                 for own in (False, True):
-                    both = allreduce_timetable(platform, plain, model, own)
+                    both = allreduce_timetable(platform, plain, model, own, links, lead)
                     run = simulate(platform, both, model)
                     out.append((run.makespan, both.order, run, list(both.flows)))
         return out

@@ -33,13 +33,25 @@ class RouteCosts:
     """Per host pair ``(u, v)`` (node indices) and size: the transfer holds ``u``'s send
     port (resource ``u``) and ``v``'s receive port (resource ``n + v``) for the model's
     send and receive busy times, and arrives after its delay (the route's latency and
-    bandwidth: :meth:`hetcoll.models.base.BoundModel.delay`)."""
+    bandwidth: :meth:`hetcoll.models.base.BoundModel.delay`).
 
-    def __init__(self, platform: Platform, model: Any = None) -> None:
+    With ``links``, it also holds each directed link of its route that neither leaves its
+    sender nor enters its receiver (a multi-site platform's WAN; resource ``2 n + r`` for
+    the route's resource ``r``) for its bytes' time on that link alone, ``nbytes /
+    bandwidth``, from its start.  Every transfer crossing such a link pays the same
+    latency before its bytes flow (one WAN between two sites), so the next one may start
+    that latency before the previous one's bytes end, and its bytes follow them: two
+    senders' messages over one WAN are played out staggered, each latency overlapping the
+    other's bytes, where without it they start together and share the link at half its
+    rate, holding both receivers' ports twice as long.  The ports still bound the play-out
+    as before; the link only delays starts, and the simulator judges the result."""
+
+    def __init__(self, platform: Platform, model: Any = None, links: bool = False) -> None:
         from ..models import get_model
 
         self.bound = (get_model(model) if model is not None else platform.model).bind(platform)
         self.n = len(platform)
+        self.platform = platform if links and platform.routes.has_links else None
         self.cache: dict[
             tuple[int, int, int], tuple[tuple[int, ...], tuple[float, ...], float, int]
         ] = {}
@@ -54,24 +66,55 @@ class RouteCosts:
             b = self.bound
             send, recv = b.send_busy(u, v, nbytes), b.recv_busy(u, v, nbytes)
             primary = u if send >= recv else self.n + v
-            got = self.cache[key] = ((u, self.n + v), (send, recv), b.delay(u, v, nbytes), primary)
+            rows, busy = (u, self.n + v), (send, recv)
+            if self.platform is not None:
+                rows, busy = self._links(u, v, nbytes, rows, busy)
+            got = self.cache[key] = (rows, busy, b.delay(u, v, nbytes), primary)
         return got
 
+    def _links(
+        self, u: int, v: int, nbytes: int, rows: tuple[int, ...], busy: tuple[float, ...]
+    ) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        """``rows`` and ``busy`` with the route's inner links (class docstring)."""
+        routes = self.platform.routes
+        _, _, resources, offsets = routes.pairs([u], [v])
+        bandwidth = routes.resource_bandwidth
+        extra = []
+        for r in resources[offsets[0] : offsets[1]]:
+            a, b = routes.resource_ends(int(r))
+            if a != u and b != v:
+                extra.append((2 * self.n + int(r), nbytes / float(bandwidth[r])))
+        return rows + tuple(r for r, _ in extra), busy + tuple(t for _, t in extra)
 
-def timetable(platform: Platform, schedule: Schedule, model: Any = None) -> Schedule:
+
+def timetable(
+    platform: Platform,
+    schedule: Schedule,
+    model: Any = None,
+    links: bool = False,
+    lead: float | None = None,
+) -> Schedule:
     """``schedule`` (per-root flows of the planner ``sites``) with the send order of its
-    play-out on the hosts' ports (module docstring).  Raises :class:`PlannerError` for an
+    play-out on the hosts' ports (module docstring; with ``links`` the WAN's bytes too:
+    :class:`RouteCosts`; ``lead``: the play-out's urgency,
+    :func:`~hetcoll.planners.forestorder.per_root_order`'s, 0 the transfer with the longest
+    way to the end of its tree first, such as a WAN crossing).  Raises :class:`PlannerError` for an
     allreduce with an empty share (the play-out reads a broadcast's bytes from the
     reduced spans that meet them: an empty span meets none)."""
     if schedule.collective == "allreduce" and not all(f.nbytes for f in schedule.flows):
         raise PlannerError("timetable: an allreduce's shares must not be empty")
-    played = per_root_order(
-        platform, schedule.flows, model, RouteCosts(platform, model), wait="all"
-    )
+    costs = RouteCosts(platform, model, links)
+    played = per_root_order(platform, schedule.flows, model, costs, wait="all", lead=lead)
     return dataclasses.replace(schedule, order=played.order)
 
 
-def reversed_timetable(platform: Platform, schedule: Schedule, model: Any = None) -> Schedule:
+def reversed_timetable(
+    platform: Platform,
+    schedule: Schedule,
+    model: Any = None,
+    links: bool = False,
+    lead: float | None = None,
+) -> Schedule:
     """A reduce-scatter: the allgather ``schedule`` (per-root ``bcast`` flows of the planner
     ``sites``) in its timetable (:func:`timetable`, unless it has an order) run backwards:
     the same trees, each edge's data going from child to parent (``reduce`` flows), every
@@ -87,14 +130,21 @@ def reversed_timetable(platform: Platform, schedule: Schedule, model: Any = None
     if schedule.collective != "allgather":
         raise PlannerError(f"reversed_timetable: an allgather to run backwards, not a "
                            f"{schedule.collective}")  # fmt: skip
-    timed = schedule if schedule.order is not None else timetable(platform, schedule, model)
+    timed = schedule
+    if schedule.order is None:
+        timed = timetable(platform, schedule, model, links, lead)
     order, _ = _backwards(timed.order)
     flows = tuple(dataclasses.replace(f, kind="reduce") for f in timed.flows)
     return dataclasses.replace(timed, collective="reduce_scatter", flows=flows, order=order)
 
 
 def allreduce_timetable(
-    platform: Platform, schedule: Schedule, model: Any = None, own: bool = False
+    platform: Platform,
+    schedule: Schedule,
+    model: Any = None,
+    own: bool = False,
+    links: bool = False,
+    lead: float | None = None,
 ) -> Schedule:
     """An allreduce of the planner ``sites`` (its reduce flows, then its ``bcast`` flows of
     the same shares) as its broadcast phase's timetable (the ``bcast`` flows played out as
@@ -111,13 +161,13 @@ def allreduce_timetable(
     if schedule.collective != "allreduce" or not all(f.nbytes for f in schedule.flows):
         raise PlannerError("allreduce_timetable: an allreduce of non-empty shares")
     down = tuple(f for f in schedule.flows if f.kind == "bcast")
-    costs = RouteCosts(platform, model)
-    played = per_root_order(platform, down, model, costs, wait="all")
+    costs = RouteCosts(platform, model, links)
+    played = per_root_order(platform, down, model, costs, wait="all", lead=lead)
     up = down
     if own:
         up = tuple(dataclasses.replace(f, kind="bcast") for f in schedule.flows
                    if f.kind == "reduce")  # fmt: skip
-        first = per_root_order(platform, up, model, costs, wait="all").order
+        first = per_root_order(platform, up, model, costs, wait="all", lead=lead).order
     else:
         first = played.order
     back, top = _backwards(first)
