@@ -62,10 +62,12 @@ its lead and the leads cost almost nothing.  What is left is the fill and drain,
 ``k`` grows from :data:`FIRST_COUNT` to where the curve ``A / k + B k`` through the
 last two counts simulated is least, in jumps of at most :data:`JUMP` times, while the time
 falls, up to the simulator's budget (:func:`phased_search`).  ``cut="best"`` (the default)
-simulates the phased cut and, where it stays over :data:`NEAR` above the fluid time, the
-even one too, and keeps the faster: where every NIC binds (``M / b_min = 2 (N - 1) M /
-sum_i b_i``: a star of eight NICs, half at 25 and half at 10 Gbit/s) no NIC can take up
-another's share and the even cut's windows do better.
+simulates the phased cut and, where it stays over :data:`NEAR` above the fluid time and
+every NIC binds, the even one too, and keeps the faster: where every NIC binds (``M /
+b_min = 2 (N - 1) M / sum_i b_i``: a star of eight NICs, half at 25 and half at 10
+Gbit/s) no NIC can take up another's share and the even cut's windows do better; where
+one has time to spare, the phased cut covers the leads and beats the even one (8 to 64
+NICs of 100/25/10 Gbit/s at 1 MiB: 1.09 against 1.17 ``T*`` at 8).
 
 There a send's lead is covered only if, at every NIC, the sends in flight beside it take
 up its share at once: max-min sharing gives a transfer more only where both its NICs have
@@ -140,8 +142,9 @@ def butterfly_pipelined(
     the fastest simulated (:func:`phased_search`); ``"kind"`` (such a model too) segments
     of one size under windows per edge and kind of flow, reduce sends paced by the rank's
     combines (``chain="kind"``); ``"best"`` the phased schedule, and where it is not
-    within :data:`NEAR` of the shares' fluid time the even one and the kind one
-    (:func:`kind_search`) too, the fastest kept.
+    within :data:`NEAR` of the shares' fluid time and every member's NIC is busy within
+    :data:`NEAR` of it the even one and the kind one (:func:`kind_search`) too, the
+    fastest kept.
 
     Returns
     -------
@@ -268,15 +271,16 @@ def butterfly_pipelined(
     lower = fluid if bound.nic_rate(0) is not None else 0.0
     tried = phased_search(pieces, simulated, most, lower) if phase else []
     near = tried and min(s.params["estimate"] for s in tried) <= (1 + NEAR) * lower
+    # where a NIC has time to spare the phased cut covers the leads: the even and kind
+    # cuts' simulations would cost without gain (stars of 100/25/10 Gbit/s NICs at 1 MiB:
+    # 8 nodes 0.5 s of 0.9, 16 nodes 2.5 s of 6, 64 nodes 6.4 s of 63)
+    tight = min(loads) >= (1 - NEAR) * fluid
     if cut == "kind":
         tried = _descend([None], build, by_kind, most, lower, search)
-    elif not tried or (cut == "best" and not near):
+    elif not tried or (cut == "best" and not near and tight):
         price = startup(bound, ids, shares, rates) if lower > 0 and chain == "edge" else None
         evens = _descend([None], build, simulated, most, lower, search, price)
         tried += evens
-        # where a NIC has time to spare the phased cut covers the leads: the kind cut's
-        # simulations would cost without gain (16 nodes of 25/10 Gbit/s at 1 MiB)
-        tight = min(loads) >= (1 - NEAR) * fluid
         if cut == "best" and chain == "edge" and tight:
             tried += kind_search(evens, build, by_kind, most, lower, align)
     sched = min(tried, key=lambda s: s.params["estimate"])  # the first of equals
@@ -354,7 +358,8 @@ def phased_search(
     is followed by the count halfway (geometrically) between it and the last (the curve's
     least may lie between them).  The budget's count (the most segments whose schedule
     sends at most ``most`` messages) ends the search: a jump to half of it or more goes
-    to it instead, since the two runs would cost as much as the budget's and a half.
+    to it instead, since the two runs would cost as much as the budget's and a half
+    (under twice :data:`FIRST_COUNT`, the budget's is the one count simulated).
     Doubling every time would simulate about as many messages again as the last count's
     (4 + 8 + ... + k); jumping, about ``1 / JUMP`` of them.  Every time it keeps is a
     full simulation: the curve only chooses the counts.  ``simulated(flows, k, above)``:
@@ -380,9 +385,12 @@ def phased_search(
         out.append(sched)
         return sched, short
 
-    k = FIRST_COUNT
+    k, top = FIRST_COUNT, math.inf
+    if sum(f.transfers for f in cut(k)) <= most:
+        top = _most_within(cut, k, 2 * k, most, grow=True)
+        if 2 * k >= top:  # no room for two counts below the budget's: that one alone
+            k = top
     sched, short = run(k)
-    top = math.inf if sched is None else _most_within(cut, k, k * 2, most, grow=True)
     while sched is not None:
         if len(out) >= 2 and sched.params["estimate"] >= out[-2].params["estimate"]:
             k_before = out[-2].params["segments"]
