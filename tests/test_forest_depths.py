@@ -40,7 +40,7 @@ def test_counts_follow_the_weights_the_finest_within_the_budget():
 
 @pytest.mark.parametrize(("op", "most"), [("allgather", 1.007), ("reduce_scatter", 1.01)])
 def test_sixty_four_nodes_within_one_percent(monkeypatch, op, most):
-    """The benchmark's 64-node graph at 1 MiB per rank: 1.0054x (allgather) and 1.0089x
+    """The benchmark's 64-node graph at 1 MiB per rank: 1.0033x (allgather) and 1.0089x
     (reduce-scatter, its broadcast's play-out run backwards) the optimum, which the
     simulator replays; two play-outs in all (whole shares, segments of one size)."""
     p = capacitated_graph_platform(64, seed=0)
@@ -61,3 +61,14 @@ def test_sixty_four_nodes_within_one_percent(monkeypatch, op, most):
     assert t == pytest.approx(s.params["estimate"], rel=1e-9)
     assert best.optimum * (1 - 1e-9) <= t <= best.optimum * most
     assert len(calls) == 2
+
+
+def test_the_deepest_trees_go_first_on_seed_two():
+    """The benchmark's 64-node graph of seed 2, reduce-scatter of 1 MiB per rank: with the
+    trees' rates weighted by their depths to the power :data:`~hetcoll.planners.forest.
+    DEPTH_POWER` among the optimal packings, 1.0265x the optimum (1.0337x by their depths
+    alone, which keep a tree of 46 hops)."""
+    p = capacitated_graph_platform(64, seed=2)
+    s = plan(p, None, method="forest", collective="reduce_scatter", nbytes=MiB)
+    best = collective_bound(p, "reduce_scatter", 64 * MiB)
+    assert best.optimum * (1 - 1e-9) <= simulate(p, s).makespan <= best.optimum * 1.03

@@ -18,14 +18,14 @@ from hetcoll.generators import capacitated_graph_platform
 MiB = 2**20
 
 PINNED = {
-    (8, "allgather", 1): "b37687c53e76dd932ff445d857bbd967b9643bbd",
-    (8, "allgather", 64): "aa929754e3521f83453049ed7d21f767b6c1f1a4",
-    (8, "reduce_scatter", 1): "4dcb0c05120d85dd6179e62d97d6e818519b1de8",
-    (8, "reduce_scatter", 64): "9b57015a0fd353bec5d0bca4d19ef405785f7f81",
-    (16, "allgather", 1): "7416aedf62f892b31578a5b428b00629aa20bdc3",
-    (16, "allgather", 64): "6d910c4b1a63bd6c4115d2aa2ae5faa0ebedefa3",
-    (16, "reduce_scatter", 1): "e9c6dbce16fe8806eac6788c28697bd4682fc737",
-    (16, "reduce_scatter", 64): "a31b490822abbfa7ef1cb9611c31c518cdf4a375",
+    (8, "allgather", 1): "0aa01f2c3622bedbd4b7c5cbd0e9cefd38766563",
+    (8, "allgather", 64): "3550c7634f291d0d88e09f70ed0d32b677308932",
+    (8, "reduce_scatter", 1): "f4605c02d4530bf83872a2c8919ba69b0ec10aeb",
+    (8, "reduce_scatter", 64): "fd272016623efeffbb5932772f363e2e30a7b5fa",
+    (16, "allgather", 1): "36e232453ba16866752db36dfc0763145841ad4f",
+    (16, "allgather", 64): "e78fb7bd80e928ea4481ab9f4d51e328a8c330fc",
+    (16, "reduce_scatter", 1): "4ec9dfbdac641f7127249fccd0018412d129f51b",
+    (16, "reduce_scatter", 64): "b9c6a4d6527881d3425aa366d3ed9d81ceaf1ddd",
 }
 
 
