@@ -243,3 +243,12 @@ def test_no_even_cut_where_a_nic_has_time_to_spare(monkeypatch):
     s = plan(p, None, **KW, nbytes=m, options={"align": 8})
     assert set(chains) == {"peer"} and s.chain == "peer"
     assert 1.01 * t_star(p, m) < s.params["estimate"] < 1.1 * t_star(p, m)
+
+
+def test_no_jump_to_the_budget_past_the_least():
+    """The curve through counts 4 and 8 is least at 18, the budget 23 segments: the search
+    simulates 16 (the nearest power of two) and stops there, not the budget's count (on 32
+    NICs of 100/25/10 Gbit/s at 1 MiB the budget's 23 segments take 1.112 ``T*``, 17
+    take 1.112, 16 take 1.068)."""
+    counts, _ = _curve(3240.0, 10.0, 230)
+    assert counts == [4, 8, 16]
