@@ -24,11 +24,9 @@ own in ``w`` of ``n`` untied rounds is faster at level ``p`` when
   others head to head (in more of the rounds than it is slower) takes the rule (on a tie,
   the larger median speed-up, then the first chosen): within the noise they are alike.
 - :data:`CONTENDERS` is three: the first rounds' order of algorithms a few per cent apart
-  is partly luck, and the one a program's loop runs fastest can be third (in one run on 2
-  ranks, at 3 sizes of 12 the algorithm ``benchmarks/mpi/bench_mpich_algorithms.py`` found
-  fastest had the tune's third largest median speed-up; at one of them, the only one of
-  the three where it was above 1, it ran 1.38 times as fast as the MPICH's own selection
-  that the rule kept).  Each contender shares the level
+  is partly luck, and the one a program's loop runs fastest can be third
+  (``benchmarks/mpi/bench_mpich_algorithms.py`` prints per size the fastest forced
+  algorithm beside the tune's winner and runner-up).  Each contender shares the level
   (with three, a contender needs 17 rounds of 20).
 
 Every rank measures the same times (each the slowest rank's), and the contenders and the

@@ -50,9 +50,9 @@ about ``loop`` seconds of MPI's own), the slowest rank's time divided by the cal
 ``benchmarks/mpi/bench_mpich_algorithms.py`` measures them.  Not single calls each between
 barriers: with more ranks than cores a call that starts with every rank released by a
 barrier ranks the algorithms unlike a loop, where a call's ranks arrive as the last call
-left them (on 4 ranks on 2 cores at a 512 B allreduce, paired in one job, ``tree`` /
-``recursive_doubling`` is 0.96-1.27 in single calls, where a rule could force either by
-the luck of the rounds, and 1.65-1.73 in loops: docs/runtime.md).
+left them (on 4 ranks on 2 cores at a 512 B allreduce, ``tree`` and
+``recursive_doubling`` are about even in single calls and ``tree`` takes about 1.7 times
+as long in a loop: docs/runtime.md).
 Its confirmation keeps MPI's own unless a forced algorithm is significantly faster
 (:mod:`hetcoll.jobs.confirmation`): the three candidates of the largest median speed-ups
 above 1 in the first rounds (the row's ``first`` and ``runner_up`` are the first two: their

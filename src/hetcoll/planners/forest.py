@@ -74,13 +74,10 @@ TIE = 1e-2
 SHALLOW_ROUNDS = 2
 #: the shallowest packing minimises its trees' rates weighted by their depths (relative to
 #: the slowest edge's time) to this power, plus :data:`HOP` per hop: a tree of twice the
-#: depth weighs 16 times as much per byte, so the deepest trees go first.  On the 64-node
-#: graphs of ``bench_packing.py --nodes 64 --seeds 6`` at 1 MiB per rank, against depths
-#: to the power 1 (seeds 0-5): allgather 1.0054, 1.0523, 1.0446, 1.0104, 1.0010, 1.1263
-#: -> 1.0033, 1.0453, 1.0405, 1.0074, 1.0010, 1.1263 the optimum; reduce-scatter 1.0089,
-#: 1.0238, 1.0337, 1.0124, 1.0106, 1.0323 -> 1.0089, 1.0211, 1.0265, 1.0173, 1.0109,
-#: 1.0162.  At 16 and 32 nodes (seed 0) 1.0011 -> 1.0005-1.0008 and 1.0001-1.0002 ->
-#: 1.0002-1.0003.  A square took seed 1's allgather to 1.0763
+#: depth weighs 16 times as much per byte, so the deepest trees go first: of the 12
+#: allgathers and reduce-scatters of ``bench_packing.py --nodes 64 --seeds 6`` at 1 MiB per
+#: rank, 8 take less time than with depths to the power 1 and 2 take more
+#: (``tests/test_forest_depths.py``)
 DEPTH_POWER = 4
 #: the shallowest packing's weight per hop: among trees of one depth, the fewest hops
 HOP = 1e-6
