@@ -460,6 +460,8 @@ def _rows(small: int, at_64: int) -> dict:
         ("bench_switch", _switch_run, ["--full"], lambda c: len(c) == 6 and c[-1] == (4096, 3, 3)),
         ("bench_packing", _packing_run, [], lambda c: c == [(8, 0), (16, 0), (32, 0)]),
         ("bench_packing", _packing_run, ["--full"], lambda c: [n for n, _ in c] == [8, 16, 32, 64]),
+        ("bench_packing", _packing_run, ["--nodes", "64", "--seeds", "0-2,5"],
+         lambda c: c == [(64, 0), (64, 1), (64, 2), (64, 5)]),
         ("bench_edge_loads", _edge_loads_run, [], lambda c: len(c) == 2 * 2 * (1 + 2)),
         ("bench_edge_loads", _edge_loads_run, ["--full"], lambda c: len(c) == 2 * 5 * (1 + 6)),
         ("bench_optimal", _optimal_run, [], lambda c: {x[0] for x in c} == {16, 24, 32, 40, "cli"}),
@@ -519,6 +521,24 @@ def test_bench_sizes_auto_rows(monkeypatch):
     s = module.plan(module.with_latency(p, 1e-4, 1), "0", method="auto", nbytes=module.AUTO_SIZE)
     assert late["auto_time"] == min(s.params["candidates"].values()) > row["auto_time"]
     assert late["latency"] == 1e-4 and row["latency"] is None
+
+
+def test_packing_summarises_the_seeds(monkeypatch):
+    """``bench_packing --seeds``: a count or seeds and ranges; the summary's row per nodes,
+    operation and size gives the worst ratio over the seeds, its seed and the mean, and
+    counts the seeds whose plan is slower than the best baseline."""
+    script = _script("simulated", "bench_packing", monkeypatch)
+    assert script.seed_list("3") == [0, 1, 2]
+    assert script.seed_list("0-2,5,1") == [0, 1, 2, 5]
+    rec = dict(n=64, op="allgather", mib_per_rank=1, plan_cpu_s=1.0, best_baseline_ratio=1.1)
+    rows = script.summary([
+        {**rec, "seed": 0, "ratio": 1.01}, {**rec, "seed": 5, "ratio": 1.13, "plan_cpu_s": 2.5},
+        {**rec, "seed": 0, "op": "reduce_scatter", "ratio": 1.02, "best_baseline_ratio": None},
+    ])  # fmt: skip
+    assert rows == [
+        [64, "allgather", 1, 2, "1.1300", 5, "1.0700", "2.50", 1],
+        [64, "reduce_scatter", 1, 1, "1.0200", 0, "1.0200", "1.00", 0],
+    ]
 
 
 def test_packing_measures_an_allreduce_against_its_own_vector(monkeypatch):
