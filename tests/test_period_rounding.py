@@ -11,9 +11,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hetcoll.planners import multitree
-from hetcoll.planners.multitree import PERIODS
-from hetcoll.planners.period_rounding import greedy
+from hetcoll.planners.period_rounding import greedy, shares_and_loads, whole_slices
+from hetcoll.planners.periodic_timetable import PERIODS
 from test_planners_multi_tree_sizes import DENSITIES, SEEDS, packed
 
 
@@ -32,7 +31,7 @@ def test_the_rounding_finds_the_optimum_the_greedy_misses():
     loads = np.array([[3.0, 3.0, 3.0], [1.0, 1.0, 2.0], [1.0, 3.0, 0.0]])
     share = np.array([0.132, 0.256, 0.612])
     assert greedy(share, loads, 5).tolist() == [0.0, 2.0, 3.0]
-    m = multitree._round(share, loads, 5)
+    m = whole_slices(share, loads, 5)
     assert m.tolist() == [0.0, 4.0, 1.0]
     assert float((m @ loads).max()) == _brute(loads, 5) == 8.0
 
@@ -44,9 +43,9 @@ def test_no_single_move_lowers_the_busiest_port(n, density, seed):
     if case is None:
         return
     _p, _req, g, packing = case
-    share, loads = multitree._shares_and_loads(g, packing)
+    share, loads = shares_and_loads(g, packing)
     for periods in PERIODS[:8]:
-        m = multitree._round(share, loads, periods)
+        m = whole_slices(share, loads, periods)
         assert m.sum() == periods and np.all(m >= 0) and np.all(m == np.round(m))
         top = float((m @ loads).max())
         assert top <= float((greedy(share, loads, periods) @ loads).max()) * (1 + 1e-12)
@@ -63,8 +62,8 @@ def test_the_fewest_flows_of_any_candidate_period():
     from hetcoll.planners.period_rounding import fewest_flows
 
     share, loads = np.array([0.97, 0.03]), np.array([[1.0], [1.0]])
-    assert multitree._round(share, loads, 16).tolist() == [16.0, 0.0]
-    assert multitree._round(share, loads, 32).tolist() == [31.0, 1.0]
+    assert whole_slices(share, loads, 16).tolist() == [16.0, 0.0]
+    assert whole_slices(share, loads, 32).tolist() == [31.0, 1.0]
     assert fewest_flows(share, loads, 1000, [32]) == 2
     assert fewest_flows(share, loads, 1000, [16, 32]) == fewest_flows(share, loads, 1000, [16]) == 1
     assert fewest_flows(share, loads, 10, [32]) == 1  # (9.6875, 0.3125) slices: (10, 0)

@@ -317,13 +317,13 @@ def test_the_periodic_timetable_is_built_only_when_it_can_be_chosen(monkeypatch,
     monkeypatch.setattr(multitree, "MAX_TRANSFERS", 100)
     monkeypatch.setattr(port_choice, "MAX_TRANSFERS", 100)
     calls = []
-    real = multitree._timetabled
+    real = multitree.timetabled
 
     def counted(*args):
         calls.append(args)
         return real(*args)
 
-    monkeypatch.setattr(multitree, "_timetabled", counted)
+    monkeypatch.setattr(multitree, "timetabled", counted)
     p = random_graph_platform(8, 0.3, seed=seed, model="multi_port")
     s = plan(p, "0", method="multi_tree", nbytes=40 * L * 1000, segment_size=L * 1000)
     assert len(calls) == built

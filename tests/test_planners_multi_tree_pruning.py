@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from hetcoll import plan, simulate
 from hetcoll.generators import random_graph_platform
-from hetcoll.planners import multitree
+from hetcoll.planners import multitree, periodic_timetable
 from hetcoll.planners.pipelined import _start, binomial_graph
 from hetcoll.planners.steady import pack_arborescences, unbounded
 
@@ -22,13 +22,13 @@ L = 10**6
 def _built_periods(monkeypatch) -> list[int]:
     """The slices per period of every timetable multi_tree builds from now on."""
     built: list[int] = []
-    real = multitree._placed_timetable
+    real = periodic_timetable._placed_timetable
 
-    def spy(g, trees, m, spread=False):
+    def spy(g, trees, m, style=periodic_timetable.DENSE):
         built.append(int(sum(m)))
-        return real(g, trees, m, spread)
+        return real(g, trees, m, style)
 
-    monkeypatch.setattr(multitree, "_placed_timetable", spy)
+    monkeypatch.setattr(periodic_timetable, "_placed_timetable", spy)
     return built
 
 
@@ -38,7 +38,7 @@ def test_no_period_longer_than_an_eighth_of_the_message_is_timetabled(monkeypatc
     built = _built_periods(monkeypatch)
     plan(p, "0", method="multi_tree", nbytes=total * L, segment_size=L)
     assert built
-    assert max(built) <= total // multitree.LONGEST
+    assert max(built) <= total // periodic_timetable.LONGEST
 
 
 @pytest.mark.parametrize(("n", "seed", "total", "most"), [(50, 0, 2048, 64), (40, 2, 8192, 96)])
@@ -67,11 +67,11 @@ def test_the_kept_period_is_the_one_kept_with_every_period_up_to_the_message(
     if g.k == 1 or unbounded(g.problem()):
         return
     packing = pack_arborescences(g.problem())
-    capped = multitree._timetabled(g, packing, None, total)
+    capped = periodic_timetable.timetabled(g, packing, None, total)
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(multitree, "LONGEST", 1)
-        m.setattr(multitree, "PATIENCE", 10**9)
-        every = multitree._timetabled(g, packing, None, total)
+        m.setattr(periodic_timetable, "LONGEST", 1)
+        m.setattr(periodic_timetable, "PATIENCE", 10**9)
+        every = periodic_timetable.timetabled(g, packing, None, total)
     assert capped[0] == every[0]
     assert capped[2][1:] == every[2][1:]
     assert capped[3] == every[3]

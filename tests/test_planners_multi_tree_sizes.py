@@ -12,7 +12,7 @@ from _one_port import assert_one_port_timetable
 from hetcoll import plan, simulate
 from hetcoll.bounds import lower_bound
 from hetcoll.generators import random_graph_platform
-from hetcoll.planners.multitree import PERIODS
+from hetcoll.planners.periodic_timetable import PERIODS
 
 L = 10**6
 DENSITIES = st.sampled_from([0.15, 0.3, 0.6])
@@ -112,36 +112,37 @@ def test_the_kept_period_is_the_exhaustive_choice(n, density, seed, total):
     building every candidate period's timetable in full (both packings) and keeping the
     one that ends first, up to the first that keeps KEEP_TIMETABLE of the optimum: what
     multi_tree saves (a timetable listed only for the period kept, ...) changes nothing."""
-    from hetcoll.planners.multitree import (
+    from hetcoll.planners.period_rounding import shares_and_loads, whole_slices
+    from hetcoll.planners.periodic_timetable import (
+        DENSE,
         KEEP_TIMETABLE,
         LONGEST,
-        _finish_bound,
+        SPREAD,
         _period_timetable,
-        _round,
-        _shares_and_loads,
-        _timetabled,
+        finish_bound,
+        timetabled,
     )
 
     case = packed(n, density, seed, total)
     if case is None:
         return
     _p, _req, g, packing = case
-    share, loads = _shares_and_loads(g, packing)
+    share, loads = shares_and_loads(g, packing)
     best = None
     for periods in [q for q in PERIODS if q <= total // LONGEST] or [PERIODS[0]]:
-        m = _round(share, loads, periods)
+        m = whole_slices(share, loads, periods)
         trees = [packing.trees[i] for i in range(len(m)) if m[i] > 0]
         mm = [int(x) for x in m if x > 0]
         rate = 0.0
-        for spread in (False, True):
-            order, span, reach = _period_timetable(g, trees, mm, spread)
+        for style in (DENSE, SPREAD):
+            order, span, reach = _period_timetable(g, trees, mm, style)
             rate = max(rate, sum(mm) / span)
-            finish = _finish_bound((span, reach), mm, total)
+            finish = finish_bound((span, reach), mm, total)
             if best is None or finish < best[3]:
                 best = (mm, [t.tolist() for t in trees], (order, span, reach), finish)
         if rate >= KEEP_TIMETABLE * packing.throughput:
             break
-    mm, trees, timetable, finish = _timetabled(g, packing, None, total)
+    mm, trees, timetable, finish = timetabled(g, packing, None, total)
     assert (mm, [t.tolist() for t in trees], timetable, finish) == best
 
 

@@ -16,6 +16,9 @@ from hypothesis import strategies as st
 from hetcoll import plan, simulate
 from hetcoll.generators import random_graph_platform
 from hetcoll.planners import multitree
+from hetcoll.planners.dense_timetable import dense_timetable
+from hetcoll.planners.period_rounding import shares_and_loads, whole_slices
+from hetcoll.planners.periodic_timetable import PERIODS
 from hetcoll.planners.pipelined import _start
 from hetcoll.planners.steady import pack_arborescences
 
@@ -91,7 +94,7 @@ def test_the_dense_timetable_equals_its_reference(k, data, spread):
     # durations from a few values, so that ties between ports happen
     T = {p: data.draw(st.sampled_from([0.5, 1.0, 1.5, 0.25, 3.0])) for p in pairs}
     count = {p: data.draw(st.integers(1, 6)) for p in pairs}
-    got = multitree._dense_timetable(k, T, count, spread)
+    got = dense_timetable(k, T, count, spread)
     assert got == _reference_dense_timetable(k, T, count, spread)
 
 
@@ -100,10 +103,10 @@ def test_the_dense_timetable_equals_its_reference_on_a_packing():
     p = random_graph_platform(30, 0.12, seed=1)
     _req, g = _start(p, "0", None, None, 256 * L, L)
     packing = pack_arborescences(g.problem())
-    share, loads = multitree._shares_and_loads(g, packing)
+    share, loads = shares_and_loads(g, packing)
     T = {(int(g.src[e]), int(g.dst[e])): float(g.T[e]) for e in range(len(g.src))}
-    for periods in multitree.PERIODS[:6]:
-        m = multitree._round(share, loads, periods)
+    for periods in PERIODS[:6]:
+        m = whole_slices(share, loads, periods)
         count: dict[tuple[int, int], int] = {}
         for tree, mi in zip(packing.trees, m, strict=True):
             for e in tree.tolist():
@@ -112,7 +115,7 @@ def test_the_dense_timetable_equals_its_reference_on_a_packing():
         count = {pair: c for pair, c in count.items() if c}
         for spread in (False, True):
             want = _reference_dense_timetable(g.k, T, count, spread)
-            assert multitree._dense_timetable(g.k, T, count, spread) == want
+            assert dense_timetable(g.k, T, count, spread) == want
 
 
 @settings(max_examples=15, deadline=None)

@@ -22,7 +22,7 @@ from hetcoll.arborescence import min_arborescence
 from hetcoll.errors import PlannerError
 from hetcoll.generators import random_graph_platform, tiers_platform
 from hetcoll.planners import REGISTRY
-from hetcoll.planners.multitree import steady_period
+from hetcoll.planners.periodic_timetable import steady_period
 from hetcoll.planners.steady import (
     SteadyProblem,
     edge_loads,

@@ -2,7 +2,7 @@
 same transfers, no port doing two at once, shorter than the dense one or None; on the size
 benchmark's platforms it packs the slack packing's short periods nearer their busiest
 port, and ``multi_tree``'s periodic run of 8 192 slices comes nearer the bound, as it
-does with the finer periods (``multitree.FINER``) tried for those trees."""
+does with the finer periods (``periodic_timetable.FINER``) tried for those trees."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ def test_on_the_size_benchmarks_platform_8192_slices_come_nearer_the_bound():
 def test_on_the_size_benchmarks_platform_a_finer_period_comes_nearer_the_bound():
     # Fig. 4 generator, n = 50, density 0.12, seed 2, 8 192 slices: the slack packing's
     # periodic timetable of 24 slices per period reaches 97.75 % of the bound, of 20
-    # slices (multitree.FINER) 98.05 %
+    # slices (periodic_timetable.FINER) 98.05 %
     p = random_graph_platform(50, 0.12, seed=2)
     size = 8192 * L
     s = plan(p, "0", method="multi_tree", nbytes=size, segment_size=L)

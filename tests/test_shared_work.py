@@ -12,7 +12,7 @@ import pytest
 
 from hetcoll import plan
 from hetcoll.generators import random_graph_platform
-from hetcoll.planners import _shared, multitree, steady
+from hetcoll.planners import _shared, periodic_timetable, steady
 from hetcoll.planners._shared import shared_work
 
 PLANNERS = ("throughput_tree", "lp_grow", "lp_prune", "multi_tree")
@@ -32,9 +32,11 @@ def test_shared_work_plans_what_each_planner_plans_alone(model, monkeypatch):
     real, real_loads = _shared.pack_arborescences, _shared.edge_loads
     monkeypatch.setattr(_shared, "pack_arborescences", lambda prob: solves.append(1) or real(prob))
     monkeypatch.setattr(_shared, "edge_loads", lambda *a: loads.append(1) or real_loads(*a))
-    real_table = multitree._one_timetable
+    real_table = periodic_timetable._one_timetable
     monkeypatch.setattr(
-        multitree, "_one_timetable", lambda *a: tables.append((list(a[2]), a[3])) or real_table(*a)
+        periodic_timetable,
+        "_one_timetable",
+        lambda *a: tables.append((list(a[2]), a[3])) or real_table(*a),
     )
     with shared_work():
         together = {(name, seg): _doc(p, name, seg) for seg in SLICES for name in PLANNERS}

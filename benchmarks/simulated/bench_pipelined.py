@@ -45,7 +45,7 @@ from hetcoll.errors import ScheduleError
 from hetcoll.experiments.beaumont import FULL, ONE_PORT, grid_platforms
 from hetcoll.files import write_atomic
 from hetcoll.generators import random_graph_platform
-from hetcoll.planners.multitree import steady_period
+from hetcoll.planners.periodic_timetable import steady_period
 from hetcoll.planners.steady import lp_throughput, pack_arborescences, steady_problem
 from hetcoll.report import format_table
 from hetcoll.simulator import steady_state
