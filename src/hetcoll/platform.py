@@ -42,12 +42,20 @@ import numpy as np
 
 from .errors import ArgumentError, ModelError, PlatformError, UnknownNodeError
 from .files import read_document, umask_mode, write_atomic  # noqa: F401  (moved to files.py)
+from .platform_document import (
+    BUSY_FIELDS,
+    NODE_FIELDS,
+    TOP_FIELDS,
+    DocumentParts,
+    document_parts,
+    kind_of,
+)
 from .routing import Routes
 from .sizecurve import SizeCurve
-from .star import NIC_FIELDS, check_star, check_star_document, same_off_diagonal
+from .star import check_star, same_off_diagonal
 from .switches import NODE_FIELDS as _SWITCH_NODE_FIELDS
 from .switches import TOP_FIELDS as _SWITCH_TOP_FIELDS
-from .switches import SwitchNetwork, switch_network_from_dict
+from .switches import SwitchNetwork
 from .units import check_quantities, check_quantity
 
 __all__ = [
@@ -61,19 +69,6 @@ __all__ = [
 ]
 
 _DATA = Path(__file__).with_name("data")
-_NODE_FIELDS = {"id", "t_ini", "t_byte", "site", "cluster", "host", "gamma", *NIC_FIELDS}
-_LINK_FIELDS = {
-    "u",
-    "v",
-    "latency",
-    "bandwidth",
-    "directed",
-    *(f"{side}_{what}" for side in ("send", "recv") for what in ("latency", "bandwidth")),
-}
-#: optional per-link busy times of the sender and the receiver (Beaumont et al. Sec. 2.1)
-_BUSY_FIELDS = ("send_latency", "send_bandwidth", "recv_latency", "recv_bandwidth")
-_TOP_FIELDS = {"model", "nodes", "links", "latency", "bandwidth", "name", "description"}
-_TOP_FIELDS.add("size_curve")
 
 
 @dataclass(frozen=True)
@@ -146,7 +141,7 @@ class Link:
             out["bandwidth"] = self.bandwidth
         if self.directed:
             out["directed"] = True
-        for key in _BUSY_FIELDS:
+        for key in BUSY_FIELDS:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value if math.isfinite(value) else "inf"
@@ -486,7 +481,20 @@ class Platform:
     @classmethod
     def from_dict(cls, data: Any) -> Platform:
         """Build from the file format, checking every field and naming the bad one."""
-        return _platform_from_dict(data)
+        return cls._from_parts(document_parts(data))
+
+    @classmethod
+    def _from_parts(cls, parts: DocumentParts) -> Platform:
+        return cls(
+            tuple(Node(**kw) for kw in parts.nodes),
+            tuple(Link(**kw) for kw in parts.links),
+            parts.latency,
+            parts.bandwidth,
+            parts.model,
+            parts.name,
+            parts.switches,
+            parts.size_curve,
+        )
 
     def with_model(self, model: Any) -> Platform:
         """The same network with another default cost model."""
@@ -526,7 +534,7 @@ class Platform:
             g.add_node(node["id"], **attrs)
         for k, lk in enumerate(self.links):
             attrs = {"latency": lk.latency, "bandwidth": lk.bandwidth}
-            attrs.update({f: getattr(lk, f) for f in _BUSY_FIELDS if getattr(lk, f) is not None})
+            attrs.update({f: getattr(lk, f) for f in BUSY_FIELDS if getattr(lk, f) is not None})
             attrs.update(directed=lk.directed, link=k, tail=lk.u)
             g.add_edge(lk.u, lk.v, **attrs)
             if asym and not lk.directed:
@@ -556,11 +564,11 @@ class Platform:
         does not know are ignored; the values are checked as a platform file's are."""
         if not (hasattr(graph, "nodes") and hasattr(graph, "edges") and hasattr(graph, "graph")):
             raise TypeError(f"from_networkx: expected a networkx graph, got {type(graph).__name__}")
-        top = _TOP_FIELDS | _SWITCH_TOP_FIELDS
+        top = TOP_FIELDS | _SWITCH_TOP_FIELDS
         doc: dict[str, Any] = {
             k: v for k, v in graph.graph.items() if k in top and k not in ("nodes", "links")
         }
-        node_fields = (_NODE_FIELDS | _SWITCH_NODE_FIELDS) - {"id"}
+        node_fields = (NODE_FIELDS | _SWITCH_NODE_FIELDS) - {"id"}
         doc["nodes"] = [
             {"id": str(v), **{k: x for k, x in d.items() if k in node_fields}}
             for v, d in graph.nodes(data=True)
@@ -572,7 +580,7 @@ class Platform:
             doc["model"] = model if isinstance(model, str | Mapping) else model.to_spec()
         elif "model" not in doc:
             doc["model"] = "hockney" if doc.get("links") else "tini"
-        return _platform_from_dict(doc)
+        return cls._from_parts(document_parts(doc))
 
 
 def _links_from_networkx(graph, latency: str, bandwidth: str) -> list[dict[str, Any]]:
@@ -601,7 +609,7 @@ def _links_from_networkx(graph, latency: str, bandwidth: str) -> list[dict[str, 
         }
         if not undirected:
             link["directed"] = True
-        for f in _BUSY_FIELDS:
+        for f in BUSY_FIELDS:
             if f in d:  # given (None: JSON's infinity)
                 link[f] = "inf" if d[f] is None or d[f] == math.inf else d[f]
         found.append((key, link))
@@ -619,30 +627,22 @@ def _json_float(x: float) -> float | str:
 
 def _sequence(value: Any, where: str) -> Sequence[Any]:
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
-        raise PlatformError(f"{where}: must be a list, got {_kind(value)}")
+        raise PlatformError(f"{where}: must be a list, got {kind_of(value)}")
     return tuple(value)
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list | tuple):
-        return "a list"
-    return repr(value) if len(repr(value)) <= 40 else type(value).__name__
 
 
 def _checked_node(node: Any, i: int) -> Node:
     """``node`` with its costs through the one validator (strings with units converted)."""
     if not isinstance(node, Node):
         raise PlatformError(
-            f"nodes[{i}]: must be a Node, got {_kind(node)} (Platform.from_dict reads file data)"
+            f"nodes[{i}]: must be a Node, got {kind_of(node)} (Platform.from_dict reads file data)"
         )
     if not isinstance(node.id, str) or not node.id:
         raise PlatformError(f"nodes[{i}].id: must be a non-empty string, got {node.id!r}")
     for key in ("site", "cluster", "host"):
         label = getattr(node, key)
         if label is not None and not isinstance(label, str):
-            raise PlatformError(f"nodes[{i}].{key}: must be a string, got {_kind(label)}")
+            raise PlatformError(f"nodes[{i}].{key}: must be a string, got {kind_of(label)}")
     t_ini = check_quantity(node.t_ini, "time", f"nodes[{i}].t_ini", error=PlatformError)
     t_byte = check_quantity(node.t_byte, "time", f"nodes[{i}].t_byte", error=PlatformError)
     gamma = check_quantity(node.gamma, "time", f"nodes[{i}].gamma", error=PlatformError)
@@ -666,7 +666,7 @@ def _node_numbers(node: Node) -> tuple[Any, ...]:
 
 def _checked_link(link: Any, k: int) -> Link:
     if not isinstance(link, Link):
-        raise PlatformError(f"links[{k}]: must be a Link, got {_kind(link)}")
+        raise PlatformError(f"links[{k}]: must be a Link, got {kind_of(link)}")
     for end in ("u", "v"):
         if not isinstance(getattr(link, end), str):
             raise PlatformError(f"links[{k}].{end}: must be a node id, got {getattr(link, end)!r}")
@@ -683,7 +683,7 @@ def _checked_link(link: Any, k: int) -> Link:
             f"links[{k}].{key}",
             error=PlatformError,
         )
-        for key in _BUSY_FIELDS
+        for key in BUSY_FIELDS
         if getattr(link, key) is not None
     }
     if (
@@ -693,145 +693,6 @@ def _checked_link(link: Any, k: int) -> Link:
     ):
         return link
     return replace(link, latency=latency, bandwidth=bandwidth, **busy)
-
-
-def _expect_mapping(value: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise PlatformError(f"{where}: must be an object, got {type(value).__name__}")
-    return value
-
-
-def _unknown(data: Mapping[str, Any], allowed: set[str], where: str) -> None:
-    extra = sorted(set(data) - allowed)
-    if extra:
-        prefix = f"{where}." if where else ""
-        raise PlatformError(
-            f"{prefix}{extra[0]}: unknown field (expected one of: {', '.join(sorted(allowed))})"
-        )
-
-
-def _number(value: Any, where: str, kind: str) -> float:
-    return check_quantity(value, kind, where, error=PlatformError)
-
-
-def _node_id(value: Any, where: str) -> str:
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        raise PlatformError(f"{where}: must be a string, got {value!r}")
-    text = str(value)
-    if not text:
-        raise PlatformError(f"{where}: must be a non-empty string")
-    return text
-
-
-def _label(value: Any, where: str) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        raise PlatformError(f"{where}: must be a string, got {value!r}")
-    return str(value)
-
-
-def _matrix(value: Any, where: str, kind: str) -> np.ndarray:
-    if not isinstance(value, list):
-        raise PlatformError(f"{where}: must be a list of rows, got {_kind(value)}")
-    rows = []
-    width = None
-    for i, row in enumerate(value):
-        if not isinstance(row, list):
-            raise PlatformError(f"{where}[{i}]: must be a list of numbers, got {_kind(row)}")
-        if width is None:
-            width = len(row)
-        elif len(row) != width:
-            raise PlatformError(
-                f"{where}: is not square (row {i} has {len(row)} entries, row 0 has {width})"
-            )
-        rows.append([_entry(x, f"{where}[{i}][{j}]", kind, i == j) for j, x in enumerate(row)])
-    return np.array(rows, dtype=float).reshape(len(rows), width or 0)
-
-
-def _entry(x: Any, where: str, kind: str, diagonal: bool) -> float:
-    if kind == "bandwidth" and diagonal and not isinstance(x, bool) and x == 0:
-        return math.inf  # a bandwidth to itself is never used: 0 there is fine
-    return _number(x, where, kind)
-
-
-def _platform_from_dict(data: Any) -> Platform:
-    data = _expect_mapping(data, "platform")
-    _unknown(data, _TOP_FIELDS | _SWITCH_TOP_FIELDS, "")
-    if "nodes" not in data:
-        raise PlatformError("nodes: missing (a platform must list its nodes)")
-    raw_nodes = data["nodes"]
-    if not isinstance(raw_nodes, list) or not raw_nodes:
-        raise PlatformError("nodes: must be a non-empty list")
-    nodes = []
-    for i, raw in enumerate(raw_nodes):
-        where = f"nodes[{i}]"
-        raw = _expect_mapping(raw, where)
-        _unknown(raw, _NODE_FIELDS | _SWITCH_NODE_FIELDS, where)
-        if "id" not in raw:
-            raise PlatformError(f"{where}.id: missing")
-        nodes.append(
-            Node(
-                id=_node_id(raw["id"], f"{where}.id"),
-                t_ini=_number(raw.get("t_ini", 0.0), f"{where}.t_ini", "time"),
-                t_byte=_number(raw.get("t_byte", 0.0), f"{where}.t_byte", "time"),
-                site=_label(raw.get("site"), f"{where}.site"),
-                cluster=_label(raw.get("cluster"), f"{where}.cluster"),
-                host=_label(raw.get("host"), f"{where}.host"),
-                gamma=_number(raw.get("gamma", 0.0), f"{where}.gamma", "time"),
-                bandwidth=(
-                    _number(raw["bandwidth"], f"{where}.bandwidth", "bandwidth")
-                    if "bandwidth" in raw
-                    else None
-                ),
-                latency=_number(raw.get("latency", 0.0), f"{where}.latency", "time"),
-            )
-        )
-    links = []
-    raw_links = data.get("links", [])
-    if not isinstance(raw_links, list):
-        raise PlatformError("links: must be a list")
-    for k, raw in enumerate(raw_links):
-        where = f"links[{k}]"
-        raw = _expect_mapping(raw, where)
-        _unknown(raw, _LINK_FIELDS, where)
-        for end in ("u", "v"):
-            if end not in raw:
-                raise PlatformError(f"{where}.{end}: missing")
-        directed = raw.get("directed", False)
-        if not isinstance(directed, bool):
-            raise PlatformError(f"{where}.directed: must be true or false, got {_kind(directed)}")
-        busy = {
-            key: _number(
-                raw[key], f"{where}.{key}", "bandwidth" if key.endswith("bandwidth") else "time"
-            )
-            for key in _BUSY_FIELDS
-            if key in raw
-        }
-        links.append(
-            Link(
-                _node_id(raw["u"], f"{where}.u"),
-                _node_id(raw["v"], f"{where}.v"),
-                _number(raw.get("latency", 0.0), f"{where}.latency", "time"),
-                _number(raw.get("bandwidth", math.inf), f"{where}.bandwidth", "bandwidth"),
-                directed,
-                **busy,
-            )
-        )
-    latency = bandwidth = None
-    check_star_document(data, raw_nodes)
-    if "latency" in data:
-        latency = _matrix(data["latency"], "latency", "time")
-    if "bandwidth" in data:
-        bandwidth = _matrix(data["bandwidth"], "bandwidth", "bandwidth")
-    for key in ("name", "description"):
-        if not isinstance(data.get(key, ""), str):
-            raise PlatformError(f"{key}: must be a string, got {_kind(data[key])}")
-    name = data.get("name", "")
-    switches = switch_network_from_dict(data, raw_nodes)
-    model, curve = data.get("model", "tini"), data.get("size_curve")
-    curve = None if curve is None else SizeCurve.from_list(curve)
-    return Platform(tuple(nodes), tuple(links), latency, bandwidth, model, name, switches, curve)
 
 
 # -- files -------------------------------------------------------------------------------------
