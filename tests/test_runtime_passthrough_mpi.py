@@ -1,7 +1,7 @@
 """Calls a HetComm passes to MPI cost what they cost without hetcoll (mpi_programs/
 passthrough.py, 4 ranks, natively on one host, where every call is MPI's own): on the
 default HetComm (and the sub-communicator it splits) every collective *is* mpi4py's method,
-bound on the instance, so a call enters no Python function at all (it entered one, the
+its class's attribute, so a call enters no Python function at all (it entered one, the
 wrapper's method, before); a call that names its plan goes through the class's method,
 and a bound call leaves ``last_call`` as it was.  A wrapper made with ``algo="mpi"`` keeps
 its methods (per-call ``algo=``): a repeated call there is one Python method call before

@@ -498,7 +498,8 @@ class HetComm(VectorCollectives, Persistent):
         (``Bcast``, multicasts; ``hetcoll planners``).  Where every call goes to MPI
         whatever its size (``auto`` throughout, no ``tuning`` or one whose rules are all
         ``"mpi"``, natively on one host), the wrapper's collectives are mpi4py's own
-        methods, bound on the instance (but ``Allreduce`` and ``Allgather`` where the
+        methods, its class's (a variant of ``HetComm``, :mod:`hetcoll.runtime.subcomms`;
+        but ``Allreduce`` and ``Allgather`` where the
         tuning file forces MPICH algorithms for them: functions made once from its rules
         that store the forcing values around mpi4py's method,
         :mod:`hetcoll.runtime.forced`): a call costs what it costs without hetcoll, one

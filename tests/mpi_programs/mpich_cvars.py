@@ -32,11 +32,12 @@ def raises(call) -> bool:
 
 
 def kind(hc, name: str) -> str:
-    """What a wrapper's method ``name`` is: its class's, mpi4py's own bound on the instance,
-    or the one-step method of runtime/forced.py."""
+    """What a wrapper's method ``name`` is: its class's, mpi4py's own (its class's
+    attribute, runtime.rooted.bind_mpi), or the one-step method of runtime/forced.py (on the
+    instance)."""
     f = vars(hc).get(name)
     if f is None:
-        return "class"
+        return "mpi4py" if getattr(type(hc), name) is getattr(MPI.Intracomm, name) else "class"
     return "forced" if getattr(f, "__module__", None) == "hetcoll.runtime.forced" else "mpi4py"
 
 
@@ -98,7 +99,7 @@ with HetComm(WORLD, flat, tuning=tuning, timeout=120) as hc:
     # runtime/forced.py for those that force an algorithm
     bound = (kind(hc, "Allreduce"), kind(hc, "Allgather"))
     check(bound == ("forced", "forced"), f"Allreduce, Allgather: {bound}")
-    check("Bcast" in vars(hc) and "Iallreduce" in vars(hc), "mpi4py's methods not bound")
+    check(kind(hc, "Bcast") == kind(hc, "Iallreduce") == "mpi4py", "mpi4py's methods not bound")
     check(raises(lambda: hc.Allreduce(one, out)), "8 B: reduce_scatter_allgather not forced")
     check(hc.last_choice.mpich == "reduce_scatter_allgather", f"{hc.last_choice}")
     check(found.current("allreduce") == start["allreduce"], "not restored after a raise")

@@ -140,11 +140,11 @@ checks["bound"] = {  # whose method c.Bcast is: mpi4py's, or hetcoll's
     "mpi": [c.Bcast.__func__ is MPI.Intracomm.Bcast for c in (named, sub_n)],
 }
 
-# a call that names its plan on the default wrapper: through the class's method (the
-# instance's is mpi4py's, which takes no algo=); last_call names it, and a bound call after
+# a call that names its plan on the default wrapper: through HetComm's method (the
+# wrapper's is mpi4py's, which takes no algo=); last_call names it, and a bound call after
 # it leaves last_call as it was
 word = np.arange(4, dtype=np.int64) + 10 if me == 0 else np.zeros(4, np.int64)
-type(hc).Bcast(hc, word, 0, algo="binomial")
+HetComm.Bcast(hc, word, 0, algo="binomial")
 ok = np.array_equal(word, np.arange(4) + 10)
 record = hc.last_call
 after_plan = [record.collective, record.algorithm, record.root]

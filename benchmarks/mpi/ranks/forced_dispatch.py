@@ -10,7 +10,7 @@ The variants: ``plain``, mpi4py's method wrapped in the stores that force the al
 benchmark of MPICH's algorithms forces); ``hetcomm``, the ``HetComm`` given a tuning file
 that forces that algorithm at that size (its one-step method bound on the instance,
 :mod:`hetcoll.runtime.forced`); ``class``, the class's method of the same ``HetComm``
-(``type(hc).Allreduce(hc, ...)``: the look-up of a call given to MPI, then the forcing
+(``planned_class(hc).Allreduce(hc, ...)``: the look-up of a call given to MPI, then the forcing
 wrapper).  The tuning file has four rules per collective, so a call's rule is looked up
 among several.  A measurement is CALLS calls back to back between barriers, the slowest
 rank's seconds per call; each round runs every variant once, the order rotated and
@@ -35,6 +35,7 @@ from mpi4py import MPI
 
 from hetcoll.jobs.tune import rotation
 from hetcoll.runtime.mpich_cvars import algorithms, why_not
+from hetcoll.runtime.subcomms import planned_class
 
 WORLD = MPI.COMM_WORLD
 VARIANTS = ("plain", "hetcomm", "class")
@@ -84,7 +85,7 @@ def _variants(hc, found, m: int):
     plain_ar = found.forcing("allreduce", FORCED["allreduce"], WORLD.Allreduce)
     plain_ag = found.forcing("allgather", FORCED["allgather"], WORLD.Allgather)
     het_ar, het_ag = hc.Allreduce, hc.Allgather
-    cls_ar, cls_ag = type(hc).Allreduce, type(hc).Allgather
+    cls_ar, cls_ag = planned_class(hc).Allreduce, planned_class(hc).Allgather
     SUM = MPI.SUM
     runs = {
         "allreduce": {
@@ -130,7 +131,7 @@ def _dispatch_only(hc, found, collective: str, args: tuple):
     for key, (choice, _) in saved.items():
         if key[0] == collective and choice.mpich:
             hc._passing[key] = (choice, found.forcing(collective, choice.mpich, NOOP))
-    cls = getattr(type(hc), collective.capitalize())
+    cls = getattr(planned_class(hc), collective.capitalize())
     alone = {
         "plain": lambda: plain(*args),
         "hetcomm": lambda: one(*args),

@@ -45,6 +45,7 @@ from .reduce import (
     sized_program,
 )
 from .startup import digest_of
+from .subcomms import planned_class
 
 __all__ = ["Collectives", "INLINE"]
 
@@ -721,7 +722,7 @@ class Collectives(ScheduleComm):
             return obj
         if self._objects_to_mpi(algo):
             return self.base.allreduce(obj, op)
-        items = type(self).allgather(self, obj, algo=algo)  # the class's: see bind_mpi
+        items = planned_class(self).allgather(self, obj, algo=algo)  # see rooted.bind_mpi
         result = items[0]
         for item in items[1:]:
             result = op(result, item)

@@ -49,7 +49,7 @@ from .startup import (
     settings_digest,
 )
 from .strays import Strays
-from .subcomms import SubComms
+from .subcomms import SubComms, forwards, planned_class, variant
 from .transport import MPITransport, Wire
 
 __all__ = ["Planner", "ScheduleComm"]  # Planner: see startup.py
@@ -87,6 +87,8 @@ class ScheduleComm(Lifetime, Clocks, SubComms):
     ) -> None:
         check_choices(check=check, on_timeout=on_timeout, clock=clock)
         self.base = comm
+        if forwards(comm):  # a user's subclass's attributes (subcomms.py)
+            self.__class__ = variant(planned_class(self), forward=True)
         self.planner = planner
         self.emulate, self.model = bool(emulate), model
         # checked in _setup (startup.check_settings), where every rank's verdict is compared:
@@ -199,12 +201,6 @@ class ScheduleComm(Lifetime, Clocks, SubComms):
             )
 
     # -- context and pass-through -------------------------------------------------------------
-
-    def __getattr__(self, name: str) -> Any:
-        # mpi4py's own methods are inherited (subcomms.py): this serves a user's subclass's
-        if name.startswith("__") or "base" not in self.__dict__:
-            raise AttributeError(name)
-        return getattr(self.__dict__["base"], name)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(rank={self.rank}/{self.size}, emulate={self.emulate})"

@@ -35,6 +35,7 @@ from typing import Any
 from mpi4py import MPI
 
 from .mpich_cvars import algorithms
+from .subcomms import planned_class
 
 __all__ = ["bind_forced", "buckets"]
 
@@ -86,7 +87,7 @@ def _slow(ref: weakref.ref, name: str) -> Callable:
 
     def slow(*args: Any, **kwargs: Any) -> Any:
         comm = ref()
-        return getattr(type(comm), name)(comm, *args, **kwargs)
+        return getattr(planned_class(comm), name)(comm, *args, **kwargs)
 
     return slow
 

@@ -49,6 +49,7 @@ from mpi4py import MPI
 from ..errors import HetcollError
 from .comm import ScheduleComm
 from .emulation import sleep_until
+from .subcomms import planned_class
 
 __all__ = ["CubeMeasurement", "Measurement", "measure_bcast", "measure_cube", "round_trips"]
 
@@ -152,9 +153,9 @@ def measure_bcast(
             woke = _wait_for_start(hc)
             hc.comm.Bcast([buf, MPI.BYTE], root)
             return woke
-        # the class's method: a wrapper that gives every call to MPI has mpi4py's own on
-        # the instance, which takes no algo= (hetcoll.runtime.rooted.bind_mpi)
-        type(hc).Bcast(hc, buf, root, segment_size=segment_size, algo=algo)
+        # the planning class's method: a wrapper that gives every call to MPI has
+        # mpi4py's own, which takes no algo= (hetcoll.runtime.rooted.bind_mpi)
+        planned_class(hc).Bcast(hc, buf, root, segment_size=segment_size, algo=algo)
         return _late(hc)
 
     once()  # warm up: plans, checks agreement, first-touch of the buffers
@@ -305,7 +306,7 @@ def measure_cube(
     dtype = np.int64 if nbytes % 8 == 0 else np.uint8
     send = np.full(nbytes // np.dtype(dtype).itemsize, hc.rank + 1, dtype=dtype)
     recv = np.zeros(len(send) * (hc.size if collective == "allgather" else 1), dtype=dtype)
-    cls = type(hc)
+    cls = planned_class(hc)
 
     def once() -> None:
         if native:

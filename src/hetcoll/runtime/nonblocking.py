@@ -61,6 +61,7 @@ from ..errors import HetcollError
 from .buffers import message
 from .collectives import Collectives, _quick_size
 from .rooted import _rememberable
+from .subcomms import planned_class
 
 __all__ = ["NONBLOCKING", "CollectiveRequest", "Nonblocking"]
 
@@ -435,7 +436,7 @@ class Nonblocking(Collectives):
 
     def _planned_here(self, name: str) -> bool:
         """Whether this class plans the blocking collective ``name`` (else it is MPI's)."""
-        return getattr(type(self), name, None) is not getattr(MPI.Intracomm, name, None)
+        return getattr(planned_class(self), name, None) is not getattr(MPI.Intracomm, name, None)
 
     def _how(self, blocking: str, args: tuple) -> dict | None:
         """How the progress thread runs the blocking call ``blocking(*args)``: the keyword
@@ -469,7 +470,7 @@ class Nonblocking(Collectives):
         choose = getattr(self, "_rooted_choice", None)
         if algo != "auto" or choose is None:
             return {}
-        method = getattr(type(self), blocking)
+        method = getattr(planned_class(self), blocking)
         signature = _SIGNATURES.get(method)
         if signature is None:  # of the method _or_mpi wraps, as it binds the arguments
             signature = _SIGNATURES[method] = inspect.signature(method.__wrapped__)
@@ -496,7 +497,9 @@ class Nonblocking(Collectives):
             progress = self._start_progress()
         elif progress.unreported and threading.get_ident() != progress.ident:
             progress.drain()
-        return progress.submit(getattr(type(self), blocking).__get__(self), args, kwargs, name)
+        return progress.submit(
+            getattr(planned_class(self), blocking).__get__(self), args, kwargs, name
+        )
 
     def _passed_to_mpi(self) -> None:
         """A call given to MPI's own collective (a subclass notes it: ``last_call``)."""
@@ -505,10 +508,12 @@ class Nonblocking(Collectives):
         """The progress thread, and the ordered methods redirected on this object."""
         progress = self._progress = Progress(f"hetcoll progress rank {self.rank}")
         for name in _ORDERED:
-            method = getattr(type(self), name, None)
+            method = getattr(planned_class(self), name, None)
             if method is not None and self._planned_here(name):
                 self.__dict__[name] = _after_queued(self, progress, method.__get__(self))
-        self.__dict__["close"] = _after_queued(self, progress, type(self).close.__get__(self))
+        self.__dict__["close"] = _after_queued(
+            self, progress, planned_class(self).close.__get__(self)
+        )
         return progress
 
     def _release(self, keep: bool | None = None) -> None:

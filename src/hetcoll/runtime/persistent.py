@@ -70,6 +70,7 @@ from .perroot import PerRootReduce
 from .rank_ops import ByteRanges
 from .reduce import GatherHandler, ReduceHandler
 from .rooted import Blocks, TreeReduce, _blocks_of, _preorder_moves, _write
+from .subcomms import planned_class
 from .vectors import _reduce_scatter_key, _spans
 
 __all__ = ["PERSISTENT", "DirectRequest", "Persistent", "PersistentRequest"]
@@ -268,7 +269,7 @@ class Persistent(Nonblocking):
             "start": self._prepared(blocking, args, how, name, captured, direct),
             "direct": direct,
             # weak: the records live as long as the thread, which keeps no wrapper
-            "call": weakref.WeakMethod(getattr(type(self), blocking).__get__(self)),
+            "call": weakref.WeakMethod(getattr(planned_class(self), blocking).__get__(self)),
             "args": args,
             "how": how,
             "name": name,
@@ -313,7 +314,7 @@ class Persistent(Nonblocking):
         self.__dict__["_execute"] = planned  # under the runner: no other call runs meanwhile
         last = self.last_schedule, self.last_choice  # what the program's last call ran
         try:
-            getattr(type(self), blocking)(self, *args, **how)
+            getattr(planned_class(self), blocking)(self, *args, **how)
         except _Planned as done:
             return done.digest.to_bytes(8, "little")
         except HetcollError as exc:

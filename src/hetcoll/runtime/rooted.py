@@ -42,6 +42,7 @@ from ..program import Program
 from .buffers import Message, check_op, in_place, message, op_name
 from .collectives import Collectives, _quick_size
 from .rank_ops import DataHandler, Label
+from .subcomms import forwards, planned_class, variant
 
 __all__ = [
     "MPICH",
@@ -792,17 +793,17 @@ def add_passthroughs(cls: type) -> type:
 
 
 def bind_mpi(comm: MPI.Intracomm, keep: tuple[str, ...] = ()) -> None:
-    """Make every MPI collective of ``comm`` (:data:`PASSED`) mpi4py's own method on its
-    handle, an attribute of the instance: a call is then MPI's, with no Python function of
-    hetcoll before it, and takes mpi4py's arguments only (a per-call ``algo=`` or
-    ``segment_size=`` is the class's method's: ``type(comm).Bcast(comm, ...)``); it leaves
-    ``last_call`` and ``last_choice`` as they were (the caller sets ``last_choice`` to
-    every call's).  For a wrapper that gives every call to MPI anyway
-    (:meth:`hetcoll.hetcomm.Planning.passes_every_call`).  The methods are bound to a plain
-    ``MPI.Intracomm`` on the same handle, which holds no reference to ``comm`` (no cycle: a
-    dropped wrapper is released when its last reference goes).  ``keep``: names left the
-    class's methods (those that force a tuning file's MPICH algorithm)."""
-    plain = MPI.Intracomm(comm)
-    for name in PASSED:
-        if name not in keep:
-            comm.__dict__[name] = getattr(plain, name)
+    """Make every MPI collective of ``comm`` (:data:`PASSED`) mpi4py's own method: its
+    class becomes a variant of its class whose attributes they are, the C-level
+    ``MPI.Intracomm`` functions (:func:`~hetcoll.runtime.subcomms.variant`), so a call is
+    looked up and made as on a plain communicator, on the same handle, with no Python
+    function of hetcoll before it.  It takes mpi4py's arguments only (a per-call ``algo=``
+    or ``segment_size=`` is the class's method's:
+    ``planned_class(comm).Bcast(comm, ...)``); it leaves ``last_call`` and ``last_choice``
+    as they were (the caller sets ``last_choice`` to every call's).  For a wrapper that
+    gives every call to MPI anyway (:meth:`hetcoll.hetcomm.Planning.passes_every_call`).
+    ``keep``: names left the class's methods (those that force a tuning file's MPICH
+    algorithm)."""
+    cls = planned_class(comm)
+    mpi = tuple(name for name in PASSED if name not in keep)
+    comm.__class__ = variant(cls, forward=forwards(comm.base), mpi=mpi)

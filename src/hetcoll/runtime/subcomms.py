@@ -25,6 +25,17 @@ adds a Python frame to every call passed through.  The cost of the subclass: mpi
 ``Dup``-like methods make ``type(self)()`` objects, so every one of them is overridden
 here, and ``rank``/``size`` (read-only properties of ``MPI.Comm``) are shadowed by plain
 attributes set once (the hot paths read them at every call).
+
+A wrapper's class may be a *variant* of the class it was made as (:func:`variant`, the same
+name; ``isinstance`` holds), in two cases.  A wrapper of a user's own subclass of
+``MPI.Intracomm`` gets a ``__getattr__`` that serves that subclass's attributes (its
+``base``'s); no other class has one, because a class with ``__getattr__`` takes CPython's
+slow attribute look-up on every attribute (a call of a C method costs tens of ns more:
+``benchmarks/mpi/bench_plain_methods.py``).  A wrapper that gives every call
+to MPI (:func:`hetcoll.runtime.rooted.bind_mpi`) gets mpi4py's own methods (the C-level
+``MPI.Intracomm`` functions) as its class's, so ``hc.Allgather(...)`` is looked up and
+called as ``comm.Allgather(...)`` is, on the same handle.  :func:`planned_class` is the
+class that plans (a call with ``algo=``: ``planned_class(hc).Bcast(hc, ..., algo=...)``).
 """
 
 from __future__ import annotations
@@ -35,7 +46,52 @@ from mpi4py import MPI
 
 from ..errors import HetcollError
 
-__all__ = ["SubComms"]
+__all__ = ["SubComms", "planned_class", "variant"]
+
+_VARIANTS: dict[tuple[type, bool, tuple[str, ...]], type] = {}
+
+
+def planned_class(comm: Any) -> type:
+    """The class ``comm`` was made as, whose methods plan (``type(comm)`` but for a
+    variant: :func:`variant`)."""
+    return getattr(type(comm), "_planned_class", type(comm))
+
+
+def forwards(comm: Any) -> bool:
+    """Whether a wrapper of ``comm`` serves attributes of its class beyond mpi4py's (a
+    user's subclass of an mpi4py communicator class)."""
+    return type(comm).__module__ != MPI.__name__
+
+
+def _forward(self: Any, name: str) -> Any:
+    # mpi4py's own methods are inherited: this serves a user's subclass's
+    if name.startswith("__") or "base" not in self.__dict__:
+        raise AttributeError(name)
+    return getattr(self.__dict__["base"], name)
+
+
+def variant(cls: type, *, forward: bool = False, mpi: tuple[str, ...] = ()) -> type:
+    """``cls`` (a wrapper's class as made, :func:`planned_class`) with a ``__getattr__``
+    that serves its ``base``'s attributes where ``forward``, and mpi4py's own
+    ``MPI.Intracomm`` methods ``mpi`` as class attributes: a subclass of the same name and
+    layout (an instance's ``__class__`` may be set to it), made once per arguments.
+    ``cls`` itself when there is nothing to add."""
+    if not forward and not mpi:
+        return cls
+    key = (cls, forward, tuple(mpi))
+    made = _VARIANTS.get(key)
+    if made is None:
+        space: dict[str, Any] = {name: getattr(MPI.Intracomm, name) for name in mpi}
+        if forward:
+            space["__getattr__"] = _forward
+        space.update(
+            _planned_class=cls,
+            __module__=cls.__module__,
+            __qualname__=cls.__qualname__,
+            __doc__=cls.__doc__,
+        )
+        made = _VARIANTS[key] = type(cls.__name__, (cls,), space)
+    return made
 
 
 class SubComms(MPI.Intracomm):
@@ -81,7 +137,7 @@ class SubComms(MPI.Intracomm):
                 kwargs["platform"] = self.platform
             else:
                 args = (self.platform, *args[1:])
-            return type(self)(new, *args, **kwargs)
+            return planned_class(self)(new, *args, **kwargs)
         except BaseException:
             new.Free()
             raise
