@@ -24,9 +24,9 @@ def _built_periods(monkeypatch) -> list[int]:
     built: list[int] = []
     real = periodic_timetable._placed_timetable
 
-    def spy(g, trees, m, style=periodic_timetable.DENSE):
+    def spy(g, trees, m, *style_built):
         built.append(int(sum(m)))
-        return real(g, trees, m, style)
+        return real(g, trees, m, *style_built)
 
     monkeypatch.setattr(periodic_timetable, "_placed_timetable", spy)
     return built

@@ -53,6 +53,8 @@ def test_the_repaired_timetable_is_a_timetable_shorter_than_the_dense_one(
     T, count = _period(g, packing, periods)
     dense = dense_timetable(g.k, T, count, False)
     got = repaired_timetable(g.k, T, count)
+    # the caller's dense timetable as the first round: the same answer, bit for bit
+    assert repaired_timetable(g.k, T, count, dense) == got
     if got is None:  # the dense timetable is not bettered
         got = dense
     else:
@@ -114,3 +116,30 @@ def test_on_the_size_benchmarks_platform_a_finer_period_comes_nearer_the_bound()
     s = plan(p, "0", method="multi_tree", nbytes=size, segment_size=L)
     assert lower_bound(p, "0", size).seconds / simulate(p, s).makespan >= 0.98
     assert s.params["slices_per_period"] == 20
+
+
+def test_a_period_is_timetabled_dense_once_when_it_is_also_repaired(monkeypatch):
+    # the repair's first round is the dense timetable, which timetabled has just built for
+    # the same period: taken, not built again (Fig. 4 generator, n = 20, density 0.2, the
+    # slack packing's periods for 512 slices)
+    from hetcoll.planners import dense_timetable as module
+    from hetcoll.planners import periodic_timetable
+
+    case = packed(20, 0.2, 3, 512)
+    assert case is not None
+    _p, _req, g, packing = case
+    slack = slack_packing(g.problem(), packing)
+    assert slack is not None
+    built: list[tuple] = []
+    plain = module.dense_timetable
+
+    def counted(k, T, count, spread, bonus=None):
+        unranked = bonus is None or not any(bonus[0] + bonus[1])
+        built.append((tuple(sorted(count.items())), spread, unranked))
+        return plain(k, T, count, spread, bonus)
+
+    monkeypatch.setattr(module, "dense_timetable", counted)
+    monkeypatch.setattr(periodic_timetable, "dense_timetable", counted)
+    periodic_timetable.timetabled(g, slack, None, 512, repair=True)
+    firsts = [x for x in built if x[2]]
+    assert firsts and len(firsts) == len(set(firsts))

@@ -108,13 +108,18 @@ def dense_timetable(
 
 
 def repaired_timetable(
-    k: int, T: dict[tuple[int, int], float], count: dict[tuple[int, int], int]
+    k: int,
+    T: dict[tuple[int, int], float],
+    count: dict[tuple[int, int], int],
+    dense: dict[tuple[int, int], list[float]] | None = None,
 ) -> dict[tuple[int, int], list[float]] | None:
     """The shortest of :func:`dense_timetable` (not spread) and up to :data:`REPAIRS` more,
     each with the ports that end last in the one before ranked as if they had their idle
     seconds (span less their load) more work left, added up over the rounds (ties: the
     first); none more once the span is the busiest port's load.  None when the dense
-    one is the shortest (it is a candidate already).
+    one is the shortest (it is a candidate already).  ``dense``: that first timetable,
+    ``dense_timetable(k, T, count, False)``, when the caller has it (the first round ranks
+    every port with no extra work, so it is the same timetable, bit for bit).
 
     The greedy leaves a port idle while every partner it has work with is busy, and the
     period ends at the last port to finish: on the n = 50 platforms of
@@ -131,7 +136,10 @@ def repaired_timetable(
     best: tuple[float, dict[tuple[int, int], list[float]]] | None = None
     first = None
     for _ in range(REPAIRS + 1):
-        starts = dense_timetable(k, T, count, False, (rank_out, rank_in))
+        if first is None and dense is not None:
+            starts = dense
+        else:
+            starts = dense_timetable(k, T, count, False, (rank_out, rank_in))
         ends_out, ends_in = [0.0] * k, [0.0] * k
         for (u, v), ts in starts.items():
             if ts:

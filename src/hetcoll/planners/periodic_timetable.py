@@ -123,8 +123,9 @@ def timetabled(
         # for an endless message: on a Fig. 4 platform, n = 20, density 0.2, seed 20000,
         # 192 slices per period, the spread one keeps 97.4 % of the optimum, this 99.6 %)
         ours = total is not None and target is None
+        built: dict[str, dict] = {}  # the dense timetable's starts, the repair's first round
         for style in ((DENSE, SPREAD) + ((REPAIRED,) if repair else ())) if ours else (DENSE,):
-            placed = _placed_timetable(g, trees, mm, style)
+            placed = _placed_timetable(g, trees, mm, style, built)
             if placed is None:  # (a repair that does not better the dense timetable)
                 continue
             span = placed[1]
@@ -226,11 +227,18 @@ def _period_timetable(
 
 
 def _placed_timetable(
-    g: PlanGraph, trees: list[np.ndarray], m: list[int], style: str = DENSE
+    g: PlanGraph,
+    trees: list[np.ndarray],
+    m: list[int],
+    style: str = DENSE,
+    built: dict[str, dict] | None = None,
 ) -> tuple[dict[tuple[int, int, int, int], tuple[int, float, int]], float, float] | None:
     """``(placed, span, reach)`` of :func:`_period_timetable`: the timetable and where each
     slice travels in it (:func:`_assign_slices`), before its listing node by node
-    (:func:`_listed`), which only the period kept needs.
+    (:func:`_listed`), which only the period kept needs.  ``built``: where a dense
+    timetable of these trees and slices, built here, leaves its starts, and where a
+    repaired one takes them as its first round
+    (:func:`~.dense_timetable.repaired_timetable`) rather than building them again.
 
     Inside :func:`~hetcoll.planners._shared.shared_work` one timetable serves every slice
     size of the problem's :func:`~hetcoll.planners._shared.scale_class` (``span`` and
@@ -245,7 +253,9 @@ def _placed_timetable(
         tuple(int(x) for x in m),
         style,
     )
-    return scaled(key, scale, lambda: _one_timetable(g, trees, m, style), _rescaled_timetable)
+    return scaled(
+        key, scale, lambda: _one_timetable(g, trees, m, style, built), _rescaled_timetable
+    )
 
 
 def _rescaled_timetable(found: tuple | None, ratio: float) -> tuple | None:
@@ -257,7 +267,7 @@ def _rescaled_timetable(found: tuple | None, ratio: float) -> tuple | None:
 
 
 def _one_timetable(
-    g: PlanGraph, trees: list[np.ndarray], m: list[int], style: str
+    g: PlanGraph, trees: list[np.ndarray], m: list[int], style: str, built: dict | None = None
 ) -> tuple[dict[tuple[int, int, int, int], tuple[int, float, int]], float, float] | None:
     """:func:`_placed_timetable`, built (None: :data:`REPAIRED` not bettering the dense)."""
     k = g.k
@@ -268,11 +278,13 @@ def _one_timetable(
             per_pair[pair] = per_pair.get(pair, 0) + mi
     T = {(int(g.src[e]), int(g.dst[e])): float(g.T[e]) for e in range(len(g.src))}
     if style == REPAIRED:  # None where the dense timetable is not bettered
-        starts = repaired_timetable(k, T, per_pair)
+        starts = repaired_timetable(k, T, per_pair, (built or {}).get(DENSE))
         if starts is None:
             return None
     else:
         starts = dense_timetable(k, T, per_pair, style == SPREAD)
+        if built is not None and style == DENSE:
+            built[DENSE] = starts
     span = max((t + T[pair] for pair, ts in starts.items() for t in ts), default=0.0)
     placed = _assign_slices(g, trees, m, T, starts, span)
     reach = max(
