@@ -195,6 +195,7 @@ def test_run_bad_input_under_mpiexec_is_one_line_and_exit_2(tmp_path):
         (["tune", "--collectives", "scan"], "--collectives: unknown scan"),
         (["tune", "--emulate"], "--emulate: give the platform"),
         (["tune", "--sizes", "x"], "--sizes"),
+        (["tune", "--mpich-selection", "x.json"], "--mpich-selection: natively, with"),
     ],
 )
 def test_bad_input_is_rejected_before_mpi(args, message):
@@ -287,6 +288,28 @@ def test_run_passes_planner_options_to_the_ranks(tmp_path):
         "hetcoll: warning: planner 'optimal' ignores unknown option 'bogus' "
         "(it accepts: max_pairs, max_states)"
     ]
+
+
+@pytest.mark.mpi
+def test_tune_writes_mpichs_selection_file_from_its_rules(tmp_path):
+    """``--mpich-selection``: natively, beside the tuning file, MPICH's own selection made
+    from it (runtime/mpich_selection.py): MPICH's built-in tree, with the allreduce of 2
+    ranks its rules' chain where they force an algorithm the file names."""
+    from hetcoll.runtime.mpich_selection import RESTRICTIONS
+    from hetcoll.tuning import load_tuning
+
+    out, selection = tmp_path / "tuning.json", tmp_path / "selection.json"
+    args = ["hetcoll", "tune", "--collectives", "allreduce", "--sizes", "8,4KiB", "--rounds", "3"]
+    args += ["--candidates", "0", "--mpich-algorithms", "-o", out, "--mpich-selection", selection]
+    proc = run_mpi(2, args, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    tree = json.loads(selection.read_text())
+    assert "collective=bcast" in tree and "collective=allgather" in tree
+    intra = tree["collective=allreduce"]["comm_type=intra"]
+    forced = [
+        r for r in load_tuning(out).rules["allreduce"] if r.mpich in RESTRICTIONS["allreduce"]
+    ]
+    assert ("comm_size<3" in intra) == bool(forced), (intra, forced)
 
 
 def test_tune_measures_and_writes_rules_that_load(tmp_path, six):

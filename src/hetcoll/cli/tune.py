@@ -73,6 +73,14 @@ COLLECTIVES = ("bcast", "allreduce", "allgather", "barrier")
 @click.option("--time-scale", type=POSITIVE, default=1.0, show_default=True)
 @click.option("--timeout", type=POSITIVE, default=120.0, show_default=True)
 @click.option("-o", "--output", type=OUTPUT, default=None, help="Write the tuning file here.")
+@click.option(
+    "--mpich-selection",
+    type=OUTPUT,
+    default=None,
+    help="Also write MPICH's own selection file here (natively): its forced MPICH algorithms "
+    "chosen by MPICH for a program started with MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "
+    "set to it (hetcoll.runtime.mpich_selection).",
+)
 @JSON_OPT
 def tune_cmd(
     platform_file,
@@ -87,6 +95,7 @@ def tune_cmd(
     time_scale,
     timeout,
     output,
+    mpich_selection,
     as_json,
 ) -> None:
     """Measure MPI's own collective and hetcoll's best plans on these ranks (run under
@@ -117,6 +126,8 @@ def tune_cmd(
     _positive(timeout, "--timeout")
     if emulate and platform_file is None:
         raise HetcollError("--emulate: give the platform to emulate with --platform")
+    if mpich_selection is not None and (emulate or not mpich_algorithms):
+        raise HetcollError("--mpich-selection: natively, with --mpich-algorithms")
     p = _platform(platform_file) if platform_file else None
     from mpi4py import MPI  # initialises MPI: after every check of the options
 
@@ -163,6 +174,13 @@ def tune_cmd(
         from ..files import write_atomic
 
         write_atomic(output, tuning.to_json())
+    if mpich_selection is not None:
+        import json
+
+        from ..files import write_atomic
+        from ..runtime.mpich_selection import builtin, selection
+
+        write_atomic(mpich_selection, json.dumps(selection(tuning, builtin())))
     if as_json:
         dump_json(json_document("tuning", {**tuning.to_dict(), "output": output}))
     for coll in () if as_json else names:
