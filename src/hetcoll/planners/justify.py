@@ -117,8 +117,11 @@ def _scheduled(first, second, seconds, ptr, succ, waits, priority) -> tuple[list
     heap_of = [heaps[j] for j in which.tolist()]
     port_a = port_a.tolist()
     port_b = port_b.tolist()
+    around = [tuple(x) for x in users]  # the ports that may start when ``y`` frees
     heappush, heappop = heapq.heappush, heapq.heappop
-    check: set[int] = set()
+    # the ports that may start at an instant: those using a second port freed at it (the
+    # first ports freed among them) and those with an activity made ready at it
+    check: set[int] | tuple[int, ...] = set()
     for r in np.flatnonzero(waits[by_rank] == 0).tolist():
         heap_of[r].append(r)  # in ascending rank: already a heap
         check.add(port_a[r])
@@ -132,23 +135,23 @@ def _scheduled(first, second, seconds, ptr, succ, waits, priority) -> tuple[list
         offers = []
         for x in check:
             if free_a[x] <= t:
-                best, pick = n, None  # _best, inline: most instants look at few ports
-                for out in outs[x]:
-                    heap = out[1]
-                    if heap and heap[0] < best and free_b[out[0]] <= t:
-                        best, pick = heap[0], out
-                if pick is not None:
-                    offers.append((best, x, pick))
+                best = n  # _best, inline: most instants look at few ports
+                for y, heap in outs[x]:
+                    if heap and heap[0] < best and free_b[y] <= t:
+                        best, pick, py = heap[0], heap, y
+                if best < n:
+                    offers.append((best, x, py, pick))
         if len(offers) > 1:
             offers.sort()  # ranks are distinct: never compares further
-        for _r, x, pick in offers:
-            if free_b[pick[0]] > t:  # an earlier offer took that port: the next best
-                pick = _best(outs[x], free_b, t, n)
-                if pick is None:
+        for _r, x, y, heap in offers:
+            if free_b[y] > t:  # an earlier offer took that port: the next best
+                got = _best(outs[x], free_b, t, n)
+                if got is None:
                     continue
-            r = heappop(pick[1])
+                y, heap = got
+            r = heappop(heap)
             start[r] = t
-            free_a[x] = free_b[pick[0]] = end = t + dur[r]
+            free_a[x] = free_b[y] = end = t + dur[r]
             at = ending.get(end)
             if at is None:
                 ending[end] = [r]
@@ -158,9 +161,19 @@ def _scheduled(first, second, seconds, ptr, succ, waits, priority) -> tuple[list
         if not ends:
             break
         t = span = heappop(ends)
-        check.clear()
-        for r in ending.pop(t):
-            check.add(port_a[r])
+        done = ending.pop(t)
+        if len(done) == 1:  # most instants: one activity ends, its ports listed once each
+            r = done[0]
+            check = around[port_b[r]]  # (port_a[r] among them)
+            for c in nxt[nptr[r] : nptr[r + 1]]:
+                left[c] -= 1
+                if not left[c]:
+                    heappush(heap_of[c], c)
+                    if port_a[c] not in check:
+                        check = (*check, port_a[c])
+            continue
+        check = set()
+        for r in done:
             check.update(users[port_b[r]])
             for c in nxt[nptr[r] : nptr[r + 1]]:
                 left[c] -= 1

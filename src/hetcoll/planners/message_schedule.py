@@ -88,25 +88,30 @@ def message_transfers(
     heappush, heappop = heapq.heappush, heapq.heappop
     free_s = [0.0] * k
     free_r = [0.0] * k
-    ends: list[tuple[float, int, int, int]] = []  # (end, sender, receiver, rank)
+    ends: list[float] = []  # the instants transfers end, each once
+    ending: dict[float, list[tuple[int, int]]] = {}  # (receiver, rank) of those ending then
     transfers: list[tuple[float, int, int, int, int]] = []
     span = 0.0
     t = 0.0
-    check = {root}  # the nodes that may send at this instant
+    # the nodes that may send at an instant: the senders to the receivers freed at it (the
+    # senders freed among them) and the receivers that forward what they received
+    check: set[int] | tuple[int, ...] = {root}
+    parents = [tuple(sorted(x)) for x in senders]
+    around = [tuple(sorted(x | {v})) for v, x in enumerate(senders)]
     while True:
-        ready = []  # (node, its pick): the free nodes with a slice for a free child
+        ready = []  # (-work left, node, its pick): the free nodes with a slice for a free child
         for u in check:
             if free_s[u] <= t:
-                best, pick = never, None  # _pick, inline: most instants look at few nodes
+                best = never  # _pick, inline: most instants look at few nodes
                 for out in outs[u]:
-                    heap = out[1]
-                    if heap and heap[0] < best and free_r[out[0]] <= t:
+                    w, heap, _d = out
+                    if heap and heap[0] < best and free_r[w] <= t:
                         best, pick = heap[0], out
-                if pick is not None:
-                    ready.append((u, pick))
+                if best < never:
+                    ready.append((-work[u], u, pick))
         if len(ready) > 1:
-            ready.sort(key=lambda x: (-work[x[0]], x[0]))
-        for u, pick in ready:
+            ready.sort()  # the nodes are distinct: never compares the picks
+        for _w, u, pick in ready:
             if free_r[pick[0]] > t:  # an earlier sender took that child: the next best
                 pick = _pick(outs[u], free_r, t, never)
                 if pick is None:
@@ -116,17 +121,31 @@ def message_transfers(
             transfers.append((t, u, v, tree_of[r], slice_of[r]))
             free_s[u] = free_r[v] = end = t + d
             work[u] -= d
-            heappush(ends, (end, u, v, r))
+            at = ending.get(end)
+            if at is None:
+                ending[end] = [(v, r)]
+                heappush(ends, end)
+            else:
+                at.append((v, r))
         if not ends:
             break
-        t = span = ends[0][0]
-        check.clear()
-        while ends and ends[0][0] <= t:
-            _end, u, v, r = heappop(ends)
-            check.add(u)
-            check.update(senders[v])
+        t = span = heappop(ends)
+        done = ending.pop(t)
+        if len(done) == 1:  # most instants: one transfer ends, its nodes listed once
+            v, r = done[0]
             heaps = forward[tree_of[r]][v]
             if heaps:  # v forwards the slice to its children in that tree
+                for heap in heaps:
+                    heappush(heap, r)
+                check = around[v]
+            else:
+                check = parents[v]
+            continue
+        check = set()
+        for v, r in done:
+            check.update(senders[v])  # (the sender among them)
+            heaps = forward[tree_of[r]][v]
+            if heaps:
                 for heap in heaps:
                     heappush(heap, r)
                 check.add(v)
