@@ -5,7 +5,10 @@ MAX, in place, a non-commutative operator) and allgather at every rule's sizes o
 ranks, on 3 ranks (another size: MPICH's own) and on a split communicator; the same file
 without the guard on ``reduce_scatter_allgather`` aborts the job at an 8-byte allreduce
 (MPICH's assertion), which shows that MPICH runs what the file names
-(mpi_programs/mpich_selection.py)."""
+(mpi_programs/mpich_selection.py).  A ``HetComm`` given the same tuning file in a program
+started with it passes its ``Allreduce`` and ``Allgather`` to MPI with mpi4py's own methods
+(no Python before the call: MPICH forces the algorithms), and forces them itself (its
+one-step functions) without the file or with another one; the data are MPI's either way."""
 
 from __future__ import annotations
 
@@ -47,3 +50,18 @@ def test_mpich_runs_what_the_file_names_so_the_guards_matter(tmp_path):
     proc = run_mpi(4, [PROGRAM, "check", out], module=False, timeout=240, env=env)
     assert proc.returncode != 0
     assert "reduce_scatter_allgather" in proc.stderr and "count >= pof2" in proc.stderr
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize(("made_for", "kinds"), [(4, "mpi4py"), (2, "forced"), (None, "forced")])
+def test_a_tuned_hetcomm_leaves_the_forcing_to_the_file_made_from_its_tuning(
+    tmp_path, made_for, kinds
+):
+    env = {VARIABLE: str(_write(tmp_path, made_for))} if made_for else {}
+    out = tmp_path / "hetcomm"
+    proc = run_mpi(4, [PROGRAM, "hetcomm", out], module=False, timeout=240, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for r in range(4):
+        got = json.loads(Path(f"{out}.{r}").read_text())
+        assert got["forcing"] and got["ok"], (r, got)
+        assert got["kinds"] == [kinds, kinds], (r, got)

@@ -38,6 +38,7 @@ from .choice import DEFAULT_MARGIN, Choice, charged_message_cost
 from .errors import HetcollError, PlannerError
 from .platform import Platform
 from .runtime.forced import bind_forced
+from .runtime.mpich_selection import started_with
 from .runtime.persistent import Persistent
 from .runtime.rooted import MPICH, add_passthroughs, bind_mpi
 from .runtime.vectors import VectorCollectives
@@ -586,6 +587,8 @@ class HetComm(VectorCollectives, Persistent):
         self.planning.message_cost = self._message_cost()
         self._check_knobs()
         kept = self.planning.forced_methods(self.emulate, self.one_host)
+        if kept and self.size > 1 and started_with(self.planning.tuning, self.comm):
+            kept = ()  # MPICH's selection file of this tuning forces them: no Python before
         if kept is not None:  # MPI's own methods, no Python call before them
             bind_mpi(self, keep=kept)  # but those that force a tuning file's MPICH algorithm
             if kept and self.size > 1:  # those in one step: a lookup and the stores

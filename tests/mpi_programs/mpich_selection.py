@@ -10,10 +10,16 @@ cannot serve below 4 elements on 4 ranks).
 ``python -m mpi4py mpich_selection.py check OUT``, started with the file: allreduce (SUM,
 MAX, in place, a non-commutative operator) and allgather at every rule's sizes and a
 split communicator give the right data; each rank writes ``OUT.<rank>`` with ``"ok"``.
+
+``python -m mpi4py mpich_selection.py hetcomm OUT``: the same calls through a ``HetComm``
+given the tuning file of this rank count; ``OUT.<rank>`` also holds what its
+``Allreduce`` and ``Allgather`` are: ``mpi4py`` (its class's C method: MPICH's file forces
+the algorithms) or ``forced`` (the one-step function on the instance).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 
@@ -46,8 +52,8 @@ def write(ranks: str, out: str, unguarded: str = "") -> None:
         json.dump(tree, fh)
 
 
-def check(out: str) -> None:
-    world = MPI.COMM_WORLD
+def right(world) -> bool:
+    """Allreduce and Allgather on ``world`` at every rule's sizes give MPI's results."""
     n, me = world.size, world.rank
     ok = True
     noncommutative = MPI.Op.Create(lambda a, b, t: None, commute=False)
@@ -69,15 +75,41 @@ def check(out: str) -> None:
         got = np.zeros(block * n, dtype=np.uint8)
         world.Allgather(mine, got)
         ok &= bool((got == np.repeat(np.arange(1, n + 1), block)).all())
-    half = world.Split(me % 2, me)  # another size: MPICH's own
+    return ok
+
+
+def check(out: str) -> None:
+    world = MPI.COMM_WORLD
+    ok = right(world)
+    half = world.Split(world.rank % 2, world.rank)  # another size: MPICH's own
     mine = np.arange(1024, dtype=np.int64)
     got = np.zeros_like(mine)
     half.Allreduce(mine, got)
     ok &= bool((got == half.size * mine).all())
     half.Free()
-    with open(f"{out}.{me}", "w") as fh:
+    with open(f"{out}.{world.rank}", "w") as fh:
         json.dump({"ok": ok}, fh)
 
 
+def hetcomm(out: str) -> None:
+    from hetcoll import HetComm
+    from hetcoll.platform import Platform, nodes_from_costs
+
+    world = MPI.COMM_WORLD
+    flat = Platform(nodes_from_costs([1e-6] * world.size), name="flat")
+    with HetComm(world, flat, tuning=tuning(world.size, False), timeout=120) as hc:
+        kinds = []
+        for name in ("Allreduce", "Allgather"):
+            if name in vars(hc):
+                kinds.append("forced")
+            else:
+                mpi4py = inspect.getattr_static(hc, name) is getattr(MPI.Intracomm, name)
+                kinds.append("mpi4py" if mpi4py else "class")
+        ok = right(hc)
+        forcing = hc.planning.mpich_forced
+    with open(f"{out}.{world.rank}", "w") as fh:
+        json.dump({"ok": ok, "kinds": kinds, "forcing": forcing}, fh)
+
+
 if __name__ == "__main__":
-    {"write": write, "check": check}[sys.argv[1]](*sys.argv[2:])
+    {"write": write, "check": check, "hetcomm": hetcomm}[sys.argv[1]](*sys.argv[2:])

@@ -29,12 +29,16 @@ exact there when it is a multiple of the ranks); ``comm_size<K`` holds for any `
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
 from ..errors import HetcollError
 
-__all__ = ["RESTRICTIONS", "builtin", "library_path", "selection"]
+__all__ = ["RESTRICTIONS", "VARIABLE", "builtin", "library_path", "selection", "started_with"]
+
+#: the environment variable MPICH reads its selection file's path from at ``MPI_Init``
+VARIABLE = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
 
 #: the forced algorithms the file names, and MPICH's restrictions on each (the others keep
 #: MPICH's own subtree)
@@ -129,3 +133,26 @@ def selection(tuning: Any, tree: dict[str, Any]) -> dict[str, Any]:
             "comm_size=any": default,
         }
     return out
+
+
+def started_with(tuning: Any, comm: Any) -> bool:
+    """Whether every rank of ``comm`` runs in an MPI started with the selection file made
+    from ``tuning`` (:data:`VARIABLE` names a file equal to :func:`selection` of it and
+    this library's tree): MPICH then chooses the file's forced algorithms itself, and a
+    ``HetComm`` need not force them.  Collective (an allreduce on ``comm``): one rank
+    forcing through the control variables while another follows the file could run
+    different algorithms in one call."""
+    path, mine = os.environ.get(VARIABLE), False
+    if path:
+        try:
+            with open(path) as fh:
+                mine = json.load(fh) == selection(tuning, builtin())
+        except (OSError, ValueError, HetcollError):
+            mine = False
+    return bool(comm.allreduce(mine, op=_land()))
+
+
+def _land() -> Any:
+    from mpi4py import MPI
+
+    return MPI.LAND
