@@ -296,7 +296,34 @@ def test_a_reversed_timetable_is_the_allgathers_backwards(per_site, seg):
     bound = members_bound(p, "reduce_scatter", block * len(hosts(p)), hosts(p)).lower_bound
     assert simulate(p, rs).makespan >= bound
     with pytest.raises(PlannerError, match="allgather"):
-        reversed_timetable(p, rs)
+        reversed_timetable(p, sites(p, nbytes=block, segment_size=seg, fanout=1,
+                                    collective="allreduce"))  # fmt: skip
+
+
+@pytest.mark.parametrize("links", [False, True])
+def test_a_reduce_scatter_is_run_backwards_on_the_broadcast_trees_given(links):
+    """A reduce-scatter handed to ``reversed_timetable`` is played out as the allgather of
+    the broadcast trees given (each root's), then run backwards: the very schedule that
+    the allgather itself gives; without trees, its own trees broadcast.  Both planners
+    build their reduce-scatter's backward timetable this one way."""
+    from hetcoll.planners.sitesorder import as_broadcasts, reversed_timetable
+
+    p = two_sites(3)
+    groups = site_groups(p, hosts(p))
+    rs = sites(p, nbytes=1 << 14, segment_size=1 << 12, fanout=1, collective="reduce_scatter")
+    down = dataclasses.replace(rs, collective="allgather", order=None, flows=tuple(
+        dataclasses.replace(f, kind="bcast", tree=site_tree(groups, f.tree.root, "bcast", 1))
+        for f in rs.flows))  # fmt: skip
+    trees = lambda root: site_tree(groups, root, "bcast", 1)  # noqa: E731
+    got = reversed_timetable(p, rs, None, links, None, trees)
+    assert got == reversed_timetable(p, down, None, links)
+    assert got.order != rs.order and {f.kind for f in got.flows} == {"reduce"}
+    own = as_broadcasts(rs.flows)
+    assert [f.tree for f in own] == [f.tree for f in rs.flows]
+    assert {f.kind for f in own} == {"bcast"}
+    plain = dataclasses.replace(rs, order=None)
+    same = dataclasses.replace(plain, collective="allgather", flows=tuple(own))
+    assert reversed_timetable(p, plain, None, links) == reversed_timetable(p, same, None, links)
 
 
 def test_the_reduce_scatter_runs_an_allgathers_timetable_backwards():

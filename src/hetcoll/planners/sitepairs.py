@@ -190,9 +190,7 @@ def site_pairs(
         for links, lead in playouts(platform):
             out.append(timetable(platform, plain, model, links, lead))
             if collective == "reduce_scatter":
-                down = replace(plain, flows=tuple(replace(f, kind="bcast") for f in flows),
-                               collective="allgather")  # fmt: skip
-                out.append(reversed_timetable(platform, down, model, links, lead))
+                out.append(reversed_timetable(platform, plain, model, links, lead))
             elif collective == "allreduce":
                 out.append(allreduce_timetable(platform, plain, model, links=links, lead=lead))
         return out

@@ -109,7 +109,7 @@ from ..schedule import Flow, Schedule, Tree, transfer_budget
 from ._registry import Option, register
 from ._shared import keep_prediction
 from .rings import _blocks
-from .sitesorder import allreduce_timetable, reversed_timetable, timetable
+from .sitesorder import allreduce_timetable, as_broadcasts, reversed_timetable, timetable
 
 __all__ = [
     "halvings",
@@ -483,6 +483,10 @@ def sites(
                 at += share
         return flows
 
+    def trees(fan: int, crossing=None) -> Callable[[str], Tree]:
+        """Each root's ``bcast`` tree: those a reduce-scatter's timetable runs backwards."""
+        return lambda root: site_tree(groups, root, "bcast", fan, crossing)
+
     def make(flows: list[Flow], estimate: float, seg: int | None, fan: int, order=None,
              h: int = 1) -> Schedule:  # fmt: skip
         params = {"trees": len(flows), "segment_size": seg, "fanout": fan, "senders": h,
@@ -497,8 +501,7 @@ def sites(
         low = port_floor(platform, bound, flows)
         if len(flows) < 2 or not all(f.nbytes for f in flows):
             return low
-        down = [replace(f, tree=site_tree(groups, f.tree.root, "bcast", fan, crossing),
-                        kind="bcast") for f in flows if f.kind == "reduce"]  # fmt: skip
+        down = as_broadcasts([f for f in flows if f.kind == "reduce"], trees(fan, crossing))
         if not down:
             return low
         back = [replace(f, kind="reduce") for f in down]
@@ -521,10 +524,8 @@ def sites(
             run = simulate(platform, timed, model)
             out.append((run.makespan, timed.order, run, flows))
             if collective == "reduce_scatter":
-                up = [replace(f, tree=site_tree(groups, f.tree.root, "bcast", fan, crossing),
-                              kind="bcast") for f in flows]  # fmt: skip
-                back = reversed_timetable(platform, replace(plain, flows=tuple(up),
-                                          collective="allgather"), model, links, lead)  # fmt: skip
+                back = reversed_timetable(platform, plain, model, links, lead,
+                                          trees(fan, crossing))  # fmt: skip
                 run = simulate(platform, back, model)
                 out.append((run.makespan, back.order, run, list(back.flows)))
             if collective == "allreduce":

@@ -17,16 +17,23 @@ heuristic (greedy list scheduling): the planner keeps it only where it simulates
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..errors import PlannerError
 from ..patterns import OrderedSend
 from ..platform import Platform
-from ..schedule import Schedule
+from ..schedule import Flow, Schedule, Tree
 from .forestorder import per_root_order
 
-__all__ = ["RouteCosts", "allreduce_timetable", "reversed_timetable", "timetable"]
+__all__ = [
+    "RouteCosts",
+    "allreduce_timetable",
+    "as_broadcasts",
+    "reversed_timetable",
+    "timetable",
+]
 
 
 class RouteCosts:
@@ -105,7 +112,16 @@ def timetable(
         raise PlannerError("timetable: an allreduce's shares must not be empty")
     costs = RouteCosts(platform, model, links)
     played = per_root_order(platform, schedule.flows, model, costs, wait="all", lead=lead)
-    return dataclasses.replace(schedule, order=played.order)
+    return replace(schedule, order=played.order)
+
+
+def as_broadcasts(flows: Sequence[Flow], trees: Callable[[str], Tree] | None = None) -> list[Flow]:
+    """A reduce-scatter's (or an allreduce's reduce) ``flows`` as the allgather whose
+    timetable run backwards is one of theirs (:func:`reversed_timetable`): each a ``bcast``
+    flow of the same segments, on ``trees(root)`` (a planner's broadcast tree of that
+    root) or, without ``trees``, on its own tree.  O(len(flows)) trees."""
+    return [replace(f, kind="bcast", tree=f.tree if trees is None else trees(f.tree.root))
+            for f in flows]  # fmt: skip
 
 
 def reversed_timetable(
@@ -114,11 +130,15 @@ def reversed_timetable(
     model: Any = None,
     links: bool = False,
     lead: float | None = None,
+    trees: Callable[[str], Tree] | None = None,
 ) -> Schedule:
-    """A reduce-scatter: the allgather ``schedule`` (per-root ``bcast`` flows of the planner
-    ``sites``) in its timetable (:func:`timetable`, unless it has an order) run backwards:
-    the same trees, each edge's data going from child to parent (``reduce`` flows), every
-    transfer of slot ``s`` of the allgather's ``S`` the receiver's send of slot ``S - s``.
+    """A reduce-scatter: an allgather's timetable run backwards.  ``schedule``: the
+    allgather (per-root ``bcast`` flows of the planner ``sites``), in its timetable
+    (:func:`timetable`, unless it has an order), or the reduce-scatter itself, its flows
+    then played out as that allgather's (:func:`as_broadcasts`, on ``trees``; its own
+    order, if any, unused).  Run backwards: the same trees, each edge's data going from
+    child to parent (``reduce`` flows), every transfer of slot ``s`` of the allgather's
+    ``S`` the receiver's send of slot ``S - s``.
 
     A reduce-scatter is an allgather run backwards (every block's partial sums flow up its
     owner's tree as its copies flowed down), so an allgather's timetable is one for it, the
@@ -126,16 +146,20 @@ def reversed_timetable(
     play-out of the reduce flows themselves (:func:`timetable`) fares worse on the same
     ports.  A send's segments are listed in slot order, so the ``j``-th send of an edge
     carries its ``j``-th segment (the allgather's last crossing that edge: every segment of
-    a flow's other edges relabelled alike, the dependencies are the same)."""
+    a flow's other edges relabelled alike, the dependencies are the same).  Raises
+    :class:`PlannerError` for another collective."""
+    if schedule.collective == "reduce_scatter":
+        flows = tuple(as_broadcasts(schedule.flows, trees))
+        schedule = replace(schedule, collective="allgather", flows=flows, order=None)
     if schedule.collective != "allgather":
-        raise PlannerError(f"reversed_timetable: an allgather to run backwards, not a "
-                           f"{schedule.collective}")  # fmt: skip
+        raise PlannerError(f"reversed_timetable: an allgather to run backwards (or its "
+                           f"reduce-scatter), not a {schedule.collective}")  # fmt: skip
     timed = schedule
     if schedule.order is None:
         timed = timetable(platform, schedule, model, links, lead)
     order, _ = _backwards(timed.order)
-    flows = tuple(dataclasses.replace(f, kind="reduce") for f in timed.flows)
-    return dataclasses.replace(timed, collective="reduce_scatter", flows=flows, order=order)
+    flows = tuple(replace(f, kind="reduce") for f in timed.flows)
+    return replace(timed, collective="reduce_scatter", flows=flows, order=order)
 
 
 def allreduce_timetable(
@@ -165,8 +189,7 @@ def allreduce_timetable(
     played = per_root_order(platform, down, model, costs, wait="all", lead=lead)
     up = down
     if own:
-        up = tuple(dataclasses.replace(f, kind="bcast") for f in schedule.flows
-                   if f.kind == "reduce")  # fmt: skip
+        up = tuple(as_broadcasts([f for f in schedule.flows if f.kind == "reduce"]))
         first = per_root_order(platform, up, model, costs, wait="all", lead=lead).order
     else:
         first = played.order
@@ -176,9 +199,9 @@ def allreduce_timetable(
         order.setdefault(u, []).extend(
             OrderedSend(e.flow + len(up), e.child, 0, e.slot + top + 1) for e in sends
         )
-    flows = tuple(dataclasses.replace(f, kind="reduce") for f in up) + down
+    flows = tuple(replace(f, kind="reduce") for f in up) + down
     order = {v: tuple(sorted(es, key=lambda e: e.slot)) for v, es in sorted(order.items())}
-    return dataclasses.replace(schedule, flows=flows, order=order)
+    return replace(schedule, flows=flows, order=order)
 
 
 def _backwards(order: Any) -> tuple[dict[str, tuple[OrderedSend, ...]], int]:
