@@ -252,10 +252,10 @@ def test_a_long_message_is_list_scheduled_once_the_way_its_trial_ends_first(monk
     calls = []
     real = port_slots.multi_port_transfers
 
-    def counted(g, trees, share, patience=0.0, beat=math.inf):
-        out = real(g, trees, share, patience, beat=beat)
+    def counted(g, trees, share, patience=0.0, beat=math.inf, critical=None):
+        out = real(g, trees, share, patience, beat=beat, critical=critical)
         # a way stopped for ending after the fastest before it: its span, run to its end
-        span = real(g, trees, share, patience)[1] if out is None else out[1]
+        span = real(g, trees, share, patience, critical=critical)[1] if out is None else out[1]
         assert out is not None or span > beat
         calls.append((sum(share), patience, span))
         return out

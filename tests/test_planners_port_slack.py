@@ -56,8 +56,8 @@ def test_the_kept_ways_message_stops_once_sure_to_end_after_the_challengers(monk
     calls = []
     real = port_slots.multi_port_transfers
 
-    def recorded(g, trees, share, patience=0.0, beat=float("inf")):
-        out = real(g, trees, share, patience, beat)
+    def recorded(g, trees, share, patience=0.0, beat=float("inf"), critical=None):
+        out = real(g, trees, share, patience, beat, critical)
         calls.append((sum(share), beat, out is None))
         return out
 

@@ -21,9 +21,10 @@ def _recorded(monkeypatch) -> list[tuple]:
     calls: list[tuple] = []
     real = port_slots.multi_port_transfers
 
-    def recorded(g, trees, share, patience=0.0, beat=math.inf):
-        out = real(g, trees, share, patience, beat=beat)
-        calls.append((tuple(share), patience, beat, out, real(g, trees, share, patience)))
+    def recorded(g, trees, share, patience=0.0, beat=math.inf, critical=None):
+        out = real(g, trees, share, patience, beat=beat, critical=critical)
+        whole = real(g, trees, share, patience, critical=critical)
+        calls.append((tuple(share), patience, beat, out, whole))
         return out
 
     monkeypatch.setattr(port_slots, "multi_port_transfers", recorded)

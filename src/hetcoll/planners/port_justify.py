@@ -51,13 +51,17 @@ def port_justified(
     span: float,
     patiences: tuple[float, ...] = (0.0,),
     rounds: int = ROUNDS,
+    critical: np.ndarray | None = None,
 ) -> tuple[list[tuple[float, int, int, int, int]], float]:
     """``(transfers, span)`` of the multi-port list schedule ``transfers`` (``(start,
     sender, receiver, tree, slice)`` in start order, as :func:`~hetcoll.planners.
     port_schedule.multi_port_transfers` lists them, the last ending at ``span``) or of the
     forward pass of the module docstring that ends first (ties: the earlier; ``rounds``
     backward-then-forward passes with each of ``patiences``), in the same form;
-    ``transfers`` as they are when there are more than :data:`MOST`."""
+    ``transfers`` as they are when there are more than :data:`MOST`.  With ``critical``
+    (per edge), both passes take the list schedule's critical rule too (a port holds for
+    a critical link that frees during the send it would start instead; backward, the
+    link's window before its port's), as the list schedule with it did."""
     n = len(transfers)
     if n == 0 or n > MOST or rounds <= 0:
         return transfers, span
@@ -79,7 +83,18 @@ def port_justified(
             np.cumsum(has, out=back_ptr[1:])
             waits = np.bincount(before[has], minlength=n)
             back, back_span = _passed(
-                g, u, e, send, T, T - send, waits, back_ptr, before[has], -(starts + send), patience
+                g,
+                u,
+                e,
+                send,
+                T,
+                T - send,
+                waits,
+                back_ptr,
+                before[has],
+                -(starts + send),
+                patience,
+                critical,
             )
             # time reversed: the port's [a, a + send) is the broadcast's from
             # back_span - a - send
@@ -93,7 +108,18 @@ def port_justified(
             np.cumsum(np.bincount(before[has], minlength=n), out=ptr[1:])
             rank = np.arange(n, dtype=float)  # listed by the backward schedule's starts
             starts, fwd_span = _passed(
-                g, u, e, send, T, np.zeros(n), has.astype(np.int64), ptr, succ, rank, patience
+                g,
+                u,
+                e,
+                send,
+                T,
+                np.zeros(n),
+                has.astype(np.int64),
+                ptr,
+                succ,
+                rank,
+                patience,
+                critical,
             )
             if fwd_span < best[0]:
                 best = (fwd_span, (starts, u, v, i, q))
@@ -128,7 +154,18 @@ def _relabelled(u, v, i, starts):
 
 
 def _passed(
-    g: PlanGraph, node, link, port_time, link_time, lead, waits, ptr, succ, priority, patience
+    g: PlanGraph,
+    node,
+    link,
+    port_time,
+    link_time,
+    lead,
+    waits,
+    ptr,
+    succ,
+    priority,
+    patience,
+    critical=None,
 ):
     """Each transfer's port start and when the last ends: transfer ``x`` holds ``node[x]``'s
     port ``[a, a + port_time[x])`` and its link ``[a - lead[x], a - lead[x] +
@@ -136,7 +173,9 @@ def _passed(
     successors (``succ[ptr[y]:ptr[y + 1]]``) have ended (their link windows), and a free
     port takes, among its ready transfers, the one whose link is free first (within
     ``patience`` of its port time counts as free), then the lowest ``priority``, and holds
-    the port until that link is free.  Event driven as :func:`~hetcoll.planners.
+    the port until that link is free; with ``critical`` (per link), when that link is not
+    critical, a ready transfer over a critical link whose port start falls within the
+    chosen send instead (the earliest).  Event driven as :func:`~hetcoll.planners.
     port_schedule.multi_port_transfers`."""
     n = len(node)
     by_rank = np.argsort(priority, kind="stable")
@@ -151,9 +190,13 @@ def _passed(
     nxt, nptr = succ.tolist(), ptr.tolist()
     heaps: dict[int, list[int]] = {}
     outs: list[list[tuple[list[int], int]]] = [[] for _ in range(g.k)]
+    crit = [False] * len(g.T) if critical is None else [bool(c) for c in critical]
+    crits: list[list[tuple[list[int], int]]] = [[] for _ in range(g.k)]
     for x in np.unique(link, return_index=True)[1].tolist():
         heaps[ln[x]] = heap = []
         outs[nd[x]].append((heap, ln[x]))
+        if crit[ln[x]]:
+            crits[nd[x]].append((heap, ln[x]))
     check: set[int] = set()
     for r, x in enumerate(of_rank):
         if not left[x]:
@@ -170,7 +213,7 @@ def _passed(
     while True:
         for w in sorted(check) if len(check) > 1 else check:
             while free_p[w] <= t:
-                b_soon, b_rank, b_at, pick = inf, n, inf, None
+                b_soon, b_rank, b_at, pick, b_e = inf, n, inf, None, -1
                 for heap, e in outs[w]:
                     if heap:
                         r = heap[0]
@@ -180,9 +223,18 @@ def _passed(
                             a = t
                         soon = t if a <= t + soon_by[x] else a
                         if soon < b_soon or (soon == b_soon and r < b_rank):
-                            b_soon, b_rank, b_at, pick = soon, r, a, heap
+                            b_soon, b_rank, b_at, pick, b_e = soon, r, a, heap, e
                 if pick is None:
                     break
+                if crits[w] and not crit[b_e]:  # a critical link free during this send
+                    ends, wait = b_at + dp[of_rank[pick[0]]], None
+                    for heap, e in crits[w]:
+                        if heap:
+                            a = free_l[e] + ld[of_rank[heap[0]]]
+                            if b_at < a < ends:
+                                ends, wait = a, heap
+                    if wait is not None:
+                        pick, b_at = wait, ends
                 x = of_rank[heappop(pick)]
                 start[x] = b_at
                 free_p[w] = done = b_at + dp[x]
