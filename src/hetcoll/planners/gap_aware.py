@@ -5,6 +5,7 @@ hetcoll's own planner for Park et al.'s postal model (eq. 2).  See :func:`gap_aw
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any
 
@@ -14,6 +15,7 @@ from ..platform import Platform
 from ..schedule import Schedule
 from ._common import Request, prepare, relative_order, tree_schedule
 from ._registry import Option, register
+from ._shared import shared
 from ._trees import (
     Matrices,
     arrival_times,
@@ -345,6 +347,37 @@ def gap_aware(
     mats = matrices(req)
     if max_steps is None:
         max_steps = 2 * len(req.members)
+    name, kids = _searched(req, mats, max_steps, starts)
+    return tree_schedule(req, "gap_aware", tree_edges(req.root, kids), start=name)
+
+
+def _searched(req: Request, mats: Matrices, max_steps: int, starts: int):
+    """``(name, children)``: the candidate (or ``name+local``) :func:`gap_aware` keeps.
+
+    Inside :func:`~hetcoll.planners._shared.shared_work` the one found for the same
+    request with the same matrices is handed out again, the matrices' times multiplied
+    by the power of two that brings their largest finite entry into ``[1/2, 1)``: the
+    search only adds its times and compares the sums, which multiplying every time by a
+    power of two leaves exact, so matrices that are one another's times a power of two
+    (``auto``'s slice sizes of a power-of-two message under costs proportional to the
+    bytes, as :func:`~hetcoll.planners.pipelined._heuristic`) choose the same tree."""
+    finite = [a[np.isfinite(a)] for a in (mats.delay_array, mats.busy_array)]
+    most = max((float(np.abs(a).max()) for a in finite if a.size), default=0.0)
+    unit = 2.0 ** -math.frexp(most)[1] if 0.0 < most < math.inf else 1.0
+    key = (
+        "gap_aware",
+        req.root,
+        tuple(req.members),
+        max_steps,
+        starts,
+        mats.delay_array.shape,
+        *(np.ascontiguousarray(a * unit).tobytes() for a in (mats.delay_array, mats.busy_array)),
+    )
+    return shared(key, lambda: _search(req, mats, max_steps, starts))
+
+
+def _search(req: Request, mats: Matrices, max_steps: int, starts: int):
+    """:func:`_searched`, computed."""
     root, delay, busy = req.root, mats.delay, mats.busy
 
     def exact(kids):
@@ -365,5 +398,4 @@ def gap_aware(
         if steps:
             improved.append((exact(new), len(scored) + k, f"{name}+local", new))
     best = min([best, *improved], key=lambda t: (t[0], t[1]))
-    params = {"start": best[2]}
-    return tree_schedule(req, "gap_aware", tree_edges(root, best[3]), **params)
+    return best[2], best[3]
