@@ -262,6 +262,7 @@ def test_a_long_message_is_list_scheduled_once_the_way_its_trial_ends_first(monk
 
     monkeypatch.setattr(port_slots, "multi_port_transfers", counted)
     monkeypatch.setattr(multitree, "TRIAL", 16, raising=False)
+    monkeypatch.setattr(multitree, "TRIAL_SLICES", 16)
     # (without the gap and slack packings, which challenge the way kept:
     # tests/test_planners_port_gaps, tests/test_planners_port_slack)
     monkeypatch.setattr(multitree, "gap_problem", lambda prob: None)

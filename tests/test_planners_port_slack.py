@@ -64,6 +64,7 @@ def test_the_kept_ways_message_stops_once_sure_to_end_after_the_challengers(monk
     p = random_graph_platform(20, 0.2, seed=3, model="multi_port")
     monkeypatch.setattr(port_slots, "multi_port_transfers", recorded)
     monkeypatch.setattr(multitree, "TRIAL", 32)
+    monkeypatch.setattr(multitree, "TRIAL_SLICES", 32)
     monkeypatch.setattr(port_justify, "MOST", 100)
     monkeypatch.setattr(port_slots, "MOST", 100, raising=False)
     s = _multi_tree(p, 128)

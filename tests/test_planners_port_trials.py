@@ -11,6 +11,7 @@ import pytest
 from hetcoll import plan
 from hetcoll.generators import random_graph_platform
 from hetcoll.planners import multitree, port_slots
+from hetcoll.planners.port_slots import TRIAL_SLICES
 
 L = 10**6
 
@@ -44,8 +45,8 @@ def test_a_way_is_stopped_only_when_it_ends_after_the_fastest(monkeypatch, n, se
             assert whole[1] > beat
         else:  # run to its end: the very schedule
             assert out == whole and out[1].hex() == whole[1].hex()
-    # the trials of 1 024 slices at n = 30, seed 0 end at 16.78, 16.82, 17.60 and 17.68 s
-    # (two packings, two patiences each): at least the last two are stopped
+    # the trials of 512 slices (port_slots.TRIAL_SLICES) at n = 30, seed 0 end at 8.41,
+    # 8.45, 8.82 and 8.89 s (two packings, two patiences each): all but the first stop
     assert stopped >= (2 if (n, seed) == (30, 0) else 0)
 
 
@@ -68,7 +69,16 @@ def test_the_way_kept_is_the_first_of_the_fastest(monkeypatch):
     monkeypatch.setattr(multitree, "shared_slack", lambda *args: None)
     p = random_graph_platform(30, 0.12, seed=0, model="multi_port")
     plan(p, "0", method="multi_tree", nbytes=2048 * L, segment_size=L)
-    trials = [c for c in calls if sum(c[0]) == 1024]
+    trials = [c for c in calls if sum(c[0]) == TRIAL_SLICES]
     assert len(trials) == 4 and seen[0] == (4, 0)
     spans = [c[4][1] for c in trials]
     assert seen[0][1] == min(range(4), key=spans.__getitem__)
+
+
+def test_a_message_over_trial_slices_is_trialled_over_trial_slices(monkeypatch):
+    # more than TRIAL (1 024) slices: every way's trial lists TRIAL_SLICES (512) slices, and
+    # only the message's list schedules list all of them
+    calls = _recorded(monkeypatch)
+    p = random_graph_platform(12, 0.3, seed=5, model="multi_port")
+    plan(p, "0", method="multi_tree", nbytes=1025 * L, segment_size=L)
+    assert {sum(c[0]) for c in calls} == {512, 1025}

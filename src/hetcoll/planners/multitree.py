@@ -108,7 +108,7 @@ from .periodic_timetable import PERIODS, candidate_periods, timetabled
 from .pipelined import PlanGraph, _bfs_edges, _grow_one_port, _schedule, _start, best_tree
 from .port_choice import message_cap, multi_port_choice, single_tree
 from .port_order import listed_send_order
-from .port_slots import SLACK_CAP, TRIAL, gap_problem, message_trees, slot_problem
+from .port_slots import SLACK_CAP, TRIAL, TRIAL_SLICES, gap_problem, message_trees, slot_problem
 from .relayed_trees import relayed, relayed_choice, untimed
 from .single_bounds import bound_problem as _bound_problem
 from .single_bounds import hops_bound as _hops_bound
@@ -344,9 +344,10 @@ def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Sc
     slack = shared_slack(gaps or prob, packings[-1], SLACK_CAP)
     patient = len(packings)
     packings += [slack] if slack is not None else []
-    splits, trials = [], []  # the message's, and a trial's of at most TRIAL slices
+    splits, trials = [], []  # the message's, and over TRIAL slices a trial's
+    trial = min(total, TRIAL_SLICES) if total > TRIAL else total
     for packs in packings:
-        for slices, out in ((total, splits), (min(total, TRIAL), trials)):
+        for slices, out in ((total, splits), (trial, trials)):
             share = _shares(slices, list(packs.weights))
             keep = [i for i in range(len(share)) if share[i] > 0]
             out.append(([packs.trees[i] for i in keep], [share[i] for i in keep]))

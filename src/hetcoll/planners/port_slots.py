@@ -26,7 +26,7 @@ more).  At 1 024 slices (n = 50, seeds 0, 1, 2) the best of the four ends at 90.
 91.1 % and 90.9 % of the bound, where the optimal packing's list schedule alone ends at
 86.5 %, 90.5 % and 83.1 %; at 2 048 slices 92.9 %, 91.8 % and 92.1 %.  A message of more
 than :data:`TRIAL` slices is list scheduled only the way that ends a trial of
-:data:`TRIAL` slices first.
+:data:`TRIAL_SLICES` slices first.
 
 :func:`gap_problem` keeps the links' times and adds a row per link a fraction of a send
 longer than whole sends: what the gaps between its sends cost the port when the port
@@ -68,14 +68,26 @@ from .port_justify import MOST, port_justified
 from .port_schedule import critical_links, multi_port_transfers
 from .steady import SteadyProblem
 
-__all__ = ["PATIENCE", "SLACK_CAP", "TRIAL", "gap_problem", "message_trees", "slot_problem"]
+__all__ = [
+    "PATIENCE",
+    "SLACK_CAP",
+    "TRIAL",
+    "TRIAL_SLICES",
+    "gap_problem",
+    "message_trees",
+    "slot_problem",
+]
 
 #: a link that frees within this share of its sender's send counts as free in the second
 #: list schedule :func:`message_trees` tries (a node then keeps the latest-start order more)
 PATIENCE = 0.25
 #: a message of more slices is list scheduled once, the way that ends a trial message of
-#: this many slices first (:func:`message_trees`)
+#: :data:`TRIAL_SLICES` slices first (:func:`message_trees`)
 TRIAL = 1024
+#: the trial's slices: at n = 50 (seeds 0-2 at 1 536, 8 192 and 10^4 slices) and n = 30
+#: (seeds 0-2 at 2 048) the ways and challengers whose trials of 512 slices end first are
+#: those of 1 024, for half the trials' CPU (0.4 s of 3.3 s of planning at 10^4 slices)
+TRIAL_SLICES = 512
 #: the most a resource the gap packing's prices do not name is loaded in the slack packing
 #: that challenges the others (:func:`~hetcoll.planners.slack_packing.slack_packing`)
 SLACK_CAP = 0.95
@@ -176,7 +188,7 @@ def message_trees(
     its ``MOST`` transfers, backward and forward passes, kept when one ends sooner).
 
     With ``trials``, the same packings carrying a shorter message (at most
-    :data:`TRIAL` slices), when the message is longer: the split and patience whose trial
+    :data:`TRIAL_SLICES` slices), when the message is longer: the split and patience whose trial
     ends first (same ties) are the only ones list scheduled for the message.  The list
     schedule costs a few microseconds a transfer, so four of them were most of
     ``multi_tree``'s planning at 8 192 slices; and the way that ends 1 024 slices first
