@@ -39,8 +39,10 @@ here the reduce and bcast trees are the same trees), the fastest kept (the first
 equals); a halving whose :func:`~hetcoll.planners.sites.port_floor` is no less than the
 fastest so far is not simulated (it cannot be faster).
 
-Complexity: ``O(N)`` tree edges per member, up to four simulations per fanout and segment
-size tried.
+Complexity: ``O(N)`` tree edges per member, up to seven simulations per fanout and segment
+size tried (four for an allgather): one per distinct timetable, each after the first
+stopped once proved slower than the fastest
+(:func:`~hetcoll.planners.sites.fastest_run`; the same plans).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from .sites import (
     FANOUTS,
     SITES_OPS,
     _heap,
+    fastest_run,
     halvings,
     operands,
     playouts,
@@ -96,7 +99,7 @@ def pair_tree(groups: Sequence[Sequence[str]], root: str, fanout: int = 3) -> Tr
     collectives=SITES_OPS,
     paper="Karonis et al. 2000 (MPICH-G2: the WAN crossed once per byte); per-root flows "
     "as Zhao et al. 2024; every host its own WAN sender (ours)",
-    complexity="O(N^2) tree edges, up to four simulations per segment size tried",
+    complexity="O(N^2) tree edges, up to seven simulations per segment size tried",
     summary="multi-site hosts: every host crosses the WAN to its counterpart in each other "
     "site, which fans out locally (allgather, reduce-scatter, allreduce)",
     options=("align", "fanout"),
@@ -156,7 +159,6 @@ def site_pairs(
     {'a/1': ('b/1', 'a/0'), 'b/1': ('b/0',)}
     """
     from ..models import get_model
-    from ..simulator import simulate
 
     align = max(int(align), 1)
     order, groups, shares, phases = operands(
@@ -207,9 +209,9 @@ def site_pairs(
         seg = max(int(segment_size) // align * align, align)
         tried = []
         for fan in fans:
-            for s in variants(build(seg, fan), seg, fan):
-                run = simulate(platform, s, model)
-                tried.append((run.makespan, s, run))
+            out = variants(build(seg, fan), seg, fan)
+            k, run = fastest_run(platform, model, out)
+            tried.append((run.makespan, out[k], run))
         return _kept(platform, model, *min(tried, key=lambda t: t[0]))  # the first of equals
     bound = (get_model(model) if model is not None else platform.model).bind(platform)
     budget = transfer_budget(bound.contention) // 4
@@ -222,13 +224,11 @@ def site_pairs(
             nonlocal best
             if mine < math.inf and floor(flows) >= mine:
                 return math.inf
-            fastest = math.inf
-            for s in variants(flows, seg, fan):
-                run = simulate(platform, s, model)
-                if best is None or run.makespan < best[0]:
-                    best = (run.makespan, s, run)
-                fastest = min(fastest, run.makespan)
-            return fastest
+            out = variants(flows, seg, fan)
+            k, run = fastest_run(platform, model, out)
+            if best is None or run.makespan < best[0]:
+                best = (run.makespan, out[k], run)
+            return run.makespan
 
         halvings(cuts, lambda seg, fan=fan: build(seg, fan), attempt, budget)
     return _kept(platform, model, *best)

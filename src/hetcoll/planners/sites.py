@@ -91,7 +91,8 @@ so).
 
 Complexity: ``O(N)`` tree edges per member, and up to ten simulations and twelve
 play-outs (``O(T log T)`` for ``T`` transfers) per fanout and segment size tried (at most
-:data:`CUTS` and the whole flows per fanout).
+:data:`CUTS` and the whole flows per fanout): one per distinct timetable, each after the
+first stopped once proved slower than the fastest (:func:`fastest_run`; the same plans).
 """
 
 from __future__ import annotations
@@ -112,6 +113,7 @@ from .rings import _blocks
 from .sitesorder import allreduce_timetable, as_broadcasts, reversed_timetable, timetable
 
 __all__ = [
+    "fastest_run",
     "halvings",
     "playouts",
     "port_floor",
@@ -145,6 +147,26 @@ def playouts(platform: Platform) -> tuple[tuple[bool, float | None], ...]:
     """The play-outs a multi-site planner times (:data:`PLAYOUTS`; without links, on the
     ports alone, each segment by its place)."""
     return PLAYOUTS if platform.routes.has_links else ((False, None),)
+
+
+def fastest_run(platform: Platform, model: Any, schedules: Sequence[Schedule]) -> tuple[int, Any]:
+    """The index and the prediction of the fastest of ``schedules`` (the first of equals),
+    the answer of simulating every one, bit for bit, in fewer simulations: a schedule
+    equal to an earlier one (two play-outs that gave the same timetable) is not simulated
+    again; of the others the last is simulated first (the play-outs a multi-site planner
+    lists last win most often), then the rest in order, each only as far as it could
+    still be as fast as the fastest so far (:func:`~hetcoll.simulator.simulate_within`: a
+    run it stops is proved slower, so not the fastest; one that ties is never stopped, and
+    the lower index wins).  O(k) simulations and O(k^2) comparisons of ``k`` schedules."""
+    from ..simulator import simulate, simulate_within
+
+    fresh = [k for k, s in enumerate(schedules) if s not in schedules[:k]]
+    best = (simulate(platform, schedules[fresh[-1]], model), fresh[-1])
+    for k in fresh[:-1]:
+        run = simulate_within(platform, schedules[k], model, best[0].makespan)
+        if run is not None and run.makespan <= best[0].makespan:
+            best = (run, k) if run.makespan < best[0].makespan or k < best[1] else best
+    return best[1], best[0]
 
 
 def site_groups(
@@ -458,7 +480,6 @@ def sites(
     {'a/0': ('b/1', 'a/1'), 'b/1': ('b/0',)}
     """
     from ..models import get_model
-    from ..simulator import simulate
 
     align = max(int(align), 1)
     order, groups, shares, phases = operands(
@@ -508,32 +529,27 @@ def sites(
         other = back + down if collective == "allreduce" else back
         return min(low, port_floor(platform, bound, other))
 
-    def runs(flows: list[Flow], seg: int | None, fan: int, crossing=None) -> list[tuple[Any, ...]]:
-        """``(time, order, prediction, flows)`` of the flows in their trees' order, in the
-        play-out's timetable (:mod:`hetcoll.planners.sitesorder`) and, for a
-        reduce-scatter, the allgather's timetable run backwards
+    def runs(flows: list[Flow], seg: int | None, fan: int, crossing=None) -> tuple[Any, ...]:
+        """``(time, order, prediction, flows)`` of the fastest (the first of equals:
+        :func:`fastest_run`) of the flows in their trees' order, in the play-out's
+        timetable (:mod:`hetcoll.planners.sitesorder`) and, for a reduce-scatter, the
+        allgather's timetable run backwards
         (:func:`~hetcoll.planners.sitesorder.reversed_timetable`; an allreduce: then
         forwards, :func:`~hetcoll.planners.sitesorder.allreduce_timetable`, the reduce
-        phase on the bcast trees, then on its own), the first faster."""
-        plain = make(flows, 0.0, seg, fan)
-        out = [(run.makespan, None, run, flows) for run in [simulate(platform, plain, model)]]
-        if len(flows) < 2 or not all(f.nbytes for f in flows):
-            return out
-        for links, lead in playouts(platform):
-            timed = timetable(platform, plain, model, links, lead)
-            run = simulate(platform, timed, model)
-            out.append((run.makespan, timed.order, run, flows))
-            if collective == "reduce_scatter":
-                back = reversed_timetable(platform, plain, model, links, lead,
-                                          trees(fan, crossing))  # fmt: skip
-                run = simulate(platform, back, model)
-                out.append((run.makespan, back.order, run, list(back.flows)))
-            if collective == "allreduce":
-                for own in (False, True):
-                    both = allreduce_timetable(platform, plain, model, own, links, lead)
-                    run = simulate(platform, both, model)
-                    out.append((run.makespan, both.order, run, list(both.flows)))
-        return out
+        phase on the bcast trees, then on its own)."""
+        out = [make(flows, 0.0, seg, fan)]
+        if len(flows) > 1 and all(f.nbytes for f in flows):
+            plain = out[0]
+            for links, lead in playouts(platform):
+                out.append(timetable(platform, plain, model, links, lead))
+                if collective == "reduce_scatter":
+                    out.append(reversed_timetable(platform, plain, model, links, lead,
+                                                  trees(fan, crossing)))  # fmt: skip
+                if collective == "allreduce":
+                    out += [allreduce_timetable(platform, plain, model, own, links, lead)
+                            for own in (False, True)]  # fmt: skip
+        k, run = fastest_run(platform, model, out)
+        return run.makespan, out[k].order, run, list(out[k].flows)
 
     fans = FANOUTS if fanout is None else (int(fanout),)
     counts = SENDERS if senders is None else (max(int(senders), 1),)
@@ -550,8 +566,8 @@ def sites(
         tried = []
         for (h, crossing), fan in itertools.product(outs, fans):
             flows = build(seg, fan, crossing, fixed)
-            tried += [make(fl, t, seg, fan, order, h)
-                      for t, order, _, fl in runs(flows, seg, fan, crossing)]  # fmt: skip
+            t, timed, _, fl = runs(flows, seg, fan, crossing)
+            tried.append(make(fl, t, seg, fan, timed, h))
         return min(tried, key=lambda s: s.params["estimate"])  # the first of equals
     bound = (get_model(model) if model is not None else platform.model).bind(platform)
     budget = transfer_budget(bound.contention) // 4
@@ -571,7 +587,7 @@ def sites(
                 low = floor(flows, fan, crossing)
                 if low >= mine and (h == 1 or low > PRUNE * best[0]):
                     return None if h > 1 else math.inf
-            fastest = min(runs(flows, seg, fan, crossing), key=lambda r: r[0])
+            fastest = runs(flows, seg, fan, crossing)
             if best is None or fastest[0] < best[0]:
                 best = (*fastest, seg, fan, h)
             halt = h > 1 and fastest[0] > PRUNE * best[0]
@@ -586,7 +602,7 @@ def sites(
             flows = build(seg, fan, crossing, half)
             if sum(f.transfers for f in flows) > budget:
                 break
-            fastest = min(runs(flows, seg, fan, crossing), key=lambda r: r[0])
+            fastest = runs(flows, seg, fan, crossing)
             if fastest[0] < best[0]:
                 best = (*fastest, seg, fan, h)
     time, order, run, flows, seg, fan, h = best
