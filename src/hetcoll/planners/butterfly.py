@@ -30,7 +30,7 @@ from ..schedule import Flow, Schedule, Tree
 from ._registry import register
 from .rings import _relayed
 
-__all__ = ["balanced", "balanced_shares", "butterfly_flows"]
+__all__ = ["balanced", "balanced_shares", "butterfly_flows", "fewest_owners"]
 
 #: the message size at which a member's rate is read from the model (bytes)
 PROBE = 1 << 20
@@ -61,6 +61,52 @@ def balanced_shares(rates: Iterable[float], total: int, align: int = 1) -> list[
     cut[-1] = units
     out = np.diff(np.concatenate(([0], cut))) * align
     out[-1] += rest
+    return [int(x) for x in out]
+
+
+#: :func:`fewest_owners`: the most of ``T*`` an owner's NIC may be busy each way
+BUSY = 0.5
+
+
+def fewest_owners(rates: Iterable[float], total: int, align: int = 1) -> list[int] | None:
+    """Shares of a ``total``-byte vector on the fewest of the fastest members (ties: the
+    first), two at least, in proportion to their ``rates``, with which no owner's NIC is
+    busy more than :data:`BUSY` of ``T*`` each way (``M / B_i + (N - 2) M / sum_owners B
+    <= BUSY T*``); None where every member would own a share, or ``N <= 3``.  (With one
+    owner every other NIC would carry one flow each way, and nothing covers its leads.)
+    The members that own nothing still send and receive ``M`` each, in ``M / B_i <=
+    T*``, so the shares' fluid time is ``T*`` as with :func:`balanced_shares`, from far
+    fewer flows: ``2 (N - 1)`` per owner.  O(N log N).
+
+    Where ``T* = M / min B`` the fast NICs have time to spare: a star of 100/25/10 Gbit/s
+    NICs needs a quarter of its members as owners, a star of 25/10 Gbit/s every member.
+
+    >>> fewest_owners([100.0, 100.0, 25.0, 25.0, 10.0, 10.0, 10.0, 10.0], 1000, 8)
+    [496, 504, 0, 0, 0, 0, 0, 0]
+    >>> fewest_owners([25.0, 25.0, 10.0, 10.0], 1000) is None
+    True
+    """
+    b = np.asarray(list(rates), dtype=float)
+    n = len(b)
+    total, align = int(total), max(int(align), 1)
+    if n <= 3:
+        return None
+    t_star = max(total / b.min(), 2 * (n - 1) * total / b.sum())
+    order = np.argsort(-b, kind="stable")
+    for count in range(2, n):  # two at least: a flow's lead is covered by another's bytes
+        owners = order[:count]
+        busy = total / b[owners] + (n - 2) * total / b[owners].sum()
+        if busy.max() <= BUSY * t_star:
+            break
+    else:
+        return None
+    owners = np.sort(owners)
+    units, rest = divmod(total, align)
+    cut = np.floor(np.cumsum(b[owners]) / b[owners].sum() * units + 1e-9).astype(int)
+    cut[-1] = units
+    out = np.zeros(n, dtype=np.int64)
+    out[owners] = np.diff(np.concatenate(([0], cut))) * align
+    out[owners[-1]] += rest
     return [int(x) for x in out]
 
 
