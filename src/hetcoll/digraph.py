@@ -29,6 +29,11 @@ if TYPE_CHECKING:
 __all__ = ["PlatformGraph", "reachable_from"]
 
 
+#: how many message sizes' all-pairs times a :class:`PlatformGraph` keeps (``auto`` asks
+#: for each slice size's a dozen times, one planner after another)
+DISTANCES = 4
+
+
 @dataclass(frozen=True, eq=False)
 class PlatformGraph:
     """Edges ``e = 0 .. E-1`` from ``src[e]`` to ``dst[e]`` (node indices) and their costs.
@@ -49,6 +54,7 @@ class PlatformGraph:
     recv_inv: np.ndarray
     _index: dict[tuple[int, int], int] = field(init=False, repr=False)
     _paths: dict[tuple[int, float], list[int]] = field(init=False, repr=False)
+    _distances: dict[float, np.ndarray] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("src", "dst", "latency", "inv_bw", "send_lat", "send_inv", "recv_lat"):
@@ -60,6 +66,7 @@ class PlatformGraph:
         }
         object.__setattr__(self, "_index", index)
         object.__setattr__(self, "_paths", {})
+        object.__setattr__(self, "_distances", {})
 
     @classmethod
     def from_platform(cls, platform: Platform) -> PlatformGraph:
@@ -156,7 +163,10 @@ class PlatformGraph:
         return tuple(reversed(path))
 
     def _predecessors(self, s: int, nbytes: float) -> list[int]:
-        key = (s, nbytes)
+        # without latency every T_e is nbytes * inv_bw: message sizes a power of two apart
+        # multiply every time by it, exactly, and keep every sum's comparison, so they share
+        # their paths (auto's slice sizes of a power-of-two message)
+        key = (s, math.frexp(nbytes)[0] if not self.latency.any() else nbytes)
         if key not in self._paths:
             self._paths[key] = _dijkstra(self, s, self.times(nbytes))
         return self._paths[key]
@@ -166,10 +176,17 @@ class PlatformGraph:
         from scipy.sparse import csr_matrix
         from scipy.sparse.csgraph import dijkstra
 
-        # csgraph drops explicit zeros: a zero-time edge gets the smallest positive time
-        w = np.maximum(self.times(nbytes), np.finfo(float).tiny)
-        g = csr_matrix((w, (self.src, self.dst)), shape=(self.n, self.n))
-        return dijkstra(g, directed=True)
+        key = float(nbytes)
+        kept = self._distances.get(key)
+        if kept is None:
+            # csgraph drops explicit zeros: a zero-time edge gets the smallest positive time
+            w = np.maximum(self.times(nbytes), np.finfo(float).tiny)
+            g = csr_matrix((w, (self.src, self.dst)), shape=(self.n, self.n))
+            kept = dijkstra(g, directed=True)
+            if len(self._distances) >= DISTANCES:  # the sizes asked for last
+                del self._distances[next(iter(self._distances))]
+            self._distances[key] = kept
+        return kept.copy()
 
 
 def reachable_from(n: int, src: np.ndarray, dst: np.ndarray, root: int) -> np.ndarray:
