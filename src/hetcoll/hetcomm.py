@@ -40,7 +40,8 @@ from .platform import Platform
 from .runtime.forced import bind_forced
 from .runtime.mpich_selection import started_with
 from .runtime.persistent import Persistent
-from .runtime.rooted import MPICH, add_passthroughs, bind_mpi
+from .runtime.rooted import MPICH, PASSED, add_passthroughs, bind_mpi
+from .runtime.subcomms import settle
 from .runtime.vectors import VectorCollectives
 from .schedule import Schedule
 
@@ -594,6 +595,25 @@ class HetComm(VectorCollectives, Persistent):
             if kept and self.size > 1:  # those in one step: a lookup and the stores
                 bind_forced(self, kept)
             self.last_choice = Choice("mpi", source="one host")  # every bound call's
+        else:  # made with mpi4py's methods (_mpi_from_start), but some call may be planned
+            settle(self, ())
+
+    @classmethod
+    def _mpi_from_start(cls, args: tuple, kwargs: dict) -> tuple[str, ...]:
+        """mpi4py's own methods (:data:`~hetcoll.runtime.rooted.PASSED`) for a wrapper made
+        with ``auto`` throughout, no tuning file and no emulation: every call goes to MPI
+        when every rank is on one host (:meth:`Planning.passes_every_call`), known only
+        once the ranks have met; ``__init__`` gives the class's own methods back otherwise
+        (:func:`~hetcoll.runtime.subcomms.settle`)."""
+        algo = kwargs.get("algo", args[1] if len(args) > 1 else "auto")
+        default = (
+            algo == "auto"
+            and kwargs.get("cube_algo") in (None, "auto")
+            and kwargs.get("rooted_algo") in (None, "auto")
+            and kwargs.get("tuning") is None
+            and not kwargs.get("emulate", False)
+        )
+        return PASSED if default else ()
 
     def _message_cost(self) -> float:
         """Seconds charged per message of a plan's busiest rank (of a forest plan: on its

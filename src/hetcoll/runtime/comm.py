@@ -38,6 +38,7 @@ from .lifecycle import Lifetime, _register
 from .notices import REFUSED, Notices
 from .segments import compile_run
 from .startup import (
+    ENGINE_SLOTS,
     Planner,
     check_choices,
     check_settings,
@@ -49,7 +50,7 @@ from .startup import (
     settings_digest,
 )
 from .strays import Strays
-from .subcomms import SubComms, forwards, planned_class, variant
+from .subcomms import SubComms
 from .transport import MPITransport, Wire
 
 __all__ = ["Planner", "ScheduleComm"]  # Planner: see startup.py
@@ -66,6 +67,8 @@ class ScheduleComm(Lifetime, Clocks, SubComms):
     in a dissemination round with every call (every rank then raises in the call itself),
     ``"never"`` trusts the caller.
     """
+
+    __slots__ = ENGINE_SLOTS  # startup.py
 
     def __init__(
         self,
@@ -86,9 +89,7 @@ class ScheduleComm(Lifetime, Clocks, SubComms):
         poll: float | None = None,
     ) -> None:
         check_choices(check=check, on_timeout=on_timeout, clock=clock)
-        self.base = comm
-        if forwards(comm):  # a user's subclass's attributes (subcomms.py)
-            self.__class__ = variant(planned_class(self), forward=True)
+        self.base = comm  # in the dict: a user's subclass's attributes are its (subcomms.py)
         self.planner = planner
         self.emulate, self.model = bool(emulate), model
         # checked in _setup (startup.check_settings), where every rank's verdict is compared:

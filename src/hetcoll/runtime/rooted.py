@@ -42,7 +42,7 @@ from ..program import Program
 from .buffers import Message, check_op, in_place, message, op_name
 from .collectives import Collectives, _quick_size
 from .rank_ops import DataHandler, Label
-from .subcomms import forwards, planned_class, variant
+from .subcomms import settle
 
 __all__ = [
     "MPICH",
@@ -804,6 +804,4 @@ def bind_mpi(comm: MPI.Intracomm, keep: tuple[str, ...] = ()) -> None:
     gives every call to MPI anyway (:meth:`hetcoll.hetcomm.Planning.passes_every_call`).
     ``keep``: names left the class's methods (those that force a tuning file's MPICH
     algorithm)."""
-    cls = planned_class(comm)
-    mpi = tuple(name for name in PASSED if name not in keep)
-    comm.__class__ = variant(cls, forward=forwards(comm.base), mpi=mpi)
+    settle(comm, tuple(name for name in PASSED if name not in keep))

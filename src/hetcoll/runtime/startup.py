@@ -21,6 +21,7 @@ from ..schedule import Schedule
 
 __all__ = [
     "DIGEST",
+    "ENGINE_SLOTS",
     "Planner",
     "check_choices",
     "check_settings",
@@ -60,6 +61,56 @@ class Planner(Protocol):
         """A reduce, gather or scatter tree: ``collective``, ``root``, ``members``,
         ``nbytes``, ``sizes`` (node -> bytes, or None), ``algo``."""
         ...
+
+
+#: The attributes :class:`~.comm.ScheduleComm` keeps in slots, not in its instance dict:
+#: CPython 3.11 keeps at most 30 attributes in the compact form whose method look-ups it
+#: specializes (a call of mpi4py's own method, ``hc.Alltoall``, costs tens of ns more on an
+#: instance with more: tests/test_runtime_instance_dict_mpi.py).  The dict keeps what is
+#: read through it (``base``, ``comm``: subcomms.py, lifecycle.py), ``rank`` and ``size``
+#: (SubComms's class defaults), what Clocks gives class defaults, and the subclasses'
+#: attributes.
+ENGINE_SLOTS = (
+    "_agreement",
+    "_cache",
+    "_calls",
+    "_fast",
+    "_fast_ok",
+    "_fast_trace",
+    "_given",
+    "_history",
+    "_last_trace",
+    "_native",
+    "_quick",
+    "_rest",
+    "_schedules",
+    "_seq",
+    "_wires",
+    "check",
+    "clock_offset_ns",
+    "emulate",
+    "emulator",
+    "last_schedule",
+    "model",
+    "node",
+    "nodes",
+    "notices",
+    "on_timeout",
+    "one_host",
+    "planner",
+    "platform",
+    "poll",
+    "rank_of",
+    "ranks_on_host",
+    "segment_size",
+    "shared_clock",
+    "shift_ns",
+    "spin",
+    "spin_given",
+    "strays",
+    "time_scale",
+    "timeout",
+)
 
 
 def digest_of(text: str) -> bytes:

@@ -36,6 +36,10 @@ to MPI (:func:`hetcoll.runtime.rooted.bind_mpi`) gets mpi4py's own methods (the 
 ``MPI.Intracomm`` functions) as its class's, so ``hc.Allgather(...)`` is looked up and
 called as ``comm.Allgather(...)`` is, on the same handle.  :func:`planned_class` is the
 class that plans (a call with ``algo=``: ``planned_class(hc).Bcast(hc, ..., algo=...)``).
+The variant is chosen in ``__new__``, before any attribute is set (:meth:`SubComms.
+_mpi_from_start`), and :func:`settle` changes it afterwards only where the guess was wrong:
+CPython 3.11 looks methods up slowly on an instance whose class changed once it had
+attributes (tens of ns a call).
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from mpi4py import MPI
 
 from ..errors import HetcollError
 
-__all__ = ["SubComms", "planned_class", "variant"]
+__all__ = ["SubComms", "planned_class", "settle", "variant"]
 
 _VARIANTS: dict[tuple[type, bool, tuple[str, ...]], type] = {}
 
@@ -94,6 +98,16 @@ def variant(cls: type, *, forward: bool = False, mpi: tuple[str, ...] = ()) -> t
     return made
 
 
+def settle(comm: Any, mpi: tuple[str, ...]) -> None:
+    """Give ``comm`` the variant of its class with mpi4py's own methods ``mpi`` (none: its
+    class as made, but for the forwarding), unless it already has it: ``__class__`` is
+    set only when it changes (setting it, even to the same class, makes CPython keep the
+    instance's attributes in a dict it looks methods up in slowly, tens of ns a call)."""
+    made = variant(planned_class(comm), forward=forwards(comm.base), mpi=mpi)
+    if type(comm) is not made:
+        comm.__class__ = made
+
+
 class SubComms(MPI.Intracomm):
     """An ``MPI.Intracomm`` on the user's handle whose derived communicators are wrappers
     like it (see the module docstring)."""
@@ -109,10 +123,20 @@ class SubComms(MPI.Intracomm):
                 f"comm: expected an mpi4py intracommunicator (MPI.Intracomm), got "
                 f"{type(comm).__name__}"
             )
-        self = super().__new__(cls, comm)
+        # the class is chosen before any attribute is set: a later ``__class__`` change
+        # turns the instance dict into one CPython looks methods up in slowly
+        forward = comm is not None and forwards(comm)
+        made = variant(cls, forward=forward, mpi=cls._mpi_from_start(args, kwargs))
+        self = super().__new__(made, comm)
         # how it was made: a derived communicator is made the same way (_derived)
         self._made_with = (args, kwargs)
         return self
+
+    @classmethod
+    def _mpi_from_start(cls, args: tuple, kwargs: dict) -> tuple[str, ...]:
+        """The methods a wrapper made with these arguments is likely to give to MPI (its
+        class is made with them from the start: :func:`settle`); none by default."""
+        return ()
 
     def _plain(self) -> MPI.Intracomm:
         """The user's communicator as a plain ``MPI.Intracomm`` (the same handle)."""
