@@ -17,7 +17,12 @@ segments: of the given size, else the fastest play-out (the play-out is what the
 replays on bandwidth-only link graphs, at a fraction of its cost) of every flow whole,
 then every flow cut into a count of its own in proportion to its share (segments of about
 one size: :func:`_proportional`), the finest within a quarter of the transfer budget (a
-half where the play-out is the simulator's: :data:`EXACT`), then (except on a
+half where the play-out is the simulator's: :data:`EXACT`), then, on a bandwidth-only link
+graph, in proportion to its fill (:func:`_fills`: its share times its tree's slowest path;
+a tree through slow links its share alone saturates ends late by about its fill over its
+count, so segments of one size leave it the last by far: on seed 5 of
+``bench_packing.py --nodes 64`` the allgather took 1.126x the optimum so, 1.017x cut by
+fill; on seeds 0, 3 and 4 segments of one size are faster), then (except on a
 bandwidth-only link graph: every edge holds its resources for exactly its time, in
 proportion to the bytes) every flow cut into the same number of segments, powers of two
 and the most within that quarter; segments of at least 1 KiB; stopping at the first
@@ -221,6 +226,32 @@ def _proportional(whole: list[Flow], weights: Sequence[float], budget: int) -> l
             hi = mid
     best = [int(k) for k in counts(math.exp(lo))]
     return best if max(best) > 1 else None
+
+
+def _fills(forest: Forest, whole: list[Flow]) -> list[float]:
+    """Each whole flow's pipeline fill: its share times its tree's slowest path from the
+    root (an in-tree's: from a leaf), edge after edge at the packing's time per byte
+    (``problem.T``), in bytes times seconds per slice.  Cut into ``S`` segments, a flow
+    through a chain of links its own share saturates ends about ``fill / S`` after the
+    packing's time (a flow shop of equal machines: the whole run plus one segment per
+    further link), so counts in proportion to the fills give every flow the same worst
+    delay (:func:`forest`)."""
+    p = forest.problem
+    at = {(int(a), int(b)): float(t) for a, b, t in zip(p.src, p.dst, p.T, strict=True)}
+    pos = {v: i for i, v in enumerate(p.ids)}
+    out = []
+    for f in whole:
+        kids, root = f.tree.children, f.tree.root
+        far, most, stack = {root: 0.0}, 0.0, [root]
+        while stack:
+            u = stack.pop()
+            for c in kids.get(u, ()):
+                a, b = (pos[c], pos[u]) if f.kind == "reduce" else (pos[u], pos[c])
+                far[c] = far[u] + at[(a, b)]
+                most = max(most, far[c])
+                stack.append(c)
+        out.append(f.nbytes * most)
+    return out
 
 
 def _counts(whole: list[Flow], align: int, budget: int) -> list[int | None]:
@@ -595,10 +626,16 @@ def forest(
         for rg in plans if not segment_size else ():
             whole = build(None, rg)
             sized = _proportional(whole, [f.nbytes for f in whole], budget)
+            # on a bandwidth-only link graph also counts in proportion to the flows' fills
+            # (_fills: a tree through slow links its share saturates, cut as finely as the
+            # others, ends late by its fill: 1.126x the optimum on seed 5 of the benchmark)
+            filled = _proportional(whole, _fills(packed, whole), budget) if linear else None
+            filled = None if filled == sized else filled
             # whole shares, then segments of about one size, then (not on a bandwidth-only
             # link graph, unless no size fits the budget) one count for all
             uniform = _counts(whole, align, budget)[1:] if not (linear and sized) else []
-            for k in [None, *([sized] if sized else []), *uniform]:
+            cuts = [None, *([sized] if sized else []), *([filled] if filled else []), *uniform]
+            for k in cuts:
                 outs.append(played_out(_cut(whole, k, align), backwards=mirror))
                 if search == "quick" and outs[-1][0] <= (1 + NEAR) * lower:
                     break  # within NEAR of the bound: a finer cut cannot gain more
