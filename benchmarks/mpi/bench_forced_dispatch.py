@@ -137,24 +137,13 @@ def table(
     )
 
 
-def loop_args(
-    argv: list[str] | None,
-    description: str,
-    *,
-    sizes: tuple[int, ...],
-    calls: int,
-    json_path: str,
-    most_size: int,
-) -> argparse.Namespace:
-    """The options of a benchmark of paired loops of calls (this one's and
-    ``bench_plain_methods.py``'s): ``--ranks`` (2 to :data:`MOST_RANKS`), ``--rounds``,
-    ``--calls``, ``--sizes`` (1 B to ``most_size``) and ``--json``, checked."""
-    ap = argparse.ArgumentParser(description=description)
+def _args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=30)
-    ap.add_argument("--calls", type=int, default=calls)
-    ap.add_argument("--sizes", default=",".join(map(str, sizes)), help="result sizes M")
-    ap.add_argument("--json", type=Path, default=Path(json_path))
+    ap.add_argument("--calls", type=int, default=500)
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="result sizes M")
+    ap.add_argument("--json", type=Path, default=Path("results/bench_forced_dispatch.json"))
     args = ap.parse_args(argv)
     if not 2 <= args.ranks <= MOST_RANKS:
         ap.error(f"--ranks: from 2 to {MOST_RANKS}, got {args.ranks}")
@@ -165,20 +154,9 @@ def loop_args(
         args.sizes = [parse_size(s) for s in args.sizes.split(",")]
     except (HetcollError, ValueError) as exc:
         ap.error(f"--sizes: {exc}")
-    if any(m < 1 or m > most_size for m in args.sizes):
-        ap.error(f"--sizes: from 1 B to {format_size(most_size)}, got {args.sizes}")
+    if any(m < 1 or m > 1 << 20 for m in args.sizes):
+        ap.error(f"--sizes: from 1 B to 1 MiB, got {args.sizes}")
     return args
-
-
-def _args(argv: list[str] | None) -> argparse.Namespace:
-    return loop_args(
-        argv,
-        __doc__.splitlines()[0],
-        sizes=SIZES,
-        calls=500,
-        json_path="results/bench_forced_dispatch.json",
-        most_size=1 << 20,
-    )
 
 
 def main(argv: list[str] | None = None) -> int:

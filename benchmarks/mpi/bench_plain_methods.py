@@ -28,15 +28,14 @@ from typing import Any
 
 import numpy as np
 
+from hetcoll.errors import HetcollError
 from hetcoll.report import format_table
-from hetcoll.units import format_size
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_forced_dispatch import loop_args  # (its options: ranks, rounds, calls, sizes, json)
+from hetcoll.units import format_size, parse_size
 
 HERE = Path(__file__).parent
 PROGRAM = HERE / "ranks" / "plain_methods.py"
 SIZES = (8, 512)
+MOST_RANKS = 4
 
 
 def rows(doc: dict[str, Any], key: str = "times") -> list[list[str]]:
@@ -69,14 +68,25 @@ def rows(doc: dict[str, Any], key: str = "times") -> list[list[str]]:
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
-    return loop_args(
-        argv,
-        __doc__.splitlines()[0],
-        sizes=SIZES,
-        calls=1000,
-        json_path="results/bench_plain_methods.json",
-        most_size=1 << 26,
-    )
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ranks", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--calls", type=int, default=1000)
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="result sizes M")
+    ap.add_argument("--json", type=Path, default=Path("results/bench_plain_methods.json"))
+    args = ap.parse_args(argv)
+    if not 2 <= args.ranks <= MOST_RANKS:
+        ap.error(f"--ranks: from 2 to {MOST_RANKS}, got {args.ranks}")
+    for name in ("rounds", "calls"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name}: at least 1, got {getattr(args, name)}")
+    try:
+        args.sizes = [parse_size(s) for s in args.sizes.split(",")]
+    except (HetcollError, ValueError) as exc:
+        ap.error(f"--sizes: {exc}")
+    if any(m < 1 or m > 1 << 26 for m in args.sizes):
+        ap.error(f"--sizes: from 1 B to 64 MiB, got {args.sizes}")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
