@@ -44,6 +44,7 @@ attributes (tens of ns a call).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from mpi4py import MPI
@@ -51,8 +52,6 @@ from mpi4py import MPI
 from ..errors import HetcollError
 
 __all__ = ["SubComms", "planned_class", "settle", "variant"]
-
-_VARIANTS: dict[tuple[type, bool, tuple[str, ...]], type] = {}
 
 
 def planned_class(comm: Any) -> type:
@@ -82,20 +81,23 @@ def variant(cls: type, *, forward: bool = False, mpi: tuple[str, ...] = ()) -> t
     ``cls`` itself when there is nothing to add."""
     if not forward and not mpi:
         return cls
-    key = (cls, forward, tuple(mpi))
-    made = _VARIANTS.get(key)
-    if made is None:
-        space: dict[str, Any] = {name: getattr(MPI.Intracomm, name) for name in mpi}
-        if forward:
-            space["__getattr__"] = _forward
-        space.update(
-            _planned_class=cls,
-            __module__=cls.__module__,
-            __qualname__=cls.__qualname__,
-            __doc__=cls.__doc__,
-        )
-        made = _VARIANTS[key] = type(cls.__name__, (cls,), space)
-    return made
+    return _made_variant(cls, forward, tuple(mpi))
+
+
+@functools.cache
+def _made_variant(cls: type, forward: bool, mpi: tuple[str, ...]) -> type:
+    """The one variant class per arguments (cached: every wrapper of the same arguments
+    must share its class, and a class is made once)."""
+    space: dict[str, Any] = {name: getattr(MPI.Intracomm, name) for name in mpi}
+    if forward:
+        space["__getattr__"] = _forward
+    space.update(
+        _planned_class=cls,
+        __module__=cls.__module__,
+        __qualname__=cls.__qualname__,
+        __doc__=cls.__doc__,
+    )
+    return type(cls.__name__, (cls,), space)
 
 
 def settle(comm: Any, mpi: tuple[str, ...]) -> None:
