@@ -383,10 +383,12 @@ def compare(
         ``seconds`` of every larger slice, which hold for smaller ones too), up to the
         first whose bound exceeds the fastest time found; at each slice size after the
         first, the candidates simulated in the order of their own bounds
-        (:meth:`~hetcoll.bounds.SliceBound.of`) while that bound does not exceed it.  The
-        winner is the same as without pruning; a planner's row is its fastest over the
-        slice sizes where it was simulated.  Each slice size must fit the budget for one
-        candidate (not for all of them together).
+        (:meth:`~hetcoll.bounds.SliceBound.of`) while that bound does not exceed it; a
+        slice size past the valley of the times found (:func:`_past_the_valley`: two
+        sizes on one side of it, the nearer slower) is not planned.  The bounds never
+        prune the winner; the valley is a heuristic (see there).  A planner's row is its
+        fastest over the slice sizes where it was simulated.  Each slice size must fit
+        the budget for one candidate (not for all of them together).
     message_cost : float
         Seconds each message costs beyond the model (a runtime's own work per message):
         candidates are ranked by their predicted time plus this times their busiest
@@ -639,7 +641,8 @@ def _pruned(
     """:func:`compare`'s ``prune``: the first slice size, then the others lowest bound
     first (:func:`_size_bounds`) while it does not exceed the fastest (charged) time
     found, each candidate planned, simulated only while its lower bound does not exceed
-    it (with a relative margin of ``1e-9`` for rounding: a tie may still win on its name).
+    it (with a relative margin of ``1e-9`` for rounding: a tie may still win on its name),
+    and a size past the valley of those visited (:func:`_past_the_valley`) not planned.
     The sizes with the lowest bounds are the likeliest to hold the winner: found early, it
     spares the planning of the sizes whose bound it beats (on the n = 50 platforms of
     ``bench_sizes.py --auto --latency 50us``, the largest slice's fill: 8 slices of
@@ -669,10 +672,13 @@ def _pruned(
     lows = _size_bounds([size for size, _ in per_size], bounds)
     # the first size (the message in one piece) first, then the lowest bound first
     visit = [0, *sorted(range(1, len(per_size)), key=lambda k: (lows[k], k))]
+    fastest: dict[int, float] = {}  # per slice size visited: its fastest charged time
     for k in visit:
         (size, names), bound = per_size[k], bounds[k]
         if k and lows[k] > best * (1 + _MARGIN):
             break  # and every size after it (their bounds are no lower)
+        if k and _past_the_valley(size, fastest):
+            continue
         planned = []
         for name in names:
             try:
@@ -700,7 +706,24 @@ def _pruned(
             charge = message_cost * busiest_messages(prediction) if message_cost else 0.0
             ranked.append(Candidate(name, schedule, prediction, size, charge))
             best = min(best, prediction.makespan + charge)
+            if k:
+                fastest[size] = min(fastest.get(size, math.inf), prediction.makespan + charge)
     return ranked
+
+
+def _past_the_valley(size: int, fastest: Mapping[int, float]) -> bool:
+    """Whether two slice sizes visited lie on the same side of ``size``, the nearer one
+    slower than the farther (``fastest``: each one's fastest time): a pipeline's time over
+    its slice size falls to one valley and rises past it (fill against per-message costs),
+    so ``size`` is past the rise and not planned.  A heuristic, not a bound: on the
+    platforms of ``bench_sizes.py --auto`` (seeds 0-2, n = 30 and 50, with and without
+    ``--latency 50us``) and of its latency sweep it leaves every choice and time as the
+    search without it, and spares the slice sizes past the winner's neighbours."""
+    for near, t_near in fastest.items():
+        for far, t_far in fastest.items():
+            if t_near > t_far and (far < near < size or size < near < far):
+                return True
+    return False
 
 
 def _size_bounds(sizes: list[int | None], bounds: list[Any]) -> list[float]:
