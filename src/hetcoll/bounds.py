@@ -38,6 +38,8 @@ __all__ = [
     "rate_bound",
     "reach_bound",
     "slice_bound",
+    "whole_slice_bound",
+    "whole_slice_cap",
 ]
 
 
@@ -163,6 +165,9 @@ class SliceBound:
     none in smaller messages either; :meth:`of` bounds one schedule's own time.
     ``start``: what a broadcast whose every message has exactly ``slice_size`` bytes
     takes beyond ``seconds`` (:attr:`whole`), the pipeline's fill (see :func:`slice_bound`).
+    ``cap``: under ``multi_port``, no broadcast whose every message has exactly
+    ``slice_size`` bytes is faster either (:func:`whole_slice_cap`; 0 where it does not
+    apply).
     """
 
     nbytes: int
@@ -170,13 +175,18 @@ class SliceBound:
     seconds: float
     problem: Any = None  # the model's SteadyProblem with slices of slice_size (None: no bound)
     start: float = 0.0
+    cap: float = 0.0
 
     @property
     def whole(self) -> float:
         """No broadcast of ``nbytes`` whose every message carries exactly ``slice_size``
-        bytes is faster: ``seconds + start`` (what every planner sends in slices of a size
-        that divides the message; not a bound for smaller slices)."""
-        return self.seconds + self.start
+        bytes is faster: ``max(seconds + start, cap)`` (every registered broadcast planner
+        sends slices of exactly that size when it divides the message,
+        ``tests/test_bounds_whole_slices.py``; not a bound for smaller slices).  The fill
+        ``start`` is not added to ``cap``: its proof weights the resources by the fluid
+        packing's prices, not the gap packing's (under ``multi_port`` it is 0 anyway: the
+        links are resources, see :func:`_fill`)."""
+        return max(self.seconds + self.start, self.cap)
 
     def of(self, schedule: Any) -> float:
         """A lower bound on ``schedule``'s simulated makespan: its busiest resource's time.
@@ -244,7 +254,7 @@ def slice_bound(
     if unbounded(problem):
         return SliceBound(int(nbytes), int(slice_size), 0.0)
     everyone = members is None or set(members) | {root} >= set(platform.ids)
-    seconds = start = 0.0
+    seconds = start = cap = 0.0
     if everyone:
         # (inside auto's shared work, the packing its pipelined candidates start from)
         pack = packing(problem)
@@ -252,7 +262,66 @@ def slice_bound(
         seconds = nbytes / rate if rate > 0 and np.isfinite(rate) else 0.0
         if seconds and nbytes % slice_size == 0 and pack.prices is not None:
             start = _fill(platform, problem, slice_size, model, pack.prices)
-    return SliceBound(int(nbytes), int(slice_size), seconds, problem, start)
+        if seconds and nbytes % slice_size == 0:
+            cap = whole_slice_cap(platform, problem, nbytes, model)
+    return SliceBound(int(nbytes), int(slice_size), seconds, problem, start, cap)
+
+
+def whole_slice_bound(
+    platform: Platform, root: str, nbytes: int, slice_size: int, model: Any = None
+) -> float | None:
+    """No broadcast of ``nbytes`` from ``root`` whose every message carries exactly
+    ``slice_size`` bytes is faster (seconds): the larger of :func:`lower_bound` (every
+    slicing) and :attr:`SliceBound.whole` (the fluid bound with that slice, its fill and,
+    under ``multi_port``, :func:`whole_slice_cap`); None when ``slice_size`` does not
+    divide ``nbytes`` (no such broadcast).  ``hetcoll optimum --size --segment-size``
+    prints it.  Complexity: :func:`lower_bound`'s and :func:`slice_bound`'s packings."""
+    if slice_size <= 0 or nbytes <= 0 or nbytes % slice_size:
+        return None
+    every = lower_bound(platform, root, nbytes, model=model).seconds
+    return max(every, slice_bound(platform, root, nbytes, slice_size, model=model).whole)
+
+
+def whole_slice_cap(platform: Platform, problem: Any, nbytes: int, model: Any = None) -> float:
+    """A lower bound on the makespan of every broadcast of ``nbytes`` whose every message
+    carries exactly ``problem.nbytes`` bytes (a slice), under the ``multi_port`` model:
+    ``nbytes / B_gap``, ``B_gap`` (bytes/s) the certified upper bound (dual prices) of
+    the optimal packing of :func:`~hetcoll.planners.port_slots.gap_problem`'s problem
+    (``problem`` with a row per link a fraction of its sender's send longer than whole
+    sends).  0 under other models, where no link is such, or for a multicast.
+
+    Proof.  Let such a run end at ``M`` and send ``m_e`` messages over edge ``e``; each
+    keeps its sender's port busy ``s_u`` and its link ``tau s_u`` from its start, within
+    ``[0, M]``.  (i) Each row of the gap problem is busy at most ``M`` in the run:
+    the fluid rows as in :func:`rate_bound`, and a gap row of link ``e`` from ``u``
+    because ``u``'s sends (all of the same ``s_u``: the row exists only then) split into
+    the gaps between consecutive starts over ``e``, a gap of ``w`` sends lasting at least
+    ``max(w, tau) s_u``, at least the row's charge for them, the last one ending by ``M``
+    (its link busy ``tau s_u``, its sends ``w s_u``), and the sends before the first
+    start over ``e`` are charged at most their own ``s_u`` each (``gap_problem``'s
+    docstring).  So ``x_e = m_e / M`` loads every row at most 1.  (ii) Every byte reaches
+    every node; the messages that first bring it to each node form a spanning
+    arborescence ``A_b``, and a message over ``e`` carries ``slice_size`` bytes, so
+    ``sum_b [e in A_b] <= m_e slice_size``: the arborescences ``A_b`` weighted ``1 /
+    (slice_size M)`` each (the rows' coefficients are non-negative) are a packing of the
+    gap problem of throughput ``k / M``, ``k = nbytes / slice_size``.  Hence ``k / M <=``
+    its optimum ``<=`` the certificate, and ``M >= nbytes / B_gap``.  The fluid bound's
+    fill (:func:`_fill`) is not added: its proof weights the resources by the fluid
+    packing's prices.
+
+    Complexity: one arborescence packing (inside ``auto``'s shared work, the one
+    ``multi_tree`` packs its gap challenger from), only where the gap problem exists.
+    """
+    from .models import get_model
+    from .planners._shared import packing
+    from .planners.port_slots import gap_problem
+
+    cost = get_model(model) if model is not None else platform.model
+    gaps = gap_problem(problem) if cost.name == "multi_port" and nbytes > 0 else None
+    if gaps is None:
+        return 0.0
+    rate = packing(gaps).upper_bound * problem.nbytes
+    return nbytes / rate if rate > 0 and np.isfinite(rate) else 0.0
 
 
 def _fill(platform: Platform, problem: Any, slice_size: int, model: Any, prices) -> float:

@@ -379,8 +379,9 @@ def compare(
         :func:`slice_choices` gives them), find the fastest without planning or
         simulating what cannot be it: the first size (in one piece) first, then the
         others lowest lower bound first (:func:`hetcoll.bounds.slice_bound`: its
-        ``whole``, with the pipeline's fill when the slice divides the message, and the
-        ``seconds`` of every larger slice, which hold for smaller ones too), up to the
+        ``whole``, with the pipeline's fill and under ``multi_port`` the cap of whole
+        port sends, when the slice divides each half of the message, and the ``seconds``
+        of every larger slice, which hold for smaller ones too), up to the
         first whose bound exceeds the fastest time found; at each slice size after the
         first, the candidates simulated in the order of their own bounds
         (:meth:`~hetcoll.bounds.SliceBound.of`) while that bound does not exceed it; a
@@ -669,7 +670,7 @@ def _pruned(
             )
         except (PlannerError, ModelError):
             bounds.append(None)
-    lows = _size_bounds([size for size, _ in per_size], bounds)
+    lows = _size_bounds([size for size, _ in per_size], bounds, nbytes)
     # the first size (the message in one piece) first, then the lowest bound first
     visit = [0, *sorted(range(1, len(per_size)), key=lambda k: (lows[k], k))]
     fastest: dict[int, float] = {}  # per slice size visited: its fastest charged time
@@ -726,14 +727,20 @@ def _past_the_valley(size: int, fastest: Mapping[int, float]) -> bool:
     return False
 
 
-def _size_bounds(sizes: list[int | None], bounds: list[Any]) -> list[float]:
+def _size_bounds(sizes: list[int | None], bounds: list[Any], nbytes: int) -> list[float]:
     """Per slice size, a lower bound on every candidate's time there: its
-    :attr:`~hetcoll.bounds.SliceBound.whole` (every planner sends messages of exactly
-    that size when it divides the message, else ``start`` is 0) and the ``seconds`` of
-    every size at least as large (which hold for smaller messages too); 0 without one."""
+    :attr:`~hetcoll.bounds.SliceBound.whole` where every registered planner sends
+    messages of exactly that size, which holds when it divides each half of the message
+    (``two_vbbs``, and ``switch_aware`` when it keeps it, sends each half down its own
+    tree: an odd number of slices ends each half in a half slice;
+    ``tests/test_bounds_whole_slices.py`` checks every planner),
+    else its ``seconds``; and the ``seconds`` of every size at least as large (which hold
+    for smaller messages too); 0 without one."""
     out = []
     for size, bound in zip(sizes, bounds, strict=True):
-        low = bound.whole if bound is not None else 0.0
+        low = 0.0
+        if bound is not None:
+            low = bound.whole if size and nbytes % (2 * size) == 0 else bound.seconds
         for other, b in zip(sizes, bounds, strict=True):
             if b is not None and size and other and other >= size:
                 low = max(low, b.seconds)

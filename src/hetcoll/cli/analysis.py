@@ -160,7 +160,9 @@ def _compare_sizes(
     "--size",
     type=SIZE,
     default=None,
-    help="A message size: also print the lower bound on any broadcast of it (seconds).",
+    help="A message size: also print the lower bound on any broadcast of it (seconds), "
+    "and with --segment-size dividing it the bound on any broadcast of it in messages of "
+    "exactly that size (whole_slice_bound).",
 )
 @click.option(
     "--model",
@@ -184,10 +186,15 @@ def optimum_cmd(platform, root, op, segment_size, size, model, method, time_limi
     --segment-size bytes, and the slices per second each link carries (n_uv).  With
     --size, also the lower bound on the time of any broadcast of that many bytes
     (hetcoll.bounds: the larger of size / the optimal rate and the time one byte needs to
-    reach the farthest node).  With --op allgather, reduce_scatter or allreduce: the lower
-    bound and, where known, the optimum of that operation of --size bytes (hetcoll.allbounds).
+    reach the farthest node).  With --size and a --segment-size that divides it, also the
+    lower bound on any broadcast of it whose every message carries exactly --segment-size
+    bytes, as every pipelined planner sends (hetcoll.bounds.whole_slice_bound: under
+    multi_port a port sends whole slices, so a link a fraction of a send longer than whole
+    sends leaves its port gaps the fluid rate does not count).  With --op allgather,
+    reduce_scatter or allreduce: the lower bound and, where known, the optimum of that
+    operation of --size bytes (hetcoll.allbounds).
     """
-    from ..bounds import lower_bound
+    from ..bounds import lower_bound, whole_slice_bound
     from ..errors import ArgumentError
     from ..planners.steady import optimum
     from ..units import format_bandwidth, format_size, format_time
@@ -205,10 +212,12 @@ def optimum_cmd(platform, root, op, segment_size, size, model, method, time_limi
     with planner_warnings():
         best = optimum(p, root, segment_size, model, method=method, time_limit=time_limit)
         bound = lower_bound(p, root, size, model=model) if size is not None else None
+        whole = whole_slice_bound(p, root, size, segment_size, model) if size else None
     if as_json:
         doc = best.to_dict()
         if bound is not None:
             doc.update(bound.to_dict())
+            doc["whole_slice_bound"] = whole
         dump_json(json_document("optimum", doc))
         return
     if bound is not None:
@@ -216,6 +225,10 @@ def optimum_cmd(platform, root, op, segment_size, size, model, method, time_limi
             f"lower bound for {format_size(size)}: {format_time(bound.seconds)} "
             f"(size / optimal rate {format_time(bound.rate)}, "
             f"one byte to {bound.farthest} {format_time(bound.reach)})"
+        )
+    if whole is not None:
+        click.echo(
+            f"lower bound in messages of exactly {format_size(segment_size)}: {format_time(whole)}"
         )
     click.echo(
         f"optimum from {best.root} on {platform}: {format_bandwidth(best.throughput)} "
