@@ -170,3 +170,88 @@ def test_a_tree_with_its_children_listed_runs_as_the_plain_tree(n, density, seed
     # and the plain tree itself (segment by segment, child by child) takes the shortcut
     if any(f.chunks > 1 for f in plain.flows) or slices > 1:
         assert _same_as_the_event_loop(p, plain)
+
+
+def _without_starts(p: Platform, s: Schedule):
+    """``s``'s shortcut prediction with no planner's starts remembered."""
+    from hetcoll.simulator import ordered
+
+    kept = ordered._LISTED[0]
+    ordered.remember_starts(None)
+    try:
+        return prediction(p, s, None, shortcut=True)
+    finally:
+        ordered.remember_starts(kept)
+
+
+@pytest.mark.parametrize(("n", "seed", "slices"), [(30, 1, 40), (30, 0, 64), (50, 2, 96)])
+def test_the_list_schedules_starts_are_taken_and_change_no_time(monkeypatch, n, seed, slices):
+    # multi_tree remembers its list schedule's starts; the simulator checks them against
+    # the run's equations, takes them, and predicts exactly what its own replay does
+    from hetcoll.simulator import ordered
+
+    p = random_graph_platform(n, 0.12, seed=seed, model="multi_port")
+    s = _whole_message(p, slices)
+    assert s is not None and s.order
+    seen = []
+    check = ordered._witnessed
+    monkeypatch.setattr(ordered, "_witnessed", lambda *a: seen.append(check(*a)) or seen[-1])
+    fast = prediction(p, s, None, shortcut=True)
+    assert len(seen) == 1 and seen[0] is not None  # taken, no replay
+    assert fast.to_dict() == _without_starts(p, s).to_dict()
+    assert list(fast.transfers) == list(_without_starts(p, s).transfers)
+
+
+@pytest.mark.parametrize("wrong", ["later", "sooner", "shifted", "other order"])
+def test_starts_that_are_not_the_run_are_never_taken(wrong):
+    # a remembered start one ulp off, all of them shifted, or the starts of another order
+    # object: each fails the check, and the prediction is the replay's
+    import numpy as np
+
+    from hetcoll.simulator import ordered
+
+    p = random_graph_platform(30, 0.12, seed=1, model="multi_port")
+    s = _whole_message(p, 48)
+    assert s is not None and s.order
+    kept = dict(ordered._LISTED[0])
+    node = max(kept, key=lambda x: len(kept[x][1]))
+    sends, at = kept[node]
+    at = at.copy()
+    if wrong == "later":
+        at[len(at) // 2] = np.nextafter(at[len(at) // 2], np.inf)
+    elif wrong == "sooner":
+        at[-1] = np.nextafter(at[-1], -np.inf)
+    elif wrong == "shifted":
+        at = at + 1.0
+    else:
+        sends = tuple(sends)[:-1] + tuple(sends)[-1:]  # equal, not the schedule's tuple
+    kept[node] = (sends, at)
+    ordered.remember_starts(kept)
+    seen = []
+    check = ordered._witnessed
+    try:
+        ordered._witnessed = lambda *a: seen.append(check(*a)) or seen[-1]
+        fast = prediction(p, s, None, shortcut=True)
+    finally:
+        ordered._witnessed = check
+    assert seen == ([] if wrong == "other order" else [None])
+    assert fast.to_dict() == _without_starts(p, s).to_dict()
+    assert list(fast.transfers) == list(prediction(p, s, None, shortcut=False).transfers)
+
+
+def test_starts_that_solve_a_cycle_by_rounding_are_not_taken():
+    # two transfers each forwarding the other's data: no run, yet at 1e20 s a delay of
+    # 1 s rounds away and the starts solve the equations; they do not start after what
+    # they depend on, so they are refused
+    import numpy as np
+
+    from hetcoll.simulator.ordered import _witnessed
+
+    start = np.array([1e20, 1e20])
+    first = np.array([True, True])
+    ones = np.ones(2)
+    dat, none = np.array([1, 0]), np.array([-1, -1])
+    assert _witnessed(start, first, dat, none, ones, ones, ones) is None
+    # without the cycle (the second forwards the first's data) the run is taken
+    taken, got = _witnessed(np.array([0.0, 1.0]), first, np.array([-1, 0]), none, ones, ones, ones)
+    assert taken.tolist() == [0.0, 1.0] and got.tolist() == [0.0, 1.0]

@@ -96,6 +96,7 @@ from ..schedule import (
     Tree,
     check_transfers,
 )
+from ..simulator.ordered import remember_starts
 from ._common import relays
 from ._registry import Option, register
 from ._shared import packing as shared_packing
@@ -353,9 +354,13 @@ def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Sc
             out.append(([packs.trees[i] for i in keep], [share[i] for i in keep]))
     kept, transfers, span = message_trees(g, splits, trials, first, patient)
     trees, mm = splits[kept]
-    order = partial(listed_send_order, transfers)  # each node's sends as they start
+    starts: dict[str, np.ndarray] = {}
+    order = partial(listed_send_order, transfers, starts=starts)  # each node's sends as they start
     optimum = packing.throughput * req.message_size()
-    return _timetable_schedule(req, g, mm, trees, (order, span, span), total, optimum, None)
+    out = _timetable_schedule(req, g, mm, trees, (order, span, span), total, optimum, None)
+    if out.order:  # the simulator checks these starts and, where they hold, replays no more
+        remember_starts({x: (out.order[x], at) for x, at in starts.items() if x in out.order})
+    return out
 
 
 def _two_ports(platform: Platform, req, g: PlanGraph) -> bool:

@@ -25,6 +25,7 @@ def listed_send_order(
     transfers: list[tuple[float, int, int, int, int]],
     flow_of: dict[int, int],
     name: list[str],
+    starts: dict[str, np.ndarray] | None = None,
 ) -> dict[str, tuple[OrderedSend, ...]]:
     """The send order of ``transfers`` (``(start, sender, receiver, tree, slice)`` in the
     order they start, plan-graph nodes): node ``name[u]`` sends ``OrderedSend(flow_of[i],
@@ -56,10 +57,15 @@ def listed_send_order(
     begin = np.cumsum(counts) - counts
     nodes = np.flatnonzero(counts)
     first = by_sender[begin[nodes]]
+    at = None
+    if starts is not None:
+        at = np.fromiter(map(itemgetter(0), transfers), dtype=float, count=len(transfers))
     order: dict[str, tuple[OrderedSend, ...]] = {}
     for x in nodes[np.argsort(first)].tolist():  # by first transfer
         rows = by_sender[begin[x] : begin[x] + counts[x]]
         rows = rows[kept[rows]]
         if len(rows):
             order[name[x]] = tuple(map(entry.__getitem__, inverse[rows].tolist()))
+            if at is not None:
+                starts[name[x]] = at[rows]
     return order

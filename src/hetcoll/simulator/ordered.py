@@ -14,9 +14,22 @@ from .costs import distinct_costs
 from .results import BLOCKERS
 from .timetable import _previous, _results, _sorted_by, _transfers
 
-__all__ = ["simulate_ordered"]
+__all__ = ["remember_starts", "simulate_ordered"]
 
 _DEPENDENCY, _PORT, _LINK = (BLOCKERS.index(w) for w in ("dependency", "send_port", "link"))
+
+#: the starts a planner listed last (:func:`remember_starts`): one at a time
+_LISTED: list[dict[str, tuple[tuple, np.ndarray]] | None] = [None]
+
+
+def remember_starts(starts: dict[str, tuple[tuple, np.ndarray]] | None) -> None:
+    """A planner's guess of its send order's run: per node, its listed sends (the very
+    tuple of the schedule's ``order``) and when each starts, in that order.  The last
+    one given is kept (and the tuples with it, so their ids are not reused) until the
+    next; :func:`simulate_ordered` checks it against the run's equations (``_witnessed``)
+    and takes it only where it holds exactly: a guess can save the replay's Python loop,
+    never change a time.  ``multi_tree``'s multi-port list schedule gives its starts."""
+    _LISTED[0] = starts
 
 
 def simulate_ordered(bound: BoundModel, schedule: Schedule, total_bytes: int):
@@ -112,7 +125,7 @@ def simulate_ordered(bound: BoundModel, schedule: Schedule, total_bytes: int):
     c_send = send_busy[inverse]
     c_delay = delay[inverse]
     c_hold = np.where(used, hold[inverse], 0.0)
-    run = _run(ranks, u, by_send, data, prev_link, c_send, c_delay, c_hold)
+    run = _run(ranks, u, by_send, data, prev_link, c_send, c_delay, c_hold, order)
     if run is None:
         return None
     taken, start_a = run
@@ -131,10 +144,13 @@ def simulate_ordered(bound: BoundModel, schedule: Schedule, total_bytes: int):
     return transfers, arrival, throughput
 
 
-def _run(ranks, u, by_send, data, prev_link, c_send, c_delay, c_hold):
+def _run(ranks, u, by_send, data, prev_link, c_send, c_delay, c_hold, order=None):
     """``(taken, start)`` of every transfer: when its port took it and when it started,
     each node sending in its listed order as far as the data it holds allows (a node
     waits for a transfer not computed yet, and goes on when it is); None on a deadlock.
+    Where the starts a planner remembered for ``order`` (:func:`remember_starts`) solve
+    the run's equations exactly (:func:`_witnessed`), they are those times, with no
+    Python step per transfer.
 
     The transfers are renumbered in their senders' listed order first, so that a node's
     run reads its costs and writes its times one after the other (at 490 000 transfers
@@ -146,9 +162,20 @@ def _run(ranks, u, by_send, data, prev_link, c_send, c_delay, c_hold):
     position = np.empty(n_x, dtype=np.int64)
     position[by_send] = np.arange(n_x)
     d, pl = data[by_send], prev_link[by_send]
-    dat = np.where(d >= 0, position[np.maximum(d, 0)], -1).tolist()
-    plink = np.where(pl >= 0, position[np.maximum(pl, 0)], -1).tolist()
-    cs, cd, ch = (c[by_send].tolist() for c in (c_send, c_delay, c_hold))
+    dat_a = np.where(d >= 0, position[np.maximum(d, 0)], -1)
+    plink_a = np.where(pl >= 0, position[np.maximum(pl, 0)], -1)
+    cs_a, cd_a, ch_a = (c[by_send] for c in (c_send, c_delay, c_hold))
+    guess = _guess(ranks, counts.tolist(), order)
+    if guess is not None:
+        first = np.zeros(n_x, dtype=bool)
+        first[[b for b, e in zip(begins, ends, strict=True) if e > b]] = True
+        got = _witnessed(guess, first, dat_a, plink_a, cs_a, cd_a, ch_a)
+        if got is not None:
+            taken_x, start_x = np.empty(n_x), np.empty(n_x)
+            taken_x[by_send], start_x[by_send] = got
+            return taken_x, start_x
+    dat, plink = dat_a.tolist(), plink_a.tolist()
+    cs, cd, ch = cs_a.tolist(), cd_a.tolist(), ch_a.tolist()
     nan = float("nan")
     arrive = [nan] * n_x + [0.0]  # index -1: no data to forward, there from 0
     link_end = [0.0] * (n_x + 1)  # index -1: no link, free from 0
@@ -190,6 +217,55 @@ def _run(ranks, u, by_send, data, prev_link, c_send, c_delay, c_hold):
     taken_x[by_send] = taken
     start_x[by_send] = start
     return taken_x, start_x
+
+
+def _guess(ranks, counts, order) -> np.ndarray | None:
+    """The starts :func:`remember_starts` kept for ``order``, node by node in ``ranks``'
+    order (each node's in its listed order), or None unless every sending node's listed
+    sends are the very tuple remembered, with one start each."""
+    kept = _LISTED[0]
+    if kept is None or order is None:
+        return None
+    parts = []
+    for rank, count in zip(ranks, counts, strict=True):
+        if not count:
+            continue
+        got = kept.get(rank)
+        if got is None or got[0] is not order.get(rank) or len(got[1]) != count:
+            return None
+        parts.append(got[1])
+    return np.concatenate(parts).astype(float, copy=False) if parts else None
+
+
+def _witnessed(start, first, dat, plink, cs, cd, ch):
+    """``(taken, start)`` when ``start`` (in listed order) solves :func:`_run`'s equations
+    exactly, else None.  Each transfer's ``taken`` is ``max(its port's release by the
+    node's previous send (0 for the first), its data's arrival (0 at the root))`` and its
+    start ``max(taken, its link's release by the previous transfer on it (0))``, in the
+    same float operations as :func:`_run`.  Every transfer must also start after each one
+    it depends on (its node's previous send, its data's, its link's previous): then the
+    dependencies have no cycle, so the equations have one solution, :func:`_run`'s, and a
+    ``start`` that solves them is that run, bit for bit.  O(M) numpy."""
+    if not np.all(np.isfinite(start)):
+        return None
+    release = start + cs
+    port = np.empty_like(start)
+    port[1:] = release[:-1]
+    port[first] = 0.0
+    has_data, has_link = dat >= 0, plink >= 0
+    ready = np.where(has_data, (start + cd)[dat], 0.0)
+    taken = np.maximum(port, ready)
+    again = np.maximum(np.where(has_link, (start + ch)[plink], 0.0), taken)
+    if not np.array_equal(again, start):
+        return None
+    later = ~first[1:]  # a send after its node's first: after the one before it
+    if (
+        np.any(start[1:][later] <= start[:-1][later])
+        or np.any(start[dat[has_data]] >= start[has_data])
+        or np.any(start[plink[has_link]] >= start[has_link])
+    ):
+        return None
+    return taken, start
 
 
 def _listed_order_kept(ready, released, by_send, u) -> bool:
