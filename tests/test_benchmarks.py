@@ -639,6 +639,11 @@ def test_bench_sizes_gap_rows(monkeypatch):
         row["list"] is None and per["slices_per_period"] == 16 == kept.params["slices_per_period"]
     )
     assert per["kept"] == module.simulate(p, kept).makespan >= row["bound"]
+    # the kept run split by the packing's prices, the parts adding up to its time
+    priced = per["priced"]
+    parts = ("steady", "waste", *module.GAP_PARTS)
+    assert priced["makespan"] == per["kept"] == pytest.approx(sum(priced[x] for x in parts))
+    assert per["lags"] >= 0
     dense = module.plan(
         p,
         "0",
@@ -651,6 +656,8 @@ def test_bench_sizes_gap_rows(monkeypatch):
     assert per["dense"] == pytest.approx(row["bound"] / per["rate"] + per["start_drain"])
     (line,) = module.gap_table([row])
     assert line[3] == line[9] == "-" and line[10] == "16" and line[11].endswith("%")
+    assert len(line[14].split(" / ")) == 3
+    assert float(line[15]) == pytest.approx(per["lags"], abs=1e-3)
     with pytest.raises(SystemExit) as stop:
         module.main(["--gap", "--model", "multi_port"])
     assert stop.value.code == 2

@@ -1,5 +1,6 @@
 """Where the whole message's one-port list schedule idles (planners/message_gaps.py):
-exact idle profiles of hand-made ports, the schedules as multi_tree plans them."""
+exact idle profiles of hand-made ports, the schedules as multi_tree plans them; any one-port
+run's distance to the fluid bound split by the packing's prices (priced_idle)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ from hypothesis import strategies as st
 from hetcoll.errors import PlannerError
 from hetcoll.generators import random_graph_platform
 from hetcoll.planners._shared import packing as shared_packing
-from hetcoll.planners.message_gaps import idle_profile, message_gaps, waiting_idle
+from hetcoll.planners.message_gaps import (
+    idle_profile,
+    message_gaps,
+    priced_idle,
+    priced_lags,
+    waiting_idle,
+)
 from hetcoll.planners.multitree import _message_timetable, _shares
 from hetcoll.planners.pipelined import _start
 
@@ -143,3 +150,64 @@ def test_message_gaps_one_port_only():
     p = random_graph_platform(6, 0.5, seed=1, model="multi_port")
     with pytest.raises(PlannerError, match="one send and one receive port"):
         message_gaps(p, "0", 8 * 10**6, 10**6)
+
+
+def _chain(k: int):
+    from hetcoll.platform import Link, Node, Platform
+
+    nodes = tuple(Node(str(i)) for i in range(3))
+    links = (Link("0", "1", bandwidth=1e6), Link("1", "2", bandwidth=1e6))
+    return Platform(nodes, links, model="one_port"), k * 10**6
+
+
+def test_priced_idle_by_hand():
+    """A chain 0 -> 1 -> 2, 1 s a slice, 4 slices: the optimum is a slice a second (8 s of
+    ports' work, 4 s each port the prices may name), the pipeline ends at 5 s; whichever
+    saturated ports carry the prices, the priced idle time is the 1 s between, no waste."""
+    from hetcoll import plan
+
+    p, nbytes = _chain(4)
+    s = plan(p, "0", method="throughput_tree", nbytes=nbytes, segment_size=10**6)
+    got = priced_idle(p, "0", s)
+    assert got["makespan"] == pytest.approx(5.0) and got["steady"] == pytest.approx(4.0)
+    assert got["waste"] == pytest.approx(0.0, abs=1e-9)
+    assert got["head"] + got["middle"] + got["tail"] == pytest.approx(1.0)
+    assert priced_lags(p, "0", s) == 0.0  # a pipelined tree: no lags
+
+
+@pytest.mark.parametrize("method", ["throughput_tree", "multi_tree", "periodic"])
+def test_priced_idle_adds_up_to_the_makespan(method):
+    """On a Fig. 4 platform the five parts sum to the simulated makespan, ``steady`` is
+    the fluid bound with that slice, no part is negative; a periodic timetable's lags
+    cost its priced ports some start-up."""
+    from hetcoll import plan, simulate
+    from hetcoll.bounds import slice_bound
+
+    p = random_graph_platform(12, 0.3, seed=2, model="one_port")
+    nbytes, slice_ = 256 * 10**6, 10**6
+    options = {"slices_per_period": 16} if method == "periodic" else {}
+    name = "multi_tree" if method == "periodic" else method
+    s = plan(p, "0", method=name, nbytes=nbytes, segment_size=slice_, options=options)
+    run = simulate(p, s)
+    got = priced_idle(p, "0", s, prediction=run)
+    assert got["makespan"] == run.makespan
+    assert got["steady"] == pytest.approx(slice_bound(p, "0", nbytes, slice_).seconds, rel=1e-12)
+    parts = ("steady", "waste", "head", "middle", "tail")
+    assert sum(got[x] for x in parts) == pytest.approx(run.makespan, rel=1e-12)
+    assert got["waste"] >= -1e-9 * run.makespan
+    assert all(got[x] >= 0 for x in ("head", "middle", "tail"))
+    lags = priced_lags(p, "0", s)
+    assert lags >= 0 and (lags > 0) == (method == "periodic")
+
+
+def test_priced_idle_one_port_whole_slices_only():
+    from hetcoll import plan
+
+    p = random_graph_platform(6, 0.5, seed=1, model="multi_port")
+    s = plan(p, "0", method="throughput_tree", nbytes=8 * 10**6, segment_size=10**6)
+    with pytest.raises(PlannerError, match="one send and one receive port"):
+        priced_idle(p, "0", s)
+    q, _nbytes = _chain(4)
+    s = plan(q, "0", method="throughput_tree", nbytes=5 * 10**6 + 1, segment_size=10**6)
+    with pytest.raises(PlannerError, match="every message is one slice"):
+        priced_idle(q, "0", s)

@@ -52,7 +52,11 @@ seconds the start-up and the drain add to it, and the critical ports' idle time 
 tenth of the run, the middle and the last tenth, split into the time some transfer of the
 port was waiting (its slice already at the sender) and the time it was starved (no slice for
 it held anywhere); and where it keeps a periodic timetable instead (longer messages), its
-slices per period, and its period's middle rate and start-up and drain the same way:
+slices per period, and its period's middle rate and start-up and drain the same way; then
+the kept run's distance to the fluid bound split exactly by the packing's dual prices
+(:func:`~hetcoll.planners.message_gaps.priced_idle`: the priced ports' idle seconds in the
+first tenth, the middle and the last tenth) and the start-up its lags cost those ports
+(:func:`~hetcoll.planners.message_gaps.priced_lags`):
 
     python benchmarks/simulated/bench_sizes.py --gap --sizes 50 --seeds 3 --slices 1024,8192
 """
@@ -75,7 +79,7 @@ from hetcoll.compare import compare, slice_choices
 from hetcoll.errors import PlannerError, ScheduleError
 from hetcoll.files import make_output_dir, write_atomic
 from hetcoll.generators import random_graph_platform
-from hetcoll.planners.message_gaps import message_gaps
+from hetcoll.planners.message_gaps import message_gaps, priced_idle, priced_lags
 from hetcoll.planners.multitree import MESSAGE_TRANSFERS
 from hetcoll.platform import Platform
 from hetcoll.report import format_table
@@ -177,11 +181,15 @@ def periodic_gap(p: Platform, k: int) -> dict | None:
     it keeps the whole message's list schedule or one tree): its slices per period and
     simulated time; then that period's dense timetable (``slices_per_period``) at ``k //
     2`` and ``k`` slices: its time, its middle's rate (the slope between the two) and the
-    seconds its start-up and drain add to that rate."""
+    seconds its start-up and drain add to that rate; ``priced``, the kept run's
+    :func:`~hetcoll.planners.message_gaps.priced_idle`, and ``lags``, its
+    :func:`~hetcoll.planners.message_gaps.priced_lags`."""
     kept = plan(p, "0", method="multi_tree", nbytes=k * SLICE, segment_size=SLICE)
     per = int(kept.params.get("slices_per_period", k))
     if kept.params.get("trees", 1) == 1 or per >= k:
         return None
+    run = simulate(p, kept)
+    priced = priced_idle(p, "0", kept, prediction=run)
     runs = {}
     for x in (k // 2, k):
         s = plan(
@@ -196,10 +204,12 @@ def periodic_gap(p: Platform, k: int) -> dict | None:
     rate = (runs[k][1] - runs[k // 2][1]) / (runs[k][0] - runs[k // 2][0])
     return {
         "slices_per_period": per,
-        "kept": simulate(p, kept).makespan,
+        "kept": run.makespan,
         "dense": runs[k][0],
         "rate": rate,
         "start_drain": runs[k][0] - runs[k][1] / rate,
+        "priced": priced,
+        "lags": priced_lags(p, "0", kept),
     }
 
 
@@ -209,7 +219,8 @@ def gap_table(rows: list[dict]) -> list[list[str]]:
     ports (fewest-most), their mean idle seconds at the start, middle and end and the same
     idle time split into waiting and starved ("-" where
     ``multi_tree`` does not list schedule the message whole); then the periodic timetables
-    kept: their slices per period, bound / time, middle's rate and start-up and drain."""
+    kept: their slices per period, bound / time, middle's rate and start-up and drain, the
+    priced ports' mean idle seconds at the start, middle and end, and their lags' seconds."""
 
     def pct(xs: list[float]) -> str:
         return f"{100 * min(xs):.1f}% / {100 * np.mean(xs):.1f}%" if xs else "-"
@@ -240,6 +251,10 @@ def gap_table(rows: list[dict]) -> list[list[str]]:
             pct([b / x["kept"] for b, x in ps]),
             pct([x["rate"] for _b, x in ps]),
             f"{np.mean([x['start_drain'] for _b, x in ps]):.3f}" if ps else "-",
+            " / ".join(f"{np.mean([x['priced'][part] for _b, x in ps]):.3f}" for part in GAP_PARTS)
+            if ps
+            else "-",
+            f"{np.mean([x['lags'] for _b, x in ps]):.3f}" if ps else "-",
         ]
         out.append(line)
     return out
@@ -461,12 +476,13 @@ def main(argv=None) -> int:
             "how many of them some transfer of the port was waiting, its slice already at the "
             "sender, or starved); "
             "the periodic timetable kept (slices per period), its middle's rate and start-up "
-            "and drain (its period's dense timetable)"
+            "and drain (its period's dense timetable), the kept run's priced ports' idle "
+            "seconds weighted by the packing's prices, and the start-up its lags cost them"
         )
         head = ["n", "slices", "bound s", "list", "justified", "middle rate", "start+drain s"]
         head += ["ports", "idle start / middle / end s", "waiting / starved s", "period"]
         head += ["periodic", "its middle"]
-        head += ["its start+drain s"]
+        head += ["its start+drain s", "priced idle start / middle / end s", "lags s"]
         print(format_table(head, gap_table(rows)))
     elif args.auto:
         print(

@@ -18,6 +18,12 @@ the rest *starved*: no slice for the port held anywhere.  Waiting idle time is l
 interleaving of the ports; starved time to the parents' sends reaching the node too late.
 ``benchmarks/simulated/bench_sizes.py --gap`` prints them with the middle's rate, measured
 as the slope between the message and its first half.
+
+:func:`priced_idle` splits any one-port run's distance to the fluid bound exactly: the
+optimal packing's dual prices weight each port's idle time at the start, in the middle and
+at the end of the run, plus the weighted work its trees do beyond the optimum's
+(``--gap`` prints it for the periodic timetable ``multi_tree`` keeps), and
+:func:`priced_lags` the start-up a timetable's lags cost the priced ports.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from .message_schedule import message_transfers
 from .pipelined import _start
 from .steady import unbounded
 
-__all__ = ["idle_profile", "message_gaps", "waiting_idle"]
+__all__ = ["idle_profile", "message_gaps", "priced_idle", "priced_lags", "waiting_idle"]
 
 #: the share of the run counted as its start, and as its end, by :func:`idle_profile`
 EDGE = 0.1
@@ -160,3 +166,110 @@ def message_gaps(
         "transfers": len(transfers),
         "ports": [((kind, name[u]), p) for (kind, u), p in ports],
     }
+
+
+def _priced(platform: Platform, root: str, slice_size: int, model: Any):
+    """The one-port steady-state problem with slices of ``slice_size`` and its packing's
+    prices and upper bound (slices per second), as :func:`hetcoll.bounds.slice_bound`
+    takes them; a :class:`~hetcoll.errors.PlannerError` under other port models or
+    without a bound."""
+    from .steady import model_problem
+
+    problem = model_problem(platform, root, slice_size, model)
+    if problem.ports != "bidirectional":
+        raise PlannerError("priced_idle: one send and one receive port per node only")
+    if unbounded(problem):
+        raise PlannerError("priced_idle: no transfer of this message takes time")
+    pack = shared_packing(problem)
+    if pack.prices is None or not pack.upper_bound > 0:  # pragma: no cover - HiGHS's duals
+        raise PlannerError("priced_idle: the packing has no certificate")
+    return problem, np.asarray(pack.prices, dtype=float), float(pack.upper_bound)
+
+
+def _edge_of(problem) -> dict[tuple[str, str], int]:
+    """Each edge of ``problem`` by its ends' node ids."""
+    ids, pairs = problem.ids, zip(problem.src.tolist(), problem.dst.tolist(), strict=True)
+    return {(ids[a], ids[b]): e for e, (a, b) in enumerate(pairs)}
+
+
+def priced_idle(
+    platform: Platform, root: str, schedule: Any, model: Any = None, prediction: Any = None
+) -> dict[str, float]:
+    """Where a one-port broadcast ``schedule`` whose every message is one slice
+    (``segment_size``, dividing the message) loses time against the fluid bound, exactly:
+    ``makespan = steady + waste + head + middle + tail`` (seconds).
+
+    ``steady = k / B``, ``k`` the slices and ``B`` the optimal packing's certified upper
+    bound (slices per second; :func:`hetcoll.bounds.slice_bound`'s ``seconds``), and
+    ``y_r`` its dual prices on the ports (summing to 1).  The run (``prediction``, else
+    simulated) keeps port ``r`` busy ``T_e`` from the start of each transfer over an edge
+    ``e`` that uses it; ``waste = sum_r y_r load_r - k / B``, the priced work its trees
+    do beyond the optimum's (``>= 0``: each slice's first copies form an arborescence,
+    whose priced work is at least ``1 / B``); ``head``, ``middle``, ``tail`` the ports'
+    idle seconds in the first tenth, the middle and the last tenth of the run
+    (:func:`idle_profile`), weighted by ``y_r``.  Since ``sum_r y_r = 1`` and each port's
+    load and idle seconds add up to the makespan, the five parts do.  A
+    :class:`~hetcoll.errors.PlannerError` under other port models, for a multicast or
+    messages of another size, or where a port's transfers overlap (a model whose ports
+    are busy other than ``T_e`` from the start).  O(transfers + ports)."""
+    from .. import simulate
+
+    size = schedule.flows[0].segment_size if schedule.flows else None
+    if (
+        size is None
+        or schedule.nbytes % size
+        or any(f.kind != "bcast" or f.segment_size != size for f in schedule.flows)
+        or any(f.nbytes % size for f in schedule.flows)
+    ):
+        raise PlannerError("priced_idle: a broadcast whose every message is one slice only")
+    problem, prices, upper = _priced(platform, root, size, model)
+    pred = prediction if prediction is not None else simulate(platform, schedule, model)
+    span = float(pred.makespan)
+    usage = problem.usage.tocsc()
+    # each edge's ports and the seconds it keeps each busy
+    uses = [
+        list(zip(usage.indices[a:b].tolist(), usage.data[a:b].tolist(), strict=True))
+        for a, b in zip(usage.indptr[:-1].tolist(), usage.indptr[1:].tolist(), strict=True)
+    ]
+    edge = _edge_of(problem)
+    busy: dict[int, list[tuple[float, float]]] = {}
+    for t in pred.transfers:
+        e = edge.get((t.sender, t.receiver))
+        if e is None:
+            raise PlannerError("priced_idle: a transfer over no edge of the model")
+        for r, seconds in uses[e]:
+            busy.setdefault(r, []).append((t.start, t.start + seconds))
+    parts = dict.fromkeys(("load", "head", "middle", "tail"), 0.0)
+    for r in np.flatnonzero(prices > 0).tolist():
+        prof = idle_profile(busy.get(r, []), span)
+        if abs(sum(prof[x] for x in parts) - span) > 1e-9 * max(span, 1.0):
+            raise PlannerError("priced_idle: a port's transfers overlap")
+        for x in parts:
+            parts[x] += prices[r] * prof[x]
+    steady = schedule.nbytes // size / upper
+    load = parts.pop("load")
+    return {"makespan": span, "steady": steady, "waste": float(load - steady)} | {
+        x: float(v) for x, v in parts.items()
+    }
+
+
+def priced_lags(platform: Platform, root: str, schedule: Any, model: Any = None) -> float:
+    """The start-up a periodic timetable's lags cost the priced ports (seconds):
+    ``sum (y_u + y_v) lag T_uv`` over one period's sends of ``schedule.order`` (``y``
+    the optimal packing's dual prices of ``u``'s send port and ``v``'s receive port, as
+    in :func:`priced_idle`).  A send of lag ``l`` has no slice in the run's first ``l``
+    periods, so where the priced ports are saturated they idle about this long at the
+    start (an estimate, not a bound: a self-timed run catches up where its ports have
+    slack).  0 for a schedule without an order.  O(sends of a period)."""
+    size = schedule.flows[0].segment_size if schedule.flows else None
+    problem, prices, _upper = _priced(platform, root, size or schedule.nbytes, model)
+    usage = problem.usage.tocsc()
+    edge = _edge_of(problem)
+    total = 0.0
+    for u, sends in (schedule.order or {}).items():
+        for send in sends:
+            if send.lag:
+                e = edge[(u, send.child)]
+                a, b = usage.indptr[e], usage.indptr[e + 1]
+                total += send.lag * float(prices[usage.indices[a:b]] @ usage.data[a:b])
+    return total
