@@ -128,8 +128,7 @@ def _scheduled(first, second, seconds, ptr, succ, waits, priority) -> tuple[list
     free_a = [0.0] * len(outs)
     free_b = [0.0] * n_b
     start = [0.0] * n
-    ends: list[float] = []  # the instants activities end, each once
-    ending: dict[float, list[int]] = {}  # the activities that end at each
+    ends: list[tuple[float, int]] = []  # (end, activity) under way: the next to end first
     t = span = 0.0
     while True:
         offers = []
@@ -152,18 +151,12 @@ def _scheduled(first, second, seconds, ptr, succ, waits, priority) -> tuple[list
             r = heappop(heap)
             start[r] = t
             free_a[x] = free_b[y] = end = t + dur[r]
-            at = ending.get(end)
-            if at is None:
-                ending[end] = [r]
-                heappush(ends, end)
-            else:
-                at.append(r)
+            heappush(ends, (end, r))
         if not ends:
             break
-        t = span = heappop(ends)
-        done = ending.pop(t)
-        if len(done) == 1:  # most instants: one activity ends, its ports listed once each
-            r = done[0]
+        t, r = heappop(ends)
+        span = t
+        if not ends or ends[0][0] != t:  # most instants: one activity ends, its ports
             check = around[port_b[r]]  # (port_a[r] among them)
             for c in nxt[nptr[r] : nptr[r + 1]]:
                 left[c] -= 1
@@ -172,6 +165,9 @@ def _scheduled(first, second, seconds, ptr, succ, waits, priority) -> tuple[list
                     if port_a[c] not in check:
                         check = (*check, port_a[c])
             continue
+        done = [r]
+        while ends and ends[0][0] == t:
+            done.append(heappop(ends)[1])
         check = set()
         for r in done:
             check.update(users[port_b[r]])

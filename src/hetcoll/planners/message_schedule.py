@@ -88,8 +88,8 @@ def message_transfers(
     heappush, heappop = heapq.heappush, heapq.heappop
     free_s = [0.0] * k
     free_r = [0.0] * k
-    ends: list[float] = []  # the instants transfers end, each once
-    ending: dict[float, list[tuple[int, int]]] = {}  # (receiver, rank) of those ending then
+    # (end, receiver, rank) of the transfers under way: the next to end first
+    ends: list[tuple[float, int, int]] = []
     transfers: list[tuple[float, int, int, int, int]] = []
     span = 0.0
     t = 0.0
@@ -121,18 +121,12 @@ def message_transfers(
             transfers.append((t, u, v, tree_of[r], slice_of[r]))
             free_s[u] = free_r[v] = end = t + d
             work[u] -= d
-            at = ending.get(end)
-            if at is None:
-                ending[end] = [(v, r)]
-                heappush(ends, end)
-            else:
-                at.append((v, r))
+            heappush(ends, (end, v, r))
         if not ends:
             break
-        t = span = heappop(ends)
-        done = ending.pop(t)
-        if len(done) == 1:  # most instants: one transfer ends, its nodes listed once
-            v, r = done[0]
+        t, v, r = heappop(ends)
+        span = t
+        if not ends or ends[0][0] != t:  # most instants: one transfer ends, its nodes listed once
             heaps = forward[tree_of[r]][v]
             if heaps:  # v forwards the slice to its children in that tree
                 for heap in heaps:
@@ -141,6 +135,9 @@ def message_transfers(
             else:
                 check = parents[v]
             continue
+        done = [(v, r)]
+        while ends and ends[0][0] == t:
+            done.append(heappop(ends)[1:])
         check = set()
         for v, r in done:
             check.update(senders[v])  # (the sender among them)
