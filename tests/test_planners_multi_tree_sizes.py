@@ -244,17 +244,14 @@ def test_on_net_json_the_faster_of_the_periodic_and_whole_message_runs_is_kept()
     chosen = simulate(p, s).makespan
     # the periodic path's own candidates: without the whole message, the slack packing's
     # trees are timetabled periodically (more periods, repaired), which the whole-message
-    # path never weighs; the packing's own periodic timetable is the one checked, its
-    # periods ranked by finish bound as on that path (not by their lags, _lag_prices)
-    real, slack, lag = multitree._message_sized, multitree.shared_slack, multitree._lag_prices
+    # path never weighs; the packing's own periodic timetable is the one checked
+    real, slack = multitree._message_sized, multitree.shared_slack
     multitree._message_sized = lambda g, total: False
     multitree.shared_slack = lambda *args: None
-    multitree._lag_prices = lambda *args: None
     try:
         periodic = planned()
     finally:
         multitree._message_sized, multitree.shared_slack = real, slack
-        multitree._lag_prices = lag
     ran = simulate(p, periodic).makespan
     assert periodic.params["slices_per_period"] < 512
     assert chosen <= ran

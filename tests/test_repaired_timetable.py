@@ -107,14 +107,10 @@ def test_on_the_size_benchmarks_platform_8192_slices_come_nearer_the_bound():
     assert lower_bound(p, "0", size).seconds / simulate(p, s).makespan >= 0.98
 
 
-def test_on_the_size_benchmarks_platform_a_finer_period_comes_nearer_the_bound(monkeypatch):
+def test_on_the_size_benchmarks_platform_a_finer_period_comes_nearer_the_bound():
     # Fig. 4 generator, n = 50, density 0.12, seed 2, 8 192 slices: the slack packing's
     # periodic timetable of 24 slices per period reaches 97.75 % of the bound, of 20
-    # slices (periodic_timetable.FINER) 98.05 %, the periods ranked by finish bound alone
-    # (with their lags too, 26 slices: tests/test_lag_ranked.py)
-    from hetcoll.planners import multitree
-
-    monkeypatch.setattr(multitree, "_lag_prices", lambda *args: None)
+    # slices (periodic_timetable.FINER) 98.05 %
     p = random_graph_platform(50, 0.12, seed=2)
     size = 8192 * L
     s = plan(p, "0", method="multi_tree", nbytes=size, segment_size=L)

@@ -43,10 +43,7 @@ scheduled in time, each node forwarding a slice as soon as it holds it and its p
 free, so the start-up and the drain take a few transfers per hop instead of periods of
 lag).  The one whose run ends first by :func:`~.periodic_timetable.finish_bound`
 (``span * (periods - 1)`` plus when the first period's slices have all arrived, which the
-self-timed run never exceeds) is kept (under two ports per node, where the message is not
-list scheduled whole, also the one of least :func:`~.periodic_timetable.lag_estimate`,
-the start-up its lags cost the ports the packing's prices name, and of the two the one
-simulated faster: :func:`_lag_choice`); then the best single trees (``throughput_tree``'s,
+self-timed run never exceeds) is kept; then the best single trees (``throughput_tree``'s,
 the paper heuristics' it starts from, ``binomial_graph``'s) are simulated, and the fastest
 returned instead when it ends no later (the timetable is simulated too when the bound does
 not decide and the message has at most :data:`SIMULATED` slices).  So ``multi_tree`` is
@@ -198,28 +195,21 @@ def multi_tree(
         whole = _multi_port_message(platform, req, g, total)
     if whole is not None and _periodic_left_out(g, packing, total):
         return multi_port_choice(platform, req, g, None, whole, singles, total <= SIMULATED)
-    prices = _lag_prices(req, g, packing, total) if slices_per_period is None else None
-    if prices is not None:  # a long broadcast: the periods ranked by their lags too
-        multi, finish, known = _lag_choice(platform, req, g, packing, total, prices)
-        periodic = multi
-    else:
-        # periods of at most an eighth of the message's slices (LONGEST, see timetabled)
-        m, trees, timetable, finish = timetabled(g, packing, slices_per_period, total)
-        multi = _timetable_schedule(req, g, m, trees, timetable, total, optimum, finish)
-        if slices_per_period is not None:
-            return multi
-        if relayed(multi):  # a multicast's relayed trees: no timetable (.relayed_trees)
-            singles = partial(_fastest_single, platform, req, g, packing, optimum, total)
-            return relayed_choice(platform, req, multi, singles)
-        periodic = multi
-        multi, finish, known, listed = _whole_message(
-            platform, req, g, packing, multi, finish, total
-        )
-        got = _slack(platform, req, g, packing, total, multi, finish, known)
-        if got is not None:
-            periodic, (multi, finish, known) = got[0], got
-        elif listed is not None:  # built only now: the slack packing's message often ends first
-            multi = _listed_schedule(platform, req, g, listed, total, optimum)[0]
+    # periods of at most an eighth of the message's slices (LONGEST, see timetabled)
+    m, trees, timetable, finish = timetabled(g, packing, slices_per_period, total)
+    multi = _timetable_schedule(req, g, m, trees, timetable, total, optimum, finish)
+    if slices_per_period is not None:
+        return multi
+    if relayed(multi):  # a multicast's relayed trees: no timetable (.relayed_trees)
+        singles = partial(_fastest_single, platform, req, g, packing, optimum, total)
+        return relayed_choice(platform, req, multi, singles)
+    periodic = multi
+    multi, finish, known, listed = _whole_message(platform, req, g, packing, multi, finish, total)
+    got = _slack(platform, req, g, packing, total, multi, finish, known)
+    if got is not None:
+        periodic, (multi, finish, known) = got[0], got
+    elif listed is not None:  # built only now: the slack packing's message often ends first
+        multi = _listed_schedule(platform, req, g, listed, total, optimum)[0]
     if g.ports == "multi":
         return multi_port_choice(platform, req, g, multi, whole, singles, total <= SIMULATED)
     if multi.params.get("trees", 1) == 1:  # one of the packing's trees: one more candidate
@@ -532,57 +522,6 @@ def _periodic_left_out(g: PlanGraph, packing: Packing, total: int) -> bool:
         return False
     share, loads = _shares_and_loads(g, packing)
     return fewest_flows(share, loads, total, candidate_periods(total)) >= 2
-
-
-def _lag_prices(req, g: PlanGraph, packing: Packing, total: int) -> np.ndarray | None:
-    """The fluid ``packing``'s dual prices (its certificate), by which :func:`_lag_choice`
-    also ranks the periodic timetables of a broadcast of ``total`` slices, where it is not
-    list scheduled whole under two ports per node (:func:`_message_sized`); else None."""
-    if req.collective != "bcast" or g.ports != "bidirectional" or _message_sized(g, total):
-        return None
-    return packing.prices
-
-
-def _lag_choice(platform: Platform, req, g: PlanGraph, packing: Packing, total: int, prices):
-    """``(schedule, finish, known)``: the periodic timetable of a broadcast of ``total``
-    slices under two ports per node, too long to be list scheduled whole.
-
-    The candidates are those of :func:`timetabled` for the packing's trees and (repaired,
-    :data:`~.periodic_timetable.FINER` periods too) the slack packing's, as the other
-    path weighs them; that path keeps the one of least finish bound (the slack
-    packing's only when strictly less), and this one also the one of least
-    :func:`~.periodic_timetable.lag_estimate` (the same way, its search going on while
-    the estimate improves, :func:`~.periodic_timetable.lag_ranked`).  Where they differ
-    both are simulated and the faster kept (``known`` its time; ties: the finish
-    bound's), so the run is never slower than the finish bound's choice; else that one,
-    not simulated (``known`` None).  The finish bound counts a period for each wrap of
-    any transfer; the estimate only the lags of the priced ports, whose idle time is the
-    run's distance to the bound (:func:`~.message_gaps.priced_idle`): on the n = 50
-    platforms of ``benchmarks/simulated/bench_sizes.py`` (seeds 0-2, 8 192 slices) the
-    estimate correlates 0.97-0.99 with the candidates' simulated times."""
-    from ._shared import simulate_kept as simulate
-    from .periodic_timetable import lag_ranked
-
-    optimum = packing.throughput * req.message_size()
-    ours = lag_ranked(g, packing, total, False, prices)
-    slack = shared_slack(g.problem(), packing)
-    theirs = lag_ranked(g, slack, total, True, prices) if slack is not None else None
-    old, new = ours[1], ours[0]
-    if theirs is not None:
-        old = theirs[1] if theirs[1][3] < old[3] else old
-        new = theirs[0] if theirs[0][4] < new[4] else new
-
-    def made(c) -> Schedule:
-        m, trees, timetable, finish, _estimate = c
-        return _timetable_schedule(req, g, m, trees, timetable, total, optimum, finish)
-
-    kept = made(old)
-    if new is old:
-        return kept, old[3], None
-    other = made(new)
-    t_old = simulate(platform, kept, req.model).makespan
-    t_new = simulate(platform, other, req.model).makespan
-    return (other, new[3], t_new) if t_new < t_old else (kept, old[3], t_old)
 
 
 def _message_sized(g: PlanGraph, total: int) -> bool:

@@ -30,8 +30,6 @@ __all__ = [
     "candidate_periods",
     "finish_bound",
     "integer_weights",
-    "lag_estimate",
-    "lag_ranked",
     "period_order",
     "steady_period",
     "timetabled",
@@ -53,11 +51,6 @@ DENSE, SPREAD, REPAIRED = "dense", "spread", "repaired"
 #: its periods are kept: seed 2 of ``bench_sizes.py``, n = 50, keeps 20 slices per period
 #: for 8 192 slices, 98.05 % of the bound where 24 reach 97.75 %)
 FINER = (20, 28, 40, 56)
-#: periods also tried for the slack packing's trees where the candidates are ranked by
-#: :func:`lag_estimate` too (:func:`lag_ranked`), by that estimate only: seed 2 of
-#: ``bench_sizes.py`` (n = 50, 8 192 slices) runs 26 slices per period 0.17 % faster than
-#: the 20 it keeps otherwise
-LAG_FINER = (22, 26, 30, 36)
 #: the candidate slices per period (steps of 1.5 and 4/3)
 PERIODS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
 
@@ -106,66 +99,15 @@ def timetabled(
     With ``repair`` (and ``total`` without ``target``) each period is also timetabled by
     :func:`~.dense_timetable.repaired_timetable`, one more candidate, and the periods of
     :data:`FINER` are tried too."""
-    fin, _best = _search(g, packing, target, total, repair)
-    return _listed_best(fin)[:4]
-
-
-def lag_ranked(
-    g: PlanGraph, packing: Packing, total: int, repair: bool, prices: np.ndarray
-) -> tuple[tuple, tuple]:
-    """``(by_estimate, by_finish)``, each ``(m, trees, timetable, finish, estimate)`` as
-    :func:`timetabled` gives the first four: among the candidates :func:`timetabled`
-    weighs for a message of ``total`` slices (``by_finish``: its choice, the same), the one
-    of least :func:`lag_estimate` with ``prices``; its search goes on past
-    :data:`PATIENCE` periods in a row that finish no sooner until as many estimate no
-    sooner.  The same tuple twice where one candidate is both."""
-    fin, best = _search(g, packing, None, total, repair, prices)
-    assert best is not None
-    first = _listed_best(best)
-    return first, (first if fin is best else _listed_best(fin))
-
-
-def _listed_best(best: tuple) -> tuple:
-    """A search's candidate, its timetable listed node by node (only the ones kept are:
-    the listing costs about a third of a timetable, at n = 50 one is kept of up to
-    eighteen built)."""
-    mm, trees, (placed, span, reach), finish, key = best
-    return mm, trees, (_listed(placed, span), span, reach), finish, key
-
-
-def _search(
-    g: PlanGraph,
-    packing: Packing,
-    target: int | None,
-    total: int | None,
-    repair: bool,
-    prices: np.ndarray | None = None,
-) -> tuple[tuple, tuple | None]:
-    """:func:`timetabled`'s search: ``(by_finish, by_estimate)`` (unlisted; the second
-    None without ``prices``), see :func:`lag_ranked`."""
     share, loads = _shares_and_loads(g, packing)
     if target is not None:
         sizes = [int(integer_weights(g, packing, target).sum())]
     else:
         sizes = candidate_periods(total, repair)
-    # (periods weighed by the estimate only: neither the finish bound's choice nor its
-    # stopping rules see them)
-    extra: set[int] = set()
-    if prices is not None and repair and total is not None and target is None:
-        extra = {x for x in LAG_FINER if x <= total // LONGEST} - set(sizes)
-        sizes = sorted(set(sizes) | extra)
-    # stale: periods in a row that finished (estimated) no sooner; by finish the search
-    # stops there (fin is then final), by estimate it goes on while best improves
-    fin, stale_fin = None, 0
-    best, stale = None, (0 if prices is not None else PATIENCE)
+    best, stale = None, 0  # stale: periods in a row that finished no sooner
     for periods in sizes:
-        live = total is None or stale_fin < PATIENCE
-        if not live and stale >= PATIENCE:
+        if total is not None and stale >= PATIENCE:
             break
-        if periods in extra:
-            live = False
-        else:
-            stale_fin += live
         stale += 1
         m = (
             integer_weights(g, packing, target)
@@ -191,51 +133,15 @@ def _search(
             rate = max(rate, r)
             # an endless message (total None): the best rate
             finish = finish_bound(placed[1:], mm, total) if total is not None else -r
-            key = None
-            if prices is not None and ours:
-                lags = ((u, v, lag) for (u, v, _i, _q), (lag, _s, _d) in placed[0].items())
-                key = lag_estimate(g, span, mm, lags, total, prices)
-                if best is None or key < best[4]:
-                    best, stale = (mm, trees, placed, finish, key), 0
-            if live and (fin is None or finish < fin[3]):
-                fin, stale_fin = (mm, trees, placed, finish, key), 0
-                if best is not None and best[2] is placed:
-                    fin = best  # (one candidate: the same tuple)
-        if rate >= KEEP_TIMETABLE * packing.throughput and periods not in extra:
+            if best is None or finish < best[3]:
+                best, stale = (mm, trees, placed, finish), 0
+        if rate >= KEEP_TIMETABLE * packing.throughput:
             break
-    assert fin is not None
-    return fin, best
-
-
-def lag_estimate(
-    g: PlanGraph,
-    span: float,
-    m: list[int],
-    lags: Iterable[tuple[int, int, int]],
-    total: int,
-    prices: np.ndarray,
-) -> float:
-    """An estimate of the self-timed run of ``total`` slices of a periodic timetable of
-    ``span`` seconds, ``m`` slices per tree and a period's transfers ``(u, v, lag)``
-    (plan-graph nodes): ``span`` times the periods its largest share takes, plus the
-    start-up its lags cost the priced ports, ``sum (y_u + y_v) lag T_uv`` (``prices``
-    ``y``: the fluid packing's, send ports then receive ports, summing to 1).
-
-    Why.  Such a run keeps the period's pace once full, and its makespan is the fluid
-    bound plus the priced ports' idle seconds weighted by ``y``
-    (:func:`~.message_gaps.priced_idle`); a send of lag ``l`` has no slice in the first
-    ``l`` periods, so the priced ports, saturated, idle about that long at the start.
-    Unlike :func:`finish_bound` (the largest lag of any transfer, a whole period per
-    wrap) it counts the lags where they cost: on the Fig. 4 platforms of
-    ``benchmarks/simulated/bench_sizes.py`` (n = 50, seeds 0-2, 8 192 slices, 58-62
-    periodic candidates each) it correlates 0.97-0.99 with their simulated times.  Not a
-    bound.  O(transfers of a period)."""
-    n = g.k
-    T = {(int(g.src[e]), int(g.dst[e])): float(g.T[e]) for e in range(len(g.src))}
-    start = sum((prices[u] + prices[n + v]) * lag * T[(u, v)] for u, v, lag in lags if lag)
-    share = _shares(total, m)
-    periods = max((-(-x // mi) for x, mi in zip(share, m, strict=True)), default=0)
-    return span * periods + float(start)
+    assert best is not None
+    # only the kept period's timetable is listed node by node (the listing costs about a
+    # third of a timetable: at n = 50 one is kept of up to eighteen built)
+    mm, trees, (placed, span, reach), finish = best
+    return mm, trees, (_listed(placed, span), span, reach), finish
 
 
 def candidate_periods(total: int | None, finer: bool = False) -> list[int]:
