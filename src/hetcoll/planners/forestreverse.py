@@ -91,16 +91,21 @@ def _reversed(platform: Platform, flows: Sequence[Flow], model: Any, lead: float
     costs = _Mirrored(_Costs(platform, size, model, "in"))
     who, slot, arrival, end = _run(platform, down, model, costs, "busiest", lead)
     top = max(slot, default=0)
-    # forward u -> v of slot s arrived at a: v -> u, issued at T - a with slot top - s;
-    # each node's sends by their issue, ties by slot: all of them sorted once (latest
-    # arrival first, then the latest forward slot), then dealt out
-    back: dict[str, list[OrderedSend]] = {}
-    ranked = np.lexsort((-np.asarray(slot, dtype=np.int64), -np.asarray(arrival, dtype=float)))
-    for x in ranked.tolist():
-        fi, u, v = who[x]
-        sends = back.get(v)
-        if sends is None:
-            sends = back[v] = []
-        sends.append(OrderedSend(fi, u, 0, top - slot[x]))
+
+    def deal() -> tuple[dict, dict]:
+        # forward u -> v of slot s arrived at a: v -> u, issued at T - a with slot top - s;
+        # each node's sends by their issue, ties by slot: all of them sorted once (latest
+        # arrival first, then the latest forward slot), then dealt out
+        back: dict[str, list[OrderedSend]] = {}
+        by_slot = -np.asarray(slot, dtype=np.int64)
+        ranked = np.lexsort((by_slot, -np.asarray(arrival, dtype=float)))
+        for x in ranked.tolist():
+            fi, u, v = who[x]
+            sends = back.get(v)
+            if sends is None:
+                sends = back[v] = []
+            sends.append(OrderedSend(fi, u, 0, top - slot[x]))
+        return {v: tuple(back[v]) for v in sorted(back)}, {}
+
     complete = min(slot, default=0) >= 0
-    return PlayOut({v: tuple(back[v]) for v in sorted(back)}, end, complete=complete)
+    return PlayOut(None, end, complete=complete, deal=deal)
