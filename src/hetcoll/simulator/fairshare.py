@@ -70,6 +70,7 @@ def max_min_flat(
 
 
 _INF = math.inf
+_NEVER = math.nan  # the rate of a class never fixed: unequal to any level
 _FREE = 1 << 62  # a class's round while it is not fixed
 
 
@@ -79,8 +80,8 @@ class FairShares:
 
     Flows are grouped in *classes* (the same resources, the same cap: the rounds fix them
     together, at the same level); :meth:`add` and :meth:`remove` change a class's number of
-    flows and :meth:`solve` brings the rates up to date, returning the classes it fixed
-    again.  Each solve keeps its rounds (level, and each resource's capacity left, free
+    flows and :meth:`solve` brings the rates up to date, returning the classes whose rate
+    it changed.  Each solve keeps its rounds (level, and each resource's capacity left, free
     flows and share at the round's start).  A change touches only its class's resources:
     a round of the last solve is replayed unchanged as long as no touched resource is its
     bottleneck, before or after the change (its share, the capacity left over the changed
@@ -105,7 +106,7 @@ class FairShares:
         self.through: list[dict[int, None]] = [{} for _ in range(n_res)]  # classes in use
         self.active: dict[int, None] = {}  # the classes with flows
         self.capped: dict[int, None] = {}  # those of a finite cap
-        self.rate = [0.0] * n_cls  # each class's rate at the last solve
+        self.rate = [_NEVER] * n_cls  # each class's rate at the last solve (nan: none yet)
         self.fixed_at = [_FREE] * n_cls  # the round of the last solve that fixed it
         # the last solve's rounds: (level, left, count, share, classes fixed), states at
         # the round's start
@@ -161,8 +162,10 @@ class FairShares:
         return len(self.rounds)
 
     def solve(self) -> list[int]:
-        """Bring the rates up to date: the classes fixed again (``rate`` holds their new
-        rates; the others keep theirs)."""
+        """Bring the rates up to date: the classes whose rate changed (``rate`` holds their
+        new rates; the others keep theirs, bit for bit).  Only those: a change fixes again
+        every class of the rounds after the first it alters, most of them at the level
+        they had, and the event loop looks up only the rates returned."""
         if not self.changed:
             return []
         start = self._resume_at() if self.rounds else 0
@@ -229,14 +232,19 @@ class FairShares:
                         fixed.append(k)
             rounds.append((level, left.copy(), count.copy(), share.copy(), fixed))
             hits: dict[int, int] = {}
+            # a class's rate changes where it differs (nan, a class never fixed, differs
+            # from every level); at a level of 0 every class fixed counts, the zeros' signs
+            # apart (0.0 == -0.0)
+            same = level if level != 0.0 else _NEVER
             for k in fixed:
                 fixed_at[k] = j
-                rate[k] = level
+                if rate[k] != same:
+                    rate[k] = level
+                    out.append(k)
                 m = mult[k]
                 for r in paths[k]:
                     hits[r] = hits.get(r, 0) + m
             n_free -= len(fixed)
-            out += fixed
             if level == _INF:
                 break
             for r, h in hits.items():
