@@ -224,6 +224,6 @@ def test_the_slice_sizes_past_the_valley_are_not_planned(monkeypatch):
     ],
 )
 def test_past_the_valley(fastest, size, past):
-    from hetcoll.compare import _past_the_valley
+    from hetcoll.slicesizes import past_the_valley as _past_the_valley
 
     assert _past_the_valley(size, fastest) is past

@@ -154,7 +154,7 @@ def test_no_registered_broadcast_planner_beats_the_whole_slice_bound(p, k):
 def test_pruning_takes_the_whole_slice_bound_only_where_every_planner_sends_whole_slices():
     # the triangle, 7 slices of 1 000 bytes: two_vbbs's halves end in half slices, so the
     # size's bound is the fluid one; 8 slices: the whole-slice cap
-    from hetcoll.compare import _size_bounds
+    from hetcoll.slicesizes import size_bounds as _size_bounds
 
     p = triangle()
     for k, name in ((7, "seconds"), (8, "whole")):

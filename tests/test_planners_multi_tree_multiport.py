@@ -354,9 +354,13 @@ def test_no_single_tree_is_built_when_none_can_end_before_the_two_trees(monkeypa
     assert s.params["period"] == pytest.approx(0.151001, rel=1e-12)
     assert calls == []
     monkeypatch.setattr(multitree, "_tree_floor", lambda *args: 0.0)
+    # the search proves it too: no tree of the triangle fits under 151 ms
+    proved = plan(p, "0", method="multi_tree", nbytes=300 * L, segment_size=L)
+    assert calls == []
+    monkeypatch.setattr(multitree, "_trees_exceed", lambda *args: False)
     again = plan(p, "0", method="multi_tree", nbytes=300 * L, segment_size=L)
     assert len(calls) == 1
-    assert again.to_dict() == s.to_dict()
+    assert again.to_dict() == s.to_dict() == proved.to_dict()
 
 
 @pytest.mark.parametrize("model", ["multi_port", "one_port"])

@@ -32,6 +32,7 @@ from .program import Program
 from .schedule import Schedule, check_simulations, transfer_budget
 from .simulator import Prediction
 from .simulator.predict import gc_paused
+from .slicesizes import bounded, past_the_valley, single_trees, size_bounds
 
 __all__ = [
     "CUBE_OPERATIONS",
@@ -385,8 +386,9 @@ def compare(
         first whose bound exceeds the fastest time found; at each slice size after the
         first, the candidates simulated in the order of their own bounds
         (:meth:`~hetcoll.bounds.SliceBound.of`) while that bound does not exceed it; a
-        slice size past the valley of the times found (:func:`_past_the_valley`: two
-        sizes on one side of it, the nearer slower) is not planned.  The bounds never
+        slice size past the valley of the times found
+        (:func:`~hetcoll.slicesizes.past_the_valley`: two sizes on one side of it, the
+        nearer slower) is not planned.  The bounds never
         prune the winner; the valley is a heuristic (see there).  A planner's row is its
         fastest over the slice sizes where it was simulated.  Each slice size must fit
         the budget for one candidate (not for all of them together).
@@ -640,10 +642,14 @@ def _pruned(
     message_cost: float = 0.0,
 ) -> list[Candidate]:
     """:func:`compare`'s ``prune``: the first slice size, then the others lowest bound
-    first (:func:`_size_bounds`) while it does not exceed the fastest (charged) time
-    found, each candidate planned, simulated only while its lower bound does not exceed
-    it (with a relative margin of ``1e-9`` for rounding: a tie may still win on its name),
-    and a size past the valley of those visited (:func:`_past_the_valley`) not planned.
+    first (:func:`~hetcoll.slicesizes.size_bounds`) while it does not exceed the fastest
+    (charged) time found, each candidate planned, simulated only while its lower bound does
+    not exceed it (with a relative margin of ``1e-9`` for rounding: a tie may still win on
+    its name), and a size past the valley of those visited
+    (:func:`~hetcoll.slicesizes.past_the_valley`) not planned; at a slice size the
+    planners of :func:`~hetcoll.slicesizes.single_trees` are planned last, and not at all
+    where :func:`~hetcoll.planners.single_bounds.trees_exceed` proves that no spanning tree
+    can beat the fastest time then (else every candidate is searched as if planned at once).
     The sizes with the lowest bounds are the likeliest to hold the winner: found early, it
     spares the planning of the sizes whose bound it beats (on the n = 50 platforms of
     ``bench_sizes.py --auto --latency 50us``, the largest slice's fill: 8 slices of
@@ -657,6 +663,7 @@ def _pruned(
     search ends."""
     from .bounds import slice_bound
     from .models import get_model
+    from .planners.single_bounds import trees_exceed
 
     # the planners' own model object (a run they kept is handed out for it: simulated)
     cost_model = get_model(model) if model is not None else platform.model
@@ -670,7 +677,7 @@ def _pruned(
             )
         except (PlannerError, ModelError):
             bounds.append(None)
-    lows = _size_bounds([size for size, _ in per_size], bounds, nbytes)
+    lows = size_bounds([size for size, _ in per_size], bounds, nbytes)
     # the first size (the message in one piece) first, then the lowest bound first
     visit = [0, *sorted(range(1, len(per_size)), key=lambda k: (lows[k], k))]
     fastest: dict[int, float] = {}  # per slice size visited: its fastest charged time
@@ -678,74 +685,71 @@ def _pruned(
         (size, names), bound = per_size[k], bounds[k]
         if k and lows[k] > best * (1 + _MARGIN):
             break  # and every size after it (their bounds are no lower)
-        if k and _past_the_valley(size, fastest):
+        if k and past_the_valley(size, fastest):
             continue
-        planned = []
-        for name in names:
-            try:
-                schedule = plan_request(
-                    platform,
-                    operation,
-                    name,
-                    root=root,
-                    members=members,
-                    model=model,
-                    nbytes=nbytes,
-                    segment_size=size,
-                    options=_accepted(options, name),
-                )
-            except (PlannerError, ModelError, ScheduleError):  # (ScheduleError: over a
-                continue  # message cap at a small slice)
-            planned.append((bound.of(schedule) if bound is not None else 0.0, name, schedule))
-        for low, name, schedule in sorted(planned, key=lambda x: (x[0], x[1])):
-            if k and low > best * (1 + _MARGIN):
-                break
-            try:
-                prediction = simulated(platform, schedule, cost_model)
-            except (PlannerError, ModelError):
-                continue
-            charge = message_cost * busiest_messages(prediction) if message_cost else 0.0
-            ranked.append(Candidate(name, schedule, prediction, size, charge))
-            best = min(best, prediction.makespan + charge)
+        later = single_trees(names, operation) if k and bounded(bound) else []
+
+        def planned(names: list[str], bound=bound, size=size) -> list[tuple[float, str, Any]]:
+            out = []
+            for name in names:
+                try:
+                    schedule = plan_request(
+                        platform,
+                        operation,
+                        name,
+                        root=root,
+                        members=members,
+                        model=model,
+                        nbytes=nbytes,
+                        segment_size=size,
+                        options=_accepted(options, name),
+                    )
+                except (PlannerError, ModelError, ScheduleError):  # (ScheduleError: over a
+                    continue  # message cap at a small slice)
+                out.append((bound.of(schedule) if bound is not None else 0.0, name, schedule))
+            return out
+
+        runs: dict[str, Any] = {}  # each candidate simulated at this size: its prediction
+        first = planned([n for n in names if n not in later])
+        found, at_best = _simulated_in_order(
+            platform, cost_model, first, best, k, message_cost, runs
+        )
+        if later and not trees_exceed(bound.problem, nbytes / size, at_best * (1 + _MARGIN)):
+            # a single tree may win: the search as if every candidate were planned at once
+            found, at_best = _simulated_in_order(
+                platform, cost_model, [*first, *planned(later)], best, k, message_cost, runs
+            )
+        for c in found:
+            ranked.append(Candidate(c[0], c[1], c[2], size, c[3]))
             if k:
-                fastest[size] = min(fastest.get(size, math.inf), prediction.makespan + charge)
+                fastest[size] = min(fastest.get(size, math.inf), c[2].makespan + c[3])
+        best = at_best
     return ranked
 
 
-def _past_the_valley(size: int, fastest: Mapping[int, float]) -> bool:
-    """Whether two slice sizes visited lie on the same side of ``size``, the nearer one
-    slower than the farther (``fastest``: each one's fastest time): a pipeline's time over
-    its slice size falls to one valley and rises past it (fill against per-message costs),
-    so ``size`` is past the rise and not planned.  A heuristic, not a bound: on the
-    platforms of ``bench_sizes.py --auto`` (seeds 0-2, n = 30 and 50, with and without
-    ``--latency 50us``) and of its latency sweep it leaves every choice and time as the
-    search without it, and spares the slice sizes past the winner's neighbours."""
-    for near, t_near in fastest.items():
-        for far, t_far in fastest.items():
-            if t_near > t_far and (far < near < size or size < near < far):
-                return True
-    return False
-
-
-def _size_bounds(sizes: list[int | None], bounds: list[Any], nbytes: int) -> list[float]:
-    """Per slice size, a lower bound on every candidate's time there: its
-    :attr:`~hetcoll.bounds.SliceBound.whole` where every registered planner sends
-    messages of exactly that size, which holds when it divides each half of the message
-    (``two_vbbs``, and ``switch_aware`` when it keeps it, sends each half down its own
-    tree: an odd number of slices ends each half in a half slice;
-    ``tests/test_bounds_whole_slices.py`` checks every planner),
-    else its ``seconds``; and the ``seconds`` of every size at least as large (which hold
-    for smaller messages too); 0 without one."""
-    out = []
-    for size, bound in zip(sizes, bounds, strict=True):
-        low = 0.0
-        if bound is not None:
-            low = bound.whole if size and nbytes % (2 * size) == 0 else bound.seconds
-        for other, b in zip(sizes, bounds, strict=True):
-            if b is not None and size and other and other >= size:
-                low = max(low, b.seconds)
-        out.append(low)
-    return out
+def _simulated_in_order(platform, cost_model, planned, best, k, message_cost, runs):
+    """:func:`_pruned`'s simulations at one slice size: ``planned``'s ``(bound, name,
+    schedule)`` in the order of their bounds (then name), each while its bound does not
+    exceed the fastest charged time (from ``best``; at the first size, every one); the
+    ``(name, schedule, prediction, charge)`` simulated and the fastest time after them.
+    ``runs`` keeps each prediction by name, so that a second pass simulates no one
+    twice (a planner's kept run is handed out once)."""
+    found = []
+    for low, name, schedule in sorted(planned, key=lambda x: (x[0], x[1])):
+        if k and low > best * (1 + _MARGIN):
+            break
+        if name not in runs:
+            try:
+                runs[name] = simulated(platform, schedule, cost_model)
+            except (PlannerError, ModelError):
+                runs[name] = None
+        prediction = runs[name]
+        if prediction is None:
+            continue
+        charge = message_cost * busiest_messages(prediction) if message_cost else 0.0
+        found.append((name, schedule, prediction, charge))
+        best = min(best, prediction.makespan + charge)
+    return found, best
 
 
 def _within_budget(

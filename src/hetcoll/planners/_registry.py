@@ -72,6 +72,7 @@ class PlannerInfo:
     extra: dict[str, Any] = field(default_factory=dict)
     pipelined: bool = False
     own_slices: bool = False
+    single_tree: bool = False
 
     def serves(self, operation: str) -> bool:
         """Whether this planner plans ``operation`` (a multicast with a broadcast planner on
@@ -240,6 +241,7 @@ def register(
     kind: str = "tree",
     pipelined: bool = False,
     own_slices: bool = False,
+    single_tree: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator adding a planner function to :data:`REGISTRY` under ``name``."""
 
@@ -260,6 +262,7 @@ def register(
             kind,
             pipelined=pipelined,
             own_slices=own_slices,
+            single_tree=single_tree,
         )
         return func
 

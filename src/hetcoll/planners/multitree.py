@@ -115,6 +115,7 @@ from .single_bounds import bound_problem as _bound_problem
 from .single_bounds import hops_bound as _hops_bound
 from .single_bounds import port_bound as _port_bound
 from .single_bounds import tree_floor as _tree_floor
+from .single_bounds import trees_exceed as _trees_exceed
 from .slack_packing import shared_slack
 from .steady import Packing, unbounded
 
@@ -396,8 +397,10 @@ def _fastest_single(
     hop of a relayed edge counted, :func:`_hops_bound`), already takes longer than the
     fastest so far: it could not be chosen; nor, with ``beat``, when that takes longer
     than ``beat`` (then ``(None, inf)`` when no candidate is left; past :data:`SHORT`
-    slices, known before the trees are built when :func:`~.single_bounds.tree_floor` and
-    the bounds of ``more`` exceed ``beat``), nor one with more messages than
+    slices, known before the trees are built when the bounds of ``more`` exceed ``beat``
+    and so does :func:`~.single_bounds.tree_floor` or, proved by
+    :func:`~.single_bounds.trees_exceed`, every tree's :func:`~.single_bounds.port_bound`),
+    nor one with more messages than
     :data:`~hetcoll.schedule.MAX_TRANSFERS` (a timetable may have more; under
     ``multi_port``, where :func:`~.port_choice.message_cap` allows, it is a tree with a
     send order, :func:`~.port_choice.listed_tree`); ``ran``, a
@@ -407,10 +410,19 @@ def _fastest_single(
     from .pipelined import binomial_graph
 
     prob = _bound_problem(platform, req, g)
-    if total > SHORT and beat is not None and prob is not None:
-        floors = [_tree_floor(prob, g, total)] + [_hops_bound(prob, req, g, s, total) for s in more]
-        if min(floors) > beat:  # every candidate's bound is above beat: none is simulated
-            return None, np.inf
+    # every candidate's bound is above beat: none is simulated (the trees' floor, else the
+    # search that proves that no tree of the graph fits, ~1 ms at n = 50)
+    if (
+        total > SHORT
+        and beat is not None
+        and prob is not None
+        and all(_hops_bound(prob, req, g, s, total) > beat for s in more)
+        and (
+            _tree_floor(prob, g, total) > beat
+            or _trees_exceed(prob, (total - 1) * (1 - 1e-9), beat)
+        )
+    ):
+        return None, np.inf
     start, edges, papers = best_tree(g, packing)
     trees = [(start, edges), *papers.items()]
     found: list[tuple[Schedule | None, list[int] | None]] = [(None, tree) for _name, tree in trees]

@@ -336,7 +336,8 @@ def lp_loads(g: PlanGraph) -> np.ndarray:
 # -- registered planners -----------------------------------------------------------------------
 
 
-def _planner(name: str, summary: str, alg: str, complexity: str, models=None):
+def _planner(name: str, summary: str, alg: str, complexity: str, models=None, single=True):
+    # single: one tree of the plan graph's edges (binomial_graph's edges may be relayed)
     return register(
         name,
         collectives=_OPS,
@@ -345,6 +346,7 @@ def _planner(name: str, summary: str, alg: str, complexity: str, models=None):
         summary=summary,
         models=models,
         pipelined=True,
+        single_tree=single,
     )
 
 
@@ -434,6 +436,7 @@ def grow_tree(
     "MPI's binomial tree on the platform graph, relayed",
     "Alg. 4",
     "O(N log N + relays)",
+    single=False,
 )
 def binomial_graph(
     platform: Platform,
@@ -628,6 +631,7 @@ _HEURISTICS = {
     complexity="LP + the heuristics + O(rounds E)",
     summary="best paper tree improved by moving children to less busy parents",
     pipelined=True,
+    single_tree=True,
 )
 def throughput_tree(
     platform: Platform,

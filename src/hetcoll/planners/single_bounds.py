@@ -1,6 +1,8 @@
 """Lower bounds on the run of pipelined trees of a plan graph, computed without simulating
 them: :mod:`.multitree` skips the candidates whose bound already exceeds the fastest found
-(their simulation could not change the choice)."""
+(their simulation could not change the choice), and :func:`hetcoll.compare.compare` the
+single-tree planners (``PlannerInfo.single_tree``) where no tree at all can beat it
+(:func:`no_tree_within`: a search that proves it, about a millisecond at n = 50)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,23 @@ import numpy as np
 from ..schedule import Schedule
 from .pipelined import PlanGraph
 
-__all__ = ["bound_problem", "flows_bound", "hops_bound", "port_bound", "tree_floor"]
+__all__ = [
+    "bound_problem",
+    "flows_bound",
+    "hops_bound",
+    "no_tree_within",
+    "port_bound",
+    "tree_floor",
+    "trees_exceed",
+]
+
+#: the most propagation rounds :func:`no_tree_within` spends before it gives up: the
+#: proofs at n = 50 of ``bench_sizes.py --auto`` (seeds 0-3) take 1-4 rounds, about 1 ms;
+#: where a tree fits (seed 4), finding one took about 50 rounds, 12 ms, which this cuts to 6
+SEARCH_BUDGET = 20
+#: relative slack on the limit a proof of :func:`trees_exceed` must hold at: the loads it
+#: adds in Python and the bounds' sparse sums round differently
+_SLACK = 1e-7
 
 
 def port_bound(prob, tree: list[int], total: int) -> float:
@@ -39,6 +57,154 @@ def tree_floor(prob, g: PlanGraph, total: int) -> float:
     if not np.all(np.isfinite(least)):
         return 0.0
     return float(least.max(initial=0.0)) * (total - 1) * (1 - 1e-9)
+
+
+def trees_exceed(prob, slices: float, beat: float) -> bool:
+    """Whether every spanning arborescence of ``prob``'s edges from its root keeps some
+    resource busy longer than ``beat`` over ``slices`` slices (its load, the sum of its
+    edges' rows of ``prob.usage``, times ``slices``), proved by :func:`no_tree_within`;
+    False when not proved.  :func:`port_bound` of ``total`` slices is ``slices = (total - 1)
+    * (1 - 1e-9)``; :meth:`hetcoll.bounds.SliceBound.of` of a tree carrying the message,
+    ``slices = nbytes / slice_size``."""
+    if not (slices > 0 and 0.0 < beat < np.inf):
+        return False
+    return no_tree_within(prob, beat / slices * (1 + _SLACK))
+
+
+def no_tree_within(prob, limit: float, budget: int = SEARCH_BUDGET) -> bool:
+    """Whether it is proved that no spanning arborescence of ``prob``'s edges from its root
+    keeps every resource (a row of ``prob.usage``) busy at most ``limit`` per slice, the sum
+    of its edges' entries; False when not proved (within ``budget`` propagation rounds).
+
+    Each node but the root picks one parent edge.  Search: an edge is dropped when it would
+    overload a resource with the edges fixed so far or close a cycle with them; a node with
+    one edge left takes it; a branch fails when a node has none left, when some node
+    cannot be reached from the root over the edges left, or when more nodes can take no
+    child than a tree has leaves (``1 + sum(children - 1)`` over its nodes, each node's
+    children at most those of its own edges left that fit its send port's room, cheapest
+    first); then it branches on the parent of the node with the fewest edges left.  Every
+    rule only drops what no such tree uses, so "no tree" is proved.  At a limit just under
+    the fastest multi-tree time most nodes can feed one child only, and the leaves fail
+    the first rounds (on the ``bench_sizes.py --auto`` platforms, where a single tree
+    takes 1.4x the multi-tree's time).  Exponential in the worst case: ``budget`` caps it.
+    """
+    n, root = prob.n, prob.root
+    if n < 2:
+        return False
+    usage = prob.usage.tocsc()
+    if usage.nnz and usage.data.min() < 0:
+        return False
+    src, dst = prob.src.tolist(), prob.dst.tolist()
+    rows = [usage.indices[usage.indptr[e] : usage.indptr[e + 1]].tolist() for e in range(prob.m)]
+    vals = [usage.data[usage.indptr[e] : usage.indptr[e + 1]].tolist() for e in range(prob.m)]
+    # the send port of each edge's sender (its row that every edge from it loads), if any
+    send = [
+        dict(zip(r, v, strict=True)).get(src[e], 0.0)
+        for e, (r, v) in enumerate(zip(rows, vals, strict=True))
+    ]
+    cand: list[list[int]] = [[] for _ in range(n)]
+    for e in range(prob.m):
+        if dst[e] != root and src[e] != dst[e] and max(vals[e], default=0.0) <= limit:
+            cand[dst[e]].append(e)
+    steps = [0]
+
+    def fits(e: int, used: list[float]) -> bool:
+        return all(used[r] + x <= limit for r, x in zip(rows[e], vals[e], strict=True))
+
+    def above(v: int, u: int, parent: list[int]) -> bool:  # v an ancestor of u (fixed edges)
+        for _ in range(n + 1):
+            if u == v:
+                return True
+            if u == root or parent[u] < 0:
+                return False
+            u = src[parent[u]]
+        return True  # pragma: no cover - the fixed edges have no cycle
+
+    def take(e: int, parent: list[int], used: list[float]) -> None:
+        parent[dst[e]] = e
+        for r, x in zip(rows[e], vals[e], strict=True):
+            used[r] += x
+
+    def feasible(cand: list[list[int]], parent: list[int], used: list[float]) -> bool:
+        changed = True
+        while changed:
+            steps[0] += 1
+            if steps[0] > budget:
+                raise _GiveUp
+            changed = False
+            for v in range(n):
+                if v == root or parent[v] >= 0:
+                    continue
+                left = [e for e in cand[v] if fits(e, used) and not above(v, src[e], parent)]
+                if not left:
+                    return False
+                if len(left) == 1:
+                    take(left[0], parent, used)
+                    changed = True
+                elif len(left) != len(cand[v]):
+                    changed = True
+                cand[v] = left
+        # every node reachable from the root over the fixed edges and those left
+        kids: list[list[int]] = [[] for _ in range(n)]
+        for v in range(n):
+            if v != root:
+                for e in [parent[v]] if parent[v] >= 0 else cand[v]:
+                    kids[src[e]].append(v)
+        seen = [False] * n
+        seen[root] = True
+        stack = [root]
+        while stack:
+            for v in kids[stack.pop()]:
+                if not seen[v]:
+                    seen[v] = True
+                    stack.append(v)
+        if not all(seen):
+            return False
+        # leaves: nodes that can take no child, against 1 + sum(children - 1)
+        count = [0] * n
+        more: list[list[float]] = [[] for _ in range(n)]
+        for v in range(n):
+            if v == root:
+                continue
+            if parent[v] >= 0:
+                count[src[parent[v]]] += 1
+            else:
+                for e in cand[v]:
+                    more[src[e]].append(send[e])
+        leaves, most = 0, 1
+        for u in range(n):
+            room, kids_u = limit - used[u], count[u]
+            for x in sorted(more[u]):
+                if x > room:
+                    break
+                room -= x
+                kids_u += 1
+            if kids_u == 0:
+                if u == root:
+                    return False
+                leaves += 1
+            most += max(kids_u - 1, 0)
+        if leaves > most:
+            return False
+        free = [v for v in range(n) if v != root and parent[v] < 0]
+        if not free:
+            return True
+        v = min(free, key=lambda v: (len(cand[v]), v))
+        for e in cand[v]:
+            again, fixed, busy = [list(c) for c in cand], list(parent), list(used)
+            take(e, fixed, busy)
+            if feasible(again, fixed, busy):
+                return True
+        return False
+
+    try:
+        return not feasible(cand, [-1] * n, [0.0] * usage.shape[0])
+    except _GiveUp:
+        return False
+
+
+class _GiveUp(Exception):
+    """:func:`no_tree_within` ran out of its budget."""
 
 
 def hops_bound(prob, req, g: PlanGraph, s: Schedule, total: int) -> float:
