@@ -260,16 +260,22 @@ def priced_lags(platform: Platform, root: str, schedule: Any, model: Any = None)
     in :func:`priced_idle`).  A send of lag ``l`` has no slice in the run's first ``l``
     periods, so where the priced ports are saturated they idle about this long at the
     start (an estimate, not a bound: a self-timed run catches up where its ports have
-    slack).  0 for a schedule without an order.  O(sends of a period)."""
+    slack).  A schedule with a start-up (:func:`~.startup.started`, ``params["startup"]``)
+    is read for its timetable's lags: the entries of its second half of flows, each lag
+    one less (what the start-up takes the place of).  0 for a schedule without an order.
+    O(sends of a period)."""
     size = schedule.flows[0].segment_size if schedule.flows else None
     problem, prices, _upper = _priced(platform, root, size or schedule.nbytes, model)
     usage = problem.usage.tocsc()
     edge = _edge_of(problem)
+    shifted = 1 if schedule.params.get("startup") else 0
+    first = len(schedule.flows) // 2 if shifted else 0  # the timetable's flows
     total = 0.0
     for u, sends in (schedule.order or {}).items():
         for send in sends:
-            if send.lag:
+            lag = send.lag - shifted
+            if lag > 0 and send.flow >= first:
                 e = edge[(u, send.child)]
                 a, b = usage.indptr[e], usage.indptr[e + 1]
-                total += send.lag * float(prices[usage.indices[a:b]] @ usage.data[a:b])
+                total += lag * float(prices[usage.indices[a:b]] @ usage.data[a:b])
     return total

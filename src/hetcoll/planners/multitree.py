@@ -61,6 +61,14 @@ finish bound before the kept one's, as among periods.  Their periods are also ti
 repaired (:func:`~.dense_timetable.repaired_timetable`), one more candidate each, and the
 periods of :data:`~.periodic_timetable.FINER` too.
 
+**Start-up** (two ports per node).  The periodic timetable kept, when its finish bound
+rather than a simulated run decided (no whole message list scheduled) and every flow has at
+least twice :data:`~.startup.PERIODS` periods, has the transfers of its first periods list
+scheduled (:func:`~.startup.started`: a port sends whichever of them has arrived instead of
+waiting for its lags in the timetable's order), kept when that lowers the finish bound:
+8 192 slices on the n = 50 platforms of ``bench_sizes.py`` end 0-0.31 % of the bound
+sooner.
+
 **A port per link** (``multi_port``).  The packing above is the one-port problem's, which
 does not model those ports, so under ``multi_port`` the message is also carried whole by the
 multi-port packing's trees, or those of its packing on whole port sends
@@ -117,6 +125,7 @@ from .single_bounds import port_bound as _port_bound
 from .single_bounds import tree_floor as _tree_floor
 from .single_bounds import trees_exceed as _trees_exceed
 from .slack_packing import shared_slack
+from .startup import started
 from .steady import Packing, unbounded
 
 __all__ = ["multi_tree"]
@@ -220,6 +229,11 @@ def multi_tree(
     # two ports per node: the timetable ends by ``finish``, so a single tree that cannot
     # end by then need not be simulated (one port per node: it may end later)
     bounded = _two_ports(platform, req, g)
+    if bounded and known is None and multi is periodic:  # its first periods list scheduled
+        first = started(req, g, multi)
+        if first is not None:
+            multi = periodic = first
+            finish = first.params["finish_bound"]
     if not bounded:  # the event loop simulates the timetable, within its cap
         check_transfers(multi.flows, MAX_TRANSFERS, " simulated under this model's ports")
     single, single_time = _fastest_single(
