@@ -173,47 +173,72 @@ def test_a_tree_with_its_children_listed_runs_as_the_plain_tree(n, density, seed
 
 
 def _without_starts(p: Platform, s: Schedule):
-    """``s``'s shortcut prediction with no planner's starts remembered."""
+    """``s``'s shortcut prediction without its planner's starts."""
+    from dataclasses import replace
+
+    return prediction(p, replace(s, listed_starts=None), None, shortcut=True)
+
+
+def _checks(monkeypatch) -> list:
+    """What each :func:`~hetcoll.simulator.ordered._witnessed` call returns from now on (a
+    planner's starts are checked there, and only there, when their order is the run's)."""
     from hetcoll.simulator import ordered
 
-    kept = ordered._LISTED[0]
-    ordered.remember_starts(None)
-    try:
-        return prediction(p, s, None, shortcut=True)
-    finally:
-        ordered.remember_starts(kept)
+    seen: list = []
+    check = ordered._witnessed
+    monkeypatch.setattr(ordered, "_witnessed", lambda *a: seen.append(check(*a)) or seen[-1])
+    return seen
 
 
 @pytest.mark.parametrize(("n", "seed", "slices"), [(30, 1, 40), (30, 0, 64), (50, 2, 96)])
 def test_the_list_schedules_starts_are_taken_and_change_no_time(monkeypatch, n, seed, slices):
-    # multi_tree remembers its list schedule's starts; the simulator checks them against
-    # the run's equations, takes them, and predicts exactly what its own replay does
-    from hetcoll.simulator import ordered
-
+    # multi_tree's schedule carries its list schedule's starts; the simulator checks them
+    # against the run's equations, takes them, and predicts exactly what its own replay does
     p = random_graph_platform(n, 0.12, seed=seed, model="multi_port")
     s = _whole_message(p, slices)
-    assert s is not None and s.order
-    seen = []
-    check = ordered._witnessed
-    monkeypatch.setattr(ordered, "_witnessed", lambda *a: seen.append(check(*a)) or seen[-1])
+    assert s is not None and s.order and s.listed_starts is not None
+    assert all(s.listed_starts[x][0] is s.order[x] for x in s.order)
+    seen = _checks(monkeypatch)
     fast = prediction(p, s, None, shortcut=True)
     assert len(seen) == 1 and seen[0] is not None  # taken, no replay
     assert fast.to_dict() == _without_starts(p, s).to_dict()
     assert list(fast.transfers) == list(_without_starts(p, s).transfers)
+    assert len(seen) == 1  # (none to check without them)
+
+
+def test_the_starts_are_a_hint_not_part_of_the_schedule():
+    # left out of the document, of equality and of pickles (an unpickled order is made of
+    # other tuples, which would refuse them anyway)
+    import pickle
+    from dataclasses import replace
+
+    p = random_graph_platform(30, 0.12, seed=1, model="multi_port")
+    s = _whole_message(p, 40)
+    assert s is not None and s.listed_starts is not None
+    bare = replace(s, listed_starts=None)
+    assert s == bare and s.to_dict() == bare.to_dict() and repr(s) == repr(bare)
+    assert "listed_starts" not in s.to_json()
+    back = pickle.loads(pickle.dumps(s))
+    assert back.listed_starts is None and back == s and back.to_dict() == s.to_dict()
+    assert s.listed_starts is not None  # (the pickled one keeps its own)
+    with pytest.raises(ScheduleError, match="listed_starts"):
+        replace(s, listed_starts=[1.0])
 
 
 @pytest.mark.parametrize("wrong", ["later", "sooner", "shifted", "other order"])
-def test_starts_that_are_not_the_run_are_never_taken(wrong):
-    # a remembered start one ulp off, all of them shifted, or the starts of another order
-    # object: each fails the check, and the prediction is the replay's
+def test_starts_that_are_not_the_run_are_never_taken(monkeypatch, wrong):
+    # a start one ulp off, all of them shifted, or the starts of another order object:
+    # each fails the check, and the prediction is the replay's
+    from dataclasses import replace
+
     import numpy as np
 
-    from hetcoll.simulator import ordered
+    from hetcoll.schedule import ListedOrder
 
     p = random_graph_platform(30, 0.12, seed=1, model="multi_port")
     s = _whole_message(p, 48)
-    assert s is not None and s.order
-    kept = dict(ordered._LISTED[0])
+    assert s is not None and s.order and s.listed_starts is not None
+    kept = dict(s.listed_starts)
     node = max(kept, key=lambda x: len(kept[x][1]))
     sends, at = kept[node]
     at = at.copy()
@@ -226,17 +251,59 @@ def test_starts_that_are_not_the_run_are_never_taken(wrong):
     else:
         sends = tuple(sends)[:-1] + tuple(sends)[-1:]  # equal, not the schedule's tuple
     kept[node] = (sends, at)
-    ordered.remember_starts(kept)
-    seen = []
-    check = ordered._witnessed
-    try:
-        ordered._witnessed = lambda *a: seen.append(check(*a)) or seen[-1]
-        fast = prediction(p, s, None, shortcut=True)
-    finally:
-        ordered._witnessed = check
+    # the same order's very tuples (a ListedOrder keeps them), with the starts changed
+    t = replace(s, order=ListedOrder(s.order), listed_starts=kept)
+    assert all(t.order[x] is s.order[x] for x in s.order)
+    seen = _checks(monkeypatch)
+    fast = prediction(p, t, None, shortcut=True)
     assert seen == ([] if wrong == "other order" else [None])
     assert fast.to_dict() == _without_starts(p, s).to_dict()
     assert list(fast.transfers) == list(prediction(p, s, None, shortcut=False).transfers)
+
+
+def test_a_stale_hint_is_not_taken(monkeypatch):
+    # a schedule made from the planner's with one node's sends listed in another order
+    # carries its starts over (a field), every other node's listing the very same tuple:
+    # the changed node refuses them, and the prediction is the new order's own run
+    from dataclasses import replace
+
+    from hetcoll.schedule import ListedOrder
+
+    p = random_graph_platform(30, 0.12, seed=1, model="multi_port")
+    s = _whole_message(p, 48)
+    assert s is not None and s.listed_starts is not None
+    node = max(s.order, key=lambda x: len(s.order[x]))
+    sends = s.order[node]
+    k = next(i for i in range(len(sends) - 1, 0, -1) if sends[i] != sends[i - 1])
+    swapped = (*sends[: k - 1], sends[k], sends[k - 1], *sends[k + 1 :])  # the last two apart
+    t = replace(s, order=ListedOrder({**s.order, node: swapped}))
+    assert t.listed_starts is s.listed_starts and t.order[node] != s.order[node]
+    assert all(t.order[x] is s.order[x] for x in s.order if x != node)
+    seen = _checks(monkeypatch)
+    fast = prediction(p, t, None, shortcut=True)
+    assert seen == []  # not even checked
+    slow = prediction(p, t, None, shortcut=False)
+    assert list(fast.transfers) == list(slow.transfers)
+    assert fast.to_dict() == slow.to_dict()
+    # (its transfers are not s's: the hint would have been another run's)
+    assert list(fast.transfers) != list(prediction(p, s, None, shortcut=False).transfers)
+
+
+def test_two_interleaved_plans_each_keep_their_own_starts(monkeypatch):
+    # planned one after the other, simulated in the other order: each schedule's starts
+    # are its own (a side channel would have kept only the last plan's), each taken
+    a = _whole_message(random_graph_platform(30, 0.12, seed=1, model="multi_port"), 40)
+    pb = random_graph_platform(30, 0.12, seed=0, model="multi_port")
+    b = _whole_message(pb, 64)
+    pa = random_graph_platform(30, 0.12, seed=1, model="multi_port")
+    assert a is not None and b is not None and a.listed_starts and b.listed_starts
+    assert a.listed_starts is not b.listed_starts
+    seen = _checks(monkeypatch)
+    for p, s in ((pa, a), (pb, b), (pa, a)):
+        fast = prediction(p, s, None, shortcut=True)
+        assert seen[-1] is not None  # taken
+        assert list(fast.transfers) == list(prediction(p, s, None, shortcut=False).transfers)
+    assert len(seen) == 3
 
 
 def test_starts_that_solve_a_cycle_by_rounding_are_not_taken():

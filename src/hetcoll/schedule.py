@@ -189,6 +189,12 @@ class Schedule:
         others' bytes (:func:`hetcoll.perroot.per_root_program`).  Under ``"peer"``: the
         unit of the flows' phased first segments (0: none; ``hetcoll.perroot._phases``).
         The planner makes it a multiple of the elements a reduction combines.
+    listed_starts : mapping, optional
+        Not part of the schedule (left out of :meth:`to_dict`, so of JSON and of other
+        ranks, and of equality, ``repr`` and pickles): a planner's hint, per node the very
+        tuple of ``order[node]`` and when its own run starts each of those sends
+        (``multi_tree``'s multi-port list schedule).  The simulator takes it only where
+        ``order`` holds those tuples and it solves the run's equations exactly.
 
     Notes
     -----
@@ -220,6 +226,7 @@ class Schedule:
     sizes: Mapping[str, int] | None = None
     chain: str = "rank"
     stagger: int = 0
+    listed_starts: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.flows, list | tuple):
@@ -247,6 +254,8 @@ class Schedule:
         if self.chain not in CHAINS:
             raise ScheduleError(f"chain: one of {', '.join(CHAINS)}, not {self.chain!r}")
         object.__setattr__(self, "stagger", count(self.stagger, "size", "stagger"))
+        if self.listed_starts is not None and not isinstance(self.listed_starts, Mapping):
+            raise ScheduleError(f"listed_starts: a mapping, not {kind_of(self.listed_starts)}")
         if self.chain == "kind" and self.order is not None:
             raise ScheduleError('chain "kind": flows in rounds, not in a timetable (order)')
         if self.stagger and self.chain == "rank":
@@ -274,6 +283,12 @@ class Schedule:
         check_transfers(self.flows, MAX_TIMETABLE_TRANSFERS if listed else MAX_TRANSFERS)
         if self.order is not None and not self.per_root:
             self._check_order()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A pickle leaves out :attr:`listed_starts` (its order's tuples would be others)."""
+        state = dict(self.__dict__)
+        state.pop("listed_starts", None)
+        return state
 
     @property
     def rooted(self) -> bool:

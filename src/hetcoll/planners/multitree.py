@@ -104,7 +104,6 @@ from ..schedule import (
     Tree,
     check_transfers,
 )
-from ..simulator.ordered import remember_starts
 from ._common import relays
 from ._registry import Option, register
 from ._shared import packing as shared_packing
@@ -372,10 +371,10 @@ def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Sc
     starts: dict[str, np.ndarray] = {}
     order = partial(listed_send_order, transfers, starts=starts)  # each node's sends as they start
     optimum = packing.throughput * req.message_size()
-    out = _timetable_schedule(req, g, mm, trees, (order, span, span), total, optimum, None)
-    if out.order:  # the simulator checks these starts and, where they hold, replays no more
-        remember_starts({x: (out.order[x], at) for x, at in starts.items() if x in out.order})
-    return out
+    # the schedule carries these starts: the simulator checks them and, where they hold,
+    # replays no more
+    timetable = (order, span, span)
+    return _timetable_schedule(req, g, mm, trees, timetable, total, optimum, None, starts)
 
 
 def _two_ports(platform: Platform, req, g: PlanGraph) -> bool:
@@ -480,12 +479,21 @@ def _fastest_single(
 
 
 def _timetable_schedule(
-    req, g: PlanGraph, m, trees, timetable, total: int, optimum: float, finish: float | None
+    req,
+    g: PlanGraph,
+    m,
+    trees,
+    timetable,
+    total: int,
+    optimum: float,
+    finish: float | None,
+    starts: dict[str, np.ndarray] | None = None,
 ):
     """The trees as flows of ``m``-proportional shares of the message's ``total`` slices,
     in the timetable's order (``params["finish_bound"]``: ``finish``, none when None;
     ``timetable[0]`` a listing per node, or what makes the send order of ``flow_of`` and
-    the nodes' names)."""
+    the nodes' names; ``starts``: what that fills with each node's starts, carried as the
+    schedule's :attr:`~hetcoll.schedule.Schedule.listed_starts`)."""
     local_order, span = timetable[:2]
     size = req.message_size()
     share = _shares(total, m)
@@ -514,8 +522,11 @@ def _timetable_schedule(
         raise PlannerError("multi_tree: the flows do not cover the message")
     name = [req.ids[x] for x in g.nodes.tolist()]  # a plan-graph node's id
     timed = not any(f.relays for f in flows)  # relayed: the issue order, untimed
+    listed = None
     if callable(local_order):  # a multi-port list schedule's (.port_order)
         order = local_order(flow_of, name)
+        if starts:  # (the schedule keeps these very tuples: ListedOrder)
+            listed = {x: (order[x], at) for x, at in starts.items() if x in order}
     else:
         order = send_order(local_order, flow_of, name, timed)
     params = {
@@ -535,6 +546,7 @@ def _timetable_schedule(
         params if timed else untimed(params),
         req.model.to_spec(),
         order=ListedOrder(order),  # (plain entries: not checked one by one again)
+        listed_starts=listed,
     )
 
 

@@ -14,22 +14,9 @@ from .costs import distinct_costs
 from .results import BLOCKERS
 from .timetable import _previous, _results, _sorted_by, _transfers
 
-__all__ = ["remember_starts", "simulate_ordered"]
+__all__ = ["simulate_ordered"]
 
 _DEPENDENCY, _PORT, _LINK = (BLOCKERS.index(w) for w in ("dependency", "send_port", "link"))
-
-#: the starts a planner listed last (:func:`remember_starts`): one at a time
-_LISTED: list[dict[str, tuple[tuple, np.ndarray]] | None] = [None]
-
-
-def remember_starts(starts: dict[str, tuple[tuple, np.ndarray]] | None) -> None:
-    """A planner's guess of its send order's run: per node, its listed sends (the very
-    tuple of the schedule's ``order``) and when each starts, in that order.  The last
-    one given is kept (and the tuples with it, so their ids are not reused) until the
-    next; :func:`simulate_ordered` checks it against the run's equations (``_witnessed``)
-    and takes it only where it holds exactly: a guess can save the replay's Python loop,
-    never change a time.  ``multi_tree``'s multi-port list schedule gives its starts."""
-    _LISTED[0] = starts
 
 
 def simulate_ordered(bound: BoundModel, schedule: Schedule, total_bytes: int):
@@ -64,6 +51,10 @@ def simulate_ordered(bound: BoundModel, schedule: Schedule, total_bytes: int):
     zero cost, a relayed edge, a node without a listing, or a deadlock (the event loop
     names its culprit).
 
+    Where the schedule carries its planner's starts (:attr:`Schedule.listed_starts
+    <hetcoll.schedule.Schedule>`, for its own ``order``) and they solve the run's
+    equations exactly, they are the run, with no Python step per transfer.
+
     ``blocked_by`` is the event loop's: the link's previous transfer when it held the
     start back, else the data's arrival or the port's release that set it; transfers
     listed as the event loop commits them (by start, then the time the port took them,
@@ -85,8 +76,9 @@ def simulate_ordered(bound: BoundModel, schedule: Schedule, total_bytes: int):
         or any(f.relays for f in schedule.flows)
     ):
         return None
-    order = schedule.order
+    order, hint = schedule.order, schedule.listed_starts
     if not order:  # one tree: segment by segment, each node's children in the tree's order
+        hint = None  # (a hint is for the schedule's own order)
         tree = schedule.flows[0].tree
         kids = tree.children
         order = {u: tuple(OrderedSend(0, c) for c in kids[u]) for u in tree.nodes if kids.get(u)}
@@ -125,7 +117,7 @@ def simulate_ordered(bound: BoundModel, schedule: Schedule, total_bytes: int):
     c_send = send_busy[inverse]
     c_delay = delay[inverse]
     c_hold = np.where(used, hold[inverse], 0.0)
-    run = _run(ranks, u, by_send, data, prev_link, c_send, c_delay, c_hold, order)
+    run = _run(ranks, u, by_send, data, prev_link, c_send, c_delay, c_hold, order, hint)
     if run is None:
         return None
     taken, start_a = run
@@ -144,13 +136,13 @@ def simulate_ordered(bound: BoundModel, schedule: Schedule, total_bytes: int):
     return transfers, arrival, throughput
 
 
-def _run(ranks, u, by_send, data, prev_link, c_send, c_delay, c_hold, order=None):
+def _run(ranks, u, by_send, data, prev_link, c_send, c_delay, c_hold, order=None, hint=None):
     """``(taken, start)`` of every transfer: when its port took it and when it started,
     each node sending in its listed order as far as the data it holds allows (a node
     waits for a transfer not computed yet, and goes on when it is); None on a deadlock.
-    Where the starts a planner remembered for ``order`` (:func:`remember_starts`) solve
-    the run's equations exactly (:func:`_witnessed`), they are those times, with no
-    Python step per transfer.
+    Where a planner's starts for ``order`` (``hint``: :attr:`Schedule.listed_starts
+    <hetcoll.schedule.Schedule>`) solve the run's equations exactly (:func:`_witnessed`),
+    they are those times, with no Python step per transfer.
 
     The transfers are renumbered in their senders' listed order first, so that a node's
     run reads its costs and writes its times one after the other (at 490 000 transfers
@@ -165,7 +157,7 @@ def _run(ranks, u, by_send, data, prev_link, c_send, c_delay, c_hold, order=None
     dat_a = np.where(d >= 0, position[np.maximum(d, 0)], -1)
     plink_a = np.where(pl >= 0, position[np.maximum(pl, 0)], -1)
     cs_a, cd_a, ch_a = (c[by_send] for c in (c_send, c_delay, c_hold))
-    guess = _guess(ranks, counts.tolist(), order)
+    guess = _guess(ranks, counts.tolist(), order, hint)
     if guess is not None:
         first = np.zeros(n_x, dtype=bool)
         first[[b for b, e in zip(begins, ends, strict=True) if e > b]] = True
@@ -219,11 +211,12 @@ def _run(ranks, u, by_send, data, prev_link, c_send, c_delay, c_hold, order=None
     return taken_x, start_x
 
 
-def _guess(ranks, counts, order) -> np.ndarray | None:
-    """The starts :func:`remember_starts` kept for ``order``, node by node in ``ranks``'
-    order (each node's in its listed order), or None unless every sending node's listed
-    sends are the very tuple remembered, with one start each."""
-    kept = _LISTED[0]
+def _guess(ranks, counts, order, kept) -> np.ndarray | None:
+    """The starts ``kept`` (:attr:`Schedule.listed_starts <hetcoll.schedule.Schedule>`)
+    gives for ``order``, node by node in ``ranks``' order (each node's in its listed
+    order), or None unless every sending node's listed sends are the very tuple kept
+    (not a copy: a schedule made with another order refuses the hint it carried over),
+    with one start each."""
     if kept is None or order is None:
         return None
     parts = []
