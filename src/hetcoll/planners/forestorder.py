@@ -27,13 +27,23 @@ Lowered in slot order with each rank's sends one after the other
 (:func:`hetcoll.perroot.per_root_program`), the simulator replays the play-out exactly when
 the model's resources are those of the LP (multi-port links without send costs: every send
 is taken by its port the moment the play-out started it).
+
+Given ``above`` (seconds: the fastest play-out a planner has already), a play-out stops as
+soon as it is proved slower: each resource ends no earlier than when it is next free plus
+the busy time of the transfers still to start on it, and where every transfer arrives no
+earlier than it leaves each of its resources (a transfer's delay at least its busy times:
+bandwidth-only link graphs), the play-out ends no earlier than the largest of those.  Its
+time is then infinite and it has no order: the planner keeps the same play-out, for less
+work (:func:`hetcoll.planners.forestplan.forest` plays out up to three cuts).
 """
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from heapq import heappop, heappush, heappushpop
+from operator import add
 from typing import Any
 
 import numpy as np
@@ -189,6 +199,7 @@ def per_root_order(
     costs: Any = None,
     wait: str = "busiest",
     lead: float | None = None,
+    above: float | None = None,
 ) -> PlayOut:
     """Play per-root ``flows`` out on the platform's resources under ``model`` (module
     docstring): each node's sends in the order they started, with their slots, and the
@@ -199,13 +210,14 @@ def per_root_order(
     from when they are free (``"busiest"``), or only once every one of its resources is
     free, else it waits at the one free last (``"all"``: no resource is booked ahead and
     left idle meanwhile).  ``lead``: the horizon (seconds) of the latest-start urgency
-    (module docstring); None: each segment's place in its flow.  O(T log T) for T
-    transfers, with the cyclic garbage collector
+    (module docstring); None: each segment's place in its flow.  ``above``: stop once
+    proved slower than this many seconds (module docstring; then ``time`` is infinite and
+    the order empty).  O(T log T) for T transfers, with the cyclic garbage collector
     paused (:func:`hetcoll.simulator.predict.gc_paused`: a play-out allocates a few objects
     per transfer, and the collections they trigger scanned them all again and again, a
     third of a 16-node allgather's planning)."""
     with gc_paused():
-        return _play(platform, flows, model, costs, wait, lead)
+        return _play(platform, flows, model, costs, wait, lead, above)
 
 
 def _way(
@@ -240,10 +252,13 @@ def _play(
     costs: Any,
     wait: str,
     lead: float | None = None,
+    above: float | None = None,
 ) -> PlayOut:
     """:func:`per_root_order`'s play-out: :func:`_run`'s transfers dealt out to their
     senders in slot order, on the first read of the order (:class:`PlayOut`)."""
-    who, slot, arrival, end = _run(platform, flows, model, costs, wait, lead)
+    who, slot, arrival, end = _run(platform, flows, model, costs, wait, lead, above)
+    if end == math.inf:  # proved slower than ``above``: nothing to deal out
+        return PlayOut({}, end, {}, complete=False)
 
     def deal() -> tuple[dict, dict]:
         order: dict[str, list[OrderedSend]] = {}
@@ -274,6 +289,40 @@ def _by_slot(slot: list[int]) -> list[int]:
     return inverse
 
 
+#: a play-out given ``above`` checks whether it is proved slower every this many starts
+_CHECK = 1024
+
+
+def _work(cost: Sequence[tuple[Any, Any, float, int]], count: int) -> list[float] | None:
+    """Per resource, the busy time of every transfer of ``cost`` on it; None when some
+    transfer arrives before it leaves one of its resources (its delay less than a busy
+    time): then the end of a resource's work does not bound the play-out's."""
+    times: dict[int, int] = {}
+    kinds: dict[int, Any] = {}
+    for c in cost:  # the transfers share their cost tuples (one per flow and size)
+        k = id(c)
+        if k in times:
+            times[k] += 1
+        else:
+            times[k] = 1
+            kinds[k] = c
+    left = [0.0] * count
+    for k, (rows, busy, delay, _) in kinds.items():
+        if busy and max(busy) > delay * (1 + 1e-12):
+            return None
+        for rr, b in zip(rows, busy, strict=False):
+            left[rr] += b * times[k]
+    return left
+
+
+def _proved_slower(free: list[float], left: list[float], above: float) -> bool:
+    """Whether every way on ends after ``above``: some resource, free from ``free[r]``,
+    still has ``left[r]`` seconds of transfers to start, each arriving no earlier than it
+    leaves the resource (:func:`_work`), so the play-out ends at ``free[r] + left[r]`` or
+    later (a margin of 1e-9 for the sums' rounding)."""
+    return max(map(add, free, left), default=0.0) > above * (1 + 1e-9)
+
+
 def _run(
     platform: Platform,
     flows: Sequence[Flow],
@@ -281,9 +330,13 @@ def _run(
     costs: Any,
     wait: str,
     lead: float | None = None,
+    above: float | None = None,
 ) -> tuple[list[tuple[int, str, str]], list[int], list[float], float]:
     """The play-out itself: every transfer ``(flow, sender, receiver)``, its slot and its
-    arrival (seconds), and the play-out's time."""
+    arrival (seconds), and the play-out's time: infinite once proved more than ``above``
+    (:func:`_proved_slower`; only where the bound holds: no reduce flow, whose
+    dependencies may leave a transfer never started, and every transfer's delay at least
+    its busy times)."""
     ids = platform.ids
     idx = {v: i for i, v in enumerate(ids)}
     size = max((f.segment_size or f.nbytes or 1) for f in flows)
@@ -370,6 +423,9 @@ def _run(
     count = 1 + max((max(c[0]) for c in kinds if c[0]), default=-1)
     count += max(0, -min((c[3] for c in kinds), default=0))
     free = [0.0] * count
+    # per resource: the busy time of the transfers still to start on it (``above`` only)
+    left = _work(cost, count) if above is not None and not reduces else None
+    check = _CHECK if left is not None else -1
     queue: list[list[tuple[tuple[float, int, int], int]]] = [[] for _ in range(count)]
     inf = np.inf
     wake = [inf] * count
@@ -468,10 +524,19 @@ def _run(
             fr = free[rr]
             if fr > start:
                 start = fr
-        for rr, b in zip(rows, busy, strict=False):  # (as long: a busy time per resource)
-            free[rr] = start + b
+        if left is None:
+            for rr, b in zip(rows, busy, strict=False):  # (as long: a busy time per resource)
+                free[rr] = start + b
+        else:
+            for rr, b in zip(rows, busy, strict=False):
+                free[rr] = start + b
+                left[rr] -= b
         slot[x] = started
         started += 1
+        if started == check:
+            check += _CHECK
+            if _proved_slower(free, left, above):  # type: ignore[arg-type]
+                return who, slot, arrival, math.inf
         y = later[x]
         if y >= 0 and held[y]:
             held[y] = False

@@ -591,13 +591,17 @@ def forest(
     if tight:  # the play-out is the simulator's: a larger share of its budget (EXACT)
         budget = transfer_budget(bound.contention) // EXACT
 
-    def played_out(flows: list[Flow], backwards: bool = False) -> tuple[float, list[Flow], Any]:
+    def played_out(
+        flows: list[Flow], backwards: bool = False, above: float | None = None
+    ) -> tuple[float, list[Flow], Any]:
         # the time, the flows and the order (backwards: a reduce-scatter's broadcast run
-        # backwards, forestreverse.py): the schedule is made (and checked) for the fastest
+        # backwards, forestreverse.py): the schedule is made (and checked) for the fastest;
+        # above: the fastest so far, a play-out proved slower stops early, its time inf
+        # (forestorder.py: the same one is kept)
         if backwards:
-            played = reversed_play_out(platform, flows, model, lead)
+            played = reversed_play_out(platform, flows, model, lead, above)
         else:
-            played = per_root_order(platform, flows, model, lead=lead)
+            played = per_root_order(platform, flows, model, lead=lead, above=above)
         return played.time, flows, played
 
     predictions: dict[int, Any] = {}
@@ -636,14 +640,15 @@ def forest(
             uniform = _counts(whole, align, budget)[1:] if not (linear and sized) else []
             cuts = [None, *([sized] if sized else []), *([filled] if filled else []), *uniform]
             for k in cuts:
-                outs.append(played_out(_cut(whole, k, align), backwards=mirror))
+                fastest = min((o[0] for o in outs), default=None)
+                outs.append(played_out(_cut(whole, k, align), mirror, fastest))
                 if search == "quick" and outs[-1][0] <= (1 + NEAR) * lower:
                     break  # within NEAR of the bound: a finer cut cannot gain more
         estimate, flows, played = min(outs, key=lambda o: o[0])  # the first of equals
         if mirror and segment_size and estimate > (1 + STOP) * lower:
             # segments of the given size: their play-out run backwards too, the faster kept
             # (searching, every cut is played out backwards only)
-            back = reversed_play_out(platform, flows, model, lead)
+            back = reversed_play_out(platform, flows, model, lead, estimate)
             if back.time < estimate:
                 estimate, played = back.time, back
         sched = make(flows, played, estimate)

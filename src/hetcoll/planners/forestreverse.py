@@ -31,6 +31,7 @@ flow's segments in reverse order, its last, shorter one first, as they cross bac
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -71,25 +72,38 @@ class _Backwards:
 
 
 def reversed_play_out(
-    platform: Platform, flows: Sequence[Flow], model: Any = None, lead: float | None = None
+    platform: Platform,
+    flows: Sequence[Flow],
+    model: Any = None,
+    lead: float | None = None,
+    above: float | None = None,
 ) -> PlayOut:
     """The ``reduce`` ``flows`` (a reduce-scatter's) timetabled as their broadcast's
     play-out run backwards (module docstring): each node's sends in issue order, each
     with the slot that places its receive, and the play-out's time (seconds); ``lead``:
-    the broadcast's play-out's horizon (:func:`.forestorder.per_root_order`).  The
+    the broadcast's play-out's horizon and ``above`` a time it stops at once proved
+    slower (then ``time`` is infinite: :func:`.forestorder.per_root_order`).  The
     cyclic garbage collector is paused throughout, as in the play-out: the listing made
     per transfer here triggered collections that scanned the play-out's objects again and
     again (about a third of this function's time on a 64-node reduce-scatter)."""
     with gc_paused():
-        return _reversed(platform, flows, model, lead)
+        return _reversed(platform, flows, model, lead, above)
 
 
-def _reversed(platform: Platform, flows: Sequence[Flow], model: Any, lead: float | None) -> PlayOut:
+def _reversed(
+    platform: Platform,
+    flows: Sequence[Flow],
+    model: Any,
+    lead: float | None,
+    above: float | None = None,
+) -> PlayOut:
     """:func:`reversed_play_out`'s timetable."""
     size = max((f.segment_size or f.nbytes or 1) for f in flows)
     down: Any = [_Backwards(f) for f in flows]
     costs = _Mirrored(_Costs(platform, size, model, "in"))
-    who, slot, arrival, end = _run(platform, down, model, costs, "busiest", lead)
+    who, slot, arrival, end = _run(platform, down, model, costs, "busiest", lead, above)
+    if end == math.inf:  # proved slower than ``above``: nothing to deal out
+        return PlayOut({}, end, {}, complete=False)
     top = max(slot, default=0)
 
     def deal() -> tuple[dict, dict]:
