@@ -346,11 +346,17 @@ def _run(
     gamma = np.asarray(platform.gamma, dtype=float)
     # transfers: (flow, sender, receiver) and their bytes, urgency, costs, dependencies
     who: list[tuple[int, str, str]] = []
-    nbytes: list[int] = []
+    nbytes: list[int] = []  # (only where some flow reduces: its combine times)
     urgency: list[tuple[float, int, int]] = []
     cost: list[tuple[tuple[int, ...], tuple[float, ...], float, int]] = []
     need: list[int] = []  # dependencies still to complete
-    after: list[list[int]] = []  # transfers waiting on each one
+    # the transfers waiting on each one: ``after_at[x] + j`` for ``j`` in ``after_on[x]``
+    # (its segment's first transfer and its flow's list, shared by the segments), then
+    # ``extra[x]`` (a broadcast's transfers waiting on the reduce transfer ``x``)
+    after_at: list[int] = []
+    after_on: list[list[int]] = []
+    extra: dict[int, list[int]] = {}
+    blocks: list[tuple[int, int, int]] = []  # per flow: its first transfer, m, segments
     finals: dict[str, list[tuple[int, int, int]]] = {}  # root -> (lo, hi, transfer) into it
     spans_at: dict[str, _Spans] = {}  # root -> its finals sorted, for lookups by range
     for fi, f in enumerate(flows):
@@ -389,14 +395,17 @@ def _run(
         of_size: dict[int, list] = {}
         way_of: dict[int, list[float]] = {}
         segs = f.segments()
+        blocks.append((len(who), m, len(segs)))
         for k, (lo, n) in enumerate(segs):
             key = ((k + 0.5) / len(segs), fi, k)
             hi = lo + max(n, 1)
             base = len(who)
             who.extend(trio)
-            nbytes.extend([n] * m)
+            if reduces:
+                nbytes.extend([n] * m)
             need.extend(waits)
-            after.extend([base + b for b in on] for on in onward)
+            after_at.extend([base] * m)
+            after_on.extend(onward)
             got = of_size.get(n)
             if got is None:
                 got = of_size[n] = [costs.of(u, v, n) for u, v in ends]
@@ -414,7 +423,7 @@ def _run(
                 continue
             for j, v in tops:
                 for y in _overlapping(spans_at, finals, v, lo, hi):
-                    after[y].append(base + j)
+                    extra.setdefault(y, []).append(base + j)
                     need[base + j] += 1
     # per resource (an index; a transfer that holds none waits at ``-1 - sender``, a
     # negative index, past the resources' from the list's end): free from, the ready
@@ -445,22 +454,26 @@ def _run(
     # the segments of one send start in segment order (the order's j-th listing of a send
     # is its j-th segment, and a rank waits for its bytes in that order): a segment ready
     # before the previous one has started waits for that start
+    # (a flow's segments are consecutive runs of its m transfers, in one order)
     earlier, later = [-1] * len(who), [-1] * len(who)
-    last: dict[tuple[int, str, str], int] = {}
-    for x, w in enumerate(who):
-        if w in last:
-            earlier[x], later[last[w]] = last[w], x
-        last[w] = x
+    for first, m, count_k in blocks:
+        if count_k > 1 and m:
+            span = first + m * count_k
+            earlier[first + m : span] = range(first, span - m)
+            later[first : span - m] = range(first + m, span)
     held = [False] * len(who)
     for x in range(len(who)):
         if need[x] == 0:
             push(0.0, _READY, x)
     combined = dict.fromkeys(ids, 0.0)  # when each node's last combine ends
     # a reduce transfer's combine time at its receiver (None: no combine)
-    combine = [
-        float(gamma[idx[v]]) * n if flows[fi].kind == "reduce" else None
-        for (fi, _, v), n in zip(who, nbytes, strict=True)
-    ]
+    if reduces:
+        combine = [
+            float(gamma[idx[v]]) * n if flows[fi].kind == "reduce" else None
+            for (fi, _, v), n in zip(who, nbytes, strict=True)
+        ]
+    else:
+        combine = [None] * len(who)
     busiest = [c[3] for c in cost]
     slot = [-1] * len(who)
     arrival = [0.0] * len(who)
@@ -470,7 +483,14 @@ def _run(
     while events:
         t, kind, _, what = heappop(events)
         if kind == _ARRIVED:  # `what` arrived (and is combined): release its dependents
-            for y in after[what]:
+            b0 = after_at[what]
+            for j in after_on[what]:
+                y = b0 + j
+                need[y] -= 1
+                if need[y] == 0:
+                    seq += 1
+                    heappush(events, (t, _READY, seq, y))
+            for y in extra.get(what, ()) if extra else ():
                 need[y] -= 1
                 if need[y] == 0:
                     seq += 1
@@ -551,7 +571,7 @@ def _run(
         if done > end:
             end = done
         arrival[x] = done
-        if after[x]:  # (an arrival nobody waits for releases nothing)
+        if after_on[x] or x in extra:  # (an arrival nobody waits for releases nothing)
             seq += 1
             heappush(events, (done, _ARRIVED, seq, x))
         if q:
