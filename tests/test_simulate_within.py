@@ -97,20 +97,20 @@ def test_a_slower_phased_cut_stops_early(monkeypatch):
 
 
 def test_phased_search_asks_each_count_to_beat_the_fastest_so_far():
-    """Counts 4 and 8, then jumps (the curve through 4 and 8 falls to the end: 4 times 8),
-    a jump that rose followed by the count halfway back; each asked to beat the fastest."""
+    """From a guess of 40 segments the search runs 32 (the power of two below) to its end,
+    then 64 (slower), then walks down to 16 (faster) and 8 (slower); each count after the
+    first is asked to beat the fastest so far."""
     sched = butterfly_pipelined(STAR, nbytes=1 << 20, segment_size=65536, cut="phased")
-    times = [4.0, 2.0, 1.2, 1.3, 1.25]
+    times = {32: 1.2, 64: 1.3, 16: 1.1, 8: 1.25}
     asked: list[tuple[int, float | None]] = []
 
     def simulated(flows, count=0, above=None):
         asked.append((count, above))
-        params = {"estimate": times[len(asked) - 1], "segments": count}
-        return replace(sched, params=params)
+        return replace(sched, params={"estimate": times[count], "segments": count})
 
-    out = phased_search(lambda k: list(sched.flows), simulated, 10**9, 1.0)
-    assert [s.params["estimate"] for s in out] == times
-    assert asked == [(4, None), (8, 4.0), (32, 2.0), (128, 1.2), (64, 1.2)]
+    out = phased_search(lambda k: list(sched.flows), simulated, 10**9, 1.0, 40.0)
+    assert [s.params["estimate"] for s in out] == [1.2, 1.3, 1.1, 1.25]
+    assert asked == [(32, None), (64, 1.2), (16, 1.2), (8, 1.1)]
 
 
 @pytest.mark.parametrize(

@@ -67,11 +67,12 @@ star of 100/25/10 Gbit/s NICs), so that each share is cut in ``k`` segments from
 1 MiB 1.086 ``T*`` in 13 segments on 16 owners, against 1.171 in 5 on the balanced shares'
 43 (``butterfly_pipelined(star_platform(64, ("100Gbps", "25Gbps", "10Gbps")), nbytes=1 <<
 20, align=8)``).
-``k`` grows from :data:`FIRST_COUNT` to where the curve ``A / k + B k`` through the
-last two counts simulated is least, in jumps of at most :data:`JUMP` times, while the time
-falls, up to the simulator's budget (:func:`phased_search`).  ``cut="best"`` (the default)
-simulates the phased cut and, where it stays over :data:`NEAR` above the fluid time and
-every NIC binds, the even one too, and keeps the faster: where every NIC binds (``M /
+``k`` is a power of two from :data:`FIRST_COUNT` or the simulator's budget's count: the
+search starts at the one below where the curve ``A / k + B k`` of the model's costs is
+least (:func:`predicted_count`) and walks to the neighbouring counts while the time falls,
+each one that loses stopped once proved slower (:func:`phased_search`).  ``cut="best"``
+(the default) simulates the phased cut and, where it stays over :data:`NEAR` above the
+fluid time and every NIC binds, the even one too, and keeps the faster: where every NIC binds (``M /
 b_min = 2 (N - 1) M / sum_i b_i``: a star of eight NICs, half at 25 and half at 10
 Gbit/s) no NIC can take up another's share and the even cut's windows do better; where
 one has time to spare, the phased cut covers the leads and beats the even one (8 to 64
@@ -283,12 +284,17 @@ def butterfly_pipelined(
 
     most = transfer_budget(bound.contention)  # every message the simulator takes
     lower = fluid if bound.nic_rate(0) is not None else 0.0
-    tried = phased_search(pieces, simulated, most, lower) if phase else []
-    near = tried and min(s.params["estimate"] for s in tried) <= (1 + NEAR) * lower
     # where a NIC has time to spare the phased cut covers the leads: the even and kind
     # cuts' simulations would cost without gain (stars of 100/25/10 Gbit/s NICs at 1 MiB:
     # 8 nodes 0.5 s of 0.9, 16 nodes 2.5 s of 6, 64 nodes 6.4 s of 63)
     tight = min(loads) >= (1 - NEAR) * fluid
+    tried = []
+    if phase:
+        slow = min(range(n), key=lambda u: rates[u])
+        owner = max(range(n), key=lambda u: owned[u])
+        guess = predicted_count(lower, bound.delay(slow, owner, 0) if owner != slow else 0, tight)
+        tried = phased_search(pieces, simulated, most, lower, guess)
+    near = tried and min(s.params["estimate"] for s in tried) <= (1 + NEAR) * lower
     if cut == "kind":
         tried = _descend([None], build, by_kind, most, lower, search)
     elif not tried or (cut == "best" and not near and tight):
@@ -358,81 +364,87 @@ def phased_search(
     simulated: Callable[[list[Flow], int, float | None], Schedule],
     most: int,
     lower: float,
+    guess: float = math.inf,
 ) -> list[Schedule]:
     """The phased schedules simulated to choose the count ``k`` of segments per share
     (``cut(k)`` the flows).  Its time over ``lower`` (the shares' fluid time) reads
     ``A / k + B k``: a share's segment crossing the slowest NIC and back (the pipeline's
     fill and drain, in proportion to the segment) and its messages' leads that other
-    flows' bytes leave uncovered (in proportion to the messages).  A simulation costs
-    about its messages, so the search runs the cheap counts :data:`FIRST_COUNT` and twice
-    that, then jumps to the count where the curve through the last two points is least
-    (:func:`_fitted_count`), at least a doubling and at most :data:`JUMP` times the last
-    count; it goes on while that count is over ``sqrt 2`` times the last (a doubling
-    predicted to gain) and the time falls.  A jump of more than 3 times whose time rises
-    is followed by the count halfway (geometrically) between it and the last (the curve's
-    least may lie between them).  The budget's count (the most segments whose schedule
-    sends at most ``most`` messages) ends the search: a jump to half of it or more goes
-    to it instead where the curve is least at 0.9 of it or beyond, since the two runs
-    would cost as much as the budget's and a half (under twice :data:`FIRST_COUNT`, the
-    budget's is the one count simulated); where the curve is least before, the jump is
-    simulated (on 32 NICs of 100/25/10 Gbit/s at 1 MiB, least at 17.8, the budget's 23
-    segments take 1.112 ``T*``, 16 take 1.068).  The jumps go to powers of two.
-    Doubling every time would simulate about as many messages again as the last count's
-    (4 + 8 + ... + k); jumping, about ``1 / JUMP`` of them.  Every time it keeps is a
-    full simulation: the curve only chooses the counts.  ``simulated(flows, k, above)``:
-    each count after the first is asked to beat the fastest so far (``above``), its run
-    stopped where it is proved not to (:func:`hetcoll.simulator.simulate_within`; its
-    estimate then inf)."""
+    flows' bytes leave uncovered (in proportion to the messages).  The counts tried are
+    the powers of two from :data:`FIRST_COUNT` up to ``1 / sqrt 2`` of the budget's count
+    (the most segments whose schedule sends at most ``most`` messages), then that count;
+    the search simulates the one nearest ``guess`` (the count where that curve is least,
+    :func:`predicted_count`: inf, the budget's) to its end, then walks to the
+    neighbouring counts, first towards ``guess``, while the time falls.  A neighbour is
+    asked to beat the fastest so far (``simulated(flows, k, above)``: its run stopped
+    where it is proved not to, :func:`hetcoll.simulator.simulate_within`, its estimate
+    then inf), so a neighbour that loses costs a fraction of its run (on 32 NICs of
+    100/25/10 Gbit/s at 1 MiB, asked to beat 16 segments, 8 stop at a third of their run,
+    4 at under a half).  A simulation costs about its messages, so starting from the
+    predicted least instead of the fewest segments skips the cheap counts' full runs and
+    the expensive ones that lose: on 64 NICs of 100/25/10 Gbit/s at 1 MiB the budget's 13
+    segments (the least is past the budget), then 8 stopped early, where doubling from 4
+    ran 4, 8 and 13 to their ends.  Every time it keeps is a full simulation: the curve
+    only orders the counts.  Under twice :data:`FIRST_COUNT` the budget's count is the one
+    simulated; where :data:`FIRST_COUNT` segments exceed the budget, none."""
+    k = FIRST_COUNT
+    if sum(f.transfers for f in cut(k)) > most:
+        return []
+    top = _most_within(cut, k, 2 * k, most, grow=True)
+    counts = []
+    while top > 2 * FIRST_COUNT and k * math.sqrt(2) <= top:
+        counts.append(k)
+        k *= 2
+    counts.append(top)
     out: list[Schedule] = []
 
-    def best() -> float:
-        return min(s.params["estimate"] for s in out)
+    def beats(i: int) -> bool:
+        best = min(s.params["estimate"] for s in out) if out else None
+        out.append(simulated(cut(counts[i]), counts[i], best))
+        return best is None or out[-1].params["estimate"] < best
 
-    def run(k: int) -> tuple[Schedule | None, bool]:
-        # (the schedule simulated, or None where nothing new fits; whether k was cut short)
-        flows = cut(k)
-        short = sum(f.transfers for f in flows) > most
-        if short:
-            below = max((s.params["segments"] for s in out), default=0)
-            k = _most_within(cut, max(below, 1), k, most) if out else 0
-            if k <= below or any(s.params["segments"] == k for s in out):
-                return None, True
-            flows = cut(k)
-        sched = simulated(flows, k, best() if out else None)
-        out.append(sched)
-        return sched, short
-
-    k, top = FIRST_COUNT, math.inf
-    if sum(f.transfers for f in cut(k)) <= most:
-        top = _most_within(cut, k, 2 * k, most, grow=True)
-        if 2 * k >= top:  # no room for two counts below the budget's: that one alone
-            k = top
-    sched, short = run(k)
-    while sched is not None:
-        if len(out) >= 2 and sched.params["estimate"] >= out[-2].params["estimate"]:
-            k_before = out[-2].params["segments"]
-            if sched.params["segments"] > 3 * k_before:  # a jump that rose: the least
-                run(round(math.sqrt(k_before * sched.params["segments"])))  # may lie between
+    # from below the guess: a walk up costs its counts' runs, one down the larger ones'
+    at = max((i for i, k in enumerate(counts) if k <= guess), default=0)
+    beats(at)
+    first = 1 if guess > counts[at] else -1  # the neighbour towards the guess first
+    for step in (first, -first):
+        i = at + step
+        while 0 <= i < len(counts) and beats(i):
+            i += step
+        if i != at + step:  # it moved: the time rose past the least (the curve is convex)
             break
-        if short or k >= top or all(f.chunks == 1 for f in cut(k)):
-            break  # at the budget, or nothing left to cut
-        if len(out) >= 2:
-            fitted = _fitted_count(out[-2], sched, lower)
-            if fitted <= math.sqrt(2) * k:
-                break
-            # counts of powers of two: between them the phases can fall badly (32 NICs of
-            # 100/25/10 Gbit/s at 1 MiB: 16 segments 1.068 T*, 17 1.112)
-            k = min(2 ** round(math.log2(min(max(fitted, 2 * k), JUMP * k))), top)
-            if 2 * k >= top and fitted >= 0.9 * top:  # the least near the budget: a count
-                k = top  # and then the budget's would cost as much as both
-        else:
-            k *= 2
-        sched, short = run(k)
     return out
 
 
-#: the most a phased count search multiplies its count by in one step (:func:`phased_search`)
-JUMP = 4
+def predicted_count(fluid: float, lead: float, tight: bool) -> float:
+    """The count of segments per share where the phased cut's time over the shares' fluid
+    time ``T`` (:func:`phased_search`), about ``FILL T / k + B k``, is least:
+    ``sqrt(FILL T / B)``, the leads uncovered per segment ``B`` of a send's lead ``a``
+    (latency and per-message costs of the slowest member's sends).  Where every NIC
+    binds (``tight``) no NIC takes up another's share during a lead, ``B = TIGHT a``;
+    where a NIC has time to spare the others' bytes cover most of it, more as the
+    segments grow, ``B = SLACK a^2 / T`` (at most ``TIGHT a``).  The constants fit the
+    counts the search keeps on stars of 8 to 64 NICs of 25/10 and 100/25/10 Gbit/s, 5 us
+    each, at 8 B to 256 MiB (``bench_star_baselines.py``'s); inf where ``a`` is 0.
+
+    >>> round(predicted_count(839e-6, 10e-6, False), 1)  # 64 NICs of 100/25/10 at 1 MiB
+    22.0
+    >>> round(predicted_count(899e-6, 10e-6, True), 1)  # 16 NICs of 25/10 at 1 MiB
+    3.0
+    """
+    if lead <= 0 or fluid <= 0:
+        return math.inf
+    x = lead / fluid
+    b = TIGHT_LEADS * x if tight else min(TIGHT_LEADS * x, SLACK_LEADS * x * x)
+    return math.sqrt(FILL / b)
+
+
+#: :func:`predicted_count`'s fill and drain, in shares' fluid times per segment count
+FILL = 0.8
+#: :func:`predicted_count`'s uncovered leads per segment where every NIC binds, in leads
+TIGHT_LEADS = 8.0
+#: :func:`predicted_count`'s uncovered leads per segment elsewhere, in ``lead^2 / T``
+SLACK_LEADS = 11.6
 
 
 def _most_within(
@@ -452,26 +464,6 @@ def _most_within(
         else:
             hi = mid
     return lo
-
-
-def _fitted_count(before: Schedule, now: Schedule, lower: float) -> float:
-    """The count ``k`` where ``A / k + B k`` is least, ``sqrt(A / B)`` (inf where ``B <= 0``,
-    0 where ``A <= 0``), for the ``A``, ``B`` that give the times over ``lower`` of the
-    counts of ``before`` and ``now``.
-
-    >>> from types import SimpleNamespace as S
-    >>> two = [S(params={"segments": k, "estimate": 1.0 + 64 / k + k}) for k in (4, 16)]
-    >>> _fitted_count(*two, 1.0)
-    8.0
-    """
-    k1, k2 = before.params["segments"], now.params["segments"]
-    e1 = before.params["estimate"] - lower
-    e2 = now.params["estimate"] - lower
-    b = (e2 * k2 - e1 * k1) / (k2 * k2 - k1 * k1)
-    a = e1 * k1 - b * k1 * k1
-    if a <= 0:
-        return 0.0
-    return math.inf if b <= 0 else math.sqrt(a / b)
 
 
 def startup(
