@@ -384,7 +384,7 @@ def phased_search(
     predicted least instead of the fewest segments skips the cheap counts' full runs and
     the expensive ones that lose: on 64 NICs of 100/25/10 Gbit/s at 1 MiB the budget's 13
     segments (the least is past the budget), then 8 stopped early, where doubling from 4
-    ran 4, 8 and 13 to their ends.  Every time it keeps is a full simulation: the curve
+    would run 4, 8 and 13 to their ends.  Every time it keeps is a full simulation: the curve
     only orders the counts.  Under twice :data:`FIRST_COUNT` the budget's count is the one
     simulated; where :data:`FIRST_COUNT` segments exceed the budget, none."""
     k = FIRST_COUNT
