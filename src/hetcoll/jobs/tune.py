@@ -21,7 +21,7 @@ is the luckiest of them as much as the fastest (seven MPICH algorithms exactly a
 MPICH's own: one of them wins 4 rounds of 5 by chance with probability
 :math:`1 - (1 - 6/32)^7 = 0.77`), so it runs ``rounds`` more paired rounds against MPI's own
 alone, and stays the winner only if it wins :data:`WIN_SHARE` of them too ("use MPI"
-otherwise).  Fresh rounds, no longer chosen for their luck: a candidate as fast as MPI's
+otherwise).  Fresh rounds are not chosen for their luck: a candidate as fast as MPI's
 own then passes with probability 0.19, one truly faster nearly always.
 
 **Knobs** (``segment_sizes``, ``spins``): a user's own settings, measured beside the
@@ -327,7 +327,7 @@ def _planned(hc: HetComm, collective: str, nbytes: int, count: int) -> list[dict
             break
     if all(c["segment_size"] is not None for c in out):
         # the fastest unsliced plan too: slicing is where the model errs most (on one host a
-        # pipelined 50 MiB broadcast predicted fastest measured slower than an unsliced tree)
+        # pipelined 50 MiB broadcast predicted fastest can measure slower than an unsliced tree)
         whole = next((c for c in found.ranked if c.segment_size is None), None)
         if whole is not None:
             out.append(

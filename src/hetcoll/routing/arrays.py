@@ -163,8 +163,8 @@ def small_pages() -> Iterator[None]:
 
     Why: numpy advises the kernel (``madvise``) to back every array of 4 MiB or more with
     2 MiB pages, and on a host whose transparent huge pages are ``madvise`` the cost of
-    faulting them in is erratic (the same 200 MB took from nothing to 0.5 s of system
-    time from one run to the next on this project's host), while 4 KiB pages cost a
+    faulting them in is erratic (the same 200 MB takes from nothing to 0.5 s of system
+    time from one run to the next on a 2-core host), while 4 KiB pages cost a
     steady 2 us each.  A streamed cost matrix allocates hundreds of MB (the result, the
     kept core rows, the searches' blocks): with the advice off its time is steady and,
     in the median, lower (``b random 5000 fnf`` of

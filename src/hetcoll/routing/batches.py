@@ -238,7 +238,7 @@ def along(
     writes its own columns only), so they are done a group at a time, each group of
     about ``Tuning.along_elements`` (column, core node) entries: the temporaries stay a
     few MB, memory already mapped, instead of tens of MB of fresh pages per batch
-    (6 batches took 430 MB of page faults on the random 5000-node platform).
+    (6 batches would fault in 430 MB on the random 5000-node platform).
     O(R c) work for R runs plus one gather and one scatter per (column, core node).
     """
     core = forest.core

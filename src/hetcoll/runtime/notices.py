@@ -181,8 +181,8 @@ class Notices:
 
         A communicator on which calls disagreed anywhere may hold messages nobody will
         receive (an eager send completes unreceived), and MPI gives a freed communicator's
-        context to a later one, where they would match its receives (seen: a new wrapper's
-        first ``Bcast`` took an abandoned ``Allgather``'s message).  So it is kept, never
+        context to a later one, where they would match its receives (a new wrapper's first
+        ``Bcast`` can take an abandoned ``Allgather``'s message).  So it is kept, never
         freed, the same on every rank (``MPI_Comm_free`` is collective)."""
         troubled = bool(self.stale or self.heard or self.reported)
         mine = np.array([seq, history, troubled], dtype=np.int64).tobytes()
