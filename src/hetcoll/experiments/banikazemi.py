@@ -391,10 +391,11 @@ def _table2_chunk(task: tuple[int, int, int]) -> dict:
 def _table2_blocks(tasks: list[tuple[int, int, int]], config: Config) -> list[dict]:
     """The sums of every seed's block, each case of one size planned and simulated once.
 
-    Draws per seed as before, then the distinct cases of each size (a few thousand of the
-    10 000 trials of 8 or 9 participants, 64 of 2): FNF simulated per case through the
-    executor, the optima of every case in one programme.  Per trial the latencies are those
-    of a trial-by-trial run, bit for bit, and the sums are accumulated in the same order.
+    Draws per seed as a trial-by-trial run does, then the distinct cases of each size (a
+    few thousand of the 10 000 trials of 8 or 9 participants, 64 of 2): FNF simulated per
+    case through the executor, the optima of every case in one programme.  Per trial the
+    latencies are those of a trial-by-trial run, bit for bit, and the sums are accumulated
+    in the same order.
     """
     draws = [_table2_draw(t) for t in tasks]
     by_size: dict[int, list[int]] = {}

@@ -9,7 +9,7 @@ resources), and handed to the next planner that asks; so are the paper heuristic
 which their planners make and ``throughput_tree``'s search starts from
 (:func:`~hetcoll.planners.pipelined._heuristic`).  Each is a deterministic solve, so
 every schedule is byte for byte the one it plans alone; outside the block every call
-solves, as before.  The answers are dropped when the outermost block ends.
+solves.  The answers are dropped when the outermost block ends.
 
 **A planner's own simulation.**  A planner that chose its schedule by simulating it
 (``forest`` under windows per edge) keeps that prediction (:func:`keep_prediction`), and

@@ -124,8 +124,8 @@ def repaired_timetable(
     The greedy leaves a port idle while every partner it has work with is busy, and the
     period ends at the last port to finish: on the n = 50 platforms of
     ``benchmarks/simulated/bench_sizes.py`` the slack packing's (seeds 0-2) period of 24
-    slices keeps 97.8, 98.6 and 98.5 % of the optimum timetabled, 97.8, 99.4 and 99.1 %
-    repaired (its rounding 99.4, 100 and 99.1 %).  Complexity: :data:`REPAIRS` + 1
+    slices keeps 97.8, 98.6 and 98.5 % of the optimum timetabled, 97.8, 99.4 and 99.0 %
+    repaired (its rounding 99.3, 100 and 99.0 %).  Complexity: :data:`REPAIRS` + 1
     timetables at most."""
     out_load, in_load = [0.0] * k, [0.0] * k
     for (u, v), c in count.items():

@@ -322,7 +322,7 @@ def pack_forest(
 
     try:  # the cheapest trees under the times, the edges sorted once per direction
         firsts: dict = _trees(p, p.T, goods)
-    except PlannerError:  # raised below as before: the first unreachable (root, direction)
+    except PlannerError:  # raised below, root by root: the first unreachable (root, direction)
         firsts = {}
     for g in goods:
         for tree in _initial(p, g[0], g[1], firsts.get(g)):
@@ -371,8 +371,8 @@ def pack_forest(
             break
     # among the optimal packings the shallowest (forestdepth.py), the same certificate,
     # over the trees found and their rebuilds along the fastest paths of no dearer edges
-    # (forestshallow.py); not an allreduce's (on a star it put the whole vector through one
-    # member: 1.31x T*)
+    # (forestshallow.py); not an allreduce's (on a star it would put the whole vector
+    # through one member: 1.31x T*)
     shallow = None
     if not free:
         for _ in range(SHALLOW_ROUNDS):

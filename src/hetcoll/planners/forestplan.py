@@ -21,7 +21,7 @@ half where the play-out is the simulator's: :data:`EXACT`), then, on a bandwidth
 graph, in proportion to its fill (:func:`_fills`: its share times its tree's slowest path;
 a tree through slow links its share alone saturates ends late by about its fill over its
 count, so segments of one size leave it the last by far: on seed 5 of
-``bench_packing.py --nodes 64`` the allgather took 1.126x the optimum so, 1.017x cut by
+``bench_packing.py --nodes 64`` the allgather takes 1.126x the optimum so, 1.017x cut by
 fill; on seeds 0, 3 and 4 segments of one size are faster), then (except on a
 bandwidth-only link graph: every edge holds its resources for exactly its time, in
 proportion to the bytes) every flow cut into the same number of segments, powers of two
@@ -32,12 +32,13 @@ hop, so a tree of a large share cut as often as one of a small share would fill 
 in long segments.
 The packing's trees are the shallowest of its optimal ones
 (:mod:`hetcoll.planners.forestshallow`): with the column generation's trees, up to 39 hops
-deep on the 64-node benchmark graph, the allgather took 1.054x the optimum there (counts in
-proportion to each tree's pipeline depth, as then), with the shallower ones and segments of
-one size 1.005x.  On a bandwidth-only link graph a reduce-scatter's cuts are timetabled as
-their broadcast's play-out run backwards (:mod:`hetcoll.planners.forestreverse`): the
-reduce's own play-out makes a node wait for its last child's segment before it forwards
-(1.27x the optimum at 64 nodes, against 1.10x backwards, with the deep trees).
+deep on the 64-node benchmark graph, the allgather would take 1.054x the optimum there
+(counts in proportion to each tree's pipeline depth); with the shallower ones it takes
+1.003x (``bench_packing.py --nodes 64 --sizes 1 --seeds 1``).  On a bandwidth-only link
+graph a reduce-scatter's cuts are timetabled as their broadcast's play-out run backwards
+(:mod:`hetcoll.planners.forestreverse`): the reduce's own play-out makes a node wait for
+its last child's segment before it forwards (1.27x the optimum at 64 nodes, against 1.10x
+backwards, with the deep trees).
 
 Under a model whose ranks keep several sends in flight per edge (``nic``: windows per
 edge, ``chain="edge"``) the play-out is no estimate (it runs one transfer per NIC at a

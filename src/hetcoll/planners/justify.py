@@ -46,7 +46,7 @@ __all__ = ["justified", "list_schedule"]
 MOST = 85_000
 #: backward-then-forward passes (the first gains most: on the n = 50 platforms of
 #: ``benchmarks/simulated/bench_sizes.py``, 1 024 slices, from 90.2, 89.0 and 89.7 % of the
-#: bound to 93.5, 93.9 and 95.4 %; five more gained at most 0.6 %)
+#: bound to 93.5, 93.9 and 95.4 %; five more gain at most 0.6 %)
 ROUNDS = 1
 
 

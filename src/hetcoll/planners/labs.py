@@ -132,8 +132,8 @@ def location_tree(
     When the switch graph does not fit that shape (a switch all of whose tree neighbours are
     full), the switches left over hang by breadth-first search below the tree, and Lemma 1's
     bound may fail: :attr:`LocationTree.spans` and :attr:`LocationTree.within_bound` say so.
-    (The paper's "except the rightmost node in every level" is not used: we found no reading
-    of it that changes which switches a level holds.)  O(S log S + E).
+    (The paper's "except the rightmost node in every level" is not used: no reading of it
+    changes which switches a level holds.)  O(S log S + E).
     """
     s = len(neighbours)
     k = math.ceil(math.log2(s)) if s > 1 else 0

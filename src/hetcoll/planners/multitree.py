@@ -23,10 +23,9 @@ all at once:
    pair's transfers spread over the period, the one that ends first kept) into a periodic
    timetable, usually within a fraction of a percent of the period.  Each slice takes its
    pair's first free transfer at or after it arrives, a later period's when it arrives
-   after every free one (its *lag*).  We tried the Birkhoff-von Neumann decomposition of
-   the period into matchings first: its matchings cut transfers at arbitrary times, and
-   the orders taken from them reached only 60-70 % of the optimum at 30 nodes once
-   executed.
+   after every free one (its *lag*).  Not a Birkhoff-von Neumann decomposition of the
+   period into matchings: its matchings cut transfers at arbitrary times, and the orders
+   taken from them reach only 60-70 % of the optimum at 30 nodes once executed.
 4. **Order.** The schedule's ``order`` is that timetable (``[flow, child, lag, slot]``):
    every node sends and receives in slot order, one after the other, so the execution is
    a self-timed run of a feasible periodic schedule and keeps its period.

@@ -41,7 +41,8 @@ KEEP = 0.998
 #: of :data:`PERIODS` does)
 KEEP_TIMETABLE = 0.995
 #: periods of at most ``total / LONGEST`` slices, none longer after PATIENCE in a row that
-#: finish no sooner (:func:`timetabled`: the period kept was never longer)
+#: finish no sooner (:func:`timetabled`: on the platforms measured there, the period that
+#: finishes first is never longer)
 LONGEST, PATIENCE = 8, 3
 #: the styles of a period's timetable: dense (:func:`~.dense_timetable.dense_timetable`, the
 #: busiest ports first), spread (each pair's transfers spread over the period: a shorter
@@ -49,7 +50,7 @@ LONGEST, PATIENCE = 8, 3
 DENSE, SPREAD, REPAIRED = "dense", "spread", "repaired"
 #: periods also tried for the slack packing's trees (steps of 1.14-1.25 up to 64 slices, where
 #: its periods are kept: seed 2 of ``bench_sizes.py``, n = 50, keeps 20 slices per period
-#: for 8 192 slices, 98.05 % of the bound where 24 reach 97.75 %)
+#: for 8 192 slices, 98.17 % of the bound where 24 reach 97.82 %)
 FINER = (20, 28, 40, 56)
 #: the candidate slices per period (steps of 1.5 and 4/3)
 PERIODS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
@@ -85,16 +86,18 @@ def timetabled(
     LONGEST`` slices, :data:`LONGEST`), the one that finishes the message first.
 
     A long period keeps more of the optimum but fills the pipeline more slowly (the fill
-    is the largest lag, in periods): on a Fig. 4 platform (n = 30, density 0.12, seed 0)
-    256 slices per period took 31.8 s for a 1 024-slice message, 16 per period 19.3 s.
-    The rounding alone keeps :data:`KEEP`, but the timetable can be longer than the
-    busiest port's load (its greedy does not always pack perfectly): on a Fig. 4 platform
-    (n = 40), 32 slices per period kept 99.8 % when rounded and 98.4 % when timetabled.
+    is the largest lag, in periods): on a Fig. 4 platform (n = 30, density 0.12, seed 0,
+    one-port, 1 MB slices) a 1 024-slice message takes 23.8 s simulated with 256 slices
+    per period and 17.6 s with 16 (``slices_per_period``; the bound is 16.7 s).  The
+    rounding alone keeps :data:`KEEP`, but the timetable can be longer than the busiest
+    port's load (its greedy does not always pack perfectly): on the n = 40 platform of
+    seed 0, 64 slices per period keep 98.8 % of the optimum when rounded and 98.1 % when
+    timetabled.
 
     A period fills in its largest lag (8-13 periods at n = 50, whatever its length): none
     longer than an eighth of the message, nor after :data:`PATIENCE` periods in a row that
-    finish no sooner, finished first (270 random and Fig. 4 platforms, n = 4-50, 16-8 192
-    slices; two in a row missed the 64-slice period of ``examples/net.json``, 500 slices).
+    finish no sooner, finishes first (on 270 random and Fig. 4 platforms, n = 4-50,
+    16-8 192 slices).
 
     With ``repair`` (and ``total`` without ``target``) each period is also timetabled by
     :func:`~.dense_timetable.repaired_timetable`, one more candidate, and the periods of
@@ -216,9 +219,7 @@ def _period_timetable(
     spread over the period, a slice waits a fraction of a period per hop rather than up to
     a whole one.  The *lag* of a transfer is how many periods after the root's that slice
     leaves ``u``.  On a Fig. 4 platform (n = 30, density 0.12, seed 0, 1 024 slices, 16
-    slices per period) the run of the spread style takes 17.6 s for a bound of 16.7 s; with
-    each pair's slices in its transfers in turn whatever their arrival, and each pair's
-    transfers back to back, it took 18.4 s.
+    slices per period) the run takes 17.6 s for a bound of 16.7 s.
     """
     got = _placed_timetable(g, trees, m, style)
     assert got is not None  # (dense or spread: always a timetable)

@@ -22,9 +22,9 @@ slices in order (the ``q``-th carries slice ``q``, as the schedule's send order 
 order, so the forward pass keeps that order.
 
 On the Fig. 4 platforms of ``benchmarks/simulated/bench_sizes.py`` (n = 50, 1 024 slices)
-the list schedules ended at 90.9, 91.1 and 90.9 % of the bound, the kept forward pass at
+the list schedules end at 90.9, 91.1 and 90.9 % of the bound, the kept forward pass at
 93.5, 92.0 and 92.1 % (:data:`ROUNDS` of 2; one: 93.1, 92.0 and 91.8 %; the passes with the
-other patience too gained at most 0.05 % for twice the CPU).
+other patience too gain at most 0.05 % for twice the CPU).
 """
 
 from __future__ import annotations

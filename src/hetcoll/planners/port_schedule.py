@@ -13,8 +13,8 @@ Scheduling for Heterogeneous Computing", IEEE TPDS 13(3), 2002).  A node sends t
 of least latest start first, so a deep tree's slices leave the root ahead of a shallow
 one's and the trees drain together.  On Fig. 4 platforms (n = 50, density 0.12, seeds 0
 and 2, 1 024 slices) the best of the list schedules of :func:`~hetcoll.planners.port_slots.
-message_trees` ended at 90.8 % and 90.7 % of the bound, against 88.1 % and 88.9 % when
-every node of every tree took the slices in the message's order alone.
+message_trees` end at 90.8 % and 90.7 % of the bound, against 88.1 % and 88.9 % when
+every node of every tree takes the slices in the message's order alone.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def multi_port_transfers(
     run of the schedule whose order it is ends exactly at the span
     (``tests/test_planners_multi_tree_multiport.py``).  A node that waits for a free link
     with its port free instead would send in an order the run does not keep: on a Fig. 4
-    platform, n = 50, seed 0, 1 024 slices, that list schedule ended at 88.0 % of the
+    platform, n = 50, seed 0, 1 024 slices, that list schedule would end at 88.0 % of the
     bound and its run at 84.2 %.
 
     With ``beat``: None as soon as the schedule is sure to end after ``beat`` (by more

@@ -200,9 +200,9 @@ def message_trees(
     With ``trials``, the same packings carrying a shorter message (at most
     :data:`TRIAL_SLICES` slices), when the message is longer: the split and patience whose trial
     ends first (same ties) are the only ones list scheduled for the message.  The list
-    schedule costs a few microseconds a transfer, so four of them were most of
+    schedule costs a few microseconds a transfer, so four of them would be most of
     ``multi_tree``'s planning at 8 192 slices; and the way that ends 1 024 slices first
-    ended 4 096 first too on Fig. 4 platforms (n = 50, seeds 0, 1, 2).  Each way after
+    ends 4 096 first too on Fig. 4 platforms (n = 50, seeds 0, 1, 2).  Each way after
     the first stops once it is sure to end after the fastest before it (``beat`` of
     :func:`~hetcoll.planners.port_schedule.multi_port_transfers`): the choice is the same,
     and at n = 50, seed 1, the two trials that end 12-15 % after the best stop early.

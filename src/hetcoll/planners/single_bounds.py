@@ -25,7 +25,8 @@ __all__ = [
 
 #: the most propagation rounds :func:`no_tree_within` spends before it gives up: the
 #: proofs at n = 50 of ``bench_sizes.py --auto`` (seeds 0-3) take 1-4 rounds, about 1 ms;
-#: where a tree fits (seed 4), finding one took about 50 rounds, 12 ms, which this cuts to 6
+#: where a tree fits (seed 4), a search to the end takes about 50 rounds (12 ms) to find
+#: one, and this budget stops it at about 6 ms
 SEARCH_BUDGET = 20
 #: relative slack on the limit a proof of :func:`trees_exceed` must hold at: the loads it
 #: adds in Python and the bounds' sparse sums round differently

@@ -50,8 +50,9 @@ class RouteCosts:
     that latency before the previous one's bytes end, and its bytes follow them: two
     senders' messages over one WAN are played out staggered, each latency overlapping the
     other's bytes, where without it they start together and share the link at half its
-    rate, holding both receivers' ports twice as long.  The ports still bound the play-out
-    as before; the link only delays starts, and the simulator judges the result."""
+    rate, holding both receivers' ports twice as long.  The ports bound the play-out as
+    they do without the links; the link only delays starts, and the simulator judges the
+    result."""
 
     def __init__(self, platform: Platform, model: Any = None, links: bool = False) -> None:
         from ..models import get_model

@@ -286,7 +286,7 @@ class _Master:
         h.setOptionValue("primal_feasibility_tolerance", 1e-10)
         h.setOptionValue("dual_feasibility_tolerance", 1e-10)
         # a new column leaves the basis primal feasible: primal simplex goes on from it (the
-        # default, dual simplex, took about twice the time per solve at n = 200)
+        # default, dual simplex, takes about twice the time per solve at n = 200)
         h.setOptionValue("simplex_strategy", 4)
         self.inf = highspy.kHighsInf
         empty_i, empty_v = np.zeros(0, dtype=np.int32), np.zeros(0)
@@ -368,8 +368,8 @@ def pack_arborescences(
     smoothing : float
         Wentges' dual smoothing factor in ``[0, 1)`` (0: plain column generation): prices
         at ``smoothing * best + (1 - smoothing) * master``, ``best`` the prices of the best
-        bound so far.  0.9 took 360 iterations (5-6.5 s) at n = 200, density 0.1, where
-        0.5 took 500-800 (13-49 s); at n = 50 both take 0.1-0.3 s.
+        bound so far.  0.9 takes 360 iterations (5-6.5 s) at n = 200, density 0.1, where
+        0.5 takes 500-800 (13-49 s); at n = 50 both take 0.1-0.3 s.
     max_iterations, time_limit
         Stop early (the packing is then feasible but maybe not optimal: see ``gap``).
 

@@ -62,7 +62,7 @@ _NS = 1_000_000_000
 class ScheduleComm(Lifetime, Clocks, SubComms):
     """An mpi4py communicator that runs schedules (parameters: see :class:`hetcoll.HetComm`).
 
-    ``check``: ``"data"`` (default; ``"first"`` is its former name) carries a digest of each
+    ``check``: ``"data"`` (default; also spelled ``"first"``) carries a digest of each
     call with its data and detects any disagreement, ``"always"`` also compares digests
     in a dissemination round with every call (every rank then raises in the call itself),
     ``"never"`` trusts the caller.

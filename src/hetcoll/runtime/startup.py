@@ -118,7 +118,8 @@ def digest_of(text: str) -> bytes:
     return hashlib.blake2b(text.encode(), digest_size=DIGEST).digest()
 
 
-#: the values of the wrapper's settings that are choices (``"first"``: ``"data"``'s old name)
+#: the values of the wrapper's settings that are choices (``"first"``: ``"data"`` spelled
+#: another way)
 CHOICES = {
     "check": ("data", "first", "always", "never"),
     "on_timeout": ("abort", "raise"),
