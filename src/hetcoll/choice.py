@@ -9,7 +9,7 @@ engine) or the planner to run, by the first of these rules that applies:
    rule for the collective and size: what was measured fastest on these ranks;
 3. **one host**: natively (not emulated) with every rank on one host, MPI's own: there the
    ranks share one memory and its bandwidth, which no platform model describes (a 50 MiB
-   broadcast planned as a pipelined tree was predicted 1.6x faster than MPI's and measured
+   broadcast planned as a pipelined tree is predicted 1.6x faster than MPI's and measures
    1.65x slower, ``benchmarks/mpi/bench_training.py``); ``hetcoll tune`` measures instead;
 4. **model**: the simulator's time of hetcoll's best plan (the ``auto`` planner for a
    broadcast, the fastest of the hypercube planners and the trees the engine runs for an

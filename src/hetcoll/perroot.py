@@ -65,7 +65,7 @@ def is_per_root(collective: str, flows: Sequence[Flow], timetable: bool = False)
     of reduce flows then bcast flows through one root.  Without a timetable the latter is
     a rooted reduce and broadcast, lowered in its trees' order; with one it must be lowered
     in slot order like every per-root schedule, or the ranks do not replay the timetable
-    it was planned by (the 8-node graph's allreduce ran at twice its play-out)."""
+    it was planned by (the 8-node graph's allreduce would run at twice its play-out)."""
     if not flows:
         return False
     kinds = {f.kind for f in flows}

@@ -2,11 +2,11 @@
 own selection unless a forced algorithm is significantly faster, and the rounds it needs.
 
 A row with MPICH's algorithms (:mod:`hetcoll.jobs.tune`) chooses up to three contenders in
-its first rounds (:func:`contenders`: the forced candidates of the largest median speed-ups
+its selection rounds (:func:`contenders`: the forced candidates of the largest median speed-ups
 over MPI's own, those above 1) and then measures them with MPI's own in fresh paired
 rounds, their order rotated.  Several algorithms within a few per cent of each other and of
 MPI's own are common (on two ranks every allreduce algorithm is one exchange), and the
-first rounds' best of seven is partly the luckiest, so the fresh rounds decide by a paired
+selection rounds' best of seven is partly the luckiest, so the fresh rounds decide by a paired
 **sign test** (:func:`decide`): two calls of equal speed, their order rotated, each win a
 round with probability 1/2 whatever the load does to both, so a contender that beats MPI's
 own in ``w`` of ``n`` untied rounds is faster at level ``p`` when
@@ -23,7 +23,7 @@ own in ``w`` of ``n`` untied rounds is faster at level ``p`` when
 - Of several contenders significantly faster than MPI's own, the one faster than the most
   others head to head (in more of the rounds than it is slower) takes the rule (on a tie,
   the larger median speed-up, then the first chosen): within the noise they are alike.
-- :data:`CONTENDERS` is three: the first rounds' order of algorithms a few per cent apart
+- :data:`CONTENDERS` is three: the selection rounds' order of algorithms a few per cent apart
   is partly luck, and the one a program's loop runs fastest can be third
   (``benchmarks/mpi/bench_mpich_algorithms.py`` prints per size the fastest forced
   algorithm beside the tune's winner and runner-up).  Each contender shares the level
@@ -57,7 +57,7 @@ __all__ = [
 #: the level at which a forced algorithm must be faster than MPI's own to replace it
 #: (shared by the contenders and the looks)
 LEVEL = 0.05
-#: the confirmation lasts at most this many times the first rounds
+#: the confirmation lasts at most this many times the selection rounds
 LOOKS = 4
 #: contenders confirmed beside MPI's own (module doc)
 CONTENDERS = 3
@@ -98,7 +98,7 @@ def looks(rounds: int) -> tuple[int, ...]:
 
 def contenders(speedups: list[Any]) -> list[int]:
     """The indices of the candidates to confirm: of those whose median speed-up over MPI's
-    own in the first rounds is above 1, the :data:`CONTENDERS` largest (the first listed
+    own in the selection rounds is above 1, the :data:`CONTENDERS` largest (the first listed
     on a tie).
 
     >>> contenders([[1.1, 0.9, 1.2], [0.9, 0.95, 1.0], [1.3, 1.2, 1.25], [1.0, 1.01, 1.05],
@@ -112,7 +112,7 @@ def contenders(speedups: list[Any]) -> list[int]:
 
 def decide(times: Any, rounds: int) -> int | None:
     """The confirmation rounds' verdict on ``times`` (seconds; row 0 MPI's own, then the
-    contenders, a column per paired round) when the first rounds were ``rounds``: the
+    contenders, a column per paired round) when the selection rounds were ``rounds``: the
     index of the row that takes the rule (0: MPI's own stays), or None when more rounds
     are needed (module doc).
 
@@ -167,7 +167,7 @@ def confirm(
     comm: Any, measure: Callable[[dict], float], plans: list[dict], rounds: int
 ) -> tuple[int, list[dict], list[list[float]]]:
     """Run the confirmation rounds of the row ``plans`` (``plans[0]`` MPI's own, each
-    with its first rounds' ``speedup``; a plan measured with a ``spin`` is never a
+    with its selection rounds' ``speedup``; a plan measured with a ``spin`` is never a
     contender) on ``comm``, collective: ``measure(plan)`` is one measurement, the same
     on every rank.  Returns the index into the contest of the plan that takes the rule
     (0: MPI's own), the contest (MPI's own, then the contenders) and its times per

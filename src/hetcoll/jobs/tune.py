@@ -4,13 +4,13 @@ candidate plans side by side, and say per size which to run (the MPI side of the
 For each collective and size, rank 0 plans the candidates (:func:`hetcoll.compare.compare`:
 the ``count`` fastest distinct schedules the simulator finds, a broadcast's slice sizes
 included, and the fastest unsliced one when those are all sliced) and every rank measures
-them and MPI's own, **paired**: in each of ``rounds`` rounds every candidate runs once, in
-an order rotated from round to round and reversed every other round (:func:`rotation`: none
-always first or always after the same one), right after the others, so that a busy host
-slows them alike.  One measurement is a loop of calls (as many as take about ``loop``
-seconds of MPI's own) between two barriers, the time of the slowest rank divided by the
-calls.  A candidate's *speed-up* in a round is MPI's
-time over its own; it **wins** when its speed-up exceeds 1 in at least :data:`WIN_SHARE` of
+them and MPI's own, **paired**: in each of ``rounds`` *selection rounds* every candidate
+runs once, in an order rotated from round to round and reversed every other round
+(:func:`rotation`: none always first or always after the same one), right after the
+others, so that a busy host slows them alike.  One measurement is a loop of calls (as
+many as take about ``loop`` seconds of MPI's own) between two barriers, the time of the
+slowest rank divided by the calls.  A candidate's *speed-up* in a round is MPI's time
+over its own; it **wins** when its speed-up exceeds 1 in at least :data:`WIN_SHARE` of
 the rounds, and of those that win, the winner is the one that beats the most others head
 to head, faster in more than half the paired rounds, then the largest median speed-up
 (none: "use MPI"; :func:`pick`): near-equals are ranked by their rounds, not by one lucky
@@ -55,7 +55,7 @@ left them (on 4 ranks on 2 cores at a 512 B allreduce, ``tree`` and
 as long in a loop: docs/runtime.md).
 Its confirmation keeps MPI's own unless a forced algorithm is significantly faster
 (:mod:`hetcoll.jobs.confirmation`): the three candidates of the largest median speed-ups
-above 1 in the first rounds (the row's ``first`` and ``runner_up`` are the first two: their
+above 1 in the selection rounds (the row's ``first`` and ``runner_up`` are the first two: their
 labels and speed-ups, the runner-up's over the first too) run with MPI's own in fresh paired
 rounds, the order rotated, ``rounds`` at a time and more only while the decision is close
 (at most :data:`~hetcoll.jobs.confirmation.LOOKS` times ``rounds``; the row's

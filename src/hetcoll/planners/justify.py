@@ -38,7 +38,7 @@ __all__ = ["justified", "list_schedule"]
 
 #: the most transfers justified (a larger list schedule is kept as it is; 2 048 slices at
 #: n = 40: 79 872, 1 536 at n = 50): the passes cost about 7 us of CPU a transfer, so this
-#: many cost what 60 000 did at 10 us.  ``auto``, planning a 1 GiB broadcast at n = 50,
+#: many cost about 0.6 CPU s.  ``auto``, planning a 1 GiB broadcast at n = 50,
 #: weighs ``multi_tree``'s list schedules at several slice sizes, 2 048 slices (10^5
 #: transfers) among them: justifying that one too would add 0.6-0.8 CPU s to that planning
 #: (and reach 95.4-97.0 % of the bound, not 92.0-93.3 %; ``bench_sizes.py --auto --sizes

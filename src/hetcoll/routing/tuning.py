@@ -21,7 +21,7 @@ field              default   what it trades, and why this value
 core_elements      2**22     Starts per batch of core searches (``k x E`` temporaries, at
                              most 32 MB each).  Large on purpose: many small batches each
                              allocate fresh memory (on ``b random 5000`` batches of 2**19
-                             touched 1.3 GB over the cost matrix, 2**22 0.7 GB).
+                             touch 1.3 GB over the cost matrix, 2**22 0.7 GB).
 edge_rows_elements 2**18     Rows x edges per block of the tie test, the slack and the
                              check of kernel rows: 2 MB temporaries, in the cache's reach
                              and below the 4 MiB from which numpy asks for huge pages.

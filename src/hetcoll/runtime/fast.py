@@ -94,8 +94,8 @@ class Rest:
     ``most`` (ns); else (a slow yield long after the last) half of it, down to ``hold``.
     Halving rather than starting again from ``hold`` keeps a busy host asleep through
     its odd quiet moment.  Why (four ranks on two cores, docs/runtime.md, Waiting): on
-    an idle host a slow yield is rare, and a fixed 100 ms of sleeps after each made every
-    ``check="always"`` call, whose round waits for every idle rank, pay 60-80 µs naps;
+    an idle host a slow yield is rare, and a fixed 100 ms of sleeps after each would make
+    every ``check="always"`` call, whose round waits for every idle rank, pay 60-80 µs naps;
     with another process holding a core, slow yields take half the time, and sleeping is
     ten times faster.
     """
