@@ -55,7 +55,7 @@ def main(sizes: str, probe_sizes: str, estimate: str, out: str) -> None:
     # error has on this host
     measured = series_estimate(pooled(rounds[0::2]), big)
     again = series_estimate(pooled(rounds[1::2]), big)
-    least = np.nanmin(pooled(rounds), axis=-1)  # what the reference was before: the least
+    least = np.nanmin(pooled(rounds), axis=-1)  # the least round trip (--estimate min's)
     rows = []
     for u in range(WORLD.size):
         for v in range(u + 1, WORLD.size):

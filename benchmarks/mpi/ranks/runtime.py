@@ -227,7 +227,7 @@ def pass_through(hc: HetComm, rounds: int, iters: int = 6) -> dict:
       made on mpi4py's communicators;
     - ``with``: the heavy calls run by ``hc``, a HetComm with a planned schedule (active:
       its private communicator, its notices' receive, its cached plans), the calls made on
-      mpi4py's communicators as before;
+      mpi4py's communicators as in ``without``;
     - ``through``: the heavy calls MPI's own, the calls made on a default HetComm (which
       passes them to MPI) and on its ``Split``: what hetcoll's method adds to MPI's call.
 
