@@ -7,11 +7,12 @@ of NICs whose slow NICs alone bind, a chain through every node and a star out of
 cost the same there.  A schedule does not: a segment crosses a tree of height ``h`` in
 ``h`` hops, so the pipeline fills and drains in about ``h`` segment times (a reduce-scatter
 on an 8-node star of 25 and 10 Gbit/s NICs, 1 MiB per rank, over the chains the LP
-chooses takes 1.17x its bound).  :func:`shallowest` solves the master LP once more over the columns
-it has: the throughput held at its optimum, the trees' rates weighted by their depths
-minimised (:func:`hetcoll.planners.forestshallow.depths`: each tree's slowest path from its
-root at the edges' times, to the power :data:`hetcoll.planners.forest.DEPTH_POWER`: the
-deepest trees go first; a lexicographic optimum: the certificate stands).
+chooses would take 1.17x its bound).  :func:`shallowest` solves the master LP once more
+over the columns it has: the throughput held at its optimum, the trees' rates weighted by
+their depths minimised (:func:`hetcoll.planners.forestshallow.depths`: each tree's slowest
+path from its root at the edges' times, to the power
+:data:`hetcoll.planners.forest.DEPTH_POWER`: the deepest trees go first; a lexicographic
+optimum: the certificate stands).
 """
 
 from __future__ import annotations

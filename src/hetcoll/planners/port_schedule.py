@@ -11,10 +11,8 @@ its child ``w`` by its *latest start*: that time less the longest path of link t
 of list scheduling: Topcuoglu, Hariri & Wu, "Performance-Effective and Low-Complexity Task
 Scheduling for Heterogeneous Computing", IEEE TPDS 13(3), 2002).  A node sends the slice
 of least latest start first, so a deep tree's slices leave the root ahead of a shallow
-one's and the trees drain together.  On Fig. 4 platforms (n = 50, density 0.12, seeds 0
-and 2, 1 024 slices) the best of the list schedules of :func:`~hetcoll.planners.port_slots.
-message_trees` end at 90.8 % and 90.7 % of the bound, against 88.1 % and 88.9 % when
-every node of every tree takes the slices in the message's order alone.
+one's and the trees drain together, where taking the slices in the message's order alone
+at every node of every tree leaves the deep trees last.
 """
 
 from __future__ import annotations
