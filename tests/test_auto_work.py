@@ -173,3 +173,17 @@ def test_multi_trees_listed_orders_pass_the_full_check_unchanged():
         assert again == s and type(again.order) is dict
         assert type(_order(ListedOrder(s.order), len(s.flows))) is dict
     assert timetables >= 5  # (the cases reach the timetables, not only single trees)
+
+
+def test_prune_leaves_a_multi_multicast_unpruned():
+    """``prune`` bounds one root's tree; several groups planned together are compared
+    unpruned (with it they raised ``unknown node None`` from the one-root bound)."""
+    p = load_platform("fig1")
+    groups = [("1", ["2", "3", "4"]), ("3", ["4", "5", "6", "7", "8"])]
+    args = dict(groups=groups, nbytes=2**20, slices=slice_choices(2**20))
+    pruned = compare(p, "multi_multicast", prune=True, **args)
+    full = compare(p, "multi_multicast", prune=False, **args)
+    assert pruned.best.algorithm == full.best.algorithm
+    assert pruned.best.predicted_time == full.best.predicted_time
+    assert pruned.best.segment_size == full.best.segment_size
+    assert [c.algorithm for c in pruned.ranked] == [c.algorithm for c in full.ranked]

@@ -59,6 +59,9 @@ TREE_OPERATIONS = ("bcast", "multicast", "multi_multicast")
 #: what a schedule records of where it came from, not of what it runs
 _PROVENANCE = ("algorithm", "params", "model")
 CUBE_OPERATIONS = ("allreduce", "allgather", "barrier")
+#: what ``prune`` applies to: one tree's bounds (:func:`hetcoll.bounds.slice_bound`) hold
+#: for one root's broadcast or multicast, not for several groups planned together
+PRUNED_OPERATIONS = ("bcast", "multicast")
 #: the rooted family (trees up, down, or both; allreduce and allgather also by hypercube)
 ROOTED_OPERATIONS = ("reduce", "gather", "scatter", "allreduce", "allgather", "reduce_scatter")
 #: every operation compare() takes
@@ -391,7 +394,8 @@ def compare(
         nearer slower) is not planned.  The bounds never
         prune the winner; the valley is a heuristic (see there).  A planner's row is its
         fastest over the slice sizes where it was simulated.  Each slice size must fit
-        the budget for one candidate (not for all of them together).
+        the budget for one candidate (not for all of them together).  Other operations
+        (``multi_multicast``: several groups planned together) are compared unpruned.
     message_cost : float
         Seconds each message costs beyond the model (a runtime's own work per message):
         candidates are ranked by their predicted time plus this times their busiest
@@ -445,7 +449,8 @@ def compare(
         per_size.append((size, names))
     receivers = _receivers(platform, operation, root, members, groups)
     most = transfer_budget(getattr(cost_model, "contention", "exclusive"))
-    prune = prune and slices is not None and len(per_size) > 1 and receivers > 0
+    prune = prune and operation in PRUNED_OPERATIONS and slices is not None
+    prune = prune and len(per_size) > 1 and receivers > 0
     per_size = _within_budget(per_size, receivers, nbytes, slices is not None, most, prune)
     options = dict(options or {})
     warn_unused_options(options, sorted({n for _, names in per_size for n in names}))
