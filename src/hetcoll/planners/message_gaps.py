@@ -261,20 +261,24 @@ def priced_lags(platform: Platform, root: str, schedule: Any, model: Any = None)
     periods, so where the priced ports are saturated they idle about this long at the
     start (an estimate, not a bound: a self-timed run catches up where its ports have
     slack).  A schedule with a start-up (:func:`~.startup.started`, ``params["startup"]``)
-    is read for its timetable's lags: the entries of its second half of flows, each lag
-    one less (what the start-up takes the place of).  0 for a schedule without an order.
+    is read for its timetable's lags: the entries of its flows after the start-up's
+    (``params["trees"]`` of them), each lag one less (what the start-up takes the place
+    of); the flows of a drain (:func:`~.startup.drained`, appended after those) are not
+    read.  0 for a schedule without an order.
     O(sends of a period)."""
     size = schedule.flows[0].segment_size if schedule.flows else None
     problem, prices, _upper = _priced(platform, root, size or schedule.nbytes, model)
     usage = problem.usage.tocsc()
     edge = _edge_of(problem)
     shifted = 1 if schedule.params.get("startup") else 0
-    first = len(schedule.flows) // 2 if shifted else 0  # the timetable's flows
+    # the timetable's flows: after the start-up's, before the drain's (appended last)
+    trees = int(schedule.params.get("trees", len(schedule.flows)))
+    first = trees if shifted else 0
     total = 0.0
     for u, sends in (schedule.order or {}).items():
         for send in sends:
             lag = send.lag - shifted
-            if lag > 0 and send.flow >= first:
+            if lag > 0 and first <= send.flow < first + trees:
                 e = edge[(u, send.child)]
                 a, b = usage.indptr[e], usage.indptr[e + 1]
                 total += lag * float(prices[usage.indices[a:b]] @ usage.data[a:b])

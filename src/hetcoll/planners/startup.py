@@ -1,5 +1,6 @@
-"""An explicit start-up for ``multi_tree``'s periodic timetables: the transfers its first
-periods key list scheduled, the timetable's periods after them.
+"""An explicit start-up and drain for ``multi_tree``'s periodic timetables: the transfers its
+first periods key list scheduled, the timetable's periods after them; and the transfers its
+last periods key list scheduled after the timetable's.
 
 A periodic timetable (:mod:`.periodic_timetable`) keys the transfer of a slice of period
 ``j`` over a pair of lag ``l`` at period ``j + l`` of the timetable, and its self-timed run
@@ -29,6 +30,23 @@ it takes 98.08 / 99.02 / 98.05 / 98.60 / 98.97 % of the bound to 98.39 / 99.18 /
 start, where the list schedule waits for their slices too).  O(X log X) for the X
 transfers of the start-up (1.6-2.7 10^4 at n = 50), in numpy but for the list schedule's
 event loop (0.04-0.06 s of the 0.07-0.1 s CPU it adds there).
+
+The drain is the same at the other end.  In the timetable's last periods the root has sent
+everything and each slice still waits, hop after hop, for its pair's turn in the period
+(the lags again): on seed 4 the one priced port (a receive port at depth 1) receives its
+last slice 1.21 s before the run ends.  :func:`drained` list schedules the transfers keyed
+in the last :data:`DRAIN` periods, in the timetable's order among the ready ones, from the
+start of the first of those periods (every transfer keyed before it has ended by then: a
+feasible timetable again), and keeps them where that lowers the finish bound.  Each flow
+with a slice among them is cut at a period: its first periods keep their listing, the
+rest becomes a flow listed one by one, its transfers keyed before the drain at their
+timetable keys and slots, the drain's at the drain's first key in the order they start.
+On the same platforms, after the start-up, 8 192 slices reach 98.45 / 99.29 / 98.27 /
+98.99 / 99.02 % of the bound and 10^4 slices 98.68 / 99.40 / 98.47 / 99.32 / 99.20 %
+(from 98.61 / 99.31 / 98.39 / 99.32 / 99.15 %).  A longer drain lowers the finish bound
+more and can run slower (the self-timed run is ahead of its timetable when the drain
+begins: seed 0 at 10^4 slices, 24 periods, 98.61 %; 30 periods 98.58 %), a shorter one
+gains less on seed 4 (12 periods: 98.97 % at 8 192).
 """
 
 from __future__ import annotations
@@ -40,13 +58,17 @@ from ..schedule import ListedOrder, Schedule
 from .justify import _scheduled
 from .pipelined import PlanGraph
 
-__all__ = ["PERIODS", "started"]
+__all__ = ["DRAIN", "PERIODS", "drained", "started"]
 
 #: the timetable periods whose transfers are list scheduled (on the n = 50 platforms of
 #: ``bench_sizes.py``, seeds 0-4, 8 192 slices: 10 periods gain 0-0.22 % of the bound, 20
 #: periods 0-0.31 %, 30 periods 0-0.32 % for 1.5-2 times the CPU of 20, 40 periods less:
 #: the list schedule packs the ports looser than the timetable once the lags are filled)
 PERIODS = 20
+#: the last timetable periods (keys) whose transfers :func:`drained` list schedules (on the
+#: n = 50 platforms of ``bench_sizes.py``, seeds 0-4, 8 192 and 10^4 slices: 12, 16, 20
+#: periods all gain on every platform, 16 and 20 about as much, 24 and 30 lose on seed 0)
+DRAIN = 16
 
 
 def started(req, g: PlanGraph, schedule: Schedule, periods: int = PERIODS) -> Schedule | None:
@@ -61,16 +83,11 @@ def started(req, g: PlanGraph, schedule: Schedule, periods: int = PERIODS) -> Sc
     tree carries two flows: flow ``f`` of ``schedule`` is flows ``f`` and ``F + f``, ``F``
     its flows)."""
     params = schedule.params
-    finish, span = params.get("finish_bound"), params.get("period")
-    if finish is None or span is None or not schedule.timetable or periods < 1:
+    read = _read(req, g, schedule, periods)
+    if read is None:
         return None
-    name = [req.ids[x] for x in g.nodes.tolist()]  # a plan-graph node's id
-    local = {x: j for j, x in enumerate(name)}
-    T = np.zeros((g.k, g.k))
-    T[g.src, g.dst] = g.T
+    finish, span, name, local, T, listing, per = read
     flows = schedule.flows
-    listing = _listings(schedule, local)
-    per = [len(next(iter(x.values()))[0]) for x in listing]  # slices per period, each flow
     if any(len(f.segments()) < 2 * periods * m for f, m in zip(flows, per, strict=True)):
         return None
     width = 1 + max(int(s.max()) for x in listing for _lags, s in x.values())
@@ -78,51 +95,19 @@ def started(req, g: PlanGraph, schedule: Schedule, periods: int = PERIODS) -> Sc
     # segment: per flow, (edges, segments) matrices of keys, slots and transfer ids
     count, parts, made = 0, [], []
     for f, flow in enumerate(flows):
-        m, pre = per[f], periods * per[f]
-        edges = flow.tree.edges()
-        u = np.array([local[a] for a, _b in edges], dtype=np.int64)
-        v = np.array([local[b] for _a, b in edges], dtype=np.int64)
-        row_of = {b: e for e, (_a, b) in enumerate(edges)}  # the edge into each node
-        up = np.array([row_of.get(a, -1) for a, _b in edges], dtype=np.int64)
-        k = np.arange(pre)
-        lags = np.stack(
-            [listing[f][(a, b)][0] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
-        )
-        slots = np.stack(
-            [listing[f][(a, b)][1] for a, b in zip(u.tolist(), v.tolist(), strict=True)]
-        )
-        key = k // m + lags[:, k % m]
-        slot = slots[:, k % m]
+        u, v, up, key, slot = _keyed(flow, listing[f], local, per[f], np.arange(periods * per[f]))
         inside = key < periods
-        ids = np.where(inside, count + np.cumsum(inside).reshape(inside.shape) - 1, -1)
-        count += int(inside.sum())
         # each transfer after the one that brought its segment (a parent's is inside
         # whenever its child's is: its key is smaller)
-        pred = np.where(up[:, None] >= 0, ids[np.maximum(up, 0)], -1)
-        rows = np.broadcast_to(np.arange(len(edges))[:, None], key.shape)[inside]
-        parts.append(
-            (
-                u[rows],
-                v[rows] + g.k,
-                T[u, v][rows],
-                pred[inside],
-                key[inside] * width + slot[inside],
-            )
-        )
+        ids, part = _part(u, v, up, key, slot, inside, count, T, width)
+        count += len(part[0])
+        parts.append(part)
         made.append((u, v, ids, key, slot, inside))
-    first, second, seconds, pred, prio = (np.concatenate(x) for x in zip(*parts, strict=True))
-    has = pred >= 0
-    succ = np.flatnonzero(has)[np.argsort(pred[has], kind="stable")]
-    ptr = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum(np.bincount(pred[has], minlength=count), out=ptr[1:])
-    starts, end = _scheduled(
-        first, second, seconds, ptr, succ, has.astype(np.int64), prio.astype(float)
-    )
+    starts, end = _list_scheduled(parts, count)
     saved = periods * span - end
     if not saved > 0:
         return None
-    rank = np.empty(count, dtype=np.int64)
-    rank[np.argsort(np.asarray(starts), kind="stable")] = np.arange(count)
+    rank = _ranks(starts)
     # flow f's start-up (one entry per segment: keyed 0 and its rank inside, else its
     # timetable period less periods - 1), then flow F + f, the rest (the timetable's
     # entries, every lag one more)
@@ -178,3 +163,154 @@ def _listings(schedule: Schedule, local: dict[str, int]) -> list[dict]:
         }
         for d in out
     ]
+
+
+def drained(
+    req, g: PlanGraph, schedule: Schedule, lead: float = 0.0, periods: int = DRAIN
+) -> Schedule | None:
+    """``schedule`` (a timetable of ``multi_tree`` with a finish bound, periodic or with a
+    start-up from :func:`started`) with its transfers keyed in its last ``periods``
+    periods list scheduled after the others (see the module docstring), or None when that
+    does not lower the finish bound (or the message is too short: some flow would go to
+    the drain whole).  ``lead``: the schedule's transfers keyed ``p`` start at ``p *
+    period + lead`` plus their start in the period (0 for a periodic timetable; for
+    :func:`started`'s, its start-up's span less one period).
+
+    ``params``: the schedule's, ``"finish_bound"`` lowered to when the drain's list
+    schedule ends, ``"drain"`` the periods list scheduled; each flow whose slices reach
+    the drain's keys is cut at a period: its first periods keep its listing, the rest
+    (listed one by one, appended after every flow) its timetable's keys before the drain
+    and the drain's order within it."""
+    params = schedule.params
+    read = _read(req, g, schedule, periods)
+    if read is None:
+        return None
+    finish, span, name, local, T, listing, per = read
+    flows = schedule.flows
+    sizes = [len(f.segments()) for f in flows]
+    tops = [max(int(lags.max()) for lags, _s in x.values()) for x in listing]
+    last = max((n - 1) // m + top for n, m, top in zip(sizes, per, tops, strict=True))
+    cut = last + 1 - periods  # the first key of the drain
+    width = 1 + max(int(s.max()) for x in listing for _lags, s in x.values())
+    count, parts, made = 0, [], []
+    for f, flow in enumerate(flows):
+        m, n = per[f], sizes[f]
+        begin = max(0, cut - tops[f]) * m  # the flow's first slice with a key in the drain
+        if begin >= n:
+            continue
+        if begin == 0:  # the whole flow in the drain: too short a message
+            return None
+        u, v, up, key, slot = _keyed(flow, listing[f], local, m, np.arange(begin, n))
+        inside = key >= cut
+        # each transfer after the one that brought its segment, when that one is in the
+        # drain too (a child's key is never below its parent's)
+        ids, part = _part(u, v, up, key, slot, inside, count, T, width)
+        count += len(part[0])
+        parts.append(part)
+        made.append((f, begin, u, v, ids, key, slot, inside))
+    if not count:
+        return None
+    starts, end = _list_scheduled(parts, count)
+    # every transfer keyed before the drain ends by its first key's period
+    bound = cut * span + lead + end
+    if not bound < finish:
+        return None
+    rank = _ranks(starts)
+    nf = len(flows)
+    order: dict[str, list[OrderedSend]] = {x: list(s) for x, s in schedule.order.items()}
+    out = list(flows)
+    for j, (f, begin, u, v, ids, key, slot, inside) in enumerate(made):
+        flow = flows[f]
+        at = begin * flow.segment_size
+        out[f] = Flow(flow.tree, at, flow.offset, segment_size=flow.segment_size)
+        out.append(
+            Flow(flow.tree, flow.nbytes - at, flow.offset + at, segment_size=flow.segment_size)
+        )
+        # the drain's flow: one listing per segment, keyed as in the timetable before the
+        # drain (the flow's period 0 is the schedule's), the drain's at its first key
+        lag = np.where(inside, cut, key).tolist()
+        ranked = np.where(inside, rank[np.maximum(ids, 0)], slot).tolist()
+        for a, b, lg, st in zip(u.tolist(), v.tolist(), lag, ranked, strict=True):
+            child = name[b]
+            order[name[a]].extend(map(OrderedSend, [nf + j] * len(lg), [child] * len(lg), lg, st))
+    return Schedule(
+        schedule.collective,
+        schedule.algorithm,
+        schedule.nbytes,
+        tuple(out),
+        dict(params, finish_bound=bound, drain=periods),
+        schedule.model,
+        order=ListedOrder({x: tuple(sends) for x, sends in order.items()}),
+    )
+
+
+def _read(req, g: PlanGraph, schedule: Schedule, periods: int):
+    """``(finish, span, name, local, T, listing, per)`` of a timetable ``schedule`` with a
+    finish bound and a period (else None, as for ``periods < 1``): each plan-graph node's
+    id and each id's node, the transfers' seconds (a ``k x k`` matrix), each flow's
+    :func:`_listings` and slices per period."""
+    finish, span = schedule.params.get("finish_bound"), schedule.params.get("period")
+    if finish is None or span is None or not schedule.timetable or periods < 1:
+        return None
+    name = [req.ids[x] for x in g.nodes.tolist()]  # a plan-graph node's id
+    local = {x: j for j, x in enumerate(name)}
+    T = np.zeros((g.k, g.k))
+    T[g.src, g.dst] = g.T
+    listing = _listings(schedule, local)
+    per = [len(next(iter(x.values()))[0]) for x in listing]  # slices per period, each flow
+    return finish, span, name, local, T, listing, per
+
+
+def _keyed(flow: Flow, listing: dict, local: dict[str, int], m: int, k: np.ndarray):
+    """``(u, v, up, key, slot)``: ``flow``'s tree edges (parents first) as plan-graph
+    senders ``u`` and receivers ``v`` and ``up`` the row of the edge into each sender (-1
+    at the root); for its segments ``k``, the (edges, segments) matrices of their
+    transfers' keys and slots (``listing``: the flow's of :func:`_listings`, ``m`` its
+    slices per period)."""
+    edges = flow.tree.edges()
+    u = np.array([local[a] for a, _b in edges], dtype=np.int64)
+    v = np.array([local[b] for _a, b in edges], dtype=np.int64)
+    row_of = {b: e for e, (_a, b) in enumerate(edges)}  # the edge into each node
+    up = np.array([row_of.get(a, -1) for a, _b in edges], dtype=np.int64)
+    pairs = list(zip(u.tolist(), v.tolist(), strict=True))
+    lags = np.stack([listing[p][0] for p in pairs])
+    slots = np.stack([listing[p][1] for p in pairs])
+    return u, v, up, k // m + lags[:, k % m], slots[:, k % m]
+
+
+def _part(u, v, up, key, slot, inside, count: int, T: np.ndarray, width: int):
+    """``(ids, part)``: the transfers ``inside`` (of :func:`_keyed`'s matrices) numbered
+    from ``count`` (``ids``, -1 outside), and their send port, receive port (after the
+    send ports), seconds, predecessor (the transfer that brought the segment when it is
+    inside too, else -1) and priority (the timetable's order), as
+    :func:`_list_scheduled` takes them."""
+    k = T.shape[0]
+    ids = np.where(inside, count + np.cumsum(inside).reshape(inside.shape) - 1, -1)
+    pred = np.where(up[:, None] >= 0, ids[np.maximum(up, 0)], -1)
+    rows = np.broadcast_to(np.arange(len(u))[:, None], key.shape)[inside]
+    part = (
+        u[rows],
+        v[rows] + k,
+        T[u, v][rows],
+        pred[inside],
+        key[inside] * width + slot[inside],
+    )
+    return ids, part
+
+
+def _list_scheduled(parts: list, count: int) -> tuple[list[float], float]:
+    """The list schedule (:func:`~.justify.list_schedule`) of the ``count`` transfers of
+    ``parts`` (:func:`_part`'s): each one's start and when the last ends."""
+    first, second, seconds, pred, prio = (np.concatenate(x) for x in zip(*parts, strict=True))
+    has = pred >= 0
+    succ = np.flatnonzero(has)[np.argsort(pred[has], kind="stable")]
+    ptr = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pred[has], minlength=count), out=ptr[1:])
+    return _scheduled(first, second, seconds, ptr, succ, has.astype(np.int64), prio.astype(float))
+
+
+def _ranks(starts: list[float]) -> np.ndarray:
+    """Each transfer's rank in the order the list schedule starts them (ties: by number)."""
+    rank = np.empty(len(starts), dtype=np.int64)
+    rank[np.argsort(np.asarray(starts), kind="stable")] = np.arange(len(starts))
+    return rank
