@@ -62,7 +62,8 @@ def test_peers_checked_and_json():
 
 def test_cuts_checked_json_and_segments():
     """An exchange flow's ``cuts``: its segments' sizes in order, summing to nbytes, the
-    largest its segment_size; JSON round trip; other kinds have none."""
+    largest its segment_size; JSON round trip; a gather or scatter has none (a bcast or
+    reduce flow may: ``tests/test_forest_ramp.py``)."""
     tree = Tree("a", {"a": ("b", "c"), "b": ("d",)})
     f = Flow(tree, 64, 8, 0, 32, kind="exchange", peers=("b",), cuts=(8, 32, 16, 8))
     assert f.segments() == [(8, 8), (16, 32), (48, 16), (64, 8)]
@@ -77,7 +78,7 @@ def test_cuts_checked_json_and_segments():
     with pytest.raises(ScheduleError, match="cuts"):
         Flow(tree, 64, 0, 0, 32, kind="exchange", peers=("b",), cuts=(0, 32, 32))
     with pytest.raises(ScheduleError, match="cuts"):
-        Flow(tree, 64, 0, 0, 32, kind="reduce", cuts=(32, 32))
+        Flow(tree, 64, kind="gather", cuts=(32, 32))
 
 
 def test_schedule_checks_and_json():

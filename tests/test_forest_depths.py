@@ -38,12 +38,14 @@ def test_counts_follow_the_weights_the_finest_within_the_budget():
     assert _proportional(small, [400.0, 2.0, 1.0], 3 * 300)[0] == 2
 
 
-@pytest.mark.parametrize(("op", "most"), [("allgather", 1.007), ("reduce_scatter", 1.01)])
+@pytest.mark.parametrize(("op", "most"), [("allgather", 1.0015), ("reduce_scatter", 1.004)])
 def test_sixty_four_nodes_within_one_percent(monkeypatch, op, most):
-    """The benchmark's 64-node graph at 1 MiB per rank: 1.0033x (allgather) and 1.0089x
+    """The benchmark's 64-node graph at 1 MiB per rank: 1.0012x (allgather) and 1.0032x
     (reduce-scatter, its broadcast's play-out run backwards) the optimum, which the
-    simulator replays; three play-outs in all (whole shares, segments of one size, counts
-    in proportion to the flows' fills)."""
+    simulator replays: a ramped cut (:func:`~hetcoll.planners.forestplan._ramped`), where
+    the cuts without a ramp take 1.0033x and 1.0089x; five play-outs in all (whole
+    shares, segments of one size, both counts with a ramp, counts in proportion to the
+    flows' fills: stopped once proved slower than the ramp)."""
     p = capacitated_graph_platform(64, seed=0)
     calls = []
 
@@ -61,7 +63,8 @@ def test_sixty_four_nodes_within_one_percent(monkeypatch, op, most):
     t = simulate(p, s).makespan
     assert t == pytest.approx(s.params["estimate"], rel=1e-9)
     assert best.optimum * (1 - 1e-9) <= t <= best.optimum * most
-    assert len(calls) == 3
+    assert len(calls) == 5
+    assert any(f.cuts for f in s.flows)
 
 
 def test_the_deepest_trees_go_first_on_seed_two():

@@ -37,6 +37,8 @@ REDUCE_OPS = (
 FLOW_KINDS = ("bcast", "reduce", "gather", "scatter", "exchange")
 #: The kinds whose data travel towards the root.
 UP_KINDS = ("reduce", "gather")
+#: The kinds whose segments may be of several sizes (a flow's ``cuts``).
+CUT_KINDS = ("bcast", "reduce", "exchange")
 _FLOW_KEYS = (
     "root",
     "children",
@@ -184,7 +186,9 @@ class Flow:
       exchange flow's ``cuts`` (JSON ``"cuts"``) may list its segments' sizes in order,
       summing to ``nbytes``, where they are not all of one size (``segment_size`` is then
       the largest): small first segments start the WAN early and small last ones end the
-      broadcast early, the segments between large, few WAN latencies.
+      broadcast early, the segments between large, few WAN latencies.  A ``bcast`` or
+      ``reduce`` flow may have ``cuts`` too: ``forest`` starts a flow's pipeline with
+      segments a quarter and a half of the others (:mod:`hetcoll.planners.forestplan`).
 
     A gather or scatter flow covers the whole *block buffer* (``offset`` 0, ``nbytes`` the
     sum of the members' blocks, no segments), laid out in the tree's preorder: a node's own
@@ -225,16 +229,18 @@ class Flow:
         self._check_cuts()
 
     def _check_cuts(self) -> None:
-        """``cuts``: an exchange flow's segment sizes, positive, summing to ``nbytes``, the
-        largest its ``segment_size``."""
+        """``cuts``: an exchange, bcast or reduce flow's segment sizes, positive, summing
+        to ``nbytes``, the largest its ``segment_size``."""
         if isinstance(self.cuts, str) or not isinstance(self.cuts, list | tuple):
             raise ScheduleError(f"flow.cuts: must be a list of sizes, got {kind_of(self.cuts)}")
         cuts = tuple(count(c, "size", "flow.cuts", positive=True) for c in self.cuts)
         object.__setattr__(self, "cuts", cuts)
         if not cuts:
             return
-        if self.kind != "exchange":
-            raise ScheduleError(f"flow.cuts: only an exchange flow has cuts, not a {self.kind}")
+        if self.kind not in CUT_KINDS:
+            raise ScheduleError(
+                f"flow.cuts: only an exchange, bcast or reduce flow has cuts, not a {self.kind}"
+            )
         if sum(cuts) != self.nbytes or self.segment_size != max(cuts):
             raise ScheduleError(
                 f"flow.cuts: sizes summing to nbytes ({self.nbytes}), the largest the "

@@ -11,7 +11,8 @@ each transfer of a segment holds its sender's send port, its receiver's receive 
 link or NICs for its busy times there): whenever a transfer's busiest resource is free it
 starts the most urgent transfer ready for it, urgency being the segment's place in its
 tree's share (segment ``k`` of ``S`` at ``(k + 1/2) / S``: every tree advancing at its
-rate).  A reduce-scatter's receiver combines in the order its transfers started.
+rate; a flow whose segments are of several sizes, its ``cuts``: the place of the segment's
+middle byte in the share).  A reduce-scatter's receiver combines in the order its transfers started.
 
 Given a *horizon* ``H`` (seconds: the packing's bound), urgency is a latest start instead:
 ``H (k + 1/2) / S - LEAD * D``, ``D`` the transfer's way to the end of its tree (its own
@@ -395,9 +396,14 @@ def _run(
         of_size: dict[int, list] = {}
         way_of: dict[int, list[float]] = {}
         segs = f.segments()
+        cut, done = bool(getattr(f, "cuts", ())), 0
         blocks.append((len(who), m, len(segs)))
         for k, (lo, n) in enumerate(segs):
-            key = ((k + 0.5) / len(segs), fi, k)
+            if cut:  # segments of several sizes: the place of the segment's middle byte
+                key = ((done + n / 2) / max(f.nbytes, 1), fi, k)
+                done += n
+            else:
+                key = ((k + 0.5) / len(segs), fi, k)
             hi = lo + max(n, 1)
             base = len(who)
             who.extend(trio)

@@ -18,6 +18,14 @@ replays on bandwidth-only link graphs, at a fraction of its cost) of every flow 
 then every flow cut into a count of its own in proportion to its share (segments of about
 one size: :func:`_proportional`), the finest within a quarter of the transfer budget (a
 half where the play-out is the simulator's: :data:`EXACT`), then, on a bandwidth-only link
+graph (an allgather, or a reduce-scatter run backwards), those counts and the counts by
+fill below again with a *ramp*, each flow's first segments a quarter and a half of the
+others (:func:`_ramped`, within the budget the ramps leave: a link that only trees deep
+down cross otherwise idles until their first segment has come; ``bench_packing.py --nodes
+64 --seeds 0-5``, allgather: 1.0033/1.0368/1.0265x the optimum on seeds 0-2 without,
+1.0012/1.0296/1.0195x with; reduce-scatter 1.0089/1.0211/1.0243x, 1.0032/1.0141/1.0190x;
+a ramped cut is never taken for being within :data:`NEAR`, so that a faster cut without a
+ramp is still played out), then, on a bandwidth-only link
 graph, in proportion to its fill (:func:`_fills`: its share times its tree's slowest path;
 a tree through slow links its share alone saturates ends late by about its fill over its
 count, so segments of one size leave it the last by far: on seed 5 of
@@ -99,6 +107,9 @@ NEAR = 0.001
 #: the allgather from 1.0106x the optimum to 1.0054x, the reduce-scatter from 1.0178x to
 #: 1.0089x, for a play-out of twice the messages
 EXACT = 2
+#: on a bandwidth-only link graph each cut is also played out with its flows' first
+#: segments these fractions of the others (a ramp, :func:`_ramped`)
+RAMP = (4, 2)
 #: under windows per edge, the fewest segments of the largest share the planner tries (a
 #: pipeline of fewer, each a window's batch, fills and drains for much of the run)
 PIPELINE = 16
@@ -198,6 +209,37 @@ def _cut(whole: list[Flow], count: int | Sequence[int] | None, align: int) -> li
             continue
         seg = _aligned(max(-(-f.nbytes // k), MIN_SEGMENT), align)
         out.append(replace(f, segment_size=seg if f.nbytes > seg else None))
+    return out
+
+
+def _ramped(whole: list[Flow], counts: Sequence[int], align: int, backwards: bool) -> list[Flow]:
+    """Every flow of ``whole`` cut as :func:`_cut` cuts it into ``counts`` segments, then
+    its first segments replaced by a ramp: :data:`RAMP`'s fractions of a segment (each a
+    multiple of ``align``; those under :data:`MIN_SEGMENT` left out), then whole
+    segments, the last taking the rest (the flow's ``cuts``; ``backwards``: in reverse
+    order, for a reduce-scatter timetabled as its broadcast run backwards,
+    :mod:`.forestreverse`).
+
+    A segment reaches a link ``d`` hops down its tree about ``d`` segment times after it
+    left the root, and a link the packing keeps busy for the whole run that only trees
+    deep down cross idles until then (on seed 1 of ``bench_packing.py --nodes 64``,
+    without a ramp, a 1 GB/s link 19 hops down its trees would first send at 3.6 % of
+    the run, and the allgather end 3.7 % late; with one it ends 3.0 % late): the ramp's
+    short segments get there sooner, and the segments following them keep it busy."""
+    out = []
+    for f, k in zip(whole, counts, strict=True):
+        seg = _aligned(max(-(-f.nbytes // k), MIN_SEGMENT), align) if k and k > 1 else None
+        head = (
+            [h for h in (_aligned(seg // d, align) for d in RAMP) if h >= MIN_SEGMENT]
+            if seg
+            else []
+        )
+        if not head or f.nbytes <= seg + sum(head):  # (too short to ramp: as _cut cuts it)
+            out.append(replace(f, segment_size=seg if seg and f.nbytes > seg else None))
+            continue
+        whole_segs, rest = divmod(f.nbytes - sum(head), seg)
+        cuts = [*head, *[seg] * whole_segs, *([rest] if rest else [])]
+        out.append(replace(f, segment_size=seg, cuts=tuple(cuts[::-1] if backwards else cuts)))
     return out
 
 
@@ -634,16 +676,32 @@ def forest(
             # on a bandwidth-only link graph also counts in proportion to the flows' fills
             # (_fills: a tree through slow links its share saturates, cut as finely as the
             # others, ends late by its fill: 1.126x the optimum on seed 5 of the benchmark)
-            filled = _proportional(whole, _fills(packed, whole), budget) if linear else None
+            fills = _fills(packed, whole) if linear else []
+            filled = _proportional(whole, fills, budget) if linear else None
             filled = None if filled == sized else filled
             # whole shares, then segments of about one size, then (not on a bandwidth-only
             # link graph, unless no size fits the budget) one count for all
             uniform = _counts(whole, align, budget)[1:] if not (linear and sized) else []
             cuts = [None, *([sized] if sized else []), *([filled] if filled else []), *uniform]
-            for k in cuts:
+            tries = [(k, False) for k in cuts]
+            if linear and sized and (collective == "allgather" or mirror):
+                # after segments of about one size, both counts with a ramp (_ramped), within
+                # the budget the ramps leave: played before the counts by fill, which a
+                # ramped cut faster than them then stops early (forestorder.py), and not
+                # taken for being within NEAR, so that a cut without a ramp that is faster
+                # is still played out
+                hops = len(RAMP) * sum(f.hops for f in whole)
+                ramps: dict[tuple[int, ...], tuple[list[int], bool]] = {}
+                for weights in ([f.nbytes for f in whole], fills):
+                    k = _proportional(whole, weights, budget - hops)
+                    if k:
+                        ramps.setdefault(tuple(k), (k, True))
+                tries[2:2] = ramps.values()
+            for k, ramp in tries:
                 fastest = min((o[0] for o in outs), default=None)
-                outs.append(played_out(_cut(whole, k, align), mirror, fastest))
-                if search == "quick" and outs[-1][0] <= (1 + NEAR) * lower:
+                flows = _ramped(whole, k, align, mirror) if ramp else _cut(whole, k, align)
+                outs.append(played_out(flows, mirror, fastest))
+                if search == "quick" and not ramp and outs[-1][0] <= (1 + NEAR) * lower:
                     break  # within NEAR of the bound: a finer cut cannot gain more
         estimate, flows, played = min(outs, key=lambda o: o[0])  # the first of equals
         if mirror and segment_size and estimate > (1 + STOP) * lower:

@@ -60,13 +60,15 @@ class _Mirrored:
 class _Backwards:
     """A reduce flow as the broadcast it mirrors: its segments in reverse order (its last,
     shorter one first), so that forward segment ``k`` of ``K`` has the size of the reduce's
-    segment ``K - 1 - k``."""
+    segment ``K - 1 - k`` (and its ``cuts``, reversed: each segment's place in the share
+    is that of its middle byte, :mod:`.forestorder`)."""
 
     kind = "bcast"
 
     def __init__(self, flow: Flow) -> None:
         self.tree, self.nbytes, self.segment_size = flow.tree, flow.nbytes, flow.segment_size
         self._segments = flow.segments()[::-1]
+        self.cuts = flow.cuts[::-1]
 
     def segments(self) -> list[tuple[int, int]]:
         return self._segments
