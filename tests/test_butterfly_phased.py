@@ -103,9 +103,10 @@ def test_within_two_percent_of_t_star_where_the_even_cut_takes_six():
 def test_the_count_search_starts_at_the_predicted_count(monkeypatch):
     """Four NICs of 100/100/25/10 Gbit/s at 1 MiB: the curve ``A / k + B k`` of the model's
     costs is least at 22 segments (:func:`predicted_count`); the search runs 16, the
-    power of two below, to its end, then 32 and 8, each stopped once proved slower; it
-    keeps the fastest, and simulates the even cut too only where the phased one is more
-    than 1 % over the bound and every NIC binds (not here)."""
+    power of two below, to its end, then 32 and 8, each stopped once proved slower, then
+    22, the count between 16's neighbours nearest the guess (1.0701 ``T*``, 16 take
+    1.0707); it keeps the fastest, and simulates the even cut too only where the phased
+    one is more than 1 % over the bound and every NIC binds (not here)."""
     import hetcoll.simulator as simulator
 
     tried: list[tuple[str, int | None, float]] = []
@@ -131,8 +132,9 @@ def test_the_count_search_starts_at_the_predicted_count(monkeypatch):
         (16, False),
         (32, True),
         (8, True),
+        (22, False),
     ]
-    assert s.params["segments"] == 16 and s.params["estimate"] == min(t for _, _, t in tried)
+    assert s.params["segments"] == 22 and s.params["estimate"] == min(t for _, _, t in tried)
     over = min(t for chain, _, t in tried if chain == "peer") > 1.01 * s.params["bound"]
     # the 10 Gbit/s NIC owns no share and has time to spare: no even cut even where over
     assert over and not any(chain == "edge" for chain, _, _ in tried)
@@ -199,17 +201,19 @@ def _curve(a: float, b: float, most: int, guess: float = math.inf):
 
 def test_the_count_search_walks_from_the_guess_to_the_least():
     """The curve is least at 64: from a guess of 20 the search runs 16, walks up while the
-    time falls (32, 64) and stops at the first count that rises (128)."""
+    time falls (32, 64) and skips 128, which the curve through 32 and 64 puts 25 % over
+    64's time above the bound (:data:`~hetcoll.planners.butterflypipe.SKIP`: 10 %); the
+    guess's count, 20, is not between 64's neighbours."""
     counts, out = _curve(4096.0, 1.0, 10**6, guess=20)
-    assert counts == [16, 32, 64, 128]
+    assert counts == [16, 32, 64]
     assert min(out, key=lambda s: s.params["estimate"]).params["segments"] == 64
 
 
 def test_the_count_search_walks_down_from_a_guess_past_the_least():
     """The same curve from a guess of 1 000: it runs 512, tries 1 024 (which rises), then
-    walks down to 64 and stops at 32."""
+    walks down to 64 and skips 32 (the curve through 128 and 64 puts it 25 % above)."""
     counts, out = _curve(4096.0, 1.0, 10**6, guess=1000)
-    assert counts == [512, 1024, 256, 128, 64, 32]
+    assert counts == [512, 1024, 256, 128, 64]
     assert min(out, key=lambda s: s.params["estimate"]).params["segments"] == 64
 
 
@@ -257,12 +261,12 @@ def test_no_even_cut_where_a_nic_has_time_to_spare(monkeypatch):
 
 def test_no_count_past_the_least_from_the_budgets():
     """The curve is least at 18, the budget 23 segments (under 16 times sqrt 2 = 22.6 the
-    counts are 4, 8, 16, 23): from the budget's count the search walks down to 16 and
-    stops at 8 (on 32 NICs of 100/25/10 Gbit/s at 1 MiB the budget's 23 segments take
-    1.112 ``T*``, 17 take 1.112, 16 take 1.068)."""
+    counts are 4, 8, 16, 23): from the budget's count the search walks down to 16, skips
+    8 (the curve through 23 and 16 puts it 34 % over 16's time above the bound), then
+    tries that curve's least, 18, between 16's neighbours, and keeps it."""
     counts, out = _curve(3240.0, 10.0, 230)
-    assert counts == [23, 16, 8]
-    assert min(out, key=lambda s: s.params["estimate"]).params["segments"] == 16
+    assert counts == [23, 16, 18]
+    assert min(out, key=lambda s: s.params["estimate"]).params["segments"] == 18
 
 
 @pytest.mark.parametrize(
@@ -274,11 +278,13 @@ def test_no_count_past_the_least_from_the_budgets():
 )
 def test_the_kept_count_is_the_least_by_brute_force(monkeypatch, speeds, m, cut):
     """Brute force on stars of 8 NICs, the simulator's budget made 2 000 messages: from the
-    predicted count and from guesses of 1 and 10^9, the count the search keeps takes the
-    least time of the counts it may try (powers of two from 4 up to 1 / sqrt 2 of the
-    budget's count, then that one), each simulated to its end, and is within 4 % of every
-    count's from 1 to the budget's (between the powers of two the phases fall otherwise: on
-    100/25/10 Gbit/s at 256 KiB 5 segments take 1.245 ``T*``, 4 take 1.283, 8 take 1.321)."""
+    predicted count and from guesses of 1, 6, 11 and 10^9, the count the search keeps takes
+    no more time than any of the counts it walks (powers of two from 4 up to 1 / sqrt 2 of
+    the budget's count, then that one or the guess's count below it:
+    :func:`~hetcoll.planners.butterflypipe.ladder`) and the guess's count, each simulated
+    to its end, and is within 4 % of every count's from 1 to the
+    budget's (between the powers of two the phases fall otherwise: on 100/25/10 Gbit/s at
+    256 KiB 5 segments take 1.245 ``T*``, 6 take 1.256, 4 take 1.283, 8 take 1.321)."""
     import hetcoll.planners.butterflypipe as bp
 
     monkeypatch.setattr(bp, "transfer_budget", lambda contention: 2000)
@@ -286,17 +292,18 @@ def test_the_kept_count_is_the_least_by_brute_force(monkeypatch, speeds, m, cut)
     real, predicted = bp.phased_search, bp.predicted_count
 
     def spy(cut_, simulated, most, lower, guess=math.inf):
-        seen.update(cut=cut_, simulated=simulated, most=most)
+        seen.update(cut=cut_, simulated=simulated, most=most, guess=guess)
         return real(cut_, simulated, most, lower, guess)
 
     monkeypatch.setattr(bp, "phased_search", spy)
     p = star_platform(8, speeds, "5us")
     kept = []
-    for guess in (None, 1.0, 1e9):
+    for guess in (None, 1.0, 6.0, 11.0, 1e9):
         monkeypatch.setattr(
             bp, "predicted_count", predicted if guess is None else lambda *a, g=guess: g
         )
-        kept.append(plan(p, None, **KW, nbytes=m, options={"align": 8, "cut": cut}))
+        s = plan(p, None, **KW, nbytes=m, options={"align": 8, "cut": cut})
+        kept.append((s, seen["guess"]))
     times = {}
     for k in range(1, 10**4):
         flows = seen["cut"](k)
@@ -304,9 +311,10 @@ def test_the_kept_count_is_the_least_by_brute_force(monkeypatch, speeds, m, cut)
             break
         times[k] = seen["simulated"](flows, k, None).params["estimate"]
     top = max(times)
-    ladder = [4 << i for i in range(12) if (4 << i) * math.sqrt(2) <= top] + [top]
-    assert len(ladder) >= 4
-    for s in kept:
-        assert s.params["segments"] in ladder
-        assert s.params["estimate"] == min(times[k] for k in ladder)
+    assert len(bp.ladder(top)) >= 4
+    for s, guess in kept:
+        near = round(guess) if guess < top else top
+        ladder = {*bp.ladder(top, guess), *([near] if near > 4 else [])}
+        assert s.params["estimate"] == times[s.params["segments"]]
+        assert s.params["estimate"] <= min(times[k] for k in ladder)
         assert s.params["estimate"] <= 1.04 * min(times.values())

@@ -67,12 +67,16 @@ star of 100/25/10 Gbit/s NICs), so that each share is cut in ``k`` segments from
 1 MiB 1.086 ``T*`` in 13 segments on 16 owners, against 1.171 in 5 on the balanced shares'
 43 (``butterfly_pipelined(star_platform(64, ("100Gbps", "25Gbps", "10Gbps")), nbytes=1 <<
 20, align=8)``).
-``k`` is a power of two from :data:`FIRST_COUNT` or the simulator's budget's count: the
-search starts at the one below where the curve ``A / k + B k`` of the model's costs is
-least (:func:`predicted_count`) and walks to the neighbouring counts while the time falls,
-each one that loses stopped once proved slower (:func:`phased_search`).  ``cut="best"``
-(the default) simulates the phased cut and, where it stays over :data:`NEAR` above the
-fluid time and every NIC binds, the even one too, and keeps the faster: where every NIC binds (``M /
+``k`` is a power of two from :data:`FIRST_COUNT`, the simulator's budget's count or the
+count where the curve ``A / k + B k`` of the model's costs is least
+(:func:`predicted_count`): the search starts at the power of two below that least and
+walks to the neighbouring counts while the time falls, each one that loses stopped once
+proved slower and one that the curve through two full runs puts well above the fastest
+not simulated, then tries the count of the least (of the curve through two full runs,
+else the model's) where it lies between the fastest's neighbours (:func:`phased_search`).
+``cut="best"`` (the default) simulates the phased cut and, where it stays over
+:data:`NEAR` above the fluid time and every NIC binds, the even one too, and keeps the
+faster: where every NIC binds (``M /
 b_min = 2 (N - 1) M / sum_i b_i``: a star of eight NICs, half at 25 and half at 10
 Gbit/s) no NIC can take up another's share and the even cut's windows do better; where
 one has time to spare, the phased cut covers the leads and beats the even one (8 to 64
@@ -370,50 +374,154 @@ def phased_search(
     (``cut(k)`` the flows).  Its time over ``lower`` (the shares' fluid time) reads
     ``A / k + B k``: a share's segment crossing the slowest NIC and back (the pipeline's
     fill and drain, in proportion to the segment) and its messages' leads that other
-    flows' bytes leave uncovered (in proportion to the messages).  The counts tried are
-    the powers of two from :data:`FIRST_COUNT` up to ``1 / sqrt 2`` of the budget's count
-    (the most segments whose schedule sends at most ``most`` messages), then that count;
-    the search simulates the one nearest ``guess`` (the count where that curve is least,
-    :func:`predicted_count`: inf, the budget's) to its end, then walks to the
-    neighbouring counts, first towards ``guess``, while the time falls.  A neighbour is
-    asked to beat the fastest so far (``simulated(flows, k, above)``: its run stopped
-    where it is proved not to, :func:`hetcoll.simulator.simulate_within`, its estimate
-    then inf), so a neighbour that loses costs a fraction of its run (on 32 NICs of
-    100/25/10 Gbit/s at 1 MiB, asked to beat 16 segments, 8 stop at a third of their run,
-    4 at under a half).  A simulation costs about its messages, so starting from the
-    predicted least instead of the fewest segments skips the cheap counts' full runs and
-    the expensive ones that lose: on 64 NICs of 100/25/10 Gbit/s at 1 MiB the budget's 13
-    segments (the least is past the budget), then 8 stopped early, where doubling from 4
-    would run 4, 8 and 13 to their ends.  Every time it keeps is a full simulation: the curve
-    only orders the counts.  Under twice :data:`FIRST_COUNT` the budget's count is the one
-    simulated; where :data:`FIRST_COUNT` segments exceed the budget, none."""
+    flows' bytes leave uncovered (in proportion to the messages).  The search walks the
+    counts of :func:`ladder` (powers of two and the budget's count, the most segments
+    whose schedule sends at most ``most`` messages): it simulates the one nearest below
+    ``guess`` (the count where that curve is least, :func:`predicted_count`: inf, the
+    budget's) to its end, then walks to the neighbouring counts, first towards
+    ``guess``, while the time falls; then it tries the count nearest the curve's least
+    (of the curve through the last two counts run to their ends, else ``guess``) where
+    that lies between the fastest's neighbours (between the powers of two the phases can
+    gain or lose: on 8 NICs of 100/25/10 Gbit/s at 256 KiB 4 segments take 1.283 ``T*``, 6
+    take 1.256, 8 take 1.321; on 32 at 1 MiB 16 take 1.068, 17 1.112).  Each count after
+    the first is asked to beat the fastest so far (``simulated(flows, k, above)``: its run
+    stopped where it is proved not to, :func:`hetcoll.simulator.simulate_within`, its
+    estimate then inf), so one that loses costs a fraction of its run; and once two
+    counts have run to their ends, one that the curve through those two
+    (:func:`fitted_excess`) puts more than :data:`SKIP` of the fastest's time over
+    ``lower`` above it is not simulated (64 NICs of 100/25/10 Gbit/s at 256 KiB: 4 and 8
+    segments 1.276 and 1.223 ``T*``, the budget's 13 put at 1.252).  A simulation costs
+    about its messages, so starting from the predicted least instead of the fewest
+    segments skips the cheap counts' full runs and the expensive ones that lose: on 64
+    NICs of 100/25/10 Gbit/s at 1 MiB the budget's 13 segments (the least is past the
+    budget), then 8 stopped early, where doubling from 4 would run 4, 8 and 13 to their
+    ends.  Every time it keeps is a full simulation: the curves only order the counts and
+    skip those they put well above the fastest.  Under twice :data:`FIRST_COUNT` the
+    budget's count is the one simulated; where :data:`FIRST_COUNT` segments exceed the
+    budget, none."""
     k = FIRST_COUNT
     if sum(f.transfers for f in cut(k)) > most:
         return []
-    top = _most_within(cut, k, 2 * k, most, grow=True)
-    counts = []
-    while top > 2 * FIRST_COUNT and k * math.sqrt(2) <= top:
-        counts.append(k)
-        k *= 2
-    counts.append(top)
+    counts = ladder(_most_within(cut, k, 2 * k, most, grow=True), guess)
     out: list[Schedule] = []
 
-    def beats(i: int) -> bool:
+    def beats(k: int) -> bool:
         best = min(s.params["estimate"] for s in out) if out else None
-        out.append(simulated(cut(counts[i]), counts[i], best))
+        if best is not None and _skipped(out, k, lower):
+            return False
+        out.append(simulated(cut(k), k, best))
         return best is None or out[-1].params["estimate"] < best
 
     # from below the guess: a walk up costs its counts' runs, one down the larger ones'
     at = max((i for i, k in enumerate(counts) if k <= guess), default=0)
-    beats(at)
+    beats(counts[at])
     first = 1 if guess > counts[at] else -1  # the neighbour towards the guess first
     for step in (first, -first):
         i = at + step
-        while 0 <= i < len(counts) and beats(i):
+        while 0 <= i < len(counts) and beats(counts[i]):
             i += step
         if i != at + step:  # it moved: the time rose past the least (the curve is convex)
             break
+    # the count nearest the least (of the curve through two full runs, else the guess's),
+    # where it lies between the fastest's neighbours
+    fastest = min(out, key=lambda s: s.params["estimate"]).params["segments"]
+    i = counts.index(fastest)
+    least = _fitted_least(out, lower, guess)
+    near = round(least) if math.isfinite(least) else 0
+    lo, hi = counts[max(i - 1, 0)], counts[min(i + 1, len(counts) - 1)]
+    if lo < near < hi and near not in {s.params["segments"] for s in out}:
+        beats(near)
     return out
+
+
+def ladder(top: int, guess: float = math.inf) -> list[int]:
+    """The counts :func:`phased_search` walks, the budget's ``top`` the most: the powers of
+    two from :data:`FIRST_COUNT` up to ``1 / sqrt 2`` of ``top``, then ``top``, or instead
+    of ``top``, where it is not a power of two, the count nearest ``guess`` where that
+    lies between the last power of two and ``top`` (``top`` is past the curve's least
+    there, and its phases are not those of a power of two: on 32 NICs of 100/25/10
+    Gbit/s at 2 MiB the budget's 63 segments take 1.097 ``T*``, the guess's 44 1.031, 32
+    1.039; on 32 NICs of 25/10 Gbit/s at 16 MiB the budget's 16 take 1.014, 12 1.018).
+    Under twice :data:`FIRST_COUNT`, ``top`` alone.
+
+    >>> ladder(63, 44.06), ladder(16, 12.4), ladder(13, 22.0), ladder(1000, 5.5), ladder(5)
+    ([4, 8, 16, 32, 44], [4, 8, 16], [4, 8, 13], [4, 8, 16, 32, 64, 128, 256, 512, 1000], [5])
+    """
+    k, counts = FIRST_COUNT, []
+    while top > 2 * FIRST_COUNT and k * math.sqrt(2) <= top:
+        counts.append(k)
+        k *= 2
+    near = round(guess) if math.isfinite(guess) else 0
+    odd = top & (top - 1)  # (not a power of two)
+    counts.append(near if odd and counts and counts[-1] < near < top else top)
+    return counts
+
+
+def fitted_excess(points: list[tuple[int, float]], k: int) -> float | None:
+    """The time over the fluid time of ``k`` segments on the curve ``A / k + B k``
+    through two counts' times over it (``points``: ``(count, excess)``); None where no
+    such curve with ``A, B >= 0`` passes through them.
+
+    >>> round(fitted_excess([(4, 0.2762), (8, 0.2234)], 13), 4)  # 64 NICs, 256 KiB
+    0.2523
+    >>> fitted_excess([(12, 0.0336), (16, 0.0212)], 32) is None  # falls faster than 1 / k
+    True
+    """
+    fit = _through(points)
+    if fit is None or min(fit) < 0:
+        return None
+    a, b = fit
+    return a / k + b * k
+
+
+def _through(points: list[tuple[int, float]]) -> tuple[float, float] | None:
+    """``(A, B)`` of the curve ``A / k + B k`` through two points ``(k, e)`` (None: one
+    count): ``e k = A + B k^2`` at both."""
+    (k1, e1), (k2, e2) = points
+    if k1 == k2:
+        return None
+    b = (e2 * k2 - e1 * k1) / (k2 * k2 - k1 * k1)
+    return e1 * k1 - b * k1 * k1, b
+
+
+def _full_runs(out: list[Schedule], lower: float) -> list[tuple[int, float]]:
+    """The last two counts of ``out`` run to their ends, as ``(count, time over lower)``
+    (none where fewer, or no fluid time)."""
+    done = [s for s in out if math.isfinite(s.params["estimate"])][-2:]
+    if len(done) < 2 or lower <= 0:
+        return []
+    return [(s.params["segments"], s.params["estimate"] - lower) for s in done]
+
+
+def _fitted_least(out: list[Schedule], lower: float, guess: float) -> float:
+    """The count where the curve through the last two counts of ``out`` run to their ends
+    is least (inf where it falls faster than ``1 / k``, 0 where it rises faster than
+    ``k``); ``guess`` where fewer than two ran to their ends."""
+    points = _full_runs(out, lower)
+    fit = _through(points) if points else None
+    if fit is None:
+        return guess
+    a, b = fit
+    if b <= 0:
+        return math.inf
+    return math.sqrt(a / b) if a > 0 else 0.0
+
+
+def _skipped(out: list[Schedule], k: int, lower: float) -> bool:
+    """Whether the curve through the last two counts of ``out`` run to their ends puts
+    ``k`` segments more than :data:`SKIP` of the fastest's time over ``lower`` above it
+    (:func:`fitted_excess`)."""
+    points = _full_runs(out, lower)
+    if not points:
+        return False
+    best = min(e for _, e in points)
+    fit = fitted_excess(points, k)
+    return fit is not None and best > 0 and fit > (1 + SKIP) * best
+
+
+#: :func:`phased_search` skips a count that the curve through two full runs puts more than
+#: this fraction of the fastest's time over the fluid time above it
+SKIP = 0.1
 
 
 def predicted_count(fluid: float, lead: float, tight: bool) -> float:
