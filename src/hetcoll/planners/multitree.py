@@ -107,6 +107,7 @@ from ..schedule import (
     Tree,
     check_transfers,
 )
+from ..simulator.predict import gc_paused
 from ._common import relays
 from ._registry import Option, register
 from ._shared import packing as shared_packing
@@ -212,7 +213,8 @@ def multi_tree(
 
     whole = None
     if g.ports == "multi" and slices_per_period is None:
-        whole = _multi_port_message(platform, req, g, total)
+        with gc_paused():  # its list schedules allocate a few objects per transfer
+            whole = _multi_port_message(platform, req, g, total)
     if whole is not None and _periodic_left_out(g, packing, total):
         return multi_port_choice(platform, req, g, None, whole, singles, total <= SIMULATED)
     # periods of at most an eighth of the message's slices (LONGEST, see timetabled)
