@@ -1,5 +1,6 @@
 """The shared-contention flow loop as it was before its state went into arrays: every
-flow's end in the heap, its rate and bytes left in dicts, updated one flow at a time.
+flow's end in the heap, its rate and bytes left in dicts, updated one flow at a time (the
+flows that begin at one instant in one update, as the event loop does).
 ``tests/test_simulator_fairshare.py`` runs the event loop with it in place of
 :class:`hetcoll.simulator.events._Flows` and compares the runs bit for bit."""
 
@@ -9,7 +10,7 @@ import heapq
 
 import numpy as np
 
-from hetcoll.simulator.events import _FLOW_END, _INF
+from hetcoll.simulator.events import _FLOW_BEGIN, _FLOW_END, _INF
 from hetcoll.simulator.fairshare import max_min_rates
 
 
@@ -33,6 +34,15 @@ class ReferenceFlows:
         self.since[idx] = now
         self.version[idx] = 0
         self.active[idx] = None
+        events = self.events  # flows that begin at one instant share one solve
+        while events and events[0][1] == _FLOW_END:
+            _, _, i, version = events[0]
+            if self.version.get(i) == version and i in self.active:
+                break
+            heapq.heappop(events)  # stale: end() would ignore it
+        else:
+            if events and events[0][0] == now and events[0][1] == _FLOW_BEGIN:
+                return
         self._reshare(now)
 
     def end(self, idx: int, version: int, now: float) -> None:

@@ -85,3 +85,24 @@ def test_the_loop_runs_routes_of_several_links_as_the_reference_does():
     p = multisite_platform({"a": a, "b": b}, [("a", "b", "1ms", "1Gbps")])
     for method in ("flat", "binomial"):
         same(*runs(p, plan(p, p.ids[0], method=method, nbytes=1 << 20)))
+
+
+def test_flows_that_begin_at_one_instant_share_one_solve():
+    """A flat broadcast from one of four NICs (``nic``: sends concurrent): its three flows
+    begin together, one solve of three flows (not one per begin: 1, 2, 3 flows), then one
+    solve per end; the run that of the reference loop, bit for bit."""
+    from hetcoll.simulator.fairshare import FairShares
+
+    p = star_platform(4, ("25Gbps", "10Gbps"), "5us")
+    s = plan(p, p.ids[0], method="flat", nbytes=1 << 20)
+    flows: list[int] = []
+    solve = FairShares.solve
+
+    def counted(self):
+        flows.append(len(self.active))
+        return solve(self)
+
+    with patch.object(FairShares, "solve", counted):
+        simulate(p, s)
+    assert flows == [3, 2, 1, 0]
+    same(*runs(p, s))

@@ -609,6 +609,21 @@ class _Flows:
     whenever the next one changes): its tuple is the one a heap of every flow's end would
     pop first, so the run is the same, bit for bit, without a heap entry per rate change.
 
+    Flows that begin at one instant share one solve: a begin whose next event is another
+    flow's begin at the same instant only adds its flow, and the last begin of the instant
+    solves (ends come before begins at an instant, so no end falls between them).  The
+    rates are those of the flows in progress, however many solves led to them, and no
+    time passes between the begins, so each flow's bytes left are the same; a run differs
+    from that of a solve per begin only where a flow's rate would change at one begin and
+    return to its value at a later begin of the same instant: its end is not recomputed
+    (``s + b / r`` stands, not ``t + (b - r (t - s)) / r``: the last digits; 5 of 216
+    runs of butterfly, ring, forest and binomial schedules on stars of 4 to 16 NICs, by at
+    most 7e-14 of the time).  On 64 NICs of
+    100/25/10 Gbit/s, the 1 MiB phased butterfly of 13 segments takes 39 058 solves, not
+    68 544, and 1.4 times less CPU, the same run (``simulate`` of
+    ``butterfly_pipelined(star_platform(64, ("100Gbps", "25Gbps", "10Gbps"), "5us"),
+    nbytes=1 << 20, align=8, cut="owners", segment_size=5042)``).
+
     With ``above``, every :data:`BOUND_EVERY` rate updates the run's lower bound
     (:meth:`bound`) is compared with it, and :class:`Exceeded` raised once it is more than
     :data:`MARGIN` over; the rates and times are those of the run without it."""
@@ -681,7 +696,21 @@ class _Flows:
         self.shares.add(k)
         if self.above is not None:
             self.begun[k] += self.sim.c_bytes[c]
+        if self._begins_next(now):
+            self._counted(now)  # another flow begins now: its solve takes this one too
+            return
         self._reshare(now)
+
+    def _begins_next(self, now: float) -> bool:
+        """Whether the next event with an effect is a flow's begin at ``now`` (the stale
+        ends before it, which :meth:`end` would ignore, popped)."""
+        events = self.events
+        while events and events[0][1] == _FLOW_END:
+            _, _, idx, version = events[0]
+            if self.rate[idx] >= 0 and int(self.version[idx]) == version:
+                return False
+            heapq.heappop(events)
+        return bool(events) and events[0][0] == now and events[0][1] == _FLOW_BEGIN
 
     def end(self, idx: int, version: int, now: float) -> None:
         if self.rate[idx] < 0 or int(self.version[idx]) != version:
@@ -725,6 +754,11 @@ class _Flows:
         if key != self.queued:
             self.queued = key
             heapq.heappush(self.events, (float(first), _FLOW_END, idx, key[1]))
+        self._counted(now)
+
+    def _counted(self, now: float) -> None:
+        """One more rate update: with ``above``, every :data:`BOUND_EVERY` the run's lower
+        bound checked."""
         if self.above is not None:
             self.updates += 1
             if self.updates % BOUND_EVERY == 0:
