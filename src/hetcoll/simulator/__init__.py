@@ -32,10 +32,11 @@ it under a cost model as a discrete-event simulation, with the rules the engine 
 - ``"shared"``: flow level, as SimGrid's CM02: node costs and latency occupy no link, then
   the bytes flow at a rate given by max-min fair sharing of each directed link's bandwidth
   among the flows crossing it at that moment (progressive filling, recomputed whenever a
-  flow ends and after the flows that start at one instant); sender and receiver ports are busy until the arrival, except
-  under a model with ``concurrent_sends`` (``nic``): there the send port is busy only
-  ``send_busy`` from the start (the sender's own work per message) and the rank's next
-  send may start while the flow goes on, its flows sharing the rank's links.
+  flow ends and after the flows that start at one instant); sender and receiver ports are
+  busy until the arrival, except under a model with ``concurrent_sends`` (``nic``): there
+  the send port is busy only ``send_busy`` from the start (the sender's own work per
+  message) and the rank's next send may start while the flow goes on, its flows sharing
+  the rank's links.
 
 Every :class:`Transfer` says what held back its start (``blocked_by``: the transfer that
 completed its last dependency or held the port or link it waited for; ``blocked_on``: which).
@@ -48,8 +49,8 @@ per transfer instead of per link (:class:`~hetcoll.simulator.links.RouteBooks`):
 a transfer costs O(P + B (W + log B)) numpy work for a route of P links spanning W 64-link
 words and B transfers in progress, however many bookings it waits behind.  Under ``"shared"``
 contention every flow end, and the flows that start at one instant, also bring the
-max-min fair rates of the flows in progress up to date (flows of one route and cap share a rate; the rounds of progressive
-filling before the first the change alters are kept:
+max-min fair rates of the flows in progress up to date (flows of one route and cap share
+a rate; the rounds of progressive filling before the first the change alters are kept:
 :class:`~hetcoll.simulator.fairshare.FairShares`; O(C P) per round for C such classes of
 P links, plus O(F) numpy work for F flows), and a port released by a flow lets every
 transfer waiting for it try again.  Concurrent collectives (several flows, several
