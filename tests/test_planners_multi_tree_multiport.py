@@ -380,3 +380,26 @@ def test_the_tree_floor_is_below_every_trees_bound(model, seed):
     assert all(floor <= port_bound(prob, tree, 500) for tree in trees)
     # the least of the heaviest entries into the node that sets the floor, in some tree
     assert min(port_bound(prob, tree, 500) for tree in trees) < 20 * floor
+
+
+@pytest.mark.parametrize(("n", "seed", "slices"), [(10, 0, 64), (12, 2, 16)])
+def test_the_whole_message_is_made_a_schedule_only_where_chosen(monkeypatch, n, seed, slices):
+    # Fig. 4 platforms (density 0.3) where a single tree ends before the whole message's
+    # list schedule of 2 and 3 trees, whose span alone decides (port_choice.listed_span):
+    # its send order is never listed; the plan is the one made with it listed
+    from hetcoll.planners import multitree
+    from hetcoll.planners.pipelined import _start
+
+    p = random_graph_platform(n, 0.3, seed=seed, model="multi_port")
+    req, g = _start(p, "0", None, None, slices * L * 1000, L * 1000)
+    whole = multitree._multi_port_message(p, req, g, slices)
+    assert whole.params["trees"] > 1
+    made = plan(p, "0", method="multi_tree", nbytes=slices * L * 1000, segment_size=L * 1000)
+    assert made.params["trees"] == 1
+
+    def listed(*_args, **_kwargs):
+        raise AssertionError("the whole message's send order listed")
+
+    monkeypatch.setattr(multitree, "listed_send_order", listed)
+    s = plan(p, "0", method="multi_tree", nbytes=slices * L * 1000, segment_size=L * 1000)
+    assert s == made and s.to_dict() == made.to_dict()

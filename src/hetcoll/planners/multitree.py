@@ -118,7 +118,7 @@ from .period_rounding import shares as _shares
 from .period_rounding import shares_and_loads as _shares_and_loads
 from .periodic_timetable import PERIODS, candidate_periods, timetabled
 from .pipelined import PlanGraph, _bfs_edges, _grow_one_port, _schedule, _start, best_tree
-from .port_choice import message_cap, multi_port_choice, single_tree
+from .port_choice import DeferredMessage, message_cap, multi_port_choice, single_tree
 from .port_order import listed_send_order
 from .port_slots import SLACK_CAP, TRIAL, TRIAL_SLICES, gap_problem, message_trees, slot_problem
 from .relayed_trees import relayed, relayed_choice, untimed
@@ -214,7 +214,7 @@ def multi_tree(
     whole = None
     if g.ports == "multi" and slices_per_period is None:
         with gc_paused():  # its list schedules allocate a few objects per transfer
-            whole = _multi_port_message(platform, req, g, total)
+            whole = _multi_port_listed(platform, req, g, total)
     if whole is not None and _periodic_left_out(g, packing, total):
         return multi_port_choice(platform, req, g, None, whole, singles, total <= SIMULATED)
     # periods of at most an eighth of the message's slices (LONGEST, see timetabled)
@@ -360,6 +360,12 @@ def _listed_schedule(platform: Platform, req, g: PlanGraph, listed, total: int, 
 
 
 def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Schedule | None:
+    """:func:`_multi_port_listed`'s message made a schedule (None where it is None)."""
+    listed = _multi_port_listed(platform, req, g, total)
+    return None if listed is None else listed.schedule()
+
+
+def _multi_port_listed(platform: Platform, req, g: PlanGraph, total: int) -> DeferredMessage | None:
     """The trees of the optimal multi-port packing (:func:`~hetcoll.planners.steady.
     model_problem`'s: each sender's port serialised, each link one resource per direction),
     or of its packings on whole port sends (:mod:`.port_slots`: slots, and gaps and the
@@ -408,7 +414,8 @@ def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Sc
     # the schedule carries these starts: the simulator checks them and, where they hold,
     # replays no more
     timetable = (order, span, span)
-    return _timetable_schedule(req, g, mm, trees, timetable, total, optimum, None, starts)
+    build = partial(_timetable_schedule, req, g, mm, trees, timetable, total, optimum, None, starts)
+    return DeferredMessage(build, span, sum(1 for x in _shares(total, mm) if x))
 
 
 def _two_ports(platform: Platform, req, g: PlanGraph) -> bool:
