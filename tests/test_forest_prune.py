@@ -10,6 +10,8 @@ import math
 from dataclasses import replace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hetcoll import plan
 from hetcoll.generators import capacitated_graph_platform
@@ -74,3 +76,38 @@ def test_no_bound_is_claimed_with_reduce_flows(every_start):
     s = plan(p, None, method="forest", collective="allreduce", nbytes=8 * MiB)
     free = per_root_order(p, s.flows)
     assert per_root_order(p, s.flows, above=free.time * 1e-3).time == free.time
+
+
+def _work_per_transfer(cost, count):
+    """The resources' work summed transfer by transfer (each distinct cost tuple counted
+    as often as it is a transfer's, in the order first seen): the reference for
+    :func:`~hetcoll.planners.forestorder._work`."""
+    times, kinds = {}, {}
+    for c in cost:
+        times[id(c)] = times.get(id(c), 0) + 1
+        kinds.setdefault(id(c), c)
+    left = [0.0] * count
+    for k, (rows, busy, delay, _) in kinds.items():
+        if busy and max(busy) > delay * (1 + 1e-12):
+            return None
+        for r, b in zip(rows, busy, strict=False):
+            left[r] += b * times[k]
+    return left
+
+
+@given(
+    st.lists(st.lists(st.integers(0, 5), max_size=4), min_size=1, max_size=6),
+    st.lists(st.integers(1, 3), min_size=6, max_size=6),
+    st.booleans(),
+)
+def test_the_work_from_segment_lists_is_the_work_per_transfer(lists, counts, late):
+    """The work per resource from each segment's cost list and how many segments use it
+    is, bit for bit, the sum over the transfers they stand for (tuples shared between
+    lists, as :class:`~hetcoll.planners.forestorder._Costs` caches them); None for both
+    where a transfer arrives before it leaves a resource (``late``)."""
+    pool = [((r % 3,), (0.1 * (r + 1) / 3,), 0.1 * (r + 1) / 3, r % 3) for r in range(6)]
+    if late:
+        pool[0] = ((0,), (0.5,), 0.25, 0)
+    uses = [([pool[i] for i in got], k) for got, k in zip(lists, counts, strict=False)]
+    per_transfer = [c for got, k in uses for _ in range(k) for c in got]
+    assert order_module._work(uses, 3) == _work_per_transfer(per_transfer, 3)

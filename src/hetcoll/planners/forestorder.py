@@ -58,6 +58,9 @@ __all__ = ["PlayOut", "per_root_order"]
 
 #: event kinds, in the order they are handled at one time
 _ARRIVED, _READY, _FREE = 0, 1, 2
+#: an event is ``(time, kind * _KIND + seq, what)``: ordered as ``(time, kind, seq)`` (the
+#: sequence numbers stay below it), one integer compared where times tie
+_KIND = 1 << 40
 #: given a horizon, a transfer's urgency is its segment's place in the horizon less this
 #: many times its way to the end of its tree, nothing in its way (module docstring): the
 #: planned allgather's and reduce-scatter's time over the optimum at 64 nodes
@@ -109,9 +112,11 @@ class _Costs:
             at = self.cols[e] = (rows, [(col[r][0], col[r][1]) for r in rows], ta, tb)
         rows, ends, ta, tb = at
         f = (nbytes - self.lo) / (self.hi - self.lo)
-        busy = tuple(max(0.0, x + f * (y - x)) for x, y in ends)
+        busy = tuple([max(0.0, x + f * (y - x)) for x, y in ends])
         delay = max(0.0, ta + f * (tb - ta))
-        if rows:  # the busiest, the first of equals
+        if len(rows) == 1:  # (one resource: a link of a bandwidth-only link graph)
+            primary = rows[0]
+        elif rows:  # the busiest, the first of equals
             top = max(range(len(busy)), key=busy.__getitem__)
             primary = rows[top]
         else:
@@ -294,25 +299,29 @@ def _by_slot(slot: list[int]) -> list[int]:
 _CHECK = 1024
 
 
-def _work(cost: Sequence[tuple[Any, Any, float, int]], count: int) -> list[float] | None:
-    """Per resource, the busy time of every transfer of ``cost`` on it; None when some
-    transfer arrives before it leaves one of its resources (its delay less than a busy
-    time): then the end of a resource's work does not bound the play-out's."""
+def _work(uses: Sequence[tuple[list, int]], count: int) -> list[float] | None:
+    """Per resource, the busy time of every transfer on it, the transfers given as their
+    segments' cost lists with how many segments use each (``uses``: the transfers share
+    their cost tuples, one per edge and size, and a flow's segments of one size their
+    list); None when some transfer arrives before it leaves one of its resources (its
+    delay less than a busy time): then the end of a resource's work does not bound the
+    play-out's.  O(distinct lists times their length), not O(transfers)."""
     times: dict[int, int] = {}
     kinds: dict[int, Any] = {}
-    for c in cost:  # the transfers share their cost tuples (one per flow and size)
-        k = id(c)
-        if k in times:
-            times[k] += 1
-        else:
-            times[k] = 1
-            kinds[k] = c
+    for got, k in uses:  # each tuple counted as often as it is a transfer's
+        for c in got:
+            i = id(c)
+            if i in times:
+                times[i] += k
+            else:
+                times[i] = k
+                kinds[i] = c
     left = [0.0] * count
-    for k, (rows, busy, delay, _) in kinds.items():
+    for i, (rows, busy, delay, _) in kinds.items():
         if busy and max(busy) > delay * (1 + 1e-12):
             return None
         for rr, b in zip(rows, busy, strict=False):
-            left[rr] += b * times[k]
+            left[rr] += b * times[i]
     return left
 
 
@@ -359,6 +368,7 @@ def _run(
     extra: dict[int, list[int]] = {}
     blocks: list[tuple[int, int, int]] = []  # per flow: its first transfer, m, segments
     finals: dict[str, list[tuple[int, int, int]]] = {}  # root -> (lo, hi, transfer) into it
+    uses: dict[int, list] = {}  # id of a segment's cost list -> [the list, its segments]
     spans_at: dict[str, _Spans] = {}  # root -> its finals sorted, for lookups by range
     for fi, f in enumerate(flows):
         # one segment's transfers (u, v), each one's dependencies within the segment
@@ -415,6 +425,8 @@ def _run(
             got = of_size.get(n)
             if got is None:
                 got = of_size[n] = [costs.of(u, v, n) for u, v in ends]
+                uses[id(got)] = [got, 0]
+            uses[id(got)][1] += 1
             if lead is None:
                 urgency.extend([key] * m)
             else:
@@ -427,30 +439,30 @@ def _run(
             if f.kind == "reduce":
                 finals.setdefault(root, []).extend((lo, hi, base + j) for j in into)
                 continue
-            for j, v in tops:
+            for j, v in tops if finals else ():  # (no reduce flow: no spans to wait for)
                 for y in _overlapping(spans_at, finals, v, lo, hi):
                     extra.setdefault(y, []).append(base + j)
                     need[base + j] += 1
     # per resource (an index; a transfer that holds none waits at ``-1 - sender``, a
     # negative index, past the resources' from the list's end): free from, the ready
     # transfers it is the busiest of (by urgency), the time of its one pending _FREE event
-    kinds = {id(c): c for c in cost}.values()
+    kinds = {id(c): c for got, _ in uses.values() for c in got}.values()  # (in cost order)
     count = 1 + max((max(c[0]) for c in kinds if c[0]), default=-1)
     count += max(0, -min((c[3] for c in kinds), default=0))
     free = [0.0] * count
     # per resource: the busy time of the transfers still to start on it (``above`` only)
-    left = _work(cost, count) if above is not None and not reduces else None
+    left = _work(list(uses.values()), count) if above is not None and not reduces else None
     check = _CHECK if left is not None else -1
     queue: list[list[tuple[tuple[float, int, int], int]]] = [[] for _ in range(count)]
     inf = np.inf
     wake = [inf] * count
-    events: list[tuple[float, int, int, int]] = []  # (time, kind, seq, transfer or resource)
+    events: list[tuple[float, int, int]] = []  # (time, kind and seq, transfer or resource)
     seq = 0
 
     def push(t: float, kind: int, what: int) -> None:
         nonlocal seq
         seq += 1
-        heappush(events, (t, kind, seq, what))
+        heappush(events, (t, kind * _KIND + seq, what))
 
     def ask(r: int, t: float) -> None:
         if wake[r] > t:
@@ -485,24 +497,27 @@ def _run(
     arrival = [0.0] * len(who)
     started, end = 0, 0.0
     every = wait == "all"
-    # the loop below inlines push() and ask() (a third of its time as calls)
+    # the loop below inlines push() and ask() (a third of its time as calls), and reads
+    # the heap's functions and the event kinds as locals (no global look-ups)
+    hpop, hpush, pushpop = heappop, heappush, heappushpop
+    ready_, free_ = _READY * _KIND, _FREE * _KIND
     while events:
-        t, kind, _, what = heappop(events)
-        if kind == _ARRIVED:  # `what` arrived (and is combined): release its dependents
+        t, code, what = hpop(events)
+        if code < ready_:  # `what` arrived (and is combined): release its dependents
             b0 = after_at[what]
             for j in after_on[what]:
                 y = b0 + j
                 need[y] -= 1
                 if need[y] == 0:
                     seq += 1
-                    heappush(events, (t, _READY, seq, y))
+                    hpush(events, (t, ready_ + seq, y))
             for y in extra.get(what, ()) if extra else ():
                 need[y] -= 1
                 if need[y] == 0:
                     seq += 1
-                    heappush(events, (t, _READY, seq, y))
+                    hpush(events, (t, ready_ + seq, y))
             continue
-        if kind == _FREE:
+        if code >= free_:
             r = what
             if wake[r] != t:
                 continue  # superseded by an earlier one
@@ -515,9 +530,9 @@ def _run(
                 if wake[r] > fr:
                     wake[r] = fr
                     seq += 1
-                    heappush(events, (fr, _FREE, seq, r))
+                    hpush(events, (fr, free_ + seq, r))
                 continue
-            x = heappop(q)[1]  # the most urgent
+            x = hpop(q)[1]  # the most urgent
         else:  # wait for its busiest resource
             e = earlier[what]
             if e >= 0 and slot[e] < 0:
@@ -527,20 +542,20 @@ def _run(
             q = queue[r]
             fr = free[r]
             if fr > t:  # busy (perhaps held for another transfer): ask again then
-                heappush(q, (urgency[what], what))
+                hpush(q, (urgency[what], what))
                 if wake[r] > fr:
                     wake[r] = fr
                     seq += 1
-                    heappush(events, (fr, _FREE, seq, r))
+                    hpush(events, (fr, free_ + seq, r))
                 continue
             # the most urgent of the queue and itself (no queue: itself; the keys are
             # distinct, so the one popped does not depend on the heap's layout)
-            x = heappushpop(q, (urgency[what], what))[1] if q else what
+            x = pushpop(q, (urgency[what], what))[1] if q else what
         rows, busy, delay, _ = cost[x]
         if every:
             late = max(rows, key=lambda rr: (free[rr], rr))
             if free[late] > t:  # another of its resources is busy: wait there
-                heappush(queue[late], (urgency[x], x))
+                hpush(queue[late], (urgency[x], x))
                 ask(late, free[late])
                 if q:
                     ask(r, t)
@@ -567,7 +582,7 @@ def _run(
         if y >= 0 and held[y]:
             held[y] = False
             seq += 1
-            heappush(events, (start, _READY, seq, y))
+            hpush(events, (start, ready_ + seq, y))
         done = start + delay
         c = combine[x]
         if c is not None:  # the receiver combines in slot order
@@ -579,12 +594,12 @@ def _run(
         arrival[x] = done
         if after_on[x] or x in extra:  # (an arrival nobody waits for releases nothing)
             seq += 1
-            heappush(events, (done, _ARRIVED, seq, x))
+            hpush(events, (done, seq, x))  # (arrived: kind 0)
         if q:
             fr = free[r] if rows else start
             tt = fr if fr > t else t
             if wake[r] > tt:
                 wake[r] = tt
                 seq += 1
-                heappush(events, (tt, _FREE, seq, r))
+                hpush(events, (tt, free_ + seq, r))
     return who, slot, arrival, end
