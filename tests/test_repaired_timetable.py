@@ -110,12 +110,15 @@ def test_on_the_size_benchmarks_platform_8192_slices_come_nearer_the_bound():
 def test_on_the_size_benchmarks_platform_a_finer_period_comes_nearer_the_bound():
     # Fig. 4 generator, n = 50, density 0.12, seed 2, 8 192 slices: the slack packing's
     # periodic timetable of 24 slices per period reaches 97.75 % of the bound, of 20
-    # slices (periodic_timetable.FINER) 98.05 %
+    # slices (periodic_timetable.FINER) 98.05 %; with their start-up and drain list
+    # scheduled, 20 slices 98.27 % and 28 (FINER too, kept: multitree._ends_first) 98.41 %
+    from hetcoll.planners.periodic_timetable import FINER
+
     p = random_graph_platform(50, 0.12, seed=2)
     size = 8192 * L
     s = plan(p, "0", method="multi_tree", nbytes=size, segment_size=L)
-    assert lower_bound(p, "0", size).seconds / simulate(p, s).makespan >= 0.98
-    assert s.params["slices_per_period"] == 20
+    assert lower_bound(p, "0", size).seconds / simulate(p, s).makespan >= 0.984
+    assert s.params["slices_per_period"] == 28 and 28 in FINER
 
 
 def test_a_period_is_timetabled_dense_once_when_it_is_also_repaired(monkeypatch):

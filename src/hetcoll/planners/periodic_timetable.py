@@ -11,6 +11,7 @@ packing in the abstract; this module builds it for a finite message.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from .steady import Packing, unbounded
 
 __all__ = [
     "PERIODS",
+    "RUNNERS_UP",
     "candidate_periods",
     "finish_bound",
     "integer_weights",
@@ -52,6 +54,11 @@ DENSE, SPREAD, REPAIRED = "dense", "spread", "repaired"
 #: its periods are kept: seed 2 of ``bench_sizes.py``, n = 50, keeps 20 slices per period
 #: for 8 192 slices, 98.17 % of the bound where 24 reach 97.82 %)
 FINER = (20, 28, 40, 56)
+#: the periods besides the one that finishes first that :func:`timetabled` hands to
+#: ``others`` (on the n = 50 platforms of ``bench_sizes.py``, seeds 0-4, 8 192 slices,
+#: the period that ends first once its start-up and drain are list scheduled is among
+#: the first four by the finish bound of the timetable alone)
+RUNNERS_UP = 3
 #: the candidate slices per period (steps of 1.5 and 4/3)
 PERIODS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
 
@@ -77,7 +84,12 @@ def integer_weights(
 
 
 def timetabled(
-    g: PlanGraph, packing: Packing, target: int | None, total: int | None, repair: bool = False
+    g: PlanGraph,
+    packing: Packing,
+    target: int | None,
+    total: int | None,
+    repair: bool = False,
+    others: list | None = None,
 ):
     """The trees' whole slices per period, their period's timetable and the time within
     which its run of ``total`` slices ends (:func:`finish_bound`): with ``target``, that
@@ -102,13 +114,20 @@ def timetabled(
 
     With ``repair`` (and ``total`` without ``target``) each period is also timetabled by
     :func:`~.dense_timetable.repaired_timetable`, one more candidate, and the periods of
-    :data:`FINER` are tried too."""
+    :data:`FINER` are tried too.
+
+    ``others``: where the :data:`RUNNERS_UP` other periods that finish first (each in its
+    style that does) are appended, ``(m, trees, timetable, finish)`` as the one returned
+    but ``timetable`` a function that lists it (only those used are listed), first the
+    soonest (``multi_tree`` list schedules the start-up and the drain of each and
+    keeps the one that then ends first, :func:`~.multitree._ends_first`)."""
     share, loads = _shares_and_loads(g, packing)
     if target is not None:
         sizes = [int(integer_weights(g, packing, target).sum())]
     else:
         sizes = candidate_periods(total, repair)
     best, stale = None, 0  # stale: periods in a row that finished no sooner
+    ends: dict[int, tuple] = {}  # each period's soonest style, as ``best``
     for periods in sizes:
         if total is not None and stale >= PATIENCE:
             break
@@ -137,15 +156,27 @@ def timetabled(
             rate = max(rate, r)
             # an endless message (total None): the best rate
             finish = finish_bound(placed[1:], mm, total) if total is not None else -r
+            got = (mm, trees, placed, finish)
             if best is None or finish < best[3]:
-                best, stale = (mm, trees, placed, finish), 0
+                best, stale = got, 0
+            if periods not in ends or finish < ends[periods][3]:
+                ends[periods] = got
         if rate >= KEEP_TIMETABLE * packing.throughput:
             break
     assert best is not None
     # only the kept period's timetable is listed node by node (the listing costs about a
     # third of a timetable: at n = 50 one is kept of up to eighteen built)
     mm, trees, (placed, span, reach), finish = best
+    if others is not None:
+        runners = sorted((x for x in ends.values() if x is not best), key=lambda x: x[3])
+        for om, ot, (op, ospan, oreach), ofinish in runners[:RUNNERS_UP]:
+            others.append((om, ot, partial(_listed_timetable, op, ospan, oreach), ofinish))
     return mm, trees, (_listed(placed, span), span, reach), finish
+
+
+def _listed_timetable(placed: dict, span: float, reach: float) -> tuple:
+    """``(listing, span, reach)``, a timetable as :func:`timetabled` returns it."""
+    return _listed(placed, span), span, reach
 
 
 def candidate_periods(total: int | None, finer: bool = False) -> list[int]:
