@@ -71,12 +71,13 @@ list scheduled the same way after the others (:func:`~.startup.drained`), kept w
 lowers the finish bound: 0-0.14 % of the bound sooner there (8 192 and 10^4 slices); up to
 :data:`DRAIN_SIMULATED` transfers only when the simulated run ends sooner too
 (:func:`_faster`).  The start-up and the drain lower the finish bounds of different
-periods by different amounts, so the timetables of the
-:data:`~.periodic_timetable.RUNNERS_UP` periods that finish next (of the same trees) get
-theirs too, and the one that then ends first by its bound is kept (:func:`_ends_first`):
-8 192 slices at n = 50 reach 98.45 / 99.41 / 98.41 / 99.17 / 99.02 % of the bound (seeds
-0-4, from 98.45 / 99.29 / 98.27 / 98.99 / 99.02 %; 10^4 slices 98.68 / 99.52 / 98.60 / 99.32
-/ 99.20 %), for up to 0.6 s more CPU.
+periods by different amounts (they take most of the fill away), so the timetables of
+the :data:`~.periodic_timetable.RUNNERS_UP` other periods (of the same trees) whose
+periods alone end first get theirs too, and the one that then ends first by its bound
+is kept (:func:`_ends_first`): 8 192 slices at n = 50 reach 98.45 / 99.41 / 98.41 /
+99.17 / 99.02 % of the bound (seeds 0-4, from 98.45 / 99.29 / 98.27 / 98.99 / 99.02 %;
+10^4 slices 98.68 / 99.52 / 98.60 / 99.32 / 99.20 %, from 98.68 / 99.40 / 98.47 / 99.32
+/ 99.20 %), for up to 0.45 s more CPU.
 
 **A port per link** (``multi_port``).  The packing above is the one-port problem's, which
 does not model those ports, so under ``multi_port`` the message is also carried whole by the
@@ -253,7 +254,7 @@ def multi_tree(
             _timetable_schedule(req, g, om, ot, make(), total, optimum, of)
             for om, ot, make, of in others
         ]
-        multi, finish, last = _ends_first(req, g, [(multi, finish)], alternates)
+        multi, finish, last = _ends_first(req, g, multi, finish, alternates)
         if last is not None and total * (g.k - 1) <= DRAIN_SIMULATED:
             last, known = _faster(platform, req, multi, last)
         if last is not None:
@@ -269,32 +270,32 @@ def multi_tree(
     return single if wins else multi
 
 
-def _ends_first(req, g: PlanGraph, kept: list, alternates: list[Schedule]):
-    """``(schedule, finish, last)``: of the periodic timetables ``kept`` (one ``(schedule,
-    finish bound)``) and ``alternates`` (other periods' of the same trees or packing), the
-    one whose finish bound is the lowest once its first periods are list scheduled
-    (:func:`~.startup.started`, where that lowers it: ``schedule`` and ``finish``) and then
-    its last periods (:func:`~.startup.drained`, ``last``, None where that does not lower
-    it); ties: the first (``kept``).
+def _ends_first(req, g: PlanGraph, multi: Schedule, finish: float, alternates: list[Schedule]):
+    """``(schedule, finish, last)``: of the periodic timetable ``multi`` (its run ends by
+    ``finish``) and ``alternates`` (other periods' of the same trees), the one whose
+    finish bound is the lowest once its first periods are list scheduled
+    (:func:`~.startup.started`, where that lowers it: ``schedule`` and ``finish``) and
+    then its last periods (:func:`~.startup.drained`, ``last``, None where that does not
+    lower it); ties: the first (``multi``).
 
-    The start-up and the drain lower the bounds of different periods by different amounts
-    (0.1-1.5 % of the run): on the n = 50 platforms of ``benchmarks/simulated/
-    bench_sizes.py``, seeds 1, 2 and 3, 8 192 slices, a period other than the one that
-    finishes first as a timetable (24, 20 and 32 slices) ends first with them (40, 28 and
-    40 slices), and its simulated run ends sooner too.  O(candidates) start-ups and drains."""
+    The start-up and the drain lower the bounds of different periods by different
+    amounts (1.5-5 % of the run, most of the fill): on the n = 50 platforms of
+    ``benchmarks/simulated/bench_sizes.py``, seeds 1, 2 and 3, 8 192 slices, a period
+    other than the one that finishes first as a timetable (24, 20 and 32 slices) ends
+    first with them (40, 28 and 40 slices), and its simulated run ends sooner too.
+    O(candidates) start-ups and drains."""
     best = None
-    for multi in alternates:
-        kept.append((multi, multi.params["finish_bound"]))
-    for multi, finish in kept:
-        first, lead = started(req, g, multi), 0.0
+    candidates = [(multi, finish)] + [(x, x.params["finish_bound"]) for x in alternates]
+    for one, bound in candidates:
+        first, lead = started(req, g, one), 0.0
         if first is not None:
             # its keys p >= 1 start at the start-up's span plus p - 1 periods
-            lead = first.params["finish_bound"] - finish + (STARTUP - 1) * multi.params["period"]
-            multi, finish = first, first.params["finish_bound"]
-        last = drained(req, g, multi, lead)  # its last periods list scheduled
-        end = finish if last is None else last.params["finish_bound"]
+            lead = first.params["finish_bound"] - bound + (STARTUP - 1) * one.params["period"]
+            one, bound = first, first.params["finish_bound"]
+        last = drained(req, g, one, lead)  # its last periods list scheduled
+        end = bound if last is None else last.params["finish_bound"]
         if best is None or end < best[0]:
-            best = (end, multi, finish, last)
+            best = (end, one, bound, last)
     assert best is not None
     return best[1:]
 
