@@ -54,12 +54,12 @@ DENSE, SPREAD, REPAIRED = "dense", "spread", "repaired"
 #: its periods are kept: seed 2 of ``bench_sizes.py``, n = 50, keeps 20 slices per period
 #: for 8 192 slices, 98.17 % of the bound where 24 reach 97.82 %)
 FINER = (20, 28, 40, 56)
-#: the periods besides the one that finishes first that :func:`timetabled` hands to
-#: ``others``, those whose periods alone (their finish bound less the fill, ``reach``)
-#: end first: the start-up and the drain list scheduled take most of the fill away (on
-#: the n = 50 platforms of ``bench_sizes.py``, seeds 0-3, 8 192 slices, and n = 30 seed 1,
-#: the period that then ends first is the one that finishes first or among the first two
-#: so ranked; by the finish bound alone, up to the fourth)
+#: the most periods besides the one that finishes first that :func:`timetabled` hands to
+#: ``others``: those whose periods alone (their finish bound less the fill, ``reach``)
+#: end first, and before the kept one's: the start-up and the drain list scheduled take
+#: most of the fill away (on the n = 50 platforms of ``bench_sizes.py``, seeds 0-3, 8 192
+#: slices, and n = 30 seed 1, the period that then ends first is the one that finishes
+#: first or among the first two so ranked; by the finish bound alone, up to the fourth)
 RUNNERS_UP = 2
 #: the candidate slices per period (steps of 1.5 and 4/3)
 PERIODS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
@@ -118,12 +118,13 @@ def timetabled(
     :func:`~.dense_timetable.repaired_timetable`, one more candidate, and the periods of
     :data:`FINER` are tried too.
 
-    ``others``: where :data:`RUNNERS_UP` other periods (each in its style that finishes
-    first) are appended, those whose finish bound less its fill (``span * (periods -
-    1)``) is the smallest, first the smallest, ``(m, trees, timetable, finish)`` as the
-    one returned but ``timetable`` a function that lists it (only those used are
-    listed); ``multi_tree`` list schedules the start-up and the drain of each and keeps
-    the one that then ends first (:func:`~.multitree._ends_first`)."""
+    ``others``: where up to :data:`RUNNERS_UP` other periods (each in its style that
+    finishes first) are appended, those whose finish bound less its fill (``span *
+    (periods - 1)``) is the smallest, and below the kept one's, first the smallest, as
+    ``(m, trees, timetable, finish)`` like the one returned but ``timetable`` a function
+    that lists it (only those used are listed); ``multi_tree`` list schedules the
+    start-up and the drain of each and keeps the one that then ends first
+    (:func:`~.multitree._ends_first`)."""
     share, loads = _shares_and_loads(g, packing)
     if target is not None:
         sizes = [int(integer_weights(g, packing, target).sum())]
@@ -171,7 +172,13 @@ def timetabled(
     # third of a timetable: at n = 50 one is kept of up to eighteen built)
     mm, trees, (placed, span, reach), finish = best
     if others is not None:
-        runners = sorted((x for x in ends.values() if x is not best), key=lambda x: x[3] - x[2][2])
+        # not a period whose periods alone end no sooner than the kept one's: it
+        # finishes no sooner either, and the start-up and the drain take away fill, not
+        # periods (none such ended first on the platforms of RUNNERS_UP)
+        alone = finish - reach
+        runners = sorted(
+            (x for x in ends.values() if x[3] - x[2][2] < alone), key=lambda x: x[3] - x[2][2]
+        )
         for om, ot, (op, ospan, oreach), ofinish in runners[:RUNNERS_UP]:
             others.append((om, ot, partial(_listed_timetable, op, ospan, oreach), ofinish))
     return mm, trees, (_listed(placed, span), span, reach), finish
