@@ -114,7 +114,6 @@ from ..schedule import (
     Tree,
     check_transfers,
 )
-from ..simulator.predict import gc_paused
 from ._common import relays
 from ._registry import Option, register
 from ._shared import packing as shared_packing
@@ -220,8 +219,7 @@ def multi_tree(
 
     whole = None
     if g.ports == "multi" and slices_per_period is None:
-        with gc_paused():  # its list schedules allocate a few objects per transfer
-            whole = _multi_port_listed(platform, req, g, total)
+        whole = _multi_port_listed(platform, req, g, total)
     if whole is not None and _periodic_left_out(g, packing, total):
         return multi_port_choice(platform, req, g, None, whole, singles, total <= SIMULATED)
     # periods of at most an eighth of the message's slices (LONGEST, see timetabled)

@@ -52,10 +52,7 @@ class DeferredMessage:
     def schedule(self) -> Schedule:
         """The schedule (``params["period"]`` the span where it has several flows)."""
         if self._build is not None:
-            from ..simulator.predict import gc_paused
-
-            with gc_paused():  # an object or two per transfer
-                self._made = self._build()
+            self._made = self._build()
             self._build = None
         assert self._made is not None
         return self._made
