@@ -75,9 +75,10 @@ periods by different amounts (they take most of the fill away), so the timetable
 to :data:`~.periodic_timetable.RUNNERS_UP` other periods (of the same trees) whose
 periods alone end first, and before the kept one's, get theirs too, and the one that
 then ends first by its bound is kept (:func:`_ends_first`): 8 192 slices at n = 50 reach
-98.45 / 99.41 / 98.41 / 99.17 / 99.02 % of the bound (seeds 0-4, from 98.45 / 99.29 /
-98.27 / 98.99 / 99.02 %; 10^4 slices 98.68 / 99.52 / 98.47 / 99.32 / 99.20 %, from
-98.68 / 99.40 / 98.47 / 99.32 / 99.20 %), for up to 0.3 s more CPU.
+98.45 / 99.41 / 98.41 / 99.17 / 99.02 % of the bound (seeds 0-4; 10^4 slices 98.68 /
+99.52 / 98.47 / 99.32 / 99.20 %; ``bench_sizes.py --sizes 50 --seeds 5 --slices
+8192,10000``), where the kept period alone reaches 98.45 / 99.29 / 98.27 / 98.99 /
+99.02 %, for up to 0.3 s more CPU.
 
 **A port per link** (``multi_port``).  The packing above is the one-port problem's, which
 does not model those ports, so under ``multi_port`` the message is also carried whole by the
