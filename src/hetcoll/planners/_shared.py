@@ -41,6 +41,7 @@ from .steady import Packing, SteadyProblem, edge_loads, pack_arborescences
 __all__ = [
     "keep_makespan",
     "keep_prediction",
+    "kept_as",
     "loads",
     "packing",
     "problem_key",
@@ -195,6 +196,16 @@ def simulated(platform: Any, schedule: Any, model: Any = None) -> Any:
     from ..simulator import simulate
 
     return simulate(platform, schedule, model)
+
+
+def kept_as(schedule: Any, same: Any) -> None:
+    """Inside :func:`shared_work`: the last run kept (:func:`simulate_kept`), if it is
+    ``schedule``'s, is also ``same``'s (a copy with the same transfers, which
+    :func:`simulated` then hands it out for instead); outside it, nothing."""
+    memo = _SHARED.get()
+    got = None if memo is None else memo.get("last run")
+    if got is not None and got[0] is schedule:
+        memo["last run"] = (same, *got[1:])
 
 
 def simulate_kept(platform: Any, schedule: Any, model: Any = None) -> Any:

@@ -125,7 +125,13 @@ from .period_rounding import shares as _shares
 from .period_rounding import shares_and_loads as _shares_and_loads
 from .periodic_timetable import PERIODS, candidate_periods, timetabled
 from .pipelined import PlanGraph, _bfs_edges, _grow_one_port, _schedule, _start, best_tree
-from .port_choice import DeferredMessage, message_cap, multi_port_choice, single_tree
+from .port_choice import (
+    DeferredMessage,
+    message_cap,
+    multi_port_choice,
+    single_tree,
+    with_run_starts,
+)
 from .port_order import listed_send_order
 from .port_slots import SLACK_CAP, TRIAL, TRIAL_SLICES, gap_problem, message_trees, slot_problem
 from .relayed_trees import relayed, relayed_choice, untimed
@@ -507,8 +513,11 @@ def _fastest_single(
     whenever some candidate ends by ``beat`` (at n = 50, seed 4, 10^4 slices, one run of
     0.4 s CPU, where the six candidates' runs take 2-3 s).  Where none does, and under
     the other models, the one the candidates simulated in the order above keep
-    (:func:`_in_order`, the runs already made not made again)."""
+    (:func:`_in_order`, the runs already made not made again).  The tree kept there, where
+    it has a send order, carries its run's starts (:func:`~.port_choice.with_run_starts`),
+    so that a simulation of it skips the send-order shortcut's Python loop."""
 
+    from ._shared import kept_as
     from ._shared import simulate_kept as simulate
     from .pipelined import binomial_graph
 
@@ -557,6 +566,7 @@ def _fastest_single(
         return built[i]
 
     times: dict[int, float] = {}
+    runs: dict[int, Any] = {}  # the runs of trees with a send order (the best one kept)
 
     def run(i: int) -> float:
         """Candidate ``i``'s simulated time (the same transfers: the same run)."""
@@ -569,7 +579,10 @@ def _fastest_single(
             elif ran is not None and s is ran[0]:
                 times[i] = ran[1]
             else:
-                times[i] = simulate(platform, s, req.model).makespan
+                got = simulate(platform, s, req.model)
+                times[i] = got.makespan
+                if s.order:
+                    runs[i] = got
         return times[i]
 
     bounds = _run_bounds(platform, req, g, prob, found, build, total, beat)
@@ -581,9 +594,14 @@ def _fastest_single(
         t = run(i)
         if best is None or (t, i) < best:
             best = (t, i)
+        for j in [j for j in runs if j != best[1]]:  # (one run of 10^5 transfers held)
+            del runs[j]
     if best is not None and best[0] <= most:
         s = built[best[1]]
         assert s is not None
+        if best[1] in runs:  # its run's starts: a simulation of it skips its Python loop
+            s, kept = with_run_starts(s, runs.pop(best[1])), s
+            kept_as(kept, s)
         return s, best[0]
     return _in_order(found, build, run, prob, req, g, total, beat)
 

@@ -32,6 +32,7 @@ __all__ = [
     "message_cap",
     "multi_port_choice",
     "single_tree",
+    "with_run_starts",
 ]
 
 
@@ -87,6 +88,55 @@ def listed_tree(req, g: PlanGraph, edges, **params) -> Schedule:
     kids = flow.tree.children
     order = {u: tuple(OrderedSend(0, c) for c in kids[u]) for u in flow.tree.nodes if kids.get(u)}
     return replace(one, nbytes=req.nbytes, flows=(flow,), order=order)
+
+
+def with_run_starts(schedule: Schedule, run) -> Schedule:
+    """``schedule``, one tree with a send order (:func:`listed_tree`), carrying the starts
+    of ``run`` (its simulated :class:`~hetcoll.simulator.results.Prediction`) as its
+    :attr:`~hetcoll.schedule.Schedule.listed_starts`: each node's sends in its listed
+    order (segment by segment, child by child).  A simulation of the schedule then checks
+    that they solve the run's equations (O(M) numpy) instead of running the send-order
+    shortcut's Python step per transfer (:func:`~hetcoll.simulator.ordered.
+    simulate_ordered`); where they do not, it runs that step as before.  ``schedule``
+    itself where it is not such a tree or ``run`` does not list its transfers as columns.
+    O(M log M) numpy for M transfers."""
+    from ..simulator.results import TransferTable
+
+    table = getattr(run, "transfers", None)
+    order = schedule.order
+    if (
+        len(schedule.flows) != 1
+        or not order
+        or schedule.timetable
+        or schedule.listed_starts is not None
+        or not isinstance(table, TransferTable)
+        or not len(table)
+    ):
+        return schedule
+    ranks = table.ranks
+    n = len(ranks)
+    index = {rank: a for a, rank in enumerate(ranks)}
+    place = np.full(n * n, -1, dtype=np.int64)  # per (sender, receiver), the listing's place
+    for node, sends in order.items():
+        if node in index:
+            for j, send in enumerate(sends):
+                if send.child in index:
+                    place[index[node] * n + index[send.child]] = j
+    sender, receiver = table.array("sender"), table.array("receiver")
+    at = place[sender * n + receiver]
+    if np.any(at < 0):
+        return schedule
+    listed = np.lexsort((at, table.array("chunk"), sender))
+    ends = np.cumsum(np.bincount(sender, minlength=n)).tolist()
+    start = table.array("start")[listed]
+    hint: dict[str, tuple] = {}
+    made = replace(schedule, listed_starts=hint)  # (hint filled with the new order's tuples)
+    begin = 0
+    for rank, end in zip(ranks, ends, strict=True):
+        if end > begin and rank in made.order:
+            hint[rank] = (made.order[rank], start[begin:end])
+        begin = end
+    return made
 
 
 def message_cap(platform: Platform, req, g: PlanGraph) -> int:

@@ -56,6 +56,10 @@ class Transfer:
         return out
 
 
+#: :class:`TransferTable`'s columns, in order
+_COLUMNS = ("sender", "receiver", "chunk", "nbytes", "start", "arrival", "free", "by", "on")
+
+
 class TransferTable(Sequence[Transfer]):
     """The transfers of a run kept as columns, each made a :class:`Transfer` only when read:
     a run of a million transfers costs a few arrays instead of a million objects.
@@ -139,6 +143,14 @@ class TransferTable(Sequence[Transfer]):
 
     def __repr__(self) -> str:
         return repr(list(self))
+
+    def array(self, name: str) -> np.ndarray:
+        """One column (``sender``, ``receiver``, ``chunk``, ``nbytes``, ``start``,
+        ``arrival``, ``free``, ``by`` or ``on``) as a numpy array, without making the
+        others lists nor any transfer."""
+        k = _COLUMNS.index(name)
+        got = self._given[k] if self._given is not None else self.columns[k]
+        return np.asarray(got)
 
     def pairs(self) -> list[tuple[str, str]]:
         """``(sender, receiver)`` pairs in order of their first transfer, without making
