@@ -4,8 +4,11 @@ look-up of a method of an object with an instance dict only while the dict is in
 compact form it shares with its class: at most 30 attributes, and the class fixed before
 the first is set.  Before, a wrapper had 57 attributes and its class changed once they were
 set (to the variant with mpi4py's methods), and each call of ``hc.Allreduce`` cost tens of
-ns more than ``comm.Allreduce`` (``benchmarks/mpi/bench_plain_methods.py``).  (The wrapper
-of a user's subclass has a ``__getattr__``, which no look-up specialization takes.)"""
+ns more than ``comm.Allreduce`` (``benchmarks/mpi/bench_plain_methods.py``).  A wrapper
+given a tuning file that forces MPICH's algorithms has the one-step ``Allreduce`` and
+``Allgather`` of ``runtime/forced.py`` as its class's too, which specialize the same
+way.  (The wrapper of a user's subclass has a ``__getattr__``, which no look-up
+specialization takes.)"""
 
 from __future__ import annotations
 
@@ -35,7 +38,7 @@ def ranks(tmp_path_factory) -> dict[int, dict]:
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("wrapper", ["default", "default after named", "split", "user"])
+@pytest.mark.parametrize("wrapper", ["default", "default after named", "split", "tuned", "user"])
 def test_the_wrappers_dict_stays_small(ranks, wrapper):
     for r, c in ranks.items():
         assert c[wrapper]["keys"] <= MOST_KEYS, (r, c[wrapper])
@@ -44,11 +47,17 @@ def test_the_wrappers_dict_stays_small(ranks, wrapper):
 
 @pytest.mark.mpi
 @pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="CPython 3.11's specializations")
-@pytest.mark.parametrize("wrapper", ["default", "default after named", "split"])
+@pytest.mark.parametrize("wrapper", ["default", "default after named", "split", "tuned"])
 def test_the_method_look_ups_specialize(ranks, wrapper):
     for r, c in ranks.items():
         assert len(c[wrapper]["look-ups"]) == 3, (r, c[wrapper])
         assert set(c[wrapper]["look-ups"]) <= FAST, (r, c[wrapper])
+
+
+@pytest.mark.mpi
+def test_a_tuned_wrapper_forces_with_the_same_results(ranks):
+    for r, c in ranks.items():
+        assert c["tuned data"] and c["tuned forced"], r
 
 
 @pytest.mark.mpi

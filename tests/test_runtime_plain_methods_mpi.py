@@ -41,7 +41,7 @@ def test_every_collective_is_the_c_level_method_of_the_class(ranks, wrapper):
 
 
 @pytest.mark.mpi
-def test_the_tuned_wrappers_forcing_methods_stay_on_the_instance(ranks):
+def test_the_tuned_wrappers_forcing_methods_are_its_classs_one_step_methods(ranks):
     for r, c in ranks.items():
         assert c["tuned forced"] in ([True, True], [False, True]), r
 

@@ -6,8 +6,8 @@ One launch (``ranks/forced_dispatch.py`` is the MPI side) gives a ``HetComm`` a 
 forcing ``recursive_doubling`` (``Allreduce``) and ``ring`` (``Allgather``) at each size,
 then times, in ``--rounds`` paired rounds, loops of ``--calls`` calls back to back of:
 ``plain``, mpi4py's method in the stores that force the algorithm (what the tune and
-``bench_mpich_algorithms.py`` force); ``hetcomm``, the ``HetComm``'s method (bound on the
-instance, :mod:`hetcoll.runtime.forced`); ``class``, the class's method of the same
+``bench_mpich_algorithms.py`` force); ``hetcomm``, the ``HetComm``'s one-step method
+(:mod:`hetcoll.runtime.forced`); ``class``, the planning class's method of the same
 ``HetComm`` (the look-up of a call given to MPI, then the forcing wrapper).  Then the Python work
 alone: the same three with a C function that does nothing in place of mpi4py's method,
 out of reach of the ranks' scheduling.  Per size the

@@ -143,15 +143,7 @@ class Planning:
         families = (self.algo, self.cube_algo, self.rooted_algo)
         if not one_host or emulated or families != ("auto",) * 3:
             return None
-        rules = self.tuning.rules
-        if any(r.algorithm != "mpi" for rs in rules.values() for r in rs):
-            return None
-        forced = {c for c, rs in rules.items() if any(r.mpich for r in rs)}
-        if not self.mpich_forced:
-            forced = set()
-        return tuple(
-            m for c, m in (("allreduce", "Allreduce"), ("allgather", "Allgather")) if c in forced
-        )
+        return _forced_names(self.tuning, self.mpich_forced)
 
     def choose(self, platform: Platform, call: dict[str, Any]):
         """What runs for a call (:func:`hetcoll.choice.choose` with the wrapper's ``algo``):
@@ -397,6 +389,31 @@ class Planning:
         )
 
 
+def _forced_from_start(source: Any) -> tuple[str, ...] | None:
+    """The methods a wrapper given the tuning file ``source`` natively on one host forces
+    MPICH's algorithms with (:meth:`Planning.forced_methods`), or None when some call may be
+    planned (a rule names a planner) or the file cannot be read (the constructor says why)."""
+    from .tuning import load_tuning
+
+    try:
+        tuning = load_tuning(source)
+    except HetcollError:
+        return None
+    return _forced_names(tuning, _forces_mpich(tuning))
+
+
+def _forced_names(tuning: Any, can: bool) -> tuple[str, ...] | None:
+    """The methods ``tuning`` forces MPICH's algorithms with (none unless this process
+    ``can``), or None when a rule names a planner."""
+    rules = tuning.rules
+    if any(r.algorithm != "mpi" for rs in rules.values() for r in rs):
+        return None
+    forced = {c for c, rs in rules.items() if any(r.mpich for r in rs)} if can else set()
+    return tuple(
+        m for c, m in (("allreduce", "Allreduce"), ("allgather", "Allgather")) if c in forced
+    )
+
+
 def _forces_mpich(tuning: Any) -> bool:
     """Whether a tuning file's rules name MPICH algorithms and this process can force them
     (:func:`hetcoll.runtime.mpich_cvars.algorithms`): part of the settings every rank
@@ -591,29 +608,39 @@ class HetComm(VectorCollectives, Persistent):
         if kept and self.size > 1 and started_with(self.planning.tuning, self.comm):
             kept = ()  # MPICH's selection file of this tuning forces them: no Python before
         if kept is not None:  # MPI's own methods, no Python call before them
-            bind_mpi(self, keep=kept)  # but those that force a tuning file's MPICH algorithm
-            if kept and self.size > 1:  # those in one step: a lookup and the stores
-                bind_forced(self, kept)
+            # but those that force a tuning file's MPICH algorithm: the one-step methods
+            # (a look-up and the stores), their tables set before the class is
+            forced = kept if self.size > 1 else ()
+            if forced:
+                bind_forced(self, forced)
+            bind_mpi(self, keep=kept, forced=forced)
             self.last_choice = Choice("mpi", source="one host")  # every bound call's
         else:  # made with mpi4py's methods (_mpi_from_start), but some call may be planned
             settle(self, ())
 
     @classmethod
-    def _mpi_from_start(cls, args: tuple, kwargs: dict) -> tuple[str, ...]:
+    def _mpi_from_start(cls, args: tuple, kwargs: dict) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """mpi4py's own methods (:data:`~hetcoll.runtime.rooted.PASSED`) for a wrapper made
-        with ``auto`` throughout, no tuning file and no emulation: every call goes to MPI
-        when every rank is on one host (:meth:`Planning.passes_every_call`), known only
-        once the ranks have met; ``__init__`` gives the class's own methods back otherwise
+        with ``auto`` throughout and no emulation, no tuning file or one whose rules are all
+        ``"mpi"``: every call goes to MPI when every rank is on one host
+        (:meth:`Planning.forced_methods`), known only once the ranks have met; but
+        ``Allreduce`` and ``Allgather`` where the file forces MPICH algorithms for them and
+        this process can (the one-step methods, :mod:`hetcoll.runtime.forced`).
+        ``__init__`` gives the class's own methods back where the guess was wrong
         (:func:`~hetcoll.runtime.subcomms.settle`)."""
         algo = kwargs.get("algo", args[1] if len(args) > 1 else "auto")
         default = (
             algo == "auto"
             and kwargs.get("cube_algo") in (None, "auto")
             and kwargs.get("rooted_algo") in (None, "auto")
-            and kwargs.get("tuning") is None
             and not kwargs.get("emulate", False)
         )
-        return PASSED if default else ()
+        if not default or kwargs.get("tuning") is None:
+            return (PASSED if default else ()), ()
+        forced = _forced_from_start(kwargs["tuning"])
+        if forced is None:
+            return (), ()
+        return tuple(name for name in PASSED if name not in forced), forced
 
     def _message_cost(self) -> float:
         """Seconds charged per message of a plan's busiest rank (of a forest plan: on its

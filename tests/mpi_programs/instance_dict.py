@@ -4,11 +4,13 @@ A wrapper that gives every call to MPI looks mpi4py's methods up as fast as a pl
 communicator does: CPython 3.11 specializes the look-up of ``hc.Allreduce`` only while the
 instance keeps its attributes in the compact form it shares with its class (at most 30 of
 them, the class fixed before the first is set).  Checked on the default wrapper (before and
-after a call that names its plan), one it splits, and one of a user's subclass of
-``MPI.Intracomm``: how many attributes its instance dict has, and what the look-up of
-``Allreduce``, ``Allgather`` and ``Bcast`` in a loop specializes to.  A default wrapper
-whose ranks look like different hosts (``HETCOLL_CLOCK_SHIFT``) plans, so it keeps
-``HetComm``'s methods.  Each rank writes ``OUT.<rank>``: ``{"checks": {...}}``.
+after a call that names its plan), one it splits, one given a tuning file that forces
+MPICH's algorithms (its ``Allreduce`` and ``Allgather`` the one-step methods of
+``runtime/forced.py``), and one of a user's subclass of ``MPI.Intracomm``: how many
+attributes its instance dict has, and what the look-up of ``Allreduce``, ``Allgather`` and
+``Bcast`` in a loop specializes to.  A default wrapper whose ranks look like different hosts
+(``HETCOLL_CLOCK_SHIFT``) plans, so it keeps ``HetComm``'s methods.  Each rank writes
+``OUT.<rank>``: ``{"checks": {...}}``.
 """
 
 from __future__ import annotations
@@ -79,6 +81,22 @@ hc.close()
 with HetComm(UserComm(WORLD), flat, timeout=60) as hu:
     checks["user"] = state(hu)
     checks["user greeting"] = hu.greeting() == f"hello from {me}"
+
+# a tuning file forcing MPICH's algorithms: Allreduce and Allgather the one-step methods
+forcing = {"allreduce": "recursive_doubling", "allgather": "ring"}
+rules = {
+    c: [{"from_bytes": 0, "algorithm": "mpi"}, {"from_bytes": 64, "algorithm": "mpi", "mpich": a}]
+    for c, a in forcing.items()
+}
+tuning = {"format": "hetcoll-tuning", "version": 1, "ranks": n, "rules": rules}
+with HetComm(WORLD, flat, tuning=tuning, timeout=60) as ht:
+    checks["tuned"] = state(ht)
+    checks["tuned data"] = same_data(ht)
+    big, got = np.arange(16, dtype=np.int64) + me, np.zeros(16, np.int64)
+    ht.Allreduce(big, got)  # 128 bytes: recursive_doubling where MPICH's can be forced
+    checks["tuned forced"] = bool(np.array_equal(got, WORLD.allreduce(big))) and (
+        ht.last_choice.mpich in (None, "recursive_doubling")
+    )
 
 os.environ["HETCOLL_CLOCK_SHIFT"] = "0,1"  # rank 1 looks like another host's
 with HetComm(WORLD, flat, timeout=60) as apart:

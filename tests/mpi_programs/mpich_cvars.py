@@ -32,13 +32,17 @@ def raises(call) -> bool:
 
 
 def kind(hc, name: str) -> str:
-    """What a wrapper's method ``name`` is: its class's, mpi4py's own (its class's
-    attribute, runtime.rooted.bind_mpi), or the one-step method of runtime/forced.py (on the
-    instance)."""
-    f = vars(hc).get(name)
-    if f is None:
-        return "mpi4py" if getattr(type(hc), name) is getattr(MPI.Intracomm, name) else "class"
-    return "forced" if getattr(f, "__module__", None) == "hetcoll.runtime.forced" else "mpi4py"
+    """What a wrapper's method ``name`` is: the planning class's, mpi4py's own or the
+    one-step method of runtime/forced.py (each its class's attribute, runtime.rooted.bind_mpi;
+    nothing on the instance)."""
+    from hetcoll.runtime.forced import METHODS
+
+    f = getattr(type(hc), name)
+    if name in vars(hc):
+        return "instance"
+    if f is getattr(MPI.Intracomm, name):
+        return "mpi4py"
+    return "forced" if f is METHODS.get(name) else "class"
 
 
 found = algorithms()

@@ -14,7 +14,7 @@ split communicator give the right data; each rank writes ``OUT.<rank>`` with ``"
 ``python -m mpi4py mpich_selection.py hetcomm OUT``: the same calls through a ``HetComm``
 given the tuning file of this rank count; ``OUT.<rank>`` also holds what its
 ``Allreduce`` and ``Allgather`` are: ``mpi4py`` (its class's C method: MPICH's file forces
-the algorithms) or ``forced`` (the one-step function on the instance).
+the algorithms) or ``forced`` (its class's one-step method of ``runtime/forced.py``).
 """
 
 from __future__ import annotations
@@ -94,16 +94,18 @@ def check(out: str) -> None:
 def hetcomm(out: str) -> None:
     from hetcoll import HetComm
     from hetcoll.platform import Platform, nodes_from_costs
+    from hetcoll.runtime.forced import METHODS
 
     world = MPI.COMM_WORLD
     flat = Platform(nodes_from_costs([1e-6] * world.size), name="flat")
     with HetComm(world, flat, tuning=tuning(world.size, False), timeout=120) as hc:
         kinds = []
         for name in ("Allreduce", "Allgather"):
-            if name in vars(hc):
+            method = inspect.getattr_static(hc, name)
+            if method is METHODS[name]:
                 kinds.append("forced")
             else:
-                mpi4py = inspect.getattr_static(hc, name) is getattr(MPI.Intracomm, name)
+                mpi4py = method is getattr(MPI.Intracomm, name)
                 kinds.append("mpi4py" if mpi4py else "class")
         ok = right(hc)
         forcing = hc.planning.mpich_forced

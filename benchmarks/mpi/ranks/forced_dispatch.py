@@ -8,7 +8,7 @@ same MPICH algorithm forced three ways, paired in one job.
 The variants: ``plain``, mpi4py's method wrapped in the stores that force the algorithm
 (:meth:`hetcoll.runtime.mpich_cvars.Algorithms.forcing`: what the tune measures and the
 benchmark of MPICH's algorithms forces); ``hetcomm``, the ``HetComm`` given a tuning file
-that forces that algorithm at that size (its one-step method bound on the instance,
+that forces that algorithm at that size (its one-step method, its class's,
 :mod:`hetcoll.runtime.forced`); ``class``, the class's method of the same ``HetComm``
 (``planned_class(hc).Allreduce(hc, ...)``: the look-up of a call given to MPI, then the forcing
 wrapper).  The tuning file has four rules per collective, so a call's rule is looked up
@@ -118,26 +118,38 @@ def _python_alone(run) -> float:
 
 def _dispatch_only(hc, found, collective: str, args: tuple):
     """The variants' Python work alone: each with :data:`NOOP` in place of mpi4py's
-    method (the ``HetComm``'s one-step function made from the same rules, the class's
-    look-up given the forcing wrapper of the stand-in); and the class's look-up table as
-    it was, to put back."""
+    method (the ``HetComm``'s one-step method given tables made from the same rules, the
+    class's look-up given the forcing wrapper of the stand-in); and the ``HetComm``'s
+    tables and the class's look-up table as they were, to put back (:func:`_put_back`)."""
     from hetcoll.runtime import forced
 
+    name = collective.capitalize()
     plain = found.forcing(collective, FORCED[collective], NOOP)
-    bounds, entries = forced.buckets(hc, collective, NOOP)
-    make = forced._allreduce if collective == "allreduce" else forced._allgather
-    one = make(bounds, entries, {}, None)
-    saved = dict(hc._passing)
-    for key, (choice, _) in saved.items():
+    saved = {k: getattr(hc, k) for k in ("_forced_rules", forced.SEEN[collective])}
+    for key, value in forced.tables(hc, (name,), NOOP).items():
+        setattr(hc, key, value)
+    passing = dict(hc._passing)
+    for key, (choice, _) in passing.items():
         if key[0] == collective and choice.mpich:
             hc._passing[key] = (choice, found.forcing(collective, choice.mpich, NOOP))
-    cls = getattr(planned_class(hc), collective.capitalize())
+    one = getattr(hc, name)
+    cls = getattr(planned_class(hc), name)
     alone = {
         "plain": lambda: plain(*args),
         "hetcomm": lambda: one(*args),
         "class": lambda: cls(hc, *args),
     }
-    return alone, saved
+    return alone, (saved, passing)
+
+
+def _put_back(hc, saved) -> None:
+    """The ``HetComm``'s tables and class look-up table as :func:`_dispatch_only` found
+    them."""
+    tables, passing = saved
+    for key, value in tables.items():
+        setattr(hc, key, value)
+    hc._passing.clear()
+    hc._passing.update(passing)
 
 
 def main(sizes_arg: str, calls_arg: str, rounds_arg: str, out_path: str) -> None:
@@ -184,8 +196,7 @@ def main(sizes_arg: str, calls_arg: str, rounds_arg: str, out_path: str) -> None
             for r in range(rounds):
                 for k in rotation(len(VARIANTS), r):
                     per[VARIANTS[k]].append(_python_alone(alone[VARIANTS[k]]))
-            hc._passing.clear()
-            hc._passing.update(saved)
+            _put_back(hc, saved)
             for v in VARIANTS:
                 dispatch[collective][v].append(per[v])
     every_ok = WORLD.allreduce(int(ok), op=MPI.MIN)

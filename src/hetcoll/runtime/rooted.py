@@ -792,7 +792,7 @@ def add_passthroughs(cls: type) -> type:
     return cls
 
 
-def bind_mpi(comm: MPI.Intracomm, keep: tuple[str, ...] = ()) -> None:
+def bind_mpi(comm: MPI.Intracomm, keep: tuple[str, ...] = (), forced: tuple[str, ...] = ()) -> None:
     """Make every MPI collective of ``comm`` (:data:`PASSED`) mpi4py's own method: its
     class becomes a variant of its class whose attributes they are, the C-level
     ``MPI.Intracomm`` functions (:func:`~hetcoll.runtime.subcomms.variant`), so a call is
@@ -802,6 +802,7 @@ def bind_mpi(comm: MPI.Intracomm, keep: tuple[str, ...] = ()) -> None:
     ``planned_class(comm).Bcast(comm, ...)``); it leaves ``last_call`` and ``last_choice``
     as they were (the caller sets ``last_choice`` to every call's).  For a wrapper that
     gives every call to MPI anyway (:meth:`hetcoll.hetcomm.Planning.passes_every_call`).
-    ``keep``: names left the class's methods (those that force a tuning file's MPICH
-    algorithm)."""
-    settle(comm, tuple(name for name in PASSED if name not in keep))
+    ``keep``: names not made mpi4py's (those that force a tuning file's MPICH algorithm),
+    the planning class's methods but ``forced``, the one-step methods of
+    :mod:`hetcoll.runtime.forced` (whose tables the caller sets)."""
+    settle(comm, tuple(name for name in PASSED if name not in keep), forced)

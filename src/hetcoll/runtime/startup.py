@@ -69,7 +69,10 @@ class Planner(Protocol):
 #: instance with more: tests/test_runtime_instance_dict_mpi.py).  The dict keeps what is
 #: read through it (``base``, ``comm``: subcomms.py, lifecycle.py), ``rank`` and ``size``
 #: (SubComms's class defaults), what Clocks gives class defaults, and the subclasses'
-#: attributes.
+#: attributes but ``last_choice`` and the tables of the one-step methods of
+#: :mod:`hetcoll.runtime.forced`, which those methods write and read at every call (an
+#: instance attribute of a subclass of an mpi4py communicator costs several times a slot's
+#: read or write).
 ENGINE_SLOTS = (
     "_agreement",
     "_cache",
@@ -77,6 +80,9 @@ ENGINE_SLOTS = (
     "_fast",
     "_fast_ok",
     "_fast_trace",
+    "_forced_allgather",
+    "_forced_allreduce",
+    "_forced_rules",
     "_given",
     "_history",
     "_last_trace",
@@ -90,6 +96,7 @@ ENGINE_SLOTS = (
     "clock_offset_ns",
     "emulate",
     "emulator",
+    "last_choice",
     "last_schedule",
     "model",
     "node",

@@ -34,7 +34,9 @@ slow attribute look-up on every attribute (a call of a C method costs tens of ns
 ``benchmarks/mpi/bench_plain_methods.py``).  A wrapper that gives every call
 to MPI (:func:`hetcoll.runtime.rooted.bind_mpi`) gets mpi4py's own methods (the C-level
 ``MPI.Intracomm`` functions) as its class's, so ``hc.Allgather(...)`` is looked up and
-called as ``comm.Allgather(...)`` is, on the same handle.  :func:`planned_class` is the
+called as ``comm.Allgather(...)`` is, on the same handle; where its tuning file forces
+MPICH's algorithms, ``Allreduce`` and ``Allgather`` are the one-step methods of
+:mod:`hetcoll.runtime.forced`, its class's too.  :func:`planned_class` is the
 class that plans (a call with ``algo=``: ``planned_class(hc).Bcast(hc, ..., algo=...)``).
 The variant is chosen in ``__new__``, before any attribute is set (:meth:`SubComms.
 _mpi_from_start`), and :func:`settle` changes it afterwards only where the guess was wrong:
@@ -73,22 +75,28 @@ def _forward(self: Any, name: str) -> Any:
     return getattr(self.__dict__["base"], name)
 
 
-def variant(cls: type, *, forward: bool = False, mpi: tuple[str, ...] = ()) -> type:
+def variant(
+    cls: type, *, forward: bool = False, mpi: tuple[str, ...] = (), forced: tuple[str, ...] = ()
+) -> type:
     """``cls`` (a wrapper's class as made, :func:`planned_class`) with a ``__getattr__``
-    that serves its ``base``'s attributes where ``forward``, and mpi4py's own
-    ``MPI.Intracomm`` methods ``mpi`` as class attributes: a subclass of the same name and
-    layout (an instance's ``__class__`` may be set to it), made once per arguments.
-    ``cls`` itself when there is nothing to add."""
-    if not forward and not mpi:
+    that serves its ``base``'s attributes where ``forward``, mpi4py's own
+    ``MPI.Intracomm`` methods ``mpi`` and the one-step methods ``forced``
+    (``Allreduce``, ``Allgather``: :mod:`hetcoll.runtime.forced`) as class attributes: a
+    subclass of the same name and layout (an instance's ``__class__`` may be set to it),
+    made once per arguments.  ``cls`` itself when there is nothing to add."""
+    if not forward and not mpi and not forced:
         return cls
-    return _made_variant(cls, forward, tuple(mpi))
+    return _made_variant(cls, forward, tuple(mpi), tuple(forced))
 
 
 @functools.cache
-def _made_variant(cls: type, forward: bool, mpi: tuple[str, ...]) -> type:
+def _made_variant(cls: type, forward: bool, mpi: tuple[str, ...], forced: tuple[str, ...]) -> type:
     """The one variant class per arguments (cached: every wrapper of the same arguments
     must share its class, and a class is made once)."""
+    from .forced import METHODS
+
     space: dict[str, Any] = {name: getattr(MPI.Intracomm, name) for name in mpi}
+    space.update({name: METHODS[name] for name in forced})
     if forward:
         space["__getattr__"] = _forward
     space.update(
@@ -100,12 +108,13 @@ def _made_variant(cls: type, forward: bool, mpi: tuple[str, ...]) -> type:
     return type(cls.__name__, (cls,), space)
 
 
-def settle(comm: Any, mpi: tuple[str, ...]) -> None:
-    """Give ``comm`` the variant of its class with mpi4py's own methods ``mpi`` (none: its
-    class as made, but for the forwarding), unless it already has it: ``__class__`` is
-    set only when it changes (setting it, even to the same class, makes CPython keep the
-    instance's attributes in a dict it looks methods up in slowly, tens of ns a call)."""
-    made = variant(planned_class(comm), forward=forwards(comm.base), mpi=mpi)
+def settle(comm: Any, mpi: tuple[str, ...], forced: tuple[str, ...] = ()) -> None:
+    """Give ``comm`` the variant of its class with mpi4py's own methods ``mpi`` and the
+    one-step methods ``forced`` (none: its class as made, but for the forwarding), unless
+    it already has it: ``__class__`` is set only when it changes (setting it, even to the
+    same class, makes CPython keep the instance's attributes in a dict it looks methods up
+    in slowly, tens of ns a call)."""
+    made = variant(planned_class(comm), forward=forwards(comm.base), mpi=mpi, forced=forced)
     if type(comm) is not made:
         comm.__class__ = made
 
@@ -128,17 +137,19 @@ class SubComms(MPI.Intracomm):
         # the class is chosen before any attribute is set: a later ``__class__`` change
         # turns the instance dict into one CPython looks methods up in slowly
         forward = comm is not None and forwards(comm)
-        made = variant(cls, forward=forward, mpi=cls._mpi_from_start(args, kwargs))
+        mpi, forced = cls._mpi_from_start(args, kwargs)
+        made = variant(cls, forward=forward, mpi=mpi, forced=forced)
         self = super().__new__(made, comm)
         # how it was made: a derived communicator is made the same way (_derived)
         self._made_with = (args, kwargs)
         return self
 
     @classmethod
-    def _mpi_from_start(cls, args: tuple, kwargs: dict) -> tuple[str, ...]:
-        """The methods a wrapper made with these arguments is likely to give to MPI (its
-        class is made with them from the start: :func:`settle`); none by default."""
-        return ()
+    def _mpi_from_start(cls, args: tuple, kwargs: dict) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The methods a wrapper made with these arguments is likely to give to MPI, and
+        the one-step methods it is likely to force MPICH's algorithms with (its class is
+        made with them from the start: :func:`settle`); none by default."""
+        return (), ()
 
     def _plain(self) -> MPI.Intracomm:
         """The user's communicator as a plain ``MPI.Intracomm`` (the same handle)."""
