@@ -1,6 +1,7 @@
 """The shared-contention flow loop as it was before its state went into arrays: every
 flow's end in the heap, its rate and bytes left in dicts, updated one flow at a time (the
-flows that begin at one instant in one update, as the event loop does).
+flows that begin at one instant in one update, those that end at one instant in another,
+as the event loop does).
 ``tests/test_simulator_fairshare.py`` runs the event loop with it in place of
 :class:`hetcoll.simulator.events._Flows` and compares the runs bit for bit."""
 
@@ -52,6 +53,14 @@ class ReferenceFlows:
         for d in (self.remaining, self.rate, self.since, self.version):
             del d[idx]
         self.finish(idx, now)
+        events = self.events  # flows that end at one instant share one solve
+        while events and events[0][1] == _FLOW_END:
+            _, _, i, version = events[0]
+            if self.version.get(i) == version and i in self.active:
+                if events[0][0] == now:
+                    return
+                break
+            heapq.heappop(events)  # stale: end() would ignore it
         self._reshare(now)
 
     def _reshare(self, now: float) -> None:
