@@ -403,3 +403,20 @@ def test_the_whole_message_is_made_a_schedule_only_where_chosen(monkeypatch, n, 
     monkeypatch.setattr(multitree, "listed_send_order", listed)
     s = plan(p, "0", method="multi_tree", nbytes=slices * L * 1000, segment_size=L * 1000)
     assert s == made and s.to_dict() == made.to_dict()
+
+
+def test_a_deferred_message_is_made_once_and_lets_go_of_its_maker():
+    # port_choice.DeferredMessage: the schedule made on first read, the same object after,
+    # and what made it (the list schedule's transfers) no longer held
+    from hetcoll.planners.port_choice import DeferredMessage, _made
+
+    made = []
+
+    def build():
+        made.append(plan(random_graph_platform(5, 0.5, seed=0, model="multi_port"), "0"))
+        return made[-1]
+
+    whole = DeferredMessage(build, 1.0, 2)
+    assert not made
+    assert whole.schedule is whole.schedule is _made(whole) is made[0]
+    assert len(made) == 1 and whole._build is None

@@ -407,7 +407,7 @@ def _listed_schedule(platform: Platform, req, g: PlanGraph, listed, total: int, 
 def _multi_port_message(platform: Platform, req, g: PlanGraph, total: int) -> Schedule | None:
     """:func:`_multi_port_listed`'s message made a schedule (None where it is None)."""
     listed = _multi_port_listed(platform, req, g, total)
-    return None if listed is None else listed.schedule()
+    return None if listed is None else listed.schedule
 
 
 def _multi_port_listed(platform: Platform, req, g: PlanGraph, total: int) -> DeferredMessage | None:

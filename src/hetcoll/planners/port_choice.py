@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import cached_property
 
 import numpy as np
 
@@ -38,7 +39,7 @@ __all__ = [
 
 class DeferredMessage:
     """The whole message's multi-port list schedule before it is made a :class:`Schedule`:
-    ``span`` its end, ``flows`` the trees that carry a slice, :meth:`schedule` the
+    ``span`` its end, ``flows`` the trees that carry a slice, :attr:`schedule` the
     schedule (made once, on first use).  :func:`multi_port_choice` needs only the span of
     a list schedule whose run ends at it (:func:`listed_span`), so where a single tree is
     chosen the send order of its transfers is never listed (at n = 50, seed 4, 10^4
@@ -46,22 +47,21 @@ class DeferredMessage:
 
     def __init__(self, build: Callable[[], Schedule], span: float, flows: int) -> None:
         self._build: Callable[[], Schedule] | None = build
-        self._made: Schedule | None = None
         self.span = span
         self.flows = flows
 
+    @cached_property
     def schedule(self) -> Schedule:
-        """The schedule (``params["period"]`` the span where it has several flows)."""
-        if self._build is not None:
-            self._made = self._build()
-            self._build = None
-        assert self._made is not None
-        return self._made
+        """The schedule (``params["period"]`` the span where it has several flows); what
+        made it (the list schedule's transfers) is let go once it is made."""
+        build, self._build = self._build, None
+        assert build is not None
+        return build()
 
 
 def _made(whole: Schedule | DeferredMessage | None) -> Schedule | None:
     """``whole`` as a schedule (None: None)."""
-    return whole.schedule() if isinstance(whole, DeferredMessage) else whole
+    return whole.schedule if isinstance(whole, DeferredMessage) else whole
 
 
 def single_tree(req, g: PlanGraph, edges, **params) -> Schedule:
