@@ -18,7 +18,12 @@ arrived instead of waiting in order, and the ports with slack (the root's, those
 prices do not name) run ahead of the saturated ones.  They are keyed as one period 0, in
 the order they start, and the timetable's periods follow, each key ``PERIODS - 1`` periods
 earlier.  Each flow becomes two: its slices of those first periods (listed one by one) and
-the rest (the timetable's listing, every lag one more).
+the rest (the timetable's listing, every lag one more).  With ``ahead``, the list
+schedule's priority takes the transfers on a tree path to a priced port (one whose
+packing price is positive: the edges that use it and those above them) as keyed
+``ahead`` periods earlier, so the saturated ports get their slices sooner where the
+others have slack (on seeds 0, 2 and 3 below, one period ends 8 192 slices 0.07-0.15 % of
+the bound sooner; ``multi_tree`` keeps it only where its finish bound is lower).
 
 The list schedule and then the timetable's periods, executed as timed one after the other,
 are a feasible timetable (the start-up's transfers all end by its ``span``, and a transfer
@@ -61,7 +66,7 @@ from ..schedule import ListedOrder, Schedule
 from .justify import _scheduled
 from .pipelined import PlanGraph
 
-__all__ = ["DRAIN", "PERIODS", "drained", "started"]
+__all__ = ["AHEAD", "DRAIN", "PERIODS", "drained", "priced_edges", "started"]
 
 #: the timetable periods whose transfers are list scheduled (on the n = 50 platforms of
 #: ``bench_sizes.py``, seeds 0-4, 8 192 slices: 10 periods gain 0-0.22 % of the bound, 20
@@ -72,14 +77,31 @@ PERIODS = 20
 #: n = 50 platforms of ``bench_sizes.py``, seeds 0-4, 8 192 and 10^4 slices: 12, 16, 20
 #: periods all gain on every platform, 16 and 20 about as much, 24 and 30 lose on seed 0)
 DRAIN = 16
+#: the periods by which :func:`started`'s list schedule may put the transfers on a path
+#: to a priced port ahead of the timetable's order, one start-up each (``multi_tree``
+#: keeps the one whose finish bound is lowest).  On the n = 50 platforms of
+#: ``bench_sizes.py``, seeds 0-4, 8 192 slices, 1 period ends seeds 0, 2 and 3 0.07-0.15 %
+#: of the bound sooner (seed 1 0.003 % later: its bound is higher too, not kept); 2 periods
+#: gain less everywhere, 0.5 less on seeds 0 and 2 and more on seed 3 (99.29 %, not 99.24):
+#: not worth one more start-up (each 0.1-0.2 s CPU at 10^4 slices)
+AHEAD = (1.0,)
 
 
-def started(req, g: PlanGraph, schedule: Schedule, periods: int = PERIODS) -> Schedule | None:
+def started(
+    req,
+    g: PlanGraph,
+    schedule: Schedule,
+    periods: int = PERIODS,
+    ahead: float = 0.0,
+    priced: np.ndarray | None = None,
+) -> Schedule | None:
     """``schedule`` (a periodic timetable of ``multi_tree`` for the request ``req`` on its plan
     graph ``g``, with a finish bound) with the transfers keyed before period ``periods`` list
     scheduled first (see the module docstring), or None when that does not lower the
     finish bound (or some flow has fewer than ``2 * periods`` periods: the start-up would
-    be most of the message).
+    be most of the message).  ``ahead``: the list schedule's priority takes each transfer
+    on a path to a priced edge (``priced``, :func:`priced_edges`'s; :func:`_toward_priced`)
+    as keyed that many periods earlier (0 or no ``priced``: the timetable's order).
 
     ``params``: the schedule's, ``"finish_bound"`` lowered by ``periods * period`` less the
     start-up's span, ``"startup"`` the periods list scheduled, ``"trees"`` unchanged (each
@@ -97,12 +119,16 @@ def started(req, g: PlanGraph, schedule: Schedule, periods: int = PERIODS) -> Sc
     # the start-up's transfers, flow by flow, edge by edge (parents first), segment by
     # segment: per flow, (edges, segments) matrices of keys, slots and transfer ids
     count, parts, made = 0, [], []
+    priced = priced if ahead else None
     for f, flow in enumerate(flows):
         u, v, up, key, slot = _keyed(flow, listing[f], local, per[f], np.arange(periods * per[f]))
         inside = key < periods
+        # the priced ports idle where their slices come late: the transfers that bring
+        # them go first among the ready ones (a priority only: every order is feasible)
+        first = key if priced is None else key - ahead * _toward_priced(u, v, up, priced)[:, None]
         # each transfer after the one that brought its segment (a parent's is inside
         # whenever its child's is: its key is smaller)
-        ids, part = _part(u, v, up, key, slot, inside, count, T, width)
+        ids, part = _part(u, v, up, key, slot, inside, count, T, width, first)
         count += len(part[0])
         parts.append(part)
         made.append((u, v, ids, key, slot, inside))
@@ -281,12 +307,34 @@ def _keyed(flow: Flow, listing: dict, local: dict[str, int], m: int, k: np.ndarr
     return u, v, up, k // m + lags[:, k % m], slots[:, k % m]
 
 
-def _part(u, v, up, key, slot, inside, count: int, T: np.ndarray, width: int):
+def priced_edges(g: PlanGraph, prices: np.ndarray | None) -> np.ndarray:
+    """A ``k x k`` boolean matrix: whether the edge ``(u, v)`` of ``g`` uses a port (``u``'s
+    send port, ``v``'s receive port) that ``prices`` (a packing's dual prices of ``g``'s
+    problem, :class:`~.steady.Packing`) name; none without prices.  O(k^2)."""
+    out = np.zeros((g.k, g.k), dtype=bool)
+    if prices is not None:
+        named = np.asarray(prices) > 0  # send ports, then receive ports (as in _part)
+        out[g.src, g.dst] = named[g.src] | named[g.k + g.dst]
+    return out
+
+
+def _toward_priced(u, v, up, priced: np.ndarray) -> np.ndarray:
+    """1.0 for each tree edge (``u``, ``v``, ``up`` as :func:`_keyed` gives them: parents
+    first) with a priced edge (``priced``, :func:`priced_edges`) at or below it, else 0.0.
+    O(edges)."""
+    toward = priced[u, v].copy()
+    for e in range(len(u) - 1, -1, -1):  # children before parents
+        if toward[e] and up[e] >= 0:
+            toward[up[e]] = True
+    return toward.astype(float)
+
+
+def _part(u, v, up, key, slot, inside, count: int, T, width: int, first=None):
     """``(ids, part)``: the transfers ``inside`` (of :func:`_keyed`'s matrices) numbered
     from ``count`` (``ids``, -1 outside), and their send port, receive port (after the
     send ports), seconds, predecessor (the transfer that brought the segment when it is
-    inside too, else -1) and priority (the timetable's order), as
-    :func:`_list_scheduled` takes them."""
+    inside too, else -1) and priority (the timetable's order: by ``key``, or ``first``
+    where given, then slot), as :func:`_list_scheduled` takes them."""
     k = T.shape[0]
     ids = np.where(inside, count + np.cumsum(inside).reshape(inside.shape) - 1, -1)
     pred = np.where(up[:, None] >= 0, ids[np.maximum(up, 0)], -1)
@@ -296,7 +344,7 @@ def _part(u, v, up, key, slot, inside, count: int, T: np.ndarray, width: int):
         v[rows] + k,
         T[u, v][rows],
         pred[inside],
-        key[inside] * width + slot[inside],
+        (key if first is None else first)[inside] * width + slot[inside],
     )
     return ids, part
 
